@@ -1,0 +1,18 @@
+//! allot's scheduling engine.
+//!
+//! A state machine with no I/O: time comes in as a value, decisions go out as
+//! data. Nothing here knows whether the daemon or the simulator drives it
+//! (see `ARCHITECTURE.md`). This first part holds the fairshare core of
+//! spec 000 ("Fairshare Scheduling"): share assignments, share trees, usage
+//! with lazy decay, LSF's dynamic priority, and choosing the next user.
+//!
+//! Invariants kept by every module:
+//! - decisions never depend on hash-map order: maps that decide iterate in a
+//!   fixed order (`BTreeMap`, `Vec` indexed by an id);
+//! - floats are compared with `total_cmp`, and every tie ends in a documented
+//!   total order.
+
+pub mod shares;
+pub mod time;
+
+pub use time::Time;

@@ -1,0 +1,223 @@
+//! Choosing the next user (spec 000, "How hierarchical fairshare affects job
+//! dispatch order"): from the top of the tree, at each level the child with
+//! the highest dynamic priority among those with eligible pending work,
+//! until a user or a collective leaf (whose members then go FCFS).
+//!
+//! A [`Selector`] lives for one dispatch pass. It computes every priority
+//! once; afterwards only the path of an account whose usage or pending work
+//! changed is recomputed and re-sorted, so a choice costs
+//! `O(depth * log(siblings))` however many users the tree holds.
+//!
+//! Ties: equal priorities (compared with `total_cmp`) go to the sibling that
+//! comes first in the tree's order, which is the share assignment's order in
+//! the configuration, and for users placed through `default` or `group@`
+//! the order in which they were placed.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+use super::priority::PriorityInputs;
+use super::tree::{NodeId, ShareTree};
+use crate::time::Time;
+
+/// A float ordered by `total_cmp`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Prio(f64);
+
+impl Eq for Prio {}
+impl PartialOrd for Prio {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Prio {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Highest priority first, then sibling position.
+type Key = (Reverse<Prio>, u32, NodeId);
+
+/// One dispatch pass's view of a share tree's priorities.
+#[derive(Clone, Debug)]
+pub struct Selector {
+    t: Time,
+    prio: Vec<f64>,
+    /// Position of each node among its siblings.
+    pos: Vec<u32>,
+    /// Pending work units in each node's subtree.
+    pending: Vec<u64>,
+    /// Per node, its children that have pending work, best first.
+    ready: Vec<BTreeSet<Key>>,
+}
+
+impl Selector {
+    /// Computes every account's priority at `t`; no account has pending
+    /// work until [`Selector::set_pending`] says so.
+    pub fn new(tree: &ShareTree, t: Time, inputs: &PriorityInputs<'_>) -> Self {
+        let n = tree.len();
+        let mut pos = vec![0; n];
+        for i in 0..n {
+            for (p, &c) in tree.children(NodeId(i as u32)).iter().enumerate() {
+                pos[c.0 as usize] = p as u32;
+            }
+        }
+        let prio = (0..n).map(|i| if i == 0 { 0.0 } else { tree.priority(NodeId(i as u32), t, inputs) }).collect();
+        Selector { t, prio, pos, pending: vec![0; n], ready: vec![BTreeSet::new(); n] }
+    }
+
+    fn key(&self, n: NodeId) -> Key {
+        (Reverse(Prio(self.prio[n.0 as usize])), self.pos[n.0 as usize], n)
+    }
+
+    /// The priority this pass uses for `node`.
+    pub fn priority(&self, node: NodeId) -> f64 {
+        self.prio[node.0 as usize]
+    }
+
+    /// Sets how many eligible pending jobs `leaf` has (0 removes it from
+    /// consideration). Nodes the tree gained since this selector was made
+    /// are added on the way.
+    pub fn set_pending(&mut self, tree: &ShareTree, leaf: NodeId, count: u64) {
+        self.grow(tree);
+        let old = self.pending[leaf.0 as usize];
+        if old == count {
+            return;
+        }
+        let mut node = leaf;
+        loop {
+            let i = node.0 as usize;
+            let before = self.pending[i];
+            let after = before - old + count;
+            self.pending[i] = after;
+            let Some(parent) = tree.parent(node) else { break };
+            let key = self.key(node);
+            if before == 0 && after > 0 {
+                self.ready[parent.0 as usize].insert(key);
+            } else if before > 0 && after == 0 {
+                self.ready[parent.0 as usize].remove(&key);
+            }
+            node = parent;
+        }
+    }
+
+    fn grow(&mut self, tree: &ShareTree) {
+        let inputs = PriorityInputs::default();
+        for i in self.prio.len()..tree.len() {
+            let n = NodeId(i as u32);
+            let parent = tree.parent(n).unwrap_or(NodeId::ROOT);
+            let p = tree.children(parent).iter().position(|&c| c == n).unwrap_or(0);
+            self.pos.push(p as u32);
+            self.prio.push(tree.priority(n, self.t, &inputs));
+            self.pending.push(0);
+            self.ready.push(BTreeSet::new());
+        }
+    }
+
+    /// The account to serve next: a user's account or a collective leaf.
+    pub fn next(&self) -> Option<NodeId> {
+        let mut node = NodeId::ROOT;
+        while let Some(&(_, _, best)) = self.ready[node.0 as usize].first() {
+            node = best;
+        }
+        (node != NodeId::ROOT).then_some(node)
+    }
+
+    /// Recomputes the priorities on the path of `leaf` after its usage
+    /// changed (a job started), and re-sorts them among their siblings.
+    pub fn refresh_path(&mut self, tree: &ShareTree, leaf: NodeId, inputs: &PriorityInputs<'_>) {
+        self.grow(tree);
+        let path: Vec<NodeId> = tree.path(leaf).collect();
+        for node in path {
+            let i = node.0 as usize;
+            let parent = tree.parent(node).unwrap_or(NodeId::ROOT);
+            let active = self.pending[i] > 0;
+            let old_key = self.key(node);
+            self.prio[i] = tree.priority(node, self.t, inputs);
+            if active {
+                let new_key = self.key(node);
+                let siblings = &mut self.ready[parent.0 as usize];
+                siblings.remove(&old_key);
+                siblings.insert(new_key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shares::assign::{GroupTable, ShareAssignment, ShareTarget};
+    use crate::shares::priority::LsfFactors;
+    use crate::shares::usage::JobCharge;
+
+    fn flat(assign: &[(&str, u32)], users: &[&str]) -> ShareTree {
+        let top: Vec<ShareAssignment> = assign
+            .iter()
+            .map(|(n, s)| {
+                let t = match *n {
+                    "default" => ShareTarget::Default,
+                    "others" => ShareTarget::Others,
+                    n => ShareTarget::User(n.to_string()),
+                };
+                ShareAssignment::new(t, *s)
+            })
+            .collect();
+        ShareTree::new("q", &top, GroupTable::default(), LsfFactors::default(), users.iter().map(|u| u.to_string()))
+    }
+
+    fn job(start: u64) -> JobCharge {
+        JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(start) }
+    }
+
+    #[test]
+    fn the_user_with_the_highest_priority_goes_first_and_drops_after_a_start() {
+        let mut tree = flat(&[("a", 10), ("b", 10)], &["a", "b"]);
+        let inputs = PriorityInputs::default();
+        let (a, b) = (tree.place("a")[0], tree.place("b")[0]);
+        let mut sel = Selector::new(&tree, Time(0), &inputs);
+        sel.set_pending(&tree, a, 3);
+        sel.set_pending(&tree, b, 3);
+        assert_eq!(sel.next(), Some(a), "tie: configuration order");
+        tree.start_job(a, &job(0));
+        sel.refresh_path(&tree, a, &inputs);
+        assert_eq!(sel.next(), Some(b), "a's started slot lowers a below b");
+        tree.start_job(b, &job(0));
+        sel.refresh_path(&tree, b, &inputs);
+        assert_eq!(sel.next(), Some(a));
+    }
+
+    #[test]
+    fn only_accounts_with_pending_work_are_chosen() {
+        let tree = flat(&[("a", 100), ("b", 1)], &["a", "b"]);
+        let inputs = PriorityInputs::default();
+        let (a, b) = (tree.leaves_for_test("a"), tree.leaves_for_test("b"));
+        let mut sel = Selector::new(&tree, Time(0), &inputs);
+        assert_eq!(sel.next(), None);
+        sel.set_pending(&tree, b, 1);
+        assert_eq!(sel.next(), Some(b));
+        sel.set_pending(&tree, a, 1);
+        assert_eq!(sel.next(), Some(a));
+        sel.set_pending(&tree, a, 0);
+        assert_eq!(sel.next(), Some(b));
+        sel.set_pending(&tree, b, 0);
+        assert_eq!(sel.next(), None);
+    }
+
+    #[test]
+    fn users_placed_after_the_pass_began_can_be_chosen() {
+        let mut tree = flat(&[("default", 1)], &["a"]);
+        let inputs = PriorityInputs::default();
+        let mut sel = Selector::new(&tree, Time(0), &inputs);
+        let late = tree.place("late")[0];
+        sel.set_pending(&tree, late, 1);
+        assert_eq!(sel.next(), Some(late));
+    }
+
+    impl ShareTree {
+        fn leaves_for_test(&self, user: &str) -> NodeId {
+            self.child(NodeId::ROOT, user).expect("user placed")
+        }
+    }
+}
