@@ -1,0 +1,9 @@
+//! allot's configuration: LSF's own files (`lsb.params`, `lsb.queues`,
+//! `lsb.users`, `lsb.hosts`, `lsf.cluster.<name>`) and `allot.toml`, read
+//! with every problem located at file:line:column.
+
+pub mod diag;
+pub mod lsf;
+pub mod model;
+
+pub use diag::{Diagnostic, Diagnostics, Location, Severity};

@@ -1,0 +1,9 @@
+//! LSF's configuration files.
+
+pub mod params;
+pub mod queues;
+pub mod read;
+pub mod shares;
+pub mod text;
+pub mod users;
+pub mod values;

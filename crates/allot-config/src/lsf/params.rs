@@ -1,0 +1,165 @@
+//! `lsb.params`: the Parameters section.
+
+use super::read::{at, value};
+use super::text::{key_values, sections, Source};
+use super::values::{name, number, uint, yes_no};
+use crate::diag::Diagnostics;
+use crate::model::Params;
+use winnow::ascii::multispace1;
+use winnow::combinator::separated;
+use winnow::Parser;
+
+fn names<'a>(input: &mut &'a str) -> winnow::ModalResult<Vec<&'a str>> {
+    separated(0.., name, multispace1).parse_next(input)
+}
+
+/// Reads `lsb.params`; parameters not given keep their defaults.
+pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
+    let mut p = Params::default();
+    for section in sections(src, diags) {
+        if !section.is("Parameters") {
+            diags.warning(at(&section.begin, &section.name), format!("unknown section `{}`, ignored", section.name));
+            continue;
+        }
+        for (line, kv) in key_values(&section, diags) {
+            let key = kv.key.to_ascii_uppercase();
+            let f = &mut p.factors;
+            let v = kv.value;
+            let num = |d: &mut Diagnostics, what: &str| value(d, line, what, v, number);
+            match key.as_str() {
+                "CPU_TIME_FACTOR" => f.cpu_time_factor = num(diags, &key).unwrap_or(f.cpu_time_factor),
+                "RUN_TIME_FACTOR" => f.run_time_factor = num(diags, &key).unwrap_or(f.run_time_factor),
+                "RUN_JOB_FACTOR" => f.run_job_factor = num(diags, &key).unwrap_or(f.run_job_factor),
+                "FAIRSHARE_ADJUSTMENT_FACTOR" => {
+                    f.fairshare_adjustment_factor = num(diags, &key).unwrap_or(f.fairshare_adjustment_factor)
+                }
+                "COMMITTED_RUN_TIME_FACTOR" => {
+                    let c = num(diags, &key).unwrap_or(f.committed_run_time_factor);
+                    if !(0.0..=1.0).contains(&c) {
+                        diags.error(at(line, v), format!("{key}: expected a value between 0.0 and 1.0, found `{v}`"));
+                    } else {
+                        f.committed_run_time_factor = c;
+                    }
+                }
+                "HIST_HOURS" => f.hist_hours = num(diags, &key).unwrap_or(f.hist_hours),
+                "ENABLE_HIST_RUN_TIME" => {
+                    f.enable_hist_run_time = value(diags, line, &key, v, yes_no).unwrap_or(false)
+                }
+                "MBD_SLEEP_TIME" => p.mbd_sleep_time = value(diags, line, &key, v, uint).unwrap_or(p.mbd_sleep_time),
+                "DEFAULT_QUEUE" => {
+                    p.default_queue = value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
+                }
+                "PARALLEL_SCHED_BY_SLOT" => p.parallel_sched_by_slot = value(diags, line, &key, v, yes_no).unwrap_or(false),
+                "RESOURCE_RESERVE_PER_SLOT" => {
+                    p.resource_reserve_per_slot = value(diags, line, &key, v, yes_no).unwrap_or(false)
+                }
+                "PREEMPT_FOR" => {
+                    p.preempt_for = value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
+                }
+                "COMPUTE_UNIT_TYPES" => compute_unit_types(&mut p, diags, line, v),
+                "LSB_NCPU_ENFORCE" => {
+                    p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
+                }
+                _ => diags.warning(at(line, kv.key), format!("unknown parameter `{}`, ignored", kv.key)),
+            }
+            if (key.ends_with("_FACTOR") || key == "HIST_HOURS") && p.factors_negative() {
+                diags.error(at(line, v), format!("{key}: expected a number of at least 0, found `{v}`"));
+                p.factors = Default::default();
+            }
+        }
+    }
+    p
+}
+
+fn compute_unit_types(p: &mut Params, diags: &mut Diagnostics, line: &super::text::Line, v: &str) {
+    let mut types = Vec::new();
+    let mut default = None;
+    for word in v.split_whitespace() {
+        let (t, bang) = match word.strip_suffix('!') {
+            Some(t) => (t, true),
+            None => (word, false),
+        };
+        if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            diags.error(at(line, word), format!("COMPUTE_UNIT_TYPES: expected a compute unit type name, found `{word}`"));
+            continue;
+        }
+        if bang {
+            if default.is_some() {
+                diags.error(at(line, word), "COMPUTE_UNIT_TYPES: only one type can be the default (`!`)");
+            } else {
+                default = Some(t.to_string());
+            }
+        }
+        types.push(t.to_string());
+    }
+    p.default_compute_unit_type = default.or_else(|| types.first().cloned());
+    p.compute_unit_types = types;
+}
+
+impl Params {
+    fn factors_negative(&self) -> bool {
+        let f = &self.factors;
+        [f.cpu_time_factor, f.run_time_factor, f.run_job_factor, f.fairshare_adjustment_factor, f.hist_hours]
+            .iter()
+            .any(|x| *x < 0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> (Params, Diagnostics) {
+        let mut d = Diagnostics::default();
+        let p = read(&Source { name: "lsb.params", text }, &mut d);
+        (p, d)
+    }
+
+    #[test]
+    fn defaults_are_the_specs() {
+        let (p, d) = params("");
+        assert!(d.0.is_empty());
+        let f = &p.factors;
+        assert_eq!(
+            (f.cpu_time_factor, f.run_time_factor, f.run_job_factor, f.fairshare_adjustment_factor),
+            (0.7, 0.7, 3.0, 0.0)
+        );
+        assert_eq!((f.committed_run_time_factor, f.hist_hours, f.enable_hist_run_time), (0.0, 5.0, false));
+        assert_eq!(p.mbd_sleep_time, 60);
+        assert!(!p.ncpu_enforce && !p.parallel_sched_by_slot);
+    }
+
+    #[test]
+    fn every_parameter_reads() {
+        let (p, d) = params(
+            "Begin Parameters\nCPU_TIME_FACTOR = 0\nRUN_TIME_FACTOR=1\nRUN_JOB_FACTOR = 0\nFAIRSHARE_ADJUSTMENT_FACTOR = 0.5\n\
+             COMMITTED_RUN_TIME_FACTOR = 1\nHIST_HOURS = 2\nENABLE_HIST_RUN_TIME = Y\nMBD_SLEEP_TIME = 20\n\
+             DEFAULT_QUEUE = queueA queueB\nPARALLEL_SCHED_BY_SLOT = y\nRESOURCE_RESERVE_PER_SLOT = Y\n\
+             PREEMPT_FOR = GROUP_JLP\nCOMPUTE_UNIT_TYPES = enclosure! rack\nLSB_NCPU_ENFORCE = 1\nEnd Parameters\n",
+        );
+        assert!(d.0.is_empty(), "{d}");
+        assert_eq!(p.factors.cpu_time_factor, 0.0);
+        assert_eq!(p.factors.fairshare_adjustment_factor, 0.5);
+        assert!(p.factors.enable_hist_run_time);
+        assert_eq!(p.default_queue, ["queueA", "queueB"]);
+        assert_eq!(p.compute_unit_types, ["enclosure", "rack"]);
+        assert_eq!(p.default_compute_unit_type.as_deref(), Some("enclosure"));
+        assert!(p.ncpu_enforce && p.parallel_sched_by_slot && p.resource_reserve_per_slot);
+        assert_eq!(p.mbd_sleep_time, 20);
+    }
+
+    #[test]
+    fn bad_values_are_located() {
+        let (p, d) = params("Begin Parameters\nRUN_JOB_FACTOR = lots\nHIST_HOURS=-1\nCOMMITTED_RUN_TIME_FACTOR = 2\nEnd Parameters\n");
+        let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "lsb.params:2:18: error: RUN_JOB_FACTOR: expected a number, found `lots`",
+                "lsb.params:3:12: error: HIST_HOURS: expected a number of at least 0, found `-1`",
+                "lsb.params:4:29: error: COMMITTED_RUN_TIME_FACTOR: expected a value between 0.0 and 1.0, found `2`",
+            ]
+        );
+        assert_eq!(p.factors.run_job_factor, 3.0);
+    }
+}

@@ -1,0 +1,250 @@
+//! The configuration as allot uses it, after reading and validation.
+
+use allot_engine::shares::{GroupTable, LsfFactors, ShareAssignment};
+use std::collections::BTreeMap;
+
+pub use crate::lsf::values::{Exclusive, Preemption, RequeueExitValues, RunLimitValue};
+use crate::diag::Location;
+
+/// `lsb.params` (and LSB_NCPU_ENFORCE from `lsf.conf`), with the spec's
+/// defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    pub factors: LsfFactors,
+    /// MBD_SLEEP_TIME (60 s): the scheduling interval that reservation
+    /// times count in.
+    pub mbd_sleep_time: u32,
+    pub default_queue: Vec<String>,
+    pub parallel_sched_by_slot: bool,
+    pub resource_reserve_per_slot: bool,
+    pub preempt_for: Vec<String>,
+    /// COMPUTE_UNIT_TYPES, finest first.
+    pub compute_unit_types: Vec<String>,
+    /// The default compute unit type (the one marked `!`, else the first).
+    pub default_compute_unit_type: Option<String>,
+    /// LSB_NCPU_ENFORCE=1: parallel fairshare for queue-level fairshare.
+    pub ncpu_enforce: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            factors: LsfFactors::default(),
+            mbd_sleep_time: 60,
+            default_queue: Vec::new(),
+            parallel_sched_by_slot: false,
+            resource_reserve_per_slot: false,
+            preempt_for: Vec::new(),
+            compute_unit_types: Vec::new(),
+            default_compute_unit_type: None,
+            ncpu_enforce: false,
+        }
+    }
+}
+
+/// One entry of a HOSTS list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostRef {
+    /// A host, a host group, `all`, or `others`.
+    pub name: String,
+    pub exclude: bool,
+    /// `name!`: a first execution host candidate.
+    pub first_exec: bool,
+    pub preference: Option<u32>,
+}
+
+/// PROCLIMIT = [minimum [default]] maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcLimit {
+    pub min: u32,
+    pub default: u32,
+    pub max: u32,
+}
+
+/// RUNLIMIT = [default] maximum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunLimit {
+    pub default: Option<RunLimitValue>,
+    pub max: RunLimitValue,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Queue {
+    pub name: String,
+    pub loc: Location,
+    pub priority: i32,
+    pub nice: i32,
+    pub description: String,
+    /// USERS: user and group names; empty means all users.
+    pub users: Vec<String>,
+    /// HOSTS: empty means all hosts.
+    pub hosts: Vec<HostRef>,
+    pub fairshare: Option<Vec<ShareAssignment>>,
+    pub fairshare_queues: Vec<String>,
+    /// DISPATCH_ORDER=QUEUE.
+    pub dispatch_order_queue: bool,
+    pub slot_pool: Option<String>,
+    pub slot_share: Option<u32>,
+    pub proclimit: Option<ProcLimit>,
+    pub runlimit: Option<RunLimit>,
+    pub backfill: bool,
+    /// SLOT_RESERVE = MAX_RESERVE_TIME[n], in MBD_SLEEP_TIME cycles.
+    pub slot_reserve: Option<u32>,
+    pub resource_reserve: Option<u32>,
+    pub interruptible_backfill: Option<u32>,
+    pub res_req: Option<String>,
+    pub exclusive: Exclusive,
+    pub ujob_limit: Option<u32>,
+    pub pjob_limit: Option<f64>,
+    pub qjob_limit: Option<u32>,
+    pub hjob_limit: Option<u32>,
+    pub preemption: Preemption,
+    pub requeue_exit_values: RequeueExitValues,
+    pub job_accept_interval: Option<u32>,
+    /// Where each parameter was set, for later cross-file checks.
+    pub keys: BTreeMap<String, Location>,
+}
+
+impl Queue {
+    pub fn new(name: String, loc: Location) -> Self {
+        Queue {
+            name,
+            loc,
+            priority: 1,
+            nice: 0,
+            description: String::new(),
+            users: Vec::new(),
+            hosts: Vec::new(),
+            fairshare: None,
+            fairshare_queues: Vec::new(),
+            dispatch_order_queue: false,
+            slot_pool: None,
+            slot_share: None,
+            proclimit: None,
+            runlimit: None,
+            backfill: false,
+            slot_reserve: None,
+            resource_reserve: None,
+            interruptible_backfill: None,
+            res_req: None,
+            exclusive: Exclusive::No,
+            ujob_limit: None,
+            pjob_limit: None,
+            qjob_limit: None,
+            hjob_limit: None,
+            preemption: Preemption::default(),
+            requeue_exit_values: RequeueExitValues::default(),
+            job_accept_interval: None,
+            keys: BTreeMap::new(),
+        }
+    }
+
+    /// Where parameter `key` was set, or the queue's own location.
+    pub fn loc_of(&self, key: &str) -> Location {
+        self.keys.get(key).cloned().unwrap_or_else(|| self.loc.clone())
+    }
+}
+
+/// `lsb.users` User section row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserLimits {
+    pub name: String,
+    pub max_jobs: Option<u32>,
+    pub jl_p: Option<f64>,
+}
+
+/// A host: from `lsb.hosts`, `lsf.cluster.<name>` or `allot.toml`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    pub name: String,
+    pub loc: Location,
+    /// CPUs; when no file gives them, the host's MXJ.
+    pub ncpus: Option<u32>,
+    /// MXJ; `None` when unlimited or not given.
+    pub mxj: Option<u32>,
+    /// Maximum memory, MB.
+    pub maxmem: Option<u64>,
+    pub host_type: Option<String>,
+    pub model: Option<String>,
+    pub booleans: Vec<String>,
+    pub numbers: BTreeMap<String, f64>,
+    pub strings: BTreeMap<String, String>,
+}
+
+impl Host {
+    pub fn new(name: String, loc: Location) -> Self {
+        Host {
+            name,
+            loc,
+            ncpus: None,
+            mxj: None,
+            maxmem: None,
+            host_type: None,
+            model: None,
+            booleans: Vec::new(),
+            numbers: BTreeMap::new(),
+            strings: BTreeMap::new(),
+        }
+    }
+
+    /// CPUs as allot counts them: the `ncpus` given, otherwise MXJ,
+    /// otherwise 1.
+    pub fn cpus(&self) -> u32 {
+        self.ncpus.or(self.mxj).unwrap_or(1)
+    }
+
+    /// Job slots: MXJ, otherwise the CPU count.
+    pub fn slots(&self) -> u32 {
+        self.mxj.unwrap_or_else(|| self.cpus())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostGroup {
+    pub name: String,
+    pub loc: Location,
+    /// Members as written (hosts, groups, `~excluded`, `all`), ranges expanded.
+    pub members: Vec<HostRef>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostPartition {
+    pub name: String,
+    pub loc: Location,
+    pub hosts: Vec<HostRef>,
+    pub shares: Vec<ShareAssignment>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComputeUnit {
+    pub name: String,
+    pub loc: Location,
+    pub members: Vec<String>,
+    pub cu_type: String,
+    pub condensed: bool,
+}
+
+/// allot's own settings (`allot.toml`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct AllotSettings {
+    /// The priority policy: `lsf` (the default).
+    pub policy: String,
+    /// Where state lives; `None`: the default state directory.
+    pub state_dir: Option<String>,
+    /// The fairshare adjustment: none, or the memory-based example.
+    pub memory_adjustment_threshold: Option<f64>,
+}
+
+/// A whole configuration directory, read and validated.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Config {
+    pub params: Params,
+    pub queues: Vec<Queue>,
+    pub groups: GroupTable,
+    pub user_limits: Vec<UserLimits>,
+    pub hosts: Vec<Host>,
+    pub host_groups: Vec<HostGroup>,
+    pub partitions: Vec<HostPartition>,
+    pub compute_units: Vec<ComputeUnit>,
+    pub settings: AllotSettings,
+}
