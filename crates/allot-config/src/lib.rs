@@ -7,3 +7,11 @@ pub mod lsf;
 pub mod model;
 
 pub use diag::{Diagnostic, Diagnostics, Location, Severity};
+pub mod load;
+pub mod policy;
+pub mod settings;
+pub mod validate;
+
+pub use load::load_dir;
+pub use model::Config;
+pub use policy::{Policy, PolicyKind};

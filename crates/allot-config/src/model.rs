@@ -24,6 +24,8 @@ pub struct Params {
     pub default_compute_unit_type: Option<String>,
     /// LSB_NCPU_ENFORCE=1: parallel fairshare for queue-level fairshare.
     pub ncpu_enforce: bool,
+    /// Where each parameter was set.
+    pub keys: BTreeMap<String, Location>,
 }
 
 impl Default for Params {
@@ -38,6 +40,7 @@ impl Default for Params {
             compute_unit_types: Vec::new(),
             default_compute_unit_type: None,
             ncpu_enforce: false,
+            keys: BTreeMap::new(),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! LSF's configuration files.
 
+pub mod cluster;
+pub mod hosts;
 pub mod params;
 pub mod queues;
 pub mod read;

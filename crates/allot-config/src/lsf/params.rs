@@ -23,6 +23,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
         }
         for (line, kv) in key_values(&section, diags) {
             let key = kv.key.to_ascii_uppercase();
+            p.keys.insert(key.clone(), at(line, kv.value));
             let f = &mut p.factors;
             let v = kv.value;
             let num = |d: &mut Diagnostics, what: &str| value(d, line, what, v, number);

@@ -18,6 +18,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
     let mut groups: Vec<UserGroup> = Vec::new();
     let mut defined: BTreeMap<String, Location> = BTreeMap::new();
     let mut later_uses: Vec<(String, Location)> = Vec::new();
+    let mut each_uses: Vec<(String, Location)> = Vec::new();
     let mut limits = Vec::new();
     let secs = sections(src, diags);
     for section in &secs {
@@ -47,12 +48,16 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
                         list.push(Member::User(m.to_string()));
                     }
                 }
-                let shares = match row.get(&t, "USER_SHARES") {
-                    Some(s) => value(diags, row.line, "USER_SHARES", unparen(s), share_list)
-                        .map(|raw| convert_shares(&raw))
-                        .unwrap_or_default(),
+                let raw = match row.get(&t, "USER_SHARES") {
+                    Some(s) => value(diags, row.line, "USER_SHARES", unparen(s), share_list).unwrap_or_default(),
                     None => Vec::new(),
                 };
+                for r in &raw {
+                    if let Some(g) = r.name.strip_suffix('@') {
+                        each_uses.push((g.to_string(), at(row.line, r.name)));
+                    }
+                }
+                let shares = convert_shares(&raw);
                 defined.insert(name.to_string(), at(row.line, name));
                 groups.push(UserGroup { name: name.to_string(), members: list, shares });
             }
@@ -75,6 +80,11 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
     for (name, loc) in later_uses {
         if let Some(def) = defined.get(&name) {
             diags.error(loc, format!("user group `{name}` is used before it is defined (at {def})"));
+        }
+    }
+    for (name, loc) in each_uses {
+        if !defined.contains_key(&name) {
+            diags.error(loc, format!("`{name}@`: user group `{name}` is not defined"));
         }
     }
     (GroupTable::new(groups), limits)

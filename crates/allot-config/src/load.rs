@@ -1,0 +1,109 @@
+//! Reading a configuration directory: every file that is there, each
+//! missing file taking its defaults, then validation across files.
+
+use std::path::Path;
+
+use allot_engine::shares::GroupTable;
+
+use crate::diag::{Diagnostics, Location};
+use crate::lsf::text::{key_values, logical_lines, Source};
+use crate::lsf::{cluster, hosts, params, queues, users};
+use crate::model::{Config, Host};
+use crate::{settings, validate};
+
+/// The files of a configuration directory that allot reads.
+pub const FILES: &[&str] = &["lsb.params", "lsf.conf", "lsb.users", "lsb.hosts", "lsb.queues", "allot.toml"];
+
+/// Reads `dir`. On success, the configuration and its warnings; on any
+/// error, every diagnostic found (errors and warnings), and nothing else.
+pub fn load_dir(dir: &Path) -> Result<(Config, Diagnostics), Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let mut texts: Vec<(String, String)> = Vec::new();
+    if !dir.is_dir() {
+        let loc = Location { file: dir.display().to_string(), line: 1, col: 1 };
+        diags.error(loc, "expected a configuration directory");
+        return Err(diags);
+    }
+    let mut cluster_files: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("lsf.cluster."))
+                .collect()
+        })
+        .unwrap_or_default();
+    cluster_files.sort();
+    for name in FILES.iter().map(|s| s.to_string()).chain(cluster_files.iter().cloned()) {
+        let path = dir.join(&name);
+        match std::fs::read(&path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => texts.push((name, text)),
+                Err(e) => diags.error(
+                    settings::line_col(&name, &String::from_utf8_lossy(e.as_bytes()), e.utf8_error().valid_up_to()),
+                    "expected UTF-8 text",
+                ),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => diags.error(Location { file: name, line: 1, col: 1 }, format!("cannot read: {e}")),
+        }
+    }
+    let config = from_texts(&texts, &mut diags);
+    if diags.has_errors() { Err(diags) } else { Ok((config, diags)) }
+}
+
+/// Reads configuration files given as (file name, text) pairs; the names
+/// say which file each is. Problems go to `diags`.
+pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config {
+    let get = |name: &str| texts.iter().find(|(n, _)| n == name).map(|(n, t)| Source { name: n, text: t });
+    let mut config = Config::default();
+    if let Some(src) = get("lsb.params") {
+        config.params = params::read(&src, diags);
+    }
+    if let Some(src) = get("lsf.conf") {
+        config.params.ncpu_enforce |= lsf_conf_ncpu_enforce(&src, diags);
+    }
+    if let Some(src) = get("lsb.users") {
+        let (groups, limits) = users::read(&src, diags);
+        config.groups = groups;
+        config.user_limits = limits;
+    } else {
+        config.groups = GroupTable::default();
+    }
+    let mut all_hosts: Vec<Host> = Vec::new();
+    for (name, text) in texts.iter().filter(|(n, _)| n.starts_with("lsf.cluster.")) {
+        all_hosts.extend(cluster::read(&Source { name, text }, diags));
+    }
+    if let Some(src) = get("allot.toml") {
+        let (settings, hosts) = settings::read(src.name, src.text, diags);
+        config.settings = settings;
+        all_hosts.extend(hosts);
+    } else {
+        config.settings.policy = "lsf".into();
+    }
+    let lsb_hosts = get("lsb.hosts").map(|src| hosts::read(&src, diags)).unwrap_or_default();
+    config.hosts = validate::merge_hosts(all_hosts, &lsb_hosts.hosts, diags);
+    config.host_groups = lsb_hosts.groups;
+    config.partitions = lsb_hosts.partitions;
+    config.compute_units = lsb_hosts.compute_units;
+    if let Some(src) = get("lsb.queues") {
+        config.queues = queues::read(&src, diags);
+    }
+    validate::validate(&mut config, diags);
+    config
+}
+
+/// `lsf.conf` is `KEY=VALUE` lines with no sections; allot reads
+/// LSB_NCPU_ENFORCE from it and ignores the rest.
+fn lsf_conf_ncpu_enforce(src: &Source<'_>, diags: &mut Diagnostics) -> bool {
+    let section = crate::lsf::text::Section {
+        name: "lsf.conf".into(),
+        begin: match logical_lines(src).into_iter().next() {
+            Some(l) => l,
+            None => return false,
+        },
+        lines: logical_lines(src),
+    };
+    key_values(&section, diags)
+        .into_iter()
+        .any(|(_, kv)| kv.key == "LSB_NCPU_ENFORCE" && crate::lsf::text::unquote(kv.value).trim() == "1")
+}

@@ -1,0 +1,133 @@
+//! `lsf.cluster.<name>`: the Host section (HOSTNAME, model, type, server,
+//! RESOURCES, and allot's `ncpus` and `maxmem` columns, which stand for what
+//! LSF detects at run time) and ResourceMap (string and numeric resources
+//! by host: `(hg1@[hostA hostB] hg2@[hostD])`).
+
+use winnow::ascii::multispace0;
+use winnow::combinator::{cut_err, delimited, preceded, repeat, terminated};
+use winnow::error::{StrContext, StrContextValue};
+use winnow::token::take_while;
+use winnow::{ModalResult, Parser};
+
+use super::read::{at, value};
+use super::text::{sections, table, unparen, Source};
+use super::values::{name, number, uint};
+use crate::diag::Diagnostics;
+use crate::model::Host;
+
+/// Sections of a cluster file that carry nothing allot uses.
+const IGNORED: &[&str] = &["Cluster", "ClusterAdmins", "Parameters", "RemoteClusters"];
+
+/// One `value@[hosts]` entry of a ResourceMap LOCATION.
+fn location_entry<'a>(input: &mut &'a str) -> ModalResult<(&'a str, Vec<&'a str>)> {
+    let value = take_while(1.., |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c)).parse_next(input)?;
+    let hosts = cut_err(preceded(
+        '@'.context(StrContext::Expected(StrContextValue::Description("`value@[hosts]`"))),
+        delimited(
+            '['.context(StrContext::Expected(StrContextValue::CharLiteral('['))),
+            repeat(0.., delimited(multispace0, name, multispace0)),
+            ']'.context(StrContext::Expected(StrContextValue::CharLiteral(']'))),
+        ),
+    ))
+    .parse_next(input)?;
+    Ok((value, hosts))
+}
+
+fn location_list<'a>(input: &mut &'a str) -> ModalResult<Vec<(&'a str, Vec<&'a str>)>> {
+    repeat(0.., terminated(preceded(multispace0, location_entry), multispace0)).parse_next(input)
+}
+
+/// Reads the hosts of a cluster file, in order, with their resources.
+pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Host> {
+    let mut hosts: Vec<Host> = Vec::new();
+    let secs = sections(src, diags);
+    for section in &secs {
+        if section.is("Host") {
+            let Some(t) = table(section, diags) else { continue };
+            if !t.columns.iter().any(|c| c == "HOSTNAME") {
+                diags.error(t.header.loc(0), "Host: expected a `HOSTNAME` column");
+                continue;
+            }
+            for row in &t.rows {
+                let Some(hname) = row.get(&t, "HOSTNAME") else { continue };
+                let mut h = Host::new(hname.to_string(), at(row.line, hname));
+                let field = |c: &str| row.get(&t, c).map(unparen).map(str::trim).filter(|v| !v.is_empty() && *v != "!");
+                h.model = field("MODEL").map(str::to_string);
+                h.host_type = field("TYPE").map(str::to_string);
+                h.ncpus = field("NCPUS").and_then(|v| value(diags, row.line, "ncpus", v, uint));
+                h.maxmem = field("MAXMEM").and_then(|v| value(diags, row.line, "maxmem", v, uint)).map(u64::from);
+                for r in field("RESOURCES").unwrap_or("").split_whitespace() {
+                    match r.split_once('=') {
+                        Some((k, v)) => match v.parse::<f64>() {
+                            Ok(n) => {
+                                h.numbers.insert(k.to_string(), n);
+                            }
+                            Err(_) => {
+                                h.strings.insert(k.to_string(), v.to_string());
+                            }
+                        },
+                        None => h.booleans.push(r.to_string()),
+                    }
+                }
+                hosts.push(h);
+            }
+        }
+    }
+    for section in &secs {
+        if section.is("ResourceMap") {
+            let Some(t) = table(section, diags) else { continue };
+            for row in &t.rows {
+                let (Some(res), Some(loc)) = (row.get(&t, "RESOURCENAME"), row.get(&t, "LOCATION")) else {
+                    diags.error(t.header.loc(0), "ResourceMap: expected `RESOURCENAME` and `LOCATION` columns");
+                    break;
+                };
+                let Some(entries) = value(diags, row.line, "LOCATION", unparen(loc), location_list) else { continue };
+                for (val, on) in entries {
+                    for h in hosts.iter_mut().filter(|h| on.iter().any(|n| n.eq_ignore_ascii_case("all") || *n == h.name)) {
+                        match super::values::parse_all(number, val) {
+                            Ok(n) => {
+                                h.numbers.insert(res.to_string(), n);
+                            }
+                            Err(_) => {
+                                h.strings.insert(res.to_string(), val.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        } else if !section.is("Host") && !IGNORED.iter().any(|s| section.is(s)) {
+            diags.warning(at(&section.begin, &section.name), format!("unknown section `{}`, ignored", section.name));
+        }
+    }
+    hosts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_with_resources_and_resource_map() {
+        let mut d = Diagnostics::default();
+        let text = "Begin Host\nHOSTNAME model type server r1m mem swp RESOURCES ncpus maxmem\n\
+                    hostA PC1133 LINUX 1 3.5 () () (linux fast scratch=100) 4 8192\nhostB ! SGI 1 () () () () ! ()\nEnd Host\n\
+                    Begin ResourceMap\nRESOURCENAME LOCATION\nhgconnect (hg1@[hostA] hg2@[hostB])\nEnd ResourceMap\n";
+        let hosts = read(&Source { name: "lsf.cluster.c", text }, &mut d);
+        assert!(d.0.is_empty(), "{d}");
+        assert_eq!(hosts[0].model.as_deref(), Some("PC1133"));
+        assert_eq!((hosts[0].ncpus, hosts[0].maxmem), (Some(4), Some(8192)));
+        assert_eq!(hosts[0].booleans, ["linux", "fast"]);
+        assert_eq!(hosts[0].numbers["scratch"], 100.0);
+        assert_eq!(hosts[0].strings["hgconnect"], "hg1");
+        assert_eq!(hosts[1].strings["hgconnect"], "hg2");
+        assert_eq!((hosts[1].model.as_deref(), hosts[1].ncpus), (None, None));
+    }
+
+    #[test]
+    fn a_bad_location_is_located() {
+        let mut d = Diagnostics::default();
+        let text = "Begin ResourceMap\nRESOURCENAME LOCATION\nhg (hg1[hostA])\nEnd ResourceMap\n";
+        read(&Source { name: "lsf.cluster.c", text }, &mut d);
+        assert_eq!(d.0[0].to_string(), "lsf.cluster.c:3:8: error: LOCATION: expected `value@[hosts]`, found `[hostA]`");
+    }
+}

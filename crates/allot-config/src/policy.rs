@@ -1,0 +1,106 @@
+//! The fairshare policies of a configuration: each fairshare queue or
+//! cross-queue set, and each host partition, with its share tree.
+
+use allot_engine::shares::{FairshareAdjustment, MemoryAdjustment, RecordedAdjustment, ShareAssignment, ShareTarget, ShareTree};
+use std::collections::BTreeSet;
+
+use crate::model::Config;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyKind {
+    /// Queue-level fairshare: one queue, or a cross-queue set (master first).
+    Queue { queues: Vec<String> },
+    /// Host-partition fairshare over these hosts.
+    Partition { hosts: Vec<String> },
+}
+
+/// One fairshare policy: named after its queue (a cross-queue set after its
+/// master queue) or its host partition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub name: String,
+    pub kind: PolicyKind,
+    pub shares: Vec<ShareAssignment>,
+    /// Run time counts times the job's CPUs: LSB_NCPU_ENFORCE=1 for queues,
+    /// always for host partitions (spec 004, "Parallel Fairshare").
+    pub parallel_fairshare: bool,
+}
+
+impl Config {
+    /// Queue policies in `lsb.queues` order, then host partitions in
+    /// `lsb.hosts` order.
+    pub fn fairshare_policies(&self) -> Vec<Policy> {
+        let mut out = Vec::new();
+        for q in &self.queues {
+            let Some(shares) = &q.fairshare else { continue };
+            let mut queues = vec![q.name.clone()];
+            queues.extend(q.fairshare_queues.iter().filter(|s| **s != q.name && self.queue(s).is_some()).cloned());
+            out.push(Policy {
+                name: q.name.clone(),
+                kind: PolicyKind::Queue { queues },
+                shares: shares.clone(),
+                parallel_fairshare: self.params.ncpu_enforce,
+            });
+        }
+        for p in &self.partitions {
+            out.push(Policy {
+                name: p.name.clone(),
+                kind: PolicyKind::Partition { hosts: self.resolve_hosts(&p.hosts) },
+                shares: p.shares.clone(),
+                parallel_fairshare: true,
+            });
+        }
+        out
+    }
+
+    /// The policy a queue's jobs are charged to, if the queue is a
+    /// fairshare queue or in a cross-queue set.
+    pub fn policy_of_queue(&self, queue: &str) -> Option<Policy> {
+        self.fairshare_policies()
+            .into_iter()
+            .find(|p| matches!(&p.kind, PolicyKind::Queue { queues } if queues.iter().any(|q| q == queue)))
+    }
+
+    /// Users the configuration names: group members, users with their own
+    /// share assignment, and users of the User section, in that order.
+    pub fn known_users(&self) -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        let mut add = |u: &str| {
+            if !self.groups.is_group(u) && !u.eq_ignore_ascii_case("default") && seen.insert(u.to_string()) {
+                out.push(u.to_string());
+            }
+        };
+        for u in self.groups.all_named_users() {
+            add(&u);
+        }
+        let lists = self.queues.iter().filter_map(|q| q.fairshare.as_ref()).chain(self.partitions.iter().map(|p| &p.shares));
+        for list in lists.chain(self.groups.iter().map(|g| &g.shares)) {
+            for a in list {
+                if let ShareTarget::User(u) = &a.target {
+                    add(u);
+                }
+            }
+        }
+        for l in &self.user_limits {
+            add(&l.name);
+        }
+        out
+    }
+
+    /// The share tree of `policy`, with the configuration's users and then
+    /// `more_users` placed in it.
+    pub fn share_tree(&self, policy: &Policy, more_users: impl IntoIterator<Item = String>) -> ShareTree {
+        let users = self.known_users().into_iter().chain(more_users);
+        ShareTree::new(&policy.name, &policy.shares, self.groups.clone(), self.params.factors.clone(), users)
+            .with_parallel_fairshare(policy.parallel_fairshare)
+    }
+
+    /// The fairshare adjustment `allot.toml` chose.
+    pub fn adjustment(&self) -> Box<dyn FairshareAdjustment> {
+        match self.settings.memory_adjustment_threshold {
+            Some(threshold) => Box::new(MemoryAdjustment { threshold }),
+            None => Box::new(RecordedAdjustment),
+        }
+    }
+}
