@@ -15,3 +15,4 @@ pub mod validate;
 pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
+pub mod usage;
