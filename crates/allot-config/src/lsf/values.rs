@@ -297,9 +297,10 @@ pub fn expand_range(input: &str) -> Result<Vec<String>, ValueError> {
     for (lo, hi) in items {
         let width = if lo.starts_with('0') && lo.len() > 1 { lo.len() } else { 0 };
         let parse = |s: &str| s.parse::<u64>().map_err(|_| ValueError { offset: open + 1, message: "number too large".into() });
-        let (a, b) = (parse(&lo)?, parse(hi.as_deref().unwrap_or(&lo))?);
+        let hi = hi.unwrap_or_else(|| lo.clone());
+        let (a, b) = (parse(&lo)?, parse(&hi)?);
         if b < a || b - a > 1_000_000 {
-            return Err(ValueError { offset: open + 1, message: format!("range `{lo}-{}` is empty or too large", b) });
+            return Err(ValueError { offset: open + 1, message: format!("range `{lo}-{hi}` is empty or too large") });
         }
         for n in a..=b {
             let expanded = expand_range(&format!("{prefix}{n:0width$}{suffix}"))?;

@@ -1,0 +1,167 @@
+//! The `allot` binary end to end: the examples, the spec's `bhpart -r`
+//! table, and located errors for broken configuration files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn allot(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_allot")).args(args).output().expect("allot runs")
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn every_example_directory_passes_config_check() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(examples()).expect("examples/") {
+        let dir = entry.expect("entry").path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let out = allot(&["config", "check", dir.to_str().expect("utf-8 path")]);
+        assert!(out.status.success(), "{}: {}", dir.display(), stderr(&out));
+        assert!(stderr(&out).is_empty(), "{}: warnings: {}", dir.display(), stderr(&out));
+        n += 1;
+    }
+    assert!(n >= 6, "the spec's examples and a site: {n}");
+}
+
+/// The spec's `bhpart -r Partition1` (spec 000 and 003): the PRIORITY column
+/// of every row within 0.5% of the spec's.
+#[test]
+fn bhpart_r_partition1_matches_the_spec() {
+    let dir = examples().join("partition1");
+    let usage = dir.join("usage.json");
+    let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", usage.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let spec = [
+        ("Partition1/", "group1", 40, 1.867, 5, 48.4, 17618.0),
+        ("Partition1/", "group2", 20, 0.775, 6, 607.7, 24664.0),
+        ("Partition1/group2/", "user1", 8, 1.144, 1, 9.6, 5108.0),
+        ("Partition1/group2/", "user2", 2, 0.667, 0, 0.0, 0.0),
+        ("Partition1/group2/", "others", 1, 0.046, 5, 598.1, 19556.0),
+    ];
+    for (path, name, shares, priority, started, cpu, run) in spec {
+        let block = text.split("SHARE_INFO_FOR: ").find(|b| b.starts_with(&format!("{path}\n"))).expect(path);
+        let row: Vec<&str> = block.lines().find(|l| l.split_whitespace().next() == Some(name)).expect(name).split_whitespace().collect();
+        assert_eq!(row[1].parse::<u32>().expect("shares"), shares, "{name}");
+        let got: f64 = row[2].parse().expect("priority");
+        assert!((got - priority).abs() / priority <= 0.005, "{name}: priority {got}, spec {priority}");
+        assert_eq!(row[3].parse::<u32>().expect("started"), started, "{name}");
+        assert_eq!(row[5].parse::<f64>().expect("cpu"), cpu, "{name}");
+        assert_eq!(row[6].parse::<f64>().expect("run"), run, "{name}");
+    }
+}
+
+#[test]
+fn shares_without_arguments_runs_the_built_in_example() {
+    let out = allot(&["shares"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn shares_json_lists_every_level() {
+    let out = allot(&["shares", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let tables = v.as_array().expect("a list");
+    assert_eq!(tables.len(), 2);
+    assert_eq!(tables[1]["policy"], "Partition1");
+    assert_eq!(tables[1]["path"], "Partition1/group2/");
+    let user1 = &tables[1]["rows"][0];
+    assert_eq!((user1["name"].as_str(), user1["shares"].as_u64(), user1["started"].as_u64()), (Some("user1"), Some(8), Some(1)));
+    assert!((user1["priority"].as_f64().expect("priority") - 1.144).abs() < 0.001);
+    assert!(user1.get("adjust").is_none(), "no ADJUST column when FAIRSHARE_ADJUSTMENT_FACTOR is 0");
+}
+
+#[test]
+fn the_adjust_column_appears_with_an_adjustment_factor() {
+    let dir = tempdir("adjust");
+    std::fs::write(dir.join("lsb.params"), "Begin Parameters\nFAIRSHARE_ADJUSTMENT_FACTOR = 1\nEnd Parameters\n").expect("write");
+    std::fs::write(dir.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = q\nFAIRSHARE = USER_SHARES[[default, 6]]\nEnd Queue\n").expect("write");
+    std::fs::write(dir.join("usage.json"), r#"{"q": {"u1": {"adjustment": 3}}}"#).expect("write");
+    let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", dir.join("usage.json").to_str().expect("path")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("ADJUST"), "{text}");
+    // 6 / ((1+0)*3 + 3*1) = 1.000
+    let row = text.lines().find(|l| l.starts_with("u1")).expect("u1 row");
+    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["u1", "6", "1.000", "0", "0", "0.0", "0", "3.000"]);
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("allot-cli-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Copies `examples/site` and replaces `file`'s text with `broken`.
+fn broken_site(file: &str, broken: impl Fn(&str) -> String) -> String {
+    let dir = tempdir(&file.replace('.', "_"));
+    for entry in std::fs::read_dir(examples().join("site")).expect("site") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read");
+        let name = path.file_name().expect("name").to_str().expect("utf-8").to_string();
+        let text = if name == file { broken(&text) } else { text };
+        std::fs::write(dir.join(&name), text).expect("write");
+    }
+    let out = allot(&["config", "check", dir.to_str().expect("path")]);
+    assert!(!out.status.success(), "{file}: a broken copy must fail");
+    stderr(&out)
+}
+
+#[test]
+fn a_broken_copy_of_each_file_type_gives_a_located_error() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("lsb.params", "HIST_HOURS                = 5", "HIST_HOURS = five", "lsb.params:8:14: error: HIST_HOURS: expected a number, found `five`"),
+        ("lsb.queues", "USER_SHARES[[science, 80]", "USER_SHARE[[science, 80]", "lsb.queues:9:20: error: FAIRSHARE: expected `USER_SHARES[[name, shares] ...]`"),
+        ("lsb.users", "([alice, 3] [default, 1])", "([alice 3] [default, 1])", "lsb.users:9:49: error: USER_SHARES: expected `,`, found `3]`"),
+        ("lsb.hosts", "(node[01-04])", "(node[04-01])", "lsb.hosts:17:19: error: MEMBER: range `04-01` is empty or too large"),
+        ("lsf.cluster.site", "hg2@[node09", "hg2[node09", "lsf.cluster.site:36:81: error: LOCATION: expected `value@[hosts]`"),
+        ("allot.toml", "policy = \"lsf\"", "policy = \"lsf", "allot.toml:3:"),
+        ("lsf.conf", "LSB_NCPU_ENFORCE=1", "LSB_NCPU_ENFORCE 1", "lsf.conf:3:18: error: expected `=`"),
+    ];
+    for (file, from, to, expect) in cases {
+        let err = broken_site(file, |t| {
+            assert!(t.contains(from), "{file} has `{from}`");
+            t.replacen(from, to, 1)
+        });
+        assert!(err.lines().any(|l| l.starts_with(expect)), "{file}: expected a line starting `{expect}`, got:\n{err}");
+    }
+}
+
+#[test]
+fn config_check_reports_every_problem_not_only_the_first() {
+    let err = broken_site("lsb.queues", |t| t.replace("PRIORITY         = 30", "PRIORITY = x").replace("UJOB_LIMIT  = 50", "UJOB_LIMIT = y"));
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains(": error: ")).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    assert!(err.contains("2 errors"), "{err}");
+}
+
+#[test]
+fn a_usage_file_naming_an_unknown_policy_or_user_is_refused() {
+    let dir = examples().join("partition1");
+    let tmp = tempdir("usage");
+    let bad = tmp.join("usage.json");
+    std::fs::write(&bad, "{\n  \"Partition9\": {}\n}\n").expect("write");
+    let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", bad.to_str().expect("path")]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains(":2:3: error: `Partition9` is not a fairshare policy of the configuration (policies: Partition1)"), "{}", stderr(&out));
+    std::fs::write(&bad, "{\"Partition1\": {\"user1\": {\"started\": \"x\"}}}").expect("write");
+    let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", bad.to_str().expect("path")]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("usage.json:1:"), "{}", stderr(&out));
+}
