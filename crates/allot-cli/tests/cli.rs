@@ -101,8 +101,11 @@ fn the_adjust_column_appears_with_an_adjustment_factor() {
     assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["u1", "6", "1.000", "0", "0", "0.0", "0", "3.000"]);
 }
 
+/// A fresh directory, unique to this call (tests run in parallel).
 fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("allot-cli-test-{name}-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("allot-cli-test-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
