@@ -74,7 +74,11 @@ struct HostEntry {
 
 /// Line and column of byte `offset` in `text`.
 pub fn line_col(file: &str, text: &str, offset: usize) -> Location {
-    let before = &text[..offset.min(text.len())];
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() as u32 + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
     Location { file: file.to_string(), line, col }

@@ -274,9 +274,12 @@ pub fn host_tokens<'a>(input: &mut &'a str) -> ModalResult<Vec<HostToken<'a>>> {
     separated(1.., host_token, multispace1).parse_next(input)
 }
 
+/// At most this many names come out of one range expression.
+pub const MAX_RANGE_NAMES: usize = 100_000;
+
 /// Expands a name with a numeric range, `host1[01-16]` or `enclosure[1-2,5]`,
 /// keeping the width of zero-padded bounds; a name without brackets is
-/// itself.
+/// itself. More than [`MAX_RANGE_NAMES`] names is an error.
 pub fn expand_range(input: &str) -> Result<Vec<String>, ValueError> {
     let Some(open) = input.find('[') else { return Ok(vec![input.to_string()]) };
     let prefix = &input[..open];
@@ -305,6 +308,10 @@ pub fn expand_range(input: &str) -> Result<Vec<String>, ValueError> {
         for n in a..=b {
             let expanded = expand_range(&format!("{prefix}{n:0width$}{suffix}"))?;
             out.extend(expanded);
+            if out.len() > MAX_RANGE_NAMES {
+                let message = format!("`{input}` names more than {MAX_RANGE_NAMES} hosts");
+                return Err(ValueError { offset: 0, message });
+            }
         }
     }
     Ok(out)
@@ -358,5 +365,7 @@ mod tests {
         assert_eq!(expand_range("plain"), Ok(vec!["plain".into()]));
         assert!(expand_range("h[3-1]").is_err());
         assert!(expand_range("h[1-").is_err());
+        let e = expand_range("h[1-1000][1-1000]").expect_err("a million names");
+        assert_eq!(e.message, "`h[1-1000][1-1000]` names more than 100000 hosts");
     }
 }
