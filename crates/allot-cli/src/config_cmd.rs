@@ -21,12 +21,7 @@ pub fn check(dir: &Path) -> anyhow::Result<ExitCode> {
         }
         Err(diags) => {
             eprint!("{diags}");
-            eprintln!(
-                "{}: {} errors, {} warnings",
-                dir.display(),
-                diags.errors().count(),
-                diags.warnings().count()
-            );
+            eprintln!("{}: {} errors, {} warnings", dir.display(), diags.errors().count(), diags.warnings().count());
             Ok(ExitCode::FAILURE)
         }
     }

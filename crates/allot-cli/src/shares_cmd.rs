@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use allot_config::usage;
 use allot_config::{Config, PolicyKind};
+use allot_engine::Time;
 use allot_engine::shares::priority::PriorityInputs;
 use allot_engine::shares::{ShareTable, ShareTree};
-use allot_engine::Time;
-use anyhow::{anyhow, Context};
+use anyhow::{Context, anyhow};
 use serde::Serialize;
 
 /// The spec's `bhpart -r Partition1` example, built in for a first run.

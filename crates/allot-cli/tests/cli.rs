@@ -54,7 +54,8 @@ fn bhpart_r_partition1_matches_the_spec() {
     ];
     for (path, name, shares, priority, started, cpu, run) in spec {
         let block = text.split("SHARE_INFO_FOR: ").find(|b| b.starts_with(&format!("{path}\n"))).expect(path);
-        let row: Vec<&str> = block.lines().find(|l| l.split_whitespace().next() == Some(name)).expect(name).split_whitespace().collect();
+        let row: Vec<&str> =
+            block.lines().find(|l| l.split_whitespace().next() == Some(name)).expect(name).split_whitespace().collect();
         assert_eq!(row[1].parse::<u32>().expect("shares"), shares, "{name}");
         let got: f64 = row[2].parse().expect("priority");
         assert!((got - priority).abs() / priority <= 0.005, "{name}: priority {got}, spec {priority}");
@@ -81,7 +82,10 @@ fn shares_json_lists_every_level() {
     assert_eq!(tables[1]["policy"], "Partition1");
     assert_eq!(tables[1]["path"], "Partition1/group2/");
     let user1 = &tables[1]["rows"][0];
-    assert_eq!((user1["name"].as_str(), user1["shares"].as_u64(), user1["started"].as_u64()), (Some("user1"), Some(8), Some(1)));
+    assert_eq!(
+        (user1["name"].as_str(), user1["shares"].as_u64(), user1["started"].as_u64()),
+        (Some("user1"), Some(8), Some(1))
+    );
     assert!((user1["priority"].as_f64().expect("priority") - 1.144).abs() < 0.001);
     assert!(user1.get("adjust").is_none(), "no ADJUST column when FAIRSHARE_ADJUSTMENT_FACTOR is 0");
 }
@@ -89,10 +93,21 @@ fn shares_json_lists_every_level() {
 #[test]
 fn the_adjust_column_appears_with_an_adjustment_factor() {
     let dir = tempdir("adjust");
-    std::fs::write(dir.join("lsb.params"), "Begin Parameters\nFAIRSHARE_ADJUSTMENT_FACTOR = 1\nEnd Parameters\n").expect("write");
-    std::fs::write(dir.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = q\nFAIRSHARE = USER_SHARES[[default, 6]]\nEnd Queue\n").expect("write");
+    std::fs::write(dir.join("lsb.params"), "Begin Parameters\nFAIRSHARE_ADJUSTMENT_FACTOR = 1\nEnd Parameters\n")
+        .expect("write");
+    std::fs::write(
+        dir.join("lsb.queues"),
+        "Begin Queue\nQUEUE_NAME = q\nFAIRSHARE = USER_SHARES[[default, 6]]\nEnd Queue\n",
+    )
+    .expect("write");
     std::fs::write(dir.join("usage.json"), r#"{"q": {"u1": {"adjustment": 3}}}"#).expect("write");
-    let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", dir.join("usage.json").to_str().expect("path")]);
+    let out = allot(&[
+        "shares",
+        "--config",
+        dir.to_str().expect("path"),
+        "--usage",
+        dir.join("usage.json").to_str().expect("path"),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("ADJUST"), "{text}");
@@ -129,11 +144,36 @@ fn broken_site(file: &str, broken: impl Fn(&str) -> String) -> String {
 #[test]
 fn a_broken_copy_of_each_file_type_gives_a_located_error() {
     let cases: &[(&str, &str, &str, &str)] = &[
-        ("lsb.params", "HIST_HOURS                = 5", "HIST_HOURS = five", "lsb.params:8:14: error: HIST_HOURS: expected a number, found `five`"),
-        ("lsb.queues", "USER_SHARES[[science, 80]", "USER_SHARE[[science, 80]", "lsb.queues:9:20: error: FAIRSHARE: expected `USER_SHARES[[name, shares] ...]`"),
-        ("lsb.users", "([alice, 3] [default, 1])", "([alice 3] [default, 1])", "lsb.users:9:49: error: USER_SHARES: expected `,`, found `3]`"),
-        ("lsb.hosts", "(node[01-04])", "(node[04-01])", "lsb.hosts:17:19: error: MEMBER: range `04-01` is empty or too large"),
-        ("lsf.cluster.site", "hg2@[node09", "hg2[node09", "lsf.cluster.site:36:81: error: LOCATION: expected `value@[hosts]`"),
+        (
+            "lsb.params",
+            "HIST_HOURS                = 5",
+            "HIST_HOURS = five",
+            "lsb.params:8:14: error: HIST_HOURS: expected a number, found `five`",
+        ),
+        (
+            "lsb.queues",
+            "USER_SHARES[[science, 80]",
+            "USER_SHARE[[science, 80]",
+            "lsb.queues:9:20: error: FAIRSHARE: expected `USER_SHARES[[name, shares] ...]`",
+        ),
+        (
+            "lsb.users",
+            "([alice, 3] [default, 1])",
+            "([alice 3] [default, 1])",
+            "lsb.users:9:49: error: USER_SHARES: expected `,`, found `3]`",
+        ),
+        (
+            "lsb.hosts",
+            "(node[01-04])",
+            "(node[04-01])",
+            "lsb.hosts:17:19: error: MEMBER: range `04-01` is empty or too large",
+        ),
+        (
+            "lsf.cluster.site",
+            "hg2@[node09",
+            "hg2[node09",
+            "lsf.cluster.site:36:81: error: LOCATION: expected `value@[hosts]`",
+        ),
         ("allot.toml", "policy = \"lsf\"", "policy = \"lsf", "allot.toml:3:"),
         ("lsf.conf", "LSB_NCPU_ENFORCE=1", "LSB_NCPU_ENFORCE 1", "lsf.conf:3:18: error: expected `=`"),
     ];
@@ -148,7 +188,9 @@ fn a_broken_copy_of_each_file_type_gives_a_located_error() {
 
 #[test]
 fn config_check_reports_every_problem_not_only_the_first() {
-    let err = broken_site("lsb.queues", |t| t.replace("PRIORITY         = 30", "PRIORITY = x").replace("UJOB_LIMIT  = 50", "UJOB_LIMIT = y"));
+    let err = broken_site("lsb.queues", |t| {
+        t.replace("PRIORITY         = 30", "PRIORITY = x").replace("UJOB_LIMIT  = 50", "UJOB_LIMIT = y")
+    });
     let errors: Vec<&str> = err.lines().filter(|l| l.contains(": error: ")).collect();
     assert_eq!(errors.len(), 2, "{err}");
     assert!(err.contains("2 errors"), "{err}");
@@ -162,7 +204,13 @@ fn a_usage_file_naming_an_unknown_policy_or_user_is_refused() {
     std::fs::write(&bad, "{\n  \"Partition9\": {}\n}\n").expect("write");
     let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", bad.to_str().expect("path")]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains(":2:3: error: `Partition9` is not a fairshare policy of the configuration (policies: Partition1)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            ":2:3: error: `Partition9` is not a fairshare policy of the configuration (policies: Partition1)"
+        ),
+        "{}",
+        stderr(&out)
+    );
     std::fs::write(&bad, "{\"Partition1\": {\"user1\": {\"started\": \"x\"}}}").expect("write");
     let out = allot(&["shares", "--config", dir.to_str().expect("path"), "--usage", bad.to_str().expect("path")]);
     assert!(!out.status.success());

@@ -6,7 +6,7 @@ use std::path::Path;
 use allot_engine::shares::GroupTable;
 
 use crate::diag::{Diagnostics, Location};
-use crate::lsf::text::{key_values, logical_lines, Source};
+use crate::lsf::text::{Source, key_values, logical_lines};
 use crate::lsf::{cluster, hosts, params, queues, users};
 use crate::model::{Config, Host};
 use crate::{settings, validate};

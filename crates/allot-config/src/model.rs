@@ -3,8 +3,8 @@
 use allot_engine::shares::{GroupTable, LsfFactors, ShareAssignment};
 use std::collections::BTreeMap;
 
-pub use crate::lsf::values::{Exclusive, Preemption, RequeueExitValues, RunLimitValue};
 use crate::diag::Location;
+pub use crate::lsf::values::{Exclusive, Preemption, RequeueExitValues, RunLimitValue};
 
 /// `lsb.params` (and LSB_NCPU_ENFORCE from `lsf.conf`), with the spec's
 /// defaults.

@@ -1,7 +1,10 @@
 //! The fairshare policies of a configuration: each fairshare queue or
 //! cross-queue set, and each host partition, with its share tree.
 
-use allot_engine::shares::{FairshareAdjustment, MemoryAdjustment, RecordedAdjustment, ShareAssignment, ShareTarget, ShareTree};
+use allot_engine::shares::{
+    FairshareAdjustment, FairshareSet, MemoryAdjustment, PolicyState, RecordedAdjustment, Scope, ShareAssignment,
+    ShareTarget, ShareTree,
+};
 use std::collections::BTreeSet;
 
 use crate::model::Config;
@@ -74,7 +77,8 @@ impl Config {
         for u in self.groups.all_named_users() {
             add(&u);
         }
-        let lists = self.queues.iter().filter_map(|q| q.fairshare.as_ref()).chain(self.partitions.iter().map(|p| &p.shares));
+        let lists =
+            self.queues.iter().filter_map(|q| q.fairshare.as_ref()).chain(self.partitions.iter().map(|p| &p.shares));
         for list in lists.chain(self.groups.iter().map(|g| &g.shares)) {
             for a in list {
                 if let ShareTarget::User(u) = &a.target {
@@ -94,6 +98,23 @@ impl Config {
         let users = self.known_users().into_iter().chain(more_users);
         ShareTree::new(&policy.name, &policy.shares, self.groups.clone(), self.params.factors.clone(), users)
             .with_parallel_fairshare(policy.parallel_fairshare)
+    }
+
+    /// Every policy with its share tree and scope, for the engine.
+    pub fn fairshare_set(&self) -> FairshareSet {
+        let policies = self
+            .fairshare_policies()
+            .into_iter()
+            .map(|p| {
+                let tree = self.share_tree(&p, Vec::new());
+                let scope = match p.kind {
+                    PolicyKind::Queue { queues } => Scope::Queues(queues),
+                    PolicyKind::Partition { hosts } => Scope::Hosts(hosts.into_iter().collect()),
+                };
+                PolicyState { scope, tree }
+            })
+            .collect();
+        FairshareSet { policies }
     }
 
     /// The fairshare adjustment `allot.toml` chose.

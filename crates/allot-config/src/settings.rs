@@ -102,7 +102,10 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
             s.policy = p.get_ref().clone();
         } else {
             let loc = line_col(name, text, p.span().start);
-            diags.error(loc, format!("[priority] policy: expected one of {}, found `{}`", quoted(POLICIES), p.get_ref()));
+            diags.error(
+                loc,
+                format!("[priority] policy: expected one of {}, found `{}`", quoted(POLICIES), p.get_ref()),
+            );
         }
     }
     match file.fairshare.adjustment.as_ref().map(|a| (a.get_ref().as_str(), a.span())) {
@@ -174,7 +177,10 @@ mod tests {
             &mut d,
         );
         assert!(d.0.is_empty(), "{d}");
-        assert_eq!((s.policy.as_str(), s.state_dir.as_deref(), s.memory_adjustment_threshold), ("lsf", Some("/tmp/x"), Some(0.5)));
+        assert_eq!(
+            (s.policy.as_str(), s.state_dir.as_deref(), s.memory_adjustment_threshold),
+            ("lsf", Some("/tmp/x"), Some(0.5))
+        );
         assert_eq!((hosts[0].name.as_str(), hosts[0].cpus()), ("a", 8));
         assert_eq!(hosts[0].booleans, ["fast"]);
         assert_eq!(hosts[0].strings["hgconnect"], "hg1");
@@ -185,7 +191,10 @@ mod tests {
     fn errors_are_located() {
         let mut d = Diagnostics::default();
         read("allot.toml", "[priority]\npolicy = \"slurm-fairtree\"\n", &mut d);
-        assert_eq!(d.0[0].to_string(), "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, found `slurm-fairtree`");
+        assert_eq!(
+            d.0[0].to_string(),
+            "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, found `slurm-fairtree`"
+        );
         let mut d = Diagnostics::default();
         read("allot.toml", "[state]\ndri = 1\n", &mut d);
         assert!(d.0[0].to_string().starts_with("allot.toml:2:1: error: unknown field `dri`"), "{}", d.0[0]);

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use allot_engine::shares::Usage;
 use allot_engine::Time;
+use allot_engine::shares::Usage;
 use serde::Deserialize;
 
 use crate::diag::{Diagnostics, Location};
@@ -64,14 +64,20 @@ pub fn read(file: &str, text: &str, config: &Config) -> Result<UsageFile, Diagno
     for (policy, users) in raw {
         if !policies.contains(&policy) {
             let known = if policies.is_empty() { "none".to_string() } else { policies.join(", ") };
-            diags.error(key_loc(file, text, &policy), format!("`{policy}` is not a fairshare policy of the configuration (policies: {known})"));
+            diags.error(
+                key_loc(file, text, &policy),
+                format!("`{policy}` is not a fairshare policy of the configuration (policies: {known})"),
+            );
             continue;
         }
         let mut per_user = BTreeMap::new();
         for (user, e) in users {
             let values = [e.cpu_time, e.run_time, e.hist_run_time, e.committed_run_time, e.memory, e.adjustment];
             if values.iter().any(|v| !v.is_finite() || *v < 0.0) {
-                diags.error(key_loc(file, text, &user), format!("`{policy}`/`{user}`: usage values must be finite and at least 0"));
+                diags.error(
+                    key_loc(file, text, &user),
+                    format!("`{policy}`/`{user}`: usage values must be finite and at least 0"),
+                );
                 continue;
             }
             per_user.insert(

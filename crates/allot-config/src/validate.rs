@@ -128,7 +128,8 @@ fn host_references(config: &Config, diags: &mut Diagnostics) {
     for q in &config.queues {
         for r in q.hosts.iter().filter(|r| !config.is_host_or_group(&r.name)) {
             let what = if r.first_exec { "first execution host candidate" } else { "host" };
-            diags.warning(q.loc_of("HOSTS"), format!("queue `{}`: HOSTS: unknown {what} `{}`, ignored", q.name, r.name));
+            diags
+                .warning(q.loc_of("HOSTS"), format!("queue `{}`: HOSTS: unknown {what} `{}`, ignored", q.name, r.name));
         }
     }
     for g in &config.host_groups {
@@ -151,7 +152,10 @@ fn share_groups(config: &Config, diags: &mut Diagnostics) {
         for a in list {
             if let ShareTarget::GroupEach(g) = &a.target {
                 if !config.groups.is_group(g) {
-                    diags.error(loc.clone(), format!("`[{g}@, {}]`: user group `{g}` is not defined in lsb.users", a.shares));
+                    diags.error(
+                        loc.clone(),
+                        format!("`[{g}@, {}]`: user group `{g}` is not defined in lsb.users", a.shares),
+                    );
                 }
             }
         }
@@ -163,7 +167,8 @@ fn share_groups(config: &Config, diags: &mut Diagnostics) {
 /// DISPATCH_ORDER=QUEUE, no other queue's priority within the set's range.
 fn cross_queue(config: &mut Config, diags: &mut Diagnostics) {
     let mut member_of: BTreeMap<String, String> = BTreeMap::new();
-    let masters: Vec<usize> = (0..config.queues.len()).filter(|&i| !config.queues[i].fairshare_queues.is_empty()).collect();
+    let masters: Vec<usize> =
+        (0..config.queues.len()).filter(|&i| !config.queues[i].fairshare_queues.is_empty()).collect();
     for &m in &masters {
         let master = config.queues[m].clone();
         if master.fairshare.is_none() {
@@ -174,14 +179,20 @@ fn cross_queue(config: &mut Config, diags: &mut Diagnostics) {
             continue;
         }
         if let Some(other) = member_of.insert(master.name.clone(), master.name.clone()).filter(|o| *o != master.name) {
-            diags.error(master.loc.clone(), format!("queue `{}` is already in the cross-queue set of `{other}`", master.name));
+            diags.error(
+                master.loc.clone(),
+                format!("queue `{}` is already in the cross-queue set of `{other}`", master.name),
+            );
         }
         for slave in &master.fairshare_queues {
             if *slave == master.name {
                 continue;
             }
             let Some(si) = config.queues.iter().position(|q| q.name == *slave) else {
-                diags.error(master.loc_of("FAIRSHARE_QUEUES"), format!("FAIRSHARE_QUEUES: queue `{slave}` does not exist"));
+                diags.error(
+                    master.loc_of("FAIRSHARE_QUEUES"),
+                    format!("FAIRSHARE_QUEUES: queue `{slave}` does not exist"),
+                );
                 continue;
             };
             if let Some(other) = member_of.insert(slave.clone(), master.name.clone()) {
@@ -192,12 +203,18 @@ fn cross_queue(config: &mut Config, diags: &mut Diagnostics) {
             }
             let sq = &mut config.queues[si];
             if !sq.fairshare_queues.is_empty() {
-                diags.error(sq.loc_of("FAIRSHARE_QUEUES"), format!("queue `{slave}` is a slave of `{}` and cannot be a master", master.name));
+                diags.error(
+                    sq.loc_of("FAIRSHARE_QUEUES"),
+                    format!("queue `{slave}` is a slave of `{}` and cannot be a master", master.name),
+                );
             }
             if sq.fairshare.take().is_some() {
                 diags.warning(
                     sq.loc_of("FAIRSHARE"),
-                    format!("queue `{slave}`: FAIRSHARE is ignored; the queue takes the policy of master queue `{}`", master.name),
+                    format!(
+                        "queue `{slave}`: FAIRSHARE is ignored; the queue takes the policy of master queue `{}`",
+                        master.name
+                    ),
                 );
             }
         }
@@ -232,7 +249,10 @@ fn partitions(config: &Config, diags: &mut Diagnostics) {
     for p in &config.partitions {
         for h in config.resolve_hosts(&p.hosts) {
             if let Some(first) = owner.insert(h.clone(), &p.name) {
-                diags.error(p.loc.clone(), format!("host `{h}` is already in host partition `{first}`; a host can be in one partition only"));
+                diags.error(
+                    p.loc.clone(),
+                    format!("host `{h}` is already in host partition `{first}`; a host can be in one partition only"),
+                );
             }
         }
     }
@@ -250,12 +270,17 @@ fn partitions(config: &Config, diags: &mut Diagnostics) {
 /// spec 000, "Queue-based Fairshare": SLOT_POOL with SLOT_SHARE; the queues
 /// of a pool use the same hosts and are not preemptive or preemptable.
 fn slot_pools(config: &Config, diags: &mut Diagnostics) {
-    let partition_hosts: BTreeSet<String> = config.partitions.iter().flat_map(|p| config.resolve_hosts(&p.hosts)).collect();
+    let partition_hosts: BTreeSet<String> =
+        config.partitions.iter().flat_map(|p| config.resolve_hosts(&p.hosts)).collect();
     let mut pool_hosts: BTreeMap<&str, (Vec<String>, &str)> = BTreeMap::new();
     for q in &config.queues {
         match (&q.slot_pool, q.slot_share) {
-            (Some(_), None) => diags.error(q.loc_of("SLOT_POOL"), format!("queue `{}`: SLOT_POOL needs SLOT_SHARE", q.name)),
-            (None, Some(_)) => diags.error(q.loc_of("SLOT_SHARE"), format!("queue `{}`: SLOT_SHARE needs SLOT_POOL", q.name)),
+            (Some(_), None) => {
+                diags.error(q.loc_of("SLOT_POOL"), format!("queue `{}`: SLOT_POOL needs SLOT_SHARE", q.name))
+            }
+            (None, Some(_)) => {
+                diags.error(q.loc_of("SLOT_SHARE"), format!("queue `{}`: SLOT_SHARE needs SLOT_POOL", q.name))
+            }
             _ => {}
         }
         let Some(pool) = q.slot_pool.as_deref() else { continue };
@@ -263,7 +288,10 @@ fn slot_pools(config: &Config, diags: &mut Diagnostics) {
         match pool_hosts.get(pool) {
             Some((first, first_q)) if *first != hosts => diags.error(
                 q.loc_of("HOSTS"),
-                format!("queue `{}`: the queues of slot pool `{pool}` must use the same hosts as queue `{first_q}`", q.name),
+                format!(
+                    "queue `{}`: the queues of slot pool `{pool}` must use the same hosts as queue `{first_q}`",
+                    q.name
+                ),
             ),
             Some(_) => {}
             None => {
@@ -271,16 +299,28 @@ fn slot_pools(config: &Config, diags: &mut Diagnostics) {
             }
         }
         if q.preemption.preemptive.is_some() || q.preemption.preemptable.is_some() {
-            diags.error(q.loc_of("PREEMPTION"), format!("queue `{}`: a queue in slot pool `{pool}` cannot be preemptive or preemptable", q.name));
+            diags.error(
+                q.loc_of("PREEMPTION"),
+                format!("queue `{}`: a queue in slot pool `{pool}` cannot be preemptive or preemptable", q.name),
+            );
         }
         if let Some(h) = hosts.iter().find(|h| partition_hosts.contains(*h)) {
-            diags.error(q.loc_of("SLOT_POOL"), format!("queue `{}`: host `{h}` of slot pool `{pool}` is in a host partition", q.name));
+            diags.error(
+                q.loc_of("SLOT_POOL"),
+                format!("queue `{}`: host `{h}` of slot pool `{pool}` is in a host partition", q.name),
+            );
         }
         if q.slot_reserve.is_some() {
-            diags.warning(q.loc_of("SLOT_RESERVE"), format!("queue `{}`: SLOT_RESERVE should not be used in slot pool `{pool}`", q.name));
+            diags.warning(
+                q.loc_of("SLOT_RESERVE"),
+                format!("queue `{}`: SLOT_RESERVE should not be used in slot pool `{pool}`", q.name),
+            );
         }
         if q.fairshare.is_some() && !q.fairshare_queues.is_empty() {
-            diags.warning(q.loc_of("SLOT_POOL"), format!("queue `{}`: cross-queue fairshare can undo the decisions of slot pool `{pool}`", q.name));
+            diags.warning(
+                q.loc_of("SLOT_POOL"),
+                format!("queue `{}`: cross-queue fairshare can undo the decisions of slot pool `{pool}`", q.name),
+            );
         }
     }
 }
@@ -293,7 +333,10 @@ fn compute_units(config: &Config, diags: &mut Diagnostics) {
     let mut level: BTreeMap<&str, usize> = BTreeMap::new();
     for cu in &config.compute_units {
         let Some(ti) = types.iter().position(|t| *t == cu.cu_type) else {
-            diags.error(cu.loc.clone(), format!("compute unit `{}`: TYPE `{}` is not in COMPUTE_UNIT_TYPES", cu.name, cu.cu_type));
+            diags.error(
+                cu.loc.clone(),
+                format!("compute unit `{}`: TYPE `{}` is not in COMPUTE_UNIT_TYPES", cu.name, cu.cu_type),
+            );
             continue;
         };
         if let Some(first) = config.compute_units.iter().find(|c| c.name == cu.name && c.loc != cu.loc) {
@@ -308,7 +351,8 @@ fn compute_units(config: &Config, diags: &mut Diagnostics) {
                 level.get(m.as_str()).is_some_and(|&l| l < ti)
             };
             if !ok {
-                let expected = if ti == 0 { "a host or host group" } else { "a compute unit of a finer type, defined above" };
+                let expected =
+                    if ti == 0 { "a host or host group" } else { "a compute unit of a finer type, defined above" };
                 diags.error(cu.loc.clone(), format!("compute unit `{}`: member `{m}` is not {expected}", cu.name));
             }
         }
@@ -317,7 +361,10 @@ fn compute_units(config: &Config, diags: &mut Diagnostics) {
     for q in &config.queues {
         if let Exclusive::ComputeUnit(t) = &q.exclusive {
             if !types.contains(t) {
-                diags.error(q.loc_of("EXCLUSIVE"), format!("queue `{}`: EXCLUSIVE=CU[{t}]: `{t}` is not in COMPUTE_UNIT_TYPES", q.name));
+                diags.error(
+                    q.loc_of("EXCLUSIVE"),
+                    format!("queue `{}`: EXCLUSIVE=CU[{t}]: `{t}` is not in COMPUTE_UNIT_TYPES", q.name),
+                );
             }
         }
     }
@@ -326,7 +373,11 @@ fn compute_units(config: &Config, diags: &mut Diagnostics) {
 fn queue_misc(config: &Config, diags: &mut Diagnostics) {
     for name in &config.params.default_queue {
         if config.queue(name).is_none() {
-            let loc = config.params.keys.get("DEFAULT_QUEUE").cloned().unwrap_or(Location { file: "lsb.params".into(), line: 1, col: 1 });
+            let loc = config.params.keys.get("DEFAULT_QUEUE").cloned().unwrap_or(Location {
+                file: "lsb.params".into(),
+                line: 1,
+                col: 1,
+            });
             diags.error(loc, format!("DEFAULT_QUEUE: queue `{name}` is not defined in lsb.queues"));
         }
     }
@@ -335,7 +386,10 @@ fn queue_misc(config: &Config, diags: &mut Diagnostics) {
         for q in interruptible {
             diags.error(
                 q.loc_of("INTERRUPTIBLE_BACKFILL"),
-                format!("queue `{}`: only one queue can be an interruptible backfill queue (`{}` is)", q.name, first.name),
+                format!(
+                    "queue `{}`: only one queue can be an interruptible backfill queue (`{}` is)",
+                    q.name, first.name
+                ),
             );
         }
     }

@@ -30,13 +30,17 @@ fn an_empty_directory_is_a_valid_configuration() {
 
 #[test]
 fn cross_queue_slaves_inherit_the_masters_policy() {
-    let queues = queue("normal", "PRIORITY = 30\nFAIRSHARE = USER_SHARES[[user1,100] [default,1]]\nFAIRSHARE_QUEUES = short license")
-        + &queue("short", "PRIORITY = 40\nFAIRSHARE = USER_SHARES[[x, 1]]")
+    let queues = queue(
+        "normal",
+        "PRIORITY = 30\nFAIRSHARE = USER_SHARES[[user1,100] [default,1]]\nFAIRSHARE_QUEUES = short license",
+    ) + &queue("short", "PRIORITY = 40\nFAIRSHARE = USER_SHARES[[x, 1]]")
         + &queue("license", "PRIORITY = 50");
     let (c, d) = load(&[("lsb.queues", &queues)]);
     assert_eq!(
         d,
-        ["lsb.queues:10:13: warning: queue `short`: FAIRSHARE is ignored; the queue takes the policy of master queue `normal`"]
+        [
+            "lsb.queues:10:13: warning: queue `short`: FAIRSHARE is ignored; the queue takes the policy of master queue `normal`"
+        ]
     );
     let p = c.policy_of_queue("license").expect("in the set");
     assert_eq!(p.name, "normal");
@@ -50,9 +54,24 @@ fn cross_queue_sets_do_not_overlap_and_need_fairshare() {
         + &queue("b", "PRIORITY = 30")
         + &queue("d", "PRIORITY = 70\nFAIRSHARE_QUEUES = b");
     let (_, d) = load(&[("lsb.queues", &queues)]);
-    assert!(d.contains(&"lsb.queues:11:20: error: FAIRSHARE_QUEUES: queue `b` is already in the cross-queue set of `a`".to_string()), "{d:?}");
-    assert!(d.contains(&"lsb.queues:11:20: error: FAIRSHARE_QUEUES: queue `nosuch` does not exist".to_string()), "{d:?}");
-    assert!(d.contains(&"lsb.queues:20:20: error: queue `d`: FAIRSHARE_QUEUES needs FAIRSHARE in the same (master) queue".to_string()), "{d:?}");
+    assert!(
+        d.contains(
+            &"lsb.queues:11:20: error: FAIRSHARE_QUEUES: queue `b` is already in the cross-queue set of `a`"
+                .to_string()
+        ),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(&"lsb.queues:11:20: error: FAIRSHARE_QUEUES: queue `nosuch` does not exist".to_string()),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(
+            &"lsb.queues:20:20: error: queue `d`: FAIRSHARE_QUEUES needs FAIRSHARE in the same (master) queue"
+                .to_string()
+        ),
+        "{d:?}"
+    );
 }
 
 #[test]
@@ -60,8 +79,12 @@ fn the_priority_range_of_a_cross_queue_set_is_reserved_unless_dispatch_order_is_
     // spec 000: queue1..queue3 at 30, 40, 50 in one set; queue4 cannot be
     // within 30..50, unless DISPATCH_ORDER=QUEUE.
     let set = |extra: &str| {
-        queue("queue1", &format!("PRIORITY = 30\nFAIRSHARE = USER_SHARES[[user1,100] [default,1]]\nFAIRSHARE_QUEUES = queue2 queue3{extra}"))
-            + &queue("queue2", "PRIORITY = 40")
+        queue(
+            "queue1",
+            &format!(
+                "PRIORITY = 30\nFAIRSHARE = USER_SHARES[[user1,100] [default,1]]\nFAIRSHARE_QUEUES = queue2 queue3{extra}"
+            ),
+        ) + &queue("queue2", "PRIORITY = 40")
             + &queue("queue3", "PRIORITY = 50")
     };
     for (p, ok) in [(29, true), (30, false), (45, false), (50, false), (51, true)] {
@@ -70,7 +93,8 @@ fn the_priority_range_of_a_cross_queue_set_is_reserved_unless_dispatch_order_is_
         if !ok {
             assert!(d[0].contains("falls in the range 30..50"), "{}", d[0]);
         }
-        let (_, d) = load(&[("lsb.queues", &(set("\nDISPATCH_ORDER = QUEUE") + &queue("queue4", &format!("PRIORITY = {p}"))))]);
+        let (_, d) =
+            load(&[("lsb.queues", &(set("\nDISPATCH_ORDER = QUEUE") + &queue("queue4", &format!("PRIORITY = {p}"))))]);
         assert!(d.is_empty(), "DISPATCH_ORDER=QUEUE, priority {p}: {d:?}");
     }
 }
@@ -81,15 +105,23 @@ fn a_host_is_in_one_partition_only() {
         + "Begin HostPartition\nHPART_NAME = p1\nHOSTS = groupA\nUSER_SHARES = [default, 1]\nEnd HostPartition\n\
            Begin HostPartition\nHPART_NAME = p2\nHOSTS = hostb hostc\nUSER_SHARES = [default, 1]\nEnd HostPartition\n";
     let (_, d) = load(&[("lsb.hosts", &hosts)]);
-    assert_eq!(d, ["lsb.hosts:19:14: error: host `hostb` is already in host partition `p1`; a host can be in one partition only"]);
+    assert_eq!(
+        d,
+        ["lsb.hosts:19:14: error: host `hostb` is already in host partition `p1`; a host can be in one partition only"]
+    );
 }
 
 #[test]
 fn queue_and_partition_fairshare_are_exclusive() {
-    let hosts = HOSTS.to_string() + "Begin HostPartition\nHPART_NAME = p\nHOSTS = all\nUSER_SHARES = [default, 1]\nEnd HostPartition\n";
+    let hosts = HOSTS.to_string()
+        + "Begin HostPartition\nHPART_NAME = p\nHOSTS = all\nUSER_SHARES = [default, 1]\nEnd HostPartition\n";
     let (_, d) = load(&[("lsb.hosts", &hosts), ("lsb.queues", &queue("q", "FAIRSHARE = USER_SHARES[[default,1]]"))]);
     assert_eq!(d.len(), 1);
-    assert!(d[0].starts_with("lsb.queues:3:13: error: queue `q`: queue-level fairshare and host partition fairshare"), "{}", d[0]);
+    assert!(
+        d[0].starts_with("lsb.queues:3:13: error: queue `q`: queue-level fairshare and host partition fairshare"),
+        "{}",
+        d[0]
+    );
 }
 
 #[test]
@@ -157,7 +189,8 @@ fn compute_unit_types_and_members() {
     let hosts = "Begin Host\nHOST_NAME MXJ\nhost101 4\nhost102 4\nEnd Host\n\
                  Begin ComputeUnit\nNAME MEMBER TYPE\nenc1 (host1[01-02]) enclosure\nrack1 (enc1) rack\nbad (enc9) rack\nodd (host101) shelf\nEnd ComputeUnit\n";
     let params = "Begin Parameters\nCOMPUTE_UNIT_TYPES = enclosure! rack\nEnd Parameters\n";
-    let (_, d) = load(&[("lsb.params", params), ("lsb.hosts", hosts), ("lsb.queues", &queue("q", "EXCLUSIVE = CU[switch]"))]);
+    let (_, d) =
+        load(&[("lsb.params", params), ("lsb.hosts", hosts), ("lsb.queues", &queue("q", "EXCLUSIVE = CU[switch]"))]);
     assert_eq!(
         d,
         [
@@ -184,7 +217,10 @@ fn default_queue_names_queues_and_one_interruptible_backfill_queue() {
 
 #[test]
 fn lsf_conf_turns_on_parallel_fairshare() {
-    let (c, _) = load(&[("lsf.conf", "LSF_LOGDIR=/tmp\nLSB_NCPU_ENFORCE=1\n"), ("lsb.queues", &queue("q", "FAIRSHARE = USER_SHARES[[default,1]]"))]);
+    let (c, _) = load(&[
+        ("lsf.conf", "LSF_LOGDIR=/tmp\nLSB_NCPU_ENFORCE=1\n"),
+        ("lsb.queues", &queue("q", "FAIRSHARE = USER_SHARES[[default,1]]")),
+    ]);
     assert!(c.params.ncpu_enforce);
     assert!(c.fairshare_policies()[0].parallel_fairshare);
 }

@@ -2,9 +2,9 @@
 //! problem it reports names a file it was given and a line and column
 //! inside that file.
 
+use allot_config::Diagnostics;
 use allot_config::load::from_texts;
 use allot_config::lsf::values;
-use allot_config::Diagnostics;
 use proptest::prelude::*;
 
 const SITE: &[(&str, &str)] = &[

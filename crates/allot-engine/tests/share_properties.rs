@@ -1,9 +1,11 @@
 //! Invariants of share trees under random configurations and random usage.
 
+use allot_engine::Time;
 use allot_engine::shares::assign::{Member, UserGroup};
 use allot_engine::shares::priority::PriorityInputs;
-use allot_engine::shares::{GroupTable, JobCharge, LsfFactors, NodeId, Selector, ShareAssignment, ShareTarget, ShareTree};
-use allot_engine::Time;
+use allot_engine::shares::{
+    GroupTable, JobCharge, LsfFactors, NodeId, Selector, ShareAssignment, ShareTarget, ShareTree,
+};
 use proptest::prelude::*;
 
 /// A random two-level configuration: `n_groups` groups of users, some with
@@ -14,10 +16,10 @@ fn config() -> impl Strategy<Value = (Vec<ShareAssignment>, GroupTable, Vec<Stri
         .prop_map(|(n_groups, per_group, top, subtree)| {
             let mut groups = Vec::new();
             let mut users = Vec::new();
-            for g in 0..n_groups {
+            for (g, &has_subtree) in subtree.iter().enumerate().take(n_groups) {
                 let members: Vec<String> = (0..per_group).map(|u| format!("u{g}_{u}")).collect();
                 users.extend(members.clone());
-                let shares = if subtree[g] {
+                let shares = if has_subtree {
                     vec![
                         ShareAssignment::new(ShareTarget::User(members[0].clone()), 5),
                         ShareAssignment::new(ShareTarget::Default, 2),

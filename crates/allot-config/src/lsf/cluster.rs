@@ -10,7 +10,7 @@ use winnow::token::take_while;
 use winnow::{ModalResult, Parser};
 
 use super::read::{at, value};
-use super::text::{sections, table, unparen, Source};
+use super::text::{Source, sections, table, unparen};
 use super::values::{name, number, uint};
 use crate::diag::Diagnostics;
 use crate::model::Host;
@@ -83,7 +83,9 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Host> {
                 };
                 let Some(entries) = value(diags, row.line, "LOCATION", unparen(loc), location_list) else { continue };
                 for (val, on) in entries {
-                    for h in hosts.iter_mut().filter(|h| on.iter().any(|n| n.eq_ignore_ascii_case("all") || *n == h.name)) {
+                    for h in
+                        hosts.iter_mut().filter(|h| on.iter().any(|n| n.eq_ignore_ascii_case("all") || *n == h.name))
+                    {
                         match super::values::parse_all(number, val) {
                             Ok(n) => {
                                 h.numbers.insert(res.to_string(), n);

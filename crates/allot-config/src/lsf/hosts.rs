@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::read::{at, value};
 use super::shares::convert_shares;
-use super::text::{key_values, sections, table, unparen, Line, Source};
+use super::text::{Line, Source, key_values, sections, table, unparen};
 use super::values::{expand_range, host_tokens, name, share_list, uint, yes_no};
 use crate::diag::{Diagnostics, Location};
 use crate::model::{ComputeUnit, HostGroup, HostPartition, HostRef};
@@ -77,7 +77,10 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> LsbHosts {
                 for m in unparen(members).split_whitespace() {
                     match expand_range(m) {
                         Ok(names) => list.extend(names),
-                        Err(e) => diags.error(row.line.loc(super::text::offset_in(&row.line.text, m) + e.offset), format!("MEMBER: {}", e.message)),
+                        Err(e) => diags.error(
+                            row.line.loc(super::text::offset_in(&row.line.text, m) + e.offset),
+                            format!("MEMBER: {}", e.message),
+                        ),
                     }
                 }
                 let condensed = row
@@ -152,11 +155,16 @@ fn partition(section: &super::text::Section, diags: &mut Diagnostics) -> Option<
         }
     };
     let shares = match fields.get("USER_SHARES") {
-        Some(&(line, v)) => value(diags, line, "USER_SHARES", v, share_list).map(|r| convert_shares(&r)).unwrap_or_default(),
+        Some(&(line, v)) => {
+            value(diags, line, "USER_SHARES", v, share_list).map(|r| convert_shares(&r)).unwrap_or_default()
+        }
         None => Vec::new(),
     };
     if shares.is_empty() {
-        diags.error(loc.clone(), format!("host partition `{hname}`: expected USER_SHARES with at least one `[name, shares]`"));
+        diags.error(
+            loc.clone(),
+            format!("host partition `{hname}`: expected USER_SHARES with at least one `[name, shares]`"),
+        );
     }
     Some(HostPartition { name: hname.to_string(), loc, hosts, shares })
 }

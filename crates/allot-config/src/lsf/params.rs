@@ -1,13 +1,13 @@
 //! `lsb.params`: the Parameters section.
 
 use super::read::{at, value};
-use super::text::{key_values, sections, Source};
+use super::text::{Source, key_values, sections};
 use super::values::{name, number, uint, yes_no};
 use crate::diag::Diagnostics;
 use crate::model::Params;
+use winnow::Parser;
 use winnow::ascii::multispace1;
 use winnow::combinator::separated;
-use winnow::Parser;
 
 fn names<'a>(input: &mut &'a str) -> winnow::ModalResult<Vec<&'a str>> {
     separated(0.., name, multispace1).parse_next(input)
@@ -43,19 +43,21 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                     }
                 }
                 "HIST_HOURS" => f.hist_hours = num(diags, &key).unwrap_or(f.hist_hours),
-                "ENABLE_HIST_RUN_TIME" => {
-                    f.enable_hist_run_time = value(diags, line, &key, v, yes_no).unwrap_or(false)
-                }
+                "ENABLE_HIST_RUN_TIME" => f.enable_hist_run_time = value(diags, line, &key, v, yes_no).unwrap_or(false),
                 "MBD_SLEEP_TIME" => p.mbd_sleep_time = value(diags, line, &key, v, uint).unwrap_or(p.mbd_sleep_time),
                 "DEFAULT_QUEUE" => {
-                    p.default_queue = value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
+                    p.default_queue =
+                        value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
                 }
-                "PARALLEL_SCHED_BY_SLOT" => p.parallel_sched_by_slot = value(diags, line, &key, v, yes_no).unwrap_or(false),
+                "PARALLEL_SCHED_BY_SLOT" => {
+                    p.parallel_sched_by_slot = value(diags, line, &key, v, yes_no).unwrap_or(false)
+                }
                 "RESOURCE_RESERVE_PER_SLOT" => {
                     p.resource_reserve_per_slot = value(diags, line, &key, v, yes_no).unwrap_or(false)
                 }
                 "PREEMPT_FOR" => {
-                    p.preempt_for = value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
+                    p.preempt_for =
+                        value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
                 }
                 "COMPUTE_UNIT_TYPES" => compute_unit_types(&mut p, diags, line, v),
                 "LSB_NCPU_ENFORCE" => {
@@ -81,7 +83,10 @@ fn compute_unit_types(p: &mut Params, diags: &mut Diagnostics, line: &super::tex
             None => (word, false),
         };
         if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            diags.error(at(line, word), format!("COMPUTE_UNIT_TYPES: expected a compute unit type name, found `{word}`"));
+            diags.error(
+                at(line, word),
+                format!("COMPUTE_UNIT_TYPES: expected a compute unit type name, found `{word}`"),
+            );
             continue;
         }
         if bang {
@@ -151,7 +156,9 @@ mod tests {
 
     #[test]
     fn bad_values_are_located() {
-        let (p, d) = params("Begin Parameters\nRUN_JOB_FACTOR = lots\nHIST_HOURS=-1\nCOMMITTED_RUN_TIME_FACTOR = 2\nEnd Parameters\n");
+        let (p, d) = params(
+            "Begin Parameters\nRUN_JOB_FACTOR = lots\nHIST_HOURS=-1\nCOMMITTED_RUN_TIME_FACTOR = 2\nEnd Parameters\n",
+        );
         let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
         assert_eq!(
             msgs,

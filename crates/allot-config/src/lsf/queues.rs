@@ -2,16 +2,16 @@
 
 use super::read::{at, value};
 use super::shares::convert_shares;
-use super::text::{key_values, sections, unquote, Line, Source};
+use super::text::{Line, Source, key_values, sections, unquote};
 use super::values::{
     exclusive, host_tokens, int, max_reserve_time, name, number, parse_all, preemption, requeue_exit_values,
     run_limits, uint, uints, user_shares, yes_no,
 };
 use crate::diag::Diagnostics;
 use crate::model::{HostRef, ProcLimit, Queue, RunLimit};
+use winnow::Parser;
 use winnow::ascii::multispace1;
 use winnow::combinator::separated;
-use winnow::Parser;
 
 fn names<'a>(input: &mut &'a str) -> winnow::ModalResult<Vec<&'a str>> {
     separated(1.., name, multispace1).parse_next(input)
@@ -20,11 +20,45 @@ fn names<'a>(input: &mut &'a str) -> winnow::ModalResult<Vec<&'a str>> {
 /// Parameters of LSF queues that allot reads but whose behaviour it does
 /// not have; a real `lsb.queues` carries them, so they load without a word.
 const KNOWN_ELSEWHERE: &[&str] = &[
-    "ADMINISTRATORS", "CHUNK_JOB_SIZE", "CORELIMIT", "CPULIMIT", "DATALIMIT", "DEFAULT_HOST_SPEC",
-    "DISPATCH_WINDOW", "FILELIMIT", "MEMLIMIT", "MIG", "NEW_JOB_SCHED_DELAY", "POST_EXEC", "PRE_EXEC",
-    "PROCESSLIMIT", "RUN_WINDOW", "STACKLIMIT", "SWAPLIMIT", "THREADLIMIT", "JOB_STARTER", "RERUNNABLE",
-    "CHKPNT", "RESUME_COND", "STOP_COND", "JOB_CONTROLS", "TERMINATE_WHEN", "APS_PRIORITY", "QUEUE_GROUP",
-    "SLOT_POOL_PRIORITY", "r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "mem",
+    "ADMINISTRATORS",
+    "CHUNK_JOB_SIZE",
+    "CORELIMIT",
+    "CPULIMIT",
+    "DATALIMIT",
+    "DEFAULT_HOST_SPEC",
+    "DISPATCH_WINDOW",
+    "FILELIMIT",
+    "MEMLIMIT",
+    "MIG",
+    "NEW_JOB_SCHED_DELAY",
+    "POST_EXEC",
+    "PRE_EXEC",
+    "PROCESSLIMIT",
+    "RUN_WINDOW",
+    "STACKLIMIT",
+    "SWAPLIMIT",
+    "THREADLIMIT",
+    "JOB_STARTER",
+    "RERUNNABLE",
+    "CHKPNT",
+    "RESUME_COND",
+    "STOP_COND",
+    "JOB_CONTROLS",
+    "TERMINATE_WHEN",
+    "APS_PRIORITY",
+    "QUEUE_GROUP",
+    "SLOT_POOL_PRIORITY",
+    "r15s",
+    "r1m",
+    "r15m",
+    "ut",
+    "pg",
+    "io",
+    "ls",
+    "it",
+    "tmp",
+    "swp",
+    "mem",
 ];
 
 /// Reads every Queue section; a queue without QUEUE_NAME is an error.
@@ -73,7 +107,12 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
             let list = value(diags, line, key, v, host_tokens).unwrap_or_default();
             q.hosts = list
                 .into_iter()
-                .map(|t| HostRef { name: t.name.to_string(), exclude: t.exclude, first_exec: t.first_exec, preference: t.preference })
+                .map(|t| HostRef {
+                    name: t.name.to_string(),
+                    exclude: t.exclude,
+                    first_exec: t.first_exec,
+                    preference: t.preference,
+                })
                 .collect();
         }
         "FAIRSHARE" => {
@@ -86,7 +125,8 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
             }
         }
         "FAIRSHARE_QUEUES" => {
-            q.fairshare_queues = value(diags, line, key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
+            q.fairshare_queues =
+                value(diags, line, key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
         }
         "DISPATCH_ORDER" => {
             if v.eq_ignore_ascii_case("QUEUE") {
@@ -99,7 +139,10 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         "SLOT_SHARE" => {
             if let Some(s) = value(diags, line, key, v, uint) {
                 if s == 0 || s > 100 {
-                    diags.error(at(line, v), format!("SLOT_SHARE: expected a percentage greater than 0 and at most 100, found `{v}`"));
+                    diags.error(
+                        at(line, v),
+                        format!("SLOT_SHARE: expected a percentage greater than 0 and at most 100, found `{v}`"),
+                    );
                 } else {
                     q.slot_share = Some(s);
                 }
@@ -123,7 +166,9 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         "QJOB_LIMIT" => q.qjob_limit = value(diags, line, key, v, uint),
         "HJOB_LIMIT" => q.hjob_limit = value(diags, line, key, v, uint),
         "PREEMPTION" => q.preemption = value(diags, line, key, v, preemption).unwrap_or_default(),
-        "REQUEUE_EXIT_VALUES" => q.requeue_exit_values = value(diags, line, key, v, requeue_exit_values).unwrap_or_default(),
+        "REQUEUE_EXIT_VALUES" => {
+            q.requeue_exit_values = value(diags, line, key, v, requeue_exit_values).unwrap_or_default()
+        }
         "JOB_ACCEPT_INTERVAL" => q.job_accept_interval = value(diags, line, key, v, uint),
         _ if KNOWN_ELSEWHERE.iter().any(|k| k.eq_ignore_ascii_case(key)) => {}
         _ => diags.warning(at(line, raw_key), format!("unknown queue parameter `{raw_key}`, ignored")),

@@ -73,7 +73,10 @@ fn an_incorrect_proclimit_is_ignored_with_a_warning() {
 fn resource_reserve_overrides_slot_reserve() {
     let (q, d) = one("SLOT_RESERVE = MAX_RESERVE_TIME[5]\nRESOURCE_RESERVE = MAX_RESERVE_TIME[20]");
     assert_eq!((q.slot_reserve, q.resource_reserve), (None, Some(20)));
-    assert_eq!(d, ["lsb.queues:3:16: warning: queue `q`: RESOURCE_RESERVE overrides SLOT_RESERVE; SLOT_RESERVE is ignored"]);
+    assert_eq!(
+        d,
+        ["lsb.queues:3:16: warning: queue `q`: RESOURCE_RESERVE overrides SLOT_RESERVE; SLOT_RESERVE is ignored"]
+    );
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! Helpers the file readers share: parse a value where it stands and report
 //! a located error when it does not parse.
 
-use winnow::error::{ContextError, ErrMode};
 use winnow::Parser;
+use winnow::error::{ContextError, ErrMode};
 
-use super::text::{offset_in, Line};
+use super::text::{Line, offset_in};
 use super::values::parse_all;
 use crate::diag::{Diagnostics, Location};
 

@@ -75,7 +75,8 @@ pub fn logical_lines(src: &Source<'_>) -> Vec<Line> {
             Some(b) => (b, true),
             None => (body, false),
         };
-        let line = cur.get_or_insert_with(|| Line { text: String::new(), pieces: Vec::new(), file: src.name.to_string() });
+        let line =
+            cur.get_or_insert_with(|| Line { text: String::new(), pieces: Vec::new(), file: src.name.to_string() });
         if !line.text.is_empty() {
             line.text.push(' ');
         }
@@ -138,7 +139,9 @@ pub fn sections(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Section> {
                     diags.error(at, format!("expected `End {}`, found `End {name}`", s.name));
                     out.push(s);
                 }
-                None => diags.error(line.loc(first_non_space(&line.text)), format!("`End {name}` without `Begin {name}`")),
+                None => {
+                    diags.error(line.loc(first_non_space(&line.text)), format!("`End {name}` without `Begin {name}`"))
+                }
             },
             _ => match open.as_mut() {
                 Some(s) => s.lines.push(line),
@@ -150,7 +153,10 @@ pub fn sections(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Section> {
         }
     }
     if let Some(s) = open {
-        diags.error(s.begin.loc(first_non_space(&s.begin.text)), format!("section `{}` has no `End {}`", s.name, s.name));
+        diags.error(
+            s.begin.loc(first_non_space(&s.begin.text)),
+            format!("section `{}` has no `End {}`", s.name, s.name),
+        );
     }
     out
 }
@@ -221,9 +227,7 @@ pub fn expected(e: &ContextError) -> String {
 /// One field of a table row.
 fn field<'a>(input: &mut &'a str) -> winnow::Result<&'a str> {
     alt((
-        ('(', take_till(0.., ')'), ')')
-            .context(StrContext::Expected(StrContextValue::CharLiteral(')')))
-            .take(),
+        ('(', take_till(0.., ')'), ')').context(StrContext::Expected(StrContextValue::CharLiteral(')'))).take(),
         ('"', take_till(0.., '"'), '"').context(StrContext::Expected(StrContextValue::CharLiteral('"'))).take(),
         take_while(1.., |c: char| !c.is_whitespace() && c != '(' && c != '"'),
     ))
@@ -273,12 +277,7 @@ pub fn table<'a>(section: &'a Section, diags: &mut Diagnostics) -> Option<Table<
                 let at = f.get(table.columns.len()).map_or(line.loc(line.text.len()), |x| line.loc_of(x));
                 diags.error(
                     at,
-                    format!(
-                        "expected {} fields ({}), found {}",
-                        table.columns.len(),
-                        table.columns.join(" "),
-                        f.len()
-                    ),
+                    format!("expected {} fields ({}), found {}", table.columns.len(), table.columns.join(" "), f.len()),
                 );
             }
             Err(e) => diags.error(line.loc(e.offset()), expected(e.inner())),
@@ -341,6 +340,9 @@ mod tests {
         assert_eq!(t.rows.len(), 1);
         assert_eq!(t.rows[0].fields, ["GroupA", "(GroupB GroupC User5)", "([User5, 1] [default, 10])"]);
         assert_eq!(d.0.len(), 1);
-        assert_eq!(d.0[0].to_string(), "lsb.test:4:8: error: expected 3 fields (GROUP_NAME GROUP_MEMBER USER_SHARES), found 2");
+        assert_eq!(
+            d.0[0].to_string(),
+            "lsb.test:4:8: error: expected 3 fields (GROUP_NAME GROUP_MEMBER USER_SHARES), found 2"
+        );
     }
 }

@@ -6,9 +6,9 @@ use allot_engine::shares::{GroupTable, UserGroup};
 use std::collections::BTreeMap;
 
 use super::read::{at, value};
-use super::text::{sections, table, unparen, Source};
-use super::values::{number, share_list, uint};
 use super::shares::convert_shares;
+use super::text::{Source, sections, table, unparen};
+use super::values::{number, share_list, uint};
 use crate::diag::{Diagnostics, Location};
 use crate::model::UserLimits;
 
@@ -109,10 +109,16 @@ mod tests {
         );
         assert!(d.0.is_empty(), "{d}");
         let a = g.get("GroupA").expect("GroupA");
-        assert_eq!(a.members, [Member::Group("GroupB".into()), Member::Group("GroupC".into()), Member::User("User5".into())]);
+        assert_eq!(
+            a.members,
+            [Member::Group("GroupB".into()), Member::Group("GroupC".into()), Member::User("User5".into())]
+        );
         assert_eq!(
             a.shares,
-            [ShareAssignment::new(ShareTarget::User("User5".into()), 1), ShareAssignment::new(ShareTarget::Default, 10)]
+            [
+                ShareAssignment::new(ShareTarget::User("User5".into()), 1),
+                ShareAssignment::new(ShareTarget::Default, 10)
+            ]
         );
         assert!(g.get("GroupB").expect("GroupB").shares.is_empty());
     }

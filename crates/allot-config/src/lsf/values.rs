@@ -1,11 +1,11 @@
 //! Parsers for the values of LSF parameters. Each returns the value or a
 //! [`ValueError`] with the byte offset, within the value, where it failed.
 
-use winnow::ascii::{dec_uint, digit1, float, multispace0, multispace1, Caseless};
+use winnow::ModalResult;
+use winnow::ascii::{Caseless, dec_uint, digit1, float, multispace0, multispace1};
 use winnow::combinator::{alt, cut_err, delimited, eof, opt, preceded, repeat, separated, terminated};
 use winnow::error::{ContextError, ErrMode, StrContext, StrContextValue};
 use winnow::prelude::*;
-use winnow::ModalResult;
 use winnow::token::{literal, take_while};
 
 use super::text::expected;
@@ -44,7 +44,9 @@ fn exp(what: &'static str) -> StrContext {
 
 /// A name: a user, group, host, queue or resource name.
 pub fn name<'a>(input: &mut &'a str) -> ModalResult<&'a str> {
-    take_while(1.., |c: char| c.is_ascii_alphanumeric() || "_-.@%:/".contains(c)).context(exp("a name")).parse_next(input)
+    take_while(1.., |c: char| c.is_ascii_alphanumeric() || "_-.@%:/".contains(c))
+        .context(exp("a name"))
+        .parse_next(input)
 }
 
 /// A share assignment as written: `[name, n]`, name possibly `group@`.
@@ -299,7 +301,8 @@ pub fn expand_range(input: &str) -> Result<Vec<String>, ValueError> {
     let mut out = Vec::new();
     for (lo, hi) in items {
         let width = if lo.starts_with('0') && lo.len() > 1 { lo.len() } else { 0 };
-        let parse = |s: &str| s.parse::<u64>().map_err(|_| ValueError { offset: open + 1, message: "number too large".into() });
+        let parse =
+            |s: &str| s.parse::<u64>().map_err(|_| ValueError { offset: open + 1, message: "number too large".into() });
         let hi = hi.unwrap_or_else(|| lo.clone());
         let (a, b) = (parse(&lo)?, parse(&hi)?);
         if b < a || b - a > 1_000_000 {

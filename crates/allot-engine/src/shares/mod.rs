@@ -20,6 +20,7 @@
 pub mod assign;
 pub mod priority;
 pub mod select;
+pub mod set;
 pub mod table;
 pub mod tree;
 pub mod usage;
@@ -27,6 +28,7 @@ pub mod usage;
 pub use assign::{GroupTable, ShareAssignment, ShareTarget, UserGroup};
 pub use priority::{FairshareAdjustment, LsfFactors, MemoryAdjustment, RecordedAdjustment};
 pub use select::Selector;
+pub use set::{Admission, FairshareSet, PolicyState, Scope};
 pub use table::{ShareRow, ShareTable};
 pub use tree::{NodeId, NodeKind, ShareError, ShareTree};
 pub use usage::{JobCharge, Usage};

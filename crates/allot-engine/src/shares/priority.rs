@@ -189,12 +189,8 @@ mod tests {
     fn historical_run_time_counts_only_when_enabled() {
         // spec 000 example: CPU_TIME_FACTOR=0 RUN_JOB_FACTOR=0 RUN_TIME_FACTOR=1
         // -> shares / ((historical_run_time + run_time) * RUN_TIME_FACTOR)
-        let base = LsfFactors {
-            cpu_time_factor: 0.0,
-            run_job_factor: 0.0,
-            run_time_factor: 1.0,
-            ..LsfFactors::default()
-        };
+        let base =
+            LsfFactors { cpu_time_factor: 0.0, run_job_factor: 0.0, run_time_factor: 1.0, ..LsfFactors::default() };
         let u = Usage { run_time: 3600.0, hist_run_time: 3600.0, ..Usage::default() };
         assert_eq!(base.dynamic_priority(10, &u, 0.0), 10.0);
         let with_hist = LsfFactors { enable_hist_run_time: true, ..base };

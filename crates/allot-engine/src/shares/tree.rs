@@ -38,7 +38,10 @@ pub enum NodeKind {
     /// A user's own share account.
     User(String),
     /// A group collectively; `subtree` when its own share tree divides it.
-    Group { name: String, subtree: bool },
+    Group {
+        name: String,
+        subtree: bool,
+    },
     /// The users not otherwise named at this level, collectively.
     Others,
 }

@@ -58,11 +58,7 @@ struct Decaying {
 
 impl Decaying {
     fn at(&self, t: f64, lambda: f64) -> f64 {
-        if lambda == 0.0 || self.value == 0.0 {
-            self.value
-        } else {
-            self.value * (-lambda * (t - self.at)).exp()
-        }
+        if lambda == 0.0 || self.value == 0.0 { self.value } else { self.value * (-lambda * (t - self.at)).exp() }
     }
 
     fn add(&mut self, t: f64, lambda: f64, x: f64) {
