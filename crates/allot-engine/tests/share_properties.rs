@@ -169,3 +169,56 @@ proptest! {
         }
     }
 }
+
+/// Membership by its definition: listed, or `all`, or in a listed subgroup.
+fn naive_contains(groups: &[UserGroup], group: &str, user: &str, seen: &mut Vec<String>) -> bool {
+    if seen.iter().any(|g| g == group) {
+        return false;
+    }
+    seen.push(group.to_string());
+    let Some(g) = groups.iter().find(|g| g.name == group) else { return false };
+    g.members.iter().any(|m| match m {
+        Member::User(u) => u == user,
+        Member::All => true,
+        Member::Group(sub) => naive_contains(groups, sub, user, seen),
+    })
+}
+
+proptest! {
+    #[test]
+    fn indexed_membership_matches_the_definition(
+        edges in prop::collection::vec(prop::collection::vec((0u8..3, 0usize..6), 0..5), 1..6),
+    ) {
+        // Groups g0..gN whose members are users u0..u5, other groups (cycles
+        // allowed) or `all`.
+        let n = edges.len();
+        let groups: Vec<UserGroup> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, ms)| UserGroup {
+                name: format!("g{i}"),
+                members: ms
+                    .iter()
+                    .map(|&(kind, x)| match kind {
+                        0 => Member::User(format!("u{x}")),
+                        1 => Member::Group(format!("g{}", x % n)),
+                        _ if x == 0 => Member::All,
+                        _ => Member::User(format!("u{x}")),
+                    })
+                    .collect(),
+                shares: Vec::new(),
+            })
+            .collect();
+        let table = GroupTable::new(groups.clone());
+        for g in 0..n {
+            for u in 0..7 {
+                let (group, user) = (format!("g{g}"), format!("u{u}"));
+                prop_assert_eq!(
+                    table.contains(&group, &user),
+                    naive_contains(&groups, &group, &user, &mut Vec::new()),
+                    "{} in {}", user, group
+                );
+            }
+        }
+    }
+}

@@ -63,11 +63,18 @@ pub struct UserGroup {
     pub shares: Vec<ShareAssignment>,
 }
 
-/// All user groups, in configuration order.
+/// All user groups, in configuration order, indexed so that membership is
+/// a short walk up from a user's own groups rather than a scan of members.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GroupTable {
     groups: Vec<UserGroup>,
     by_name: BTreeMap<String, usize>,
+    /// The groups that list a user directly.
+    direct_of_user: BTreeMap<String, Vec<usize>>,
+    /// The groups that list a group as a member.
+    parents: Vec<Vec<usize>>,
+    /// Whether a group includes `all`, directly or through a subgroup.
+    has_all: Vec<bool>,
 }
 
 impl GroupTable {
@@ -82,6 +89,28 @@ impl GroupTable {
                     table.by_name.insert(g.name.clone(), table.groups.len());
                     table.groups.push(g);
                 }
+            }
+        }
+        table.parents = vec![Vec::new(); table.groups.len()];
+        for (gi, g) in table.groups.iter().enumerate() {
+            for m in &g.members {
+                match m {
+                    Member::User(u) => table.direct_of_user.entry(u.clone()).or_default().push(gi),
+                    Member::Group(sub) => {
+                        if let Some(&si) = table.by_name.get(sub) {
+                            table.parents[si].push(gi);
+                        }
+                    }
+                    Member::All => {}
+                }
+            }
+        }
+        table.has_all = vec![false; table.groups.len()];
+        let mut stack: Vec<usize> =
+            (0..table.groups.len()).filter(|&i| table.groups[i].members.contains(&Member::All)).collect();
+        while let Some(i) = stack.pop() {
+            if !std::mem::replace(&mut table.has_all[i], true) {
+                stack.extend(table.parents[i].iter().copied());
             }
         }
         table
@@ -102,43 +131,49 @@ impl GroupTable {
     /// Whether `user` is a member of `group`, directly or through subgroups
     /// (or through `all`).
     pub fn contains(&self, group: &str, user: &str) -> bool {
-        self.contains_inner(group, user, &mut BTreeSet::new())
+        let Some(&target) = self.by_name.get(group) else { return false };
+        if self.has_all[target] {
+            return true;
+        }
+        let Some(direct) = self.direct_of_user.get(user) else { return false };
+        let mut seen = BTreeSet::new();
+        let mut stack = direct.clone();
+        while let Some(g) = stack.pop() {
+            if g == target {
+                return true;
+            }
+            if seen.insert(g) {
+                stack.extend(self.parents[g].iter().copied());
+            }
+        }
+        false
     }
 
-    fn contains_inner<'a>(&'a self, group: &'a str, user: &str, seen: &mut BTreeSet<&'a str>) -> bool {
-        if !seen.insert(group) {
-            return false; // a cycle: configuration validation reports it
-        }
-        let Some(g) = self.get(group) else { return false };
-        g.members.iter().any(|m| match m {
-            Member::User(u) => u == user,
-            Member::All => true,
-            Member::Group(sub) => self.contains_inner(sub, user, seen),
+    /// Whether `user` is listed in `group` itself (not through a subgroup).
+    pub fn is_direct_member(&self, group: &str, user: &str) -> bool {
+        let Some(&gi) = self.by_name.get(group) else { return false };
+        self.direct_of_user.get(user).is_some_and(|d| d.contains(&gi))
+    }
+
+    /// The subgroups a group lists, in order.
+    pub fn subgroups<'a>(&'a self, group: &str) -> impl Iterator<Item = &'a str> + 'a {
+        self.get(group).into_iter().flat_map(|g| {
+            g.members.iter().filter_map(|m| match m {
+                Member::Group(sub) => Some(sub.as_str()),
+                _ => None,
+            })
         })
     }
 
     /// Whether a group has subgroups (`bsub -G` wants a group without).
     pub fn has_subgroups(&self, group: &str) -> bool {
-        self.get(group).is_some_and(|g| g.members.iter().any(|m| matches!(m, Member::Group(_))))
+        self.subgroups(group).next().is_some()
     }
 
     /// Whether a group's membership includes `all`, directly or through
     /// subgroups: then every user is a member.
     pub fn includes_all(&self, group: &str) -> bool {
-        self.includes_all_inner(group, &mut BTreeSet::new())
-    }
-
-    fn includes_all_inner<'a>(&'a self, group: &'a str, seen: &mut BTreeSet<&'a str>) -> bool {
-        if !seen.insert(group) {
-            return false;
-        }
-        self.get(group).is_some_and(|g| {
-            g.members.iter().any(|m| match m {
-                Member::All => true,
-                Member::Group(sub) => self.includes_all_inner(sub, seen),
-                Member::User(_) => false,
-            })
-        })
+        self.by_name.get(group).is_some_and(|&i| self.has_all[i])
     }
 
     /// The users named in a group, recursively, in order of first mention

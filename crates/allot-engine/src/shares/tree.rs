@@ -269,15 +269,15 @@ impl ShareTree {
         out.push(node);
     }
 
-    /// The direct member of `group` through which `user` belongs to it.
+    /// The direct member of `group` through which `user` belongs to it:
+    /// the user, when the group lists them (or lists `all`), otherwise the
+    /// first subgroup, in the group's order, that contains them.
     fn unit_in(&self, group: &str, user: &str) -> Option<Unit> {
         let g = self.groups.get(group)?;
-        g.members.iter().find_map(|m| match m {
-            Member::User(u) if u == user => Some(Unit::User(user.to_string())),
-            Member::All => Some(Unit::User(user.to_string())),
-            Member::Group(sub) if self.groups.contains(sub, user) => Some(Unit::Group(sub.clone())),
-            _ => None,
-        })
+        if self.groups.is_direct_member(group, user) || g.members.contains(&Member::All) {
+            return Some(Unit::User(user.to_string()));
+        }
+        self.groups.subgroups(group).find(|sub| self.groups.contains(sub, user)).map(|sub| Unit::Group(sub.to_string()))
     }
 
     /// The node a `default` or `group@` assignment makes for one unit: a
