@@ -216,6 +216,8 @@ pub struct HostPartition {
     pub loc: Location,
     pub hosts: Vec<HostRef>,
     pub shares: Vec<ShareAssignment>,
+    /// Where USER_SHARES was set (the partition's location without it).
+    pub shares_loc: Location,
 }
 
 #[derive(Clone, Debug, PartialEq)]

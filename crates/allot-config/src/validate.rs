@@ -147,7 +147,7 @@ fn host_references(config: &Config, diags: &mut Diagnostics) {
 /// `group@` must name a user group (`lsb.users` checks its own share trees).
 fn share_groups(config: &Config, diags: &mut Diagnostics) {
     let queue_lists = config.queues.iter().filter_map(|q| Some((q.fairshare.as_ref()?, q.loc_of("FAIRSHARE"))));
-    let part_lists = config.partitions.iter().map(|p| (&p.shares, p.loc.clone()));
+    let part_lists = config.partitions.iter().map(|p| (&p.shares, p.shares_loc.clone()));
     for (list, loc) in queue_lists.chain(part_lists) {
         for a in list {
             if let ShareTarget::GroupEach(g) = &a.target {

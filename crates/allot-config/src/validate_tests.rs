@@ -148,6 +148,10 @@ fn groups_named_with_at_must_exist() {
     let users = "Begin UserGroup\nGROUP_NAME GROUP_MEMBER USER_SHARES\ng (u1) ([ghost@, 2])\nEnd UserGroup\n";
     let (_, d) = load(&[("lsb.users", users)]);
     assert_eq!(d, ["lsb.users:3:10: error: `ghost@`: user group `ghost` is not defined"]);
+    let hosts =
+        "Begin HostPartition\nHPART_NAME = p\nHOSTS = all\nUSER_SHARES = [default, 1] [ghost@, 2]\nEnd HostPartition\n";
+    let (_, d) = load(&[("lsb.hosts", hosts)]);
+    assert_eq!(d, ["lsb.hosts:4:15: error: `[ghost@, 2]`: user group `ghost` is not defined in lsb.users"]);
 }
 
 #[test]

@@ -154,11 +154,12 @@ fn partition(section: &super::text::Section, diags: &mut Diagnostics) -> Option<
             Vec::new()
         }
     };
-    let shares = match fields.get("USER_SHARES") {
-        Some(&(line, v)) => {
-            value(diags, line, "USER_SHARES", v, share_list).map(|r| convert_shares(&r)).unwrap_or_default()
-        }
-        None => Vec::new(),
+    let (shares, shares_loc) = match fields.get("USER_SHARES") {
+        Some(&(line, v)) => (
+            value(diags, line, "USER_SHARES", v, share_list).map(|r| convert_shares(&r)).unwrap_or_default(),
+            at(line, v),
+        ),
+        None => (Vec::new(), loc.clone()),
     };
     if shares.is_empty() {
         diags.error(
@@ -166,7 +167,7 @@ fn partition(section: &super::text::Section, diags: &mut Diagnostics) -> Option<
             format!("host partition `{hname}`: expected USER_SHARES with at least one `[name, shares]`"),
         );
     }
-    Some(HostPartition { name: hname.to_string(), loc, hosts, shares })
+    Some(HostPartition { name: hname.to_string(), loc, hosts, shares, shares_loc })
 }
 
 #[cfg(test)]
