@@ -15,4 +15,5 @@ pub mod validate;
 pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
+pub mod engine;
 pub mod usage;

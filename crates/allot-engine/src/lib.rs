@@ -12,7 +12,15 @@
 //! - floats are compared with `total_cmp`, and every tie ends in a documented
 //!   total order.
 
+pub mod dispatch;
+pub mod engine;
+pub mod model;
+pub mod reasons;
 pub mod shares;
+pub mod slots;
 pub mod time;
 
+pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
+pub use model::{EngineConfig, HostSpec, JobSpec, QueueLimits, QueueSpec, RunLimitSpec};
+pub use reasons::PendingReason;
 pub use time::Time;

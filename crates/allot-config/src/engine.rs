@@ -1,0 +1,58 @@
+//! From a configuration to what the engine schedules with.
+
+use allot_engine::model::{EngineConfig, HostSpec, QueueLimits, QueueSpec, RunLimitSpec};
+
+use crate::model::Config;
+
+impl Config {
+    /// The engine's configuration. A job that names no queue goes to the
+    /// first DEFAULT_QUEUE; without DEFAULT_QUEUE, to the queue named
+    /// `normal` if there is one, else the first queue.
+    pub fn engine_config(&self) -> EngineConfig {
+        let hosts =
+            self.hosts.iter().map(|h| HostSpec { name: h.name.clone(), slots: h.slots(), cpus: h.cpus() }).collect();
+        let queues = self
+            .queues
+            .iter()
+            .map(|q| {
+                let policy = self.policy_of_queue(&q.name);
+                let master = policy.as_ref().and_then(|p| self.queue(&p.name));
+                QueueSpec {
+                    name: q.name.clone(),
+                    priority: q.priority,
+                    users: (!q.users.is_empty()).then(|| q.users.clone()),
+                    hosts: if q.hosts.is_empty() { Vec::new() } else { self.resolve_hosts(&q.hosts) },
+                    policy: policy.map(|p| p.name),
+                    dispatch_order_queue: master.is_some_and(|m| m.dispatch_order_queue),
+                    limits: QueueLimits {
+                        ujob: q.ujob_limit,
+                        pjob: q.pjob_limit,
+                        qjob: q.qjob_limit,
+                        hjob: q.hjob_limit,
+                    },
+                    run_limit: q
+                        .runlimit
+                        .as_ref()
+                        .map(|r| RunLimitSpec { default: r.default.as_ref().map(|d| d.seconds), max: r.max.seconds }),
+                    job_accept_interval: q.job_accept_interval,
+                }
+            })
+            .collect();
+        let default_queues = if !self.params.default_queue.is_empty() {
+            self.params.default_queue.clone()
+        } else if self.queue("normal").is_some() {
+            vec!["normal".to_string()]
+        } else {
+            self.queues.first().map(|q| vec![q.name.clone()]).unwrap_or_default()
+        };
+        EngineConfig {
+            hosts,
+            queues,
+            fairshare: self.fairshare_set(),
+            groups: self.groups.clone(),
+            mbd_sleep_time: self.params.mbd_sleep_time,
+            default_queues,
+            user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),
+        }
+    }
+}

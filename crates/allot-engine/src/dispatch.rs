@@ -1,0 +1,405 @@
+//! The dispatch pass (spec 000, "How Fairshare Affects Job Dispatch Order").
+//!
+//! Queues are grouped into dispatch units, considered in order:
+//! - higher PRIORITY first;
+//! - within a priority, in configuration order, each fairshare queue is a
+//!   unit of its own, whose jobs are all considered before the next unit;
+//! - the FCFS queues of one priority form one unit, at the place of the
+//!   first of them, and their jobs merge in submission order;
+//! - a cross-queue set is one unit, at the place of its highest-priority
+//!   queue ("equivalent to having one queue with one fairshare tree");
+//!   with DISPATCH_ORDER=QUEUE each of its queues is a unit of its own, by
+//!   queue priority, all sharing the set's tree and usage;
+//! - a queue whose hosts all lie in one host partition is ordered by that
+//!   partition's tree; a queue over hosts of several partitions, or of none,
+//!   is FCFS, and its jobs run only on hosts of partitions where their user
+//!   has shares, or of none.
+//!
+//! Within a fairshare unit the next job is the first pending job (in
+//! submission order) of the account the share tree chooses
+//! ([`Selector`]); a job that cannot start now is passed over for this pass
+//! and the same account's next job is tried.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+
+use crate::engine::{Decision, Engine, HostState, Job, JobId, JobState, QueueState};
+use crate::reasons::PendingReason;
+use crate::shares::priority::PriorityInputs;
+use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, Selector};
+use crate::slots::SlotIndex;
+use crate::time::Time;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum UnitKind {
+    Fcfs,
+    Fairshare { policy: usize },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Unit {
+    pub(crate) queues: Vec<usize>,
+    pub(crate) kind: UnitKind,
+    /// FCFS units: pending jobs in submission order.
+    pub(crate) fcfs: BTreeSet<JobId>,
+    /// Fairshare units: pending jobs per account, in submission order.
+    pub(crate) by_account: BTreeMap<NodeId, BTreeSet<JobId>>,
+}
+
+impl Unit {
+    fn new(kind: UnitKind, queue: usize) -> Self {
+        Unit { queues: vec![queue], kind, fcfs: BTreeSet::new(), by_account: BTreeMap::new() }
+    }
+}
+
+/// The partition policy a queue is ordered by: the one partition that holds
+/// all of its hosts.
+fn single_partition(q: &QueueState, sets: &[(Vec<u32>, SlotIndex)], hosts: &[HostState]) -> Option<usize> {
+    let members = &sets[q.host_set].0;
+    let first = hosts.get(*members.first()? as usize)?.partition?;
+    members.iter().all(|&h| hosts[h as usize].partition == Some(first)).then_some(first)
+}
+
+/// Groups the queues into dispatch units, in dispatch order (module docs).
+pub(crate) fn build_units(
+    queues: &[QueueState],
+    sets: &[(Vec<u32>, SlotIndex)],
+    hosts: &[HostState],
+    fairshare: &FairshareSet,
+) -> (Vec<Unit>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..queues.len()).collect();
+    // Stable: equal priorities keep configuration order.
+    order.sort_by_key(|&q| std::cmp::Reverse(queues[q].spec.priority));
+    let mut units: Vec<Unit> = Vec::new();
+    let mut queue_unit = vec![0; queues.len()];
+    let mut set_unit: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut fcfs_unit_of_level: BTreeMap<i32, usize> = BTreeMap::new();
+    for q in order {
+        let qs = &queues[q];
+        let unit = if let Some(p) = qs.policy.filter(|&p| matches!(fairshare.policies[p].scope, Scope::Queues(_))) {
+            match set_unit.get(&p) {
+                Some(&u) if !qs.spec.dispatch_order_queue => u,
+                _ => {
+                    units.push(Unit::new(UnitKind::Fairshare { policy: p }, q));
+                    set_unit.insert(p, units.len() - 1);
+                    queue_unit[q] = units.len() - 1;
+                    continue;
+                }
+            }
+        } else if let Some(p) = single_partition(qs, sets, hosts) {
+            units.push(Unit::new(UnitKind::Fairshare { policy: p }, q));
+            queue_unit[q] = units.len() - 1;
+            continue;
+        } else {
+            match fcfs_unit_of_level.get(&qs.spec.priority) {
+                Some(&u) => u,
+                None => {
+                    units.push(Unit::new(UnitKind::Fcfs, q));
+                    fcfs_unit_of_level.insert(qs.spec.priority, units.len() - 1);
+                    queue_unit[q] = units.len() - 1;
+                    continue;
+                }
+            }
+        };
+        units[unit].queues.push(q);
+        queue_unit[q] = unit;
+    }
+    (units, queue_unit)
+}
+
+impl Engine {
+    /// The account a pending job waits under in its unit.
+    fn unit_account(&self, job: &Job) -> Option<NodeId> {
+        match self.units[self.queue_unit[job.queue]].kind {
+            UnitKind::Fairshare { policy } => job.accounts.iter().find(|a| a.0 == policy).map(|a| a.1),
+            UnitKind::Fcfs => None,
+        }
+    }
+
+    pub(crate) fn enqueue(&mut self, id: JobId, job: &Job) {
+        let account = self.unit_account(job);
+        let unit = &mut self.units[self.queue_unit[job.queue]];
+        match account {
+            Some(a) => {
+                unit.by_account.entry(a).or_default().insert(id);
+            }
+            None => {
+                unit.fcfs.insert(id);
+            }
+        }
+    }
+
+    pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
+        let account = self.unit_account(job);
+        let unit = &mut self.units[self.queue_unit[job.queue]];
+        match account {
+            Some(a) => {
+                if let Some(set) = unit.by_account.get_mut(&a) {
+                    set.remove(&id);
+                    if set.is_empty() {
+                        unit.by_account.remove(&a);
+                    }
+                }
+            }
+            None => {
+                unit.fcfs.remove(&id);
+            }
+        }
+    }
+
+    /// One dispatch pass at `t`: jobs past their run limit are killed, then
+    /// every unit in order starts what it can. A pass after which nothing
+    /// changed (no event, no limit due) returns at once.
+    pub fn schedule(&mut self, t: Time) -> Vec<Decision> {
+        let mut out = Vec::new();
+        while let Some(&(deadline, id)) = self.deadlines.first() {
+            if deadline > t {
+                break;
+            }
+            self.deadlines.pop_first();
+            out.push(Decision::Kill { job: id, reason: crate::engine::KillReason::RunLimit });
+        }
+        while self.accept_wakeups.first().is_some_and(|&w| w <= t) {
+            self.accept_wakeups.pop_first();
+            self.dirty = true;
+        }
+        if !self.dirty {
+            return out;
+        }
+        self.dirty = false;
+        let mut failed_at: Vec<u32> = vec![u32::MAX; self.queues.len()];
+        for u in 0..self.units.len() {
+            let mut unit = std::mem::replace(&mut self.units[u], Unit::new(UnitKind::Fcfs, 0));
+            match unit.kind {
+                UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut failed_at, &mut out),
+                UnitKind::Fairshare { policy } => {
+                    self.dispatch_fairshare(&mut unit, policy, t, &mut failed_at, &mut out)
+                }
+            }
+            self.units[u] = unit;
+        }
+        out
+    }
+
+    fn unit_full(&self, unit: &Unit) -> bool {
+        unit.queues.iter().all(|&q| self.host_sets[self.queues[q].host_set].1.total() == 0)
+    }
+
+    fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed_at: &mut [u32], out: &mut Vec<Decision>) {
+        let mut started = Vec::new();
+        for &id in unit.fcfs.iter() {
+            if self.unit_full(unit) {
+                break;
+            }
+            if let Ok(d) = self.try_start(id, t, failed_at) {
+                started.push(id);
+                out.push(d);
+            }
+        }
+        for id in started {
+            unit.fcfs.remove(&id);
+        }
+    }
+
+    fn dispatch_fairshare(
+        &mut self,
+        unit: &mut Unit,
+        policy: usize,
+        t: Time,
+        failed_at: &mut [u32],
+        out: &mut Vec<Decision>,
+    ) {
+        if unit.by_account.is_empty() || self.unit_full(unit) {
+            return;
+        }
+        let inputs = PriorityInputs::default();
+        let mut sel = Selector::new(&self.fairshare.policies[policy].tree, t, &inputs);
+        for (&leaf, jobs) in &unit.by_account {
+            sel.set_pending(&self.fairshare.policies[policy].tree, leaf, jobs.len() as u64);
+        }
+        let mut cursor: BTreeMap<NodeId, JobId> = BTreeMap::new();
+        while let Some(leaf) = sel.next() {
+            let after = cursor.get(&leaf).map_or(Bound::Unbounded, |&c| Bound::Excluded(c));
+            let jobs = unit.by_account.get(&leaf);
+            let Some(id) = jobs.and_then(|s| s.range((after, Bound::Unbounded)).next().copied()) else {
+                sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
+                continue;
+            };
+            cursor.insert(leaf, id);
+            if let Ok(d) = self.try_start(id, t, failed_at) {
+                out.push(d);
+                if let Some(set) = unit.by_account.get_mut(&leaf) {
+                    set.remove(&id);
+                    if set.is_empty() {
+                        unit.by_account.remove(&leaf);
+                    }
+                }
+                sel.refresh_path(&self.fairshare.policies[policy].tree, leaf, &inputs);
+                if self.unit_full(unit) {
+                    break;
+                }
+            }
+            let more = unit
+                .by_account
+                .get(&leaf)
+                .is_some_and(|s| s.range((Bound::Excluded(id), Bound::Unbounded)).next().is_some());
+            sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
+        }
+    }
+
+    /// Why a pending job cannot start now because of a limit, if one
+    /// stops it.
+    pub(crate) fn limit_reason(&self, job: &Job) -> Option<PendingReason> {
+        let q = &self.queues[job.queue];
+        let l = &q.spec.limits;
+        if let Some(max) = l.qjob {
+            if q.used + job.slots > max {
+                return Some(PendingReason::QueueLimit { queue: q.spec.name.clone(), limit: max });
+            }
+        }
+        if let Some(max) = l.ujob {
+            let used = q.user_used.get(&job.user).copied().unwrap_or(0);
+            if used + job.slots > max {
+                return Some(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
+            }
+        }
+        let user = &self.users[job.user as usize];
+        if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
+            if self.user_used[job.user as usize] + job.slots > max {
+                return Some(PendingReason::UserLimit { limit: max });
+            }
+        }
+        None
+    }
+
+    /// Starts `id` now if its limits and the free slots allow.
+    fn try_start(&mut self, id: JobId, t: Time, failed_at: &mut [u32]) -> Result<Decision, ()> {
+        let job = self.jobs.get(&id).ok_or(())?;
+        if self.limit_reason(job).is_some() || job.slots >= failed_at[job.queue] {
+            return Err(());
+        }
+        let Some(alloc) = self.place(job, t) else {
+            failed_at[job.queue] = failed_at[job.queue].min(job.slots);
+            return Err(());
+        };
+        self.commit(id, &alloc, t);
+        Ok(Decision::Start { job: id, alloc })
+    }
+
+    /// How many slots host `h` can give a job of `job`'s queue now.
+    fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
+        let host = &self.hosts[h as usize];
+        let mut cap = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
+        if let Some(p) = host.partition {
+            // Partition hosts take only jobs whose user has shares there.
+            if !job.accounts.iter().any(|a| a.0 == p) {
+                return 0;
+            }
+        }
+        let spec = &self.queues[job.queue].spec;
+        let (q_used, last) = host.per_queue.get(&job.queue).copied().unwrap_or((0, Time(0)));
+        if let Some(max) = spec.limits.hjob {
+            cap = cap.min(max.saturating_sub(q_used));
+        }
+        if let Some(per_cpu) = spec.limits.pjob {
+            let max = (per_cpu * f64::from(host.cpus)).floor() as u32;
+            cap = cap.min(max.saturating_sub(q_used));
+        }
+        if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
+            let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
+            if q_used > 0 || host.per_queue.contains_key(&job.queue) {
+                if t.0 < last.0 + wait {
+                    return 0;
+                }
+            }
+        }
+        cap
+    }
+
+    /// First fit in host order over the queue's hosts.
+    fn place(&self, job: &Job, t: Time) -> Option<Vec<(u32, u32)>> {
+        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
+        if index.total() < u64::from(job.slots) {
+            return None;
+        }
+        let mut need = job.slots;
+        let mut alloc = Vec::new();
+        let mut pos = 0;
+        while need > 0 {
+            pos = index.next_free(pos)?;
+            let h = members[pos];
+            let take = self.host_cap(h, job, t).min(need);
+            if take > 0 {
+                alloc.push((h, take));
+                need -= take;
+            }
+            pos += 1;
+        }
+        Some(alloc)
+    }
+
+    /// Books a started job: hosts, limits, run-limit deadline, usage.
+    fn commit(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time) {
+        let Some(job) = self.jobs.get(&id) else { return };
+        let (queue, user, slots, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
+        let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
+        for &(h, n) in alloc {
+            let host = &mut self.hosts[h as usize];
+            host.used += n;
+            let e = host.per_queue.entry(queue).or_insert((0, t));
+            e.0 += n;
+            e.1 = t;
+            self.refresh_host(h);
+        }
+        if let Some(n) = accept {
+            self.accept_wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
+        }
+        let q = &mut self.queues[queue];
+        q.used += slots;
+        q.pending -= 1;
+        *q.user_used.entry(user).or_insert(0) += slots;
+        self.user_used[user as usize] += slots;
+        let limit = self.effective_run_limit(queue, own_limit);
+        if let Some(limit) = limit {
+            self.deadlines.insert((Time(t.0 + limit), id));
+        }
+        let charges = self.charge_start(id, alloc, t, limit);
+        if let Some(job) = self.jobs.get_mut(&id) {
+            job.state = JobState::Running { start: t, alloc: alloc.to_vec(), charges, cpu_reported: 0.0 };
+        }
+    }
+
+    /// Charges a started job to its queue policy's account, and to the
+    /// account of the partition its first host is in.
+    fn charge_start(
+        &mut self,
+        id: JobId,
+        alloc: &[(u32, u32)],
+        t: Time,
+        limit: Option<u64>,
+    ) -> Vec<(usize, NodeId, JobCharge)> {
+        let Some(job) = self.jobs.get(&id) else { return Vec::new() };
+        let policy = self.queues[job.queue].policy;
+        let partition = alloc.first().and_then(|&(h, _)| self.hosts[h as usize].partition);
+        let mut charges = Vec::new();
+        for &(p, leaf) in &job.accounts {
+            if Some(p) != policy && Some(p) != partition {
+                continue;
+            }
+            let tree = &self.fairshare.policies[p].tree;
+            let committed = (tree.factors().committed_run_time_factor > 0.0).then_some(limit).flatten();
+            let charge = JobCharge {
+                slots: job.slots,
+                run_weight: tree.run_weight(job.slots),
+                committed,
+                memory: 0.0,
+                start: t,
+            };
+            charges.push((p, leaf, charge));
+        }
+        for (p, leaf, charge) in &charges {
+            self.fairshare.policies[*p].tree.start_job(*leaf, charge);
+        }
+        charges
+    }
+}

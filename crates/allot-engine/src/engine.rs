@@ -1,0 +1,417 @@
+//! The engine: a state machine driven by events stamped with a time. The
+//! driver (daemon or simulator) submits jobs, reports job ends and host
+//! changes, and calls [`Engine::schedule`] for decisions, which it carries
+//! out. Nothing here knows which driver it is.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dispatch::{Unit, build_units};
+use crate::model::{EngineConfig, JobSpec, QueueSpec};
+use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, ShareError};
+use crate::slots::SlotIndex;
+use crate::time::Time;
+
+/// A job's number, given in submission order from 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JobId(pub u64);
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Why a submission is refused.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Rejection {
+    #[error("queue `{0}` does not exist")]
+    NoSuchQueue(String),
+    #[error("no queue named and no default queue")]
+    NoDefaultQueue,
+    #[error("user `{user}` cannot use queue `{queue}` (USERS)")]
+    UserNotAllowed { user: String, queue: String },
+    #[error(transparent)]
+    Shares(#[from] ShareError),
+    #[error("-n {0}: a job needs at least one slot")]
+    NoSlots(u32),
+    #[error("-n {slots}: queue `{queue}` has {available} job slots on its hosts")]
+    TooManySlots { slots: u32, queue: String, available: u64 },
+    #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
+    RunLimitTooLong { limit: u64, max: u64, queue: String },
+}
+
+/// What the driver must do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decision {
+    /// Start the job on these hosts (host index, slots), first host first.
+    Start { job: JobId, alloc: Vec<(u32, u32)> },
+    /// Kill the job; its end is reported back as usual.
+    Kill { job: JobId, reason: KillReason },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KillReason {
+    /// It ran past its run limit (`-W` or RUNLIMIT).
+    RunLimit,
+}
+
+/// The events that change the engine's state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    Submit(JobSpec),
+    /// A running job ended (or a pending job was removed), with the CPU
+    /// time it used in all, seconds.
+    Finish {
+        job: JobId,
+        cpu_time: f64,
+    },
+    /// CPU time a running job used since it was last reported.
+    Cpu {
+        job: JobId,
+        seconds: f64,
+    },
+    HostDown(u32),
+    HostUp(u32),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum JobState {
+    Pending,
+    Running { start: Time, alloc: Vec<(u32, u32)>, charges: Vec<(usize, NodeId, JobCharge)>, cpu_reported: f64 },
+}
+
+/// A job the engine holds: pending or running. Finished jobs leave.
+#[derive(Clone, Debug)]
+pub(crate) struct Job {
+    pub(crate) user: u32,
+    pub(crate) queue: usize,
+    pub(crate) slots: u32,
+    pub(crate) run_limit: Option<u64>,
+    /// The queue-level policy account, or the partition accounts, the job
+    /// may be charged to.
+    pub(crate) accounts: Vec<(usize, NodeId)>,
+    pub(crate) state: JobState,
+}
+
+pub(crate) struct HostState {
+    pub(crate) name: String,
+    pub(crate) slots: u32,
+    pub(crate) cpus: u32,
+    pub(crate) used: u32,
+    pub(crate) up: bool,
+    /// Host sets (index, position) this host belongs to.
+    pub(crate) in_sets: Vec<(usize, usize)>,
+    /// The partition policy this host belongs to.
+    pub(crate) partition: Option<usize>,
+    /// Slots in use per queue here, and when the queue last started a job
+    /// here (for PJOB_LIMIT, HJOB_LIMIT and JOB_ACCEPT_INTERVAL).
+    pub(crate) per_queue: BTreeMap<usize, (u32, Time)>,
+}
+
+pub(crate) struct QueueState {
+    pub(crate) spec: QueueSpec,
+    pub(crate) host_set: usize,
+    pub(crate) policy: Option<usize>,
+    pub(crate) used: u32,
+    pub(crate) user_used: BTreeMap<u32, u32>,
+    pub(crate) pending: u32,
+}
+
+/// The scheduling engine.
+pub struct Engine {
+    pub(crate) hosts: Vec<HostState>,
+    pub(crate) host_sets: Vec<(Vec<u32>, SlotIndex)>,
+    pub(crate) queues: Vec<QueueState>,
+    pub(crate) units: Vec<Unit>,
+    pub(crate) queue_unit: Vec<usize>,
+    pub(crate) fairshare: FairshareSet,
+    pub(crate) config: EngineConfig,
+    pub(crate) users: Vec<String>,
+    pub(crate) user_ids: BTreeMap<String, u32>,
+    pub(crate) user_used: Vec<u32>,
+    pub(crate) jobs: BTreeMap<JobId, Job>,
+    pub(crate) next_id: u64,
+    pub(crate) deadlines: BTreeSet<(Time, JobId)>,
+    pub(crate) accept_wakeups: BTreeSet<Time>,
+    pub(crate) dirty: bool,
+}
+
+impl Engine {
+    pub fn new(mut config: EngineConfig) -> Self {
+        let fairshare = std::mem::take(&mut config.fairshare);
+        let mut hosts: Vec<HostState> = config
+            .hosts
+            .iter()
+            .map(|h| HostState {
+                name: h.name.clone(),
+                slots: h.slots,
+                cpus: h.cpus,
+                used: 0,
+                up: true,
+                in_sets: Vec::new(),
+                partition: None,
+                per_queue: BTreeMap::new(),
+            })
+            .collect();
+        for (pi, p) in fairshare.policies.iter().enumerate() {
+            if let Scope::Hosts(names) = &p.scope {
+                for h in hosts.iter_mut().filter(|h| names.contains(&h.name)) {
+                    h.partition = Some(pi);
+                }
+            }
+        }
+        let mut host_sets: Vec<(Vec<u32>, SlotIndex)> = Vec::new();
+        let mut queues = Vec::new();
+        for spec in &config.queues {
+            let members: Vec<u32> = if spec.hosts.is_empty() {
+                (0..hosts.len() as u32).collect()
+            } else {
+                (0..hosts.len() as u32).filter(|&i| spec.hosts.contains(&hosts[i as usize].name)).collect()
+            };
+            let host_set = match host_sets.iter().position(|(m, _)| *m == members) {
+                Some(i) => i,
+                None => {
+                    let free: Vec<u32> = members.iter().map(|&h| hosts[h as usize].slots).collect();
+                    for (pos, &h) in members.iter().enumerate() {
+                        hosts[h as usize].in_sets.push((host_sets.len(), pos));
+                    }
+                    host_sets.push((members, SlotIndex::new(&free)));
+                    host_sets.len() - 1
+                }
+            };
+            let policy =
+                spec.policy.as_ref().and_then(|name| fairshare.policies.iter().position(|p| p.tree.policy() == name));
+            queues.push(QueueState {
+                spec: spec.clone(),
+                host_set,
+                policy,
+                used: 0,
+                user_used: BTreeMap::new(),
+                pending: 0,
+            });
+        }
+        let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare);
+        Engine {
+            hosts,
+            host_sets,
+            queues,
+            units,
+            queue_unit,
+            fairshare,
+            config,
+            users: Vec::new(),
+            user_ids: BTreeMap::new(),
+            user_used: Vec::new(),
+            jobs: BTreeMap::new(),
+            next_id: 1,
+            deadlines: BTreeSet::new(),
+            accept_wakeups: BTreeSet::new(),
+            dirty: false,
+        }
+    }
+
+    /// Applies an event at `t`. A submission returns the new job's id.
+    pub fn apply(&mut self, t: Time, event: &Event) -> Result<Option<JobId>, Rejection> {
+        match event {
+            Event::Submit(spec) => self.submit(spec).map(Some),
+            Event::Finish { job, cpu_time } => {
+                self.finish(*job, t, *cpu_time);
+                Ok(None)
+            }
+            Event::Cpu { job, seconds } => {
+                self.add_cpu(*job, t, *seconds);
+                Ok(None)
+            }
+            Event::HostDown(h) => {
+                self.set_host_up(*h, false);
+                Ok(None)
+            }
+            Event::HostUp(h) => {
+                self.set_host_up(*h, true);
+                Ok(None)
+            }
+        }
+    }
+
+    fn user_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.user_ids.get(name) {
+            return id;
+        }
+        let id = self.users.len() as u32;
+        self.users.push(name.to_string());
+        self.user_ids.insert(name.to_string(), id);
+        self.user_used.push(0);
+        id
+    }
+
+    /// Validates and queues a job: the queue exists and admits the user
+    /// (USERS), the user has shares where the queue's fairshare needs them,
+    /// the job can ever fit, and `-W` is within RUNLIMIT.
+    pub fn submit(&mut self, spec: &JobSpec) -> Result<JobId, Rejection> {
+        let queue = match &spec.queue {
+            Some(q) => {
+                self.queues.iter().position(|s| s.spec.name == *q).ok_or_else(|| Rejection::NoSuchQueue(q.clone()))?
+            }
+            None => {
+                let name = self.config.default_queues.first().ok_or(Rejection::NoDefaultQueue)?;
+                self.queues
+                    .iter()
+                    .position(|s| s.spec.name == *name)
+                    .ok_or_else(|| Rejection::NoSuchQueue(name.clone()))?
+            }
+        };
+        let q = &self.queues[queue];
+        if let Some(users) = &q.spec.users {
+            let allowed = users.iter().any(|u| *u == spec.user || self.config.groups.contains(u, &spec.user));
+            if !allowed {
+                return Err(Rejection::UserNotAllowed { user: spec.user.clone(), queue: q.spec.name.clone() });
+            }
+        }
+        if spec.slots == 0 {
+            return Err(Rejection::NoSlots(0));
+        }
+        let members = &self.host_sets[q.host_set].0;
+        let available: u64 = members.iter().map(|&h| u64::from(self.hosts[h as usize].slots)).sum();
+        if u64::from(spec.slots) > available {
+            return Err(Rejection::TooManySlots { slots: spec.slots, queue: q.spec.name.clone(), available });
+        }
+        if let (Some(limit), Some(rl)) = (spec.run_limit, q.spec.run_limit) {
+            if limit > rl.max {
+                return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
+            }
+        }
+        let host_names: Vec<String> = members.iter().map(|&h| self.hosts[h as usize].name.clone()).collect();
+        let queue_name = q.spec.name.clone();
+        let admission = self.fairshare.admit(&spec.user, &queue_name, &host_names, spec.group.as_deref())?;
+        let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
+        let user = self.user_id(&spec.user);
+        let id = JobId(self.next_id);
+        self.next_id += 1;
+        let job = Job { user, queue, slots: spec.slots, run_limit: spec.run_limit, accounts, state: JobState::Pending };
+        self.enqueue(id, &job);
+        self.jobs.insert(id, job);
+        self.queues[queue].pending += 1;
+        self.dirty = true;
+        Ok(id)
+    }
+
+    fn set_host_up(&mut self, h: u32, up: bool) {
+        if let Some(host) = self.hosts.get_mut(h as usize) {
+            host.up = up;
+            self.refresh_host(h);
+            self.dirty = true;
+        }
+    }
+
+    /// Brings the host's free count up to date in every host set it is in.
+    pub(crate) fn refresh_host(&mut self, h: u32) {
+        let host = &self.hosts[h as usize];
+        let free = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
+        for &(set, pos) in &host.in_sets {
+            self.host_sets[set].1.set(pos, free);
+        }
+    }
+
+    fn add_cpu(&mut self, id: JobId, t: Time, seconds: f64) {
+        let Some(job) = self.jobs.get_mut(&id) else { return };
+        if let JobState::Running { charges, cpu_reported, .. } = &mut job.state {
+            *cpu_reported += seconds;
+            for (p, leaf, _) in charges.iter() {
+                self.fairshare.policies[*p].tree.add_cpu(*leaf, t, seconds);
+            }
+        }
+    }
+
+    /// A job ends (or a pending job is removed): its slots free up and its
+    /// usage moves to history.
+    fn finish(&mut self, id: JobId, t: Time, cpu_time: f64) {
+        let Some(job) = self.jobs.remove(&id) else { return };
+        self.dirty = true;
+        match job.state {
+            JobState::Pending => {
+                self.dequeue(id, &job);
+                self.queues[job.queue].pending -= 1;
+            }
+            JobState::Running { start, alloc, charges, cpu_reported } => {
+                for &(h, n) in &alloc {
+                    let host = &mut self.hosts[h as usize];
+                    host.used = host.used.saturating_sub(n);
+                    if let Some(e) = host.per_queue.get_mut(&job.queue) {
+                        e.0 = e.0.saturating_sub(n);
+                    }
+                    self.refresh_host(h);
+                }
+                let q = &mut self.queues[job.queue];
+                q.used = q.used.saturating_sub(job.slots);
+                if let Some(u) = q.user_used.get_mut(&job.user) {
+                    *u = u.saturating_sub(job.slots);
+                }
+                self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(job.slots);
+                let limit = self.effective_run_limit(job.queue, job.run_limit);
+                if let Some(limit) = limit {
+                    self.deadlines.remove(&(Time(start.0 + limit), id));
+                }
+                let extra_cpu = (cpu_time - cpu_reported).max(0.0);
+                for (p, leaf, charge) in &charges {
+                    let tree = &mut self.fairshare.policies[*p].tree;
+                    if extra_cpu > 0.0 {
+                        tree.add_cpu(*leaf, t, extra_cpu);
+                    }
+                    tree.finish_job(*leaf, charge, t);
+                }
+            }
+        }
+    }
+
+    /// The run limit a job runs under: its `-W`, else the queue's RUNLIMIT
+    /// default, else its maximum.
+    pub(crate) fn effective_run_limit(&self, queue: usize, own: Option<u64>) -> Option<u64> {
+        own.or_else(|| self.queues[queue].spec.run_limit.map(|r| r.default.unwrap_or(r.max)))
+    }
+
+    /// When the engine next has something to do without any event: a run
+    /// limit to enforce, or a host's JOB_ACCEPT_INTERVAL ending.
+    pub fn next_wakeup(&self) -> Option<Time> {
+        let deadline = self.deadlines.first().map(|d| d.0);
+        let accept = self.accept_wakeups.first().copied();
+        match (deadline, accept) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn host_name(&self, h: u32) -> &str {
+        &self.hosts[h as usize].name
+    }
+    pub fn host_count(&self) -> usize {
+        self.hosts.len()
+    }
+    pub fn total_slots(&self) -> u64 {
+        self.hosts.iter().map(|h| u64::from(h.slots)).sum()
+    }
+    pub fn used_slots(&self) -> u64 {
+        self.hosts.iter().map(|h| u64::from(h.used)).sum()
+    }
+    pub fn queue_names(&self) -> impl Iterator<Item = &str> {
+        self.queues.iter().map(|q| q.spec.name.as_str())
+    }
+    /// Pending and running job counts and slots in use of a queue.
+    pub fn queue_load(&self, name: &str) -> Option<(u32, u32)> {
+        self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, q.used))
+    }
+    pub fn fairshare(&self) -> &FairshareSet {
+        &self.fairshare
+    }
+    pub fn is_pending(&self, id: JobId) -> bool {
+        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Pending))
+    }
+    pub fn is_running(&self, id: JobId) -> bool {
+        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
+    }
+    pub fn pending_jobs(&self) -> impl Iterator<Item = JobId> + '_ {
+        self.jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Pending)).map(|(id, _)| *id)
+    }
+}

@@ -1,0 +1,99 @@
+//! What the engine is configured with and what a submission asks for:
+//! plain data, built by `allot-config` from the configuration files.
+
+use std::collections::BTreeMap;
+
+use crate::shares::{FairshareSet, GroupTable};
+
+/// A host: its job slots (MXJ, or its CPUs) and CPUs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSpec {
+    pub name: String,
+    pub slots: u32,
+    pub cpus: u32,
+}
+
+/// Per-queue job slot limits (spec 000/`lsb.queues`): UJOB_LIMIT per user,
+/// PJOB_LIMIT per processor of each host, QJOB_LIMIT for the queue,
+/// HJOB_LIMIT per host.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueLimits {
+    pub ujob: Option<u32>,
+    pub pjob: Option<f64>,
+    pub qjob: Option<u32>,
+    pub hjob: Option<u32>,
+}
+
+/// RUNLIMIT = [default] maximum, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLimitSpec {
+    pub default: Option<u64>,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSpec {
+    pub name: String,
+    pub priority: i32,
+    /// USERS: user and group names; `None` is all users.
+    pub users: Option<Vec<String>>,
+    /// HOSTS, resolved to host names; empty is all hosts.
+    pub hosts: Vec<String>,
+    /// The queue-level fairshare policy this queue belongs to (its own, or
+    /// its cross-queue set's), by policy name.
+    pub policy: Option<String>,
+    /// DISPATCH_ORDER=QUEUE in the queue's cross-queue set.
+    pub dispatch_order_queue: bool,
+    pub limits: QueueLimits,
+    pub run_limit: Option<RunLimitSpec>,
+    /// JOB_ACCEPT_INTERVAL, in MBD_SLEEP_TIME intervals.
+    pub job_accept_interval: Option<u32>,
+}
+
+impl QueueSpec {
+    /// An FCFS queue over all hosts, with no limits.
+    pub fn new(name: impl Into<String>, priority: i32) -> Self {
+        QueueSpec {
+            name: name.into(),
+            priority,
+            users: None,
+            hosts: Vec::new(),
+            policy: None,
+            dispatch_order_queue: false,
+            limits: QueueLimits::default(),
+            run_limit: None,
+            job_accept_interval: None,
+        }
+    }
+}
+
+/// Everything the engine schedules with.
+#[derive(Clone, Debug, Default)]
+pub struct EngineConfig {
+    pub hosts: Vec<HostSpec>,
+    /// Queues in configuration order.
+    pub queues: Vec<QueueSpec>,
+    pub fairshare: FairshareSet,
+    pub groups: GroupTable,
+    /// MBD_SLEEP_TIME, seconds.
+    pub mbd_sleep_time: u32,
+    /// DEFAULT_QUEUE: where a job that names no queue goes (the first).
+    pub default_queues: Vec<String>,
+    /// MAX_JOBS of `lsb.users`: job slots a user may hold at once.
+    pub user_max_jobs: BTreeMap<String, u32>,
+}
+
+/// A submission as the engine sees it (after the command's options are
+/// parsed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobSpec {
+    pub user: String,
+    /// `-q`; `None` takes the default queue.
+    pub queue: Option<String>,
+    /// `-n`.
+    pub slots: u32,
+    /// `-W`, seconds.
+    pub run_limit: Option<u64>,
+    /// `-G`: the user group to charge through.
+    pub group: Option<String>,
+}

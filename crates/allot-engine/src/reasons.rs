@@ -1,0 +1,89 @@
+//! Why a pending job is not running (for `bjobs -p`).
+
+use crate::dispatch::UnitKind;
+use crate::engine::{Engine, JobId, JobState};
+use crate::shares::priority::PriorityInputs;
+use crate::time::Time;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PendingReason {
+    /// QJOB_LIMIT reached.
+    QueueLimit { queue: String, limit: u32 },
+    /// UJOB_LIMIT reached.
+    UserQueueLimit { queue: String, limit: u32 },
+    /// MAX_JOBS of `lsb.users` reached.
+    UserLimit { limit: u32 },
+    /// Fewer free slots on the queue's hosts (that the job may use) than it
+    /// needs.
+    NotEnoughSlots { need: u32, free: u64 },
+    /// A user with a higher fairshare priority goes first.
+    LowerPriority { than: String },
+    /// Nothing stops it: it waits for the next dispatch pass.
+    NextPass,
+}
+
+impl std::fmt::Display for PendingReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PendingReason::QueueLimit { queue, limit } => {
+                write!(f, "The queue's job slot limit is reached (QJOB_LIMIT {limit} in queue {queue})")
+            }
+            PendingReason::UserQueueLimit { queue, limit } => {
+                write!(
+                    f,
+                    "The user has reached the per-user job slot limit of the queue (UJOB_LIMIT {limit} in queue {queue})"
+                )
+            }
+            PendingReason::UserLimit { limit } => {
+                write!(f, "The user has reached their job slot limit (MAX_JOBS {limit})")
+            }
+            PendingReason::NotEnoughSlots { need, free } => {
+                write!(f, "Not enough job slots: {need} needed, {free} free on the queue's hosts")
+            }
+            PendingReason::LowerPriority { than } => {
+                write!(f, "A user with a higher fairshare priority goes first ({than})")
+            }
+            PendingReason::NextPass => write!(f, "Waiting for the next dispatch pass"),
+        }
+    }
+}
+
+impl Engine {
+    /// Why pending job `id` is not running now; `None` if it is not pending.
+    pub fn pending_reason(&self, id: JobId, t: Time) -> Option<PendingReason> {
+        let job = self.jobs.get(&id)?;
+        if !matches!(job.state, JobState::Pending) {
+            return None;
+        }
+        if let Some(r) = self.limit_reason(job) {
+            return Some(r);
+        }
+        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
+        let usable: u64 = members
+            .iter()
+            .filter(|&&h| self.hosts[h as usize].partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p)))
+            .map(|&h| u64::from(index.get(members.iter().position(|&m| m == h).unwrap_or(0))))
+            .sum();
+        if usable < u64::from(job.slots) {
+            return Some(PendingReason::NotEnoughSlots { need: job.slots, free: usable });
+        }
+        let unit = &self.units[self.queue_unit[job.queue]];
+        if let UnitKind::Fairshare { policy } = unit.kind {
+            let tree = &self.fairshare.policies[policy].tree;
+            let mine = job.accounts.iter().find(|a| a.0 == policy)?.1;
+            let inputs = PriorityInputs::default();
+            let my_priority = tree.priority(mine, t, &inputs);
+            let better = unit
+                .by_account
+                .keys()
+                .filter(|&&a| a != mine)
+                .map(|&a| (tree.priority(a, t, &inputs), a))
+                .filter(|(p, _)| p.total_cmp(&my_priority).is_gt())
+                .max_by(|x, y| x.0.total_cmp(&y.0).then(y.1.cmp(&x.1)));
+            if let Some((_, a)) = better {
+                return Some(PendingReason::LowerPriority { than: tree.name(a).to_string() });
+            }
+        }
+        Some(PendingReason::NextPass)
+    }
+}

@@ -1,0 +1,96 @@
+//! Free job slots over an ordered set of hosts, kept in a segment tree of
+//! sums so that "the total free" is O(1) and "the next host, in host order,
+//! with a free slot" is O(log n).
+
+/// Free slots of the hosts of one host set, in host order.
+#[derive(Clone, Debug)]
+pub struct SlotIndex {
+    size: usize,
+    /// Leaves at `size..size + n`; node `i` holds the sum of `2i` and `2i+1`.
+    sums: Vec<u64>,
+}
+
+impl SlotIndex {
+    pub fn new(free: &[u32]) -> Self {
+        let size = free.len().next_power_of_two().max(1);
+        let mut sums = vec![0u64; 2 * size];
+        for (i, &f) in free.iter().enumerate() {
+            sums[size + i] = u64::from(f);
+        }
+        for i in (1..size).rev() {
+            sums[i] = sums[2 * i] + sums[2 * i + 1];
+        }
+        SlotIndex { size, sums }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.sums[1]
+    }
+
+    pub fn get(&self, pos: usize) -> u32 {
+        self.sums[self.size + pos] as u32
+    }
+
+    pub fn set(&mut self, pos: usize, free: u32) {
+        let mut i = self.size + pos;
+        self.sums[i] = u64::from(free);
+        while i > 1 {
+            i /= 2;
+            self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
+        }
+    }
+
+    /// The first position at or after `from` with a free slot.
+    pub fn next_free(&self, from: usize) -> Option<usize> {
+        if from >= self.size {
+            return None;
+        }
+        // Walk up from the leaf until a right sibling subtree has free
+        // slots, then down to its leftmost free leaf.
+        let mut i = self.size + from;
+        if self.sums[i] > 0 {
+            return Some(from);
+        }
+        loop {
+            if i == 1 {
+                return None;
+            }
+            if i % 2 == 0 && self.sums[i + 1] > 0 {
+                i += 1;
+                break;
+            }
+            i /= 2;
+        }
+        while i < self.size {
+            i = if self.sums[2 * i] > 0 { 2 * i } else { 2 * i + 1 };
+        }
+        Some(i - self.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn next_free_walks_in_host_order() {
+        let mut idx = SlotIndex::new(&[0, 3, 0, 0, 2]);
+        assert_eq!(idx.total(), 5);
+        assert_eq!(idx.next_free(0), Some(1));
+        assert_eq!(idx.next_free(2), Some(4));
+        idx.set(4, 0);
+        assert_eq!(idx.next_free(2), None);
+        assert_eq!(idx.total(), 3);
+    }
+
+    proptest! {
+        #[test]
+        fn next_free_matches_a_scan(free in prop::collection::vec(0u32..3, 1..40), from in 0usize..45) {
+            let idx = SlotIndex::new(&free);
+            let scan = (from..free.len()).find(|&i| free[i] > 0);
+            prop_assert_eq!(idx.next_free(from), scan);
+            prop_assert_eq!(idx.total(), free.iter().map(|&f| u64::from(f)).sum::<u64>());
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The simulator: workloads replayed through the engine on a simulated
+//! clock.
+
+pub mod testing;
