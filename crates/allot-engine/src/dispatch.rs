@@ -307,10 +307,10 @@ impl Engine {
         }
         if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
             let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
-            if q_used > 0 || host.per_queue.contains_key(&job.queue) {
-                if t.0 < last.0 + wait {
-                    return 0;
-                }
+            // A host that started a job of this queue at `last` takes the
+            // next one only after the interval.
+            if host.per_queue.contains_key(&job.queue) && t.0 < last.0 + wait {
+                return 0;
             }
         }
         cap
