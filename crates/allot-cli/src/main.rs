@@ -2,6 +2,7 @@
 
 mod config_cmd;
 mod shares_cmd;
+mod sim_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +37,37 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replays a workload (SWF, gzip-compressed or not, or JSON lines)
+    /// through the engine and writes jobs.csv, summary.json and plots.
+    Sim {
+        /// The workload: *.swf[.gz] or *.jsonl.
+        workload: PathBuf,
+        /// Configuration directory; without it, the machine of the SWF header
+        /// and one queue `normal`.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Without --config: an FCFS queue, or FAIRSHARE = USER_SHARES[[default, 1]] (the default).
+        #[arg(long, value_enum)]
+        policy: Option<PolicyArg>,
+        /// Output directory (default: a new directory named after the workload).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write shares-T.json at these times (seconds from the workload's start).
+        #[arg(long = "report-at", num_args = 1..)]
+        report_at: Vec<u64>,
+        /// End a job at its run limit when it ran longer in the trace.
+        #[arg(long)]
+        kill_at_limit: bool,
+        /// Keep SWF queue numbers as queue names (queue1, queue2, ...).
+        #[arg(long)]
+        swf_queues: bool,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PolicyArg {
+    Fcfs,
+    Fairshare,
 }
 
 #[derive(Subcommand)]
@@ -50,6 +82,20 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Config { command: ConfigCommand::Check { dir } } => config_cmd::check(&dir),
         Command::Shares { config, usage, json } => shares_cmd::run(config.as_deref(), usage.as_deref(), json),
+        Command::Sim { workload, config, policy, out, report_at, kill_at_limit, swf_queues } => {
+            sim_cmd::run(sim_cmd::SimArgs {
+                workload,
+                config,
+                policy: policy.map(|p| match p {
+                    PolicyArg::Fcfs => allot_sim::machine::Policy::Fcfs,
+                    PolicyArg::Fairshare => allot_sim::machine::Policy::Fairshare,
+                }),
+                out,
+                report_at,
+                kill_at_limit,
+                swf_queues,
+            })
+        }
     };
     match result {
         Ok(code) => code,

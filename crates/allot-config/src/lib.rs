@@ -15,5 +15,6 @@ pub mod validate;
 pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
+pub mod bsub;
 pub mod engine;
 pub mod usage;

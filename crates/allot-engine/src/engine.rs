@@ -114,6 +114,12 @@ pub(crate) struct HostState {
 pub(crate) struct QueueState {
     pub(crate) spec: QueueSpec,
     pub(crate) host_set: usize,
+    /// Job slots of all the queue's hosts.
+    pub(crate) capacity: u64,
+    /// Partition policies the queue's hosts touch, and whether any of its
+    /// hosts is in no partition.
+    pub(crate) partitions: Vec<usize>,
+    pub(crate) outside_partitions: bool,
     pub(crate) policy: Option<usize>,
     pub(crate) used: u32,
     pub(crate) user_used: BTreeMap<u32, u32>,
@@ -184,9 +190,16 @@ impl Engine {
             };
             let policy =
                 spec.policy.as_ref().and_then(|name| fairshare.policies.iter().position(|p| p.tree.policy() == name));
+            let members = &host_sets[host_set].0;
+            let capacity = members.iter().map(|&h| u64::from(hosts[h as usize].slots)).sum();
+            let partitions: BTreeSet<usize> = members.iter().filter_map(|&h| hosts[h as usize].partition).collect();
+            let outside_partitions = members.iter().any(|&h| hosts[h as usize].partition.is_none());
             queues.push(QueueState {
                 spec: spec.clone(),
                 host_set,
+                capacity,
+                partitions: partitions.into_iter().collect(),
+                outside_partitions,
                 policy,
                 used: 0,
                 user_used: BTreeMap::new(),
@@ -273,8 +286,7 @@ impl Engine {
         if spec.slots == 0 {
             return Err(Rejection::NoSlots(0));
         }
-        let members = &self.host_sets[q.host_set].0;
-        let available: u64 = members.iter().map(|&h| u64::from(self.hosts[h as usize].slots)).sum();
+        let available = q.capacity;
         if u64::from(spec.slots) > available {
             return Err(Rejection::TooManySlots { slots: spec.slots, queue: q.spec.name.clone(), available });
         }
@@ -283,9 +295,9 @@ impl Engine {
                 return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
             }
         }
-        let host_names: Vec<String> = members.iter().map(|&h| self.hosts[h as usize].name.clone()).collect();
-        let queue_name = q.spec.name.clone();
-        let admission = self.fairshare.admit(&spec.user, &queue_name, &host_names, spec.group.as_deref())?;
+        let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
+        let admission =
+            self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
         let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
         let user = self.user_id(&spec.user);
         let id = JobId(self.next_id);
@@ -410,6 +422,10 @@ impl Engine {
     }
     pub fn is_running(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
+    }
+    /// The queue a job (pending or running) is in.
+    pub fn job_queue(&self, id: JobId) -> Option<&str> {
+        self.jobs.get(&id).map(|j| self.queues[j.queue].spec.name.as_str())
     }
     pub fn pending_jobs(&self) -> impl Iterator<Item = JobId> + '_ {
         self.jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Pending)).map(|(id, _)| *id)

@@ -1,4 +1,11 @@
 //! The simulator: workloads replayed through the engine on a simulated
 //! clock.
 
+pub mod input;
+pub mod jsonl;
+pub mod machine;
+pub mod report;
+pub mod sim;
+pub mod swf;
 pub mod testing;
+pub mod workload;

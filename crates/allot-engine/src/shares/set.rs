@@ -55,23 +55,39 @@ impl FairshareSet {
         queue_hosts: &[String],
         group: Option<&str>,
     ) -> Result<Admission, ShareError> {
+        let touched: Vec<usize> = self
+            .policies
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| matches!(&p.scope, Scope::Hosts(h) if queue_hosts.iter().any(|q| h.contains(q))))
+            .map(|(i, _)| i)
+            .collect();
+        let outside = queue_hosts
+            .iter()
+            .any(|h| !self.policies.iter().any(|p| matches!(&p.scope, Scope::Hosts(hs) if hs.contains(h))));
+        self.admit_to(user, queue, &touched, outside, group)
+    }
+
+    /// [`FairshareSet::admit`] with the queue's hosts already summed up:
+    /// the partition policies they touch, and whether any lies outside
+    /// every partition.
+    pub fn admit_to(
+        &mut self,
+        user: &str,
+        queue: &str,
+        partitions: &[usize],
+        hosts_outside_partitions: bool,
+        group: Option<&str>,
+    ) -> Result<Admission, ShareError> {
         let mut accounts = Vec::new();
-        if let Some(i) =
-            self.policies.iter().position(|p| matches!(&p.scope, Scope::Queues(q) if q.iter().any(|q| q == queue)))
-        {
+        if let Some(i) = self.queue_policy(queue) {
             let leaves = self.policies[i].tree.resolve(user, group)?;
             accounts.push((i, leaves));
             return Ok(Admission { accounts });
         }
         let mut first_error = None;
-        let mut outside_partitions: BTreeSet<&String> = queue_hosts.iter().collect();
-        for (i, p) in self.policies.iter_mut().enumerate() {
-            let Scope::Hosts(hosts) = &p.scope else { continue };
-            if !queue_hosts.iter().any(|h| hosts.contains(h)) {
-                continue;
-            }
-            outside_partitions.retain(|h| !hosts.contains(*h));
-            match p.tree.resolve(user, group) {
+        for &i in partitions {
+            match self.policies[i].tree.resolve(user, group) {
                 Ok(leaves) => accounts.push((i, leaves)),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -79,9 +95,14 @@ impl FairshareSet {
             }
         }
         match first_error {
-            Some(e) if accounts.is_empty() && outside_partitions.is_empty() => Err(e),
+            Some(e) if accounts.is_empty() && !hosts_outside_partitions => Err(e),
             _ => Ok(Admission { accounts }),
         }
+    }
+
+    /// The queue-level policy a queue belongs to.
+    pub fn queue_policy(&self, queue: &str) -> Option<usize> {
+        self.policies.iter().position(|p| matches!(&p.scope, Scope::Queues(q) if q.iter().any(|q| q == queue)))
     }
 }
 

@@ -313,6 +313,12 @@ impl ShareTree {
         node
     }
 
+    /// The accounts of a user already placed (empty if not placed or
+    /// without shares).
+    pub fn leaves(&self, user: &str) -> &[NodeId] {
+        self.leaves_of.get(user).map_or(&[], Vec::as_slice)
+    }
+
     /// The accounts a job of `user` may be charged to, restricted to those
     /// reached through `via_group` when the job names one (`bsub -G`).
     pub fn resolve(&mut self, user: &str, via_group: Option<&str>) -> Result<Vec<NodeId>, ShareError> {

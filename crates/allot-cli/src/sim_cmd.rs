@@ -1,0 +1,124 @@
+//! `allot sim`: replay a workload and write what happened.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use allot_engine::Engine;
+use allot_engine::shares::priority::PriorityInputs;
+use allot_sim::input::{ReadOptions, read_workload};
+use allot_sim::machine::{Policy, default_engine};
+use allot_sim::report;
+use allot_sim::sim::{self, SimOptions};
+use anyhow::{Context, anyhow, bail};
+
+pub struct SimArgs {
+    pub workload: PathBuf,
+    pub config: Option<PathBuf>,
+    pub policy: Option<Policy>,
+    pub out: Option<PathBuf>,
+    pub report_at: Vec<u64>,
+    pub kill_at_limit: bool,
+    pub swf_queues: bool,
+}
+
+/// `<workload name>.sim`, or `.sim-2`, `.sim-3`, ... when taken.
+fn default_out(workload: &Path) -> PathBuf {
+    let name = workload.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workload".into());
+    let stem = name.trim_end_matches(".gz").trim_end_matches(".swf").trim_end_matches(".jsonl").to_string();
+    let mut candidate = PathBuf::from(format!("{stem}.sim"));
+    let mut n = 2;
+    while candidate.exists() {
+        candidate = PathBuf::from(format!("{stem}.sim-{n}"));
+        n += 1;
+    }
+    candidate
+}
+
+pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
+    let wall = Instant::now();
+    let workload = read_workload(&args.workload, &ReadOptions { swf_queues: args.swf_queues })?;
+    let (engine_config, policy_name) = match (&args.config, args.policy) {
+        (Some(_), Some(_)) => bail!("--policy: applies only without --config (the configuration sets the policy)"),
+        (Some(dir), None) => match allot_config::load_dir(dir) {
+            Ok((config, warnings)) => {
+                eprint!("{warnings}");
+                let name = if config.fairshare_policies().is_empty() { "fcfs" } else { "fairshare" };
+                (config.engine_config(), format!("{name} ({})", dir.display()))
+            }
+            Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", dir.display())),
+        },
+        (None, policy) => {
+            let policy = policy.unwrap_or(Policy::Fairshare);
+            (default_engine(&workload, policy), policy.name().to_string())
+        }
+    };
+    let mut engine = Engine::new(engine_config);
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&args.workload));
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
+
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(workload.jobs.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} jobs submitted ({elapsed})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let mut progress = |n: u64| {
+        if let Some(b) = &bar {
+            if n % 1024 == 0 {
+                b.set_position(n);
+            }
+        }
+    };
+    let report_tables = |e: &Engine, t| {
+        let inputs = PriorityInputs::default();
+        report::share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &inputs)
+    };
+    let opts = SimOptions { kill_at_limit: args.kill_at_limit, report_at: args.report_at.clone() };
+    let outcome = sim::run(&mut engine, &workload, &opts, &report_tables, &mut progress);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+
+    let write = |name: &str, text: String| {
+        let path = out_dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    };
+    write("jobs.csv", report::jobs_csv(&outcome.records))?;
+    let summary = report::summary(&policy_name, &workload, &outcome, &engine);
+    write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
+    for (t, tables) in &outcome.reports {
+        write(&format!("shares-{t}.json"), serde_json::to_string_pretty(tables)? + "\n")?;
+    }
+    for problem in workload
+        .skipped
+        .iter()
+        .map(|s| (s.line, s.reason.as_str()))
+        .chain(outcome.rejected.iter().map(|r| (r.line, r.reason.as_str())))
+        .take(5)
+    {
+        eprintln!("{}:{}: {}", args.workload.display(), problem.0, problem.1);
+    }
+    let more = (workload.skipped.len() + outcome.rejected.len()).saturating_sub(5);
+    if more > 0 {
+        eprintln!("... and {more} more skipped or rejected jobs (counted in summary.json)");
+    }
+    println!(
+        "{}: {} jobs ran, {} skipped, {} rejected; utilization {:.1}%, mean wait {:.0} s, makespan {} s; {:.2} s wall",
+        args.workload.display(),
+        summary["jobs"],
+        summary["skipped"],
+        summary["rejected"],
+        summary["utilization"].as_f64().unwrap_or(0.0) * 100.0,
+        summary["mean_wait"].as_f64().unwrap_or(0.0),
+        summary["makespan"],
+        wall.elapsed().as_secs_f64(),
+    );
+    println!("output: {}/ (jobs.csv, summary.json)", out_dir.display());
+    Ok(ExitCode::SUCCESS)
+}

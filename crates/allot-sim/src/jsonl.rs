@@ -1,0 +1,59 @@
+//! allot's own workload format: JSON lines, one job per line, with
+//! `submit` (seconds), `user`, `runtime` (seconds it really runs), optional
+//! `cpu_time`, `mem`, and `bsub`, the options as a user types them after
+//! `bsub` (`"-n 4,8 -q short -W 30 -G groupB"`).
+
+use serde::Deserialize;
+
+use crate::workload::{Skipped, Workload, WorkloadJob};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line {
+    submit: u64,
+    user: String,
+    runtime: u64,
+    #[serde(default)]
+    cpu_time: f64,
+    #[serde(default)]
+    mem: f64,
+    #[serde(default)]
+    bsub: String,
+}
+
+pub fn read(text: &str) -> Workload {
+    let mut w = Workload::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i as u64 + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let parsed: Line = match serde_json::from_str(raw) {
+            Ok(l) => l,
+            Err(e) => {
+                w.skipped.push(Skipped { line, reason: format!("column {}: {e}", e.column()) });
+                continue;
+            }
+        };
+        let _ = parsed.mem;
+        match allot_config::bsub::parse_line(&parsed.bsub) {
+            Ok(opts) => w.jobs.push(WorkloadJob {
+                id: line,
+                line,
+                submit: parsed.submit,
+                user: parsed.user,
+                group: None,
+                charge_group: opts.group,
+                queue: opts.queue,
+                slots: opts.slots.map_or(1, |s| s.min),
+                runtime: parsed.runtime,
+                run_limit: opts.run_limit,
+                cpu_time: parsed.cpu_time,
+                exit: 0,
+            }),
+            Err(e) => w.skipped.push(Skipped { line, reason: format!("bsub: {e}") }),
+        }
+    }
+    w.jobs.sort_by_key(|j| (j.submit, j.line));
+    w
+}

@@ -1,0 +1,81 @@
+//! The machine and queue a workload runs on when no configuration is
+//! given: from the SWF header, MaxNodes hosts sharing MaxProcs slots (the
+//! remainder going one each to the first hosts, so the total is exact), or
+//! MaxProcs one-slot hosts when MaxNodes is missing or not a number; one
+//! queue `normal`, FCFS or `FAIRSHARE = USER_SHARES[[default, 1]]`. With
+//! no MaxProcs either, one host as large as the largest job.
+
+use allot_engine::model::{EngineConfig, HostSpec, QueueSpec};
+use allot_engine::shares::{
+    FairshareSet, GroupTable, LsfFactors, PolicyState, Scope, ShareAssignment, ShareTarget, ShareTree,
+};
+
+use crate::workload::Workload;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Fcfs,
+    Fairshare,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fcfs => "fcfs",
+            Policy::Fairshare => "fairshare",
+        }
+    }
+}
+
+pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
+    let largest = w.jobs.iter().map(|j| u64::from(j.slots)).max().unwrap_or(1);
+    let procs = w.machine.max_procs.filter(|&p| p > 0).unwrap_or(largest);
+    let nodes = w.machine.max_nodes.filter(|&n| n > 0 && n <= procs).unwrap_or(procs);
+    let width = nodes.to_string().len();
+    let hosts = (0..nodes)
+        .map(|i| {
+            let slots = (procs / nodes + u64::from(i < procs % nodes)) as u32;
+            HostSpec { name: format!("node{:0width$}", i + 1), slots, cpus: slots }
+        })
+        .collect();
+    let mut queue = QueueSpec::new("normal", 30);
+    let mut fairshare = FairshareSet::default();
+    if policy == Policy::Fairshare {
+        queue.policy = Some("normal".into());
+        let top = [ShareAssignment::new(ShareTarget::Default, 1)];
+        let tree = ShareTree::new("normal", &top, GroupTable::default(), LsfFactors::default(), Vec::<String>::new());
+        fairshare.policies.push(PolicyState { scope: Scope::Queues(vec!["normal".into()]), tree });
+    }
+    EngineConfig {
+        hosts,
+        queues: vec![queue],
+        fairshare,
+        groups: GroupTable::default(),
+        mbd_sleep_time: 60,
+        default_queues: vec!["normal".into()],
+        user_max_jobs: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Machine;
+
+    fn machine(max_procs: Option<u64>, max_nodes: Option<u64>) -> Workload {
+        Workload { machine: Machine { max_procs, max_nodes }, ..Workload::default() }
+    }
+
+    #[test]
+    fn hosts_from_the_header() {
+        let c = default_engine(&machine(Some(240), Some(120)), Policy::Fcfs);
+        assert_eq!((c.hosts.len(), c.hosts[0].slots, c.hosts[0].name.as_str()), (120, 2, "node001"));
+        let c = default_engine(&machine(Some(338), None), Policy::Fairshare);
+        assert_eq!((c.hosts.len(), c.hosts[0].slots), (338, 1));
+        assert_eq!(c.queues[0].policy.as_deref(), Some("normal"));
+        // Curie: 93,312 processors over 5,544 nodes is not a whole number.
+        let c = default_engine(&machine(Some(93_312), Some(5_544)), Policy::Fcfs);
+        assert_eq!(c.hosts.iter().map(|h| u64::from(h.slots)).sum::<u64>(), 93_312);
+        assert_eq!((c.hosts[0].slots, c.hosts[5_543].slots), (17, 16));
+    }
+}

@@ -1,0 +1,158 @@
+//! The discrete-event loop: workload submissions, job ends and the engine's
+//! own wake-ups, in time order; one dispatch pass per instant at which
+//! something happened.
+//!
+//! A job runs for its trace run time. Its requested time is its run limit
+//! for scheduling, but by default a job that ran past it in the trace is
+//! not killed, since the trace shows it ran; with `kill_at_limit` it ends
+//! at its limit with exit 137 (killed).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
+
+use crate::workload::{Workload, WorkloadJob};
+
+#[derive(Clone, Debug, Default)]
+pub struct SimOptions {
+    pub kill_at_limit: bool,
+    /// Times (seconds from the workload's start) to report share tables at.
+    pub report_at: Vec<u64>,
+}
+
+/// A job that ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRecord {
+    pub id: u64,
+    pub user: String,
+    pub queue: String,
+    pub submit: u64,
+    pub start: u64,
+    pub end: u64,
+    pub slots: u32,
+    /// `hostA*4 hostB*2`.
+    pub hosts: String,
+    pub exit: i32,
+}
+
+/// A workload job the engine refused, with its line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejected {
+    pub id: u64,
+    pub line: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub records: Vec<JobRecord>,
+    pub rejected: Vec<Rejected>,
+    /// Jobs still pending when nothing more could happen.
+    pub never_started: u64,
+    /// (time, what the callback returned) for each report time.
+    pub reports: Vec<(u64, serde_json::Value)>,
+    pub passes: u64,
+}
+
+struct Running {
+    job: usize,
+    queue: String,
+    start: u64,
+    alloc: Vec<(u32, u32)>,
+    killed: bool,
+}
+
+/// Replays `w` through `engine`. `report` renders the engine's share
+/// tables at a report time; `progress` hears how many jobs were submitted.
+pub fn run(
+    engine: &mut Engine,
+    w: &Workload,
+    opts: &SimOptions,
+    report: &dyn Fn(&Engine, Time) -> serde_json::Value,
+    progress: &mut dyn FnMut(u64),
+) -> Outcome {
+    let mut out = Outcome::default();
+    let mut reports: Vec<u64> = opts.report_at.clone();
+    reports.sort_unstable();
+    reports.dedup();
+    let mut reports = reports.into_iter().peekable();
+    let mut ends: BinaryHeap<Reverse<(u64, JobId)>> = BinaryHeap::new();
+    let mut pending: BTreeMap<JobId, usize> = BTreeMap::new();
+    let mut running: BTreeMap<JobId, Running> = BTreeMap::new();
+    let mut next = 0;
+    let mut last = 0u64;
+    loop {
+        let t_submit = w.jobs.get(next).map(|j| j.submit);
+        let t_end = ends.peek().map(|Reverse((t, _))| *t);
+        let t_wake = engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
+        let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
+        while let Some(&r) = reports.peek().filter(|&&r| r < t) {
+            out.reports.push((r, report(engine, Time(r))));
+            reports.next();
+        }
+        last = t;
+        while let Some(&Reverse((end, id))) = ends.peek() {
+            if end != t {
+                break;
+            }
+            ends.pop();
+            if let Some(r) = running.remove(&id) {
+                let job = &w.jobs[r.job];
+                let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time });
+                out.records.push(record(engine, job, &r, t));
+            }
+        }
+        while let Some(job) = w.jobs.get(next).filter(|j| j.submit == t) {
+            let spec = JobSpec {
+                user: job.user.clone(),
+                queue: job.queue.clone(),
+                slots: job.slots,
+                run_limit: job.run_limit,
+                group: job.charge_group.clone(),
+            };
+            match engine.apply(Time(t), &Event::Submit(spec)) {
+                Ok(Some(id)) => {
+                    pending.insert(id, next);
+                }
+                Ok(None) => {}
+                Err(e) => out.rejected.push(Rejected { id: job.id, line: job.line, reason: e.to_string() }),
+            }
+            next += 1;
+        }
+        progress(next as u64);
+        out.passes += 1;
+        for d in engine.schedule(Time(t)) {
+            let Decision::Start { job: id, alloc } = d else { continue };
+            let Some(widx) = pending.remove(&id) else { continue };
+            let job = &w.jobs[widx];
+            let (end, killed) = match job.run_limit {
+                Some(limit) if opts.kill_at_limit && job.runtime > limit => (t + limit, true),
+                _ => (t + job.runtime, false),
+            };
+            ends.push(Reverse((end, id)));
+            let queue = engine.job_queue(id).unwrap_or_default().to_string();
+            running.insert(id, Running { job: widx, queue, start: t, alloc, killed });
+        }
+    }
+    for r in reports {
+        out.reports.push((r, report(engine, Time(r))));
+    }
+    out.never_started = pending.len() as u64;
+    out
+}
+
+fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecord {
+    let hosts = r.alloc.iter().map(|&(h, n)| format!("{}*{n}", engine.host_name(h))).collect::<Vec<_>>().join(" ");
+    JobRecord {
+        id: job.id,
+        user: job.user.clone(),
+        queue: r.queue.clone(),
+        submit: job.submit,
+        start: r.start,
+        end,
+        slots: job.slots,
+        hosts,
+        exit: if r.killed { 137 } else { job.exit },
+    }
+}

@@ -1,0 +1,148 @@
+//! The Standard Workload Format of the Parallel Workloads Archive: `;`
+//! header comments (anywhere in the file), then one job per line of 18
+//! whitespace-separated fields, `-1` for unknown.
+//!
+//! Names: user `N` (field 12) is `userN`, group `N` (field 13) `groupN`,
+//! queue `N` (field 15) `queueN`; unknown is `-1` and gives `user-1` for a
+//! user, no group, no queue. Processors: the requested count (field 8),
+//! else the allocated count (field 5). The requested time (field 9) is the
+//! job's run limit. A job with unknown run time or processors, or with no
+//! processors, is skipped with its line number. Status (field 11): 1
+//! completed (exit 0), 0 failed (exit 1), 5 cancelled (exit 130).
+
+use std::io::BufRead;
+
+use crate::workload::{Machine, Skipped, Workload, WorkloadJob};
+
+/// Reads an SWF workload; `queues` keeps the trace's queue numbers as
+/// queue names (`queueN`), otherwise every job goes to the default queue.
+pub fn read(input: impl BufRead, queues: bool) -> std::io::Result<Workload> {
+    let mut w = Workload::default();
+    for (i, line) in input.split(b'\n').enumerate() {
+        let line_no = i as u64 + 1;
+        let bytes = line?;
+        // Curie's header has bytes that are not UTF-8; only comments do.
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if let Some(comment) = text.strip_prefix(';') {
+            header(comment.trim(), &mut w.machine);
+            continue;
+        }
+        match job(text, line_no, queues) {
+            Ok(j) => w.jobs.push(j),
+            Err(reason) => w.skipped.push(Skipped { line: line_no, reason }),
+        }
+    }
+    w.jobs.sort_by_key(|j| (j.submit, j.line));
+    Ok(w)
+}
+
+fn header(comment: &str, m: &mut Machine) {
+    let Some((key, value)) = comment.split_once(':') else { return };
+    let number = value.split_whitespace().next().and_then(|v| v.parse::<u64>().ok());
+    let whole_number = value.trim().parse::<u64>().ok();
+    match key.trim() {
+        "MaxProcs" => m.max_procs = number,
+        // CTC: `338 (batch partition; 512 total)` is text, not a number.
+        "MaxNodes" => m.max_nodes = whole_number,
+        _ => {}
+    }
+}
+
+fn job(text: &str, line: u64, queues: bool) -> Result<WorkloadJob, String> {
+    let f: Vec<&str> = text.split_whitespace().collect();
+    if f.len() != 18 {
+        return Err(format!("expected 18 fields, found {}", f.len()));
+    }
+    let num = |i: usize| -> Result<f64, String> {
+        f[i].parse::<f64>().map_err(|_| format!("field {} (`{}`) is not a number", i + 1, f[i]))
+    };
+    let id = num(0)?;
+    let submit = num(1)?;
+    let runtime = num(3)?;
+    let allocated = num(4)?;
+    let avg_cpu = num(5)?;
+    let requested = num(7)?;
+    let req_time = num(8)?;
+    let status = num(10)?;
+    let user = num(11)?;
+    let group = num(12)?;
+    let queue = num(14)?;
+    if runtime < 0.0 {
+        return Err("unknown run time".into());
+    }
+    let procs = if requested > 0.0 { requested } else { allocated };
+    if procs <= 0.0 {
+        return Err("unknown number of processors".into());
+    }
+    if submit < 0.0 {
+        return Err("unknown submit time".into());
+    }
+    let slots = procs.min(f64::from(u32::MAX)) as u32;
+    Ok(WorkloadJob {
+        id: id.max(0.0) as u64,
+        line,
+        submit: submit as u64,
+        user: format!("user{}", user as i64),
+        group: (group >= 0.0).then(|| format!("group{}", group as i64)),
+        charge_group: None,
+        queue: (queues && queue >= 0.0).then(|| format!("queue{}", queue as i64)),
+        slots,
+        runtime: runtime as u64,
+        run_limit: (req_time > 0.0).then_some(req_time as u64),
+        cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },
+        exit: match status as i64 {
+            1 => 0,
+            5 => 130,
+            _ => 1,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "; Version: 2.2\n; MaxNodes: 100\n; MaxProcs: 100\n\
+        1 0 10 100 4 50 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n\
+        ;\tcomment in the middle\n\
+        2 5 0 -1 1 -1 -1 1 60 -1 0 3 2 -1 -1 -1 -1 -1\n\
+        3 9 0 30 8 -1 -1 -1 -1 -1 5 7 -1 -1 2 -1 -1 -1\n\
+        4 9 0 30 -1 -1 -1 -1 60 -1 1 7 -1 -1 2 -1 -1 -1\n\
+        5 9 0 30\n";
+
+    #[test]
+    fn jobs_header_and_skips() {
+        let w = read(SAMPLE.as_bytes(), true).expect("read");
+        assert_eq!(w.machine, Machine { max_procs: Some(100), max_nodes: Some(100) });
+        assert_eq!(w.jobs.len(), 2);
+        let j = &w.jobs[0];
+        assert_eq!((j.id, j.submit, j.slots, j.runtime, j.run_limit), (1, 0, 4, 100, Some(200)));
+        assert_eq!(
+            (j.user.as_str(), j.group.as_deref(), j.queue.as_deref()),
+            ("user3", Some("group2"), Some("queue1"))
+        );
+        assert_eq!((j.cpu_time, j.exit), (200.0, 0));
+        let k = &w.jobs[1];
+        assert_eq!(
+            (k.slots, k.run_limit, k.exit, k.group.as_deref()),
+            (8, None, 130, None),
+            "field 5 when 8 is unknown"
+        );
+        let reasons: Vec<(u64, &str)> = w.skipped.iter().map(|s| (s.line, s.reason.as_str())).collect();
+        assert_eq!(
+            reasons,
+            [(6, "unknown run time"), (8, "unknown number of processors"), (9, "expected 18 fields, found 4")]
+        );
+    }
+
+    #[test]
+    fn max_nodes_that_is_text_is_no_number() {
+        let w =
+            read("; MaxNodes: 338 (batch partition; 512 total)\n; MaxProcs: 338\n".as_bytes(), false).expect("read");
+        assert_eq!(w.machine, Machine { max_procs: Some(338), max_nodes: None });
+    }
+}

@@ -1,0 +1,51 @@
+//! A workload: jobs to replay, whatever file they came from.
+
+/// One job of a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadJob {
+    /// The job's number in the workload: the SWF job number, or the line
+    /// number of a JSON-lines file.
+    pub id: u64,
+    /// Line of the file it came from, for messages.
+    pub line: u64,
+    /// Seconds from the workload's start.
+    pub submit: u64,
+    pub user: String,
+    /// The group the workload names (SWF field 13); informational.
+    pub group: Option<String>,
+    /// The user group to charge through (`bsub -G`).
+    pub charge_group: Option<String>,
+    pub queue: Option<String>,
+    pub slots: u32,
+    /// Seconds it really runs.
+    pub runtime: u64,
+    /// Its run limit for scheduling (SWF: the requested time; `-W`).
+    pub run_limit: Option<u64>,
+    /// CPU seconds it uses in all.
+    pub cpu_time: f64,
+    /// Exit code when it ends by itself.
+    pub exit: i32,
+}
+
+/// A line that is not a job, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// What a workload file's header says of the machine it ran on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    pub max_procs: Option<u64>,
+    /// `None` when missing or not a number (CTC's `338 (batch ...)`).
+    pub max_nodes: Option<u64>,
+}
+
+/// A workload read from a file.
+#[derive(Clone, Debug, Default)]
+pub struct Workload {
+    pub jobs: Vec<WorkloadJob>,
+    pub skipped: Vec<Skipped>,
+    pub machine: Machine,
+}
