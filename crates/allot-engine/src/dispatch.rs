@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::engine::{Decision, Engine, HostState, Job, JobId, JobState, QueueState};
+use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, QueueState};
 use crate::reasons::PendingReason;
 use crate::shares::priority::PriorityInputs;
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, Selector};
@@ -217,15 +217,16 @@ impl Engine {
         for (&leaf, jobs) in &unit.by_account {
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, jobs.len() as u64);
         }
-        let mut cursor: BTreeMap<NodeId, JobId> = BTreeMap::new();
+        // Per account, the last job tried in this pass.
+        let mut cursor: Vec<Option<JobId>> = vec![None; self.fairshare.policies[policy].tree.len()];
         while let Some(leaf) = sel.next() {
-            let after = cursor.get(&leaf).map_or(Bound::Unbounded, |&c| Bound::Excluded(c));
+            let after = cursor[leaf.0 as usize].map_or(Bound::Unbounded, Bound::Excluded);
             let jobs = unit.by_account.get(&leaf);
             let Some(id) = jobs.and_then(|s| s.range((after, Bound::Unbounded)).next().copied()) else {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             };
-            cursor.insert(leaf, id);
+            cursor[leaf.0 as usize] = Some(id);
             if let Ok(d) = self.try_start(id, t, failed_at) {
                 out.push(d);
                 if let Some(set) = unit.by_account.get_mut(&leaf) {
@@ -258,7 +259,7 @@ impl Engine {
             }
         }
         if let Some(max) = l.ujob {
-            let used = q.user_used.get(&job.user).copied().unwrap_or(0);
+            let used = q.user_used.get(job.user as usize).copied().unwrap_or(0);
             if used + job.slots > max {
                 return Some(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
             }
@@ -282,8 +283,9 @@ impl Engine {
             failed_at[job.queue] = failed_at[job.queue].min(job.slots);
             return Err(());
         };
-        self.commit(id, &alloc, t);
-        Ok(Decision::Start { job: id, alloc })
+        let decision = Decision::Start { job: id, alloc: alloc.to_vec() };
+        self.commit(id, alloc, t);
+        Ok(decision)
     }
 
     /// How many slots host `h` can give a job of `job`'s queue now.
@@ -317,13 +319,13 @@ impl Engine {
     }
 
     /// First fit in host order over the queue's hosts.
-    fn place(&self, job: &Job, t: Time) -> Option<Vec<(u32, u32)>> {
+    fn place(&self, job: &Job, t: Time) -> Option<Alloc> {
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         if index.total() < u64::from(job.slots) {
             return None;
         }
         let mut need = job.slots;
-        let mut alloc = Vec::new();
+        let mut alloc = Alloc::new();
         let mut pos = 0;
         while need > 0 {
             pos = index.next_free(pos)?;
@@ -339,16 +341,19 @@ impl Engine {
     }
 
     /// Books a started job: hosts, limits, run-limit deadline, usage.
-    fn commit(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time) {
+    fn commit(&mut self, id: JobId, alloc: Alloc, t: Time) {
         let Some(job) = self.jobs.get(&id) else { return };
         let (queue, user, slots, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
         let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
-        for &(h, n) in alloc {
+        let per_host = self.queues[queue].per_host_limits;
+        for &(h, n) in &alloc {
             let host = &mut self.hosts[h as usize];
             host.used += n;
-            let e = host.per_queue.entry(queue).or_insert((0, t));
-            e.0 += n;
-            e.1 = t;
+            if per_host {
+                let e = host.per_queue.entry(queue).or_insert((0, t));
+                e.0 += n;
+                e.1 = t;
+            }
             self.refresh_host(h);
         }
         if let Some(n) = accept {
@@ -357,31 +362,28 @@ impl Engine {
         let q = &mut self.queues[queue];
         q.used += slots;
         q.pending -= 1;
-        *q.user_used.entry(user).or_insert(0) += slots;
+        if q.user_used.len() <= user as usize {
+            q.user_used.resize(user as usize + 1, 0);
+        }
+        q.user_used[user as usize] += slots;
         self.user_used[user as usize] += slots;
         let limit = self.effective_run_limit(queue, own_limit);
         if let Some(limit) = limit {
             self.deadlines.insert((Time(t.0 + limit), id));
         }
-        let charges = self.charge_start(id, alloc, t, limit);
+        let charges = self.charge_start(id, &alloc, t, limit);
         if let Some(job) = self.jobs.get_mut(&id) {
-            job.state = JobState::Running { start: t, alloc: alloc.to_vec(), charges, cpu_reported: 0.0 };
+            job.state = JobState::Running { start: t, alloc, charges, cpu_reported: 0.0 };
         }
     }
 
     /// Charges a started job to its queue policy's account, and to the
     /// account of the partition its first host is in.
-    fn charge_start(
-        &mut self,
-        id: JobId,
-        alloc: &[(u32, u32)],
-        t: Time,
-        limit: Option<u64>,
-    ) -> Vec<(usize, NodeId, JobCharge)> {
-        let Some(job) = self.jobs.get(&id) else { return Vec::new() };
+    fn charge_start(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time, limit: Option<u64>) -> Charges {
+        let Some(job) = self.jobs.get(&id) else { return Charges::new() };
         let policy = self.queues[job.queue].policy;
         let partition = alloc.first().and_then(|&(h, _)| self.hosts[h as usize].partition);
-        let mut charges = Vec::new();
+        let mut charges = Charges::new();
         for &(p, leaf) in &job.accounts {
             if Some(p) != policy && Some(p) != partition {
                 continue;

@@ -6,8 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use crate::dispatch::{Unit, build_units};
+use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, ShareError};
 use crate::slots::SlotIndex;
@@ -77,10 +79,15 @@ pub enum Event {
     HostUp(u32),
 }
 
+/// Where a running job runs: most jobs use one or two hosts.
+pub(crate) type Alloc = SmallVec<[(u32, u32); 2]>;
+/// The accounts a running job is charged to: almost always one.
+pub(crate) type Charges = SmallVec<[(usize, NodeId, JobCharge); 1]>;
+
 #[derive(Clone, Debug)]
 pub(crate) enum JobState {
     Pending,
-    Running { start: Time, alloc: Vec<(u32, u32)>, charges: Vec<(usize, NodeId, JobCharge)>, cpu_reported: f64 },
+    Running { start: Time, alloc: Alloc, charges: Charges, cpu_reported: f64 },
 }
 
 /// A job the engine holds: pending or running. Finished jobs leave.
@@ -122,8 +129,12 @@ pub(crate) struct QueueState {
     pub(crate) outside_partitions: bool,
     pub(crate) policy: Option<usize>,
     pub(crate) used: u32,
-    pub(crate) user_used: BTreeMap<u32, u32>,
+    /// Slots in use per user (by user id) in this queue.
+    pub(crate) user_used: Vec<u32>,
     pub(crate) pending: u32,
+    /// Whether a per-host limit (HJOB_LIMIT, PJOB_LIMIT,
+    /// JOB_ACCEPT_INTERVAL) needs the per-host bookkeeping.
+    pub(crate) per_host_limits: bool,
 }
 
 /// The scheduling engine.
@@ -138,7 +149,7 @@ pub struct Engine {
     pub(crate) users: Vec<String>,
     pub(crate) user_ids: BTreeMap<String, u32>,
     pub(crate) user_used: Vec<u32>,
-    pub(crate) jobs: BTreeMap<JobId, Job>,
+    pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
     pub(crate) deadlines: BTreeSet<(Time, JobId)>,
     pub(crate) accept_wakeups: BTreeSet<Time>,
@@ -202,8 +213,11 @@ impl Engine {
                 outside_partitions,
                 policy,
                 used: 0,
-                user_used: BTreeMap::new(),
+                user_used: Vec::new(),
                 pending: 0,
+                per_host_limits: spec.limits.hjob.is_some()
+                    || spec.limits.pjob.is_some()
+                    || spec.job_accept_interval.is_some_and(|n| n > 0),
             });
         }
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare);
@@ -218,7 +232,7 @@ impl Engine {
             users: Vec::new(),
             user_ids: BTreeMap::new(),
             user_used: Vec::new(),
-            jobs: BTreeMap::new(),
+            jobs: JobTable::new(1),
             next_id: 1,
             deadlines: BTreeSet::new(),
             accept_wakeups: BTreeSet::new(),
@@ -358,7 +372,7 @@ impl Engine {
                 }
                 let q = &mut self.queues[job.queue];
                 q.used = q.used.saturating_sub(job.slots);
-                if let Some(u) = q.user_used.get_mut(&job.user) {
+                if let Some(u) = q.user_used.get_mut(job.user as usize) {
                     *u = u.saturating_sub(job.slots);
                 }
                 self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(job.slots);
@@ -427,7 +441,11 @@ impl Engine {
     pub fn job_queue(&self, id: JobId) -> Option<&str> {
         self.jobs.get(&id).map(|j| self.queues[j.queue].spec.name.as_str())
     }
+    /// Jobs pending or running.
+    pub fn job_count(&self) -> usize {
+        self.jobs.len()
+    }
     pub fn pending_jobs(&self) -> impl Iterator<Item = JobId> + '_ {
-        self.jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Pending)).map(|(id, _)| *id)
+        self.jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Pending)).map(|(id, _)| id)
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod dispatch;
 pub mod engine;
+mod jobs;
 pub mod model;
 pub mod reasons;
 pub mod shares;

@@ -39,6 +39,61 @@ impl Ord for Prio {
 /// Highest priority first, then sibling position.
 type Key = (Reverse<Prio>, u32, NodeId);
 
+/// Above this many ready siblings, a B-tree; below, a sorted vector,
+/// which is faster to update for the small sibling sets most trees have.
+const SMALL: usize = 64;
+
+/// The ready children of one node, best first.
+#[derive(Clone, Debug)]
+enum Siblings {
+    Small(Vec<Key>),
+    Large(BTreeSet<Key>),
+}
+
+impl Default for Siblings {
+    fn default() -> Self {
+        Siblings::Small(Vec::new())
+    }
+}
+
+impl Siblings {
+    fn insert(&mut self, key: Key) {
+        match self {
+            Siblings::Small(v) => {
+                if let Err(at) = v.binary_search(&key) {
+                    v.insert(at, key);
+                }
+                if v.len() > SMALL {
+                    *self = Siblings::Large(v.drain(..).collect());
+                }
+            }
+            Siblings::Large(set) => {
+                set.insert(key);
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &Key) {
+        match self {
+            Siblings::Small(v) => {
+                if let Ok(at) = v.binary_search(key) {
+                    v.remove(at);
+                }
+            }
+            Siblings::Large(set) => {
+                set.remove(key);
+            }
+        }
+    }
+
+    fn first(&self) -> Option<&Key> {
+        match self {
+            Siblings::Small(v) => v.first(),
+            Siblings::Large(set) => set.first(),
+        }
+    }
+}
+
 /// One dispatch pass's view of a share tree's priorities.
 #[derive(Clone, Debug)]
 pub struct Selector {
@@ -49,7 +104,7 @@ pub struct Selector {
     /// Pending work units in each node's subtree.
     pending: Vec<u64>,
     /// Per node, its children that have pending work, best first.
-    ready: Vec<BTreeSet<Key>>,
+    ready: Vec<Siblings>,
 }
 
 impl Selector {
@@ -64,7 +119,7 @@ impl Selector {
             }
         }
         let prio = (0..n).map(|i| if i == 0 { 0.0 } else { tree.priority(NodeId(i as u32), t, inputs) }).collect();
-        Selector { t, prio, pos, pending: vec![0; n], ready: vec![BTreeSet::new(); n] }
+        Selector { t, prio, pos, pending: vec![0; n], ready: vec![Siblings::default(); n] }
     }
 
     fn key(&self, n: NodeId) -> Key {
@@ -111,7 +166,7 @@ impl Selector {
             self.pos.push(p as u32);
             self.prio.push(tree.priority(n, self.t, &inputs));
             self.pending.push(0);
-            self.ready.push(BTreeSet::new());
+            self.ready.push(Siblings::default());
         }
     }
 
@@ -128,8 +183,7 @@ impl Selector {
     /// changed (a job started), and re-sorts them among their siblings.
     pub fn refresh_path(&mut self, tree: &ShareTree, leaf: NodeId, inputs: &PriorityInputs<'_>) {
         self.grow(tree);
-        let path: Vec<NodeId> = tree.path(leaf).collect();
-        for node in path {
+        for node in tree.path(leaf) {
             let i = node.0 as usize;
             let parent = tree.parent(node).unwrap_or(NodeId::ROOT);
             let active = self.pending[i] > 0;

@@ -355,11 +355,6 @@ impl ShareTree {
         std::iter::successors(Some(node), |n| self.nodes[n.idx()].parent).filter(|n| *n != NodeId::ROOT)
     }
 
-    /// Node and all its ancestors, root included: where a charge goes.
-    fn charge_path(&self, node: NodeId) -> Vec<NodeId> {
-        std::iter::successors(Some(node), |n| self.nodes[n.idx()].parent).collect()
-    }
-
     pub fn policy(&self) -> &str {
         &self.policy
     }
@@ -435,10 +430,15 @@ impl ShareTree {
         self.factors.dynamic_priority(self.shares(n), &usage, adjustment)
     }
 
+    /// Applies `f` to the usage of `leaf` and of each of its ancestors,
+    /// root included: where a charge goes.
     fn for_path(&mut self, leaf: NodeId, f: impl Fn(&mut NodeUsage, f64)) {
         let lambda = self.lambda;
-        for n in self.charge_path(leaf) {
-            f(&mut self.nodes[n.idx()].usage, lambda);
+        let mut node = Some(leaf);
+        while let Some(n) = node {
+            let entry = &mut self.nodes[n.idx()];
+            f(&mut entry.usage, lambda);
+            node = entry.parent;
         }
     }
 

@@ -1,0 +1,64 @@
+//! The jobs the engine holds, by id. Ids are given in order from 1, so the
+//! table is a deque indexed by `id - base`: O(1) lookups, iteration in id
+//! order, and the front is dropped as the oldest jobs finish.
+
+use std::collections::VecDeque;
+
+use crate::engine::{Job, JobId};
+
+#[derive(Default)]
+pub(crate) struct JobTable {
+    base: u64,
+    slots: VecDeque<Option<Job>>,
+    len: usize,
+}
+
+impl JobTable {
+    pub(crate) fn new(first: u64) -> Self {
+        JobTable { base: first, slots: VecDeque::new(), len: 0 }
+    }
+
+    fn index(&self, id: JobId) -> Option<usize> {
+        id.0.checked_sub(self.base).map(|i| i as usize).filter(|&i| i < self.slots.len())
+    }
+
+    pub(crate) fn get(&self, id: &JobId) -> Option<&Job> {
+        self.index(*id).and_then(|i| self.slots[i].as_ref())
+    }
+
+    pub(crate) fn get_mut(&mut self, id: &JobId) -> Option<&mut Job> {
+        self.index(*id).and_then(|i| self.slots[i].as_mut())
+    }
+
+    /// Adds the job with the next id (ids must come in order).
+    pub(crate) fn insert(&mut self, id: JobId, job: Job) {
+        if self.slots.is_empty() {
+            self.base = id.0;
+        }
+        while self.base + (self.slots.len() as u64) < id.0 {
+            self.slots.push_back(None);
+        }
+        self.slots.push_back(Some(job));
+        self.len += 1;
+    }
+
+    pub(crate) fn remove(&mut self, id: &JobId) -> Option<Job> {
+        let i = self.index(*id)?;
+        let job = self.slots[i].take()?;
+        self.len -= 1;
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        Some(job)
+    }
+
+    /// Jobs in id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (JobId, &Job)> {
+        self.slots.iter().enumerate().filter_map(|(i, j)| j.as_ref().map(|j| (JobId(self.base + i as u64), j)))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
