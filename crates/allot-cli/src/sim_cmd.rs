@@ -92,6 +92,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     write("jobs.csv", report::jobs_csv(&outcome.records))?;
     let summary = report::summary(&policy_name, &workload, &outcome, &engine);
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
+    allot_sim::plot::write_plots(&out_dir, &outcome.records, engine.total_slots(), engine.fairshare())?;
     for (t, tables) in &outcome.reports {
         write(&format!("shares-{t}.json"), serde_json::to_string_pretty(tables)? + "\n")?;
     }
@@ -119,6 +120,6 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         summary["makespan"],
         wall.elapsed().as_secs_f64(),
     );
-    println!("output: {}/ (jobs.csv, summary.json)", out_dir.display());
+    println!("output: {}/ (jobs.csv, summary.json, utilization.svg, shares.svg)", out_dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -216,3 +216,80 @@ fn a_usage_file_naming_an_unknown_policy_or_user_is_refused() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("usage.json:1:"), "{}", stderr(&out));
 }
+
+fn traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces")
+}
+
+/// The README's first command: `allot sim` on a real trace with nothing
+/// else, writing its outputs into a new directory named after the trace.
+#[test]
+fn sim_runs_a_real_trace_with_nothing_else() {
+    let trace = traces().join("KTH-SP2-1996-2.1-cln.swf.gz");
+    if !trace.exists() {
+        eprintln!("skipped: {} is not here (shared/ beside the repository)", trace.display());
+        return;
+    }
+    let dir = tempdir("sim-kth");
+    let out = Command::new(env!("CARGO_BIN_EXE_allot"))
+        .current_dir(&dir)
+        .args(["sim", trace.to_str().expect("path"), "--report-at", "86400"])
+        .output()
+        .expect("allot runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("28475 jobs ran, 1 skipped, 0 rejected"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("KTH-SP2-1996-2.1-cln.swf.gz:27323: unknown number of processors"),
+        "{}",
+        stderr(&out)
+    );
+    let sim = dir.join("KTH-SP2-1996-2.1-cln.sim");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sim.join("summary.json")).expect("summary")).expect("JSON");
+    for key in [
+        "policy",
+        "jobs",
+        "rejected",
+        "makespan",
+        "utilization",
+        "mean_wait",
+        "p50_wait",
+        "p95_wait",
+        "mean_bounded_slowdown",
+        "users",
+    ] {
+        assert!(summary.get(key).is_some(), "summary.json has `{key}`");
+    }
+    assert_eq!(summary["policy"], "fairshare");
+    let csv = std::fs::read_to_string(sim.join("jobs.csv")).expect("jobs.csv");
+    assert!(csv.starts_with("id,user,queue,submit,start,end,slots,hosts,exit\n"));
+    assert_eq!(csv.lines().count(), 28_476);
+    for file in ["utilization.svg", "shares.svg", "shares-86400.json"] {
+        assert!(sim.join(file).exists(), "{file}");
+    }
+    // A second run takes a new directory, not the first one's.
+    let again = Command::new(env!("CARGO_BIN_EXE_allot"))
+        .current_dir(&dir)
+        .args(["sim", trace.to_str().expect("path")])
+        .output()
+        .expect("runs");
+    assert!(again.status.success());
+    assert!(dir.join("KTH-SP2-1996-2.1-cln.sim-2").join("jobs.csv").exists());
+}
+
+#[test]
+fn sim_refuses_policy_with_config_and_unknown_formats() {
+    let dir = tempdir("sim-bad");
+    let w = dir.join("w.txt");
+    std::fs::write(&w, "x").expect("write");
+    let out = allot(&["sim", w.to_str().expect("path")]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("expected a workload named *.swf[.gz]"), "{}", stderr(&out));
+    let swf = dir.join("w.swf");
+    std::fs::write(&swf, "; MaxProcs: 4\n").expect("write");
+    let site = examples().join("site");
+    let out =
+        allot(&["sim", swf.to_str().expect("path"), "--config", site.to_str().expect("path"), "--policy", "fcfs"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--policy: applies only without --config"), "{}", stderr(&out));
+}

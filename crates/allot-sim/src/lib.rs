@@ -4,6 +4,7 @@
 pub mod input;
 pub mod jsonl;
 pub mod machine;
+pub mod plot;
 pub mod report;
 pub mod sim;
 pub mod swf;

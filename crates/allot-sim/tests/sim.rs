@@ -1,0 +1,134 @@
+//! The simulator end to end on small workloads whose schedules can be
+//! worked out by hand.
+
+use allot_engine::shares::priority::PriorityInputs;
+use allot_engine::{Engine, Time};
+use allot_sim::machine::{Policy, default_engine};
+use allot_sim::report::{jobs_csv, share_tables_json, summary};
+use allot_sim::sim::{Outcome, SimOptions, run};
+use allot_sim::testing::engine_from;
+use allot_sim::workload::Workload;
+use allot_sim::{jsonl, swf};
+
+fn simulate(engine: &mut Engine, w: &Workload, opts: &SimOptions) -> Outcome {
+    let report = |e: &Engine, t: Time| {
+        share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &PriorityInputs::default())
+    };
+    run(engine, w, opts, &report, &mut |_| {})
+}
+
+/// Two 2-slot hosts; FCFS. Job 1 (3 slots, 0-100) takes a:2 b:1; job 2
+/// (2 slots) waits for it; job 3 (1 slot) fits beside job 1 at once.
+const SWF: &str = "; MaxNodes: 2\n; MaxProcs: 4\n\
+    1 0 0 100 3 -1 -1 3 200 -1 1 1 1 -1 -1 -1 -1 -1\n\
+    2 10 0 50 2 -1 -1 2 60 -1 1 2 1 -1 -1 -1 -1 -1\n\
+    3 20 0 30 1 -1 -1 1 60 -1 0 2 1 -1 -1 -1 -1 -1\n";
+
+#[test]
+fn fcfs_on_the_header_machine() {
+    let w = swf::read(SWF.as_bytes(), false).expect("read");
+    let mut e = Engine::new(default_engine(&w, Policy::Fcfs));
+    let out = simulate(&mut e, &w, &SimOptions::default());
+    assert_eq!(
+        jobs_csv(&out.records),
+        "id,user,queue,submit,start,end,slots,hosts,exit\n\
+         3,user2,normal,20,20,50,1,node2*1,1\n\
+         1,user1,normal,0,0,100,3,node1*2 node2*1,0\n\
+         2,user2,normal,10,100,150,2,node1*2,0\n"
+    );
+    let s = summary("fcfs", &w, &out, &e);
+    assert_eq!((s["jobs"].as_u64(), s["rejected"].as_u64(), s["makespan"].as_u64()), (Some(3), Some(0), Some(150)));
+    // waits 0, 90, 0: mean 30, p50 0, p95 90.
+    assert_eq!(
+        (s["mean_wait"].as_f64(), s["p50_wait"].as_u64(), s["p95_wait"].as_u64()),
+        (Some(30.0), Some(0), Some(90))
+    );
+    // used 3*100 + 2*50 + 1*30 = 430 slot-seconds of 4 * 150.
+    assert!((s["utilization"].as_f64().expect("number") - 430.0 / 600.0).abs() < 1e-12);
+    // bounded slowdowns: 1, (90+50)/50 = 2.8, 1 -> mean 1.6
+    assert!((s["mean_bounded_slowdown"].as_f64().expect("number") - 1.6).abs() < 1e-12);
+    assert_eq!(s["users"]["user2"]["jobs"].as_u64(), Some(2));
+    assert!(s["users"]["user2"]["entitled_share"].is_null(), "FCFS: no entitlement");
+}
+
+#[test]
+fn the_same_trace_twice_gives_the_same_schedule() {
+    let w = swf::read(SWF.as_bytes(), false).expect("read");
+    let csv = || {
+        let mut e = Engine::new(default_engine(&w, Policy::Fairshare));
+        jobs_csv(&simulate(&mut e, &w, &SimOptions::default()).records)
+    };
+    assert_eq!(csv(), csv());
+}
+
+#[test]
+fn kill_at_limit_ends_jobs_that_ran_past_their_request() {
+    // Job 1 ran 100 s but asked for 60: by default it runs 100 s (the trace
+    // shows it did); with kill_at_limit it ends at 60 with exit 137.
+    let text = "; MaxProcs: 1\n1 0 0 100 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n";
+    let w = swf::read(text.as_bytes(), false).expect("read");
+    let mut e = Engine::new(default_engine(&w, Policy::Fcfs));
+    let out = simulate(&mut e, &w, &SimOptions::default());
+    assert_eq!((out.records[0].end, out.records[0].exit), (100, 0));
+    let mut e = Engine::new(default_engine(&w, Policy::Fcfs));
+    let out = simulate(&mut e, &w, &SimOptions { kill_at_limit: true, ..SimOptions::default() });
+    assert_eq!((out.records[0].end, out.records[0].exit), (60, 137));
+}
+
+const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[alice, 3] [bob, 1]]\nEnd Queue\n\
+                      Begin Queue\nQUEUE_NAME = short\nPRIORITY = 40\nRUNLIMIT = 10\nEnd Queue\n";
+const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nh1 2\nh2 2\nEnd Host\n";
+
+#[test]
+fn json_lines_with_bsub_options_and_bad_lines_counted() {
+    let text = r#"{"submit": 0, "user": "alice", "runtime": 100, "bsub": "-n 2 ./a"}
+{"submit": 0, "user": "bob", "runtime": 100, "bsub": "-n 2 ./b"}
+{"submit": 5, "user": "carol", "runtime": 10, "bsub": "-q short -W 5 ./c"}
+{"submit": 5, "user": "dave", "runtime": 10, "bsub": "./d"}
+{"submit": 6, "user": "bob", "runtime": 10, "bsub": "-q nosuch ./e"}
+not json
+{"submit": 7, "user": "bob", "runtime": 10, "bsub": "-n 0 ./f"}
+"#;
+    let w = jsonl::read(text);
+    let skipped: Vec<u64> = w.skipped.iter().map(|s| s.line).collect();
+    assert_eq!(skipped, [6, 7], "{:?}", w.skipped);
+    let mut e = engine_from(&[("lsb.hosts", HOSTS), ("lsb.queues", QUEUES)]);
+    let out = simulate(&mut e, &w, &SimOptions { report_at: vec![50], ..SimOptions::default() });
+    let rejected: Vec<(u64, &str)> = out.rejected.iter().map(|r| (r.line, r.reason.as_str())).collect();
+    assert_eq!(
+        rejected,
+        [(4, "user `dave` has no share assignment in `normal`"), (5, "queue `nosuch` does not exist")]
+    );
+    let csv = jobs_csv(&out.records);
+    assert!(csv.contains("\n1,alice,normal,0,0,100,2,h1*2,0\n"), "{csv}");
+    assert!(csv.contains("\n2,bob,normal,0,0,100,2,h2*2,0\n"), "{csv}");
+    assert!(csv.contains("\n3,carol,short,5,100,110,1,h1*1,0\n"), "carol waits for a slot: {csv}");
+    // At t=50 alice and bob each hold 2 slots.
+    let (t, tables) = &out.reports[0];
+    assert_eq!(*t, 50);
+    let rows = tables[0]["rows"].as_array().expect("rows");
+    let started: Vec<(&str, u64)> =
+        rows.iter().map(|r| (r["name"].as_str().unwrap_or(""), r["started"].as_u64().unwrap_or(9))).collect();
+    assert_eq!(started, [("alice", 2), ("bob", 2)]);
+}
+
+#[test]
+fn fairshare_gives_the_larger_share_more_of_the_machine() {
+    // alice has 3 shares, bob 1; both keep the 4 slots busy with 1-slot
+    // jobs: alice should get about three quarters.
+    let mut lines = String::new();
+    for i in 0..400 {
+        let user = if i % 2 == 0 { "alice" } else { "bob" };
+        lines.push_str(&format!("{{\"submit\": 0, \"user\": \"{user}\", \"runtime\": 60, \"bsub\": \"./job\"}}\n"));
+    }
+    let w = jsonl::read(&lines);
+    let mut e = engine_from(&[("lsb.hosts", HOSTS), ("lsb.queues", QUEUES)]);
+    let out = simulate(&mut e, &w, &SimOptions::default());
+    // Over the first 100 jobs started, count alice's.
+    let mut by_start = out.records.clone();
+    by_start.sort_by_key(|r| (r.start, r.id));
+    let alice = by_start.iter().take(100).filter(|r| r.user == "alice").count();
+    assert!((70..=80).contains(&alice), "alice got {alice} of the first 100");
+    let s = summary("fairshare", &w, &out, &e);
+    assert_eq!(s["users"]["alice"]["entitled_share"].as_f64(), Some(0.75));
+}
