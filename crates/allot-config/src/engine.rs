@@ -35,6 +35,7 @@ impl Config {
                         .as_ref()
                         .map(|r| RunLimitSpec { default: r.default.as_ref().map(|d| d.seconds), max: r.max.seconds }),
                     job_accept_interval: q.job_accept_interval,
+                    slot_pool: q.slot_pool.clone().zip(q.slot_share),
                 }
             })
             .collect();
@@ -51,6 +52,7 @@ impl Config {
             fairshare: self.fairshare_set(),
             groups: self.groups.clone(),
             mbd_sleep_time: self.params.mbd_sleep_time,
+            hist_hours: self.params.factors.hist_hours,
             default_queues,
             user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),
         }

@@ -51,6 +51,7 @@ fn config() -> EngineConfig {
         fairshare: FairshareSet { policies: vec![PolicyState { scope: Scope::Queues(vec!["batch".into()]), tree }] },
         groups,
         mbd_sleep_time: 60,
+        hist_hours: 5.0,
         default_queues: vec!["batch".into()],
         user_max_jobs: Default::default(),
     }

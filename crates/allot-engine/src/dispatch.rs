@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, QueueState};
+use crate::pools::{PoolQueue, entitlements};
 use crate::reasons::PendingReason;
 use crate::shares::priority::PriorityInputs;
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, Selector};
@@ -167,6 +168,7 @@ impl Engine {
             return out;
         }
         self.dirty = false;
+        self.divide_pools(t);
         let mut failed_at: Vec<u32> = vec![u32::MAX; self.queues.len()];
         for u in 0..self.units.len() {
             let mut unit = std::mem::replace(&mut self.units[u], Unit::new(UnitKind::Fcfs, 0));
@@ -248,6 +250,41 @@ impl Engine {
         }
     }
 
+    /// Each slot pool's division for this pass ([`crate::pools`]).
+    fn divide_pools(&mut self, t: Time) {
+        for (_, members) in &self.pools {
+            let free = self.host_sets[self.queues[members[0]].host_set].1.total();
+            let total = free + members.iter().map(|&q| u64::from(self.queues[q].used)).sum::<u64>();
+            let usage = |q: usize| {
+                let qs = &self.queues[q];
+                let share = qs.spec.slot_pool.as_ref().map_or(1, |p| p.1.max(1));
+                qs.accumulated.at(t.0, qs.used, self.pool_lambda) / f64::from(share)
+            };
+            let mut order = members.clone();
+            order.sort_by(|&a, &b| {
+                usage(a)
+                    .total_cmp(&usage(b))
+                    .then(self.queues[b].spec.priority.cmp(&self.queues[a].spec.priority))
+                    .then(a.cmp(&b))
+            });
+            let queues: Vec<PoolQueue> = order
+                .iter()
+                .map(|&q| {
+                    let qs = &self.queues[q];
+                    let want = u64::from(qs.used) + qs.pending_slots;
+                    let cap =
+                        if qs.pending == 0 { 0 } else { qs.spec.limits.qjob.map_or(want, |l| want.min(u64::from(l))) };
+                    PoolQueue { share: qs.spec.slot_pool.as_ref().map_or(0, |p| p.1), cap }
+                })
+                .collect();
+            let ents = entitlements(total, &queues);
+            for (i, (&q, e)) in order.iter().zip(ents).enumerate() {
+                self.queues[q].entitled = Some(e);
+                self.queues[q].pool_ahead = order[..i].to_vec();
+            }
+        }
+    }
+
     /// Why a pending job cannot start now because of a limit, if one
     /// stops it.
     pub(crate) fn limit_reason(&self, job: &Job) -> Option<PendingReason> {
@@ -262,6 +299,29 @@ impl Engine {
             let used = q.user_used.get(job.user as usize).copied().unwrap_or(0);
             if used + job.slots > max {
                 return Some(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
+            }
+        }
+        if let (Some(e), Some(p)) = (q.entitled, q.pool) {
+            if u64::from(q.used + job.slots) > e {
+                return Some(PendingReason::SlotPool { pool: self.pools[p].0.clone(), entitled: e });
+            }
+        }
+        if q.pool.is_some() {
+            // Queues ahead in the pool's order keep the free slots they are
+            // still entitled to ("LSF orders the queues within each pool
+            // based on the shares the queues are entitled to").
+            let free = self.host_sets[q.host_set].1.total();
+            let held: u64 = q
+                .pool_ahead
+                .iter()
+                .map(|&a| {
+                    let qa = &self.queues[a];
+                    qa.entitled.unwrap_or(0).saturating_sub(u64::from(qa.used)).min(qa.pending_slots)
+                })
+                .sum();
+            if u64::from(job.slots) + held > free {
+                let pool = q.pool.map(|p| self.pools[p].0.clone()).unwrap_or_default();
+                return Some(PendingReason::SlotPool { pool, entitled: q.entitled.unwrap_or(0) });
             }
         }
         let user = &self.users[job.user as usize];
@@ -359,9 +419,12 @@ impl Engine {
         if let Some(n) = accept {
             self.accept_wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
         }
+        let lambda = self.pool_lambda;
         let q = &mut self.queues[queue];
+        q.accumulated.update(t.0, q.used, lambda);
         q.used += slots;
         q.pending -= 1;
+        q.pending_slots = q.pending_slots.saturating_sub(u64::from(slots));
         if q.user_used.len() <= user as usize {
             q.user_used.resize(user as usize + 1, 0);
         }

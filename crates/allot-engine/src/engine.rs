@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 use crate::dispatch::{Unit, build_units};
 use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
+use crate::pools::Accumulated;
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, ShareError};
 use crate::slots::SlotIndex;
 use crate::time::Time;
@@ -132,6 +133,15 @@ pub(crate) struct QueueState {
     /// Slots in use per user (by user id) in this queue.
     pub(crate) user_used: Vec<u32>,
     pub(crate) pending: u32,
+    /// Slots of the queue's pending jobs.
+    pub(crate) pending_slots: u64,
+    /// The slot pool the queue is in, its accumulated slot usage, and its
+    /// entitlement in this pass.
+    pub(crate) pool: Option<usize>,
+    pub(crate) accumulated: Accumulated,
+    pub(crate) entitled: Option<u64>,
+    /// The queues of its pool ahead of it in this pass's order.
+    pub(crate) pool_ahead: Vec<usize>,
     /// Whether a per-host limit (HJOB_LIMIT, PJOB_LIMIT,
     /// JOB_ACCEPT_INTERVAL) needs the per-host bookkeeping.
     pub(crate) per_host_limits: bool,
@@ -144,6 +154,9 @@ pub struct Engine {
     pub(crate) queues: Vec<QueueState>,
     pub(crate) units: Vec<Unit>,
     pub(crate) queue_unit: Vec<usize>,
+    /// Slot pools: name and member queues.
+    pub(crate) pools: Vec<(String, Vec<usize>)>,
+    pub(crate) pool_lambda: f64,
     pub(crate) fairshare: FairshareSet,
     pub(crate) config: EngineConfig,
     pub(crate) users: Vec<String>,
@@ -215,11 +228,31 @@ impl Engine {
                 used: 0,
                 user_used: Vec::new(),
                 pending: 0,
+                pending_slots: 0,
+                pool: None,
+                accumulated: Accumulated::default(),
+                entitled: None,
+                pool_ahead: Vec::new(),
                 per_host_limits: spec.limits.hjob.is_some()
                     || spec.limits.pjob.is_some()
                     || spec.job_accept_interval.is_some_and(|n| n > 0),
             });
         }
+        let mut pools: Vec<(String, Vec<usize>)> = Vec::new();
+        for (qi, q) in queues.iter_mut().enumerate() {
+            let Some((name, _)) = &q.spec.slot_pool else { continue };
+            let p = match pools.iter().position(|(n, _)| n == name) {
+                Some(p) => p,
+                None => {
+                    pools.push((name.clone(), Vec::new()));
+                    pools.len() - 1
+                }
+            };
+            pools[p].1.push(qi);
+            q.pool = Some(p);
+        }
+        let pool_lambda =
+            if config.hist_hours > 0.0 { std::f64::consts::LN_10 / (config.hist_hours * 3600.0) } else { 0.0 };
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare);
         Engine {
             hosts,
@@ -227,6 +260,8 @@ impl Engine {
             queues,
             units,
             queue_unit,
+            pools,
+            pool_lambda,
             fairshare,
             config,
             users: Vec::new(),
@@ -320,6 +355,7 @@ impl Engine {
         self.enqueue(id, &job);
         self.jobs.insert(id, job);
         self.queues[queue].pending += 1;
+        self.queues[queue].pending_slots += u64::from(spec.slots);
         self.dirty = true;
         Ok(id)
     }
@@ -359,7 +395,9 @@ impl Engine {
         match job.state {
             JobState::Pending => {
                 self.dequeue(id, &job);
-                self.queues[job.queue].pending -= 1;
+                let q = &mut self.queues[job.queue];
+                q.pending -= 1;
+                q.pending_slots = q.pending_slots.saturating_sub(u64::from(job.slots));
             }
             JobState::Running { start, alloc, charges, cpu_reported } => {
                 for &(h, n) in &alloc {
@@ -370,7 +408,9 @@ impl Engine {
                     }
                     self.refresh_host(h);
                 }
+                let lambda = self.pool_lambda;
                 let q = &mut self.queues[job.queue];
+                q.accumulated.update(t.0, q.used, lambda);
                 q.used = q.used.saturating_sub(job.slots);
                 if let Some(u) = q.user_used.get_mut(job.user as usize) {
                     *u = u.saturating_sub(job.slots);

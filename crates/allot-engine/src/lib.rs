@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod engine;
 mod jobs;
 pub mod model;
+pub mod pools;
 pub mod reasons;
 pub mod shares;
 pub mod slots;

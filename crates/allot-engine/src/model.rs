@@ -48,6 +48,8 @@ pub struct QueueSpec {
     pub run_limit: Option<RunLimitSpec>,
     /// JOB_ACCEPT_INTERVAL, in MBD_SLEEP_TIME intervals.
     pub job_accept_interval: Option<u32>,
+    /// SLOT_POOL and SLOT_SHARE (percent).
+    pub slot_pool: Option<(String, u32)>,
 }
 
 impl QueueSpec {
@@ -63,6 +65,7 @@ impl QueueSpec {
             limits: QueueLimits::default(),
             run_limit: None,
             job_accept_interval: None,
+            slot_pool: None,
         }
     }
 }
@@ -77,6 +80,9 @@ pub struct EngineConfig {
     pub groups: GroupTable,
     /// MBD_SLEEP_TIME, seconds.
     pub mbd_sleep_time: u32,
+    /// HIST_HOURS: how fast slot pools forget a queue's slot usage (1 hour
+    /// of use is worth 0.1 hour after HIST_HOURS).
+    pub hist_hours: f64,
     /// DEFAULT_QUEUE: where a job that names no queue goes (the first).
     pub default_queues: Vec<String>,
     /// MAX_JOBS of `lsb.users`: job slots a user may hold at once.

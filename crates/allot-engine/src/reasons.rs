@@ -11,6 +11,8 @@ pub enum PendingReason {
     QueueLimit { queue: String, limit: u32 },
     /// UJOB_LIMIT reached.
     UserQueueLimit { queue: String, limit: u32 },
+    /// The queue runs as many slots as its slot pool entitles it to.
+    SlotPool { pool: String, entitled: u64 },
     /// MAX_JOBS of `lsb.users` reached.
     UserLimit { limit: u32 },
     /// Fewer free slots on the queue's hosts (that the job may use) than it
@@ -33,6 +35,9 @@ impl std::fmt::Display for PendingReason {
                     f,
                     "The user has reached the per-user job slot limit of the queue (UJOB_LIMIT {limit} in queue {queue})"
                 )
+            }
+            PendingReason::SlotPool { pool, entitled } => {
+                write!(f, "The queue uses its share of slot pool {pool} ({entitled} slots)")
             }
             PendingReason::UserLimit { limit } => {
                 write!(f, "The user has reached their job slot limit (MAX_JOBS {limit})")

@@ -52,6 +52,7 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
         fairshare,
         groups: GroupTable::default(),
         mbd_sleep_time: 60,
+        hist_hours: 5.0,
         default_queues: vec!["normal".into()],
         user_max_jobs: Default::default(),
     }

@@ -1,0 +1,163 @@
+//! Queue-based fairshare (spec 000, "Queue-based Fairshare"): the spec's
+//! tables, through configuration text and the engine.
+
+use allot_engine::shares::priority::PriorityInputs;
+use allot_engine::{Engine, Event, JobSpec, PendingReason, Time};
+use allot_sim::jsonl;
+use allot_sim::report::share_tables_json;
+use allot_sim::sim::{SimOptions, run};
+use allot_sim::testing::engine_from;
+
+fn queue(name: &str, priority: i32, pool: &str, share: u32, hosts: &str) -> String {
+    format!(
+        "Begin Queue\nQUEUE_NAME = {name}\nPRIORITY = {priority}\nSLOT_POOL = {pool}\nSLOT_SHARE = {share}\nHOSTS = {hosts}\nEnd Queue\n"
+    )
+}
+
+/// spec 000: Roma 50%, Verona 30%, Genova 20% of 3 hosts of 5 slots.
+fn roma_verona_genova() -> Engine {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhosta 5\nhostb 5\nhostc 5\nEnd Host\n\
+                 Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroupA (hosta hostb hostc)\nEnd HostGroup\n";
+    let queues = queue("Roma", 50, "poolA", 50, "groupA")
+        + &queue("Verona", 48, "poolA", 30, "groupA")
+        + &queue("Genova", 48, "poolA", 20, "groupA");
+    engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)])
+}
+
+fn submit(e: &mut Engine, queue: &str, n: usize) {
+    for _ in 0..n {
+        let spec = JobSpec { user: "u".into(), queue: Some(queue.into()), slots: 1, ..JobSpec::default() };
+        e.apply(Time(0), &Event::Submit(spec)).expect("accepted");
+    }
+}
+
+fn running(e: &Engine, queues: &[&str]) -> Vec<u32> {
+    queues.iter().map(|q| e.queue_load(q).expect("queue").1).collect()
+}
+
+#[test]
+fn phase_one_all_three_queues_run_8_5_2() {
+    let mut e = roma_verona_genova();
+    for q in ["Roma", "Verona", "Genova"] {
+        submit(&mut e, q, 1000);
+    }
+    e.schedule(Time(0));
+    assert_eq!(running(&e, &["Roma", "Verona", "Genova"]), [8, 5, 2]);
+    let waiting = e.pending_jobs().find(|&j| e.job_queue(j) == Some("Genova")).expect("a Genova job waits");
+    assert_eq!(e.pending_reason(waiting, Time(0)), Some(PendingReason::SlotPool { pool: "poolA".into(), entitled: 2 }));
+}
+
+#[test]
+fn phase_two_verona_done_roma_11_genova_4() {
+    let mut e = roma_verona_genova();
+    submit(&mut e, "Roma", 1000);
+    submit(&mut e, "Genova", 1000);
+    e.schedule(Time(0));
+    assert_eq!(running(&e, &["Roma", "Verona", "Genova"]), [11, 0, 4]);
+}
+
+#[test]
+fn phase_three_genova_alone_takes_all_15() {
+    let mut e = roma_verona_genova();
+    submit(&mut e, "Genova", 1000);
+    e.schedule(Time(0));
+    assert_eq!(running(&e, &["Roma", "Verona", "Genova"]), [0, 0, 15]);
+}
+
+#[test]
+fn a_queue_limit_gives_its_slots_to_the_others() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh 10\nEnd Host\n";
+    let queues =
+        queue("a", 50, "p", 50, "h").replace("End Queue", "QJOB_LIMIT = 2\nEnd Queue") + &queue("b", 40, "p", 50, "h");
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    submit(&mut e, "a", 100);
+    submit(&mut e, "b", 100);
+    e.schedule(Time(0));
+    assert_eq!(running(&e, &["a", "b"]), [2, 8]);
+}
+
+const POOL_A: [(&str, i32, u32); 3] = [("Roma", 50, 50), ("Verona", 48, 30), ("Genova", 47, 20)];
+const POOL_B: [(&str, i32); 10] = [
+    ("Pisa", 44),
+    ("Milano", 43),
+    ("Parma", 42),
+    ("Bologna", 40),
+    ("Sora", 40),
+    ("Ferrara", 40),
+    ("Napoli", 40),
+    ("Livorno", 40),
+    ("Palermo", 40),
+    ("Venezia", 4),
+];
+
+/// spec 000, "Round-robin slot distribution - 13 queues and 2 pools":
+/// poolA, 3 hosts of 7 slots, 50/30/20; poolB, 3 hosts of 7 slots, 10
+/// queues of 10%.
+fn thirteen_queues() -> (String, String) {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nha1 7\nha2 7\nha3 7\nhb1 7\nhb2 7\nhb3 7\nEnd Host\n\
+                 Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroupA (ha1 ha2 ha3)\ngroupB (hb1 hb2 hb3)\nEnd HostGroup\n";
+    let mut queues = String::new();
+    for (name, prio, share) in POOL_A {
+        queues += &queue(name, prio, "poolA", share, "groupA");
+    }
+    for (name, prio) in POOL_B {
+        queues += &queue(name, prio, "poolB", 10, "groupB");
+    }
+    (hosts.to_string(), queues)
+}
+
+#[test]
+fn thirteen_queues_initially() {
+    let (hosts, queues) = thirteen_queues();
+    let mut e = engine_from(&[("lsb.hosts", &hosts), ("lsb.queues", &queues)]);
+    for (q, _, _) in POOL_A {
+        submit(&mut e, q, 500);
+    }
+    for (q, _) in POOL_B {
+        submit(&mut e, q, 500);
+    }
+    e.schedule(Time(0));
+    assert_eq!(running(&e, &["Roma", "Verona", "Genova"]), [11, 7, 3]);
+    let b: Vec<&str> = POOL_B.iter().map(|q| q.0).collect();
+    assert_eq!(running(&e, &b), [3, 3, 3, 3, 3, 3, 3, 0, 0, 0], "Livorno, Palermo and Venezia wait");
+}
+
+#[test]
+fn thirteen_queues_take_turns_over_time() {
+    // Every queue keeps jobs pending; jobs run 5 to 15 minutes. Over the
+    // middle of the run, each queue's average running slots are its share
+    // of its pool (within a quarter slot; the issue asks for one): the
+    // queues that did not run at first get their turn as the others
+    // accumulate usage.
+    let (hosts, queues) = thirteen_queues();
+    let names: Vec<&str> = POOL_A.iter().map(|q| q.0).chain(POOL_B.iter().map(|q| q.0)).collect();
+    let mut lines = String::new();
+    for (qi, q) in names.iter().enumerate() {
+        // Enough work for every queue to keep jobs pending past the window.
+        let jobs = if qi < 3 { 1500 } else { 500 };
+        for i in 0..jobs {
+            let runtime = 300 + (i * 37 + qi as u64 * 101) % 600;
+            lines +=
+                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
+        }
+    }
+    let w = jsonl::read(&lines);
+    let mut e = engine_from(&[("lsb.hosts", &hosts), ("lsb.queues", &queues)]);
+    let report = |e: &Engine, t: Time| {
+        share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &PriorityInputs::default())
+    };
+    let out = run(&mut e, &w, &SimOptions::default(), &report, &mut |_| {});
+    let (w0, w1) = (10_000u64, 60_000u64);
+    for (q, expect) in
+        POOL_A.iter().map(|(n, _, s)| (*n, f64::from(*s) * 0.21)).chain(POOL_B.iter().map(|(n, _)| (*n, 2.1)))
+    {
+        let slot_seconds: u64 = out
+            .records
+            .iter()
+            .filter(|r| r.queue == q)
+            .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
+            .sum();
+        let average = slot_seconds as f64 / (w1 - w0) as f64;
+        assert!((average - expect).abs() <= 0.25, "{q}: {average:.2} slots on average, share {expect:.2}");
+    }
+}
