@@ -442,7 +442,7 @@ impl Engine {
 
     /// Charges a started job to its queue policy's account, and to the
     /// account of the partition its first host is in.
-    fn charge_start(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time, limit: Option<u64>) -> Charges {
+    pub(crate) fn charge_start(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time, limit: Option<u64>) -> Charges {
         let Some(job) = self.jobs.get(&id) else { return Charges::new() };
         let policy = self.queues[job.queue].policy;
         let partition = alloc.first().and_then(|&(h, _)| self.hosts[h as usize].partition);

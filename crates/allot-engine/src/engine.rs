@@ -98,6 +98,8 @@ pub(crate) struct Job {
     pub(crate) queue: usize,
     pub(crate) slots: u32,
     pub(crate) run_limit: Option<u64>,
+    /// `-G`: the user group to charge through.
+    pub(crate) group: Option<String>,
     /// The queue-level policy account, or the partition accounts, the job
     /// may be charged to.
     pub(crate) accounts: Vec<(usize, NodeId)>,
@@ -351,7 +353,15 @@ impl Engine {
         let user = self.user_id(&spec.user);
         let id = JobId(self.next_id);
         self.next_id += 1;
-        let job = Job { user, queue, slots: spec.slots, run_limit: spec.run_limit, accounts, state: JobState::Pending };
+        let job = Job {
+            user,
+            queue,
+            slots: spec.slots,
+            run_limit: spec.run_limit,
+            group: spec.group.clone(),
+            accounts,
+            state: JobState::Pending,
+        };
         self.enqueue(id, &job);
         self.jobs.insert(id, job);
         self.queues[queue].pending += 1;

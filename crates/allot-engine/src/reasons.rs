@@ -18,6 +18,9 @@ pub enum PendingReason {
     /// Fewer free slots on the queue's hosts (that the job may use) than it
     /// needs.
     NotEnoughSlots { need: u32, free: u64 },
+    /// The job's user has no share assignment in its queue's fairshare
+    /// policy any more (after a reconfiguration).
+    NoShares,
     /// A user with a higher fairshare priority goes first.
     LowerPriority { than: String },
     /// Nothing stops it: it waits for the next dispatch pass.
@@ -45,6 +48,7 @@ impl std::fmt::Display for PendingReason {
             PendingReason::NotEnoughSlots { need, free } => {
                 write!(f, "Not enough job slots: {need} needed, {free} free on the queue's hosts")
             }
+            PendingReason::NoShares => write!(f, "The user has no share assignment in the queue's fairshare policy"),
             PendingReason::LowerPriority { than } => {
                 write!(f, "A user with a higher fairshare priority goes first ({than})")
             }
@@ -75,7 +79,9 @@ impl Engine {
         let unit = &self.units[self.queue_unit[job.queue]];
         if let UnitKind::Fairshare { policy } = unit.kind {
             let tree = &self.fairshare.policies[policy].tree;
-            let mine = job.accounts.iter().find(|a| a.0 == policy)?.1;
+            let Some(&(_, mine)) = job.accounts.iter().find(|a| a.0 == policy) else {
+                return Some(PendingReason::NoShares);
+            };
             let inputs = PriorityInputs::default();
             let my_priority = tree.priority(mine, t, &inputs);
             let better = unit

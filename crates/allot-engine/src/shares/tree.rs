@@ -313,6 +313,23 @@ impl ShareTree {
         node
     }
 
+    /// Users placed in the tree so far, in name order.
+    pub fn placed_users(&self) -> impl Iterator<Item = &str> {
+        self.leaves_of.keys().map(String::as_str)
+    }
+
+    /// The names from the top of the tree down to `n`.
+    pub fn path_names(&self, n: NodeId) -> Vec<String> {
+        let mut names: Vec<String> = self.path(n).map(|p| self.name(p).to_string()).collect();
+        names.reverse();
+        names
+    }
+
+    /// The node reached by following `names` from the top.
+    pub fn find_path(&self, names: &[String]) -> Option<NodeId> {
+        names.iter().try_fold(NodeId::ROOT, |n, name| self.child(n, name))
+    }
+
     /// The accounts of a user already placed (empty if not placed or
     /// without shares).
     pub fn leaves(&self, user: &str) -> &[NodeId] {

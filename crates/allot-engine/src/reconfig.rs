@@ -1,0 +1,144 @@
+//! Reconfiguration: a new configuration takes effect without losing a job
+//! or usage.
+//!
+//! - A queue that holds jobs must still exist; otherwise the new
+//!   configuration is refused and nothing changes.
+//! - Usage history (decayed CPU time, historical run time, adjustments)
+//!   moves to the account at the same path in the new share tree of the
+//!   policy with the same name; what no longer has an account is dropped.
+//! - Running jobs keep running: their slots, limits and run-time charges
+//!   are booked again from their original start, on the hosts that still
+//!   exist.
+//! - Pending jobs are admitted again; one whose user no longer has shares
+//!   stays pending ("no share assignment") until a configuration gives
+//!   them some.
+
+use std::collections::BTreeMap;
+
+use crate::engine::{Engine, Job, JobId, JobState};
+use crate::jobs::JobTable;
+use crate::model::EngineConfig;
+use crate::shares::Usage;
+use crate::time::Time;
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ReconfigError {
+    #[error("queue `{queue}` holds {jobs} jobs and is not in the new configuration")]
+    QueueInUse { queue: String, jobs: usize },
+}
+
+impl Engine {
+    /// Replaces the configuration at `t`, keeping every job and the usage
+    /// history (module docs).
+    pub fn reconfigure(&mut self, t: Time, config: EngineConfig) -> Result<(), ReconfigError> {
+        let mut jobs_in: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, job) in self.jobs.iter() {
+            *jobs_in.entry(self.queues[job.queue].spec.name.clone()).or_default() += 1;
+        }
+        for (queue, jobs) in jobs_in {
+            if !config.queues.iter().any(|q| q.name == queue) {
+                return Err(ReconfigError::QueueInUse { queue, jobs });
+            }
+        }
+        let mut next = Engine::new(config);
+        next.users = std::mem::take(&mut self.users);
+        next.user_ids = std::mem::take(&mut self.user_ids);
+        next.user_used = vec![0; next.users.len()];
+        next.next_id = self.next_id;
+        self.move_usage(&mut next, t);
+        let old_hosts: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
+        let old_queues: Vec<String> = self.queues.iter().map(|q| q.spec.name.clone()).collect();
+        let old_jobs = std::mem::replace(&mut self.jobs, JobTable::new(1));
+        for (id, job) in old_jobs.iter() {
+            next.adopt(id, job.clone(), &old_hosts, &old_queues);
+        }
+        next.dirty = true;
+        *self = next;
+        Ok(())
+    }
+
+    /// Usage history, policy by policy and account by account path.
+    fn move_usage(&self, next: &mut Engine, t: Time) {
+        for old in &self.fairshare.policies {
+            let Some(np) = next.fairshare.policies.iter_mut().find(|p| p.tree.policy() == old.tree.policy()) else {
+                continue;
+            };
+            for user in old.tree.placed_users() {
+                np.tree.place(user);
+            }
+            for n in 1..old.tree.len() as u32 {
+                let node = crate::shares::NodeId(n);
+                if !old.tree.children(node).is_empty() {
+                    continue;
+                }
+                let u = old.tree.usage(node, t);
+                let history = Usage {
+                    cpu_time: u.cpu_time,
+                    hist_run_time: u.hist_run_time,
+                    adjustment: u.adjustment,
+                    ..Usage::default()
+                };
+                if history == Usage::default() {
+                    continue;
+                }
+                if let Some(target) = np.tree.find_path(&old.tree.path_names(node)) {
+                    np.tree.add_usage(target, &history, t);
+                }
+            }
+        }
+    }
+
+    /// Takes over a job of the previous configuration.
+    fn adopt(&mut self, id: JobId, mut job: Job, old_hosts: &[String], old_queues: &[String]) {
+        let queue_name = &old_queues[job.queue];
+        let Some(queue) = self.queues.iter().position(|q| q.spec.name == *queue_name) else { return };
+        job.queue = queue;
+        let user = self.users[job.user as usize].clone();
+        let q = &self.queues[queue];
+        let (partitions, outside) = (q.partitions.clone(), q.outside_partitions);
+        job.accounts = match self.fairshare.admit_to(&user, queue_name, &partitions, outside, job.group.as_deref()) {
+            Ok(adm) => adm.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect(),
+            Err(_) => Vec::new(),
+        };
+        match std::mem::replace(&mut job.state, JobState::Pending) {
+            JobState::Pending => {
+                self.enqueue(id, &job);
+                let q = &mut self.queues[queue];
+                q.pending += 1;
+                q.pending_slots += u64::from(job.slots);
+                self.jobs.insert(id, job);
+            }
+            JobState::Running { start, alloc, cpu_reported, .. } => {
+                let alloc: crate::engine::Alloc = alloc
+                    .iter()
+                    .filter_map(|&(h, n)| {
+                        let name = &old_hosts[h as usize];
+                        self.hosts.iter().position(|x| x.name == *name).map(|nh| (nh as u32, n))
+                    })
+                    .collect();
+                for &(h, n) in &alloc {
+                    self.hosts[h as usize].used += n;
+                    self.refresh_host(h);
+                }
+                let (user, slots) = (job.user, job.slots);
+                let q = &mut self.queues[queue];
+                q.used += slots;
+                if q.user_used.len() <= user as usize {
+                    q.user_used.resize(user as usize + 1, 0);
+                }
+                q.user_used[user as usize] += slots;
+                self.user_used[user as usize] += slots;
+                let limit = self.effective_run_limit(queue, job.run_limit);
+                if let Some(limit) = limit {
+                    self.deadlines.insert((Time(start.0 + limit), id));
+                }
+                self.jobs.insert(id, job);
+                // Booked from the job's own start: its run time goes on.
+                let charges = self.charge_start(id, &alloc, start, limit);
+                if let Some(j) = self.jobs.get_mut(&id) {
+                    j.state = JobState::Running { start, alloc, charges, cpu_reported };
+                }
+            }
+        }
+    }
+}
