@@ -58,9 +58,11 @@ enum Command {
         /// End a job at its run limit when it ran longer in the trace.
         #[arg(long)]
         kill_at_limit: bool,
-        /// Keep SWF queue numbers as queue names (queue1, queue2, ...).
-        #[arg(long)]
-        swf_queues: bool,
+        /// SWF: send each job to the queue named after its queue number
+        /// (`queue1`, ...; field 15) or its partition number (`partition1`,
+        /// ...; field 16); by default every job goes to the default queue.
+        #[arg(long, value_enum, default_value = "none")]
+        swf_queues: SwfQueuesArg,
     },
 }
 
@@ -68,6 +70,13 @@ enum Command {
 enum PolicyArg {
     Fcfs,
     Fairshare,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SwfQueuesArg {
+    None,
+    Queue,
+    Partition,
 }
 
 #[derive(Subcommand)]
@@ -93,7 +102,11 @@ fn main() -> ExitCode {
                 out,
                 report_at,
                 kill_at_limit,
-                swf_queues,
+                swf_queues: match swf_queues {
+                    SwfQueuesArg::None => allot_sim::swf::QueueField::None,
+                    SwfQueuesArg::Queue => allot_sim::swf::QueueField::Queue,
+                    SwfQueuesArg::Partition => allot_sim::swf::QueueField::Partition,
+                },
             })
         }
     };

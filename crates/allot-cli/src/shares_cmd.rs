@@ -10,7 +10,6 @@ use allot_engine::Time;
 use allot_engine::shares::priority::PriorityInputs;
 use allot_engine::shares::{ShareTable, ShareTree};
 use anyhow::{Context, anyhow};
-use serde::Serialize;
 
 /// The spec's `bhpart -r Partition1` example, built in for a first run.
 const EXAMPLE: &[(&str, &str)] = &[
@@ -58,49 +57,9 @@ pub fn run(config_dir: Option<&Path>, usage_file: Option<&Path>, json: bool) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Serialize)]
-struct JsonTable<'a> {
-    policy: &'a str,
-    path: String,
-    rows: Vec<JsonRow>,
-}
-
-#[derive(Serialize)]
-struct JsonRow {
-    name: String,
-    shares: u32,
-    priority: f64,
-    started: u32,
-    reserved: u32,
-    cpu_time: f64,
-    run_time: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    adjust: Option<f64>,
-}
-
 fn to_json(trees: &[(allot_config::Policy, ShareTree)], inputs: &PriorityInputs<'_>) -> anyhow::Result<String> {
-    let mut out = Vec::new();
-    for (policy, tree) in trees {
-        let show_adjust = tree.factors().fairshare_adjustment_factor != 0.0;
-        for table in tree.share_tables(Time(0), inputs) {
-            let rows = table
-                .rows
-                .into_iter()
-                .map(|r| JsonRow {
-                    name: r.name,
-                    shares: r.shares,
-                    priority: r.priority,
-                    started: r.started,
-                    reserved: r.reserved,
-                    cpu_time: r.cpu_time,
-                    run_time: r.run_time,
-                    adjust: show_adjust.then_some(r.adjust),
-                })
-                .collect();
-            out.push(JsonTable { policy: &policy.name, path: table.path, rows });
-        }
-    }
-    Ok(serde_json::to_string_pretty(&out)?)
+    let tables = allot_sim::report::share_tables_json(trees.iter().map(|(_, tree)| tree), Time(0), inputs);
+    Ok(serde_json::to_string_pretty(&tables)?)
 }
 
 /// Every policy's header and share tables, as `bhpart -r` and `bqueues -l`

@@ -20,7 +20,7 @@ pub struct SimArgs {
     pub out: Option<PathBuf>,
     pub report_at: Vec<u64>,
     pub kill_at_limit: bool,
-    pub swf_queues: bool,
+    pub swf_queues: allot_sim::swf::QueueField,
 }
 
 /// `<workload name>.sim`, or `.sim-2`, `.sim-3`, ... when taken.
@@ -38,6 +38,9 @@ fn default_out(workload: &Path) -> PathBuf {
 
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let wall = Instant::now();
+    if args.config.is_none() && allot_sim::input::is_json_lines(&args.workload) {
+        bail!("{}: a JSON-lines workload names no machine: give --config DIR", args.workload.display());
+    }
     let workload = read_workload(&args.workload, &ReadOptions { swf_queues: args.swf_queues })?;
     let (engine_config, policy_name) = match (&args.config, args.policy) {
         (Some(_), Some(_)) => bail!("--policy: applies only without --config (the configuration sets the policy)"),
@@ -96,18 +99,25 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     for (t, tables) in &outcome.reports {
         write(&format!("shares-{t}.json"), serde_json::to_string_pretty(tables)? + "\n")?;
     }
-    for problem in workload
+    // Every skipped or rejected line, in line order, in problems.txt; the
+    // first few on stderr too.
+    let mut problems: Vec<(u64, &str, &str)> = workload
         .skipped
         .iter()
-        .map(|s| (s.line, s.reason.as_str()))
-        .chain(outcome.rejected.iter().map(|r| (r.line, r.reason.as_str())))
-        .take(5)
-    {
-        eprintln!("{}:{}: {}", args.workload.display(), problem.0, problem.1);
+        .map(|s| (s.line, "skipped", s.reason.as_str()))
+        .chain(outcome.rejected.iter().map(|r| (r.line, "rejected", r.reason.as_str())))
+        .collect();
+    problems.sort_by_key(|p| p.0);
+    let listed: String = problems
+        .iter()
+        .map(|(line, what, why)| format!("{}:{line}: {what}: {why}\n", args.workload.display()))
+        .collect();
+    write("problems.txt", listed.clone())?;
+    for l in listed.lines().take(5) {
+        eprintln!("{l}");
     }
-    let more = (workload.skipped.len() + outcome.rejected.len()).saturating_sub(5);
-    if more > 0 {
-        eprintln!("... and {more} more skipped or rejected jobs (counted in summary.json)");
+    if problems.len() > 5 {
+        eprintln!("... and {} more, all in problems.txt", problems.len() - 5);
     }
     println!(
         "{}: {} jobs ran, {} skipped, {} rejected; utilization {:.1}%, mean wait {:.0} s, makespan {} s; {:.2} s wall",

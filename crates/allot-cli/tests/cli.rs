@@ -239,11 +239,13 @@ fn sim_runs_a_real_trace_with_nothing_else() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("28475 jobs ran, 1 skipped, 0 rejected"), "{}", stdout(&out));
     assert!(
-        stderr(&out).contains("KTH-SP2-1996-2.1-cln.swf.gz:27323: unknown number of processors"),
+        stderr(&out).contains("KTH-SP2-1996-2.1-cln.swf.gz:27323: skipped: unknown number of processors"),
         "{}",
         stderr(&out)
     );
     let sim = dir.join("KTH-SP2-1996-2.1-cln.sim");
+    let problems = std::fs::read_to_string(sim.join("problems.txt")).expect("problems.txt");
+    assert_eq!(problems.lines().count(), 1, "{problems}");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(sim.join("summary.json")).expect("summary")).expect("JSON");
     for key in [
@@ -275,6 +277,40 @@ fn sim_runs_a_real_trace_with_nothing_else() {
         .expect("runs");
     assert!(again.status.success());
     assert!(dir.join("KTH-SP2-1996-2.1-cln.sim-2").join("jobs.csv").exists());
+}
+
+#[test]
+fn sim_of_json_lines_needs_a_configuration() {
+    let dir = tempdir("sim-jsonl");
+    let w = dir.join("w.jsonl");
+    std::fs::write(&w, "{\"submit\": 0, \"user\": \"alice\", \"runtime\": 5, \"bsub\": \"-n 2 -q nosuch ./a\"}\nnot json\n{\"submit\": 1, \"user\": \"bob\", \"runtime\": 5, \"bsub\": \"./b\"}\n").expect("write");
+    let out = allot(&["sim", w.to_str().expect("path")]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("a JSON-lines workload names no machine: give --config DIR"), "{}", stderr(&out));
+    let cfg = examples().join("cross-queue");
+    let hosts = dir.join("conf");
+    std::fs::create_dir_all(&hosts).expect("dir");
+    std::fs::copy(cfg.join("lsb.queues"), hosts.join("lsb.queues")).expect("copy");
+    std::fs::write(hosts.join("lsb.hosts"), "Begin Host\nHOST_NAME MXJ\nh1 4\nEnd Host\n").expect("write");
+    let outdir = dir.join("out");
+    let out = allot(&[
+        "sim",
+        w.to_str().expect("path"),
+        "--config",
+        hosts.to_str().expect("path"),
+        "--out",
+        outdir.to_str().expect("path"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("1 jobs ran, 1 skipped, 1 rejected"), "{}", stdout(&out));
+    let problems = std::fs::read_to_string(outdir.join("problems.txt")).expect("problems.txt");
+    assert_eq!(
+        problems.lines().map(|l| l.rsplit_once(".jsonl:").map_or(l, |x| x.1)).collect::<Vec<_>>(),
+        ["1: rejected: queue `nosuch` does not exist", "2: skipped: column 2: expected ident",]
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(outdir.join("summary.json")).expect("summary")).expect("JSON");
+    assert_eq!((summary["rejected"].as_u64(), summary["skipped"].as_u64()), (Some(1), Some(1)));
 }
 
 #[test]

@@ -18,8 +18,15 @@ pub enum InputError {
 /// Options of the workload readers.
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
-    /// Keep SWF queue numbers as queue names (`queueN`).
-    pub swf_queues: bool,
+    /// Which SWF field names a job's queue.
+    pub swf_queues: crate::swf::QueueField,
+}
+
+/// Whether a workload file is JSON lines (which carry no machine).
+pub fn is_json_lines(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.ends_with(".jsonl") || name.ends_with(".json")
 }
 
 fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {

@@ -31,7 +31,10 @@ pub fn read(text: &str) -> Workload {
         let parsed: Line = match serde_json::from_str(raw) {
             Ok(l) => l,
             Err(e) => {
-                w.skipped.push(Skipped { line, reason: format!("column {}: {e}", e.column()) });
+                // serde_json says where within the line; the line is ours.
+                let message = e.to_string();
+                let message = message.rsplit_once(" at line ").map_or(message.as_str(), |m| m.0);
+                w.skipped.push(Skipped { line, reason: format!("column {}: {message}", e.column()) });
                 continue;
             }
         };

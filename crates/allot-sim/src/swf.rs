@@ -2,9 +2,10 @@
 //! header comments (anywhere in the file), then one job per line of 18
 //! whitespace-separated fields, `-1` for unknown.
 //!
-//! Names: user `N` (field 12) is `userN`, group `N` (field 13) `groupN`,
-//! queue `N` (field 15) `queueN`; unknown is `-1` and gives `user-1` for a
-//! user, no group, no queue. Processors: the requested count (field 8),
+//! Names: user `N` (field 12) is `userN`, group `N` (field 13) `groupN`;
+//! a job's queue is, by choice, none (the default queue), queue `N` (field
+//! 15) as `queueN`, or partition `N` (field 16) as `partitionN`; unknown is
+//! `-1` and gives `user-1` for a user, no group, the default queue. Processors: the requested count (field 8),
 //! else the allocated count (field 5). The requested time (field 9) is the
 //! job's run limit. A job with unknown run time or processors, or with no
 //! processors, is skipped with its line number. Status (field 11): 1
@@ -14,9 +15,20 @@ use std::io::BufRead;
 
 use crate::workload::{Machine, Skipped, Workload, WorkloadJob};
 
-/// Reads an SWF workload; `queues` keeps the trace's queue numbers as
-/// queue names (`queueN`), otherwise every job goes to the default queue.
-pub fn read(input: impl BufRead, queues: bool) -> std::io::Result<Workload> {
+/// Which SWF field names a job's queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueueField {
+    /// None: every job goes to the default queue.
+    #[default]
+    None,
+    /// Field 15, the queue number: queue `queueN`.
+    Queue,
+    /// Field 16, the partition number: queue `partitionN`.
+    Partition,
+}
+
+/// Reads an SWF workload, naming queues as `queues` says.
+pub fn read(input: impl BufRead, queues: QueueField) -> std::io::Result<Workload> {
     let mut w = Workload::default();
     for (i, line) in input.split(b'\n').enumerate() {
         let line_no = i as u64 + 1;
@@ -52,7 +64,7 @@ fn header(comment: &str, m: &mut Machine) {
     }
 }
 
-fn job(text: &str, line: u64, queues: bool) -> Result<WorkloadJob, String> {
+fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String> {
     let f: Vec<&str> = text.split_whitespace().collect();
     if f.len() != 18 {
         return Err(format!("expected 18 fields, found {}", f.len()));
@@ -71,6 +83,7 @@ fn job(text: &str, line: u64, queues: bool) -> Result<WorkloadJob, String> {
     let user = num(11)?;
     let group = num(12)?;
     let queue = num(14)?;
+    let partition = num(15)?;
     if runtime < 0.0 {
         return Err("unknown run time".into());
     }
@@ -89,7 +102,11 @@ fn job(text: &str, line: u64, queues: bool) -> Result<WorkloadJob, String> {
         user: format!("user{}", user as i64),
         group: (group >= 0.0).then(|| format!("group{}", group as i64)),
         charge_group: None,
-        queue: (queues && queue >= 0.0).then(|| format!("queue{}", queue as i64)),
+        queue: match queues {
+            QueueField::Queue if queue >= 0.0 => Some(format!("queue{}", queue as i64)),
+            QueueField::Partition if partition >= 0.0 => Some(format!("partition{}", partition as i64)),
+            _ => None,
+        },
         slots,
         runtime: runtime as u64,
         run_limit: (req_time > 0.0).then_some(req_time as u64),
@@ -116,7 +133,7 @@ mod tests {
 
     #[test]
     fn jobs_header_and_skips() {
-        let w = read(SAMPLE.as_bytes(), true).expect("read");
+        let w = read(SAMPLE.as_bytes(), QueueField::Queue).expect("read");
         assert_eq!(w.machine, Machine { max_procs: Some(100), max_nodes: Some(100) });
         assert_eq!(w.jobs.len(), 2);
         let j = &w.jobs[0];
@@ -140,9 +157,18 @@ mod tests {
     }
 
     #[test]
+    fn partitions_as_queues() {
+        let w = read(SAMPLE.as_bytes(), QueueField::Partition).expect("read");
+        assert_eq!(w.jobs[0].queue, None, "partition -1: the default queue");
+        let line = "1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 7 -1 -1\n";
+        let w = read(line.as_bytes(), QueueField::Partition).expect("read");
+        assert_eq!(w.jobs[0].queue.as_deref(), Some("partition7"));
+    }
+
+    #[test]
     fn max_nodes_that_is_text_is_no_number() {
-        let w =
-            read("; MaxNodes: 338 (batch partition; 512 total)\n; MaxProcs: 338\n".as_bytes(), false).expect("read");
+        let w = read("; MaxNodes: 338 (batch partition; 512 total)\n; MaxProcs: 338\n".as_bytes(), QueueField::None)
+            .expect("read");
         assert_eq!(w.machine, Machine { max_procs: Some(338), max_nodes: None });
     }
 }

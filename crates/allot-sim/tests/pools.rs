@@ -161,3 +161,47 @@ fn thirteen_queues_take_turns_over_time() {
         assert!((average - expect).abs() <= 0.25, "{q}: {average:.2} slots on average, share {expect:.2}");
     }
 }
+
+#[test]
+fn a_non_pool_queue_takes_what_it_can_and_the_pool_divides_the_rest() {
+    // spec 000: Milano is in no pool but uses poolB's hosts, at a priority
+    // between the pool's queues. It keeps 4 of the 15 slots busy; the
+    // pool's three equal queues share the other 11.
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhb1 5\nhb2 5\nhb3 5\nEnd Host\n\
+                 Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroupB (hb1 hb2 hb3)\nEnd HostGroup\n";
+    let queues = queue("Pisa", 44, "poolB", 30, "groupB")
+        + "Begin Queue\nQUEUE_NAME = Milano\nPRIORITY = 42\nHOSTS = groupB\nEnd Queue\n"
+        + &queue("Venezia", 40, "poolB", 30, "groupB")
+        + &queue("Bologna", 40, "poolB", 30, "groupB");
+    let mut lines = String::new();
+    for i in 0..4 {
+        lines +=
+            &format!("{{\"submit\": 0, \"user\": \"m{i}\", \"runtime\": 100000, \"bsub\": \"-q Milano ./long\"}}\n");
+    }
+    for (qi, q) in ["Pisa", "Venezia", "Bologna"].iter().enumerate() {
+        for i in 0..400u64 {
+            let runtime = 300 + (i * 53 + qi as u64 * 17) % 600;
+            lines +=
+                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
+        }
+    }
+    let w = jsonl::read(&lines);
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    let report = |e: &Engine, t: Time| {
+        share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &PriorityInputs::default())
+    };
+    let out = run(&mut e, &w, &SimOptions::default(), &report, &mut |_| {});
+    let milano_start: Vec<u64> = out.records.iter().filter(|r| r.queue == "Milano").map(|r| r.start).collect();
+    assert_eq!(milano_start, [0, 0, 0, 0], "the non-pool queue dispatches all it can at once");
+    let (w0, w1) = (5_000u64, 40_000u64);
+    for q in ["Pisa", "Venezia", "Bologna"] {
+        let ss: u64 = out
+            .records
+            .iter()
+            .filter(|r| r.queue == q)
+            .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
+            .sum();
+        let average = ss as f64 / (w1 - w0) as f64;
+        assert!((average - 11.0 / 3.0).abs() <= 0.5, "{q}: {average:.2} slots on average");
+    }
+}

@@ -30,7 +30,7 @@ proptest! {
         0..20,
     )) {
         let text = lines.join("\n");
-        let w = swf::read(text.as_bytes(), true).expect("in memory");
+        let w = swf::read(text.as_bytes(), swf::QueueField::Queue).expect("in memory");
         let n = lines.len() as u64;
         prop_assert!(w.skipped.iter().all(|s| s.line >= 1 && s.line <= n.max(1) && !s.reason.is_empty()));
         prop_assert!(w.jobs.iter().all(|j| j.slots >= 1));

@@ -26,7 +26,7 @@ const SWF: &str = "; MaxNodes: 2\n; MaxProcs: 4\n\
 
 #[test]
 fn fcfs_on_the_header_machine() {
-    let w = swf::read(SWF.as_bytes(), false).expect("read");
+    let w = swf::read(SWF.as_bytes(), swf::QueueField::None).expect("read");
     let mut e = Engine::new(default_engine(&w, Policy::Fcfs));
     let out = simulate(&mut e, &w, &SimOptions::default());
     assert_eq!(
@@ -53,7 +53,7 @@ fn fcfs_on_the_header_machine() {
 
 #[test]
 fn the_same_trace_twice_gives_the_same_schedule() {
-    let w = swf::read(SWF.as_bytes(), false).expect("read");
+    let w = swf::read(SWF.as_bytes(), swf::QueueField::None).expect("read");
     let csv = || {
         let mut e = Engine::new(default_engine(&w, Policy::Fairshare));
         jobs_csv(&simulate(&mut e, &w, &SimOptions::default()).records)
@@ -66,7 +66,7 @@ fn kill_at_limit_ends_jobs_that_ran_past_their_request() {
     // Job 1 ran 100 s but asked for 60: by default it runs 100 s (the trace
     // shows it did); with kill_at_limit it ends at 60 with exit 137.
     let text = "; MaxProcs: 1\n1 0 0 100 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n";
-    let w = swf::read(text.as_bytes(), false).expect("read");
+    let w = swf::read(text.as_bytes(), swf::QueueField::None).expect("read");
     let mut e = Engine::new(default_engine(&w, Policy::Fcfs));
     let out = simulate(&mut e, &w, &SimOptions::default());
     assert_eq!((out.records[0].end, out.records[0].exit), (100, 0));
