@@ -91,7 +91,7 @@ pub struct EngineConfig {
 
 /// A submission as the engine sees it (after the command's options are
 /// parsed).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JobSpec {
     pub user: String,
     /// `-q`; `None` takes the default queue.

@@ -1,0 +1,89 @@
+//! The wire between the `allot` commands and `allotd`: versioned request
+//! and response types, framed as a 4-byte big-endian length and that many
+//! bytes of JSON, over a unix socket. Engine types never cross it: the
+//! daemon converts at its boundary.
+//!
+//! Frames are at most [`MAX_FRAME`] bytes; a longer one is refused before
+//! it is read, so a client cannot make the daemon allocate at will.
+
+pub mod frame;
+pub mod messages;
+
+pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
+pub use messages::*;
+
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// The protocol's version; a peer speaking another is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// What crosses the socket: the version, then the message.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Envelope<T> {
+    pub version: u32,
+    pub body: T,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to allotd at {path}: {source} (is it running? `allot start` starts it)")]
+    Connect { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error("allotd speaks protocol version {theirs}, this command {ours}")]
+    Version { theirs: u32, ours: u32 },
+}
+
+/// A blocking client: one request, one response.
+pub struct Client {
+    stream: UnixStream,
+}
+
+impl Client {
+    pub fn connect(socket: &Path) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(socket)
+            .map_err(|source| ClientError::Connect { path: socket.display().to_string(), source })?;
+        Ok(Client { stream })
+    }
+
+    pub fn call(&mut self, request: Request) -> Result<Response, ClientError> {
+        let bytes =
+            serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body: request }).map_err(FrameError::Json)?;
+        write_frame(&mut self.stream, &bytes)?;
+        let reply = read_frame(&mut self.stream)?;
+        let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
+        if envelope.version != PROTOCOL_VERSION {
+            return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
+        }
+        Ok(envelope.body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixListener;
+
+    #[test]
+    fn a_client_and_a_server_over_a_unix_socket() {
+        let dir = std::env::temp_dir().join(format!("allot-proto-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("allotd.sock");
+        let listener = UnixListener::bind(&path).expect("bind");
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            let bytes = read_frame(&mut s).expect("request");
+            let req: Envelope<Request> = serde_json::from_slice(&bytes).expect("json");
+            assert_eq!(req.body, Request::Queues);
+            let reply = Envelope { version: PROTOCOL_VERSION, body: Response::Error("closed".into()) };
+            write_frame(&mut s, &serde_json::to_vec(&reply).expect("json")).expect("reply");
+        });
+        let mut client = Client::connect(&path).expect("connect");
+        assert_eq!(client.call(Request::Queues).expect("call"), Response::Error("closed".into()));
+        server.join().expect("server");
+        let err = Client::connect(&dir.join("nothing.sock")).err().expect("no daemon");
+        assert!(err.to_string().contains("is it running?"), "{err}");
+    }
+}

@@ -1,0 +1,208 @@
+//! Durable state: the daemon's event log, in SQLite (bundled).
+//!
+//! Everything that changes the scheduler's state is a [`Record`] appended
+//! to the log before it is acknowledged; a restart replays the log in
+//! order through the same engine, so the state after a restart is the
+//! state before it. Records are appended a batch per transaction, so the
+//! daemon can acknowledge many submissions with one commit.
+//!
+//! Durability: WAL journal with `synchronous=FULL`, so a committed batch
+//! survives the process being killed (kill -9) and the machine losing
+//! power.
+
+use std::path::Path;
+
+use allot_engine::{JobSpec, Time};
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("state database {path}: {source}")]
+    Open { path: String, source: rusqlite::Error },
+    #[error("state database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("state database: record {seq} is not readable: {source}")]
+    Corrupt { seq: i64, source: serde_json::Error },
+    #[error("state database {path} has schema version {found}; this allot knows {known}")]
+    Schema { path: String, found: i64, known: i64 },
+}
+
+/// A job as submitted: what the engine schedules and what running it needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub spec: JobSpec,
+    pub name: String,
+    pub command: String,
+    pub cwd: String,
+    pub output: Option<(String, bool)>,
+    pub error: Option<(String, bool)>,
+    pub env: Vec<(String, String)>,
+    pub from_host: String,
+}
+
+/// One change of state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Record {
+    /// A job was accepted with this id.
+    Submitted {
+        job: u64,
+        record: Box<JobRecord>,
+    },
+    /// A job started on these hosts (name, slots).
+    Started {
+        job: u64,
+        alloc: Vec<(String, u32)>,
+    },
+    /// A job ended with an exit code, having used this much CPU (s).
+    Finished {
+        job: u64,
+        exit: i32,
+        cpu_time: f64,
+    },
+    /// A pending job was removed (`bkill` before it started).
+    Removed {
+        job: u64,
+    },
+    HostChanged {
+        host: String,
+        up: bool,
+    },
+    QueueChanged {
+        queue: String,
+        open: bool,
+    },
+    /// The configuration was reloaded from this directory.
+    Reconfigured {
+        config_dir: Option<String>,
+    },
+}
+
+const SCHEMA_VERSION: i64 = 1;
+
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the state database at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let shown = path.display().to_string();
+        let conn = Connection::open(path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS events (
+                 seq INTEGER PRIMARY KEY,
+                 time INTEGER NOT NULL,
+                 record TEXT NOT NULL);",
+        )?;
+        let found: Option<i64> = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).ok();
+        match found {
+            None => {
+                conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?1)", params![SCHEMA_VERSION])?;
+            }
+            Some(v) if v != SCHEMA_VERSION => {
+                return Err(StoreError::Schema { path: shown, found: v, known: SCHEMA_VERSION });
+            }
+            Some(_) => {}
+        }
+        Ok(Store { conn })
+    }
+
+    /// Appends records in one transaction; when this returns, they are
+    /// durable. Returns the sequence number of the last.
+    pub fn append(&mut self, records: &[(Time, Record)]) -> Result<u64, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut last = 0;
+        {
+            let mut insert = tx.prepare_cached("INSERT INTO events (time, record) VALUES (?1, ?2)")?;
+            for (t, r) in records {
+                let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
+                insert.execute(params![t.0 as i64, text])?;
+                last = tx.last_insert_rowid() as u64;
+            }
+        }
+        tx.commit()?;
+        Ok(last)
+    }
+
+    /// Every record in order, with its sequence number and time.
+    pub fn replay(&self, mut f: impl FnMut(u64, Time, Record)) -> Result<(), StoreError> {
+        let mut stmt = self.conn.prepare("SELECT seq, time, record FROM events ORDER BY seq")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.get(0)?;
+            let time: i64 = row.get(1)?;
+            let text: String = row.get(2)?;
+            let record = serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
+            f(seq as u64, Time(time.max(0) as u64), record);
+        }
+        Ok(())
+    }
+
+    /// How many records the log holds.
+    pub fn len(&self) -> Result<u64, StoreError> {
+        Ok(self.conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))? as u64)
+    }
+
+    pub fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.len()? == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("allot-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        dir.join("state.db")
+    }
+
+    fn submitted(job: u64) -> Record {
+        let record = JobRecord {
+            spec: JobSpec { user: "alice".into(), queue: Some("normal".into()), slots: 1, ..JobSpec::default() },
+            name: "sleep".into(),
+            command: "sleep 1".into(),
+            cwd: "/tmp".into(),
+            output: None,
+            error: None,
+            env: vec![("HOME".into(), "/home/alice".into())],
+            from_host: "hostA".into(),
+        };
+        Record::Submitted { job, record: Box::new(record) }
+    }
+
+    #[test]
+    fn records_come_back_in_order_after_reopening() {
+        let path = temp("reopen");
+        {
+            let mut s = Store::open(&path).expect("open");
+            s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
+            s.append(&[(Time(2), Record::Started { job: 1, alloc: vec![("hostA".into(), 1)] })]).expect("append");
+            s.append(&[(Time(5), Record::Finished { job: 1, exit: 0, cpu_time: 0.5 })]).expect("append");
+        }
+        let s = Store::open(&path).expect("reopen");
+        let mut seen = Vec::new();
+        s.replay(|seq, t, r| seen.push((seq, t, r))).expect("replay");
+        assert_eq!(seen.len(), 4);
+        assert_eq!(seen[0], (1, Time(1), submitted(1)));
+        assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5 });
+        assert_eq!(s.len().expect("len"), 4);
+    }
+
+    #[test]
+    fn another_schema_version_is_refused() {
+        let path = temp("schema");
+        drop(Store::open(&path).expect("open"));
+        let conn = Connection::open(&path).expect("raw");
+        conn.execute("UPDATE meta SET value = 99 WHERE key = 'schema'", []).expect("update");
+        drop(conn);
+        let err = Store::open(&path).err().expect("refused");
+        assert!(err.to_string().contains("schema version 99"), "{err}");
+    }
+}
