@@ -348,6 +348,24 @@ impl Engine {
         Ok(decision)
     }
 
+    /// Starts a pending job on a given allocation, as a replayed log says
+    /// it started: the same booking as a start decided here, without
+    /// placement. Refused if the job is not pending or a host is unknown.
+    pub fn force_start(&mut self, id: JobId, alloc: Vec<(u32, u32)>, t: Time) -> Result<(), String> {
+        let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
+        if !matches!(job.state, JobState::Pending) {
+            return Err(format!("job {id} is not pending"));
+        }
+        if alloc.iter().any(|&(h, _)| h as usize >= self.hosts.len()) {
+            return Err(format!("job {id}: a host of its allocation is unknown"));
+        }
+        let job = job.clone();
+        self.dequeue(id, &job);
+        self.commit(id, alloc.into_iter().collect(), t);
+        self.dirty = true;
+        Ok(())
+    }
+
     /// How many slots host `h` can give a job of `job`'s queue now.
     fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
         let host = &self.hosts[h as usize];

@@ -288,3 +288,27 @@ fn the_same_events_give_the_same_decisions() {
     assert!(first.len() > 200, "the workload ran: {}", first.len());
     assert_eq!(first, run());
 }
+
+#[test]
+fn a_replayed_start_books_the_job_as_a_decided_one() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 2\nh2 2\nEnd Host\n";
+    let queues = fairshare_queue("q", 10);
+    let mut live = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    let mut replay = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    for e in [&mut live, &mut replay] {
+        submit(e, job("u1", "q", 3));
+        submit(e, job("u2", "q", 2));
+    }
+    let decisions = live.schedule(Time(5));
+    for d in &decisions {
+        if let Decision::Start { job, alloc } = d {
+            replay.force_start(*job, alloc.clone(), Time(5)).expect("pending");
+        }
+    }
+    assert!(replay.force_start(JobId(1), vec![(0, 1)], Time(5)).is_err(), "already running");
+    assert_eq!(live.queue_load("q"), replay.queue_load("q"));
+    assert_eq!(live.used_slots(), replay.used_slots());
+    let tree = |e: &Engine| format!("{:?}", e.fairshare().policies[0].tree.share_tables(Time(9), &Default::default()));
+    assert_eq!(tree(&live), tree(&replay), "the same usage charged");
+    assert_eq!(live.schedule(Time(9)), replay.schedule(Time(9)));
+}
