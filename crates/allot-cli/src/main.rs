@@ -1,6 +1,8 @@
 //! `allot`: the command users type.
 
 mod config_cmd;
+mod daemon_cmd;
+mod lsf;
 mod shares_cmd;
 mod sim_cmd;
 
@@ -18,6 +20,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Starts allotd in the background (state in ALLOT_STATE_DIR, or the
+    /// user's state directory); `--config DIR` passes a configuration.
+    Start {
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Stops allotd; running jobs go on under their supervisors.
+    Stop,
+    /// Makes links named bsub, bjobs, ... to this binary in DIR.
+    InstallLinks { dir: PathBuf },
     /// Configuration directories.
     Config {
         #[command(subcommand)]
@@ -87,9 +99,30 @@ enum ConfigCommand {
 }
 
 fn main() -> ExitCode {
+    // Called as `bsub`, `bjobs`, ... (a link), or as `allot bsub ...`: LSF's
+    // own option syntax, which clap does not parse.
+    let argv: Vec<String> = std::env::args().collect();
+    let called_as =
+        argv.first().and_then(|a| std::path::Path::new(a).file_name()).map(|n| n.to_string_lossy().into_owned());
+    let lsf = match called_as.as_deref() {
+        Some(name) if lsf::COMMANDS.contains(&name) => Some((name.to_string(), &argv[1..])),
+        _ => argv.get(1).filter(|c| lsf::COMMANDS.contains(&c.as_str())).map(|c| (c.clone(), &argv[2..])),
+    };
+    if let Some((cmd, args)) = lsf {
+        return match lsf::run(&cmd, args) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("{e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Config { command: ConfigCommand::Check { dir } } => config_cmd::check(&dir),
+        Command::Start { config } => daemon_cmd::start(config.as_deref()),
+        Command::Stop => daemon_cmd::stop(),
+        Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
         Command::Shares { config, usage, json } => shares_cmd::run(config.as_deref(), usage.as_deref(), json),
         Command::Sim { workload, config, policy, out, report_at, kill_at_limit, swf_queues } => {
             sim_cmd::run(sim_cmd::SimArgs {

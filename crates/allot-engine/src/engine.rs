@@ -478,6 +478,18 @@ impl Engine {
     pub fn queue_load(&self, name: &str) -> Option<(u32, u32)> {
         self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, q.used))
     }
+    /// Each queue with its pending jobs and slots in use, in configuration
+    /// order.
+    pub fn queues(&self) -> impl Iterator<Item = (&QueueSpec, u32, u32)> {
+        self.queues.iter().map(|q| (&q.spec, q.pending, q.used))
+    }
+    /// Each host: name, slots, slots in use, up.
+    pub fn hosts(&self) -> impl Iterator<Item = (&str, u32, u32, bool)> {
+        self.hosts.iter().map(|h| (h.name.as_str(), h.slots, h.used, h.up))
+    }
+    pub fn host_index(&self, name: &str) -> Option<u32> {
+        self.hosts.iter().position(|h| h.name == name).map(|i| i as u32)
+    }
     pub fn fairshare(&self) -> &FairshareSet {
         &self.fairshare
     }

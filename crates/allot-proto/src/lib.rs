@@ -8,6 +8,7 @@
 
 pub mod frame;
 pub mod messages;
+pub mod paths;
 
 pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
 pub use messages::*;

@@ -1,0 +1,72 @@
+//! `allot start`, `allot stop`, `allot install-links`.
+
+use std::path::Path;
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use allot_proto::{Client, Request, Response, paths};
+use anyhow::{Context, anyhow, bail};
+
+/// Starts `allotd` (next to this binary) in the background and waits until
+/// it answers.
+pub fn start(config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let state = paths::state_dir();
+    std::fs::create_dir_all(&state).with_context(|| format!("cannot create {}", state.display()))?;
+    let socket = paths::socket(&state);
+    if Client::connect(&socket).is_ok() {
+        println!("allotd is already running (state in {})", state.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let exe = std::env::current_exe()?;
+    let allotd = exe.with_file_name("allotd");
+    if !allotd.exists() {
+        bail!("{} is not there: build it with `cargo build -p allot-daemon`", allotd.display());
+    }
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(state.join("allotd.log"))?;
+    let mut cmd = std::process::Command::new(&allotd);
+    if let Some(dir) = config {
+        cmd.arg("--config").arg(dir);
+    }
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd.stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log).process_group(0).spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if Client::connect(&socket).is_ok() {
+            println!("allotd started (state in {}, log in allotd.log)", state.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("allotd stopped at once ({status}): see {}", state.join("allotd.log").display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(anyhow!("allotd did not answer within 10 s: see {}", state.join("allotd.log").display()))
+}
+
+pub fn stop() -> anyhow::Result<ExitCode> {
+    let socket = paths::socket(&paths::state_dir());
+    let Ok(mut client) = Client::connect(&socket) else {
+        println!("allotd is not running");
+        return Ok(ExitCode::SUCCESS);
+    };
+    match client.call(Request::Shutdown)? {
+        Response::Done => {
+            println!("allotd stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        Response::Error(e) => bail!("{e}"),
+        other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+pub fn install_links(dir: &Path) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(dir)?;
+    let exe = std::env::current_exe()?;
+    for name in crate::lsf::COMMANDS {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&exe, &link).with_context(|| format!("cannot link {}", link.display()))?;
+    }
+    println!("{}: {}", dir.display(), crate::lsf::COMMANDS.join(" "));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,263 @@
+//! The LSF commands, as `allot <cmd>` or through links named after them:
+//! LSF's option syntax and output layouts, talking to allotd.
+
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+use allot_proto::{Client, JobInfo, JobQuery, JobStatus, Request, Response, Submit};
+use anyhow::{anyhow, bail};
+
+/// The commands this binary answers to when called by their names.
+pub const COMMANDS: &[&str] = &["bsub", "bjobs", "bkill", "bqueues", "bhosts"];
+
+fn client() -> anyhow::Result<Client> {
+    let state = allot_proto::paths::state_dir();
+    Ok(Client::connect(&allot_proto::paths::socket(&state))?)
+}
+
+fn call(request: Request) -> anyhow::Result<Response> {
+    match client()?.call(request)? {
+        Response::Error(e) => Err(anyhow!("{e}")),
+        r => Ok(r),
+    }
+}
+
+pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
+    match cmd {
+        "bsub" => bsub(args),
+        "bjobs" => bjobs(args),
+        "bkill" => bkill(args),
+        "bqueues" => bqueues(args),
+        "bhosts" => bhosts(args),
+        _ => bail!("{cmd}: not an allot command"),
+    }
+}
+
+fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
+    let o = allot_config::bsub::parse(args).map_err(|e| anyhow!("bsub: {e}"))?;
+    let command = if o.command.is_empty() {
+        // A job script on standard input, as LSF accepts.
+        if std::io::stdin().is_terminal() {
+            bail!("bsub: no command: give one, or a job script on standard input");
+        }
+        let mut script = String::new();
+        std::io::stdin().read_to_string(&mut script)?;
+        script
+    } else {
+        o.command.join(" ")
+    };
+    let cwd = std::env::current_dir()?.display().to_string();
+    let submit = Submit {
+        queue: o.queue,
+        slots: o.slots.map_or(1, |s| s.min),
+        max_slots: o.slots.map(|s| s.max),
+        run_limit: o.run_limit,
+        group: o.group,
+        name: o.name,
+        command,
+        cwd,
+        output: o.output,
+        error: o.error,
+        env: std::env::vars().collect(),
+    };
+    match call(Request::Submit(submit))? {
+        Response::Submitted { job, queue } => {
+            println!("Job <{job}> is submitted to queue <{queue}>.");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("bsub: unexpected answer {other:?}"),
+    }
+}
+
+/// A date as LSF shows it: `Nov 21 20:55` (UTC).
+pub fn lsf_time(secs: u64) -> String {
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!("{} {:>2} {:02}:{:02}", MONTHS[(month - 1) as usize], day, rem / 3600, (rem % 3600) / 60)
+}
+
+fn exec_hosts(j: &JobInfo) -> Vec<String> {
+    j.exec_hosts.iter().map(|(h, n)| if *n > 1 { format!("{n}*{h}") } else { h.clone() }).collect()
+}
+
+fn cut(s: &str, width: usize, wide: bool) -> String {
+    if wide || s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let keep: String = s.chars().take(width.saturating_sub(1)).collect();
+        format!("{keep}*")
+    }
+}
+
+/// bjobs [-a] [-u user|all] [-q queue] [-w] [-p] [-noheader] [jobid ...]
+fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
+    let mut q = JobQuery::default();
+    let (mut wide, mut header, mut reasons) = (false, true, false);
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-a" => q.finished = true,
+            "-w" => wide = true,
+            "-p" => reasons = true,
+            "-noheader" => header = false,
+            "-u" | "-q" => {
+                let v =
+                    args.get(i + 1).ok_or_else(|| anyhow!("bjobs: {}: expected a value after it", args[i]))?.clone();
+                if args[i] == "-u" {
+                    q.user = Some(v)
+                } else {
+                    q.queue = Some(v)
+                }
+                i += 1;
+            }
+            o if o.starts_with('-') => bail!("bjobs: {o}: unknown option"),
+            id => q.jobs.push(id.parse().map_err(|_| anyhow!("bjobs: {id}: not a job id"))?),
+        }
+        i += 1;
+    }
+    let Response::Jobs(mut jobs) = call(Request::Jobs(q.clone()))? else { bail!("bjobs: unexpected answer") };
+    if reasons {
+        jobs.retain(|j| j.status == JobStatus::Pend);
+    }
+    if jobs.is_empty() {
+        let what = if reasons {
+            "pending"
+        } else if q.finished {
+            ""
+        } else {
+            "unfinished"
+        };
+        let what = if what.is_empty() { "job".to_string() } else { format!("{what} job") };
+        println!("No {what} found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if header {
+        println!("JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME");
+    }
+    for j in &jobs {
+        let hosts = exec_hosts(j);
+        println!(
+            "{:<7} {:<7} {:<5} {:<10} {:<11} {:<11} {:<10} {}",
+            j.id,
+            cut(&j.user, 7, wide),
+            j.status.as_str(),
+            cut(&j.queue, 10, wide),
+            cut(&j.from_host, 11, wide),
+            cut(hosts.first().map_or("", String::as_str), 11, wide),
+            cut(&j.name, 10, wide),
+            lsf_time(j.submit_time)
+        );
+        for h in hosts.iter().skip(1) {
+            println!("{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(h, 11, wide));
+        }
+        if reasons {
+            if let Some(r) = &j.pending_reason {
+                println!(" {r};");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// bkill [-s signal] jobid ... | 0
+fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
+    let mut signal = None;
+    let mut jobs = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-s" => {
+                signal = Some(args.get(i + 1).ok_or_else(|| anyhow!("bkill: -s: expected a signal after it"))?.clone());
+                i += 1;
+            }
+            o if o.starts_with('-') => bail!("bkill: {o}: unknown option"),
+            id => jobs.push(id.parse::<u64>().map_err(|_| anyhow!("bkill: {id}: not a job id"))?),
+        }
+        i += 1;
+    }
+    if jobs.is_empty() {
+        bail!("bkill: name the jobs to kill, or 0 for all of yours");
+    }
+    let Response::Killed(results) = call(Request::Kill { jobs, signal: signal.clone() })? else {
+        bail!("bkill: unexpected answer")
+    };
+    let mut failed = false;
+    if results.is_empty() {
+        println!("No unfinished job found");
+    }
+    for (id, r) in results {
+        match r {
+            Ok(()) if signal.is_some() => println!("Job <{id}> is being signaled"),
+            Ok(()) => println!("Job <{id}> is being terminated"),
+            Err(e) => {
+                eprintln!("{e}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn dash<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| x.to_string())
+}
+
+fn bqueues(args: &[String]) -> anyhow::Result<ExitCode> {
+    if let Some(o) = args.iter().find(|a| a.starts_with('-')) {
+        bail!("bqueues: {o}: not available yet");
+    }
+    let Response::Queues(queues) = call(Request::Queues)? else { bail!("bqueues: unexpected answer") };
+    println!("QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP");
+    for q in queues.iter().filter(|q| args.is_empty() || args.contains(&q.name)) {
+        println!(
+            "{:<15} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5}",
+            q.name,
+            q.priority,
+            q.status,
+            dash(q.max),
+            dash(q.jl_u),
+            dash(q.jl_p),
+            dash(q.jl_h),
+            q.njobs,
+            q.pend,
+            q.run,
+            q.susp
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
+    if let Some(o) = args.iter().find(|a| a.starts_with('-')) {
+        bail!("bhosts: {o}: not available yet");
+    }
+    let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
+    println!("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV");
+    for h in hosts.iter().filter(|h| args.is_empty() || args.contains(&h.name)) {
+        println!(
+            "{:<18} {:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            h.name, h.status, "-", h.max, h.njobs, h.run, 0, 0, 0
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lsf_dates() {
+        assert_eq!(super::lsf_time(0), "Jan  1 00:00");
+        // 2026-11-21 20:55 UTC
+        assert_eq!(super::lsf_time(1_795_294_500), "Nov 21 20:55");
+    }
+}

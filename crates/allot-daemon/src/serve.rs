@@ -1,0 +1,450 @@
+//! The socket and the dispatcher loop.
+//!
+//! Each connection's requests go, with the caller's identity from the
+//! socket's peer credentials (never from the request), to the one
+//! dispatcher. It handles every request waiting, makes their records
+//! durable in one commit, and only then answers: a submission is
+//! acknowledged only once it is in the log. Every 100 ms it collects the
+//! exit reports of running jobs and runs a dispatch pass.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use allot_engine::{Decision, Engine, JobId, JobSpec, Time};
+use allot_exec::{ExecSpec, JobFiles, expand_name};
+use allot_proto::{Envelope, HostInfo, JobQuery, JobStatus, PROTOCOL_VERSION, QueueInfo, Request, Response};
+use allot_store::{JobRecord, Record, Store};
+use anyhow::{Context, anyhow};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::state::State;
+
+/// Who is asking: from the socket's peer credentials.
+#[derive(Clone, Debug)]
+struct Caller {
+    uid: u32,
+    user: String,
+}
+
+struct Message {
+    caller: Caller,
+    request: Request,
+    reply: oneshot::Sender<Response>,
+}
+
+fn now() -> Time {
+    Time(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
+}
+
+pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let state_dir = allot_proto::paths::state_dir();
+    std::fs::create_dir_all(&state_dir).with_context(|| format!("cannot create {}", state_dir.display()))?;
+    let engine_config = match &config_dir {
+        Some(dir) => match allot_config::load_dir(dir) {
+            Ok((config, warnings)) => {
+                eprint!("{warnings}");
+                config.engine_config()
+            }
+            Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", dir.display())),
+        },
+        None => crate::defaults::engine_config(),
+    };
+    let store = Store::open(&state_dir.join("state.db"))?;
+    let files = JobFiles::new(&state_dir)?;
+    let mut state = State {
+        engine: Engine::new(engine_config),
+        store,
+        files,
+        state_dir: state_dir.clone(),
+        jobs: BTreeMap::new(),
+        supervisors: Vec::new(),
+    };
+    let mut replayed = Vec::new();
+    state.store.replay(|_, t, r| replayed.push((t, r)))?;
+    for (t, r) in &replayed {
+        state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
+    }
+    eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+
+    let socket = allot_proto::paths::socket(&state_dir);
+    if UnixStream::connect(&socket).await.is_ok() {
+        return Err(anyhow!("another allotd already listens on {}", socket.display()));
+    }
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
+    let (tx, mut rx) = mpsc::channel::<Message>(4096);
+    tokio::spawn(accept_loop(listener, tx));
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            first = rx.recv() => {
+                let Some(first) = first else { break };
+                let mut batch = vec![first];
+                while let Ok(m) = rx.try_recv() {
+                    batch.push(m);
+                    if batch.len() >= 512 { break; }
+                }
+                if handle_batch(&mut state, batch)? {
+                    break;
+                }
+            }
+            _ = tick.tick() => tick_once(&mut state)?,
+        }
+    }
+    let _ = std::fs::remove_file(&socket);
+    // Let the connection tasks write the answers already given.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    eprintln!("allotd: stopped; running jobs go on under their supervisors");
+    Ok(())
+}
+
+async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Message>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let _ = connection(stream, tx).await;
+        });
+    }
+}
+
+async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Message>) -> anyhow::Result<()> {
+    let cred = stream.peer_cred()?;
+    let uid = cred.uid();
+    let user = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map_or_else(|| uid.to_string(), |u| u.name);
+    let caller = Caller { uid, user };
+    loop {
+        let mut len = [0u8; 4];
+        if stream.read_exact(&mut len).await.is_err() {
+            return Ok(());
+        }
+        let len = u32::from_be_bytes(len) as usize;
+        let response = if len > allot_proto::MAX_FRAME {
+            // Refused unread: the connection cannot go on after it.
+            let r = Response::Error(format!(
+                "request of {len} bytes is larger than the {} allowed",
+                allot_proto::MAX_FRAME
+            ));
+            write_response(&mut stream, r).await?;
+            return Ok(());
+        } else {
+            let mut buf = vec![0u8; len];
+            stream.read_exact(&mut buf).await?;
+            match serde_json::from_slice::<Envelope<Request>>(&buf) {
+                Ok(env) if env.version != PROTOCOL_VERSION => {
+                    Response::Error(format!("protocol version {} is not {PROTOCOL_VERSION}", env.version))
+                }
+                Ok(env) => {
+                    let (reply, answer) = oneshot::channel();
+                    tx.send(Message { caller: caller.clone(), request: env.body, reply }).await?;
+                    answer.await?
+                }
+                Err(e) => Response::Error(format!("malformed request: {e}")),
+            }
+        };
+        write_response(&mut stream, response).await?;
+    }
+}
+
+async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Result<()> {
+    let bytes = serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body })?;
+    stream.write_all(&(bytes.len() as u32).to_be_bytes()).await?;
+    stream.write_all(&bytes).await?;
+    Ok(())
+}
+
+fn may_act(caller: &Caller, owner: &str) -> bool {
+    caller.uid == 0 || caller.user == owner
+}
+
+/// Handles a batch of requests with one commit; returns whether to stop.
+fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> {
+    let t = now();
+    let daemon_uid = nix::unistd::Uid::effective().as_raw();
+    let mut records = Vec::new();
+    let mut replies = Vec::new();
+    let mut stop = false;
+    for Message { caller, request, reply } in batch {
+        if daemon_uid != 0 && caller.uid != daemon_uid {
+            let _ = reply.send(Response::Error(format!(
+                "user `{}` cannot use this allotd, which runs as another user",
+                caller.user
+            )));
+            continue;
+        }
+        let response = match request {
+            Request::Submit(s) => submit(state, &caller, s, t, &mut records),
+            Request::Jobs(q) => Response::Jobs(jobs(state, &caller, &q, t)),
+            Request::Kill { jobs, signal } => kill(state, &caller, &jobs, signal.as_deref(), &mut records),
+            Request::Queues => Response::Queues(queues(&state.engine)),
+            Request::Hosts => Response::Hosts(
+                state
+                    .engine
+                    .hosts()
+                    .map(|(name, max, used, up)| HostInfo {
+                        name: name.to_string(),
+                        status: if up { "ok".into() } else { "unavail".into() },
+                        max,
+                        njobs: used,
+                        run: used,
+                    })
+                    .collect(),
+            ),
+            Request::Reconfig => Response::Error("badmin reconfig: not yet available in this allotd".into()),
+            Request::Shutdown => {
+                if caller.uid == 0 || caller.uid == daemon_uid {
+                    stop = true;
+                    Response::Done
+                } else {
+                    Response::Error("only the administrator can stop allotd".into())
+                }
+            }
+        };
+        replies.push((reply, response));
+    }
+    // Durable before any answer: a failed commit stops the daemon, whose
+    // restart replays only what was committed.
+    if !records.is_empty() {
+        let stamped: Vec<(Time, Record)> = records.iter().map(|r| (t, r.clone())).collect();
+        state.store.append(&stamped).context("cannot write the event log")?;
+    }
+    for (reply, response) in replies {
+        let _ = reply.send(response);
+    }
+    Ok(stop)
+}
+
+fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, records: &mut Vec<Record>) -> Response {
+    let spec = JobSpec {
+        user: caller.user.clone(),
+        queue: s.queue.clone(),
+        slots: s.slots.max(1),
+        run_limit: s.run_limit,
+        group: s.group.clone(),
+    };
+    match state.engine.submit(&spec) {
+        Ok(id) => {
+            let queue = state.engine.job_queue(id).unwrap_or_default().to_string();
+            let record = JobRecord {
+                spec: JobSpec { queue: Some(queue.clone()), ..spec },
+                name: s.name.unwrap_or_else(|| s.command.chars().take(60).collect()),
+                command: s.command,
+                cwd: s.cwd,
+                output: s.output,
+                error: s.error,
+                env: s.env,
+                from_host: crate::defaults::this_host(),
+            };
+            state.register(id.0, &record, t);
+            records.push(Record::Submitted { job: id.0, record: Box::new(record) });
+            Response::Submitted { job: id.0, queue }
+        }
+        Err(e) => Response::Error(e.to_string()),
+    }
+}
+
+fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_proto::JobInfo> {
+    let user = q.user.clone().unwrap_or_else(|| caller.user.clone());
+    state
+        .jobs
+        .iter()
+        .filter(|(id, j)| {
+            if !q.jobs.is_empty() {
+                return q.jobs.contains(id);
+            }
+            (user == "all" || j.record.spec.user == user)
+                && (q.finished || matches!(j.status, JobStatus::Pend | JobStatus::Run))
+                && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
+        })
+        .map(|(id, j)| state.info(*id, j, t))
+        .collect()
+}
+
+fn signal_of(name: Option<&str>) -> Result<nix::sys::signal::Signal, String> {
+    let Some(name) = name else { return Ok(nix::sys::signal::Signal::SIGKILL) };
+    let upper = name.to_ascii_uppercase();
+    let full = if upper.starts_with("SIG") { upper } else { format!("SIG{upper}") };
+    full.parse().map_err(|_| format!("-s {name}: unknown signal"))
+}
+
+fn kill(state: &mut State, caller: &Caller, ids: &[u64], signal: Option<&str>, records: &mut Vec<Record>) -> Response {
+    let sig = match signal_of(signal) {
+        Ok(s) => s,
+        Err(e) => return Response::Error(e),
+    };
+    let targets: Vec<u64> = if ids == [0] {
+        state
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.record.spec.user == caller.user && matches!(j.status, JobStatus::Pend | JobStatus::Run))
+            .map(|(id, _)| *id)
+            .collect()
+    } else {
+        ids.to_vec()
+    };
+    let mut out = Vec::new();
+    for id in targets {
+        let result = match state.jobs.get(&id) {
+            None => Err(format!("Job <{id}>: No matching job found")),
+            Some(j) if !may_act(caller, &j.record.spec.user) => Err(format!("Job <{id}>: Not owner")),
+            Some(j) => match j.status {
+                JobStatus::Pend => {
+                    let r = Record::Removed { job: id };
+                    let _ = state.apply(now(), &r);
+                    records.push(r);
+                    Ok(())
+                }
+                JobStatus::Run => match state.files.read_pgid(id) {
+                    Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{id}>: {e}")),
+                    None => Err(format!("Job <{id}>: is starting; try again")),
+                },
+                JobStatus::Done | JobStatus::Exit => Err(format!("Job <{id}>: Job has already finished")),
+            },
+        };
+        out.push((id, result));
+    }
+    Response::Killed(out)
+}
+
+fn queues(engine: &Engine) -> Vec<QueueInfo> {
+    engine
+        .queues()
+        .map(|(q, pending, used)| QueueInfo {
+            name: q.name.clone(),
+            priority: q.priority,
+            status: "Open:Active".into(),
+            max: q.limits.qjob,
+            jl_u: q.limits.ujob,
+            jl_p: q.limits.pjob,
+            jl_h: q.limits.hjob,
+            njobs: pending + used,
+            pend: pending,
+            run: used,
+            susp: 0,
+        })
+        .collect()
+}
+
+/// Collects job ends, runs a dispatch pass, starts what it decided.
+fn tick_once(state: &mut State) -> anyhow::Result<()> {
+    let t = now();
+    state.supervisors.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
+    let running: Vec<u64> = state.jobs.iter().filter(|(_, j)| j.status == JobStatus::Run).map(|(id, _)| *id).collect();
+    let mut records = Vec::new();
+    for id in running {
+        if let Some(report) = state.files.read_exit(id) {
+            records.push(Record::Finished { job: id, exit: report.exit, cpu_time: report.cpu_time });
+        }
+    }
+    let ended: Vec<u64> =
+        records.iter().filter_map(|r| if let Record::Finished { job, .. } = r { Some(*job) } else { None }).collect();
+    state.commit(t, records).map_err(|e| anyhow!(e))?;
+    for id in ended {
+        state.files.clean(id);
+    }
+    let mut starts = Vec::new();
+    for d in state.engine.schedule(t) {
+        match d {
+            Decision::Start { job, alloc } => {
+                let named: Vec<(String, u32)> =
+                    alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect();
+                starts.push((job, named));
+            }
+            Decision::Kill { job, .. } => {
+                if let Some(pgid) = state.files.read_pgid(job.0) {
+                    let _ = allot_exec::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+                }
+            }
+        }
+    }
+    if starts.is_empty() {
+        return Ok(());
+    }
+    // The starts are durable before any job runs: no job runs twice.
+    let records: Vec<(Time, Record)> =
+        starts.iter().map(|(job, alloc)| (t, Record::Started { job: job.0, alloc: alloc.clone() })).collect();
+    state.store.append(&records).context("cannot write the event log")?;
+    for (job, alloc) in starts {
+        if let Some(j) = state.jobs.get_mut(&job.0) {
+            j.status = JobStatus::Run;
+            j.start_time = Some(t.0);
+            j.alloc = alloc.clone();
+        }
+        launch(state, job, &alloc)?;
+    }
+    Ok(())
+}
+
+/// Writes the job's spec and starts its supervisor.
+fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)]) -> anyhow::Result<()> {
+    let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
+    let r = &j.record;
+    let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
+    let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
+    let mut env = r.env.clone();
+    for (k, v) in [
+        ("LSB_JOBID", job.0.to_string()),
+        ("LSB_JOBINDEX", "0".to_string()),
+        ("LSB_JOBNAME", r.name.clone()),
+        ("LSB_QUEUE", r.spec.queue.clone().unwrap_or_default()),
+        ("LSB_HOSTS", hosts.join(" ")),
+        ("LSB_MCPU_HOSTS", mcpu.join(" ")),
+        ("LSB_DJOB_NUMPROC", r.spec.slots.to_string()),
+        ("LS_SUBCWD", r.cwd.clone()),
+    ] {
+        env.retain(|(name, _)| name != k);
+        env.push((k.to_string(), v));
+    }
+    let cwd = PathBuf::from(&r.cwd);
+    let out_default = state.state_dir.join("output").join(format!("{}.out", job.0));
+    let err_default = state.state_dir.join("output").join(format!("{}.err", job.0));
+    let file = |given: &Option<(String, bool)>, default: PathBuf| match given {
+        Some((name, overwrite)) => {
+            let p = PathBuf::from(expand_name(name, job.0, 0));
+            (if p.is_absolute() { p } else { cwd.join(p) }, *overwrite)
+        }
+        None => (default, true),
+    };
+    let spec = ExecSpec {
+        job: job.0,
+        command: r.command.clone(),
+        cwd: cwd.clone(),
+        env,
+        stdout: file(&r.output, out_default),
+        stderr: file(&r.error, err_default),
+        run_as: run_as(&r.spec.user),
+    };
+    state.files.write_spec(&spec)?;
+    let exe = std::env::current_exe()?;
+    let child = supervisor(&exe, &state.state_dir, job.0)?;
+    state.supervisors.push(child);
+    Ok(())
+}
+
+fn supervisor(exe: &Path, state_dir: &Path, job: u64) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(exe)
+        .arg("supervise")
+        .arg(state_dir)
+        .arg(job.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+}
+
+/// As root, jobs run as their owner.
+fn run_as(user: &str) -> Option<(u32, u32)> {
+    if !nix::unistd::Uid::effective().is_root() {
+        return None;
+    }
+    let u = nix::unistd::User::from_name(user).ok().flatten()?;
+    Some((u.uid.as_raw(), u.gid.as_raw()))
+}

@@ -1,0 +1,135 @@
+//! The daemon's state: the engine, the event log, and what the commands
+//! show of each job. A [`Record`] changes it the same way live and on
+//! restart ([`State::apply`]), so there is one code path.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use allot_engine::{Engine, Event, JobId, Time};
+use allot_exec::JobFiles;
+use allot_proto::{JobInfo, JobStatus};
+use allot_store::{JobRecord, Record, Store};
+
+/// What the daemon knows of a job beyond the engine.
+pub struct DaemonJob {
+    pub record: JobRecord,
+    pub status: JobStatus,
+    pub submit_time: u64,
+    pub start_time: Option<u64>,
+    pub end_time: Option<u64>,
+    pub exit: Option<i32>,
+    pub alloc: Vec<(String, u32)>,
+}
+
+pub struct State {
+    pub engine: Engine,
+    pub store: Store,
+    pub files: JobFiles,
+    pub state_dir: PathBuf,
+    pub jobs: BTreeMap<u64, DaemonJob>,
+    /// Supervisors started by this daemon, to reap.
+    pub supervisors: Vec<std::process::Child>,
+}
+
+impl State {
+    /// Applies a record to the engine and the job table. Errors mean the
+    /// log and the engine disagree (a replay of a different configuration).
+    pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), String> {
+        match record {
+            Record::Submitted { job, record } => {
+                let id = self.engine.submit(&record.spec).map_err(|e| format!("job {job}: {e}"))?;
+                if id.0 != *job {
+                    return Err(format!("job {job} was replayed as job {id}"));
+                }
+                self.register(*job, record, t);
+            }
+            Record::Started { job, alloc } => {
+                let idx: Option<Vec<(u32, u32)>> =
+                    alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, *n))).collect();
+                let idx = idx.ok_or_else(|| format!("job {job}: a host of its allocation is not configured"))?;
+                if !self.engine.is_running(JobId(*job)) {
+                    self.engine.force_start(JobId(*job), idx, t)?;
+                }
+                if let Some(j) = self.jobs.get_mut(job) {
+                    j.status = JobStatus::Run;
+                    j.start_time = Some(t.0);
+                    j.alloc = alloc.clone();
+                }
+            }
+            Record::Finished { job, exit, cpu_time } => {
+                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time });
+                if let Some(j) = self.jobs.get_mut(job) {
+                    j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
+                    j.end_time = Some(t.0);
+                    j.exit = Some(*exit);
+                }
+            }
+            Record::Removed { job } => {
+                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: 0.0 });
+                if let Some(j) = self.jobs.get_mut(job) {
+                    j.status = JobStatus::Exit;
+                    j.end_time = Some(t.0);
+                    j.exit = Some(130);
+                }
+            }
+            Record::HostChanged { host, up } => {
+                if let Some(h) = self.engine.host_index(host) {
+                    let ev = if *up { Event::HostUp(h) } else { Event::HostDown(h) };
+                    let _ = self.engine.apply(t, &ev);
+                }
+            }
+            Record::QueueChanged { .. } | Record::Reconfigured { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// A submitted job joins the job table.
+    pub fn register(&mut self, job: u64, record: &JobRecord, t: Time) {
+        let info = DaemonJob {
+            record: record.clone(),
+            status: JobStatus::Pend,
+            submit_time: t.0,
+            start_time: None,
+            end_time: None,
+            exit: None,
+            alloc: Vec::new(),
+        };
+        self.jobs.insert(job, info);
+    }
+
+    /// Applies records and makes them durable in one commit.
+    pub fn commit(&mut self, t: Time, records: Vec<Record>) -> Result<(), String> {
+        for r in &records {
+            self.apply(t, r)?;
+        }
+        if !records.is_empty() {
+            let stamped: Vec<(Time, Record)> = records.into_iter().map(|r| (t, r)).collect();
+            self.store.append(&stamped).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    pub fn info(&self, id: u64, j: &DaemonJob, now: Time) -> JobInfo {
+        let pending_reason = (j.status == JobStatus::Pend)
+            .then(|| self.engine.pending_reason(JobId(id), now).map(|r| r.to_string()))
+            .flatten();
+        JobInfo {
+            id,
+            user: j.record.spec.user.clone(),
+            status: j.status,
+            queue: self
+                .engine
+                .job_queue(JobId(id))
+                .map_or_else(|| j.record.spec.queue.clone().unwrap_or_default(), str::to_string),
+            from_host: j.record.from_host.clone(),
+            exec_hosts: j.alloc.clone(),
+            name: j.record.name.clone(),
+            submit_time: j.submit_time,
+            start_time: j.start_time,
+            end_time: j.end_time,
+            exit_code: j.exit,
+            pending_reason,
+            slots: j.record.spec.slots,
+        }
+    }
+}
