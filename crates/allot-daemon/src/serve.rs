@@ -35,6 +35,13 @@ struct Message {
     reply: oneshot::Sender<Response>,
 }
 
+/// What the dispatcher hears.
+enum Input {
+    Request(Box<Message>),
+    /// A supervisor started by this daemon exited: collect job ends now.
+    JobEnded,
+}
+
 fn now() -> Time {
     Time(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
 }
@@ -60,7 +67,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         files,
         state_dir: state_dir.clone(),
         jobs: BTreeMap::new(),
-        supervisors: Vec::new(),
+        running: Default::default(),
     };
     let mut replayed = Vec::new();
     state.store.replay(|_, t, r| replayed.push((t, r)))?;
@@ -75,24 +82,32 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
-    let (tx, mut rx) = mpsc::channel::<Message>(4096);
-    tokio::spawn(accept_loop(listener, tx));
+    let (tx, mut rx) = mpsc::channel::<Input>(4096);
+    tokio::spawn(accept_loop(listener, tx.clone()));
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
             first = rx.recv() => {
                 let Some(first) = first else { break };
-                let mut batch = vec![first];
+                let mut batch = Vec::new();
+                let mut inputs = vec![first];
                 while let Ok(m) = rx.try_recv() {
-                    batch.push(m);
-                    if batch.len() >= 512 { break; }
+                    inputs.push(m);
+                    if inputs.len() >= 512 { break; }
                 }
-                if handle_batch(&mut state, batch)? {
+                for input in inputs {
+                    if let Input::Request(m) = input {
+                        batch.push(*m);
+                    }
+                }
+                if !batch.is_empty() && handle_batch(&mut state, batch)? {
                     break;
                 }
+                // Submissions and job ends: dispatch at once.
+                tick_once(&mut state, &tx)?;
             }
-            _ = tick.tick() => tick_once(&mut state)?,
+            _ = tick.tick() => tick_once(&mut state, &tx)?,
         }
     }
     let _ = std::fs::remove_file(&socket);
@@ -102,7 +117,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Message>) {
+async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else { continue };
         let tx = tx.clone();
@@ -112,7 +127,7 @@ async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Message>) {
     }
 }
 
-async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Message>) -> anyhow::Result<()> {
+async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::Result<()> {
     let cred = stream.peer_cred()?;
     let uid = cred.uid();
     let user = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
@@ -143,7 +158,8 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Message>) -> anyhow
                 }
                 Ok(env) => {
                     let (reply, answer) = oneshot::channel();
-                    tx.send(Message { caller: caller.clone(), request: env.body, reply }).await?;
+                    tx.send(Input::Request(Box::new(Message { caller: caller.clone(), request: env.body, reply })))
+                        .await?;
                     answer.await?
                 }
                 Err(e) => Response::Error(format!("malformed request: {e}")),
@@ -333,12 +349,10 @@ fn queues(engine: &Engine) -> Vec<QueueInfo> {
 }
 
 /// Collects job ends, runs a dispatch pass, starts what it decided.
-fn tick_once(state: &mut State) -> anyhow::Result<()> {
+fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let t = now();
-    state.supervisors.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
-    let running: Vec<u64> = state.jobs.iter().filter(|(_, j)| j.status == JobStatus::Run).map(|(id, _)| *id).collect();
     let mut records = Vec::new();
-    for id in running {
+    for &id in &state.running {
         if let Some(report) = state.files.read_exit(id) {
             records.push(Record::Finished { job: id, exit: report.exit, cpu_time: report.cpu_time });
         }
@@ -372,18 +386,14 @@ fn tick_once(state: &mut State) -> anyhow::Result<()> {
         starts.iter().map(|(job, alloc)| (t, Record::Started { job: job.0, alloc: alloc.clone() })).collect();
     state.store.append(&records).context("cannot write the event log")?;
     for (job, alloc) in starts {
-        if let Some(j) = state.jobs.get_mut(&job.0) {
-            j.status = JobStatus::Run;
-            j.start_time = Some(t.0);
-            j.alloc = alloc.clone();
-        }
-        launch(state, job, &alloc)?;
+        state.mark_running(job.0, t, &alloc);
+        launch(state, job, &alloc, wake)?;
     }
     Ok(())
 }
 
 /// Writes the job's spec and starts its supervisor.
-fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)]) -> anyhow::Result<()> {
+fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
     let r = &j.record;
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
@@ -423,14 +433,19 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)]) -> anyhow::Res
     };
     state.files.write_spec(&spec)?;
     let exe = std::env::current_exe()?;
-    let child = supervisor(&exe, &state.state_dir, job.0)?;
-    state.supervisors.push(child);
+    let mut child = supervisor(&exe, &state.state_dir, job.0)?;
+    let wake = wake.clone();
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+        let _ = wake.send(Input::JobEnded).await;
+    });
     Ok(())
 }
 
-fn supervisor(exe: &Path, state_dir: &Path, job: u64) -> std::io::Result<std::process::Child> {
-    use std::os::unix::process::CommandExt;
-    std::process::Command::new(exe)
+/// The job's supervisor: this binary in `supervise` mode, in a process
+/// group of its own so that signals to the daemon's group miss it.
+fn supervisor(exe: &Path, state_dir: &Path, job: u64) -> std::io::Result<tokio::process::Child> {
+    tokio::process::Command::new(exe)
         .arg("supervise")
         .arg(state_dir)
         .arg(job.to_string())

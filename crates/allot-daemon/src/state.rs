@@ -27,8 +27,8 @@ pub struct State {
     pub files: JobFiles,
     pub state_dir: PathBuf,
     pub jobs: BTreeMap<u64, DaemonJob>,
-    /// Supervisors started by this daemon, to reap.
-    pub supervisors: Vec<std::process::Child>,
+    /// The jobs running now, so a pass need not walk every job ever run.
+    pub running: std::collections::BTreeSet<u64>,
 }
 
 impl State {
@@ -50,13 +50,10 @@ impl State {
                 if !self.engine.is_running(JobId(*job)) {
                     self.engine.force_start(JobId(*job), idx, t)?;
                 }
-                if let Some(j) = self.jobs.get_mut(job) {
-                    j.status = JobStatus::Run;
-                    j.start_time = Some(t.0);
-                    j.alloc = alloc.clone();
-                }
+                self.mark_running(*job, t, alloc);
             }
             Record::Finished { job, exit, cpu_time } => {
+                self.running.remove(job);
                 let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time });
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
@@ -81,6 +78,16 @@ impl State {
             Record::QueueChanged { .. } | Record::Reconfigured { .. } => {}
         }
         Ok(())
+    }
+
+    /// A job the engine started, as the commands see it.
+    pub fn mark_running(&mut self, job: u64, t: Time, alloc: &[(String, u32)]) {
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.status = JobStatus::Run;
+            j.start_time = Some(t.0);
+            j.alloc = alloc.to_vec();
+            self.running.insert(job);
+        }
     }
 
     /// A submitted job joins the job table.
