@@ -75,6 +75,8 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
     }
     eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+    let (tx, mut rx) = mpsc::channel::<Input>(4096);
+    recover_running(&mut state, &tx)?;
 
     let socket = allot_proto::paths::socket(&state_dir);
     if UnixStream::connect(&socket).await.is_ok() {
@@ -82,7 +84,6 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
-    let (tx, mut rx) = mpsc::channel::<Input>(4096);
     tokio::spawn(accept_loop(listener, tx.clone()));
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -390,6 +391,32 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
         launch(state, job, &alloc, wake)?;
     }
     Ok(())
+}
+
+/// After a restart, the jobs the log says are running: a job with an exit
+/// report is collected by the next pass; one whose supervisor holds its
+/// lock is still running; one whose supervisor never started gets one now
+/// (the job never ran); one whose supervisor died after starting it is
+/// recorded as lost, exit 255, and not run again.
+fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
+    let t = now();
+    let mut lost = Vec::new();
+    for id in state.running.clone() {
+        if state.files.read_exit(id).is_some() {
+            continue;
+        }
+        let Some(lock) = state.files.try_lock(id)? else { continue };
+        let started = state.files.started(id);
+        drop(lock);
+        if started {
+            eprintln!("allotd: job {id} lost its supervisor after it started; recorded as exit 255");
+            lost.push(Record::Finished { job: id, exit: 255, cpu_time: 0.0 });
+        } else {
+            let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
+            launch(state, JobId(id), &alloc, wake)?;
+        }
+    }
+    state.commit(t, lost).map_err(|e| anyhow!(e))
 }
 
 /// Writes the job's spec and starts its supervisor.

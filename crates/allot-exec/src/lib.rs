@@ -106,13 +106,44 @@ impl JobFiles {
 
     /// Removes a finished job's files (its output files stay).
     pub fn clean(&self, job: u64) {
-        for ext in ["spec", "pgid", "exit"] {
+        for ext in ["spec", "pgid", "exit", "lock"] {
             let _ = std::fs::remove_file(self.path(job, ext));
         }
     }
 
-    /// Runs job `job` to its end: the supervisor's whole life.
+    /// Takes the job's supervisor lock without waiting: `None` when a
+    /// supervisor holds it.
+    pub fn try_lock(&self, job: u64) -> Result<Option<nix::fcntl::Flock<File>>, ExecError> {
+        let path = self.path(job, "lock");
+        let file =
+            OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|source| {
+                ExecError::File { job, what: "cannot open", path: path.display().to_string(), source }
+            })?;
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(Some(lock)),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+            Err((_, e)) => Err(ExecError::Spec(format!("cannot lock {}: {e}", path.display()))),
+        }
+    }
+
+    /// Whether the job's command was started (its process group recorded).
+    pub fn started(&self, job: u64) -> bool {
+        self.path(job, "pgid").exists()
+    }
+
+    /// Runs job `job` to its end: the supervisor's whole life. It holds the
+    /// job's lock throughout, so a second supervisor of the same job ends at
+    /// once and a job never runs twice.
     pub fn supervise(&self, job: u64) -> Result<ExitReport, ExecError> {
+        let Some(_lock) = self.try_lock(job)? else {
+            return Err(ExecError::Spec(format!("job {job} already has a supervisor")));
+        };
+        if let Some(done) = self.read_exit(job) {
+            return Ok(done);
+        }
+        if self.started(job) {
+            return Err(ExecError::Spec(format!("job {job} was started by a supervisor that died; not run again")));
+        }
         let spec = self.read_spec(job)?;
         let report = run(&spec, |pgid| {
             let _ = self.write_atomic(job, "pgid", pgid.to_string().as_bytes());
@@ -233,6 +264,19 @@ mod tests {
         signal_group(pgid, nix::sys::signal::Signal::SIGTERM).expect("signal");
         let report = waiter.join().expect("thread").expect("ran");
         assert_eq!(report.exit, 128 + 15);
+    }
+
+    #[test]
+    fn a_second_supervisor_does_not_run_the_job_again() {
+        let dir = temp("twice");
+        let files = JobFiles::new(&dir).expect("files");
+        files.write_spec(&spec(&dir, 5, "echo ran >> count")).expect("spec");
+        let held = files.try_lock(5).expect("lock").expect("free");
+        assert!(files.supervise(5).is_err(), "the lock is held");
+        drop(held);
+        files.supervise(5).expect("runs");
+        assert_eq!(files.supervise(5).expect("reports").exit, 0, "already done: not run again");
+        assert_eq!(std::fs::read_to_string(dir.join("count")).expect("count"), "ran\n");
     }
 
     #[test]
