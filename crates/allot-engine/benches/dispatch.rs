@@ -2,13 +2,16 @@
 //! 10,000 users in a three-level share tree (10 divisions x 10 departments
 //! x 100 users), onto 5,000 hosts of 32 slots.
 //!
-//! `cargo bench -p allot-engine --bench dispatch`
+//! `cargo bench -p allot-engine --bench dispatch`; to see where a pass
+//! spends its instructions: `valgrind --tool=callgrind
+//! --toggle-collect='*schedule*' target/release/deps/dispatch-<hash>
+//! --bench full_pass`.
 
 use allot_engine::model::{EngineConfig, HostSpec, QueueSpec};
-use allot_engine::shares::assign::{Member, UserGroup};
-use allot_engine::shares::{
-    FairshareSet, GroupTable, LsfFactors, PolicyState, Scope, ShareAssignment, ShareTarget, ShareTree,
-};
+#[path = "common.rs"]
+mod common;
+
+use allot_engine::shares::{FairshareSet, LsfFactors, PolicyState, Scope, ShareTree};
 use allot_engine::{Decision, Engine, Event, JobSpec, Time};
 use divan::{AllocProfiler, Bencher, black_box};
 
@@ -29,28 +32,8 @@ fn user(i: usize) -> String {
 }
 
 fn config() -> EngineConfig {
-    let mut groups = Vec::new();
-    let mut top = Vec::new();
-    for div in 0..10 {
-        let mut div_shares = Vec::new();
-        let mut div_members = Vec::new();
-        for dep in 0..10 {
-            let name = format!("dep{div}_{dep}");
-            let members = (0..100).map(|u| Member::User(user(div * 1000 + dep * 100 + u))).collect();
-            groups.push(UserGroup {
-                name: name.clone(),
-                members,
-                shares: vec![ShareAssignment::new(ShareTarget::Default, 1)],
-            });
-            div_shares.push(ShareAssignment::new(ShareTarget::Group(name.clone()), 1 + dep as u32));
-            div_members.push(Member::Group(name));
-        }
-        let name = format!("div{div}");
-        groups.push(UserGroup { name: name.clone(), members: div_members, shares: div_shares });
-        top.push(ShareAssignment::new(ShareTarget::Group(name), 10 + div as u32));
-    }
-    let groups = GroupTable::new(groups);
-    let users: Vec<String> = (0..USERS).map(user).collect();
+    let (top, groups, users) = common::deep_tree(10, 10, 100, |div, dep, u| user(div * 1000 + dep * 100 + u));
+    assert_eq!(users.len(), USERS);
     let tree = ShareTree::new("batch", &top, groups.clone(), LsfFactors::default(), users);
     let mut queue = QueueSpec::new("batch", 30);
     queue.policy = Some("batch".into());

@@ -5,7 +5,9 @@
 //! `cargo bench -p allot-engine --bench shares`
 
 use allot_engine::Time;
-use allot_engine::shares::assign::{Member, UserGroup};
+#[path = "common.rs"]
+mod common;
+
 use allot_engine::shares::priority::PriorityInputs;
 use allot_engine::shares::{GroupTable, JobCharge, LsfFactors, Selector, ShareAssignment, ShareTarget, ShareTree};
 use divan::{AllocProfiler, Bencher, black_box};
@@ -25,33 +27,9 @@ fn user(div: usize, dep: usize, u: usize) -> String {
     format!("u{div}_{dep}_{u}")
 }
 
-/// The deep configuration: top level names the divisions, each division's
-/// tree names its departments, each department gives every member
-/// `[default, 1]`.
+/// The deep configuration (see `common.rs`).
 fn deep() -> (Vec<ShareAssignment>, GroupTable, Vec<String>) {
-    let mut groups = Vec::new();
-    let mut users = Vec::new();
-    let mut top = Vec::new();
-    for div in 0..DIVISIONS {
-        let mut div_shares = Vec::new();
-        let mut div_members = Vec::new();
-        for dep in 0..DEPARTMENTS {
-            let name = format!("dep{div}_{dep}");
-            let members: Vec<String> = (0..USERS_PER_DEPARTMENT).map(|u| user(div, dep, u)).collect();
-            users.extend(members.iter().cloned());
-            groups.push(UserGroup {
-                name: name.clone(),
-                members: members.into_iter().map(Member::User).collect(),
-                shares: vec![ShareAssignment::new(ShareTarget::Default, 1)],
-            });
-            div_shares.push(ShareAssignment::new(ShareTarget::Group(name.clone()), 1 + dep as u32));
-            div_members.push(Member::Group(name));
-        }
-        let name = format!("div{div}");
-        groups.push(UserGroup { name: name.clone(), members: div_members, shares: div_shares });
-        top.push(ShareAssignment::new(ShareTarget::Group(name), 10 + div as u32));
-    }
-    (top, GroupTable::new(groups), users)
+    common::deep_tree(DIVISIONS, DEPARTMENTS, USERS_PER_DEPARTMENT, user)
 }
 
 fn deep_tree() -> (ShareTree, Vec<String>) {
