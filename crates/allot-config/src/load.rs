@@ -95,14 +95,9 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
 /// `lsf.conf` is `KEY=VALUE` lines with no sections; allot reads
 /// LSB_NCPU_ENFORCE from it and ignores the rest.
 fn lsf_conf_ncpu_enforce(src: &Source<'_>, diags: &mut Diagnostics) -> bool {
-    let section = crate::lsf::text::Section {
-        name: "lsf.conf".into(),
-        begin: match logical_lines(src).into_iter().next() {
-            Some(l) => l,
-            None => return false,
-        },
-        lines: logical_lines(src),
-    };
+    let lines = logical_lines(src);
+    let Some(first) = lines.first().cloned() else { return false };
+    let section = crate::lsf::text::Section { name: "lsf.conf".into(), begin: first, lines };
     key_values(&section, diags)
         .into_iter()
         .any(|(_, kv)| kv.key == "LSB_NCPU_ENFORCE" && crate::lsf::text::unquote(kv.value).trim() == "1")
