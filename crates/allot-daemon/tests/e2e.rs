@@ -5,13 +5,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn allot() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_allot"))
+fn allotd() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_allotd"))
 }
 
-fn allotd() -> PathBuf {
-    let path = allot().with_file_name("allotd");
-    assert!(path.exists(), "{} is built by `cargo test --workspace`", path.display());
+/// The `allot` command, built beside allotd by `cargo test --workspace`
+/// (allot-cli's own tests need it).
+fn allot() -> PathBuf {
+    let path = allotd().with_file_name("allot");
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "allot-cli", "--bin", "allot"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building allot for the end-to-end tests");
+    }
     path
 }
 
