@@ -13,13 +13,7 @@ fn allotd() -> PathBuf {
 /// (allot-cli's own tests need it).
 fn allot() -> PathBuf {
     let path = allotd().with_file_name("allot");
-    if !path.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "allot-cli", "--bin", "allot"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building allot for the end-to-end tests");
-    }
+    assert!(path.exists(), "{} is missing: run `cargo test --workspace`, which builds it", path.display());
     path
 }
 
