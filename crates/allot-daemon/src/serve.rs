@@ -68,6 +68,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         state_dir: state_dir.clone(),
         jobs: BTreeMap::new(),
         running: Default::default(),
+        pending_kills: BTreeMap::new(),
     };
     let mut replayed = Vec::new();
     state.store.replay(|_, t, r| replayed.push((t, r)))?;
@@ -320,7 +321,11 @@ fn kill(state: &mut State, caller: &Caller, ids: &[u64], signal: Option<&str>, r
                 }
                 JobStatus::Run => match state.files.read_pgid(id) {
                     Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{id}>: {e}")),
-                    None => Err(format!("Job <{id}>: is starting; try again")),
+                    None => {
+                        // Its supervisor has not started the command yet.
+                        state.pending_kills.insert(id, sig);
+                        Ok(())
+                    }
                 },
                 JobStatus::Done | JobStatus::Exit => Err(format!("Job <{id}>: Job has already finished")),
             },
@@ -357,6 +362,16 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
         if let Some(report) = state.files.read_exit(id) {
             records.push(Record::Finished { job: id, exit: report.exit, cpu_time: report.cpu_time });
         }
+    }
+    // Kills that waited for their job's command to start.
+    let due: Vec<(u64, i32, nix::sys::signal::Signal)> = state
+        .pending_kills
+        .iter()
+        .filter_map(|(&id, &sig)| state.files.read_pgid(id).map(|pgid| (id, pgid, sig)))
+        .collect();
+    for (id, pgid, sig) in due {
+        state.pending_kills.remove(&id);
+        let _ = allot_exec::signal_group(pgid, sig);
     }
     let ended: Vec<u64> =
         records.iter().filter_map(|r| if let Record::Finished { job, .. } = r { Some(*job) } else { None }).collect();

@@ -29,6 +29,9 @@ pub struct State {
     pub jobs: BTreeMap<u64, DaemonJob>,
     /// The jobs running now, so a pass need not walk every job ever run.
     pub running: std::collections::BTreeSet<u64>,
+    /// Signals for running jobs whose command has not started yet: sent
+    /// as soon as their process group exists.
+    pub pending_kills: BTreeMap<u64, nix::sys::signal::Signal>,
 }
 
 impl State {
@@ -54,6 +57,7 @@ impl State {
             }
             Record::Finished { job, exit, cpu_time } => {
                 self.running.remove(job);
+                self.pending_kills.remove(job);
                 let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time });
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
