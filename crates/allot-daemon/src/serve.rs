@@ -229,10 +229,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
     }
     // Durable before any answer: a failed commit stops the daemon, whose
     // restart replays only what was committed.
-    if !records.is_empty() {
-        let stamped: Vec<(Time, Record)> = records.iter().map(|r| (t, r.clone())).collect();
-        state.store.append(&stamped).context("cannot write the event log")?;
-    }
+    state.record(t, records).context("cannot write the event log")?;
     for (reply, response) in replies {
         let _ = reply.send(response);
     }
@@ -398,9 +395,8 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
         return Ok(());
     }
     // The starts are durable before any job runs: no job runs twice.
-    let records: Vec<(Time, Record)> =
-        starts.iter().map(|(job, alloc)| (t, Record::Started { job: job.0, alloc: alloc.clone() })).collect();
-    state.store.append(&records).context("cannot write the event log")?;
+    let records = starts.iter().map(|(job, alloc)| Record::Started { job: job.0, alloc: alloc.clone() }).collect();
+    state.record(t, records).context("cannot write the event log")?;
     for (job, alloc) in starts {
         state.mark_running(job.0, t, &alloc);
         launch(state, job, &alloc, wake)?;

@@ -113,11 +113,16 @@ impl State {
         for r in &records {
             self.apply(t, r)?;
         }
-        if !records.is_empty() {
-            let stamped: Vec<(Time, Record)> = records.into_iter().map(|r| (t, r)).collect();
-            self.store.append(&stamped).map_err(|e| e.to_string())?;
+        self.record(t, records).map_err(|e| e.to_string())
+    }
+
+    /// Makes records (already applied) durable in one commit.
+    pub fn record(&mut self, t: Time, records: Vec<Record>) -> Result<(), allot_store::StoreError> {
+        if records.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let stamped: Vec<(Time, Record)> = records.into_iter().map(|r| (t, r)).collect();
+        self.store.append(&stamped).map(|_| ())
     }
 
     pub fn info(&self, id: u64, j: &DaemonJob, now: Time) -> JobInfo {

@@ -89,6 +89,35 @@ pub struct EngineConfig {
     pub user_max_jobs: BTreeMap<String, u32>,
 }
 
+impl EngineConfig {
+    /// One queue `normal` over `hosts`, FCFS or with
+    /// `FAIRSHARE = USER_SHARES[[default, 1]]`, and the defaults of
+    /// `lsb.params`: what allot runs on when given no configuration.
+    pub fn one_queue(hosts: Vec<HostSpec>, fairshare: bool) -> Self {
+        use crate::shares::{LsfFactors, PolicyState, Scope, ShareAssignment, ShareTarget, ShareTree};
+        let mut queue = QueueSpec::new("normal", 30);
+        let mut set = FairshareSet::default();
+        if fairshare {
+            queue.policy = Some("normal".into());
+            let top = [ShareAssignment::new(ShareTarget::Default, 1)];
+            let tree =
+                ShareTree::new("normal", &top, GroupTable::default(), LsfFactors::default(), Vec::<String>::new());
+            set.policies.push(PolicyState { scope: Scope::Queues(vec!["normal".into()]), tree });
+        }
+        let factors = LsfFactors::default();
+        EngineConfig {
+            hosts,
+            queues: vec![queue],
+            fairshare: set,
+            groups: GroupTable::default(),
+            mbd_sleep_time: 60,
+            hist_hours: factors.hist_hours,
+            default_queues: vec!["normal".into()],
+            user_max_jobs: BTreeMap::new(),
+        }
+    }
+}
+
 /// A submission as the engine sees it (after the command's options are
 /// parsed).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

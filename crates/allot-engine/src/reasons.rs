@@ -70,8 +70,9 @@ impl Engine {
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let usable: u64 = members
             .iter()
-            .filter(|&&h| self.hosts[h as usize].partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p)))
-            .map(|&h| u64::from(index.get(members.iter().position(|&m| m == h).unwrap_or(0))))
+            .enumerate()
+            .filter(|&(_, &h)| self.hosts[h as usize].partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p)))
+            .map(|(pos, _)| u64::from(index.get(pos)))
             .sum();
         if usable < u64::from(job.slots) {
             return Some(PendingReason::NotEnoughSlots { need: job.slots, free: usable });

@@ -5,10 +5,7 @@
 //! queue `normal`, FCFS or `FAIRSHARE = USER_SHARES[[default, 1]]`. With
 //! no MaxProcs either, one host as large as the largest job.
 
-use allot_engine::model::{EngineConfig, HostSpec, QueueSpec};
-use allot_engine::shares::{
-    FairshareSet, GroupTable, LsfFactors, PolicyState, Scope, ShareAssignment, ShareTarget, ShareTree,
-};
+use allot_engine::model::{EngineConfig, HostSpec};
 
 use crate::workload::Workload;
 
@@ -38,24 +35,7 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
             HostSpec { name: format!("node{:0width$}", i + 1), slots, cpus: slots }
         })
         .collect();
-    let mut queue = QueueSpec::new("normal", 30);
-    let mut fairshare = FairshareSet::default();
-    if policy == Policy::Fairshare {
-        queue.policy = Some("normal".into());
-        let top = [ShareAssignment::new(ShareTarget::Default, 1)];
-        let tree = ShareTree::new("normal", &top, GroupTable::default(), LsfFactors::default(), Vec::<String>::new());
-        fairshare.policies.push(PolicyState { scope: Scope::Queues(vec!["normal".into()]), tree });
-    }
-    EngineConfig {
-        hosts,
-        queues: vec![queue],
-        fairshare,
-        groups: GroupTable::default(),
-        mbd_sleep_time: 60,
-        hist_hours: 5.0,
-        default_queues: vec!["normal".into()],
-        user_max_jobs: Default::default(),
-    }
+    EngineConfig::one_queue(hosts, policy == Policy::Fairshare)
 }
 
 #[cfg(test)]
