@@ -9,7 +9,7 @@ mod state;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
 #[derive(Parser)]
 #[command(
@@ -22,30 +22,10 @@ struct Args {
     /// machine, one queue `normal`).
     #[arg(long)]
     config: Option<PathBuf>,
-    #[command(subcommand)]
-    mode: Option<Mode>,
-}
-
-#[derive(Subcommand)]
-enum Mode {
-    /// (internal) Hold one job: run it and record how it ended.
-    Supervise { state_dir: PathBuf, job: u64 },
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Some(Mode::Supervise { state_dir, job }) = args.mode {
-        return match allot_exec::JobFiles::new(&state_dir)
-            .map_err(|e| e.to_string())
-            .and_then(|f| f.supervise(job).map_err(|e| e.to_string()))
-        {
-            Ok(_) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("allotd supervise: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {

@@ -61,11 +61,16 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     };
     let store = Store::open(&state_dir.join("state.db"))?;
     let files = JobFiles::new(&state_dir)?;
+    let supervisor = std::env::current_exe()?.with_file_name("allot-supervise");
+    if !supervisor.is_file() {
+        return Err(anyhow!("{} is missing: it is installed with allotd, next to it", supervisor.display()));
+    }
     let mut state = State {
         engine: Engine::new(engine_config),
         store,
         files,
         state_dir: state_dir.clone(),
+        supervisor,
         jobs: BTreeMap::new(),
         running: Default::default(),
         pending_kills: BTreeMap::new(),
@@ -372,9 +377,8 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
     }
     let ended: Vec<u64> =
         records.iter().filter_map(|r| if let Record::Finished { job, .. } = r { Some(*job) } else { None }).collect();
-    state.commit(t, records).map_err(|e| anyhow!(e))?;
-    for id in ended {
-        state.files.clean(id);
+    for r in &records {
+        state.apply(t, r).map_err(|e| anyhow!(e))?;
     }
     let mut starts = Vec::new();
     for d in state.engine.schedule(t) {
@@ -391,12 +395,15 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
             }
         }
     }
-    if starts.is_empty() {
-        return Ok(());
-    }
-    // The starts are durable before any job runs: no job runs twice.
-    let records = starts.iter().map(|(job, alloc)| Record::Started { job: job.0, alloc: alloc.clone() }).collect();
+    // One commit for the ends and the starts they made room for. The
+    // starts are durable before any job runs (no job runs twice), and the
+    // ends before their jobs' files go (a restart never mistakes an ended
+    // job for one that never started).
+    records.extend(starts.iter().map(|(job, alloc)| Record::Started { job: job.0, alloc: alloc.clone() }));
     state.record(t, records).context("cannot write the event log")?;
+    for id in ended {
+        state.files.clean(id);
+    }
     for (job, alloc) in starts {
         state.mark_running(job.0, t, &alloc);
         launch(state, job, &alloc, wake)?;
@@ -470,8 +477,8 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         run_as: run_as(&r.spec.user),
     };
     state.files.write_spec(&spec)?;
-    let exe = std::env::current_exe()?;
-    let mut child = supervisor(&exe, &state.state_dir, job.0)?;
+    let mut child = supervisor(&state.supervisor, &state.state_dir, job.0)
+        .with_context(|| format!("cannot start {}", state.supervisor.display()))?;
     let wake = wake.clone();
     tokio::spawn(async move {
         let _ = child.wait().await;
@@ -480,11 +487,10 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     Ok(())
 }
 
-/// The job's supervisor: this binary in `supervise` mode, in a process
-/// group of its own so that signals to the daemon's group miss it.
+/// The job's supervisor, `allot-supervise` from allotd's own directory, in
+/// a process group of its own so that signals to the daemon's group miss it.
 fn supervisor(exe: &Path, state_dir: &Path, job: u64) -> std::io::Result<tokio::process::Child> {
     tokio::process::Command::new(exe)
-        .arg("supervise")
         .arg(state_dir)
         .arg(job.to_string())
         .stdin(std::process::Stdio::null())

@@ -26,6 +26,8 @@ pub struct State {
     pub store: Store,
     pub files: JobFiles,
     pub state_dir: PathBuf,
+    /// The `allot-supervise` binary that holds each job.
+    pub supervisor: PathBuf,
     pub jobs: BTreeMap<u64, DaemonJob>,
     /// The jobs running now, so a pass need not walk every job ever run.
     pub running: std::collections::BTreeSet<u64>,

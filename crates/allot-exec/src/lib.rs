@@ -1,11 +1,12 @@
 //! Running real jobs on a host.
 //!
-//! Each job is held by a small supervisor process (the daemon's binary in
-//! its `supervise` mode), so a job keeps running while the daemon is down
-//! and its end is recorded when the daemon is back. The supervisor reads
-//! the job's [`ExecSpec`] from `jobs/<id>.spec`, runs `/bin/sh -c
-//! <command>` in a process group of its own (so `bkill` signals the whole
-//! job), writes the group's id to `jobs/<id>.pgid`, waits, and writes an
+//! Each job is held by a small supervisor process (`allot-supervise`), so a
+//! job keeps running while the daemon is down and its end is recorded when
+//! the daemon is back. The supervisor reads the job's [`ExecSpec`] from
+//! `jobs/<id>.spec`, runs `/bin/sh -c <command>` (or the command itself
+//! when a shell would have nothing to do, see [`run`]) in a process group
+//! of its own (so `bkill` signals the whole job), writes the group's id to
+//! `jobs/<id>.pgid`, waits, and writes an
 //! [`ExitReport`] to `jobs/<id>.exit` by an atomic rename. The daemon
 //! watches for exit files.
 //!
@@ -24,9 +25,11 @@ use serde::{Deserialize, Serialize};
 pub enum ExecError {
     #[error("job {job}: {what} {path}: {source}")]
     File { job: u64, what: &'static str, path: String, source: std::io::Error },
-    #[error("job {job}: cannot start /bin/sh: {source}")]
-    Spawn { job: u64, source: std::io::Error },
-    #[error("job {job}: {0}", job = .0)]
+    #[error("job {job}: cannot start {program}: {source}")]
+    Spawn { job: u64, program: String, source: std::io::Error },
+    #[error("job {job}: working directory {path} does not exist")]
+    Cwd { job: u64, path: String },
+    #[error("{0}")]
     Spec(String),
 }
 
@@ -54,6 +57,13 @@ pub struct ExitReport {
     pub cpu_time: f64,
 }
 
+/// Whether a job file must survive a crash of the machine (an fsync).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durable {
+    Yes,
+    No,
+}
+
 /// Files of the jobs in the state directory.
 #[derive(Clone, Debug)]
 pub struct JobFiles {
@@ -72,15 +82,22 @@ impl JobFiles {
         self.dir.join(format!("{job}.{ext}"))
     }
 
-    fn write_atomic(&self, job: u64, ext: &str, bytes: &[u8]) -> std::io::Result<()> {
+    /// Writes a job file whole or not at all (a reader never sees half of
+    /// it); with `durable`, it also survives a crash of the machine.
+    fn write_atomic(&self, job: u64, ext: &str, bytes: &[u8], durable: Durable) -> std::io::Result<()> {
         let tmp = self.path(job, &format!("{ext}.tmp"));
         std::fs::write(&tmp, bytes)?;
-        File::open(&tmp)?.sync_all()?;
+        if durable == Durable::Yes {
+            File::open(&tmp)?.sync_all()?;
+        }
         std::fs::rename(tmp, self.path(job, ext))
     }
 
+    /// The spec need not survive a machine crash: a job whose supervisor
+    /// never started it is launched again after a restart, and its spec
+    /// written anew.
     pub fn write_spec(&self, spec: &ExecSpec) -> std::io::Result<()> {
-        self.write_atomic(spec.job, "spec", &serde_json::to_vec(spec).map_err(std::io::Error::other)?)
+        self.write_atomic(spec.job, "spec", &serde_json::to_vec(spec).map_err(std::io::Error::other)?, Durable::No)
     }
 
     pub fn read_spec(&self, job: u64) -> Result<ExecSpec, ExecError> {
@@ -146,20 +163,28 @@ impl JobFiles {
         }
         let spec = self.read_spec(job)?;
         let report = run(&spec, |pgid| {
-            let _ = self.write_atomic(job, "pgid", pgid.to_string().as_bytes());
+            // Durable: after a crash of the machine, it is what says the
+            // job ran, so it is not run again. The job runs meanwhile.
+            let _ = self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes);
         });
         let report = report.unwrap_or_else(|e| {
-            // A job that could not start ends with 127, as a shell would.
+            // A job that could not start ends as a shell's would: 126 when
+            // its program may not be run, 127 otherwise.
             let _ = std::fs::write(&spec.stderr.0, format!("allot: {e}\n"));
-            ExitReport { exit: 127, cpu_time: 0.0 }
+            let denied =
+                matches!(&e, ExecError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied);
+            ExitReport { exit: if denied { 126 } else { 127 }, cpu_time: 0.0 }
         });
-        self.write_atomic(job, "exit", &serde_json::to_vec(&report).map_err(|e| ExecError::Spec(e.to_string()))?)
-            .map_err(|source| ExecError::File {
-                job,
-                what: "cannot write",
-                path: self.path(job, "exit").display().to_string(),
-                source,
-            })?;
+        // Not synced: the daemon's `Finished` record is the durable one. A
+        // machine crash between the two leaves a started job without a
+        // report, which the restart records as lost (exit 255).
+        let bytes = serde_json::to_vec(&report).map_err(|e| ExecError::Spec(e.to_string()))?;
+        self.write_atomic(job, "exit", &bytes, Durable::No).map_err(|source| ExecError::File {
+            job,
+            what: "cannot write",
+            path: self.path(job, "exit").display().to_string(),
+            source,
+        })?;
         Ok(report)
     }
 }
@@ -185,21 +210,60 @@ fn open_output(job: u64, (path, overwrite): &(PathBuf, bool)) -> Result<File, Ex
     })
 }
 
+/// Shell builtins and reserved words: a command starting with one of these
+/// needs the shell even when it has no special characters.
+const SHELL_WORDS: &[&str] = &[
+    ".", ":", "[", "alias", "bg", "break", "case", "cd", "command", "continue", "do", "done", "echo", "elif", "else",
+    "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for", "function", "getopts", "hash", "if",
+    "in", "jobs", "kill", "local", "newgrp", "printf", "pwd", "read", "readonly", "return", "select", "set", "shift",
+    "source", "test", "then", "time", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until",
+    "wait", "while",
+];
+
+/// The words of a command that a shell would run exactly as they are, with
+/// nothing to expand, quote, redirect or interpret: the job is then run
+/// without the shell, which is one process start less per job (most of a
+/// short job's cost). Anything else, including a command starting with a
+/// builtin or an assignment, goes to `/bin/sh -c` as LSF runs it.
+fn plain_words(command: &str) -> Option<Vec<&str>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._+,:@%=-".contains(c);
+    let words: Vec<&str> = command.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+    let first = words.first()?;
+    let all_plain = command.chars().all(|c| c == ' ' || c == '\t' || plain(c));
+    (all_plain && !SHELL_WORDS.contains(first) && !first.contains('=')).then_some(words)
+}
+
 /// Runs the job and waits for it; `started` hears its process group.
 pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, ExecError> {
     let stdout = open_output(spec.job, &spec.stdout)?;
     let stderr = open_output(spec.job, &spec.stderr)?;
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c").arg(&spec.command);
+    if !spec.cwd.is_dir() {
+        return Err(ExecError::Cwd { job: spec.job, path: spec.cwd.display().to_string() });
+    }
+    let direct = plain_words(&spec.command);
+    let mut cmd = match &direct {
+        Some(words) => {
+            let mut c = Command::new(words[0]);
+            c.args(&words[1..]);
+            c
+        }
+        None => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(&spec.command);
+            c
+        }
+    };
     cmd.current_dir(&spec.cwd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     cmd.process_group(0);
     if let Some((uid, gid)) = spec.run_as {
         cmd.gid(gid).uid(uid);
     }
-    let mut child = cmd.spawn().map_err(|source| ExecError::Spawn { job: spec.job, source })?;
+    let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
+    let mut child =
+        cmd.spawn().map_err(|source| ExecError::Spawn { job: spec.job, program: program.clone(), source })?;
     started(child.id() as i32);
-    let status = child.wait().map_err(|source| ExecError::Spawn { job: spec.job, source })?;
+    let status = child.wait().map_err(|source| ExecError::Spawn { job: spec.job, program, source })?;
     let exit = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok();
     let cpu_time = usage.map_or(0.0, |u| {
@@ -287,8 +351,51 @@ mod tests {
         s.cwd = dir.join("does-not-exist");
         files.write_spec(&s).expect("spec");
         assert_eq!(files.supervise(2).expect("reported").exit, 127);
-        assert!(
-            std::fs::read_to_string(dir.join("err")).expect("err").starts_with("allot: job 2: cannot start /bin/sh")
+        assert!(std::fs::read_to_string(dir.join("err")).expect("err").starts_with("allot: job 2: working directory "));
+    }
+
+    #[test]
+    fn only_commands_with_nothing_for_a_shell_to_do_skip_it() {
+        assert_eq!(plain_words("/bin/true"), Some(vec!["/bin/true"]));
+        assert_eq!(plain_words("  sleep   1 "), Some(vec!["sleep", "1"]));
+        assert_eq!(
+            plain_words("./a.out -n 4 --in=x.dat out_%J"),
+            Some(vec!["./a.out", "-n", "4", "--in=x.dat", "out_%J"])
         );
+        for shell in [
+            "echo $HOME",
+            "exit 3",
+            "true",
+            "cd /tmp",
+            "A=1 prog",
+            "ls *.c",
+            "prog > out",
+            "a; b",
+            "a && b",
+            "prog 'quoted arg'",
+            "prog ~/x",
+            "prog\nnext",
+            "",
+        ] {
+            assert_eq!(plain_words(shell), None, "{shell:?} needs the shell");
+        }
+    }
+
+    #[test]
+    fn a_plain_command_runs_with_its_arguments_and_exit_code() {
+        let dir = temp("direct");
+        let report = run(&spec(&dir, 3, "ls /no-such-directory-here"), |_| {}).expect("ran");
+        assert_eq!(report.exit, 2, "ls's own exit code for a missing operand");
+        assert!(std::fs::read_to_string(dir.join("err")).expect("err").contains("no-such-directory-here"));
+    }
+
+    #[test]
+    fn a_program_that_does_not_exist_ends_the_job_with_127() {
+        let dir = temp("noprog");
+        let files = JobFiles::new(&dir).expect("files");
+        files.write_spec(&spec(&dir, 4, "no-such-program-anywhere --flag")).expect("spec");
+        assert_eq!(files.supervise(4).expect("reported").exit, 127);
+        let err = std::fs::read_to_string(dir.join("err")).expect("err");
+        assert!(err.starts_with("allot: job 4: cannot start no-such-program-anywhere: "), "{err}");
     }
 }

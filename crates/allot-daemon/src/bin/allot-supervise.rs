@@ -1,0 +1,30 @@
+//! allot-supervise: holds one job for allotd (`allot-supervise STATE_DIR
+//! JOB`). It runs the job and records how it ended, and outlives the daemon
+//! if it must. A binary of its own, apart from allotd, because one starts
+//! for every job: it links only what running a job needs, so it starts
+//! faster than the daemon's binary would.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [state_dir, job] = args.as_slice() else {
+        eprintln!("usage: allot-supervise STATE_DIR JOB (started by allotd, one per job)");
+        return ExitCode::from(2);
+    };
+    let Ok(job) = job.parse::<u64>() else {
+        eprintln!("allot-supervise: JOB must be a job id, not `{job}`");
+        return ExitCode::from(2);
+    };
+    match allot_exec::JobFiles::new(&PathBuf::from(state_dir))
+        .map_err(|e| e.to_string())
+        .and_then(|f| f.supervise(job).map_err(|e| e.to_string()))
+    {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("allot-supervise: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
