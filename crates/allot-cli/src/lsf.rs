@@ -8,7 +8,7 @@ use allot_proto::{Client, JobInfo, JobQuery, JobStatus, Request, Response, Submi
 use anyhow::{anyhow, bail};
 
 /// The commands this binary answers to when called by their names.
-pub const COMMANDS: &[&str] = &["bsub", "bjobs", "bkill", "bqueues", "bhosts"];
+pub const COMMANDS: &[&str] = &["bsub", "bjobs", "bkill", "bqueues", "bhosts", "badmin"];
 
 fn client() -> anyhow::Result<Client> {
     let state = allot_proto::paths::state_dir();
@@ -29,6 +29,7 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "bkill" => bkill(args),
         "bqueues" => bqueues(args),
         "bhosts" => bhosts(args),
+        "badmin" => badmin(args),
         _ => bail!("{cmd}: not an allot command"),
     }
 }
@@ -250,6 +251,62 @@ fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...
+fn badmin(args: &[String]) -> anyhow::Result<ExitCode> {
+    let usage = "badmin: expected reconfig, qclose QUEUE..., qopen QUEUE..., hclose HOST... or hopen HOST...";
+    let (sub, names) = args.split_first().ok_or_else(|| anyhow!("{usage}"))?;
+    match sub.as_str() {
+        "reconfig" => {
+            if let Some(extra) = names.first() {
+                bail!("badmin reconfig: {extra}: unexpected argument");
+            }
+            println!("\nChecking configuration files ...\n");
+            match client()?.call(Request::Reconfig)? {
+                Response::Reconfigured { warnings } => {
+                    if warnings.is_empty() {
+                        println!("No errors found.\n");
+                    } else {
+                        print!("{warnings}\nWarning(s) found; the configuration is applied.\n\n");
+                    }
+                    println!("Reconfiguration initiated");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Response::Error(e) => {
+                    eprint!("{e}{}", if e.ends_with('\n') { "" } else { "\n" });
+                    Ok(ExitCode::FAILURE)
+                }
+                other => bail!("badmin: unexpected answer {other:?}"),
+            }
+        }
+        "qclose" | "qopen" | "hclose" | "hopen" => {
+            if names.is_empty() {
+                bail!("badmin {sub}: name at least one {}", if sub.starts_with('q') { "queue" } else { "host" });
+            }
+            let open = sub.ends_with("open");
+            let mut failed = false;
+            for name in names {
+                let request = if sub.starts_with('q') {
+                    Request::QueueControl { queue: name.clone(), open }
+                } else {
+                    Request::HostControl { host: name.clone(), open }
+                };
+                match call(request) {
+                    Ok(_) if sub.starts_with('q') => {
+                        println!("Queue <{name}> is {}", if open { "opened" } else { "closed" })
+                    }
+                    Ok(_) => println!("{} <{name}> ...... done", if open { "Open" } else { "Close" }),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        failed = true;
+                    }
+                }
+            }
+            Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+        other => bail!("badmin: {other}: unknown subcommand; {usage}"),
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,19 @@ pub const FILES: &[&str] = &["lsb.params", "lsf.conf", "lsb.users", "lsb.hosts",
 /// Reads `dir`. On success, the configuration and its warnings; on any
 /// error, every diagnostic found (errors and warnings), and nothing else.
 pub fn load_dir(dir: &Path) -> Result<(Config, Diagnostics), Diagnostics> {
+    load_texts(&read_dir(dir)?)
+}
+
+/// The configuration from files' texts, as [`load_dir`] gives it.
+pub fn load_texts(texts: &[(String, String)]) -> Result<(Config, Diagnostics), Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let config = from_texts(texts, &mut diags);
+    if diags.has_errors() { Err(diags) } else { Ok((config, diags)) }
+}
+
+/// The texts of the files of `dir` that allot reads, as (file name, text),
+/// in a fixed order; an unreadable file is an error.
+pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
     let mut diags = Diagnostics::default();
     let mut texts: Vec<(String, String)> = Vec::new();
     if !dir.is_dir() {
@@ -47,8 +60,7 @@ pub fn load_dir(dir: &Path) -> Result<(Config, Diagnostics), Diagnostics> {
             Err(e) => diags.error(Location { file: name, line: 1, col: 1 }, format!("cannot read: {e}")),
         }
     }
-    let config = from_texts(&texts, &mut diags);
-    if diags.has_errors() { Err(diags) } else { Ok((config, diags)) }
+    if diags.has_errors() { Err(diags) } else { Ok(texts) }
 }
 
 /// Reads configuration files given as (file name, text) pairs; the names

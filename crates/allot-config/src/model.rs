@@ -238,6 +238,11 @@ pub struct AllotSettings {
     pub state_dir: Option<String>,
     /// The fairshare adjustment: none, or the memory-based example.
     pub memory_adjustment_threshold: Option<f64>,
+    /// `[daemon] admins`: users who may act on any job and run `badmin`
+    /// (besides root and the user allotd runs as).
+    pub admins: Vec<String>,
+    /// `[daemon] metrics`: where to serve Prometheus metrics.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// A whole configuration directory, read and validated.

@@ -9,6 +9,9 @@
 //! [fairshare]
 //! adjustment = "memory"       # or "none" (the default)
 //! memory_threshold = 0.8
+//! [daemon]
+//! admins = ["alice", "bob"]   # may act on any job, and run badmin
+//! metrics = "127.0.0.1:9464"  # Prometheus text endpoint (off without it)
 //! [[hosts]]
 //! name = "hostA"
 //! ncpus = 8                   # otherwise MXJ
@@ -36,7 +39,17 @@ struct File {
     #[serde(default)]
     fairshare: Fairshare,
     #[serde(default)]
+    daemon: Daemon,
+    #[serde(default)]
     hosts: Vec<HostEntry>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Daemon {
+    #[serde(default)]
+    admins: Vec<String>,
+    metrics: Option<toml::Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -96,7 +109,24 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
             return (AllotSettings { policy: "lsf".into(), ..Default::default() }, Vec::new());
         }
     };
-    let mut s = AllotSettings { policy: "lsf".into(), state_dir: file.state.dir, memory_adjustment_threshold: None };
+    let mut s = AllotSettings {
+        policy: "lsf".into(),
+        state_dir: file.state.dir,
+        admins: file.daemon.admins,
+        ..AllotSettings::default()
+    };
+    if let Some(m) = file.daemon.metrics {
+        match m.get_ref().parse::<std::net::SocketAddr>() {
+            Ok(addr) => s.metrics = Some(addr),
+            Err(_) => diags.error(
+                line_col(name, text, m.span().start),
+                format!(
+                    "[daemon] metrics: expected an address and port such as `127.0.0.1:9464`, found `{}`",
+                    m.get_ref()
+                ),
+            ),
+        }
+    }
     if let Some(p) = file.priority.policy {
         if POLICIES.contains(&p.get_ref().as_str()) {
             s.policy = p.get_ref().clone();
@@ -173,9 +203,12 @@ mod tests {
         let (s, hosts) = read(
             "allot.toml",
             "[priority]\npolicy = \"lsf\"\n[state]\ndir = \"/tmp/x\"\n[fairshare]\nadjustment = \"memory\"\nmemory_threshold = 0.5\n\
-             [[hosts]]\nname = \"a\"\nncpus = 8\nresources = { fast = true, scratch = 100, hgconnect = \"hg1\" }\n",
+             [[hosts]]\nname = \"a\"\nncpus = 8\nresources = { fast = true, scratch = 100, hgconnect = \"hg1\" }\n\
+             [daemon]\nadmins = [\"alice\", \"bob\"]\nmetrics = \"127.0.0.1:9464\"\n",
             &mut d,
         );
+        assert_eq!(s.admins, ["alice", "bob"]);
+        assert_eq!(s.metrics, Some("127.0.0.1:9464".parse().expect("addr")));
         assert!(d.0.is_empty(), "{d}");
         assert_eq!(
             (s.policy.as_str(), s.state_dir.as_deref(), s.memory_adjustment_threshold),
@@ -194,6 +227,12 @@ mod tests {
         assert_eq!(
             d.0[0].to_string(),
             "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, found `slurm-fairtree`"
+        );
+        let mut d = Diagnostics::default();
+        read("allot.toml", "[daemon]\nmetrics = \"localhost\"\n", &mut d);
+        assert_eq!(
+            d.0[0].to_string(),
+            "allot.toml:2:11: error: [daemon] metrics: expected an address and port such as `127.0.0.1:9464`, found `localhost`"
         );
         let mut d = Diagnostics::default();
         read("allot.toml", "[state]\ndri = 1\n", &mut d);

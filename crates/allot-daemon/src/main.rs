@@ -2,7 +2,9 @@
 //! event log; connections, job ends and timers become messages to it. The
 //! engine decides, allotd acts.
 
+mod config;
 mod defaults;
+mod metrics;
 mod serve;
 mod state;
 

@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::config::Source;
 use crate::state::State;
 
 /// Who is asking: from the socket's peer credentials.
@@ -29,17 +30,19 @@ struct Caller {
     user: String,
 }
 
-struct Message {
+pub struct Message {
     caller: Caller,
     request: Request,
     reply: oneshot::Sender<Response>,
 }
 
 /// What the dispatcher hears.
-enum Input {
+pub enum Input {
     Request(Box<Message>),
     /// A supervisor started by this daemon exited: collect job ends now.
     JobEnded,
+    /// The metrics endpoint asks for the figures, in Prometheus text.
+    Metrics(oneshot::Sender<String>),
 }
 
 fn now() -> Time {
@@ -49,24 +52,41 @@ fn now() -> Time {
 pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let state_dir = allot_proto::paths::state_dir();
     std::fs::create_dir_all(&state_dir).with_context(|| format!("cannot create {}", state_dir.display()))?;
-    let engine_config = match &config_dir {
-        Some(dir) => match allot_config::load_dir(dir) {
-            Ok((config, warnings)) => {
-                eprint!("{warnings}");
-                config.engine_config()
-            }
-            Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", dir.display())),
-        },
-        None => crate::defaults::engine_config(),
+    let current = match &config_dir {
+        Some(dir) => Source::read(dir).map_err(|e| anyhow!("{}: invalid configuration:\n{e}", dir.display()))?,
+        None => Source::defaults(),
     };
+    let current_loaded = current.load().map_err(|e| anyhow!("{}: invalid configuration:\n{e}", current.describe()))?;
+    eprint!("{}", current_loaded.warnings);
+    let metrics = current_loaded.metrics;
     let store = Store::open(&state_dir.join("state.db"))?;
     let files = JobFiles::new(&state_dir)?;
     let supervisor = std::env::current_exe()?.with_file_name("allot-supervise");
     if !supervisor.is_file() {
         return Err(anyhow!("{} is missing: it is installed with allotd, next to it", supervisor.display()));
     }
+    let mut replayed = Vec::new();
+    store.replay(|_, t, r| replayed.push((t, r)))?;
+    // The log replays under the configuration it starts with.
+    let initial = match replayed.first() {
+        Some((_, Record::Reconfigured { config_dir, files })) => {
+            Source { dir: config_dir.clone(), files: files.clone() }
+        }
+        _ => current.clone(),
+    };
+    let loaded = if initial == current {
+        current_loaded
+    } else {
+        initial.load().map_err(|e| {
+            anyhow!("the configuration the event log starts with ({}) no longer loads:\n{e}", initial.describe())
+        })?
+    };
     let mut state = State {
-        engine: Engine::new(engine_config),
+        engine: Engine::new(loaded.engine),
+        source: initial,
+        admins: loaded.admins.into_iter().collect(),
+        closed_queues: Default::default(),
+        closed_hosts: Default::default(),
         store,
         files,
         state_dir: state_dir.clone(),
@@ -74,13 +94,25 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         jobs: BTreeMap::new(),
         running: Default::default(),
         pending_kills: BTreeMap::new(),
+        passes: Default::default(),
     };
-    let mut replayed = Vec::new();
-    state.store.replay(|_, t, r| replayed.push((t, r)))?;
     for (t, r) in &replayed {
         state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
     }
     eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+    // Started on another configuration than the log's last: it applies as
+    // `badmin reconfig` would, or allotd does not start.
+    if replayed.is_empty() || state.source != current {
+        let t = now();
+        if state.source != current {
+            let warnings = state
+                .reconfigure(t, current.clone())
+                .map_err(|e| anyhow!("cannot run on {} with the jobs in the event log: {e}", current.describe()))?;
+            eprint!("{warnings}");
+        }
+        let record = Record::Reconfigured { config_dir: current.dir.clone(), files: current.files.clone() };
+        state.record(t, vec![record]).context("cannot write the event log")?;
+    }
     let (tx, mut rx) = mpsc::channel::<Input>(4096);
     recover_running(&mut state, &tx)?;
 
@@ -90,7 +122,21 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
+    // Anyone may connect: who they are comes from the peer credentials,
+    // and what they may do from that.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666))
+            .with_context(|| format!("cannot open {} to every user", socket.display()))?;
+    }
     tokio::spawn(accept_loop(listener, tx.clone()));
+    if let Some(addr) = metrics {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("[daemon] metrics: cannot listen on {addr}"))?;
+        eprintln!("allotd: metrics on http://{addr}/metrics");
+        tokio::spawn(crate::metrics::serve(listener, tx.clone()));
+    }
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
@@ -104,8 +150,12 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                     if inputs.len() >= 512 { break; }
                 }
                 for input in inputs {
-                    if let Input::Request(m) = input {
-                        batch.push(*m);
+                    match input {
+                        Input::Request(m) => batch.push(*m),
+                        Input::Metrics(reply) => {
+                            let _ = reply.send(crate::metrics::render(&state));
+                        }
+                        Input::JobEnded => {}
                     }
                 }
                 if !batch.is_empty() && handle_batch(&mut state, batch)? {
@@ -183,9 +233,19 @@ async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Resu
     Ok(())
 }
 
-fn may_act(caller: &Caller, owner: &str) -> bool {
-    caller.uid == 0 || caller.user == owner
+/// Root, the user allotd runs as, and the `[daemon] admins` of its
+/// configuration.
+fn is_admin(state: &State, caller: &Caller) -> bool {
+    let daemon_uid = nix::unistd::Uid::effective().as_raw();
+    caller.uid == 0 || caller.uid == daemon_uid || state.admins.contains(&caller.user)
 }
+
+/// A user acts on their own jobs; administrators on any.
+fn may_act(state: &State, caller: &Caller, owner: &str) -> bool {
+    caller.user == owner || is_admin(state, caller)
+}
+
+const NOT_ADMIN: &str = "User permission denied: only administrators may do this";
 
 /// Handles a batch of requests with one commit; returns whether to stop.
 fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> {
@@ -195,9 +255,9 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
     let mut replies = Vec::new();
     let mut stop = false;
     for Message { caller, request, reply } in batch {
-        if daemon_uid != 0 && caller.uid != daemon_uid {
+        if daemon_uid != 0 && !is_admin(state, &caller) {
             let _ = reply.send(Response::Error(format!(
-                "user `{}` cannot use this allotd, which runs as another user",
+                "user `{}` cannot use this allotd, which runs as another user and is not root",
                 caller.user
             )));
             continue;
@@ -206,28 +266,55 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
             Request::Submit(s) => submit(state, &caller, s, t, &mut records),
             Request::Jobs(q) => Response::Jobs(jobs(state, &caller, &q, t)),
             Request::Kill { jobs, signal } => kill(state, &caller, &jobs, signal.as_deref(), &mut records),
-            Request::Queues => Response::Queues(queues(&state.engine)),
+            Request::Queues => Response::Queues(queues(&state.engine, &state.closed_queues)),
             Request::Hosts => Response::Hosts(
                 state
                     .engine
                     .hosts()
-                    .map(|(name, max, used, up)| HostInfo {
+                    .map(|(name, max, used, _)| HostInfo {
                         name: name.to_string(),
-                        status: if up { "ok".into() } else { "unavail".into() },
+                        status: if state.closed_hosts.contains(name) {
+                            "closed_Adm".into()
+                        } else if used >= max {
+                            "closed_Full".into()
+                        } else {
+                            "ok".into()
+                        },
                         max,
                         njobs: used,
                         run: used,
                     })
                     .collect(),
             ),
-            Request::Reconfig => Response::Error("badmin reconfig: not yet available in this allotd".into()),
-            Request::Shutdown => {
-                if caller.uid == 0 || caller.uid == daemon_uid {
-                    stop = true;
+            Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
+                if !is_admin(state, &caller) =>
+            {
+                Response::Error(NOT_ADMIN.into())
+            }
+            Request::Reconfig => reconfig(state, t, &mut records),
+            Request::QueueControl { queue, open } => {
+                if state.engine.queue_names().any(|q| q == queue) {
+                    let r = Record::QueueChanged { queue, open };
+                    let _ = state.apply(t, &r);
+                    records.push(r);
                     Response::Done
                 } else {
-                    Response::Error("only the administrator can stop allotd".into())
+                    Response::Error(format!("Queue <{queue}>: No such queue"))
                 }
+            }
+            Request::HostControl { host, open } => {
+                if state.engine.host_index(&host).is_some() {
+                    let r = Record::HostChanged { host, up: open };
+                    let _ = state.apply(t, &r);
+                    records.push(r);
+                    Response::Done
+                } else {
+                    Response::Error(format!("Host <{host}>: No such host"))
+                }
+            }
+            Request::Shutdown => {
+                stop = true;
+                Response::Done
             }
         };
         replies.push((reply, response));
@@ -241,7 +328,36 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
     Ok(stop)
 }
 
+/// `badmin reconfig`: reads the configuration directory again and runs on
+/// it, or refuses with every located error and keeps the running one.
+fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
+    let Some(dir) = state.source.dir.clone() else {
+        return Response::Error(
+            "allotd runs on its embedded defaults: there is no configuration directory to read again \
+             (start it with --config DIR)"
+                .into(),
+        );
+    };
+    let refused = |e: String| Response::Error(format!("{e}No reconfiguration: the running configuration is kept."));
+    let source = match Source::read(Path::new(&dir)) {
+        Ok(s) => s,
+        Err(e) => return refused(e),
+    };
+    match state.reconfigure(t, source.clone()) {
+        Ok(warnings) => {
+            records.push(Record::Reconfigured { config_dir: source.dir, files: source.files });
+            Response::Reconfigured { warnings }
+        }
+        Err(e) if e.ends_with('\n') => refused(e),
+        Err(e) => refused(format!("{e}\n")),
+    }
+}
+
 fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, records: &mut Vec<Record>) -> Response {
+    let queue = s.queue.clone().or_else(|| state.engine.default_queue().map(str::to_string));
+    if let Some(q) = queue.filter(|q| state.closed_queues.contains(q)) {
+        return Response::Error(format!("Queue <{q}> is closed. Job not submitted."));
+    }
     let spec = JobSpec {
         user: caller.user.clone(),
         queue: s.queue.clone(),
@@ -313,7 +429,9 @@ fn kill(state: &mut State, caller: &Caller, ids: &[u64], signal: Option<&str>, r
     for id in targets {
         let result = match state.jobs.get(&id) {
             None => Err(format!("Job <{id}>: No matching job found")),
-            Some(j) if !may_act(caller, &j.record.spec.user) => Err(format!("Job <{id}>: Not owner")),
+            Some(j) if !may_act(state, caller, &j.record.spec.user) => {
+                Err(format!("Job <{id}>: User permission denied"))
+            }
             Some(j) => match j.status {
                 JobStatus::Pend => {
                     let r = Record::Removed { job: id };
@@ -337,13 +455,13 @@ fn kill(state: &mut State, caller: &Caller, ids: &[u64], signal: Option<&str>, r
     Response::Killed(out)
 }
 
-fn queues(engine: &Engine) -> Vec<QueueInfo> {
+fn queues(engine: &Engine, closed: &std::collections::BTreeSet<String>) -> Vec<QueueInfo> {
     engine
         .queues()
         .map(|(q, pending, used)| QueueInfo {
             name: q.name.clone(),
             priority: q.priority,
-            status: "Open:Active".into(),
+            status: if closed.contains(&q.name) { "Closed:Active".into() } else { "Open:Active".into() },
             max: q.limits.qjob,
             jl_u: q.limits.ujob,
             jl_p: q.limits.pjob,
@@ -381,7 +499,10 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
         state.apply(t, r).map_err(|e| anyhow!(e))?;
     }
     let mut starts = Vec::new();
-    for d in state.engine.schedule(t) {
+    let pass = std::time::Instant::now();
+    let decisions = state.engine.schedule(t);
+    state.passes.record(pass.elapsed());
+    for d in decisions {
         match d {
             Decision::Start { job, alloc } => {
                 let named: Vec<(String, u32)> =

@@ -2,13 +2,15 @@
 //! show of each job. A [`Record`] changes it the same way live and on
 //! restart ([`State::apply`]), so there is one code path.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, JobId, Time};
 use allot_exec::JobFiles;
 use allot_proto::{JobInfo, JobStatus};
 use allot_store::{JobRecord, Record, Store};
+
+use crate::config::Source;
 
 /// What the daemon knows of a job beyond the engine.
 pub struct DaemonJob {
@@ -23,6 +25,13 @@ pub struct DaemonJob {
 
 pub struct State {
     pub engine: Engine,
+    /// The configuration the engine runs on.
+    pub source: Source,
+    /// `[daemon] admins` of that configuration.
+    pub admins: BTreeSet<String>,
+    /// Queues and hosts an administrator closed.
+    pub closed_queues: BTreeSet<String>,
+    pub closed_hosts: BTreeSet<String>,
     pub store: Store,
     pub files: JobFiles,
     pub state_dir: PathBuf,
@@ -30,10 +39,28 @@ pub struct State {
     pub supervisor: PathBuf,
     pub jobs: BTreeMap<u64, DaemonJob>,
     /// The jobs running now, so a pass need not walk every job ever run.
-    pub running: std::collections::BTreeSet<u64>,
+    pub running: BTreeSet<u64>,
     /// Signals for running jobs whose command has not started yet: sent
     /// as soon as their process group exists.
     pub pending_kills: BTreeMap<u64, nix::sys::signal::Signal>,
+    /// How long scheduling passes take, for the metrics.
+    pub passes: PassTimes,
+}
+
+/// Scheduling pass times: how many passes, their total and the last.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PassTimes {
+    pub count: u64,
+    pub total: f64,
+    pub last: f64,
+}
+
+impl PassTimes {
+    pub fn record(&mut self, took: std::time::Duration) {
+        self.count += 1;
+        self.last = took.as_secs_f64();
+        self.total += self.last;
+    }
 }
 
 impl State {
@@ -76,14 +103,51 @@ impl State {
                 }
             }
             Record::HostChanged { host, up } => {
+                if *up {
+                    self.closed_hosts.remove(host);
+                } else {
+                    self.closed_hosts.insert(host.clone());
+                }
                 if let Some(h) = self.engine.host_index(host) {
                     let ev = if *up { Event::HostUp(h) } else { Event::HostDown(h) };
                     let _ = self.engine.apply(t, &ev);
                 }
             }
-            Record::QueueChanged { .. } | Record::Reconfigured { .. } => {}
+            Record::QueueChanged { queue, open } => {
+                if *open {
+                    self.closed_queues.remove(queue);
+                } else {
+                    self.closed_queues.insert(queue.clone());
+                }
+            }
+            Record::Reconfigured { config_dir, files } => {
+                let source = Source { dir: config_dir.clone(), files: files.clone() };
+                if source != self.source {
+                    self.reconfigure(t, source)?;
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Runs on another configuration from `t`, keeping every job and all
+    /// usage, or changes nothing and says why (located configuration
+    /// errors, or a queue that holds jobs and would be gone). Closed hosts
+    /// and queues that are still there stay closed. Returns the warnings.
+    pub fn reconfigure(&mut self, t: Time, source: Source) -> Result<String, String> {
+        let loaded = source.load()?;
+        self.engine.reconfigure(t, loaded.engine).map_err(|e| e.to_string())?;
+        self.closed_hosts.retain(|h| self.engine.host_index(h).is_some());
+        for host in &self.closed_hosts {
+            if let Some(h) = self.engine.host_index(host) {
+                let _ = self.engine.apply(t, &Event::HostDown(h));
+            }
+        }
+        let queues: BTreeSet<String> = self.engine.queue_names().map(str::to_string).collect();
+        self.closed_queues.retain(|q| queues.contains(q));
+        self.admins = loaded.admins.into_iter().collect();
+        self.source = source;
+        Ok(loaded.warnings)
     }
 
     /// A job the engine started, as the commands see it.

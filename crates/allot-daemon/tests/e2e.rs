@@ -24,14 +24,19 @@ struct Daemon {
 
 impl Daemon {
     fn start(state: &Path) -> Daemon {
+        Daemon::start_with(state, None)
+    }
+
+    /// allotd on a configuration directory, or on its embedded defaults.
+    fn start_with(state: &Path, config: Option<&Path>) -> Daemon {
         std::fs::create_dir_all(state).expect("state dir");
         let log = std::fs::File::create(state.join("test-allotd.log")).expect("log");
-        let child = Command::new(allotd())
-            .env("ALLOT_STATE_DIR", state)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("allotd starts");
+        let mut command = Command::new(allotd());
+        if let Some(dir) = config {
+            command.arg("--config").arg(dir);
+        }
+        let child =
+            command.env("ALLOT_STATE_DIR", state).stdout(Stdio::null()).stderr(log).spawn().expect("allotd starts");
         let d = Daemon { state: state.to_path_buf(), child };
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::os::unix::net::UnixStream::connect(state.join("allotd.sock")).is_err() {
@@ -193,4 +198,265 @@ fn kill_9_during_a_burst_loses_no_acknowledged_job() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(sorted.len(), ran_ids.len(), "no job ran twice");
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const ONE_HOST: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 1\n";
+
+fn queues(names: &[&str]) -> String {
+    names.iter().map(|q| format!("Begin Queue\nQUEUE_NAME = {q}\nPRIORITY = 30\nEnd Queue\n\n")).collect()
+}
+
+/// `badmin reconfig` applies a good configuration without losing a job,
+/// refuses a bad one with its located errors and keeps the running one;
+/// `qclose`/`qopen` and `hclose`/`hopen` act and survive a restart.
+#[test]
+fn reconfig_good_and_bad_and_closing_queues_and_hosts() {
+    let dir = tempdir("reconfig");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("allot.toml"), ONE_HOST).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), queues(&["normal"])).expect("lsb.queues");
+    let state = dir.join("state");
+    let d = Daemon::start_with(&state, Some(&config));
+    let running = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    let pending = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(running, "RUN", &dir);
+
+    // A bad configuration: refused, located, and nothing changes.
+    std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = high\nEnd Queue\n")
+        .expect("bad");
+    let bad = d.cmd(&["badmin", "reconfig"], &dir);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).starts_with("lsb.queues:3:"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("PRIORITY"), "{}", stderr(&bad));
+    assert!(stderr(&bad).ends_with("No reconfiguration: the running configuration is kept.\n"), "{}", stderr(&bad));
+    // A configuration dropping the queue that holds the jobs: refused.
+    std::fs::write(config.join("lsb.queues"), queues(&["other"])).expect("drop");
+    let dropped = d.cmd(&["badmin", "reconfig"], &dir);
+    assert!(!dropped.status.success());
+    assert!(stderr(&dropped).starts_with("queue `normal` holds 2 jobs"), "{}", stderr(&dropped));
+    assert!(!stdout(&d.cmd(&["bqueues"], &dir)).contains("other"));
+
+    // A good one: applied, and the jobs are where they were.
+    std::fs::write(config.join("lsb.queues"), queues(&["normal", "short"])).expect("good");
+    let good = d.cmd(&["badmin", "reconfig"], &dir);
+    assert!(good.status.success(), "{}", stderr(&good));
+    assert_eq!(stdout(&good), "\nChecking configuration files ...\n\nNo errors found.\n\nReconfiguration initiated\n");
+    assert!(stdout(&d.cmd(&["bqueues"], &dir)).contains("\nshort "));
+    d.wait_for(running, "RUN", &dir);
+    d.wait_for(pending, "PEND", &dir);
+
+    // A closed queue takes no submission; an opened one does.
+    assert_eq!(stdout(&d.cmd(&["badmin", "qclose", "short"], &dir)), "Queue <short> is closed\n");
+    let refused = d.cmd(&["bsub", "-q", "short", "true"], &dir);
+    assert!(!refused.status.success());
+    assert_eq!(stderr(&refused), "Queue <short> is closed. Job not submitted.\n");
+    assert!(stdout(&d.cmd(&["bqueues", "short"], &dir)).contains("Closed:Active"));
+    let nosuch = d.cmd(&["badmin", "qclose", "nosuch"], &dir);
+    assert!(!nosuch.status.success());
+    assert_eq!(stderr(&nosuch), "Queue <nosuch>: No such queue\n");
+
+    // A closed host takes no new job: the pending one waits after the
+    // running one ends, and starts once the host is open.
+    assert_eq!(stdout(&d.cmd(&["badmin", "hclose", "hostA"], &dir)), "Close <hostA> ...... done\n");
+    assert!(stdout(&d.cmd(&["bhosts"], &dir)).contains("hostA              closed_Adm"));
+    assert!(d.cmd(&["bkill", &running.to_string()], &dir).status.success());
+    d.wait_for(running, "EXIT", &dir);
+    std::thread::sleep(Duration::from_millis(300));
+    d.wait_for(pending, "PEND", &dir);
+
+    // A restart keeps the configuration, the closed queue and host.
+    d.kill9();
+    let d = Daemon::start_with(&state, Some(&config));
+    assert!(stdout(&d.cmd(&["bqueues", "short"], &dir)).contains("Closed:Active"));
+    assert!(stdout(&d.cmd(&["bhosts"], &dir)).contains("closed_Adm"));
+    d.wait_for(pending, "PEND", &dir);
+    assert_eq!(stdout(&d.cmd(&["badmin", "hopen", "hostA"], &dir)), "Open <hostA> ...... done\n");
+    d.wait_for(pending, "RUN", &dir);
+    assert_eq!(stdout(&d.cmd(&["badmin", "qopen", "short"], &dir)), "Queue <short> is opened\n");
+    submitted_id(&d.cmd(&["bsub", "-q", "short", "true"], &dir));
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// On its embedded defaults there is no directory to read again.
+#[test]
+fn reconfig_on_the_embedded_defaults_says_why_not() {
+    let dir = tempdir("reconfig-defaults");
+    let d = Daemon::start(&dir.join("state"));
+    let out = d.cmd(&["badmin", "reconfig"], &dir);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("no configuration directory to read again"), "{}", stderr(&out));
+}
+
+/// A user of this machine for the multi-user tests (made if missing):
+/// uid and gid.
+fn test_user(name: &str) -> (u32, u32) {
+    if nix::unistd::User::from_name(name).ok().flatten().is_none() {
+        let made = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", name]).status();
+        assert!(made.is_ok_and(|s| s.success()), "useradd {name}");
+    }
+    let u = nix::unistd::User::from_name(name).ok().flatten().expect("user exists");
+    (u.uid.as_raw(), u.gid.as_raw())
+}
+
+impl Daemon {
+    /// The `allot` command run as another user.
+    fn cmd_as(&self, user: (u32, u32), args: &[&str], cwd: &Path) -> Output {
+        use std::os::unix::process::CommandExt;
+        Command::new(allot())
+            .args(args)
+            .env("ALLOT_STATE_DIR", &self.state)
+            .current_dir(cwd)
+            .uid(user.0)
+            .gid(user.1)
+            .output()
+            .expect("allot runs")
+    }
+}
+
+/// allotd as root with two users: jobs run as their owners, in fairshare
+/// order (3 shares to 1); a user kills their own jobs and not another's;
+/// only administrators (`[daemon] admins`) act on others' jobs and run
+/// `badmin`. Needs root (as CI runs) to make users and run as them.
+#[test]
+fn two_users_fairshare_order_ownership_and_administrators() {
+    if !nix::unistd::Uid::effective().is_root() {
+        eprintln!("two_users_fairshare_order_ownership_and_administrators: needs root to act as two users; not run");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let alice = test_user("allotalice");
+    let bob = test_user("allotbob");
+    let dir = tempdir("users");
+    let open = |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    open(&dir, 0o777);
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), format!("{ONE_HOST}[daemon]\nadmins = [\"allotalice\"]\n"))
+        .expect("allot.toml");
+    std::fs::write(
+        config.join("lsb.queues"),
+        "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\n\
+         FAIRSHARE = USER_SHARES[[allotalice, 3] [allotbob, 1] [default, 1]]\nEnd Queue\n",
+    )
+    .expect("lsb.queues");
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let order = dir.join("order");
+    std::fs::write(&order, "").expect("order");
+    open(&order, 0o666);
+    let record = format!("id -un >> {}", order.display());
+
+    // The one slot is busy while both users submit, Bob first.
+    let blocker = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(blocker, "RUN", &dir);
+    let mut ids = Vec::new();
+    for user in [bob, bob, alice, alice] {
+        ids.push(submitted_id(&d.cmd_as(user, &["bsub", "-o", "/dev/null", &record], &dir)));
+    }
+    // Each sees their own jobs by default.
+    let bobs = stdout(&d.cmd_as(bob, &["bjobs", "-w", "-noheader"], &dir));
+    assert_eq!(bobs.lines().count(), 2, "{bobs}");
+    assert!(bobs.lines().all(|l| l.split_whitespace().nth(1) == Some("allotbob")), "{bobs}");
+    assert!(d.cmd(&["bkill", &blocker.to_string()], &dir).status.success());
+    for &id in &ids {
+        d.wait_for(id, "DONE", &dir);
+    }
+    let ran = std::fs::read_to_string(&order).expect("order");
+    assert_eq!(ran, "allotalice\nallotalice\nallotbob\nallotbob\n", "run as their owners, in fairshare order");
+
+    // Kill by the owner; refused for another user; an administrator may.
+    let a1 = submitted_id(&d.cmd_as(alice, &["bsub", "sleep", "60"], &dir));
+    let b1 = submitted_id(&d.cmd_as(bob, &["bsub", "sleep", "60"], &dir));
+    let refused = d.cmd_as(bob, &["bkill", &a1.to_string()], &dir);
+    assert!(!refused.status.success());
+    assert_eq!(stderr(&refused), format!("Job <{a1}>: User permission denied\n"));
+    let not_admin = d.cmd_as(bob, &["badmin", "qclose", "normal"], &dir);
+    assert!(!not_admin.status.success());
+    assert!(stderr(&not_admin).starts_with("User permission denied"), "{}", stderr(&not_admin));
+    let by_admin = d.cmd_as(alice, &["bkill", &b1.to_string()], &dir);
+    assert!(by_admin.status.success(), "{}", stderr(&by_admin));
+    d.wait_for(b1, "EXIT", &dir);
+    let own = d.cmd_as(alice, &["bkill", &a1.to_string()], &dir);
+    assert_eq!(stdout(&own), format!("Job <{a1}> is being terminated\n"));
+    d.wait_for(a1, "EXIT", &dir);
+}
+
+/// A queue's per-user limit holds a user's second job while a slot is
+/// free, and says so in `bjobs -p`.
+#[test]
+fn limits_hold_jobs_and_say_which() {
+    let dir = tempdir("limits");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 2\n").expect("allot.toml");
+    std::fs::write(
+        config.join("lsb.queues"),
+        "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nUJOB_LIMIT = 1\nEnd Queue\n",
+    )
+    .expect("lsb.queues");
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let first = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    let second = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(first, "RUN", &dir);
+    std::thread::sleep(Duration::from_millis(300));
+    d.wait_for(second, "PEND", &dir);
+    let why = stdout(&d.cmd(&["bjobs", "-p"], &dir));
+    assert!(why.contains("(UJOB_LIMIT 1 in queue normal)"), "{why}");
+    assert!(stdout(&d.cmd(&["bhosts"], &dir)).contains("hostA              ok"));
+    assert!(d.cmd(&["bkill", &first.to_string()], &dir).status.success());
+    d.wait_for(second, "RUN", &dir);
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// `GET /metrics` on the `[daemon] metrics` address.
+fn scrape(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("metrics listens");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").expect("request");
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("response");
+    text
+}
+
+#[test]
+fn metrics_show_jobs_per_queue_and_user_slots_and_pass_times() {
+    let dir = tempdir("metrics");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let addr = format!("127.0.0.1:{port}");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), format!("{ONE_HOST}[daemon]\nmetrics = \"{addr}\"\n")).expect("toml");
+    std::fs::write(config.join("lsb.queues"), queues(&["normal"])).expect("lsb.queues");
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let first = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(first, "RUN", &dir);
+    let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective()).ok().flatten().expect("me").name;
+    let text = scrape(&addr, "/metrics");
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4"), "{text}");
+    for line in [
+        format!("allot_jobs{{queue=\"normal\",user=\"{me}\",state=\"pending\"}} 1"),
+        format!("allot_jobs{{queue=\"normal\",user=\"{me}\",state=\"running\"}} 1"),
+        "allot_queue_slots_used{queue=\"normal\"} 1".to_string(),
+        "allot_slots_used 1".to_string(),
+        "allot_slots_total 1".to_string(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    let passes: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("allot_scheduling_pass_seconds_count "))
+        .and_then(|n| n.parse().ok())
+        .expect("pass count");
+    assert!(passes >= 1, "{text}");
+    assert!(scrape(&addr, "/other").starts_with("HTTP/1.1 404 Not Found"));
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }

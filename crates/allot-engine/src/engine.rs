@@ -459,6 +459,11 @@ impl Engine {
         }
     }
 
+    /// The queue a job goes to when it names none (`DEFAULT_QUEUE`).
+    pub fn default_queue(&self) -> Option<&str> {
+        self.config.default_queues.first().map(String::as_str)
+    }
+
     pub fn host_name(&self, h: u32) -> &str {
         &self.hosts[h as usize].name
     }

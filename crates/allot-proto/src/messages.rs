@@ -52,6 +52,16 @@ pub enum Request {
     Hosts,
     /// `badmin reconfig`.
     Reconfig,
+    /// `badmin qclose` (`open: false`) and `qopen`.
+    QueueControl {
+        queue: String,
+        open: bool,
+    },
+    /// `badmin hclose` (`open: false`) and `hopen`.
+    HostControl {
+        host: String,
+        open: bool,
+    },
     Shutdown,
 }
 
@@ -129,6 +139,10 @@ pub enum Response {
     Killed(Vec<(u64, Result<(), String>)>),
     Queues(Vec<QueueInfo>),
     Hosts(Vec<HostInfo>),
+    /// The new configuration is running; its warnings, one per line.
+    Reconfigured {
+        warnings: String,
+    },
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),

@@ -45,37 +45,22 @@ pub struct JobRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Record {
     /// A job was accepted with this id.
-    Submitted {
-        job: u64,
-        record: Box<JobRecord>,
-    },
+    Submitted { job: u64, record: Box<JobRecord> },
     /// A job started on these hosts (name, slots).
-    Started {
-        job: u64,
-        alloc: Vec<(String, u32)>,
-    },
+    Started { job: u64, alloc: Vec<(String, u32)> },
     /// A job ended with an exit code, having used this much CPU (s).
-    Finished {
-        job: u64,
-        exit: i32,
-        cpu_time: f64,
-    },
+    Finished { job: u64, exit: i32, cpu_time: f64 },
     /// A pending job was removed (`bkill` before it started).
-    Removed {
-        job: u64,
-    },
-    HostChanged {
-        host: String,
-        up: bool,
-    },
-    QueueChanged {
-        queue: String,
-        open: bool,
-    },
-    /// The configuration was reloaded from this directory.
-    Reconfigured {
-        config_dir: Option<String>,
-    },
+    Removed { job: u64 },
+    /// An administrator closed (`up: false`, `badmin hclose`) or opened a
+    /// host: a closed host takes no new jobs; its running jobs go on.
+    HostChanged { host: String, up: bool },
+    /// An administrator closed (`badmin qclose`) or opened a queue: a
+    /// closed queue takes no submissions; its pending jobs still run.
+    QueueChanged { queue: String, open: bool },
+    /// The configuration from here on: the files of `config_dir` with
+    /// their texts, or (no `config_dir`) the embedded defaults.
+    Reconfigured { config_dir: Option<String>, files: Vec<(String, String)> },
 }
 
 const SCHEMA_VERSION: i64 = 1;

@@ -1,0 +1,65 @@
+//! The configuration allotd runs on: a configuration directory's files, or
+//! the embedded defaults. The files' texts go into the event log with each
+//! `Reconfigured` record, so a restart replays every job under the
+//! configuration it was scheduled with, whatever the files say by then.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use allot_engine::model::EngineConfig;
+
+/// Where a configuration comes from: `dir` and its files' texts, or
+/// (`dir` is `None`) the embedded defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub dir: Option<String>,
+    pub files: Vec<(String, String)>,
+}
+
+/// A configuration ready to run.
+pub struct Loaded {
+    pub engine: EngineConfig,
+    /// Users who may act on any job and run `badmin`.
+    pub admins: Vec<String>,
+    pub metrics: Option<SocketAddr>,
+    /// Warnings, one per line, each located (`file:line:col`).
+    pub warnings: String,
+}
+
+impl Source {
+    /// The embedded defaults.
+    pub fn defaults() -> Source {
+        Source { dir: None, files: Vec::new() }
+    }
+
+    /// Reads the files of `dir`; an unreadable file is an error, located.
+    pub fn read(dir: &Path) -> Result<Source, String> {
+        let files = allot_config::load::read_dir(dir).map_err(|d| d.to_string())?;
+        Ok(Source { dir: Some(dir.display().to_string()), files })
+    }
+
+    /// Parses and validates the texts: the configuration, or every
+    /// diagnostic, located, one per line.
+    pub fn load(&self) -> Result<Loaded, String> {
+        if self.dir.is_none() {
+            return Ok(Loaded {
+                engine: crate::defaults::engine_config(),
+                admins: Vec::new(),
+                metrics: None,
+                warnings: String::new(),
+            });
+        }
+        let (config, warnings) = allot_config::load::load_texts(&self.files).map_err(|d| d.to_string())?;
+        Ok(Loaded {
+            engine: config.engine_config(),
+            admins: config.settings.admins.clone(),
+            metrics: config.settings.metrics,
+            warnings: warnings.to_string(),
+        })
+    }
+
+    /// How `badmin` and the log name it.
+    pub fn describe(&self) -> String {
+        self.dir.clone().unwrap_or_else(|| "the embedded defaults".into())
+    }
+}
