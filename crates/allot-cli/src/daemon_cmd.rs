@@ -62,11 +62,18 @@ pub fn stop() -> anyhow::Result<ExitCode> {
 pub fn install_links(dir: &Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir)?;
     let exe = std::env::current_exe()?;
-    for name in crate::lsf::COMMANDS {
+    // `allot` itself too, for `allot stop`, `allot shares`, ...
+    for name in std::iter::once(&"allot").chain(crate::lsf::COMMANDS) {
         let link = dir.join(name);
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&exe, &link).with_context(|| format!("cannot link {}", link.display()))?;
     }
-    println!("{}: {}", dir.display(), crate::lsf::COMMANDS.join(" "));
+    println!("{}: allot {}", dir.display(), crate::lsf::COMMANDS.join(" "));
+    let on_path = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| d == dir || d.canonicalize().ok() == dir.canonicalize().ok())
+    });
+    if !on_path {
+        println!("{} is not on your PATH: add it to call `bsub` ... by name, or call `allot bsub` ...", dir.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

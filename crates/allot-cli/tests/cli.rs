@@ -329,3 +329,23 @@ fn sim_refuses_policy_with_config_and_unknown_formats() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--policy: applies only without --config"), "{}", stderr(&out));
 }
+
+/// `allot install-links DIR` makes `allot` and the LSF commands callable by
+/// name; a link called `bqueues` is the `bqueues` command.
+#[test]
+fn install_links_makes_the_commands_callable_by_name() {
+    let dir = std::env::temp_dir().join(format!("allot-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = allot(&["install-links", dir.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with(&format!("{}: allot bsub bjobs bkill bqueues bhosts badmin", dir.display())));
+    for name in ["allot", "bsub", "bjobs", "bkill", "bqueues", "bhosts", "badmin"] {
+        assert!(dir.join(name).exists(), "{name}");
+    }
+    let state = dir.join("no-daemon-here");
+    let by_name = Command::new(dir.join("bqueues")).env("ALLOT_STATE_DIR", &state).output().expect("runs");
+    assert!(!by_name.status.success());
+    assert!(stderr(&by_name).contains("cannot connect to allotd"), "{}", stderr(&by_name));
+    let version = Command::new(dir.join("allot")).arg("--version").output().expect("runs");
+    assert!(stdout(&version).starts_with("allot "), "{}", stdout(&version));
+}
