@@ -15,7 +15,7 @@ fn client() -> anyhow::Result<Client> {
     Ok(Client::connect(&allot_proto::paths::socket(&state))?)
 }
 
-fn call(request: Request) -> anyhow::Result<Response> {
+pub fn call(request: Request) -> anyhow::Result<Response> {
     match client()?.call(request)? {
         Response::Error(e) => Err(anyhow!("{e}")),
         r => Ok(r),
@@ -25,7 +25,7 @@ fn call(request: Request) -> anyhow::Result<Response> {
 pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
     match cmd {
         "bsub" => bsub(args),
-        "bjobs" => bjobs(args),
+        "bjobs" => crate::bjobs::bjobs(args),
         "bkill" => bkill(args),
         "bqueues" => bqueues(args),
         "bhosts" => bhosts(args),
@@ -34,8 +34,29 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Options `bsub` parses but this allot does not act on yet: refused, so a
+/// job never runs without what its user asked for.
+fn not_yet(o: &allot_config::bsub::BsubOptions) -> Option<String> {
+    if !o.res_req.is_empty() {
+        return Some("-R".into());
+    }
+    if o.hosts.is_some() {
+        return Some("-m".into());
+    }
+    if o.exclusive {
+        return Some("-x".into());
+    }
+    if o.name.as_deref().is_some_and(|n| n.contains('[')) {
+        return Some("-J name[...] (job arrays)".into());
+    }
+    o.other.first().map(|(opt, _)| opt.clone())
+}
+
 fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     let o = allot_config::bsub::parse(args).map_err(|e| anyhow!("bsub: {e}"))?;
+    if let Some(opt) = not_yet(&o) {
+        bail!("bsub: {opt}: not supported by this allot yet. Job not submitted.");
+    }
     let command = if o.command.is_empty() {
         // A job script on standard input, as LSF accepts.
         if std::io::stdin().is_terminal() {
@@ -47,7 +68,9 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     } else {
         o.command.join(" ")
     };
-    let cwd = std::env::current_dir()?.display().to_string();
+    let here = std::env::current_dir()?;
+    // `-cwd`: relative to where bsub runs; `%J` and `%I` expand at start.
+    let cwd = o.cwd.as_ref().map_or(here.clone(), |c| here.join(c)).display().to_string();
     let submit = Submit {
         queue: o.queue,
         slots: o.slots.map_or(1, |s| s.min),
@@ -60,13 +83,40 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         output: o.output,
         error: o.error,
         env: std::env::vars().collect(),
+        project: o.project,
+        estimated_run_time: o.estimated_run_time,
     };
-    match call(Request::Submit(submit))? {
-        Response::Submitted { job, queue } => {
-            println!("Job <{job}> is submitted to queue <{queue}>.");
-            Ok(ExitCode::SUCCESS)
+    let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
+        bail!("bsub: unexpected answer");
+    };
+    println!("Job <{job}> is submitted to queue <{queue}>.");
+    if o.wait { wait_for_end(job) } else { Ok(ExitCode::SUCCESS) }
+}
+
+/// `bsub -K`: follows the job to its end, as LSF prints it, and exits with
+/// the job's exit code.
+fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    println!("<<Waiting for dispatch ...>>");
+    let _ = std::io::stdout().flush();
+    let mut started = false;
+    loop {
+        let query = JobQuery { jobs: vec![job], finished: true, ..JobQuery::default() };
+        let Response::Jobs(jobs) = call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
+        let Some(j) = jobs.into_iter().next() else { bail!("bsub: job {job} is gone") };
+        if !started && j.status != JobStatus::Pend {
+            started = true;
+            if let Some((host, _)) = j.exec_hosts.first() {
+                println!("<<Starting on {host}>>");
+                let _ = std::io::stdout().flush();
+            }
         }
-        other => bail!("bsub: unexpected answer {other:?}"),
+        if matches!(j.status, JobStatus::Done | JobStatus::Exit) {
+            println!("<<Job is finished>>");
+            let code = j.exit_code.unwrap_or(0);
+            return Ok(ExitCode::from(u8::try_from(code).unwrap_or(255)));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
 
@@ -87,87 +137,17 @@ pub fn lsf_time(secs: u64) -> String {
     format!("{} {:>2} {:02}:{:02}", MONTHS[(month - 1) as usize], day, rem / 3600, (rem % 3600) / 60)
 }
 
-fn exec_hosts(j: &JobInfo) -> Vec<String> {
+pub fn exec_hosts(j: &JobInfo) -> Vec<String> {
     j.exec_hosts.iter().map(|(h, n)| if *n > 1 { format!("{n}*{h}") } else { h.clone() }).collect()
 }
 
-fn cut(s: &str, width: usize, wide: bool) -> String {
+pub fn cut(s: &str, width: usize, wide: bool) -> String {
     if wide || s.chars().count() <= width {
         s.to_string()
     } else {
         let keep: String = s.chars().take(width.saturating_sub(1)).collect();
         format!("{keep}*")
     }
-}
-
-/// bjobs [-a] [-u user|all] [-q queue] [-w] [-p] [-noheader] [jobid ...]
-fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
-    let mut q = JobQuery::default();
-    let (mut wide, mut header, mut reasons) = (false, true, false);
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "-a" => q.finished = true,
-            "-w" => wide = true,
-            "-p" => reasons = true,
-            "-noheader" => header = false,
-            "-u" | "-q" => {
-                let v =
-                    args.get(i + 1).ok_or_else(|| anyhow!("bjobs: {}: expected a value after it", args[i]))?.clone();
-                if args[i] == "-u" {
-                    q.user = Some(v)
-                } else {
-                    q.queue = Some(v)
-                }
-                i += 1;
-            }
-            o if o.starts_with('-') => bail!("bjobs: {o}: unknown option"),
-            id => q.jobs.push(id.parse().map_err(|_| anyhow!("bjobs: {id}: not a job id"))?),
-        }
-        i += 1;
-    }
-    let Response::Jobs(mut jobs) = call(Request::Jobs(q.clone()))? else { bail!("bjobs: unexpected answer") };
-    if reasons {
-        jobs.retain(|j| j.status == JobStatus::Pend);
-    }
-    if jobs.is_empty() {
-        let what = if reasons {
-            "pending"
-        } else if q.finished {
-            ""
-        } else {
-            "unfinished"
-        };
-        let what = if what.is_empty() { "job".to_string() } else { format!("{what} job") };
-        println!("No {what} found");
-        return Ok(ExitCode::SUCCESS);
-    }
-    if header {
-        println!("JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME");
-    }
-    for j in &jobs {
-        let hosts = exec_hosts(j);
-        println!(
-            "{:<7} {:<7} {:<5} {:<10} {:<11} {:<11} {:<10} {}",
-            j.id,
-            cut(&j.user, 7, wide),
-            j.status.as_str(),
-            cut(&j.queue, 10, wide),
-            cut(&j.from_host, 11, wide),
-            cut(hosts.first().map_or("", String::as_str), 11, wide),
-            cut(&j.name, 10, wide),
-            lsf_time(j.submit_time)
-        );
-        for h in hosts.iter().skip(1) {
-            println!("{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(h, 11, wide));
-        }
-        if reasons {
-            if let Some(r) = &j.pending_reason {
-                println!(" {r};");
-            }
-        }
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// bkill [-s signal] jobid ... | 0

@@ -1,5 +1,6 @@
 //! `allot`: the command users type.
 
+mod bjobs;
 mod config_cmd;
 mod daemon_cmd;
 mod lsf;

@@ -25,6 +25,8 @@ pub enum BsubError {
     BadSlotRange { min: u32, max: u32 },
     #[error("-W {0}: expected `[hours:]minutes`")]
     BadRunLimit(String),
+    #[error("-We {0}: expected `[hours:]minutes`")]
+    BadEstimate(String),
 }
 
 /// `-n min[,max]`.
@@ -57,6 +59,12 @@ pub struct BsubOptions {
     pub error: Option<(String, bool)>,
     /// `-x`.
     pub exclusive: bool,
+    /// `-cwd`.
+    pub cwd: Option<String>,
+    /// `-K`: wait for the job to end.
+    pub wait: bool,
+    /// `-We`, seconds.
+    pub estimated_run_time: Option<u64>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -127,6 +135,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
         if FLAGS.contains(&arg) {
             match arg {
                 "-x" => o.exclusive = true,
+                "-K" => o.wait = true,
                 _ => o.other.push((arg.to_string(), None)),
             }
             i += 1;
@@ -139,7 +148,9 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
         match arg {
             "-n" => o.slots = Some(slots(&value)?),
             "-q" => o.queue = Some(value),
-            "-W" => o.run_limit = Some(run_limit(&value)?),
+            "-W" => o.run_limit = Some(run_limit(&value).map_err(|_| BsubError::BadRunLimit(value.clone()))?),
+            "-We" => o.estimated_run_time = Some(run_limit(&value).map_err(|_| BsubError::BadEstimate(value.clone()))?),
+            "-cwd" => o.cwd = Some(value),
             "-G" => o.group = Some(value),
             "-P" => o.project = Some(value),
             "-J" => o.name = Some(value),
@@ -173,11 +184,12 @@ fn slots(v: &str) -> Result<SlotRange, BsubError> {
     Ok(SlotRange { min, max })
 }
 
-fn run_limit(v: &str) -> Result<u64, BsubError> {
-    let limits = parse_all(run_limits, v).map_err(|_| BsubError::BadRunLimit(v.to_string()))?;
+/// `[hours:]minutes`, in seconds.
+fn run_limit(v: &str) -> Result<u64, ()> {
+    let limits = parse_all(run_limits, v).map_err(|_| ())?;
     match limits[..] {
         [ref one] => Ok(one.seconds),
-        _ => Err(BsubError::BadRunLimit(v.to_string())),
+        _ => Err(()),
     }
 }
 
@@ -192,6 +204,15 @@ mod tests {
         assert_eq!((o.queue.as_deref(), o.run_limit, o.group.as_deref()), (Some("short"), Some(1800), Some("groupB")));
         assert_eq!(o.res_req, ["span[ptile=2]"]);
         assert_eq!(o.command, ["./app", "arg"]);
+    }
+
+    #[test]
+    fn working_directory_waiting_and_estimates() {
+        let o = parse_line("-cwd /scratch/%J -K -We 1:30 -W 2:00 ./app").expect("valid");
+        assert_eq!((o.cwd.as_deref(), o.wait), (Some("/scratch/%J"), true));
+        assert_eq!((o.estimated_run_time, o.run_limit), (Some(5400), Some(7200)));
+        assert_eq!(parse_line("-We soon x"), Err(BsubError::BadEstimate("soon".into())));
+        assert_eq!(parse_line("-W soon x"), Err(BsubError::BadRunLimit("soon".into())));
     }
 
     #[test]

@@ -377,6 +377,8 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
                 error: s.error,
                 env: s.env,
                 from_host: crate::defaults::this_host(),
+                project: s.project,
+                estimated_run_time: s.estimated_run_time,
             };
             state.register(id.0, &record, t);
             records.push(Record::Submitted { job: id.0, record: Box::new(record) });
@@ -578,7 +580,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         env.retain(|(name, _)| name != k);
         env.push((k.to_string(), v));
     }
-    let cwd = PathBuf::from(&r.cwd);
+    let cwd = PathBuf::from(expand_name(&r.cwd, job.0, 0));
     let out_default = state.state_dir.join("output").join(format!("{}.out", job.0));
     let err_default = state.state_dir.join("output").join(format!("{}.err", job.0));
     let file = |given: &Option<(String, bool)>, default: PathBuf| match given {

@@ -20,6 +20,7 @@ pub struct DaemonJob {
     pub start_time: Option<u64>,
     pub end_time: Option<u64>,
     pub exit: Option<i32>,
+    pub cpu_time: Option<f64>,
     pub alloc: Vec<(String, u32)>,
 }
 
@@ -92,6 +93,7 @@ impl State {
                     j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
                     j.end_time = Some(t.0);
                     j.exit = Some(*exit);
+                    j.cpu_time = Some(*cpu_time);
                 }
             }
             Record::Removed { job } => {
@@ -169,6 +171,7 @@ impl State {
             start_time: None,
             end_time: None,
             exit: None,
+            cpu_time: None,
             alloc: Vec::new(),
         };
         self.jobs.insert(job, info);
@@ -212,6 +215,12 @@ impl State {
             exit_code: j.exit,
             pending_reason,
             slots: j.record.spec.slots,
+            command: j.record.command.clone(),
+            cwd: j.record.cwd.clone(),
+            project: j.record.project.clone(),
+            cpu_time: j.cpu_time,
+            run_limit: j.record.spec.run_limit,
+            estimated_run_time: j.record.estimated_run_time,
         }
     }
 }

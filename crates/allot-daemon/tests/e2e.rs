@@ -460,3 +460,45 @@ fn metrics_show_jobs_per_queue_and_user_slots_and_pass_times() {
     assert!(scrape(&addr, "/other").starts_with("HTTP/1.1 404 Not Found"));
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// `bsub -K` waits and exits with the job's code; `-cwd` and `-P` reach the
+/// job and `bjobs -l`/`-json`; options this allot cannot honour yet are
+/// refused, not ignored.
+#[test]
+fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
+    let dir = tempdir("bsub");
+    let d = Daemon::start(&dir.join("state"));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let waited = d.cmd(&["bsub", "-K", "-cwd", "work", "-P", "climate", "-J", "probe", "pwd > where; exit 3"], &dir);
+    assert_eq!(waited.status.code(), Some(3), "{}", stderr(&waited));
+    let text = stdout(&waited);
+    assert!(text.contains("<<Waiting for dispatch ...>>\n<<Starting on "), "{text}");
+    assert!(text.ends_with("<<Job is finished>>\n"), "{text}");
+    assert_eq!(std::fs::read_to_string(work.join("where")).expect("ran in -cwd").trim(), work.display().to_string());
+    let id: u64 = text["Job <".len()..text.find('>').expect(">")].parse().expect("id");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
+    assert!(long.contains(&format!("Job <{id}>, Job Name <probe>, User <")), "{long}");
+    assert!(long.contains("Project <climate>, Status <EXIT>"), "{long}");
+    assert!(long.contains("Exited with exit code 3."), "{long}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&d.cmd(&["bjobs", "-a", "-json", "-o", "jobid stat exit_code proj_name"], &dir)))
+            .expect("bjobs -json is JSON");
+    assert_eq!(json["RECORDS"][0]["JOBID"], id.to_string());
+    assert_eq!(json["RECORDS"][0]["EXIT_CODE"], "3");
+    assert_eq!(json["RECORDS"][0]["PROJ_NAME"], "climate");
+    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"]), ("-w", vec!["-w", "done(1)"])] {
+        let mut full = vec!["bsub"];
+        full.extend(args);
+        full.push("true");
+        let out = d.cmd(&full, &dir);
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).starts_with(&format!("bsub: {opt}: not supported by this allot yet.")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(stdout(&d.cmd(&["bjobs", "-J", "pro*", "-a", "-noheader"], &dir)).contains("probe"));
+    assert_eq!(stdout(&d.cmd(&["bjobs", "-J", "nothing*", "-a"], &dir)), "No job found\n");
+}

@@ -25,6 +25,12 @@ pub struct Submit {
     pub error: Option<(String, bool)>,
     /// The submission environment, passed on to the job.
     pub env: Vec<(String, String)>,
+    /// `-P`.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// `-We`, seconds: the run time the user expects.
+    #[serde(default)]
+    pub estimated_run_time: Option<u64>,
 }
 
 /// Which jobs `bjobs` asks for.
@@ -102,6 +108,16 @@ pub struct JobInfo {
     pub exit_code: Option<i32>,
     pub pending_reason: Option<String>,
     pub slots: u32,
+    pub command: String,
+    /// Where the job runs.
+    pub cwd: String,
+    pub project: Option<String>,
+    /// CPU seconds, once the job ended.
+    pub cpu_time: Option<f64>,
+    /// `-W`, seconds.
+    pub run_limit: Option<u64>,
+    /// `-We`, seconds.
+    pub estimated_run_time: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

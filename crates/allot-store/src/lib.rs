@@ -39,6 +39,12 @@ pub struct JobRecord {
     pub error: Option<(String, bool)>,
     pub env: Vec<(String, String)>,
     pub from_host: String,
+    /// `-P`.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// `-We`, seconds.
+    #[serde(default)]
+    pub estimated_run_time: Option<u64>,
 }
 
 /// One change of state.
@@ -158,6 +164,8 @@ mod tests {
             error: None,
             env: vec![("HOME".into(), "/home/alice".into())],
             from_host: "hostA".into(),
+            project: Some("climate".into()),
+            estimated_run_time: None,
         };
         Record::Submitted { job, record: Box::new(record) }
     }

@@ -1,0 +1,482 @@
+//! `bjobs`: LSF's job listing, in its default, long (`-l`), custom (`-o`)
+//! and JSON (`-json`) forms.
+
+use std::fmt::Write;
+use std::process::ExitCode;
+
+use allot_proto::{JobInfo, JobQuery, JobStatus, Request, Response};
+use anyhow::{anyhow, bail};
+
+use crate::lsf::{call, cut, exec_hosts, lsf_time};
+
+/// What `bjobs` was asked.
+#[derive(Debug, Default, PartialEq)]
+struct Args {
+    query: JobQuery,
+    wide: bool,
+    header: bool,
+    reasons: bool,
+    long: bool,
+    json: bool,
+    name: Option<String>,
+    format: Option<Format>,
+}
+
+/// `-o "field[:width] ... [delimiter='x']"`.
+#[derive(Debug, PartialEq)]
+struct Format {
+    /// The field, its column header, its width.
+    fields: Vec<(Field, &'static str, Option<usize>)>,
+    delimiter: Option<String>,
+}
+
+/// The `-o` fields, with LSF's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    JobId,
+    Stat,
+    User,
+    Queue,
+    JobName,
+    Command,
+    FromHost,
+    ExecHost,
+    SubmitTime,
+    StartTime,
+    FinishTime,
+    ExitCode,
+    Slots,
+    PendReason,
+    CpuUsed,
+    Project,
+    Cwd,
+    RunTimeLimit,
+}
+
+/// Field names as `-o` takes them, and their column headers.
+const FIELDS: &[(&str, Field, &str)] = &[
+    ("jobid", Field::JobId, "JOBID"),
+    ("stat", Field::Stat, "STAT"),
+    ("user", Field::User, "USER"),
+    ("queue", Field::Queue, "QUEUE"),
+    ("job_name", Field::JobName, "JOB_NAME"),
+    ("name", Field::JobName, "JOB_NAME"),
+    ("command", Field::Command, "COMMAND"),
+    ("from_host", Field::FromHost, "FROM_HOST"),
+    ("exec_host", Field::ExecHost, "EXEC_HOST"),
+    ("submit_time", Field::SubmitTime, "SUBMIT_TIME"),
+    ("start_time", Field::StartTime, "START_TIME"),
+    ("finish_time", Field::FinishTime, "FINISH_TIME"),
+    ("exit_code", Field::ExitCode, "EXIT_CODE"),
+    ("slots", Field::Slots, "SLOTS"),
+    ("nreq_slot", Field::Slots, "NREQ_SLOT"),
+    ("pend_reason", Field::PendReason, "PEND_REASON"),
+    ("cpu_used", Field::CpuUsed, "CPU_USED"),
+    ("proj_name", Field::Project, "PROJ_NAME"),
+    ("project", Field::Project, "PROJ_NAME"),
+    ("exec_cwd", Field::Cwd, "EXEC_CWD"),
+    ("sub_cwd", Field::Cwd, "SUB_CWD"),
+    ("runtimelimit", Field::RunTimeLimit, "RUNTIMELIMIT"),
+];
+
+/// The fields of `bjobs -json` without `-o`.
+const DEFAULT_FIELDS: &[&str] =
+    &["jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name", "submit_time"];
+
+fn header_of(name: &str) -> &'static str {
+    FIELDS.iter().find(|(n, _, _)| *n == name).map_or("", |(_, _, h)| h)
+}
+
+fn parse_format(text: &str) -> anyhow::Result<Format> {
+    let mut fields = Vec::new();
+    let mut delimiter = None;
+    for spec in text.split_whitespace() {
+        if let Some(d) = spec.strip_prefix("delimiter=") {
+            let d = d.trim_matches(|c| c == '\'' || c == '"');
+            delimiter = Some(d.to_string());
+            continue;
+        }
+        let mut parts = spec.split(':');
+        let name = parts.next().unwrap_or("").to_ascii_lowercase();
+        let field = FIELDS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, f, _)| *f)
+            .ok_or_else(|| anyhow!("bjobs: -o: unknown field `{name}`"))?;
+        let width = match parts.next() {
+            Some(w) if !w.is_empty() => {
+                Some(w.parse::<usize>().map_err(|_| anyhow!("bjobs: -o: {spec}: expected a width after `:`"))?)
+            }
+            _ => None,
+        };
+        fields.push((field, header_of(&name), width));
+    }
+    if fields.is_empty() {
+        bail!("bjobs: -o: name at least one field");
+    }
+    Ok(Format { fields, delimiter })
+}
+
+fn parse(args: &[String]) -> anyhow::Result<Args> {
+    let mut a = Args { header: true, ..Args::default() };
+    let mut formats: Vec<String> = Vec::new();
+    let mut i = 0;
+    let value = |i: usize| -> anyhow::Result<String> {
+        args.get(i + 1).cloned().ok_or_else(|| anyhow!("bjobs: {}: expected a value after it", args[i]))
+    };
+    while i < args.len() {
+        match args[i].as_str() {
+            "-a" => a.query.finished = true,
+            "-w" => a.wide = true,
+            "-p" => a.reasons = true,
+            "-l" => a.long = true,
+            "-json" => a.json = true,
+            "-noheader" => a.header = false,
+            "-u" => {
+                a.query.user = Some(value(i)?);
+                i += 1;
+            }
+            "-q" => {
+                a.query.queue = Some(value(i)?);
+                i += 1;
+            }
+            "-J" => {
+                a.name = Some(value(i)?);
+                i += 1;
+            }
+            "-o" => {
+                formats.push(value(i)?);
+                i += 1;
+            }
+            o if o.starts_with('-') => bail!("bjobs: {o}: unknown option"),
+            id => a.query.jobs.push(id.parse().map_err(|_| anyhow!("bjobs: {id}: not a job id"))?),
+        }
+        i += 1;
+    }
+    if !formats.is_empty() {
+        a.format = Some(parse_format(&formats.join(" "))?);
+    }
+    if a.json && a.format.is_none() {
+        a.format = Some(parse_format(&DEFAULT_FIELDS.join(" "))?);
+    }
+    if a.long && (a.format.is_some() || a.json) {
+        bail!("bjobs: -l cannot be used with -o or -json");
+    }
+    Ok(a)
+}
+
+/// `*` matches any run of characters; everything else itself.
+fn matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || !name[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
+    let a = parse(args)?;
+    let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
+    if a.reasons {
+        jobs.retain(|j| j.status == JobStatus::Pend);
+    }
+    if let Some(pattern) = &a.name {
+        jobs.retain(|j| matches(pattern, &j.name));
+    }
+    print!("{}", render(&a, &jobs));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(a: &Args, jobs: &[JobInfo]) -> String {
+    if let (true, Some(f)) = (a.json, &a.format) {
+        return json(f, jobs);
+    }
+    if jobs.is_empty() {
+        let what = if a.reasons {
+            "pending job"
+        } else if a.query.finished {
+            "job"
+        } else {
+            "unfinished job"
+        };
+        return format!("No {what} found\n");
+    }
+    if a.long {
+        return jobs.iter().map(long).collect::<Vec<_>>().join(&format!("{}\n", "-".repeat(78)));
+    }
+    if let Some(f) = &a.format {
+        return custom(f, jobs, a.header);
+    }
+    default(a, jobs)
+}
+
+fn default(a: &Args, jobs: &[JobInfo]) -> String {
+    let mut out = String::new();
+    if a.header {
+        out.push_str("JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n");
+    }
+    let wide = a.wide;
+    for j in jobs {
+        let hosts = exec_hosts(j);
+        let _ = writeln!(
+            out,
+            "{:<7} {:<7} {:<5} {:<10} {:<11} {:<11} {:<10} {}",
+            j.id,
+            cut(&j.user, 7, wide),
+            j.status.as_str(),
+            cut(&j.queue, 10, wide),
+            cut(&j.from_host, 11, wide),
+            cut(hosts.first().map_or("", String::as_str), 11, wide),
+            cut(&j.name, 10, wide),
+            lsf_time(j.submit_time)
+        );
+        for h in hosts.iter().skip(1) {
+            let _ = writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(h, 11, wide));
+        }
+        if a.reasons {
+            if let Some(r) = &j.pending_reason {
+                let _ = writeln!(out, " {r};");
+            }
+        }
+    }
+    out
+}
+
+/// Minutes as LSF shows limits: `60.0 min`.
+fn minutes(secs: u64) -> String {
+    format!("{:.1} min", secs as f64 / 60.0)
+}
+
+/// `Sat Nov 21 20:55:01`: the date of the long form (UTC).
+fn long_time(secs: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    let day = DAYS[((secs / 86_400) % 7) as usize];
+    let hm = lsf_time(secs);
+    format!("{day} {hm}:{:02}", secs % 60)
+}
+
+/// `bjobs -l` for one job.
+fn long(j: &JobInfo) -> String {
+    let mut out = String::new();
+    let project = j.project.as_deref().unwrap_or("default");
+    let _ = writeln!(
+        out,
+        "\nJob <{}>, Job Name <{}>, User <{}>, Project <{project}>, Status <{}>, Queue <{}>, Command <{}>",
+        j.id,
+        j.name,
+        j.user,
+        j.status.as_str(),
+        j.queue,
+        j.command.trim_end()
+    );
+    let _ = writeln!(out, "{}: Submitted from host <{}>, CWD <{}>;", long_time(j.submit_time), j.from_host, j.cwd);
+    if let Some(limit) = j.run_limit {
+        let _ = writeln!(out, "\n RUNLIMIT\n {}", minutes(limit));
+    }
+    if let Some(start) = j.start_time {
+        let hosts: Vec<String> = j.exec_hosts.iter().map(|(h, n)| format!("{n}*{h}")).collect();
+        let _ = writeln!(
+            out,
+            "{}: Started {} Task(s) on Host(s) <{}>, Allocated {} Slot(s) on Host(s) <{}>, Execution CWD <{}>;",
+            long_time(start),
+            j.slots,
+            hosts.join("> <"),
+            j.slots,
+            hosts.join("> <"),
+            j.cwd
+        );
+    }
+    if let Some(end) = j.end_time {
+        let cpu = j.cpu_time.unwrap_or(0.0);
+        let how = match (j.status, j.exit_code) {
+            (JobStatus::Done, _) => "Done successfully.".to_string(),
+            (_, Some(code)) if j.start_time.is_none() => {
+                format!("Exited; job was killed while pending (exit code {code}).")
+            }
+            (_, Some(code)) => format!("Exited with exit code {code}."),
+            _ => "Exited.".to_string(),
+        };
+        let _ = writeln!(out, "{}: {how} The CPU time used is {cpu:.1} seconds.", long_time(end));
+    }
+    if let Some(reason) = &j.pending_reason {
+        let _ = writeln!(out, "\n PENDING REASONS:\n {reason};");
+    }
+    if let Some(est) = j.estimated_run_time {
+        let _ = writeln!(out, "\n ESTIMATED_RUNTIME\n {}", minutes(est));
+    }
+    out.push('\n');
+    out
+}
+
+/// One field's value, as `-o` and `-json` show it (`-` when none).
+fn value(j: &JobInfo, f: Field) -> String {
+    let dash = || "-".to_string();
+    match f {
+        Field::JobId => j.id.to_string(),
+        Field::Stat => j.status.as_str().to_string(),
+        Field::User => j.user.clone(),
+        Field::Queue => j.queue.clone(),
+        Field::JobName => j.name.clone(),
+        Field::Command => j.command.clone(),
+        Field::FromHost => j.from_host.clone(),
+        Field::ExecHost => {
+            let hosts = exec_hosts(j);
+            if hosts.is_empty() { dash() } else { hosts.join(":") }
+        }
+        Field::SubmitTime => lsf_time(j.submit_time),
+        Field::StartTime => j.start_time.map_or_else(dash, lsf_time),
+        Field::FinishTime => j.end_time.map_or_else(dash, lsf_time),
+        Field::ExitCode => j.exit_code.map_or_else(dash, |c| c.to_string()),
+        Field::Slots => j.slots.to_string(),
+        Field::PendReason => j.pending_reason.clone().unwrap_or_else(dash),
+        Field::CpuUsed => j.cpu_time.map_or_else(dash, |c| format!("{c:.1} second(s)")),
+        Field::Project => j.project.clone().unwrap_or_else(|| "default".into()),
+        Field::Cwd => j.cwd.clone(),
+        Field::RunTimeLimit => j.run_limit.map_or_else(dash, minutes),
+    }
+}
+
+fn custom(f: &Format, jobs: &[JobInfo], with_header: bool) -> String {
+    let mut out = String::new();
+    let row = |cells: Vec<String>| -> String {
+        match &f.delimiter {
+            Some(d) => cells.join(d),
+            None => cells
+                .iter()
+                .zip(&f.fields)
+                .map(|(c, (_, _, w))| match w {
+                    Some(w) => format!("{:<w$}", cut(c, *w, false), w = *w),
+                    None => c.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+        .trim_end()
+        .to_string()
+    };
+    if with_header {
+        let _ = writeln!(out, "{}", row(f.fields.iter().map(|(_, h, _)| h.to_string()).collect()));
+    }
+    for j in jobs {
+        let _ = writeln!(out, "{}", row(f.fields.iter().map(|(g, _, _)| value(j, *g)).collect()));
+    }
+    out
+}
+
+/// `bjobs -json`: LSF's layout, every value a string, fields in the order
+/// asked.
+fn json(f: &Format, jobs: &[JobInfo]) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let mut out = format!("{{\n  \"COMMAND\":\"bjobs\",\n  \"JOBS\":{},\n  \"RECORDS\":[\n", jobs.len());
+    for (k, j) in jobs.iter().enumerate() {
+        out.push_str("    {\n");
+        for (n, (g, h, _)) in f.fields.iter().enumerate() {
+            let comma = if n + 1 < f.fields.len() { "," } else { "" };
+            let _ = writeln!(out, "      {}:{}{comma}", q(h), q(&value(j, *g)));
+        }
+        out.push_str(if k + 1 < jobs.len() { "    },\n" } else { "    }\n" });
+    }
+    out.push_str("  ]\n}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: u64, status: JobStatus) -> JobInfo {
+        JobInfo {
+            id,
+            user: "alice".into(),
+            status,
+            queue: "normal".into(),
+            from_host: "hostA".into(),
+            exec_hosts: if status == JobStatus::Pend { vec![] } else { vec![("hostA".into(), 2)] },
+            name: "sim".into(),
+            // 2026-11-21 20:55:01 UTC, a Saturday.
+            submit_time: 1_795_294_501,
+            start_time: (status != JobStatus::Pend).then_some(1_795_294_502),
+            end_time: matches!(status, JobStatus::Done | JobStatus::Exit).then_some(1_795_294_562),
+            exit_code: match status {
+                JobStatus::Done => Some(0),
+                JobStatus::Exit => Some(3),
+                _ => None,
+            },
+            pending_reason: (status == JobStatus::Pend).then(|| "Not enough job slots: 2 needed, 0 free".into()),
+            slots: 2,
+            command: "./sim -n 2".into(),
+            cwd: "/home/alice".into(),
+            project: None,
+            cpu_time: matches!(status, JobStatus::Done | JobStatus::Exit).then_some(118.25),
+            run_limit: Some(3600),
+            estimated_run_time: None,
+        }
+    }
+
+    fn args(words: &[&str]) -> Args {
+        parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>()).expect("valid")
+    }
+
+    #[test]
+    fn long_form_of_a_finished_and_a_pending_job() {
+        let text = render(&args(&["-l", "-a"]), &[job(7, JobStatus::Exit), job(8, JobStatus::Pend)]);
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn custom_columns_widths_and_delimiters() {
+        let jobs = [job(7, JobStatus::Done), job(8, JobStatus::Pend)];
+        assert_eq!(
+            render(&args(&["-o", "jobid:6 stat:5 exec_host:10 exit_code"]), &jobs),
+            "JOBID  STAT  EXEC_HOST  EXIT_CODE\n7      DONE  2*hostA    0\n8      PEND  -          -\n"
+        );
+        assert_eq!(
+            render(&args(&["-noheader", "-o", "jobid user cpu_used delimiter=','"]), &jobs),
+            "7,alice,118.2 second(s)\n8,alice,-\n"
+        );
+        assert!(parse(&["-o".into(), "jobid colour".into()]).is_err_and(|e| e.to_string().contains("`colour`")));
+    }
+
+    #[test]
+    fn json_keeps_the_field_order_and_strings() {
+        let text = render(&args(&["-json", "-o", "jobid stat exec_host"]), &[job(7, JobStatus::Run)]);
+        assert_eq!(
+            text,
+            "{\n  \"COMMAND\":\"bjobs\",\n  \"JOBS\":1,\n  \"RECORDS\":[\n    {\n      \"JOBID\":\"7\",\n      \
+             \"STAT\":\"RUN\",\n      \"EXEC_HOST\":\"2*hostA\"\n    }\n  ]\n}\n"
+        );
+        let parsed: serde_json::Value =
+            serde_json::from_str(&render(&args(&["-json"]), &[job(1, JobStatus::Pend)])).expect("valid JSON");
+        assert_eq!(parsed["RECORDS"][0]["SUBMIT_TIME"], "Nov 21 20:55");
+        assert_eq!(parsed["JOBS"], 1);
+        let none: serde_json::Value = serde_json::from_str(&render(&args(&["-json"]), &[])).expect("valid JSON");
+        assert_eq!(none["JOBS"], 0);
+    }
+
+    #[test]
+    fn job_names_match_with_stars() {
+        assert!(matches("sim", "sim"));
+        assert!(!matches("sim", "sim2"));
+        assert!(matches("sim*", "sim2"));
+        assert!(matches("*run*", "a-run-b"));
+        assert!(matches("a*b*c", "axxbyyc"));
+        assert!(!matches("a*b*c", "axxcyyb"));
+    }
+
+    #[test]
+    fn the_long_form_dates_have_the_weekday() {
+        assert_eq!(long_time(1_795_294_501), "Sat Nov 21 20:55:01");
+        assert_eq!(long_time(0), "Thu Jan  1 00:00:00");
+    }
+}
