@@ -1,6 +1,7 @@
 //! `bjobs`: LSF's job listing, in its default, long (`-l`), custom (`-o`)
 //! and JSON (`-json`) forms.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::process::ExitCode;
 
@@ -162,6 +163,9 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
     if a.long && (a.format.is_some() || a.json) {
         bail!("bjobs: -l cannot be used with -o or -json");
     }
+    a.query.reasons = a.reasons
+        || a.long
+        || a.format.as_ref().is_some_and(|f| f.fields.iter().any(|(g, _, _)| *g == Field::PendReason));
     Ok(a)
 }
 
@@ -227,8 +231,13 @@ fn default(a: &Args, jobs: &[JobInfo]) -> String {
         out.push_str("JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n");
     }
     let wide = a.wide;
+    out.reserve(jobs.len() * 90);
+    // A job on one host (most) needs no list of its hosts.
+    fn host((h, n): &(String, u32)) -> Cow<'_, str> {
+        if *n > 1 { Cow::Owned(format!("{n}*{h}")) } else { Cow::Borrowed(h.as_str()) }
+    }
     for j in jobs {
-        let hosts = exec_hosts(j);
+        let first = j.exec_hosts.first().map_or(Cow::Borrowed(""), host);
         let _ = writeln!(
             out,
             "{:<7} {:<7} {:<5} {:<10} {:<11} {:<11} {:<10} {}",
@@ -237,12 +246,12 @@ fn default(a: &Args, jobs: &[JobInfo]) -> String {
             j.status.as_str(),
             cut(&j.queue, 10, wide),
             cut(&j.from_host, 11, wide),
-            cut(hosts.first().map_or("", String::as_str), 11, wide),
+            cut(&first, 11, wide),
             cut(&j.name, 10, wide),
             lsf_time(j.submit_time)
         );
-        for h in hosts.iter().skip(1) {
-            let _ = writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(h, 11, wide));
+        for h in j.exec_hosts.iter().skip(1) {
+            let _ = writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(&host(h), 11, wide));
         }
         if a.reasons {
             if let Some(r) = &j.pending_reason {

@@ -141,12 +141,12 @@ pub fn exec_hosts(j: &JobInfo) -> Vec<String> {
     j.exec_hosts.iter().map(|(h, n)| if *n > 1 { format!("{n}*{h}") } else { h.clone() }).collect()
 }
 
-pub fn cut(s: &str, width: usize, wide: bool) -> String {
-    if wide || s.chars().count() <= width {
-        s.to_string()
+pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
+    if wide || s.len() <= width || s.chars().count() <= width {
+        std::borrow::Cow::Borrowed(s)
     } else {
         let keep: String = s.chars().take(width.saturating_sub(1)).collect();
-        format!("{keep}*")
+        std::borrow::Cow::Owned(format!("{keep}*"))
     }
 }
 

@@ -1,5 +1,6 @@
 //! `allot`: the command users type.
 
+mod bench_cmd;
 mod bjobs;
 mod config_cmd;
 mod daemon_cmd;
@@ -77,6 +78,27 @@ enum Command {
         #[arg(long, value_enum, default_value = "none")]
         swf_queues: SwfQueuesArg,
     },
+    /// Benchmarks of the running system.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// allotd with a large backlog: submission rate over the protocol,
+    /// `bjobs -u all` time and allotd's memory (a fresh daemon on its
+    /// embedded defaults, removed afterwards).
+    Daemon {
+        #[arg(long, default_value_t = 100_000)]
+        jobs: u64,
+        #[arg(long, default_value_t = 8)]
+        connections: u64,
+        /// Leave allotd running with its jobs (for profiling); it says where.
+        #[arg(long)]
+        keep: bool,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -123,6 +145,9 @@ fn main() -> ExitCode {
         Command::Config { command: ConfigCommand::Check { dir } } => config_cmd::check(&dir),
         Command::Start { config } => daemon_cmd::start(config.as_deref()),
         Command::Stop => daemon_cmd::stop(),
+        Command::Bench { command: BenchCommand::Daemon { jobs, connections, keep } } => {
+            bench_cmd::daemon(jobs, connections, keep)
+        }
         Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
         Command::Shares { config, usage, json } => shares_cmd::run(config.as_deref(), usage.as_deref(), json),
         Command::Sim { workload, config, policy, out, report_at, kill_at_limit, swf_queues } => {

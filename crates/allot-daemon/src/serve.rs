@@ -94,6 +94,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         jobs: BTreeMap::new(),
         running: Default::default(),
         pending_kills: BTreeMap::new(),
+        envs: Default::default(),
         passes: Default::default(),
     };
     for (t, r) in &replayed {
@@ -226,7 +227,27 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
     }
 }
 
+/// Jobs per frame of a long job list: the command parses one part while
+/// allotd writes the next.
+const JOBS_PER_FRAME: usize = 2000;
+
 async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Result<()> {
+    if let Response::Jobs(jobs) = body {
+        let mut jobs = jobs.into_iter().peekable();
+        loop {
+            let part: Vec<_> = jobs.by_ref().take(JOBS_PER_FRAME).collect();
+            let body = if jobs.peek().is_some() { Response::JobsPart(part) } else { Response::Jobs(part) };
+            let last = matches!(body, Response::Jobs(_));
+            write_frame(stream, &body).await?;
+            if last {
+                return Ok(());
+            }
+        }
+    }
+    write_frame(stream, &body).await
+}
+
+async fn write_frame(stream: &mut UnixStream, body: &Response) -> anyhow::Result<()> {
     let bytes = serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body })?;
     stream.write_all(&(bytes.len() as u32).to_be_bytes()).await?;
     stream.write_all(&bytes).await?;
@@ -389,20 +410,20 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
 }
 
 fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_proto::JobInfo> {
-    let user = q.user.clone().unwrap_or_else(|| caller.user.clone());
-    state
-        .jobs
-        .iter()
-        .filter(|(id, j)| {
-            if !q.jobs.is_empty() {
-                return q.jobs.contains(id);
-            }
-            (user == "all" || j.record.spec.user == user)
-                && (q.finished || matches!(j.status, JobStatus::Pend | JobStatus::Run))
-                && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
-        })
-        .map(|(id, j)| state.info(*id, j, t))
-        .collect()
+    if !q.jobs.is_empty() {
+        return q.jobs.iter().filter_map(|id| state.jobs.get(id).map(|j| state.info(*id, j, t, q.reasons))).collect();
+    }
+    let user = q.user.as_deref().unwrap_or(&caller.user);
+    let wanted = |j: &&crate::state::DaemonJob| {
+        (user == "all" || j.record.spec.user == user)
+            && (q.finished || matches!(j.status, JobStatus::Pend | JobStatus::Run))
+            && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
+    };
+    // Counted first: a list of 100,000 jobs is built in place, not grown.
+    let n = state.jobs.values().filter(wanted).count();
+    let mut out = Vec::with_capacity(n);
+    out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q.reasons)));
+    out
 }
 
 fn signal_of(name: Option<&str>) -> Result<nix::sys::signal::Signal, String> {
@@ -566,7 +587,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     let r = &j.record;
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
-    let mut env = r.env.clone();
+    let mut env = j.env.to_vec();
     for (k, v) in [
         ("LSB_JOBID", job.0.to_string()),
         ("LSB_JOBINDEX", "0".to_string()),

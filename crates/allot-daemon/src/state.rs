@@ -12,9 +12,15 @@ use allot_store::{JobRecord, Record, Store};
 
 use crate::config::Source;
 
+/// A submission environment, shared by every job submitted with the same
+/// one (most of a user's jobs): a backlog of 100,000 jobs holds a handful.
+pub type Env = std::sync::Arc<[(String, String)]>;
+
 /// What the daemon knows of a job beyond the engine.
 pub struct DaemonJob {
+    /// As submitted, but for its environment, which is in `env`.
     pub record: JobRecord,
+    pub env: Env,
     pub status: JobStatus,
     pub submit_time: u64,
     pub start_time: Option<u64>,
@@ -44,6 +50,8 @@ pub struct State {
     /// Signals for running jobs whose command has not started yet: sent
     /// as soon as their process group exists.
     pub pending_kills: BTreeMap<u64, nix::sys::signal::Signal>,
+    /// The distinct environments of the jobs (see [`Env`]).
+    pub envs: BTreeSet<Env>,
     /// How long scheduling passes take, for the metrics.
     pub passes: PassTimes,
 }
@@ -164,8 +172,17 @@ impl State {
 
     /// A submitted job joins the job table.
     pub fn register(&mut self, job: u64, record: &JobRecord, t: Time) {
+        let env = match self.envs.get(record.env.as_slice()) {
+            Some(shared) => shared.clone(),
+            None => {
+                let env: Env = record.env.clone().into();
+                self.envs.insert(env.clone());
+                env
+            }
+        };
         let info = DaemonJob {
-            record: record.clone(),
+            record: JobRecord { env: Vec::new(), ..record.clone() },
+            env,
             status: JobStatus::Pend,
             submit_time: t.0,
             start_time: None,
@@ -194,8 +211,10 @@ impl State {
         self.store.append(&stamped).map(|_| ())
     }
 
-    pub fn info(&self, id: u64, j: &DaemonJob, now: Time) -> JobInfo {
-        let pending_reason = (j.status == JobStatus::Pend)
+    /// What the commands show of a job; its pending reason only when
+    /// `reasons` asks for it.
+    pub fn info(&self, id: u64, j: &DaemonJob, now: Time, reasons: bool) -> JobInfo {
+        let pending_reason = (reasons && j.status == JobStatus::Pend)
             .then(|| self.engine.pending_reason(JobId(id), now).map(|r| r.to_string()))
             .flatten();
         JobInfo {

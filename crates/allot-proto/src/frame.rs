@@ -2,19 +2,24 @@
 
 use std::io::{Read, Write};
 
-/// The largest frame either side accepts: 16 MiB.
+/// The largest request allotd accepts: 16 MiB.
 pub const MAX_FRAME: usize = 16 << 20;
+
+/// The largest answer a command accepts: 1 GiB (`bjobs -u all -a` on a
+/// busy cluster is large; allotd, not a stranger, is the sender).
+pub const MAX_RESPONSE: usize = 1 << 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
     #[error("connection: {0}")]
     Io(#[from] std::io::Error),
-    #[error("frame of {0} bytes is larger than the {MAX_FRAME} allowed")]
+    #[error("frame of {0} bytes is larger than allowed")]
     TooLarge(usize),
     #[error("malformed message: {0}")]
     Json(#[from] serde_json::Error),
 }
 
+/// Writes one request frame (at most [`MAX_FRAME`] bytes).
 pub fn write_frame(w: &mut impl Write, bytes: &[u8]) -> Result<(), FrameError> {
     if bytes.len() > MAX_FRAME {
         return Err(FrameError::TooLarge(bytes.len()));
@@ -28,10 +33,16 @@ pub fn write_frame(w: &mut impl Write, bytes: &[u8]) -> Result<(), FrameError> {
 
 /// Reads one frame; a length over [`MAX_FRAME`] is refused before reading.
 pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
+    read_frame_up_to(r, MAX_FRAME)
+}
+
+/// Reads one frame of at most `max` bytes; a longer one is refused before
+/// reading.
+pub fn read_frame_up_to(r: &mut impl Read, max: usize) -> Result<Vec<u8>, FrameError> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
+    if len > max {
         return Err(FrameError::TooLarge(len));
     }
     let mut buf = vec![0u8; len];
@@ -53,6 +64,12 @@ mod tests {
         let huge = (MAX_FRAME as u32 + 1).to_be_bytes();
         assert!(matches!(read_frame(&mut huge.as_slice()), Err(FrameError::TooLarge(_))));
         assert!(matches!(read_frame(&mut [0u8, 0, 0, 9, 1].as_slice()), Err(FrameError::Io(_))), "truncated");
+        let mut big = huge.to_vec();
+        big.extend(std::iter::repeat_n(b'x', MAX_FRAME + 1));
+        assert_eq!(
+            read_frame_up_to(&mut big.as_slice(), MAX_RESPONSE).expect("an answer may be larger").len(),
+            MAX_FRAME + 1
+        );
     }
 
     proptest! {

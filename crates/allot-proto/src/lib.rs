@@ -10,7 +10,7 @@ pub mod frame;
 pub mod messages;
 pub mod paths;
 
-pub use frame::{FrameError, MAX_FRAME, read_frame, write_frame};
+pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
 pub use messages::*;
 
 use std::os::unix::net::UnixStream;
@@ -52,12 +52,22 @@ impl Client {
         let bytes =
             serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body: request }).map_err(FrameError::Json)?;
         write_frame(&mut self.stream, &bytes)?;
-        let reply = read_frame(&mut self.stream)?;
-        let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
-        if envelope.version != PROTOCOL_VERSION {
-            return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
+        let mut parts = Vec::new();
+        loop {
+            let reply = read_frame_up_to(&mut self.stream, MAX_RESPONSE)?;
+            let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
+            if envelope.version != PROTOCOL_VERSION {
+                return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
+            }
+            match envelope.body {
+                Response::JobsPart(jobs) => parts.extend(jobs),
+                Response::Jobs(jobs) if !parts.is_empty() => {
+                    parts.extend(jobs);
+                    return Ok(Response::Jobs(parts));
+                }
+                body => return Ok(body),
+            }
         }
-        Ok(envelope.body)
     }
 }
 
