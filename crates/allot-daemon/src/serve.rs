@@ -90,6 +90,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         store,
         files,
         state_dir: state_dir.clone(),
+        host: crate::defaults::this_host(),
         supervisor,
         jobs: BTreeMap::new(),
         running: Default::default(),
@@ -232,19 +233,15 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
 const JOBS_PER_FRAME: usize = 2000;
 
 async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Result<()> {
-    if let Response::Jobs(jobs) = body {
-        let mut jobs = jobs.into_iter().peekable();
-        loop {
-            let part: Vec<_> = jobs.by_ref().take(JOBS_PER_FRAME).collect();
-            let body = if jobs.peek().is_some() { Response::JobsPart(part) } else { Response::Jobs(part) };
-            let last = matches!(body, Response::Jobs(_));
-            write_frame(stream, &body).await?;
-            if last {
-                return Ok(());
-            }
+    let Response::Jobs(jobs) = body else { return write_frame(stream, &body).await };
+    let mut jobs = jobs.into_iter().peekable();
+    loop {
+        let part: Vec<_> = jobs.by_ref().take(JOBS_PER_FRAME).collect();
+        if jobs.peek().is_none() {
+            return write_frame(stream, &Response::Jobs(part)).await;
         }
+        write_frame(stream, &Response::JobsPart(part)).await?;
     }
-    write_frame(stream, &body).await
 }
 
 async fn write_frame(stream: &mut UnixStream, body: &Response) -> anyhow::Result<()> {
@@ -286,7 +283,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
         let response = match request {
             Request::Submit(s) => submit(state, &caller, s, t, &mut records),
             Request::Jobs(q) => Response::Jobs(jobs(state, &caller, &q, t)),
-            Request::Kill { jobs, signal } => kill(state, &caller, &jobs, signal.as_deref(), &mut records),
+            Request::Kill { jobs, signal } => kill(state, &caller, &jobs, signal.as_deref(), t, &mut records),
             Request::Queues => Response::Queues(queues(&state.engine, &state.closed_queues)),
             Request::Hosts => Response::Hosts(
                 state
@@ -315,9 +312,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
             Request::Reconfig => reconfig(state, t, &mut records),
             Request::QueueControl { queue, open } => {
                 if state.engine.queue_names().any(|q| q == queue) {
-                    let r = Record::QueueChanged { queue, open };
-                    let _ = state.apply(t, &r);
-                    records.push(r);
+                    keep(state, t, &mut records, Record::QueueChanged { queue, open });
                     Response::Done
                 } else {
                     Response::Error(format!("Queue <{queue}>: No such queue"))
@@ -325,9 +320,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
             }
             Request::HostControl { host, open } => {
                 if state.engine.host_index(&host).is_some() {
-                    let r = Record::HostChanged { host, up: open };
-                    let _ = state.apply(t, &r);
-                    records.push(r);
+                    keep(state, t, &mut records, Record::HostChanged { host, up: open });
                     Response::Done
                 } else {
                     Response::Error(format!("Host <{host}>: No such host"))
@@ -349,6 +342,13 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
     Ok(stop)
 }
 
+/// Applies a record now, and keeps it for the batch's one commit (made
+/// before any answer goes out).
+fn keep(state: &mut State, t: Time, records: &mut Vec<Record>, record: Record) {
+    let _ = state.apply(t, &record);
+    records.push(record);
+}
+
 /// `badmin reconfig`: reads the configuration directory again and runs on
 /// it, or refuses with every located error and keeps the running one.
 fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
@@ -359,7 +359,10 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
                 .into(),
         );
     };
-    let refused = |e: String| Response::Error(format!("{e}No reconfiguration: the running configuration is kept."));
+    let refused = |e: String| {
+        let newline = if e.ends_with('\n') { "" } else { "\n" };
+        Response::Error(format!("{e}{newline}No reconfiguration: the running configuration is kept."))
+    };
     let source = match Source::read(Path::new(&dir)) {
         Ok(s) => s,
         Err(e) => return refused(e),
@@ -369,8 +372,7 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
             records.push(Record::Reconfigured { config_dir: source.dir, files: source.files });
             Response::Reconfigured { warnings }
         }
-        Err(e) if e.ends_with('\n') => refused(e),
-        Err(e) => refused(format!("{e}\n")),
+        Err(e) => refused(e),
     }
 }
 
@@ -396,8 +398,8 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
                 cwd: s.cwd,
                 output: s.output,
                 error: s.error,
-                env: s.env,
-                from_host: crate::defaults::this_host(),
+                env: s.env.into(),
+                from_host: state.host.clone(),
                 project: s.project,
                 estimated_run_time: s.estimated_run_time,
             };
@@ -433,7 +435,14 @@ fn signal_of(name: Option<&str>) -> Result<nix::sys::signal::Signal, String> {
     full.parse().map_err(|_| format!("-s {name}: unknown signal"))
 }
 
-fn kill(state: &mut State, caller: &Caller, ids: &[u64], signal: Option<&str>, records: &mut Vec<Record>) -> Response {
+fn kill(
+    state: &mut State,
+    caller: &Caller,
+    ids: &[u64],
+    signal: Option<&str>,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
     let sig = match signal_of(signal) {
         Ok(s) => s,
         Err(e) => return Response::Error(e),
@@ -457,9 +466,7 @@ fn kill(state: &mut State, caller: &Caller, ids: &[u64], signal: Option<&str>, r
             }
             Some(j) => match j.status {
                 JobStatus::Pend => {
-                    let r = Record::Removed { job: id };
-                    let _ = state.apply(now(), &r);
-                    records.push(r);
+                    keep(state, t, records, Record::Removed { job: id });
                     Ok(())
                 }
                 JobStatus::Run => match state.files.read_pgid(id) {
@@ -587,7 +594,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     let r = &j.record;
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
-    let mut env = j.env.to_vec();
+    let mut env = r.env.to_vec();
     for (k, v) in [
         ("LSB_JOBID", job.0.to_string()),
         ("LSB_JOBINDEX", "0".to_string()),

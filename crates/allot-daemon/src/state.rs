@@ -8,19 +8,15 @@ use std::path::PathBuf;
 use allot_engine::{Engine, Event, JobId, Time};
 use allot_exec::JobFiles;
 use allot_proto::{JobInfo, JobStatus};
-use allot_store::{JobRecord, Record, Store};
+use allot_store::{Env, JobRecord, Record, Store};
 
 use crate::config::Source;
 
-/// A submission environment, shared by every job submitted with the same
-/// one (most of a user's jobs): a backlog of 100,000 jobs holds a handful.
-pub type Env = std::sync::Arc<[(String, String)]>;
-
 /// What the daemon knows of a job beyond the engine.
 pub struct DaemonJob {
-    /// As submitted, but for its environment, which is in `env`.
+    /// As submitted; its environment is shared with every job submitted
+    /// with the same one (see [`State::envs`]).
     pub record: JobRecord,
-    pub env: Env,
     pub status: JobStatus,
     pub submit_time: u64,
     pub start_time: Option<u64>,
@@ -42,6 +38,8 @@ pub struct State {
     pub store: Store,
     pub files: JobFiles,
     pub state_dir: PathBuf,
+    /// This machine's name, where every job is submitted from.
+    pub host: String,
     /// The `allot-supervise` binary that holds each job.
     pub supervisor: PathBuf,
     pub jobs: BTreeMap<u64, DaemonJob>,
@@ -50,7 +48,8 @@ pub struct State {
     /// Signals for running jobs whose command has not started yet: sent
     /// as soon as their process group exists.
     pub pending_kills: BTreeMap<u64, nix::sys::signal::Signal>,
-    /// The distinct environments of the jobs (see [`Env`]).
+    /// The distinct environments of the jobs, one copy each: a backlog of
+    /// 100,000 jobs holds a handful.
     pub envs: BTreeSet<Env>,
     /// How long scheduling passes take, for the metrics.
     pub passes: PassTimes,
@@ -172,17 +171,15 @@ impl State {
 
     /// A submitted job joins the job table.
     pub fn register(&mut self, job: u64, record: &JobRecord, t: Time) {
-        let env = match self.envs.get(record.env.as_slice()) {
+        let env = match self.envs.get(&record.env) {
             Some(shared) => shared.clone(),
             None => {
-                let env: Env = record.env.clone().into();
-                self.envs.insert(env.clone());
-                env
+                self.envs.insert(record.env.clone());
+                record.env.clone()
             }
         };
         let info = DaemonJob {
-            record: JobRecord { env: Vec::new(), ..record.clone() },
-            env,
+            record: JobRecord { env, ..record.clone() },
             status: JobStatus::Pend,
             submit_time: t.0,
             start_time: None,

@@ -28,6 +28,10 @@ pub enum StoreError {
     Schema { path: String, found: i64, known: i64 },
 }
 
+/// A submission environment. Shared: allotd keeps one copy for every job
+/// submitted with the same one (most of a user's jobs).
+pub type Env = std::sync::Arc<[(String, String)]>;
+
 /// A job as submitted: what the engine schedules and what running it needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
@@ -37,7 +41,7 @@ pub struct JobRecord {
     pub cwd: String,
     pub output: Option<(String, bool)>,
     pub error: Option<(String, bool)>,
-    pub env: Vec<(String, String)>,
+    pub env: Env,
     pub from_host: String,
     /// `-P`.
     #[serde(default)]
@@ -162,7 +166,7 @@ mod tests {
             cwd: "/tmp".into(),
             output: None,
             error: None,
-            env: vec![("HOME".into(), "/home/alice".into())],
+            env: vec![("HOME".into(), "/home/alice".into())].into(),
             from_host: "hostA".into(),
             project: Some("climate".into()),
             estimated_run_time: None,
