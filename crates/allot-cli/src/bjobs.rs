@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use allot_proto::{JobInfo, JobQuery, JobStatus, Request, Response};
 use anyhow::{anyhow, bail};
 
-use crate::lsf::{call, cut, exec_hosts, lsf_time};
+use crate::lsf::{call, cut, exec_host, exec_hosts, lsf_time};
 
 /// What `bjobs` was asked.
 #[derive(Debug, Default, PartialEq)]
@@ -233,11 +233,8 @@ fn default(a: &Args, jobs: &[JobInfo]) -> String {
     let wide = a.wide;
     out.reserve(jobs.len() * 90);
     // A job on one host (most) needs no list of its hosts.
-    fn host((h, n): &(String, u32)) -> Cow<'_, str> {
-        if *n > 1 { Cow::Owned(format!("{n}*{h}")) } else { Cow::Borrowed(h.as_str()) }
-    }
     for j in jobs {
-        let first = j.exec_hosts.first().map_or(Cow::Borrowed(""), host);
+        let first = j.exec_hosts.first().map_or(Cow::Borrowed(""), exec_host);
         let _ = writeln!(
             out,
             "{:<7} {:<7} {:<5} {:<10} {:<11} {:<11} {:<10} {}",
@@ -251,7 +248,8 @@ fn default(a: &Args, jobs: &[JobInfo]) -> String {
             lsf_time(j.submit_time)
         );
         for h in j.exec_hosts.iter().skip(1) {
-            let _ = writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(&host(h), 11, wide));
+            let _ =
+                writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(&exec_host(h), 11, wide));
         }
         if a.reasons {
             if let Some(r) = &j.pending_reason {
@@ -294,7 +292,7 @@ fn long(j: &JobInfo) -> String {
         let _ = writeln!(out, "\n RUNLIMIT\n {}", minutes(limit));
     }
     if let Some(start) = j.start_time {
-        let hosts: Vec<String> = j.exec_hosts.iter().map(|(h, n)| format!("{n}*{h}")).collect();
+        let hosts = exec_hosts(j);
         let _ = writeln!(
             out,
             "{}: Started {} Task(s) on Host(s) <{}>, Allocated {} Slot(s) on Host(s) <{}>, Execution CWD <{}>;",

@@ -137,8 +137,14 @@ pub fn lsf_time(secs: u64) -> String {
     format!("{} {:>2} {:02}:{:02}", MONTHS[(month - 1) as usize], day, rem / 3600, (rem % 3600) / 60)
 }
 
+/// A host of a job's allocation as LSF shows it: `hostA`, or `2*hostA`
+/// for two slots.
+pub fn exec_host((h, n): &(String, u32)) -> std::borrow::Cow<'_, str> {
+    if *n > 1 { std::borrow::Cow::Owned(format!("{n}*{h}")) } else { std::borrow::Cow::Borrowed(h.as_str()) }
+}
+
 pub fn exec_hosts(j: &JobInfo) -> Vec<String> {
-    j.exec_hosts.iter().map(|(h, n)| if *n > 1 { format!("{n}*{h}") } else { h.clone() }).collect()
+    j.exec_hosts.iter().map(|h| exec_host(h).into_owned()).collect()
 }
 
 pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
