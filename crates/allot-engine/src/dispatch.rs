@@ -353,8 +353,8 @@ impl Engine {
     /// placement. Refused if the job is not pending or a host is unknown.
     pub fn force_start(&mut self, id: JobId, alloc: Vec<(u32, u32)>, t: Time) -> Result<(), String> {
         let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
-        if !matches!(job.state, JobState::Pending) {
-            return Err(format!("job {id} is not pending"));
+        if !matches!(job.state, JobState::Pending) || job.held {
+            return Err(format!("job {id} is not pending, or is held"));
         }
         if alloc.iter().any(|&(h, _)| h as usize >= self.hosts.len()) {
             return Err(format!("job {id}: a host of its allocation is unknown"));

@@ -44,6 +44,14 @@ pub enum Rejection {
     TooManySlots { slots: u32, queue: String, available: u64 },
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
     RunLimitTooLong { limit: u64, max: u64, queue: String },
+    #[error("job {0} is not in the system")]
+    NoSuchJob(JobId),
+    #[error("job {0} is not pending")]
+    NotPending(JobId),
+    #[error("job {0} is not running")]
+    NotRunning(JobId),
+    #[error("job {0} is still pending or running")]
+    NotFinished(JobId),
 }
 
 /// What the driver must do.
@@ -78,6 +86,34 @@ pub enum Event {
     },
     HostDown(u32),
     HostUp(u32),
+    /// A pending job is held (`bstop`, LSF's PSUSP): it is not dispatched
+    /// until it is released, and counts in no limit or pool meanwhile.
+    Hold(JobId),
+    /// A held job may be dispatched again (`bresume`).
+    Release(JobId),
+    /// A pending job's spec is replaced (`bmod`, `bswitch`), validated as
+    /// a submission is; the job keeps its id, its place in submission
+    /// order and its hold.
+    Modify {
+        job: JobId,
+        spec: JobSpec,
+    },
+    /// A running job goes back to pending with its id (`brequeue`),
+    /// charged for what it used as if it had finished. It keeps its place
+    /// in submission order: LSF requeues to the top of the queue by
+    /// default. `hold` requeues it held (`brequeue -H`).
+    Requeue {
+        job: JobId,
+        cpu_time: f64,
+        hold: bool,
+    },
+    /// A job that finished comes back with its id (`brequeue` of a DONE or
+    /// EXIT job), validated as a submission is.
+    Resubmit {
+        job: JobId,
+        spec: JobSpec,
+        hold: bool,
+    },
 }
 
 /// Where a running job runs: most jobs use one or two hosts.
@@ -104,6 +140,8 @@ pub(crate) struct Job {
     /// may be charged to.
     pub(crate) accounts: Vec<(usize, NodeId)>,
     pub(crate) state: JobState,
+    /// A pending job held by its owner or an administrator.
+    pub(crate) held: bool,
 }
 
 pub(crate) struct HostState {
@@ -135,6 +173,8 @@ pub(crate) struct QueueState {
     /// Slots in use per user (by user id) in this queue.
     pub(crate) user_used: Vec<u32>,
     pub(crate) pending: u32,
+    /// Held pending jobs: not in `pending`.
+    pub(crate) held: u32,
     /// Slots of the queue's pending jobs.
     pub(crate) pending_slots: u64,
     /// The slot pool the queue is in, its accumulated slot usage, and its
@@ -230,6 +270,7 @@ impl Engine {
                 used: 0,
                 user_used: Vec::new(),
                 pending: 0,
+                held: 0,
                 pending_slots: 0,
                 pool: None,
                 accumulated: Accumulated::default(),
@@ -297,6 +338,11 @@ impl Engine {
                 self.set_host_up(*h, true);
                 Ok(None)
             }
+            Event::Hold(id) => self.set_held(*id, true).map(|()| None),
+            Event::Release(id) => self.set_held(*id, false).map(|()| None),
+            Event::Modify { job, spec } => self.modify(*job, spec).map(|()| None),
+            Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
+            Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold).map(|()| None),
         }
     }
 
@@ -315,6 +361,16 @@ impl Engine {
     /// (USERS), the user has shares where the queue's fairshare needs them,
     /// the job can ever fit, and `-W` is within RUNLIMIT.
     pub fn submit(&mut self, spec: &JobSpec) -> Result<JobId, Rejection> {
+        let job = self.admit(spec)?;
+        let id = JobId(self.next_id);
+        self.next_id += 1;
+        self.add_pending(id, &job);
+        self.jobs.insert(id, job);
+        Ok(id)
+    }
+
+    /// The checks of a submission, and the job they admit.
+    fn admit(&mut self, spec: &JobSpec) -> Result<Job, Rejection> {
         let queue = match &spec.queue {
             Some(q) => {
                 self.queues.iter().position(|s| s.spec.name == *q).ok_or_else(|| Rejection::NoSuchQueue(q.clone()))?
@@ -351,9 +407,7 @@ impl Engine {
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
         let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
         let user = self.user_id(&spec.user);
-        let id = JobId(self.next_id);
-        self.next_id += 1;
-        let job = Job {
+        Ok(Job {
             user,
             queue,
             slots: spec.slots,
@@ -361,13 +415,106 @@ impl Engine {
             group: spec.group.clone(),
             accounts,
             state: JobState::Pending,
-        };
-        self.enqueue(id, &job);
-        self.jobs.insert(id, job);
-        self.queues[queue].pending += 1;
-        self.queues[queue].pending_slots += u64::from(spec.slots);
+            held: false,
+        })
+    }
+
+    /// A pending job joins its queue: dispatchable, or held.
+    pub(crate) fn add_pending(&mut self, id: JobId, job: &Job) {
+        if job.held {
+            self.queues[job.queue].held += 1;
+        } else {
+            self.enqueue(id, job);
+            let q = &mut self.queues[job.queue];
+            q.pending += 1;
+            q.pending_slots += u64::from(job.slots);
+        }
         self.dirty = true;
-        Ok(id)
+    }
+
+    /// A pending job leaves its queue.
+    fn remove_pending(&mut self, id: JobId, job: &Job) {
+        if job.held {
+            let q = &mut self.queues[job.queue];
+            q.held = q.held.saturating_sub(1);
+        } else {
+            self.dequeue(id, job);
+            let q = &mut self.queues[job.queue];
+            q.pending = q.pending.saturating_sub(1);
+            q.pending_slots = q.pending_slots.saturating_sub(u64::from(job.slots));
+        }
+        self.dirty = true;
+    }
+
+    /// The pending job `id`, taken out of its queue.
+    fn take_pending(&mut self, id: JobId) -> Result<Job, Rejection> {
+        let job = self.jobs.get(&id).ok_or(Rejection::NoSuchJob(id))?;
+        if !matches!(job.state, JobState::Pending) {
+            return Err(Rejection::NotPending(id));
+        }
+        let job = job.clone();
+        self.remove_pending(id, &job);
+        Ok(job)
+    }
+
+    /// Holds or releases a pending job; holding a held job (or releasing a
+    /// dispatchable one) changes nothing.
+    fn set_held(&mut self, id: JobId, held: bool) -> Result<(), Rejection> {
+        let mut job = self.take_pending(id)?;
+        job.held = held;
+        self.add_pending(id, &job);
+        if let Some(j) = self.jobs.get_mut(&id) {
+            j.held = held;
+        }
+        Ok(())
+    }
+
+    /// Replaces a pending job's spec, or changes nothing and says why.
+    fn modify(&mut self, id: JobId, spec: &JobSpec) -> Result<(), Rejection> {
+        let old = self.take_pending(id)?;
+        match self.admit(spec) {
+            Ok(mut job) => {
+                job.held = old.held;
+                self.add_pending(id, &job);
+                if let Some(j) = self.jobs.get_mut(&id) {
+                    *j = job;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.add_pending(id, &old);
+                Err(e)
+            }
+        }
+    }
+
+    /// A running job goes back to pending (see [`Event::Requeue`]).
+    fn requeue(&mut self, id: JobId, t: Time, cpu_time: f64, hold: bool) -> Result<(), Rejection> {
+        let job = self.jobs.get_mut(&id).ok_or(Rejection::NoSuchJob(id))?;
+        if !matches!(job.state, JobState::Running { .. }) {
+            return Err(Rejection::NotRunning(id));
+        }
+        let state = std::mem::replace(&mut job.state, JobState::Pending);
+        job.held = hold;
+        let job = job.clone();
+        self.release_running(id, &job, state, t, cpu_time);
+        self.add_pending(id, &job);
+        Ok(())
+    }
+
+    /// A finished job comes back (see [`Event::Resubmit`]).
+    fn resubmit(&mut self, id: JobId, spec: &JobSpec, hold: bool) -> Result<(), Rejection> {
+        if id.0 == 0 || id.0 >= self.next_id {
+            return Err(Rejection::NoSuchJob(id));
+        }
+        if self.jobs.get(&id).is_some() {
+            return Err(Rejection::NotFinished(id));
+        }
+        let mut job = self.admit(spec)?;
+        job.held = hold;
+        self.add_pending(id, &job);
+        self.jobs.insert(id, job);
+        Ok(())
     }
 
     fn set_host_up(&mut self, h: u32, up: bool) {
@@ -400,45 +547,46 @@ impl Engine {
     /// A job ends (or a pending job is removed): its slots free up and its
     /// usage moves to history.
     fn finish(&mut self, id: JobId, t: Time, cpu_time: f64) {
-        let Some(job) = self.jobs.remove(&id) else { return };
+        let Some(mut job) = self.jobs.remove(&id) else { return };
         self.dirty = true;
-        match job.state {
-            JobState::Pending => {
-                self.dequeue(id, &job);
-                let q = &mut self.queues[job.queue];
-                q.pending -= 1;
-                q.pending_slots = q.pending_slots.saturating_sub(u64::from(job.slots));
+        match std::mem::replace(&mut job.state, JobState::Pending) {
+            JobState::Pending => self.remove_pending(id, &job),
+            running => self.release_running(id, &job, running, t, cpu_time),
+        }
+    }
+
+    /// A running job's slots free up and its usage moves to history.
+    /// `state` is the state the job ran in (taken out of it).
+    fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
+        let JobState::Running { start, alloc, charges, cpu_reported } = state else { return };
+        self.dirty = true;
+        for &(h, n) in &alloc {
+            let host = &mut self.hosts[h as usize];
+            host.used = host.used.saturating_sub(n);
+            if let Some(e) = host.per_queue.get_mut(&job.queue) {
+                e.0 = e.0.saturating_sub(n);
             }
-            JobState::Running { start, alloc, charges, cpu_reported } => {
-                for &(h, n) in &alloc {
-                    let host = &mut self.hosts[h as usize];
-                    host.used = host.used.saturating_sub(n);
-                    if let Some(e) = host.per_queue.get_mut(&job.queue) {
-                        e.0 = e.0.saturating_sub(n);
-                    }
-                    self.refresh_host(h);
-                }
-                let lambda = self.pool_lambda;
-                let q = &mut self.queues[job.queue];
-                q.accumulated.update(t.0, q.used, lambda);
-                q.used = q.used.saturating_sub(job.slots);
-                if let Some(u) = q.user_used.get_mut(job.user as usize) {
-                    *u = u.saturating_sub(job.slots);
-                }
-                self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(job.slots);
-                let limit = self.effective_run_limit(job.queue, job.run_limit);
-                if let Some(limit) = limit {
-                    self.deadlines.remove(&(Time(start.0 + limit), id));
-                }
-                let extra_cpu = (cpu_time - cpu_reported).max(0.0);
-                for (p, leaf, charge) in &charges {
-                    let tree = &mut self.fairshare.policies[*p].tree;
-                    if extra_cpu > 0.0 {
-                        tree.add_cpu(*leaf, t, extra_cpu);
-                    }
-                    tree.finish_job(*leaf, charge, t);
-                }
+            self.refresh_host(h);
+        }
+        let lambda = self.pool_lambda;
+        let q = &mut self.queues[job.queue];
+        q.accumulated.update(t.0, q.used, lambda);
+        q.used = q.used.saturating_sub(job.slots);
+        if let Some(u) = q.user_used.get_mut(job.user as usize) {
+            *u = u.saturating_sub(job.slots);
+        }
+        self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(job.slots);
+        let limit = self.effective_run_limit(job.queue, job.run_limit);
+        if let Some(limit) = limit {
+            self.deadlines.remove(&(Time(start.0 + limit), id));
+        }
+        let extra_cpu = (cpu_time - cpu_reported).max(0.0);
+        for (p, leaf, charge) in &charges {
+            let tree = &mut self.fairshare.policies[*p].tree;
+            if extra_cpu > 0.0 {
+                tree.add_cpu(*leaf, t, extra_cpu);
             }
+            tree.finish_job(*leaf, charge, t);
         }
     }
 
@@ -483,10 +631,10 @@ impl Engine {
     pub fn queue_load(&self, name: &str) -> Option<(u32, u32)> {
         self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, q.used))
     }
-    /// Each queue with its pending jobs and slots in use, in configuration
-    /// order.
-    pub fn queues(&self) -> impl Iterator<Item = (&QueueSpec, u32, u32)> {
-        self.queues.iter().map(|q| (&q.spec, q.pending, q.used))
+    /// Each queue with its pending jobs (held ones not counted), slots in
+    /// use and held jobs, in configuration order.
+    pub fn queues(&self) -> impl Iterator<Item = (&QueueSpec, u32, u32, u32)> {
+        self.queues.iter().map(|q| (&q.spec, q.pending, q.used, q.held))
     }
     /// Each host: name, slots, slots in use, up.
     pub fn hosts(&self) -> impl Iterator<Item = (&str, u32, u32, bool)> {
@@ -500,6 +648,10 @@ impl Engine {
     }
     pub fn is_pending(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Pending))
+    }
+    /// A pending job held by `bstop`.
+    pub fn is_held(&self, id: JobId) -> bool {
+        self.jobs.get(&id).is_some_and(|j| j.held)
     }
     pub fn is_running(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))

@@ -30,16 +30,24 @@ impl JobTable {
         self.index(*id).and_then(|i| self.slots[i].as_mut())
     }
 
-    /// Adds the job with the next id (ids must come in order).
+    /// Adds a job. Ids come in order but for a requeued finished job,
+    /// which goes back to its old place; an id already present is replaced.
     pub(crate) fn insert(&mut self, id: JobId, job: Job) {
         if self.slots.is_empty() {
             self.base = id.0;
         }
-        while self.base + (self.slots.len() as u64) < id.0 {
+        while id.0 < self.base {
+            self.slots.push_front(None);
+            self.base -= 1;
+        }
+        while self.base + (self.slots.len() as u64) <= id.0 {
             self.slots.push_back(None);
         }
-        self.slots.push_back(Some(job));
-        self.len += 1;
+        let slot = &mut self.slots[(id.0 - self.base) as usize];
+        if slot.is_none() {
+            self.len += 1;
+        }
+        *slot = Some(job);
     }
 
     pub(crate) fn remove(&mut self, id: &JobId) -> Option<Job> {

@@ -25,6 +25,8 @@ pub enum PendingReason {
     LowerPriority { than: String },
     /// Nothing stops it: it waits for the next dispatch pass.
     NextPass,
+    /// Held by `bstop`.
+    Held,
 }
 
 impl std::fmt::Display for PendingReason {
@@ -53,6 +55,7 @@ impl std::fmt::Display for PendingReason {
                 write!(f, "A user with a higher fairshare priority goes first ({than})")
             }
             PendingReason::NextPass => write!(f, "Waiting for the next dispatch pass"),
+            PendingReason::Held => write!(f, "The job was suspended by the user while pending"),
         }
     }
 }
@@ -63,6 +66,9 @@ impl Engine {
         let job = self.jobs.get(&id)?;
         if !matches!(job.state, JobState::Pending) {
             return None;
+        }
+        if job.held {
+            return Some(PendingReason::Held);
         }
         if let Some(r) = self.limit_reason(job) {
             return Some(r);

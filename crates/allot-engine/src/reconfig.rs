@@ -102,10 +102,7 @@ impl Engine {
         };
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => {
-                self.enqueue(id, &job);
-                let q = &mut self.queues[queue];
-                q.pending += 1;
-                q.pending_slots += u64::from(job.slots);
+                self.add_pending(id, &job);
                 self.jobs.insert(id, job);
             }
             JobState::Running { start, alloc, cpu_reported, .. } => {
