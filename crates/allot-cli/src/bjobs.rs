@@ -266,7 +266,7 @@ fn minutes(secs: u64) -> String {
 }
 
 /// `Sat Nov 21 20:55:01`: the date of the long form (UTC).
-fn long_time(secs: u64) -> String {
+pub(crate) fn long_time(secs: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     let day = DAYS[((secs / 86_400) % 7) as usize];
     let hm = lsf_time(secs);
@@ -399,10 +399,10 @@ fn json(f: &Format, jobs: &[JobInfo]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn job(id: u64, status: JobStatus) -> JobInfo {
+    pub(crate) fn job(id: u64, status: JobStatus) -> JobInfo {
         JobInfo {
             id,
             user: "alice".into(),

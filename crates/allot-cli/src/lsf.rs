@@ -8,7 +8,10 @@ use allot_proto::{Client, JobInfo, JobQuery, JobStatus, Request, Response, Submi
 use anyhow::{anyhow, bail};
 
 /// The commands this binary answers to when called by their names.
-pub const COMMANDS: &[&str] = &["bsub", "bjobs", "bkill", "bqueues", "bhosts", "badmin"];
+pub const COMMANDS: &[&str] = &[
+    "bsub", "bjobs", "bkill", "bstop", "bresume", "bswitch", "bmod", "brequeue", "bpeek", "bhist", "bqueues", "bhosts",
+    "badmin",
+];
 
 fn client() -> anyhow::Result<Client> {
     let state = allot_proto::paths::state_dir();
@@ -26,7 +29,14 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
     match cmd {
         "bsub" => bsub(args),
         "bjobs" => crate::bjobs::bjobs(args),
-        "bkill" => bkill(args),
+        "bkill" => crate::control::bkill(args),
+        "bstop" => crate::control::bstop(args),
+        "bresume" => crate::control::bresume(args),
+        "bswitch" => crate::control::bswitch(args),
+        "bmod" => crate::control::bmod(args),
+        "brequeue" => crate::control::brequeue(args),
+        "bpeek" => crate::bhist::bpeek(args),
+        "bhist" => crate::bhist::bhist(args),
         "bqueues" => bqueues(args),
         "bhosts" => bhosts(args),
         "badmin" => badmin(args),
@@ -104,14 +114,14 @@ fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
         let query = JobQuery { jobs: vec![job], finished: true, ..JobQuery::default() };
         let Response::Jobs(jobs) = call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
         let Some(j) = jobs.into_iter().next() else { bail!("bsub: job {job} is gone") };
-        if !started && j.status != JobStatus::Pend {
+        if !started && matches!(j.status, JobStatus::Run | JobStatus::Ususp) {
             started = true;
             if let Some((host, _)) = j.exec_hosts.first() {
                 println!("<<Starting on {host}>>");
                 let _ = std::io::stdout().flush();
             }
         }
-        if matches!(j.status, JobStatus::Done | JobStatus::Exit) {
+        if !j.status.unfinished() {
             println!("<<Job is finished>>");
             let code = j.exit_code.unwrap_or(0);
             return Ok(ExitCode::from(u8::try_from(code).unwrap_or(255)));
@@ -154,45 +164,6 @@ pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
         let keep: String = s.chars().take(width.saturating_sub(1)).collect();
         std::borrow::Cow::Owned(format!("{keep}*"))
     }
-}
-
-/// bkill [-s signal] jobid ... | 0
-fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
-    let mut signal = None;
-    let mut jobs = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "-s" => {
-                signal = Some(args.get(i + 1).ok_or_else(|| anyhow!("bkill: -s: expected a signal after it"))?.clone());
-                i += 1;
-            }
-            o if o.starts_with('-') => bail!("bkill: {o}: unknown option"),
-            id => jobs.push(id.parse::<u64>().map_err(|_| anyhow!("bkill: {id}: not a job id"))?),
-        }
-        i += 1;
-    }
-    if jobs.is_empty() {
-        bail!("bkill: name the jobs to kill, or 0 for all of yours");
-    }
-    let Response::Killed(results) = call(Request::Kill { jobs, signal: signal.clone() })? else {
-        bail!("bkill: unexpected answer")
-    };
-    let mut failed = false;
-    if results.is_empty() {
-        println!("No unfinished job found");
-    }
-    for (id, r) in results {
-        match r {
-            Ok(()) if signal.is_some() => println!("Job <{id}> is being signaled"),
-            Ok(()) => println!("Job <{id}> is being terminated"),
-            Err(e) => {
-                eprintln!("{e}");
-                failed = true;
-            }
-        }
-    }
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn dash<T: std::fmt::Display>(v: Option<T>) -> String {

@@ -1,8 +1,10 @@
 //! `allot`: the command users type.
 
 mod bench_cmd;
+mod bhist;
 mod bjobs;
 mod config_cmd;
+mod control;
 mod daemon_cmd;
 mod lsf;
 mod shares_cmd;

@@ -338,8 +338,9 @@ fn install_links_makes_the_commands_callable_by_name() {
     let _ = std::fs::remove_dir_all(&dir);
     let out = allot(&["install-links", dir.to_str().expect("utf-8")]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).starts_with(&format!("{}: allot bsub bjobs bkill bqueues bhosts badmin", dir.display())));
-    for name in ["allot", "bsub", "bjobs", "bkill", "bqueues", "bhosts", "badmin"] {
+    let names = "allot bsub bjobs bkill bstop bresume bswitch bmod brequeue bpeek bhist bqueues bhosts badmin";
+    assert!(stdout(&out).starts_with(&format!("{}: {names}\n", dir.display())), "{}", stdout(&out));
+    for name in names.split(' ') {
         assert!(dir.join(name).exists(), "{name}");
     }
     let state = dir.join("no-daemon-here");

@@ -3,7 +3,9 @@
 //! engine decides, allotd acts.
 
 mod config;
+mod control;
 mod defaults;
+mod history;
 mod metrics;
 mod serve;
 mod state;

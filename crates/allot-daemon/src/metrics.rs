@@ -81,7 +81,7 @@ pub fn render(state: &State) -> String {
     }
     let _ =
         writeln!(out, "# HELP allot_queue_slots_used Job slots in use per queue.\n# TYPE allot_queue_slots_used gauge");
-    for (q, _, used) in state.engine.queues() {
+    for (q, _, used, _) in state.engine.queues() {
         let _ = writeln!(out, "allot_queue_slots_used{{queue=\"{}\"}} {used}", label(&q.name));
     }
     let _ = writeln!(out, "# HELP allot_slots_used Job slots in use.\n# TYPE allot_slots_used gauge");

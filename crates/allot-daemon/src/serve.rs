@@ -22,12 +22,13 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Source;
 use crate::state::State;
+use crate::{control, history};
 
 /// Who is asking: from the socket's peer credentials.
 #[derive(Clone, Debug)]
-struct Caller {
-    uid: u32,
-    user: String,
+pub(crate) struct Caller {
+    pub(crate) uid: u32,
+    pub(crate) user: String,
 }
 
 pub struct Message {
@@ -259,7 +260,7 @@ fn is_admin(state: &State, caller: &Caller) -> bool {
 }
 
 /// A user acts on their own jobs; administrators on any.
-fn may_act(state: &State, caller: &Caller, owner: &str) -> bool {
+pub(crate) fn may_act(state: &State, caller: &Caller, owner: &str) -> bool {
     caller.user == owner || is_admin(state, caller)
 }
 
@@ -283,8 +284,18 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
         let response = match request {
             Request::Submit(s) => submit(state, &caller, s, t, &mut records),
             Request::Jobs(q) => Response::Jobs(jobs(state, &caller, &q, t)),
-            Request::Kill { jobs, signal } => kill(state, &caller, &jobs, signal.as_deref(), t, &mut records),
-            Request::Queues => Response::Queues(queues(&state.engine, &state.closed_queues)),
+            Request::Kill { jobs, signal } => control::kill(state, &caller, &jobs, signal.as_deref(), t, &mut records),
+            Request::Suspend { jobs, stop } => control::suspend(state, &caller, &jobs, stop, t, &mut records),
+            Request::Switch { jobs, queue } => control::switch(state, &caller, &jobs, &queue, t, &mut records),
+            Request::Modify { job, changes } => control::modify(state, &caller, job, &changes, t, &mut records),
+            Request::Requeue { jobs, states, hold } => {
+                control::requeue(state, &caller, &jobs, states, hold, t, &mut records)
+            }
+            Request::Peek { job } => history::peek(state, &caller, job),
+            Request::History { jobs, user, finished } => {
+                history::history(state, &caller, &jobs, user.as_deref(), finished, t)
+            }
+            Request::Queues => Response::Queues(queues(state)),
             Request::Hosts => Response::Hosts(
                 state
                     .engine
@@ -344,7 +355,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
 
 /// Applies a record now, and keeps it for the batch's one commit (made
 /// before any answer goes out).
-fn keep(state: &mut State, t: Time, records: &mut Vec<Record>, record: Record) {
+pub(crate) fn keep(state: &mut State, t: Time, records: &mut Vec<Record>, record: Record) {
     let _ = state.apply(t, &record);
     records.push(record);
 }
@@ -418,7 +429,7 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
     let user = q.user.as_deref().unwrap_or(&caller.user);
     let wanted = |j: &&crate::state::DaemonJob| {
         (user == "all" || j.record.spec.user == user)
-            && (q.finished || matches!(j.status, JobStatus::Pend | JobStatus::Run))
+            && (q.finished || j.status.unfinished())
             && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
     };
     // Counted first: a list of 100,000 jobs is built in place, not grown.
@@ -428,78 +439,42 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
     out
 }
 
-fn signal_of(name: Option<&str>) -> Result<nix::sys::signal::Signal, String> {
-    let Some(name) = name else { return Ok(nix::sys::signal::Signal::SIGKILL) };
-    let upper = name.to_ascii_uppercase();
-    let full = if upper.starts_with("SIG") { upper } else { format!("SIG{upper}") };
-    full.parse().map_err(|_| format!("-s {name}: unknown signal"))
-}
-
-fn kill(
-    state: &mut State,
-    caller: &Caller,
-    ids: &[u64],
-    signal: Option<&str>,
-    t: Time,
-    records: &mut Vec<Record>,
-) -> Response {
-    let sig = match signal_of(signal) {
-        Ok(s) => s,
-        Err(e) => return Response::Error(e),
-    };
-    let targets: Vec<u64> = if ids == [0] {
-        state
-            .jobs
-            .iter()
-            .filter(|(_, j)| j.record.spec.user == caller.user && matches!(j.status, JobStatus::Pend | JobStatus::Run))
-            .map(|(id, _)| *id)
-            .collect()
-    } else {
-        ids.to_vec()
-    };
-    let mut out = Vec::new();
-    for id in targets {
-        let result = match state.jobs.get(&id) {
-            None => Err(format!("Job <{id}>: No matching job found")),
-            Some(j) if !may_act(state, caller, &j.record.spec.user) => {
-                Err(format!("Job <{id}>: User permission denied"))
-            }
-            Some(j) => match j.status {
-                JobStatus::Pend => {
-                    keep(state, t, records, Record::Removed { job: id });
-                    Ok(())
-                }
-                JobStatus::Run => match state.files.read_pgid(id) {
-                    Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{id}>: {e}")),
-                    None => {
-                        // Its supervisor has not started the command yet.
-                        state.pending_kills.insert(id, sig);
-                        Ok(())
-                    }
-                },
-                JobStatus::Done | JobStatus::Exit => Err(format!("Job <{id}>: Job has already finished")),
-            },
+/// `bqueues`: each queue's limits and job slots by state, PSUSP and
+/// USUSP jobs counted as SUSP, as LSF does.
+fn queues(state: &State) -> Vec<QueueInfo> {
+    let mut slots: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
+    for j in state.jobs.values() {
+        let column = match j.status {
+            JobStatus::Pend => 0,
+            JobStatus::Run => 1,
+            JobStatus::Psusp | JobStatus::Ususp => 2,
+            JobStatus::Done | JobStatus::Exit => continue,
         };
-        out.push((id, result));
+        let queue = j.record.spec.queue.as_deref().unwrap_or_default();
+        slots.entry(queue).or_default()[column] += j.record.spec.slots;
     }
-    Response::Killed(out)
-}
-
-fn queues(engine: &Engine, closed: &std::collections::BTreeSet<String>) -> Vec<QueueInfo> {
-    engine
+    state
+        .engine
         .queues()
-        .map(|(q, pending, used)| QueueInfo {
-            name: q.name.clone(),
-            priority: q.priority,
-            status: if closed.contains(&q.name) { "Closed:Active".into() } else { "Open:Active".into() },
-            max: q.limits.qjob,
-            jl_u: q.limits.ujob,
-            jl_p: q.limits.pjob,
-            jl_h: q.limits.hjob,
-            njobs: pending + used,
-            pend: pending,
-            run: used,
-            susp: 0,
+        .map(|(q, ..)| {
+            let [pend, run, susp] = slots.get(q.name.as_str()).copied().unwrap_or_default();
+            QueueInfo {
+                name: q.name.clone(),
+                priority: q.priority,
+                status: if state.closed_queues.contains(&q.name) {
+                    "Closed:Active".into()
+                } else {
+                    "Open:Active".into()
+                },
+                max: q.limits.qjob,
+                jl_u: q.limits.ujob,
+                jl_p: q.limits.pjob,
+                jl_h: q.limits.hjob,
+                njobs: pend + run + susp,
+                pend,
+                run,
+                susp,
+            }
         })
         .collect()
 }
@@ -608,23 +583,14 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         env.retain(|(name, _)| name != k);
         env.push((k.to_string(), v));
     }
-    let cwd = PathBuf::from(expand_name(&r.cwd, job.0, 0));
-    let out_default = state.state_dir.join("output").join(format!("{}.out", job.0));
-    let err_default = state.state_dir.join("output").join(format!("{}.err", job.0));
-    let file = |given: &Option<(String, bool)>, default: PathBuf| match given {
-        Some((name, overwrite)) => {
-            let p = PathBuf::from(expand_name(name, job.0, 0));
-            (if p.is_absolute() { p } else { cwd.join(p) }, *overwrite)
-        }
-        None => (default, true),
-    };
+    let (stdout, stderr) = state.output_files(job.0, r);
     let spec = ExecSpec {
         job: job.0,
         command: r.command.clone(),
-        cwd: cwd.clone(),
+        cwd: PathBuf::from(expand_name(&r.cwd, job.0, 0)),
         env,
-        stdout: file(&r.output, out_default),
-        stderr: file(&r.error, err_default),
+        stdout,
+        stderr,
         run_as: run_as(&r.spec.user),
     };
     state.files.write_spec(&spec)?;
@@ -651,7 +617,7 @@ fn supervisor(exe: &Path, state_dir: &Path, job: u64) -> std::io::Result<tokio::
 }
 
 /// As root, jobs run as their owner.
-fn run_as(user: &str) -> Option<(u32, u32)> {
+pub(crate) fn run_as(user: &str) -> Option<(u32, u32)> {
     if !nix::unistd::Uid::effective().is_root() {
         return None;
     }

@@ -24,6 +24,21 @@ pub struct DaemonJob {
     pub exit: Option<i32>,
     pub cpu_time: Option<f64>,
     pub alloc: Vec<(String, u32)>,
+    /// `brequeue` of the running job: when its end is collected it goes
+    /// back to pending, held if `true`.
+    pub requeue: Option<bool>,
+}
+
+impl DaemonJob {
+    /// Pending again after a requeue, with nothing of its last run shown.
+    fn back_to_pending(&mut self, hold: bool) {
+        self.status = if hold { JobStatus::Psusp } else { JobStatus::Pend };
+        self.start_time = None;
+        self.end_time = None;
+        self.exit = None;
+        self.cpu_time = None;
+        self.alloc.clear();
+    }
 }
 
 pub struct State {
@@ -95,13 +110,17 @@ impl State {
             Record::Finished { job, exit, cpu_time } => {
                 self.running.remove(job);
                 self.pending_kills.remove(job);
-                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time });
-                if let Some(j) = self.jobs.get_mut(job) {
-                    j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
-                    j.end_time = Some(t.0);
-                    j.exit = Some(*exit);
-                    j.cpu_time = Some(*cpu_time);
+                let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
+                if let Some(hold) = j.requeue.take() {
+                    let _ = self.engine.apply(t, &Event::Requeue { job: JobId(*job), cpu_time: *cpu_time, hold });
+                    j.back_to_pending(hold);
+                    return Ok(());
                 }
+                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time });
+                j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
+                j.end_time = Some(t.0);
+                j.exit = Some(*exit);
+                j.cpu_time = Some(*cpu_time);
             }
             Record::Removed { job } => {
                 let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: 0.0 });
@@ -133,6 +152,39 @@ impl State {
                 let source = Source { dir: config_dir.clone(), files: files.clone() };
                 if source != self.source {
                     self.reconfigure(t, source)?;
+                }
+            }
+            Record::Suspended { job, stop, .. } => {
+                let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
+                j.status = match (j.status, stop) {
+                    (JobStatus::Pend | JobStatus::Psusp, true) => JobStatus::Psusp,
+                    (JobStatus::Pend | JobStatus::Psusp, false) => JobStatus::Pend,
+                    (JobStatus::Run | JobStatus::Ususp, true) => JobStatus::Ususp,
+                    (JobStatus::Run | JobStatus::Ususp, false) => JobStatus::Run,
+                    (finished, _) => finished,
+                };
+                if matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
+                    let ev = if *stop { Event::Hold(JobId(*job)) } else { Event::Release(JobId(*job)) };
+                    self.engine.apply(t, &ev).map_err(|e| format!("job {job}: {e}"))?;
+                }
+            }
+            Record::Modified { job, record } => {
+                self.engine
+                    .apply(t, &Event::Modify { job: JobId(*job), spec: record.spec.clone() })
+                    .map_err(|e| format!("job {job}: {e}"))?;
+                if let Some(j) = self.jobs.get_mut(job) {
+                    j.record = (**record).clone();
+                    j.record.env = self.envs.get(&record.env).cloned().unwrap_or_else(|| record.env.clone());
+                }
+            }
+            Record::Requeued { job, hold } => {
+                let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
+                if j.status.unfinished() {
+                    j.requeue = Some(*hold);
+                } else {
+                    let ev = Event::Resubmit { job: JobId(*job), spec: j.record.spec.clone(), hold: *hold };
+                    self.engine.apply(t, &ev).map_err(|e| format!("job {job}: {e}"))?;
+                    j.back_to_pending(*hold);
                 }
             }
         }
@@ -187,6 +239,7 @@ impl State {
             exit: None,
             cpu_time: None,
             alloc: Vec::new(),
+            requeue: None,
         };
         self.jobs.insert(job, info);
     }
@@ -208,10 +261,25 @@ impl State {
         self.store.append(&stamped).map(|_| ())
     }
 
+    /// Where a job's standard output and error go, and whether each is
+    /// overwritten: `-o`/`-oo` and `-e`/`-eo` (relative to its working
+    /// directory, `%J` expanded), else files of the state directory.
+    pub fn output_files(&self, job: u64, r: &JobRecord) -> ((PathBuf, bool), (PathBuf, bool)) {
+        let cwd = PathBuf::from(allot_exec::expand_name(&r.cwd, job, 0));
+        let file = |given: &Option<(String, bool)>, ext: &str| match given {
+            Some((name, overwrite)) => {
+                let p = PathBuf::from(allot_exec::expand_name(name, job, 0));
+                (if p.is_absolute() { p } else { cwd.join(p) }, *overwrite)
+            }
+            None => (self.state_dir.join("output").join(format!("{job}.{ext}")), true),
+        };
+        (file(&r.output, "out"), file(&r.error, "err"))
+    }
+
     /// What the commands show of a job; its pending reason only when
     /// `reasons` asks for it.
     pub fn info(&self, id: u64, j: &DaemonJob, now: Time, reasons: bool) -> JobInfo {
-        let pending_reason = (reasons && j.status == JobStatus::Pend)
+        let pending_reason = (reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp))
             .then(|| self.engine.pending_reason(JobId(id), now).map(|r| r.to_string()))
             .flatten();
         JobInfo {

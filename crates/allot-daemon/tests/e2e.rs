@@ -375,9 +375,20 @@ fn two_users_fairshare_order_ownership_and_administrators() {
     // Kill by the owner; refused for another user; an administrator may.
     let a1 = submitted_id(&d.cmd_as(alice, &["bsub", "sleep", "60"], &dir));
     let b1 = submitted_id(&d.cmd_as(bob, &["bsub", "sleep", "60"], &dir));
-    let refused = d.cmd_as(bob, &["bkill", &a1.to_string()], &dir);
-    assert!(!refused.status.success());
-    assert_eq!(stderr(&refused), format!("Job <{a1}>: User permission denied\n"));
+    let a = a1.to_string();
+    for args in [
+        vec!["bkill", &a],
+        vec!["bstop", &a],
+        vec!["bresume", &a],
+        vec!["bswitch", "normal", &a],
+        vec!["bmod", "-J", "mine", &a],
+        vec!["brequeue", &a],
+        vec!["bpeek", &a],
+    ] {
+        let refused = d.cmd_as(bob, &args, &dir);
+        assert!(!refused.status.success(), "{args:?}");
+        assert_eq!(stderr(&refused), format!("Job <{a1}>: User permission denied\n"), "{args:?}");
+    }
     let not_admin = d.cmd_as(bob, &["badmin", "qclose", "normal"], &dir);
     assert!(!not_admin.status.success());
     assert!(stderr(&not_admin).starts_with("User permission denied"), "{}", stderr(&not_admin));
@@ -501,4 +512,125 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     }
     assert!(stdout(&d.cmd(&["bjobs", "-J", "pro*", "-a", "-noheader"], &dir)).contains("probe"));
     assert_eq!(stdout(&d.cmd(&["bjobs", "-J", "nothing*", "-a"], &dir)), "No job found\n");
+}
+
+/// Bytes in a file so far (0 if it does not exist yet).
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// `bstop`/`bresume` of pending and running jobs (a stopped job really
+/// stops), `bswitch`, `bmod`, `brequeue` of running and finished jobs,
+/// `bpeek` and `bhist`; holds and stops survive a kill -9 of allotd.
+#[test]
+fn stop_resume_switch_modify_requeue_peek_and_history() {
+    let dir = tempdir("control");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("allot.toml"), ONE_HOST).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), queues(&["normal", "short"])).expect("lsb.queues");
+    let state = dir.join("state");
+    let d = Daemon::start_with(&state, Some(&config));
+    let ticks = dir.join("ticks");
+    let ticker = format!("echo started; while true; do echo x >> {}; sleep 0.05; done", ticks.display());
+    let a = submitted_id(&d.cmd(&["bsub", "-o", "out.%J", &ticker], &dir));
+    let b = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(a, "RUN", &dir);
+    let (sa, sb) = (a.to_string(), b.to_string());
+
+    // bstop: the pending job is held, the running one stops ticking.
+    assert_eq!(stdout(&d.cmd(&["bstop", &sb], &dir)), format!("Job <{b}> is being stopped\n"));
+    assert_eq!(stdout(&d.cmd(&["bstop", &sa], &dir)), format!("Job <{a}> is being stopped\n"));
+    d.wait_for(b, "PSUSP", &dir);
+    d.wait_for(a, "USUSP", &dir);
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped_at = size(&ticks);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(size(&ticks), stopped_at, "a stopped job does not run");
+    let again = d.cmd(&["bstop", &sa], &dir);
+    assert_eq!(stderr(&again), format!("Job <{a}>: Job has already been suspended\n"));
+    let q = stdout(&d.cmd(&["bqueues", "normal"], &dir));
+    assert!(q.trim_end().ends_with("2     0     0     2"), "both suspended: {q}");
+    let why = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
+    assert!(why.contains("The job was suspended by the user while pending"), "{why}");
+
+    // Both survive a kill -9 and restart of allotd, still suspended.
+    d.kill9();
+    let d = Daemon::start_with(&state, Some(&config));
+    d.wait_for(b, "PSUSP", &dir);
+    d.wait_for(a, "USUSP", &dir);
+
+    // bresume: the job ticks again; the held one may run again.
+    assert_eq!(stdout(&d.cmd(&["bresume", &sa], &dir)), format!("Job <{a}> is being resumed\n"));
+    d.wait_for(a, "RUN", &dir);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while size(&ticks) == stopped_at {
+        assert!(Instant::now() < deadline, "a resumed job runs again");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let not = d.cmd(&["bresume", &sa], &dir);
+    assert_eq!(stderr(&not), format!("Job <{a}>: Job is not suspended\n"));
+    assert!(d.cmd(&["bresume", &sb], &dir).status.success());
+    d.wait_for(b, "PEND", &dir);
+
+    // bswitch and bmod change a pending job, and refuse what cannot be.
+    assert_eq!(stdout(&d.cmd(&["bswitch", "short", &sb], &dir)), format!("Job <{b}> is switched to queue <short>\n"));
+    let nosuch = d.cmd(&["bswitch", "nosuch", &sb], &dir);
+    assert_eq!(stderr(&nosuch), format!("Job <{b}>: queue `nosuch` does not exist\n"));
+    let changed = d.cmd(&["bmod", "-J", "renamed", "-W", "5", &sb], &dir);
+    assert_eq!(stdout(&changed), format!("Parameters of job <{b}> are being changed\n"), "{}", stderr(&changed));
+    let fields = stdout(&d.cmd(&["bjobs", "-noheader", "-o", "queue job_name runtimelimit", &sb], &dir));
+    assert_eq!(fields.split_whitespace().collect::<Vec<_>>(), ["short", "renamed", "5.0", "min"], "{fields}");
+    let running = d.cmd(&["bmod", "-J", "x", &sa], &dir);
+    assert_eq!(stderr(&running), format!("Job <{a}>: Job has already started; only pending jobs are changed\n"));
+    let too_big = d.cmd(&["bmod", "-n", "2", &sb], &dir);
+    assert_eq!(stderr(&too_big), format!("Job <{b}>: -n 2: queue `short` has 1 job slots on its hosts\n"));
+
+    // bpeek shows the running job's output so far.
+    let peek = stdout(&d.cmd(&["bpeek", &sa], &dir));
+    assert_eq!(peek, "<< output from stdout >>\nstarted\n");
+    let pending_peek = d.cmd(&["bpeek", &sb], &dir);
+    assert_eq!(stderr(&pending_peek), format!("Job <{b}>: Job has not started yet\n"));
+
+    // brequeue of the running job: killed, pending again, and (submitted
+    // first) runs again before the other.
+    assert_eq!(stdout(&d.cmd(&["brequeue", &sa], &dir)), format!("Job <{a}> is being requeued\n"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(dir.join(format!("out.{a}"))).unwrap_or_default() != "started\nstarted\n" {
+        assert!(Instant::now() < deadline, "the requeued job runs again: {}", d.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    d.wait_for(a, "RUN", &dir);
+    d.wait_for(b, "PEND", &dir);
+    // Killed, it ends in EXIT; brequeue -e brings it back, held with -H.
+    assert!(d.cmd(&["bkill", &sa], &dir).status.success());
+    d.wait_for(a, "EXIT", &dir);
+    let only_done = d.cmd(&["brequeue", "-d", &sa], &dir);
+    assert_eq!(stderr(&only_done), format!("Job <{a}>: Job is EXIT, not in a state asked for\n"));
+    assert!(d.cmd(&["brequeue", "-e", "-H", &sa], &dir).status.success());
+    d.wait_for(a, "PSUSP", &dir);
+    d.wait_for(b, "RUN", &dir);
+
+    // bhist: the whole story from the event log.
+    let hist = stdout(&d.cmd(&["bhist", "-l", &sa], &dir));
+    for line in [
+        &format!("Job <{a}>, User <"),
+        "Submitted from host <",
+        "Suspended by the user or administrator <",
+        "Resumed by the user or administrator <",
+        "Requeue requested;",
+        "The job is requeued;",
+        "Requeued (held);",
+        "Summary of time in seconds spent in various states by",
+    ] {
+        assert!(hist.contains(line), "{line}: {hist}");
+    }
+    assert_eq!(hist.matches(": Dispatched 1 Task(s) on Host(s) <hostA>").count(), 2, "{hist}");
+    let short = stdout(&d.cmd(&["bhist", &sb], &dir));
+    assert!(
+        short.starts_with("Summary of time in seconds spent in various states:\nJOBID   USER    JOB_NAME  PEND"),
+        "{short}"
+    );
+    assert!(short.contains(&format!("\n{b:<7} ")), "{short}");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }

@@ -72,6 +72,69 @@ pub enum Request {
         open: bool,
     },
     Shutdown,
+    /// `bstop` (`stop: true`) and `bresume`: jobs, 0 for all the caller's.
+    Suspend {
+        jobs: Vec<u64>,
+        stop: bool,
+    },
+    /// `bswitch`: pending jobs to another queue.
+    Switch {
+        jobs: Vec<u64>,
+        queue: String,
+    },
+    /// `bmod`: changes to a pending job.
+    Modify {
+        job: u64,
+        changes: Changes,
+    },
+    /// `brequeue`: running jobs are killed and go back to pending, finished
+    /// ones come back; 0 is all the caller's jobs in the states asked for.
+    Requeue {
+        jobs: Vec<u64>,
+        states: RequeueStates,
+        /// `-H`: requeued held (PSUSP).
+        hold: bool,
+    },
+    /// `bpeek`: the output so far of a running job (`None`: the caller's
+    /// last running job).
+    Peek {
+        job: Option<u64>,
+    },
+    /// `bhist`: the history of these jobs from the event log; without
+    /// ids, the jobs of `user` (the caller if none, or `all`), finished
+    /// ones too when `finished`.
+    History {
+        jobs: Vec<u64>,
+        user: Option<String>,
+        finished: bool,
+    },
+}
+
+/// The states `brequeue` acts on: `-d` DONE, `-e` EXIT, `-r` running and
+/// suspended; `-a` all three, also the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequeueStates {
+    pub done: bool,
+    pub exit: bool,
+    pub running: bool,
+}
+
+/// What `bmod` changes; `None` leaves a field as it is, `Some(None)`
+/// (from `-Wn`, `-Pn`, ...) clears it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changes {
+    pub queue: Option<String>,
+    pub slots: Option<u32>,
+    pub run_limit: Option<Option<u64>>,
+    pub estimated_run_time: Option<Option<u64>>,
+    pub group: Option<Option<String>>,
+    pub name: Option<String>,
+    pub project: Option<Option<String>>,
+    pub output: Option<Option<(String, bool)>>,
+    pub error: Option<Option<(String, bool)>>,
+    pub cwd: Option<String>,
+    /// `-Z`: a new command line.
+    pub command: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +143,10 @@ pub enum JobStatus {
     Run,
     Done,
     Exit,
+    /// Pending and held (`bstop`).
+    Psusp,
+    /// Running and stopped (`bstop`).
+    Ususp,
 }
 
 impl JobStatus {
@@ -90,7 +157,14 @@ impl JobStatus {
             JobStatus::Run => "RUN",
             JobStatus::Done => "DONE",
             JobStatus::Exit => "EXIT",
+            JobStatus::Psusp => "PSUSP",
+            JobStatus::Ususp => "USUSP",
         }
+    }
+
+    /// Neither done nor exited.
+    pub fn unfinished(self) -> bool {
+        !matches!(self, JobStatus::Done | JobStatus::Exit)
     }
 }
 
@@ -204,6 +278,46 @@ impl Serialize for JobInfo {
     }
 }
 
+/// One job's history: what it is now, and each event with its time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobHistory {
+    pub job: JobInfo,
+    pub events: Vec<(u64, HistoryEvent)>,
+}
+
+/// What `bhist` shows of one event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum HistoryEvent {
+    Submitted {
+        queue: String,
+        from_host: String,
+        cwd: String,
+    },
+    Started {
+        hosts: Vec<(String, u32)>,
+    },
+    Finished {
+        exit: i32,
+        cpu_time: f64,
+    },
+    Removed,
+    /// By this user.
+    Suspended {
+        by: String,
+    },
+    Resumed {
+        by: String,
+    },
+    Modified {
+        queue: String,
+    },
+    /// `brequeue`: a finished job is pending again at once, a running
+    /// one once it ends; `hold`: held.
+    Requeued {
+        hold: bool,
+    },
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueInfo {
     pub name: String,
@@ -239,13 +353,20 @@ pub enum Response {
     /// [`crate::Client::call`] joins them, so callers see one `Jobs`.
     JobsPart(Vec<JobInfo>),
     /// Per job: `Ok(())` or why not.
-    Killed(Vec<(u64, Result<(), String>)>),
+    Each(Vec<(u64, Result<(), String>)>),
     Queues(Vec<QueueInfo>),
     Hosts(Vec<HostInfo>),
     /// The new configuration is running; its warnings, one per line.
     Reconfigured {
         warnings: String,
     },
+    /// `bpeek`: the job and its output so far.
+    Peek {
+        job: u64,
+        output: String,
+    },
+    /// `bhist`: each job's events, oldest first.
+    History(Vec<JobHistory>),
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),
@@ -270,7 +391,7 @@ mod tests {
         let text = serde_json::to_string(&req).expect("json");
         let back: Envelope<Request> = serde_json::from_str(&text).expect("parse");
         assert_eq!(back, req);
-        let resp = Response::Killed(vec![(3, Ok(())), (4, Err("Job <4>: Not owner".into()))]);
+        let resp = Response::Each(vec![(3, Ok(())), (4, Err("Job <4>: Not owner".into()))]);
         let back: Response = serde_json::from_str(&serde_json::to_string(&resp).expect("json")).expect("parse");
         assert_eq!(back, resp);
     }

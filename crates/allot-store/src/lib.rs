@@ -71,9 +71,35 @@ pub enum Record {
     /// The configuration from here on: the files of `config_dir` with
     /// their texts, or (no `config_dir`) the embedded defaults.
     Reconfigured { config_dir: Option<String>, files: Vec<(String, String)> },
+    /// `bstop` (`stop`) or `bresume` of a job, asked by user `by`: a
+    /// pending job is held or released, a running one stopped or continued.
+    Suspended { job: u64, stop: bool, by: String },
+    /// `bmod` or `bswitch` of a pending job: its record from now on.
+    Modified { job: u64, record: Box<JobRecord> },
+    /// `brequeue`: a finished job is pending again from now; a running one
+    /// will be when its end is collected (it is being killed). `hold`:
+    /// held (PSUSP).
+    Requeued { job: u64, hold: bool },
 }
 
-const SCHEMA_VERSION: i64 = 1;
+impl Record {
+    /// The job the record is about, if any.
+    pub fn job(&self) -> Option<u64> {
+        match self {
+            Record::Submitted { job, .. }
+            | Record::Started { job, .. }
+            | Record::Finished { job, .. }
+            | Record::Removed { job }
+            | Record::Suspended { job, .. }
+            | Record::Modified { job, .. }
+            | Record::Requeued { job, .. } => Some(*job),
+            Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => None,
+        }
+    }
+}
+
+/// 2: each record's job in a column of its own, indexed, for `bhist`.
+const SCHEMA_VERSION: i64 = 2;
 
 pub struct Store {
     conn: Connection,
@@ -91,19 +117,47 @@ impl Store {
              CREATE TABLE IF NOT EXISTS events (
                  seq INTEGER PRIMARY KEY,
                  time INTEGER NOT NULL,
-                 record TEXT NOT NULL);",
+                 record TEXT NOT NULL,
+                 job INTEGER);",
         )?;
         let found: Option<i64> = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).ok();
+        let mut store = Store { conn };
         match found {
             None => {
-                conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?1)", params![SCHEMA_VERSION])?;
+                store.conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?1)", params![SCHEMA_VERSION])?;
             }
+            Some(1) => store.upgrade_from_1()?,
             Some(v) if v != SCHEMA_VERSION => {
                 return Err(StoreError::Schema { path: shown, found: v, known: SCHEMA_VERSION });
             }
             Some(_) => {}
         }
-        Ok(Store { conn })
+        store.conn.execute_batch("CREATE INDEX IF NOT EXISTS events_job ON events (job)")?;
+        Ok(store)
+    }
+
+    /// Schema 1 to 2, in one transaction: the job column, filled from the
+    /// records.
+    fn upgrade_from_1(&mut self) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute_batch("ALTER TABLE events ADD COLUMN job INTEGER")?;
+        {
+            let mut select = tx.prepare("SELECT seq, record FROM events")?;
+            let mut update = tx.prepare("UPDATE events SET job = ?1 WHERE seq = ?2")?;
+            let mut rows = select.query([])?;
+            while let Some(row) = rows.next()? {
+                let seq: i64 = row.get(0)?;
+                let text: String = row.get(1)?;
+                let record: Record =
+                    serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
+                if let Some(job) = record.job() {
+                    update.execute(params![job as i64, seq])?;
+                }
+            }
+        }
+        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", params![SCHEMA_VERSION])?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Appends records in one transaction; when this returns, they are
@@ -112,10 +166,10 @@ impl Store {
         let tx = self.conn.transaction()?;
         let mut last = 0;
         {
-            let mut insert = tx.prepare_cached("INSERT INTO events (time, record) VALUES (?1, ?2)")?;
+            let mut insert = tx.prepare_cached("INSERT INTO events (time, record, job) VALUES (?1, ?2, ?3)")?;
             for (t, r) in records {
                 let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
-                insert.execute(params![t.0 as i64, text])?;
+                insert.execute(params![t.0 as i64, text, r.job().map(|j| j as i64)])?;
                 last = tx.last_insert_rowid() as u64;
             }
         }
@@ -135,6 +189,21 @@ impl Store {
             f(seq as u64, Time(time.max(0) as u64), record);
         }
         Ok(())
+    }
+
+    /// The records about one job, in order, with their times.
+    pub fn job_records(&self, job: u64) -> Result<Vec<(Time, Record)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached("SELECT seq, time, record FROM events WHERE job = ?1 ORDER BY seq")?;
+        let mut rows = stmt.query(params![job as i64])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.get(0)?;
+            let time: i64 = row.get(1)?;
+            let text: String = row.get(2)?;
+            let record = serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
+            out.push((Time(time.max(0) as u64), record));
+        }
+        Ok(out)
     }
 
     /// How many records the log holds.
@@ -190,6 +259,43 @@ mod tests {
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
         assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5 });
         assert_eq!(s.len().expect("len"), 4);
+    }
+
+    #[test]
+    fn a_jobs_records_are_found_by_its_id() {
+        let path = temp("by-job");
+        let mut s = Store::open(&path).expect("open");
+        s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
+        s.append(&[(Time(2), Record::QueueChanged { queue: "normal".into(), open: false })]).expect("append");
+        s.append(&[(Time(3), Record::Suspended { job: 2, stop: true, by: "alice".into() })]).expect("append");
+        let two = s.job_records(2).expect("query");
+        assert_eq!(
+            two,
+            vec![(Time(1), submitted(2)), (Time(3), Record::Suspended { job: 2, stop: true, by: "alice".into() })]
+        );
+        assert_eq!(s.job_records(3).expect("query"), vec![]);
+    }
+
+    #[test]
+    fn a_schema_1_log_is_upgraded_in_place() {
+        let path = temp("upgrade");
+        {
+            let conn = Connection::open(&path).expect("raw");
+            conn.execute_batch(
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                 CREATE TABLE events (seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, record TEXT NOT NULL);
+                 INSERT INTO meta VALUES ('schema', 1);",
+            )
+            .expect("schema 1");
+            let text = serde_json::to_string(&submitted(7)).expect("json");
+            conn.execute("INSERT INTO events (time, record) VALUES (5, ?1)", params![text]).expect("insert");
+        }
+        let s = Store::open(&path).expect("upgraded");
+        assert_eq!(s.job_records(7).expect("query"), vec![(Time(5), submitted(7))]);
+        drop(s);
+        let conn = Connection::open(&path).expect("raw");
+        let v: i64 = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).expect("v");
+        assert_eq!(v, SCHEMA_VERSION);
     }
 
     #[test]

@@ -1,0 +1,303 @@
+//! `bhist` (a job's history from allotd's event log) and `bpeek` (a
+//! running job's output so far).
+
+use std::fmt::Write;
+use std::process::ExitCode;
+
+use allot_proto::{HistoryEvent, JobHistory, Request, Response};
+use anyhow::{anyhow, bail};
+
+use crate::bjobs::long_time;
+use crate::lsf::{call, cut};
+
+/// What a job was doing, for the time summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Pend,
+    Psusp,
+    Run,
+    Ususp,
+    Ended,
+}
+
+/// Seconds spent pending, held, running and stopped, from the events up
+/// to `now` (for a job that has not ended).
+fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 4] {
+    let mut spent = [0u64; 4];
+    let mut phase = Phase::Ended;
+    let mut since = 0;
+    // A running job's requeue takes effect when it ends.
+    let mut requeue: Option<bool> = None;
+    for (at, e) in events {
+        let next = match (e, phase) {
+            (HistoryEvent::Submitted { .. }, _) => Phase::Pend,
+            (HistoryEvent::Started { .. }, _) => Phase::Run,
+            (HistoryEvent::Suspended { .. }, Phase::Pend) => Phase::Psusp,
+            (HistoryEvent::Suspended { .. }, Phase::Run) => Phase::Ususp,
+            (HistoryEvent::Resumed { .. }, Phase::Psusp) => Phase::Pend,
+            (HistoryEvent::Resumed { .. }, Phase::Ususp) => Phase::Run,
+            (HistoryEvent::Finished { .. }, _) => match requeue.take() {
+                Some(true) => Phase::Psusp,
+                Some(false) => Phase::Pend,
+                None => Phase::Ended,
+            },
+            (HistoryEvent::Removed, _) => Phase::Ended,
+            (HistoryEvent::Requeued { hold }, Phase::Run | Phase::Ususp) => {
+                requeue = Some(*hold);
+                phase
+            }
+            (HistoryEvent::Requeued { hold: true }, _) => Phase::Psusp,
+            (HistoryEvent::Requeued { hold: false }, _) => Phase::Pend,
+            (_, p) => p,
+        };
+        add(&mut spent, phase, at.saturating_sub(since));
+        phase = next;
+        since = *at;
+    }
+    add(&mut spent, phase, now.saturating_sub(since));
+    spent
+}
+
+fn add(spent: &mut [u64; 4], phase: Phase, secs: u64) {
+    let i = match phase {
+        Phase::Pend => 0,
+        Phase::Psusp => 1,
+        Phase::Run => 2,
+        Phase::Ususp => 3,
+        Phase::Ended => return,
+    };
+    spent[i] += secs;
+}
+
+/// The summary row's numbers: PEND PSUSP RUN USUSP SSUSP UNKWN TOTAL.
+fn columns(s: [u64; 4]) -> [u64; 7] {
+    [s[0], s[1], s[2], s[3], 0, 0, s.iter().sum()]
+}
+
+fn event_line(e: &HistoryEvent, requeue: &mut bool) -> String {
+    match e {
+        HistoryEvent::Submitted { queue, from_host, cwd } => {
+            format!("Submitted from host <{from_host}>, to Queue <{queue}>, CWD <{cwd}>;")
+        }
+        HistoryEvent::Started { hosts } => {
+            let slots: u32 = hosts.iter().map(|(_, n)| n).sum();
+            let names: Vec<String> = hosts.iter().map(crate::lsf::exec_host).map(|h| h.into_owned()).collect();
+            let names = names.join("> <");
+            format!("Dispatched {slots} Task(s) on Host(s) <{names}>, Allocated {slots} Slot(s) on Host(s) <{names}>;")
+        }
+        HistoryEvent::Finished { exit, cpu_time } => {
+            let how =
+                if *exit == 0 { "Done successfully.".to_string() } else { format!("Exited with exit code {exit}.") };
+            let then = if std::mem::take(requeue) { " The job is requeued;" } else { "" };
+            format!("{how} The CPU time used is {cpu_time:.1} seconds;{then}")
+        }
+        HistoryEvent::Removed => "Exited; job was killed while pending;".into(),
+        HistoryEvent::Suspended { by } => format!("Suspended by the user or administrator <{by}>;"),
+        HistoryEvent::Resumed { by } => format!("Resumed by the user or administrator <{by}>;"),
+        HistoryEvent::Modified { queue } => format!("Parameters of Job are changed: Queue <{queue}>;"),
+        HistoryEvent::Requeued { hold } => {
+            *requeue = true;
+            format!("Requeue requested{};", if *hold { " (held)" } else { "" })
+        }
+    }
+}
+
+fn long(h: &JobHistory, now: u64) -> String {
+    let j = &h.job;
+    let mut out = String::new();
+    let project = j.project.as_deref().unwrap_or("default");
+    let _ = writeln!(out, "Job <{}>, User <{}>, Project <{project}>, Command <{}>", j.id, j.user, j.command);
+    let mut requeue = false;
+    let mut running = false;
+    for (at, e) in &h.events {
+        let mut line = event_line(e, &mut requeue);
+        match e {
+            HistoryEvent::Started { .. } => running = true,
+            HistoryEvent::Finished { .. } | HistoryEvent::Removed => running = false,
+            // A finished job's requeue is at once: nothing waits for its end.
+            HistoryEvent::Requeued { .. } if !running => {
+                requeue = false;
+                line = line.replace("Requeue requested", "Requeued");
+            }
+            _ => {}
+        }
+        let _ = writeln!(out, "{}: {line}", long_time(*at));
+    }
+    let end = if j.status.unfinished() { now } else { j.end_time.unwrap_or(now) };
+    let c = columns(summary(&h.events, end));
+    let _ = writeln!(out, "\nSummary of time in seconds spent in various states by  {}", long_time(end));
+    let _ = writeln!(out, "  PEND     PSUSP    RUN      USUSP    SSUSP    UNKWN    TOTAL");
+    let row: Vec<String> = c.iter().map(|n| format!("{n:<8}")).collect();
+    let _ = writeln!(out, "  {}", row.join(" ").trim_end());
+    out
+}
+
+fn short(hs: &[JobHistory], now: u64) -> String {
+    let mut out = String::from("Summary of time in seconds spent in various states:\n");
+    out.push_str("JOBID   USER    JOB_NAME  PEND    PSUSP   RUN     USUSP   SSUSP   UNKWN   TOTAL\n");
+    for h in hs {
+        let j = &h.job;
+        let end = if j.status.unfinished() { now } else { j.end_time.unwrap_or(now) };
+        let c = columns(summary(&h.events, end));
+        let nums: Vec<String> = c.iter().map(|n| format!("{n:<7}")).collect();
+        let _ = writeln!(
+            out,
+            "{:<7} {:<7} {:<9} {}",
+            j.id,
+            cut(&j.user, 7, false),
+            cut(&j.name, 9, false),
+            nums.join(" ").trim_end()
+        );
+    }
+    out
+}
+
+/// `bhist [-a] [-d] [-l] [-u user|all] [jobid ...]`: by default the
+/// caller's unfinished jobs; `-a` finished ones too, `-d` only finished
+/// ones.
+pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (mut all, mut done, mut long_form, mut user, mut jobs) = (false, false, false, None, Vec::new());
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-a" => all = true,
+            "-d" => done = true,
+            "-l" => long_form = true,
+            "-u" => {
+                user = Some(args.get(i + 1).ok_or_else(|| anyhow!("bhist: -u: expected a user after it"))?.clone());
+                i += 1;
+            }
+            o if o.starts_with('-') => bail!("bhist: {o}: unknown option"),
+            id => jobs.push(id.parse::<u64>().map_err(|_| anyhow!("bhist: {id}: not a job id"))?),
+        }
+        i += 1;
+    }
+    let request = Request::History { jobs, user, finished: all || done };
+    let Response::History(mut hs) = call(request)? else { bail!("bhist: unexpected answer") };
+    if done {
+        hs.retain(|h| !h.job.status.unfinished());
+    }
+    if hs.is_empty() {
+        println!("No matching job found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if long_form {
+        let blocks: Vec<String> = hs.iter().map(|h| long(h, now)).collect();
+        print!("{}", blocks.join(&format!("{}\n", "-".repeat(78))));
+    } else {
+        print!("{}", short(&hs, now));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bpeek [-f] [jobid]`: a running job's output so far (the caller's last
+/// running job by default); `-f` follows it until the job ends.
+pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
+    let mut follow = false;
+    let mut job = None;
+    for a in args {
+        match a.as_str() {
+            "-f" => follow = true,
+            o if o.starts_with('-') => bail!("bpeek: {o}: unknown option"),
+            id if job.is_none() => job = Some(id.parse::<u64>().map_err(|_| anyhow!("bpeek: {id}: not a job id"))?),
+            extra => bail!("bpeek: {extra}: one job at a time"),
+        }
+    }
+    let Response::Peek { job: id, output } = call(Request::Peek { job })? else { bail!("bpeek: unexpected answer") };
+    println!("<< output from stdout >>");
+    let stdout_part = |o: &str| o.strip_prefix("<< output from stdout >>\n").unwrap_or(o).to_string();
+    let mut shown = stdout_part(&output);
+    print!("{shown}");
+    if !follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    use std::io::Write;
+    loop {
+        let _ = std::io::stdout().flush();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let Ok(Response::Peek { output, .. }) = call(Request::Peek { job: Some(id) }) else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        let now = stdout_part(&output);
+        // The file may have been cut to its tail: print what is new.
+        let new = now.strip_prefix(shown.as_str()).unwrap_or(&now);
+        let new = new.split("\n<< output from stderr >>\n").next().unwrap_or_default();
+        print!("{new}");
+        shown.push_str(new);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn submitted() -> HistoryEvent {
+        HistoryEvent::Submitted { queue: "normal".into(), from_host: "hostA".into(), cwd: "/tmp".into() }
+    }
+
+    fn started() -> HistoryEvent {
+        HistoryEvent::Started { hosts: vec![("hostA".into(), 1)] }
+    }
+
+    #[test]
+    fn time_is_split_by_state() {
+        let by = || "alice".to_string();
+        let events = vec![
+            (100, submitted()),
+            (105, HistoryEvent::Suspended { by: by() }),
+            (115, HistoryEvent::Resumed { by: by() }),
+            (120, started()),
+            (130, HistoryEvent::Suspended { by: by() }),
+            (160, HistoryEvent::Resumed { by: by() }),
+            (170, HistoryEvent::Finished { exit: 0, cpu_time: 1.0 }),
+        ];
+        assert_eq!(summary(&events, 999), [10, 10, 20, 30]);
+        assert_eq!(columns(summary(&events, 999)), [10, 10, 20, 30, 0, 0, 70]);
+    }
+
+    #[test]
+    fn an_unfinished_job_counts_up_to_now() {
+        assert_eq!(summary(&[(100, submitted()), (110, started())], 150), [10, 0, 40, 0]);
+    }
+
+    #[test]
+    fn a_requeued_running_job_pends_again_from_its_end() {
+        let events = vec![
+            (100, submitted()),
+            (100, started()),
+            (150, HistoryEvent::Requeued { hold: false }),
+            (152, HistoryEvent::Finished { exit: 137, cpu_time: 0.0 }),
+            (160, started()),
+            (170, HistoryEvent::Finished { exit: 0, cpu_time: 0.0 }),
+        ];
+        assert_eq!(summary(&events, 999), [8, 0, 62, 0]);
+        let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Done), events };
+        let text = long(&h, 999);
+        assert!(text.contains("Requeue requested;"), "{text}");
+        assert!(
+            text.contains("Exited with exit code 137. The CPU time used is 0.0 seconds; The job is requeued;"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_requeued_finished_job_pends_at_once() {
+        let events = vec![
+            (100, submitted()),
+            (100, started()),
+            (110, HistoryEvent::Finished { exit: 1, cpu_time: 0.0 }),
+            (200, HistoryEvent::Requeued { hold: true }),
+        ];
+        assert_eq!(summary(&events, 250), [0, 50, 10, 0]);
+        let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Psusp), events };
+        let text = long(&h, 250);
+        assert!(text.contains(": Requeued (held);"), "{text}");
+        assert!(!text.contains("The job is requeued"), "{text}");
+    }
+
+    #[test]
+    fn a_job_removed_while_pending() {
+        assert_eq!(summary(&[(100, submitted()), (103, HistoryEvent::Removed)], 999), [3, 0, 0, 0]);
+    }
+}

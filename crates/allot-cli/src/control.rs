@@ -1,0 +1,233 @@
+//! The job control commands: `bkill`, `bstop`, `bresume`, `bswitch`,
+//! `bmod` and `brequeue`. Each names jobs by id (`0`: all of the caller's
+//! jobs the command applies to) and prints LSF's line per job; a job that
+//! could not be acted on prints allotd's reason on standard error and
+//! makes the command exit 1.
+
+use std::process::ExitCode;
+
+use allot_proto::{Changes, Request, RequeueStates, Response};
+use anyhow::{anyhow, bail};
+
+use crate::lsf::call;
+
+/// Job ids as the commands take them.
+fn job_ids(cmd: &str, words: &[String]) -> anyhow::Result<Vec<u64>> {
+    let ids = words
+        .iter()
+        .map(|w| w.parse::<u64>().map_err(|_| anyhow!("{cmd}: {w}: not a job id")))
+        .collect::<anyhow::Result<Vec<u64>>>()?;
+    if ids.is_empty() {
+        bail!("{cmd}: name the jobs, or 0 for all of yours");
+    }
+    Ok(ids)
+}
+
+/// Prints each job's outcome: `done(id)` for those acted on.
+fn report(cmd: &str, response: Response, done: impl Fn(u64) -> String) -> anyhow::Result<ExitCode> {
+    let Response::Each(results) = response else { bail!("{cmd}: unexpected answer") };
+    if results.is_empty() {
+        println!("No matching job found");
+        return Ok(ExitCode::FAILURE);
+    }
+    let mut failed = false;
+    for (id, r) in results {
+        match r {
+            Ok(()) => println!("{}", done(id)),
+            Err(e) => {
+                eprintln!("{e}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Options without values, then job ids; an unknown option is an error.
+fn flags_and_ids<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<u64>)> {
+    let mut flags = Vec::new();
+    let mut ids = Vec::new();
+    for a in args {
+        if a.starts_with('-') {
+            if !known.contains(&a.as_str()) {
+                bail!("{cmd}: {a}: unknown option");
+            }
+            flags.push(a.as_str());
+        } else {
+            ids.push(a.clone());
+        }
+    }
+    Ok((flags, job_ids(cmd, &ids)?))
+}
+
+/// bkill [-s signal] jobid ... | 0
+pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
+    let mut signal = None;
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-s" => {
+                signal = Some(args.get(i + 1).ok_or_else(|| anyhow!("bkill: -s: expected a signal after it"))?.clone());
+                i += 1;
+            }
+            o if o.starts_with('-') => bail!("bkill: {o}: unknown option"),
+            id => words.push(id.to_string()),
+        }
+        i += 1;
+    }
+    let jobs = job_ids("bkill", &words)?;
+    let signaled = signal.is_some();
+    let response = call(Request::Kill { jobs, signal })?;
+    if matches!(&response, Response::Each(r) if r.is_empty()) {
+        println!("No unfinished job found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    report("bkill", response, |id| {
+        if signaled { format!("Job <{id}> is being signaled") } else { format!("Job <{id}> is being terminated") }
+    })
+}
+
+/// `bstop jobid ... | 0`: pending jobs are held (PSUSP), running ones
+/// stopped (USUSP).
+pub fn bstop(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (_, jobs) = flags_and_ids("bstop", args, &[])?;
+    report("bstop", call(Request::Suspend { jobs, stop: true })?, |id| format!("Job <{id}> is being stopped"))
+}
+
+/// `bresume jobid ... | 0`.
+pub fn bresume(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (_, jobs) = flags_and_ids("bresume", args, &[])?;
+    report("bresume", call(Request::Suspend { jobs, stop: false })?, |id| format!("Job <{id}> is being resumed"))
+}
+
+/// `bswitch queue jobid ... | 0`: pending jobs to another queue.
+pub fn bswitch(args: &[String]) -> anyhow::Result<ExitCode> {
+    let Some((queue, rest)) = args.split_first().filter(|(q, _)| !q.starts_with('-')) else {
+        bail!("bswitch: usage: bswitch destination_queue job_ID ... | 0");
+    };
+    let jobs = job_ids("bswitch", rest)?;
+    let response = call(Request::Switch { jobs, queue: queue.clone() })?;
+    report("bswitch", response, |id| format!("Job <{id}> is switched to queue <{queue}>"))
+}
+
+/// `brequeue [-a] [-d] [-e] [-r] [-H] jobid ... | 0`: running jobs are
+/// killed and requeued, DONE (`-d`) and EXIT (`-e`) jobs requeued; `-r`
+/// running jobs; without any of them (or `-a`) all three. `-H` requeues
+/// them held (PSUSP).
+pub fn brequeue(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, jobs) = flags_and_ids("brequeue", args, &["-a", "-d", "-e", "-r", "-H"])?;
+    let has = |f: &str| flags.contains(&f);
+    let all = has("-a") || !(has("-d") || has("-e") || has("-r"));
+    let states = RequeueStates { done: all || has("-d"), exit: all || has("-e"), running: all || has("-r") };
+    let response = call(Request::Requeue { jobs, states, hold: has("-H") })?;
+    report("brequeue", response, |id| format!("Job <{id}> is being requeued"))
+}
+
+/// `bmod [options] jobid`: `bsub`'s options change a pending job; the
+/// `n` forms (`-Wn`, `-Wen`, `-Pn`, `-Gn`, `-on`, `-en`) remove a setting;
+/// `-Z "command"` replaces the command.
+pub fn bmod(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (changes, job) = parse_bmod(args)?;
+    let response = call(Request::Modify { job, changes })?;
+    report("bmod", response, |id| format!("Parameters of job <{id}> are being changed"))
+}
+
+fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, u64)> {
+    let mut c = Changes::default();
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-Wn" => c.run_limit = Some(None),
+            "-Wen" => c.estimated_run_time = Some(None),
+            "-Pn" => c.project = Some(None),
+            "-Gn" => c.group = Some(None),
+            "-on" => c.output = Some(None),
+            "-en" => c.error = Some(None),
+            "-Z" => {
+                let cmd = args.get(i + 1).ok_or_else(|| anyhow!("bmod: -Z: expected a command after it"))?;
+                c.command = Some(cmd.clone());
+                i += 1;
+            }
+            _ => rest.push(args[i].clone()),
+        }
+        i += 1;
+    }
+    let o = allot_config::bsub::parse(&rest).map_err(|e| anyhow!("bmod: {e}"))?;
+    let unsupported = [
+        (!o.res_req.is_empty(), "-R"),
+        (o.hosts.is_some(), "-m"),
+        (o.exclusive, "-x"),
+        (o.wait, "-K"),
+        (o.slots.is_some_and(|s| s.min != s.max), "-n min,max"),
+    ];
+    if let Some((_, opt)) = unsupported.iter().find(|(given, _)| *given) {
+        bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");
+    }
+    if let Some((opt, _)) = o.other.first() {
+        bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");
+    }
+    let [id] = &o.command[..] else { bail!("bmod: usage: bmod [options] job_ID (one job)") };
+    let job = id.parse::<u64>().map_err(|_| anyhow!("bmod: {id}: not a job id"))?;
+    c.queue = o.queue;
+    c.slots = o.slots.map(|s| s.min);
+    if o.run_limit.is_some() {
+        c.run_limit = Some(o.run_limit);
+    }
+    if o.estimated_run_time.is_some() {
+        c.estimated_run_time = Some(o.estimated_run_time);
+    }
+    if o.group.is_some() {
+        c.group = Some(o.group);
+    }
+    if o.project.is_some() {
+        c.project = Some(o.project);
+    }
+    if o.output.is_some() {
+        c.output = Some(o.output);
+    }
+    if o.error.is_some() {
+        c.error = Some(o.error);
+    }
+    c.name = o.name;
+    c.cwd = o.cwd;
+    if c == Changes::default() {
+        bail!("bmod: nothing to change; give bsub's options before the job ID");
+    }
+    Ok((c, job))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn bmod_takes_bsubs_options_and_the_n_forms() {
+        let (c, job) = parse_bmod(&words("-n 4 -W 1:00 -q short -Pn -J renamed -oo out.%J 42")).expect("valid");
+        assert_eq!(job, 42);
+        assert_eq!(c.slots, Some(4));
+        assert_eq!(c.run_limit, Some(Some(3600)));
+        assert_eq!(c.queue.as_deref(), Some("short"));
+        assert_eq!(c.project, Some(None));
+        assert_eq!(c.name.as_deref(), Some("renamed"));
+        assert_eq!(c.output, Some(Some(("out.%J".into(), true))));
+        assert_eq!(c.group, None, "untouched");
+        let (c, _) = parse_bmod(&words("-Wn 7")).expect("valid");
+        assert_eq!(c.run_limit, Some(None));
+    }
+
+    #[test]
+    fn bmod_refuses_what_it_cannot_do() {
+        let err = |line: &str| parse_bmod(&words(line)).expect_err(line).to_string();
+        assert_eq!(err("-n 2 7 8"), "bmod: usage: bmod [options] job_ID (one job)");
+        assert_eq!(err("-R span[hosts=1] 7"), "bmod: -R: not supported by this allot yet. Job not modified.");
+        assert_eq!(err("7"), "bmod: nothing to change; give bsub's options before the job ID");
+        assert_eq!(err("-n 2 seven"), "bmod: seven: not a job id");
+        assert_eq!(err("-W soon 7"), "bmod: -W soon: expected `[hours:]minutes`");
+    }
+}

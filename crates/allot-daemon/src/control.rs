@@ -1,0 +1,275 @@
+//! Job control requests: `bkill`, `bstop`, `bresume`, `bswitch`, `bmod`
+//! and `brequeue`. Each acts job by job and answers job by job; a job the
+//! caller may not act on, or in a state the request does not fit, gets its
+//! own error and changes nothing. A change the engine refuses (a queue that
+//! does not exist or does not admit the user, too many slots) is refused
+//! before anything is recorded.
+
+use allot_engine::Time;
+use allot_proto::{Changes, JobStatus, RequeueStates, Response};
+use allot_store::{JobRecord, Record};
+use nix::sys::signal::Signal;
+
+use crate::serve::{Caller, keep, may_act};
+use crate::state::{DaemonJob, State};
+
+/// The jobs a request names: its ids, or (for `0`) every job of the
+/// caller that `mine` selects, oldest first.
+fn targets(state: &State, caller: &Caller, ids: &[u64], mine: impl Fn(&DaemonJob) -> bool) -> Vec<u64> {
+    if ids == [0] {
+        state.jobs.iter().filter(|(_, j)| j.record.spec.user == caller.user && mine(j)).map(|(id, _)| *id).collect()
+    } else {
+        ids.to_vec()
+    }
+}
+
+/// Runs `act` on each job the caller may act on; the answer holds each
+/// job's outcome.
+fn each(
+    state: &mut State,
+    caller: &Caller,
+    ids: Vec<u64>,
+    mut act: impl FnMut(&mut State, u64, JobStatus) -> Result<(), String>,
+) -> Response {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let result = match state.jobs.get(&id) {
+            None => Err(format!("Job <{id}>: No matching job found")),
+            Some(j) if !may_act(state, caller, &j.record.spec.user) => {
+                Err(format!("Job <{id}>: User permission denied"))
+            }
+            Some(j) => {
+                let status = j.status;
+                act(state, id, status)
+            }
+        };
+        out.push((id, result));
+    }
+    Response::Each(out)
+}
+
+/// Sends a signal to a running job's process group, or (when its command
+/// has not started yet) as soon as it exists.
+fn signal(state: &mut State, id: u64, sig: Signal) -> Result<(), String> {
+    match state.files.read_pgid(id) {
+        Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{id}>: {e}")),
+        None => {
+            state.pending_kills.insert(id, sig);
+            Ok(())
+        }
+    }
+}
+
+fn signal_of(name: Option<&str>) -> Result<Signal, String> {
+    let Some(name) = name else { return Ok(Signal::SIGKILL) };
+    let upper = name.to_ascii_uppercase();
+    let full = if upper.starts_with("SIG") { upper } else { format!("SIG{upper}") };
+    full.parse().map_err(|_| format!("-s {name}: unknown signal"))
+}
+
+const FINISHED: &str = "Job has already finished";
+
+/// `bkill`: a pending job is removed; a running one gets the signal.
+pub fn kill(
+    state: &mut State,
+    caller: &Caller,
+    ids: &[u64],
+    signal_name: Option<&str>,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
+    let sig = match signal_of(signal_name) {
+        Ok(s) => s,
+        Err(e) => return Response::Error(e),
+    };
+    let ids = targets(state, caller, ids, |j| j.status.unfinished());
+    each(state, caller, ids, |state, id, status| match status {
+        JobStatus::Pend | JobStatus::Psusp => {
+            keep(state, t, records, Record::Removed { job: id });
+            Ok(())
+        }
+        JobStatus::Run | JobStatus::Ususp => signal(state, id, sig),
+        JobStatus::Done | JobStatus::Exit => Err(format!("Job <{id}>: {FINISHED}")),
+    })
+}
+
+/// `bstop` and `bresume`. A pending job is held (PSUSP) or released; a
+/// running one is stopped (SIGSTOP, USUSP) or continued (SIGCONT). A
+/// stopped job keeps its slots, as in LSF, and its run limit keeps
+/// counting: the limit is wall-clock time from its start.
+pub fn suspend(
+    state: &mut State,
+    caller: &Caller,
+    ids: &[u64],
+    stop: bool,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
+    let wanted = |j: &DaemonJob| {
+        if stop {
+            matches!(j.status, JobStatus::Pend | JobStatus::Run)
+        } else {
+            matches!(j.status, JobStatus::Psusp | JobStatus::Ususp)
+        }
+    };
+    let ids = targets(state, caller, ids, wanted);
+    let by = caller.user.clone();
+    each(state, caller, ids, |state, id, status| {
+        let record = Record::Suspended { job: id, stop, by: by.clone() };
+        match (status, stop) {
+            (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
+                keep(state, t, records, record);
+                Ok(())
+            }
+            (JobStatus::Run, true) | (JobStatus::Ususp, false) => {
+                signal(state, id, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
+                keep(state, t, records, record);
+                Ok(())
+            }
+            (JobStatus::Psusp | JobStatus::Ususp, true) => Err(format!("Job <{id}>: Job has already been suspended")),
+            (JobStatus::Pend | JobStatus::Run, false) => Err(format!("Job <{id}>: Job is not suspended")),
+            (JobStatus::Done | JobStatus::Exit, _) => Err(format!("Job <{id}>: {FINISHED}")),
+        }
+    })
+}
+
+/// Records a pending job's new record if the engine accepts it; otherwise
+/// nothing changes and the refusal names the job.
+fn modify_pending(
+    state: &mut State,
+    id: u64,
+    status: JobStatus,
+    t: Time,
+    records: &mut Vec<Record>,
+    change: impl FnOnce(&mut JobRecord),
+) -> Result<(), String> {
+    match status {
+        JobStatus::Pend | JobStatus::Psusp => {}
+        JobStatus::Run | JobStatus::Ususp => {
+            return Err(format!("Job <{id}>: Job has already started; only pending jobs are changed"));
+        }
+        JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{id}>: {FINISHED}")),
+    }
+    let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{id}>: No matching job found")) };
+    let mut record = j.record.clone();
+    change(&mut record);
+    if let Some(q) = record.spec.queue.as_ref().filter(|&q| j.record.spec.queue.as_ref() != Some(q)) {
+        if state.closed_queues.contains(q) {
+            return Err(format!("Job <{id}>: Queue <{q}> is closed"));
+        }
+    }
+    let record = Record::Modified { job: id, record: Box::new(record) };
+    state
+        .apply(t, &record)
+        .map_err(|e| format!("Job <{id}>: {}", e.strip_prefix(&format!("job {id}: ")).unwrap_or(&e)))?;
+    records.push(record);
+    Ok(())
+}
+
+/// `bswitch`: pending jobs to another queue.
+pub fn switch(
+    state: &mut State,
+    caller: &Caller,
+    ids: &[u64],
+    queue: &str,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
+    let ids = targets(state, caller, ids, |j| matches!(j.status, JobStatus::Pend | JobStatus::Psusp));
+    each(state, caller, ids, |state, id, status| {
+        modify_pending(state, id, status, t, records, |r| r.spec.queue = Some(queue.to_string()))
+    })
+}
+
+/// `bmod`: the changes to one pending job.
+pub fn modify(
+    state: &mut State,
+    caller: &Caller,
+    id: u64,
+    changes: &Changes,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
+    each(state, caller, vec![id], |state, id, status| {
+        modify_pending(state, id, status, t, records, |r| apply_changes(r, changes))
+    })
+}
+
+fn apply_changes(r: &mut JobRecord, c: &Changes) {
+    if let Some(q) = &c.queue {
+        r.spec.queue = Some(q.clone());
+    }
+    if let Some(n) = c.slots {
+        r.spec.slots = n.max(1);
+    }
+    if let Some(w) = c.run_limit {
+        r.spec.run_limit = w;
+    }
+    if let Some(g) = &c.group {
+        r.spec.group = g.clone();
+    }
+    if let Some(e) = c.estimated_run_time {
+        r.estimated_run_time = e;
+    }
+    if let Some(name) = &c.name {
+        r.name = name.clone();
+    }
+    if let Some(p) = &c.project {
+        r.project = p.clone();
+    }
+    if let Some(o) = &c.output {
+        r.output = o.clone();
+    }
+    if let Some(e) = &c.error {
+        r.error = e.clone();
+    }
+    if let Some(cwd) = &c.cwd {
+        r.cwd = cwd.clone();
+    }
+    if let Some(cmd) = &c.command {
+        r.command = cmd.clone();
+    }
+}
+
+/// `brequeue`: a running (or stopped) job is killed and goes back to
+/// pending when its end is collected; a DONE or EXIT job comes back now.
+/// Either keeps its id and its place in submission order.
+pub fn requeue(
+    state: &mut State,
+    caller: &Caller,
+    ids: &[u64],
+    states: RequeueStates,
+    hold: bool,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
+    let asked = move |s: JobStatus| match s {
+        JobStatus::Run | JobStatus::Ususp => states.running,
+        JobStatus::Done => states.done,
+        JobStatus::Exit => states.exit,
+        JobStatus::Pend | JobStatus::Psusp => false,
+    };
+    let ids = targets(state, caller, ids, |j| asked(j.status) && j.requeue.is_none());
+    each(state, caller, ids, |state, id, status| {
+        if matches!(status, JobStatus::Pend | JobStatus::Psusp) {
+            return Err(format!("Job <{id}>: Job has not started yet"));
+        }
+        if !asked(status) {
+            return Err(format!("Job <{id}>: Job is {}, not in a state asked for", status.as_str()));
+        }
+        let record = Record::Requeued { job: id, hold };
+        if status.unfinished() {
+            if state.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
+                return Err(format!("Job <{id}>: Job is already being requeued"));
+            }
+            keep(state, t, records, record);
+            // A job already gone is requeued all the same when its end
+            // is collected.
+            let _ = signal(state, id, Signal::SIGKILL);
+            return Ok(());
+        }
+        state.apply(t, &record).map_err(|e| format!("Job <{id}>: {e}"))?;
+        records.push(record);
+        Ok(())
+    })
+}

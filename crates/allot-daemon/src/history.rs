@@ -1,0 +1,124 @@
+//! What a job did and wrote: `bhist` from the event log, `bpeek` from the
+//! job's output files. Both only read.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use allot_engine::Time;
+use allot_proto::{HistoryEvent, JobHistory, JobStatus, Response};
+use allot_store::Record;
+
+use crate::serve::{Caller, may_act, run_as};
+use crate::state::State;
+
+/// The most of a file `bpeek` shows: its end.
+const PEEK_LIMIT: u64 = 4 << 20;
+
+/// `bpeek`: the output so far of a running job (by default the caller's
+/// most recently submitted running job).
+pub fn peek(state: &State, caller: &Caller, job: Option<u64>) -> Response {
+    let id = match job {
+        Some(id) => id,
+        None => {
+            let mine = state.jobs.iter().rev().find(|(_, j)| {
+                j.record.spec.user == caller.user && matches!(j.status, JobStatus::Run | JobStatus::Ususp)
+            });
+            match mine {
+                Some((id, _)) => *id,
+                None => return Response::Error("No unfinished job found".into()),
+            }
+        }
+    };
+    let Some(j) = state.jobs.get(&id) else { return Response::Error(format!("Job <{id}>: No matching job found")) };
+    if !may_act(state, caller, &j.record.spec.user) {
+        return Response::Error(format!("Job <{id}>: User permission denied"));
+    }
+    match j.status {
+        JobStatus::Pend | JobStatus::Psusp => return Response::Error(format!("Job <{id}>: Job has not started yet")),
+        JobStatus::Done | JobStatus::Exit => return Response::Error(format!("Job <{id}>: Job has already finished")),
+        JobStatus::Run | JobStatus::Ususp => {}
+    }
+    let owner = run_as(&j.record.spec.user).map(|(uid, _)| uid);
+    let ((out, _), (err, _)) = state.output_files(id, &j.record);
+    let mut output = String::from("<< output from stdout >>\n");
+    match read_tail(&out, owner) {
+        Ok(text) => output.push_str(&text),
+        Err(e) => return Response::Error(format!("Job <{id}>: {}: {e}", out.display())),
+    }
+    if err != out {
+        if let Ok(text) = read_tail(&err, owner).map_err(|e| e.to_string()) {
+            if !text.is_empty() {
+                output.push_str("\n<< output from stderr >>\n");
+                output.push_str(&text);
+            }
+        }
+    }
+    Response::Peek { job: id, output }
+}
+
+/// The last [`PEEK_LIMIT`] bytes of a file; nothing if it does not exist
+/// yet. As root, only a file the job's owner owns is read: an output path
+/// is the user's to choose, and allotd must not read what they cannot.
+fn read_tail(path: &Path, owner: Option<u32>) -> Result<String, String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if owner.is_some_and(|uid| meta.uid() != uid) {
+        return Err("not owned by the job's user".into());
+    }
+    let skip = meta.len().saturating_sub(PEEK_LIMIT);
+    f.seek(SeekFrom::Start(skip)).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `bhist`: each job's events from the log. Without job ids, the jobs of
+/// `user` (the caller by default, `all` for everyone), finished ones only
+/// when `finished` asks for them.
+pub fn history(state: &State, caller: &Caller, ids: &[u64], user: Option<&str>, finished: bool, t: Time) -> Response {
+    let ids: Vec<u64> = if ids.is_empty() {
+        let user = user.unwrap_or(&caller.user);
+        state
+            .jobs
+            .iter()
+            .filter(|(_, j)| (user == "all" || j.record.spec.user == user) && (finished || j.status.unfinished()))
+            .map(|(id, _)| *id)
+            .collect()
+    } else {
+        ids.to_vec()
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(j) = state.jobs.get(&id) else { return Response::Error(format!("Job <{id}>: No matching job found")) };
+        let records = match state.store.job_records(id) {
+            Ok(r) => r,
+            Err(e) => return Response::Error(e.to_string()),
+        };
+        let events = records.into_iter().filter_map(|(at, r)| event(r).map(|e| (at.0, e))).collect();
+        out.push(JobHistory { job: state.info(id, j, t, false), events });
+    }
+    Response::History(out)
+}
+
+fn event(r: Record) -> Option<HistoryEvent> {
+    Some(match r {
+        Record::Submitted { record, .. } => HistoryEvent::Submitted {
+            queue: record.spec.queue.unwrap_or_default(),
+            from_host: record.from_host,
+            cwd: record.cwd,
+        },
+        Record::Started { alloc, .. } => HistoryEvent::Started { hosts: alloc },
+        Record::Finished { exit, cpu_time, .. } => HistoryEvent::Finished { exit, cpu_time },
+        Record::Removed { .. } => HistoryEvent::Removed,
+        Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
+        Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
+        Record::Modified { record, .. } => HistoryEvent::Modified { queue: record.spec.queue.unwrap_or_default() },
+        Record::Requeued { hold, .. } => HistoryEvent::Requeued { hold },
+        Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => return None,
+    })
+}
