@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail};
 /// The commands this binary answers to when called by their names.
 pub const COMMANDS: &[&str] = &[
     "bsub", "bjobs", "bkill", "bstop", "bresume", "bswitch", "bmod", "brequeue", "bpeek", "bhist", "bqueues", "bhosts",
-    "badmin",
+    "bhpart", "bugroup", "busers", "badmin",
 ];
 
 fn client() -> anyhow::Result<Client> {
@@ -37,8 +37,11 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "brequeue" => crate::control::brequeue(args),
         "bpeek" => crate::bhist::bpeek(args),
         "bhist" => crate::bhist::bhist(args),
-        "bqueues" => bqueues(args),
-        "bhosts" => bhosts(args),
+        "bqueues" => crate::views::bqueues(args),
+        "bhosts" => crate::views::bhosts(args),
+        "bhpart" => crate::views::bhpart(args),
+        "bugroup" => crate::views::bugroup(args),
+        "busers" => crate::views::busers(args),
         "badmin" => badmin(args),
         _ => bail!("{cmd}: not an allot command"),
     }
@@ -164,50 +167,6 @@ pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
         let keep: String = s.chars().take(width.saturating_sub(1)).collect();
         std::borrow::Cow::Owned(format!("{keep}*"))
     }
-}
-
-fn dash<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| x.to_string())
-}
-
-fn bqueues(args: &[String]) -> anyhow::Result<ExitCode> {
-    if let Some(o) = args.iter().find(|a| a.starts_with('-')) {
-        bail!("bqueues: {o}: not available yet");
-    }
-    let Response::Queues(queues) = call(Request::Queues)? else { bail!("bqueues: unexpected answer") };
-    println!("QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP");
-    for q in queues.iter().filter(|q| args.is_empty() || args.contains(&q.name)) {
-        println!(
-            "{:<15} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5}",
-            q.name,
-            q.priority,
-            q.status,
-            dash(q.max),
-            dash(q.jl_u),
-            dash(q.jl_p),
-            dash(q.jl_h),
-            q.njobs,
-            q.pend,
-            q.run,
-            q.susp
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
-    if let Some(o) = args.iter().find(|a| a.starts_with('-')) {
-        bail!("bhosts: {o}: not available yet");
-    }
-    let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
-    println!("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV");
-    for h in hosts.iter().filter(|h| args.is_empty() || args.contains(&h.name)) {
-        println!(
-            "{:<18} {:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-            h.name, h.status, "-", h.max, h.njobs, h.run, 0, 0, 0
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...

@@ -9,6 +9,7 @@ mod daemon_cmd;
 mod lsf;
 mod shares_cmd;
 mod sim_cmd;
+mod views;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,9 @@ enum Command {
         /// Print JSON instead of tables.
         #[arg(long)]
         json: bool,
+        /// The tables of the running allotd, with its usage now.
+        #[arg(long)]
+        live: bool,
     },
     /// Replays a workload (SWF, gzip-compressed or not, or JSON lines)
     /// through the engine and writes jobs.csv, summary.json and plots.
@@ -151,7 +155,9 @@ fn main() -> ExitCode {
             bench_cmd::daemon(jobs, connections, keep)
         }
         Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
-        Command::Shares { config, usage, json } => shares_cmd::run(config.as_deref(), usage.as_deref(), json),
+        Command::Shares { config, usage, json, live } => {
+            shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
+        }
         Command::Sim { workload, config, policy, out, report_at, kill_at_limit, swf_queues } => {
             sim_cmd::run(sim_cmd::SimArgs {
                 workload,

@@ -9,6 +9,7 @@ mod history;
 mod metrics;
 mod serve;
 mod state;
+mod views;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

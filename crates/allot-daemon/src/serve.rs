@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use allot_engine::{Decision, Engine, JobId, JobSpec, Time};
 use allot_exec::{ExecSpec, JobFiles, expand_name};
-use allot_proto::{Envelope, HostInfo, JobQuery, JobStatus, PROTOCOL_VERSION, QueueInfo, Request, Response};
+use allot_proto::{Envelope, JobQuery, PROTOCOL_VERSION, Request, Response};
 use allot_store::{JobRecord, Record, Store};
 use anyhow::{Context, anyhow};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Source;
 use crate::state::State;
-use crate::{control, history};
+use crate::{control, history, views};
 
 /// Who is asking: from the socket's peer credentials.
 #[derive(Clone, Debug)]
@@ -295,26 +295,11 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
             Request::History { jobs, user, finished } => {
                 history::history(state, &caller, &jobs, user.as_deref(), finished, t)
             }
-            Request::Queues => Response::Queues(queues(state)),
-            Request::Hosts => Response::Hosts(
-                state
-                    .engine
-                    .hosts()
-                    .map(|(name, max, used, _)| HostInfo {
-                        name: name.to_string(),
-                        status: if state.closed_hosts.contains(name) {
-                            "closed_Adm".into()
-                        } else if used >= max {
-                            "closed_Full".into()
-                        } else {
-                            "ok".into()
-                        },
-                        max,
-                        njobs: used,
-                        run: used,
-                    })
-                    .collect(),
-            ),
+            Request::Queues => Response::Queues(views::queues(state)),
+            Request::Hosts => Response::Hosts(views::hosts(state)),
+            Request::Shares => Response::Shares(views::shares(&state.engine, t)),
+            Request::Groups => Response::Groups(views::groups(&state.engine)),
+            Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
                 if !is_admin(state, &caller) =>
             {
@@ -437,46 +422,6 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
     let mut out = Vec::with_capacity(n);
     out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q.reasons)));
     out
-}
-
-/// `bqueues`: each queue's limits and job slots by state, PSUSP and
-/// USUSP jobs counted as SUSP, as LSF does.
-fn queues(state: &State) -> Vec<QueueInfo> {
-    let mut slots: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
-    for j in state.jobs.values() {
-        let column = match j.status {
-            JobStatus::Pend => 0,
-            JobStatus::Run => 1,
-            JobStatus::Psusp | JobStatus::Ususp => 2,
-            JobStatus::Done | JobStatus::Exit => continue,
-        };
-        let queue = j.record.spec.queue.as_deref().unwrap_or_default();
-        slots.entry(queue).or_default()[column] += j.record.spec.slots;
-    }
-    state
-        .engine
-        .queues()
-        .map(|(q, ..)| {
-            let [pend, run, susp] = slots.get(q.name.as_str()).copied().unwrap_or_default();
-            QueueInfo {
-                name: q.name.clone(),
-                priority: q.priority,
-                status: if state.closed_queues.contains(&q.name) {
-                    "Closed:Active".into()
-                } else {
-                    "Open:Active".into()
-                },
-                max: q.limits.qjob,
-                jl_u: q.limits.ujob,
-                jl_p: q.limits.pjob,
-                jl_h: q.limits.hjob,
-                njobs: pend + run + susp,
-                pend,
-                run,
-                susp,
-            }
-        })
-        .collect()
 }
 
 /// Collects job ends, runs a dispatch pass, starts what it decided.

@@ -550,7 +550,7 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     let again = d.cmd(&["bstop", &sa], &dir);
     assert_eq!(stderr(&again), format!("Job <{a}>: Job has already been suspended\n"));
     let q = stdout(&d.cmd(&["bqueues", "normal"], &dir));
-    assert!(q.trim_end().ends_with("2     0     0     2"), "both suspended: {q}");
+    assert!(q.trim_end().ends_with("2     1     0     1"), "PSUSP counts as pending, USUSP as suspended: {q}");
     let why = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
     assert!(why.contains("The job was suspended by the user while pending"), "{why}");
 
@@ -632,5 +632,69 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
         "{short}"
     );
     assert!(short.contains(&format!("\n{b:<7} ")), "{short}");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// The live fairshare views: `bqueues -l` (and `-r`) with the queue's
+/// share tables, `allot shares --live`, `bugroup -l`, `busers`, and
+/// `bhpart` on a cluster without host partitions.
+#[test]
+fn fairshare_views_on_the_live_state() {
+    let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective()).ok().flatten().expect("me").name;
+    let dir = tempdir("views");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("allot.toml"), ONE_HOST).expect("allot.toml");
+    std::fs::write(
+        config.join("lsb.users"),
+        format!(
+            "Begin UserGroup\nGROUP_NAME GROUP_MEMBER USER_SHARES\ngroup1 ({me} someone) ([{me}, 3] [others, 1])\n\
+             End UserGroup\n\nBegin User\nUSER_NAME MAX_JOBS\n{me} 5\nEnd User\n"
+        ),
+    )
+    .expect("lsb.users");
+    std::fs::write(
+        config.join("lsb.queues"),
+        "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nRUNLIMIT = 60\n\
+         FAIRSHARE = USER_SHARES[[group1, 10] [default, 1]]\nEnd Queue\n",
+    )
+    .expect("lsb.queues");
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let running = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(running, "RUN", &dir);
+
+    let long = stdout(&d.cmd(&["bqueues", "-l", "normal"], &dir));
+    for part in [
+        "QUEUE: normal\n\nPARAMETERS/STATISTICS\n",
+        "SCHEDULING POLICIES:  FAIRSHARE\n",
+        "USER_SHARES:  [group1, 10] [default, 1]\n",
+        "SHARE_INFO_FOR: normal/\nUSER/GROUP   SHARES  PRIORITY  STARTED RESERVED   CPU_TIME   RUN_TIME\n",
+        " RUNLIMIT\n 60.0 min\n",
+        "USERS: all users\nHOSTS:  all\n",
+    ] {
+        assert!(long.contains(part), "{part}: {long}");
+    }
+    let group_row = long.lines().find(|l| l.starts_with("group1 ")).unwrap_or_else(|| panic!("{long}"));
+    let cells: Vec<&str> = group_row.split_whitespace().collect();
+    assert_eq!((cells[1], cells[3]), ("10", "1"), "10 shares, 1 job started: {group_row}");
+    assert!(!long.contains("SHARE_INFO_FOR: normal/group1/"), "only the top level without -r: {long}");
+    let recursive = stdout(&d.cmd(&["bqueues", "-l", "-r", "normal"], &dir));
+    let mine = format!("\n{me} ");
+    let sub = recursive.split("SHARE_INFO_FOR: normal/group1/\n").nth(1).unwrap_or_else(|| panic!("{recursive}"));
+    assert!(sub.contains(&mine), "{sub}");
+    let unknown = d.cmd(&["bqueues", "nosuch"], &dir);
+    assert_eq!(stderr(&unknown), "nosuch: No such queue\n");
+
+    let shares = stdout(&d.cmd(&["shares", "--live"], &dir));
+    assert!(shares.starts_with("QUEUE: normal\n\nSHARE_INFO_FOR: normal/\n"), "{shares}");
+    assert!(shares.contains("SHARE_INFO_FOR: normal/group1/\n"), "{shares}");
+
+    let groups = stdout(&d.cmd(&["bugroup", "-l"], &dir));
+    assert_eq!(groups, format!("GROUP_NAME: group1\nUSERS: {me} someone\nSHARES: [{me},3] [others,1]\n\n"));
+    let users = stdout(&d.cmd(&["busers"], &dir));
+    let row: Vec<String> = users.lines().nth(1).expect("my row").split_whitespace().map(str::to_string).collect();
+    assert_eq!(row, [me.as_str(), "-", "5", "2", "1", "1", "0", "0", "0"], "{users}");
+    assert_eq!(stdout(&d.cmd(&["bhpart"], &dir)), "No host partition found\n");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }

@@ -643,6 +643,11 @@ impl Engine {
     pub fn host_index(&self, name: &str) -> Option<u32> {
         self.hosts.iter().position(|h| h.name == name).map(|i| i as u32)
     }
+    /// The configuration the engine runs on (its fairshare policies are
+    /// in [`Engine::fairshare`], with their usage).
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
     pub fn fairshare(&self) -> &FairshareSet {
         &self.fairshare
     }

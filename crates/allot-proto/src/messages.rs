@@ -108,6 +108,16 @@ pub enum Request {
         user: Option<String>,
         finished: bool,
     },
+    /// `bhpart`, `bqueues -l`, `allot shares --live`: every fairshare
+    /// policy with its share tables now.
+    Shares,
+    /// `bugroup`: the user groups of `lsb.users`.
+    Groups,
+    /// `busers`: job slots of these users (none: the caller; `all`:
+    /// every user with jobs or a MAX_JOBS).
+    Users {
+        users: Vec<String>,
+    },
 }
 
 /// The states `brequeue` acts on: `-d` DONE, `-e` EXIT, `-r` running and
@@ -318,7 +328,9 @@ pub enum HistoryEvent {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A queue: its limits and job slots by state (PSUSP jobs count as
+/// pending, as in LSF), and what `bqueues -l` shows of its configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueInfo {
     pub name: String,
     pub priority: i32,
@@ -331,6 +343,70 @@ pub struct QueueInfo {
     pub pend: u32,
     pub run: u32,
     pub susp: u32,
+    /// USERS; `None` is all users.
+    pub users: Option<Vec<String>>,
+    /// HOSTS; empty is all hosts.
+    pub hosts: Vec<String>,
+    /// The fairshare policy the queue is in, by name.
+    pub policy: Option<String>,
+    /// RUNLIMIT: default and maximum, seconds.
+    pub run_limit: Option<(Option<u64>, u64)>,
+    /// SLOT_POOL and SLOT_SHARE.
+    pub slot_pool: Option<(String, u32)>,
+}
+
+/// One fairshare policy and its share tables (`SHARE_INFO_FOR`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PolicyShares {
+    pub name: String,
+    /// A host partition's hosts; `None` for a queue policy.
+    pub partition_hosts: Option<Vec<String>>,
+    /// The queues of a queue policy (more than one: cross-queue).
+    pub queues: Vec<String>,
+    /// The top-level assignment, `[user1, 100] [default, 1]`.
+    pub user_shares: String,
+    /// Whether the ADJUST column is shown (FAIRSHARE_ADJUSTMENT_FACTOR).
+    pub show_adjust: bool,
+    pub tables: Vec<ShareTableInfo>,
+}
+
+/// The rows of one level of a share tree, with its path (`normal/`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareTableInfo {
+    pub path: String,
+    pub rows: Vec<ShareRowInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareRowInfo {
+    pub name: String,
+    pub shares: u32,
+    pub priority: f64,
+    pub started: u32,
+    pub reserved: u32,
+    pub cpu_time: f64,
+    pub run_time: f64,
+    pub adjust: f64,
+}
+
+/// A user group of `lsb.users`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupInfo {
+    pub name: String,
+    /// Users, and subgroups with a trailing `/`; `all` for everyone.
+    pub members: Vec<String>,
+    /// Its share assignment, `[user1, 10] [others, 1]`; empty if none.
+    pub shares: String,
+}
+
+/// A user's job slots by state, and MAX_JOBS.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserInfo {
+    pub name: String,
+    pub max: Option<u32>,
+    pub pend: u32,
+    pub run: u32,
+    pub ususp: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -367,6 +443,9 @@ pub enum Response {
     },
     /// `bhist`: each job's events, oldest first.
     History(Vec<JobHistory>),
+    Shares(Vec<PolicyShares>),
+    Groups(Vec<GroupInfo>),
+    Users(Vec<UserInfo>),
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),

@@ -25,7 +25,7 @@ pub mod table;
 pub mod tree;
 pub mod usage;
 
-pub use assign::{GroupTable, ShareAssignment, ShareTarget, UserGroup};
+pub use assign::{GroupTable, Member, ShareAssignment, ShareTarget, UserGroup};
 pub use priority::{FairshareAdjustment, LsfFactors, MemoryAdjustment, RecordedAdjustment};
 pub use select::Selector;
 pub use set::{Admission, FairshareSet, PolicyState, Scope};

@@ -105,6 +105,8 @@ pub struct ShareTree {
     /// Whether run time counts times the job's CPUs (parallel fairshare).
     counts_cpus: bool,
     leaves_of: BTreeMap<String, Vec<NodeId>>,
+    /// The top-level assignment the tree was built from.
+    top: Vec<ShareAssignment>,
 }
 
 impl ShareTree {
@@ -138,6 +140,7 @@ impl ShareTree {
             lambda,
             counts_cpus: false,
             leaves_of: BTreeMap::new(),
+            top: top.to_vec(),
         };
         tree.build_level(NodeId::ROOT, top, Scope::Everyone);
         // group@ members named in the configuration get their leaves now, so
@@ -372,6 +375,10 @@ impl ShareTree {
         std::iter::successors(Some(node), |n| self.nodes[n.idx()].parent).filter(|n| *n != NodeId::ROOT)
     }
 
+    /// The top-level share assignment, as configured (`USER_SHARES`).
+    pub fn top_assignment(&self) -> &[ShareAssignment] {
+        &self.top
+    }
     pub fn policy(&self) -> &str {
         &self.policy
     }

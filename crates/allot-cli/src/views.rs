@@ -1,0 +1,276 @@
+//! The cluster views: `bqueues` (`-l` with the fairshare tables),
+//! `bhosts`, `bhpart` (`-r`), `bugroup` (`-l`) and `busers`.
+
+use std::fmt::Write;
+use std::process::ExitCode;
+
+use allot_proto::{GroupInfo, PolicyShares, QueueInfo, Request, Response, UserInfo};
+use anyhow::bail;
+
+use crate::lsf::call;
+use crate::shares_cmd::{render, render_table};
+
+fn dash<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| x.to_string())
+}
+
+/// Flags among `known`, then names.
+fn flags_and_names<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<&'a str>)> {
+    let mut flags = Vec::new();
+    let mut names = Vec::new();
+    for a in args {
+        if a.starts_with('-') {
+            if !known.contains(&a.as_str()) {
+                bail!("{cmd}: {a}: unknown option");
+            }
+            flags.push(a.as_str());
+        } else {
+            names.push(a.as_str());
+        }
+    }
+    Ok((flags, names))
+}
+
+/// `bqueues [-l [-r]] [queue ...]`.
+pub fn bqueues(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, names) = flags_and_names("bqueues", args, &["-l", "-r"])?;
+    let Response::Queues(queues) = call(Request::Queues)? else { bail!("bqueues: unexpected answer") };
+    if let Some(missing) = names.iter().find(|n| !queues.iter().any(|q| q.name == **n)) {
+        bail!("{missing}: No such queue");
+    }
+    let queues: Vec<&QueueInfo> =
+        queues.iter().filter(|q| names.is_empty() || names.contains(&q.name.as_str())).collect();
+    if flags.contains(&"-l") {
+        let Response::Shares(policies) = call(Request::Shares)? else { bail!("bqueues: unexpected answer") };
+        let blocks: Vec<String> = queues.iter().map(|q| queue_long(q, &policies, flags.contains(&"-r"))).collect();
+        print!(
+            "{}",
+            blocks.join("-------------------------------------------------------------------------------\n\n")
+        );
+    } else {
+        print!("{}", queue_table(&queues));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn queue_table(queues: &[&QueueInfo]) -> String {
+    let mut out = String::from("QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP\n");
+    for q in queues {
+        let _ = writeln!(
+            out,
+            "{:<15} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5}",
+            q.name,
+            q.priority,
+            q.status,
+            dash(q.max),
+            dash(q.jl_u),
+            dash(q.jl_p),
+            dash(q.jl_h),
+            q.njobs,
+            q.pend,
+            q.run,
+            q.susp
+        );
+    }
+    out
+}
+
+/// `bqueues -l` for one queue: its figures, limits, fairshare policy with
+/// the top level of its share tree (every level with `-r`), users and
+/// hosts.
+fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> String {
+    let mut out = format!("QUEUE: {}\n\nPARAMETERS/STATISTICS\n", q.name);
+    out.push_str("PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV\n");
+    let _ = writeln!(
+        out,
+        "{:>4} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5} {:>5} {:>4}\n",
+        q.priority,
+        0,
+        q.status,
+        dash(q.max),
+        dash(q.jl_u),
+        dash(q.jl_p),
+        dash(q.jl_h),
+        q.njobs,
+        q.pend,
+        q.run,
+        0,
+        q.susp,
+        0
+    );
+    if let Some((default, max)) = q.run_limit {
+        let minutes = |s: u64| format!("{:.1} min", s as f64 / 60.0);
+        match default {
+            Some(d) => {
+                let _ = writeln!(out, " RUNLIMIT\n {}   {}\n", minutes(d), minutes(max));
+            }
+            None => {
+                let _ = writeln!(out, " RUNLIMIT\n {}\n", minutes(max));
+            }
+        }
+    }
+    let policy =
+        q.policy.as_ref().and_then(|name| policies.iter().find(|p| p.name == *name && p.partition_hosts.is_none()));
+    if let Some(p) = policy {
+        out.push_str("SCHEDULING POLICIES:  FAIRSHARE\n");
+        if p.queues.len() > 1 {
+            let _ = writeln!(out, "FAIRSHARE_QUEUES:  {}", p.queues.join(" "));
+        }
+        let _ = writeln!(out, "USER_SHARES:  {}\n", p.user_shares);
+        for table in p.tables.iter().take(if recursive { usize::MAX } else { 1 }) {
+            // Every queue of a cross-queue set shows the tree under its own name.
+            let path = match table.path.split_once('/') {
+                Some((_, rest)) => format!("{}/{rest}", q.name),
+                None => table.path.clone(),
+            };
+            let shown = allot_proto::ShareTableInfo { path, rows: table.rows.clone() };
+            out.push_str(&render_table(&shown, p.show_adjust));
+            out.push('\n');
+        }
+    }
+    let users = q.users.as_ref().map_or_else(|| "all users".to_string(), |u| u.join(" "));
+    let hosts = if q.hosts.is_empty() { "all".to_string() } else { q.hosts.join(" ") };
+    let _ = writeln!(out, "USERS: {users}\nHOSTS:  {hosts}");
+    if let Some((pool, share)) = &q.slot_pool {
+        let _ = writeln!(out, "SLOT_SHARE: {share}%\nSLOT_POOL: {pool}");
+    }
+    out.push('\n');
+    out
+}
+
+/// `bhosts [host ...]`.
+pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (_, names) = flags_and_names("bhosts", args, &[])?;
+    let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
+    println!("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV");
+    for h in hosts.iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())) {
+        println!(
+            "{:<18} {:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            h.name, h.status, "-", h.max, h.njobs, h.run, 0, 0, 0
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bhpart [-r] [partition ...]`: host partitions with the top level of
+/// their share trees, or every level with `-r`.
+pub fn bhpart(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, names) = flags_and_names("bhpart", args, &["-r"])?;
+    let Response::Shares(policies) = call(Request::Shares)? else { bail!("bhpart: unexpected answer") };
+    let partitions: Vec<PolicyShares> = policies.into_iter().filter(|p| p.partition_hosts.is_some()).collect();
+    if let Some(missing) = names.iter().find(|n| !partitions.iter().any(|p| p.name == **n)) {
+        bail!("{missing}: No such host partition");
+    }
+    let shown: Vec<PolicyShares> =
+        partitions.into_iter().filter(|p| names.is_empty() || names.contains(&p.name.as_str())).collect();
+    if shown.is_empty() {
+        println!("No host partition found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render(&shown, flags.contains(&"-r")));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bugroup [-l] [group ...]`.
+pub fn bugroup(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, names) = flags_and_names("bugroup", args, &["-l"])?;
+    let Response::Groups(groups) = call(Request::Groups)? else { bail!("bugroup: unexpected answer") };
+    if let Some(missing) = names.iter().find(|n| !groups.iter().any(|g| g.name == **n)) {
+        bail!("{missing}: No such user group");
+    }
+    let shown: Vec<&GroupInfo> =
+        groups.iter().filter(|g| names.is_empty() || names.contains(&g.name.as_str())).collect();
+    if shown.is_empty() {
+        println!("No user group found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", groups_text(&shown, flags.contains(&"-l")));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The groups as `bugroup` prints them; `-l` adds each group's shares,
+/// written `[name,shares]` as in the spec's sample.
+fn groups_text(groups: &[&GroupInfo], long: bool) -> String {
+    let mut out = String::new();
+    if long {
+        for g in groups {
+            let _ = writeln!(out, "GROUP_NAME: {}\nUSERS: {}", g.name, g.members.join(" "));
+            if !g.shares.is_empty() {
+                let _ = writeln!(out, "SHARES: {}", g.shares.replace(", ", ","));
+            }
+            out.push('\n');
+        }
+    } else {
+        out.push_str("GROUP_NAME    USERS\n");
+        for g in groups {
+            let _ = writeln!(out, "{:<13} {}", g.name, g.members.join(" "));
+        }
+    }
+    out
+}
+
+/// `busers [user ... | all]`: job slots by state and MAX_JOBS.
+pub fn busers(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (_, names) = flags_and_names("busers", args, &[])?;
+    let users = names.iter().map(|n| n.to_string()).collect();
+    let Response::Users(users) = call(Request::Users { users })? else { bail!("busers: unexpected answer") };
+    print!("{}", users_text(&users));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn users_text(users: &[UserInfo]) -> String {
+    let mut out = String::from("USER/GROUP          JL/P    MAX  NJOBS   PEND    RUN  SSUSP  USUSP    RSV\n");
+    for u in users {
+        let _ = writeln!(
+            out,
+            "{:<19} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            u.name,
+            "-",
+            dash(u.max),
+            u.pend + u.run + u.ususp,
+            u.pend,
+            u.run,
+            0,
+            u.ususp,
+            0
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spec's `bugroup -l` sample (spec 000, "View hierarchical share
+    /// information for a group"), line by line.
+    #[test]
+    fn bugroup_l_matches_the_spec() {
+        let g = |name: &str, members: &[&str], shares: &str| GroupInfo {
+            name: name.into(),
+            members: members.iter().map(|m| m.to_string()).collect(),
+            shares: shares.into(),
+        };
+        let groups = [
+            g("group1", &["group2/", "group3/"], "[group2, 20] [group3, 10]"),
+            g("group2", &["user1", "user2", "user3"], "[others, 10] [user3, 4]"),
+            g("group3", &["all"], "[user2, 10] [default, 5]"),
+        ];
+        let text = groups_text(&groups.iter().collect::<Vec<_>>(), true);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let spec = "GROUP_NAME: group1 USERS: group2/ group3/ SHARES: [group2,20] [group3,10] GROUP_NAME: group2 \
+                    USERS: user1 user2 user3 SHARES: [others,10] [user3,4] GROUP_NAME: group3 USERS: all SHARES: \
+                    [user2,10] [default,5]";
+        assert_eq!(words, spec.split_whitespace().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn busers_counts_slots_by_state() {
+        let u = UserInfo { name: "user1".into(), max: Some(12), pend: 2, run: 2, ususp: 1 };
+        assert_eq!(
+            users_text(&[u]),
+            "USER/GROUP          JL/P    MAX  NJOBS   PEND    RUN  SSUSP  USUSP    RSV\n\
+             user1                  -     12      5      2      2      0      1      0\n"
+        );
+    }
+}

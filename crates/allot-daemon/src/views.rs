@@ -1,0 +1,174 @@
+//! Read-only views of the live state for the commands: queues, hosts,
+//! share tables, user groups and users. Engine types stop here; the
+//! commands get `allot-proto` types.
+
+use std::collections::BTreeMap;
+
+use allot_engine::shares::priority::PriorityInputs;
+use allot_engine::shares::{Member, PolicyState, Scope};
+use allot_engine::{Engine, Time};
+use allot_proto::{GroupInfo, HostInfo, JobStatus, PolicyShares, QueueInfo, ShareRowInfo, ShareTableInfo, UserInfo};
+
+use crate::state::State;
+
+/// Job slots by state: pending (PSUSP included, as LSF counts them),
+/// running, stopped (USUSP).
+fn slots_by_state<'a>(
+    state: &'a State,
+    key: impl Fn(&'a crate::state::DaemonJob) -> &'a str,
+) -> BTreeMap<&'a str, [u32; 3]> {
+    let mut slots: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
+    for j in state.jobs.values() {
+        let column = match j.status {
+            JobStatus::Pend | JobStatus::Psusp => 0,
+            JobStatus::Run => 1,
+            JobStatus::Ususp => 2,
+            JobStatus::Done | JobStatus::Exit => continue,
+        };
+        slots.entry(key(j)).or_default()[column] += j.record.spec.slots;
+    }
+    slots
+}
+
+/// `bqueues`: each queue's limits, configuration and job slots by state.
+pub fn queues(state: &State) -> Vec<QueueInfo> {
+    let slots = slots_by_state(state, |j| j.record.spec.queue.as_deref().unwrap_or_default());
+    state
+        .engine
+        .queues()
+        .map(|(q, ..)| {
+            let [pend, run, susp] = slots.get(q.name.as_str()).copied().unwrap_or_default();
+            QueueInfo {
+                name: q.name.clone(),
+                priority: q.priority,
+                status: if state.closed_queues.contains(&q.name) {
+                    "Closed:Active".into()
+                } else {
+                    "Open:Active".into()
+                },
+                max: q.limits.qjob,
+                jl_u: q.limits.ujob,
+                jl_p: q.limits.pjob,
+                jl_h: q.limits.hjob,
+                njobs: pend + run + susp,
+                pend,
+                run,
+                susp,
+                users: q.users.clone(),
+                hosts: q.hosts.clone(),
+                policy: q.policy.clone(),
+                run_limit: q.run_limit.map(|r| (r.default, r.max)),
+                slot_pool: q.slot_pool.clone(),
+            }
+        })
+        .collect()
+}
+
+/// `bhosts`: each host's state and slots.
+pub fn hosts(state: &State) -> Vec<HostInfo> {
+    state
+        .engine
+        .hosts()
+        .map(|(name, max, used, _)| HostInfo {
+            name: name.to_string(),
+            status: if state.closed_hosts.contains(name) {
+                "closed_Adm".into()
+            } else if used >= max {
+                "closed_Full".into()
+            } else {
+                "ok".into()
+            },
+            max,
+            njobs: used,
+            run: used,
+        })
+        .collect()
+}
+
+/// Every fairshare policy with its share tables at `t`.
+pub fn shares(engine: &Engine, t: Time) -> Vec<PolicyShares> {
+    let inputs = PriorityInputs::default();
+    engine.fairshare().policies.iter().map(|p| policy_shares(p, t, &inputs)).collect()
+}
+
+fn policy_shares(p: &PolicyState, t: Time, inputs: &PriorityInputs<'_>) -> PolicyShares {
+    let (partition_hosts, queues) = match &p.scope {
+        Scope::Hosts(hosts) => (Some(hosts.iter().cloned().collect()), Vec::new()),
+        Scope::Queues(queues) => (None, queues.clone()),
+    };
+    let tree = &p.tree;
+    let tables = tree
+        .share_tables(t, inputs)
+        .into_iter()
+        .map(|table| ShareTableInfo {
+            path: table.path,
+            rows: table
+                .rows
+                .into_iter()
+                .map(|r| ShareRowInfo {
+                    name: r.name,
+                    shares: r.shares,
+                    priority: r.priority,
+                    started: r.started,
+                    reserved: r.reserved,
+                    cpu_time: r.cpu_time,
+                    run_time: r.run_time,
+                    adjust: r.adjust,
+                })
+                .collect(),
+        })
+        .collect();
+    PolicyShares {
+        name: tree.policy().to_string(),
+        partition_hosts,
+        queues,
+        user_shares: tree.top_assignment().iter().map(ToString::to_string).collect::<Vec<_>>().join(" "),
+        show_adjust: tree.factors().fairshare_adjustment_factor != 0.0,
+        tables,
+    }
+}
+
+/// `bugroup`: the user groups, in configuration order.
+pub fn groups(engine: &Engine) -> Vec<GroupInfo> {
+    engine
+        .config()
+        .groups
+        .iter()
+        .map(|g| GroupInfo {
+            name: g.name.clone(),
+            members: g
+                .members
+                .iter()
+                .map(|m| match m {
+                    Member::User(u) => u.clone(),
+                    Member::Group(sub) => format!("{sub}/"),
+                    Member::All => "all".into(),
+                })
+                .collect(),
+            shares: g.shares.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "),
+        })
+        .collect()
+}
+
+/// `busers`: the users asked for (none: `caller`; `all`: every user with
+/// jobs or a MAX_JOBS), by name; a user with neither shows zeros.
+pub fn users(state: &State, caller: &str, asked: &[String]) -> Vec<UserInfo> {
+    let slots = slots_by_state(state, |j| j.record.spec.user.as_str());
+    let limits = &state.engine.config().user_max_jobs;
+    let mut names: Vec<&str> = if asked.iter().any(|u| u == "all") {
+        slots.keys().copied().chain(limits.keys().map(String::as_str)).collect()
+    } else if asked.is_empty() {
+        vec![caller]
+    } else {
+        asked.iter().map(String::as_str).collect()
+    };
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let [pend, run, ususp] = slots.get(name).copied().unwrap_or_default();
+            UserInfo { name: name.to_string(), max: limits.get(name).copied(), pend, run, ususp }
+        })
+        .collect()
+}
