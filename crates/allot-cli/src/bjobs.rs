@@ -169,26 +169,6 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
     Ok(a)
 }
 
-/// `*` matches any run of characters; everything else itself.
-fn matches(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !name.starts_with(first) || !name[first.len()..].ends_with(last) {
-        return false;
-    }
-    let mut rest = &name[first.len()..name.len() - last.len()];
-    for part in &parts[1..parts.len() - 1] {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    true
-}
-
 pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
     let a = parse(args)?;
     let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
@@ -196,7 +176,7 @@ pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
         jobs.retain(|j| j.status == JobStatus::Pend);
     }
     if let Some(pattern) = &a.name {
-        jobs.retain(|j| matches(pattern, &j.name));
+        jobs.retain(|j| allot_config::deps::name_matches(pattern, &j.name));
     }
     print!("{}", render(&a, &jobs));
     Ok(ExitCode::SUCCESS)
@@ -473,12 +453,12 @@ pub(crate) mod tests {
 
     #[test]
     fn job_names_match_with_stars() {
-        assert!(matches("sim", "sim"));
-        assert!(!matches("sim", "sim2"));
-        assert!(matches("sim*", "sim2"));
-        assert!(matches("*run*", "a-run-b"));
-        assert!(matches("a*b*c", "axxbyyc"));
-        assert!(!matches("a*b*c", "axxcyyb"));
+        assert!(allot_config::deps::name_matches("sim", "sim"));
+        assert!(!allot_config::deps::name_matches("sim", "sim2"));
+        assert!(allot_config::deps::name_matches("sim*", "sim2"));
+        assert!(allot_config::deps::name_matches("*run*", "a-run-b"));
+        assert!(allot_config::deps::name_matches("a*b*c", "axxbyyc"));
+        assert!(!allot_config::deps::name_matches("a*b*c", "axxcyyb"));
     }
 
     #[test]

@@ -98,6 +98,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         env: std::env::vars().collect(),
         project: o.project,
         estimated_run_time: o.estimated_run_time,
+        depends: o.depends.clone(),
     };
     let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
         bail!("bsub: unexpected answer");

@@ -65,6 +65,8 @@ pub struct BsubOptions {
     pub wait: bool,
     /// `-We`, seconds.
     pub estimated_run_time: Option<u64>,
+    /// `-w`, as written (see [`crate::deps`]).
+    pub depends: Option<String>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -151,6 +153,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             "-W" => o.run_limit = Some(run_limit(&value).map_err(|_| BsubError::BadRunLimit(value.clone()))?),
             "-We" => o.estimated_run_time = Some(run_limit(&value).map_err(|_| BsubError::BadEstimate(value.clone()))?),
             "-cwd" => o.cwd = Some(value),
+            "-w" => o.depends = Some(value),
             "-G" => o.group = Some(value),
             "-P" => o.project = Some(value),
             "-J" => o.name = Some(value),

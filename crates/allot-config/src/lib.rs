@@ -16,5 +16,6 @@ pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
 pub mod bsub;
+pub mod deps;
 pub mod engine;
 pub mod usage;

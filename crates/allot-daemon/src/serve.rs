@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use allot_engine::{Decision, Engine, JobId, JobSpec, Time};
+use allot_config::deps::DepTarget;
+use allot_engine::{Decision, Dependency, Engine, JobId, JobSpec, Time};
 use allot_exec::{ExecSpec, JobFiles, expand_name};
 use allot_proto::{Envelope, JobQuery, PROTOCOL_VERSION, Request, Response};
 use allot_store::{JobRecord, Record, Store};
@@ -377,12 +378,17 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     if let Some(q) = queue.filter(|q| state.closed_queues.contains(q)) {
         return Response::Error(format!("Queue <{q}> is closed. Job not submitted."));
     }
+    let depends = match s.depends.as_deref().map(|w| resolve_dependency(state, &caller.user, w)).transpose() {
+        Ok(d) => d,
+        Err(e) => return Response::Error(format!("{e}. Job not submitted.")),
+    };
     let spec = JobSpec {
         user: caller.user.clone(),
         queue: s.queue.clone(),
         slots: s.slots.max(1),
         run_limit: s.run_limit,
         group: s.group.clone(),
+        depends,
     };
     match state.engine.submit(&spec) {
         Ok(id) => {
@@ -405,6 +411,26 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         }
         Err(e) => Response::Error(e.to_string()),
     }
+}
+
+/// A `-w` expression with its job names resolved: a name stands for every
+/// job of the caller with that name (`*` matching any text), as LSF
+/// resolves it; a name that matches none is an error, as is a job id the
+/// cluster never had (the engine's check).
+fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependency<Vec<JobId>>, String> {
+    let parsed = allot_config::deps::parse(text).map_err(|e| format!("-w: column {}: {}", e.offset + 1, e.message))?;
+    parsed.try_map(&mut |target| match target {
+        DepTarget::Id(id) => Ok(vec![JobId(id)]),
+        DepTarget::Name(name) => {
+            let ids: Vec<JobId> = state
+                .jobs
+                .iter()
+                .filter(|(_, j)| j.record.spec.user == user && allot_config::deps::name_matches(&name, &j.record.name))
+                .map(|(id, _)| JobId(*id))
+                .collect();
+            if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
+        }
+    })
 }
 
 fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_proto::JobInfo> {

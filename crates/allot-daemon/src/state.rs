@@ -116,14 +116,14 @@ impl State {
                     j.back_to_pending(hold);
                     return Ok(());
                 }
-                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time });
+                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time, exit: *exit });
                 j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
                 j.end_time = Some(t.0);
                 j.exit = Some(*exit);
                 j.cpu_time = Some(*cpu_time);
             }
             Record::Removed { job } => {
-                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: 0.0 });
+                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: 0.0, exit: 130 });
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.status = JobStatus::Exit;
                     j.end_time = Some(t.0);

@@ -498,7 +498,7 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     assert_eq!(json["RECORDS"][0]["JOBID"], id.to_string());
     assert_eq!(json["RECORDS"][0]["EXIT_CODE"], "3");
     assert_eq!(json["RECORDS"][0]["PROJ_NAME"], "climate");
-    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"]), ("-w", vec!["-w", "done(1)"])] {
+    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"]), ("-sp", vec!["-sp", "10"])] {
         let mut full = vec!["bsub"];
         full.extend(args);
         full.push("true");
@@ -696,5 +696,36 @@ fn fairshare_views_on_the_live_state() {
     let row: Vec<String> = users.lines().nth(1).expect("my row").split_whitespace().map(str::to_string).collect();
     assert_eq!(row, [me.as_str(), "-", "5", "2", "1", "1", "0", "0", "0"], "{users}");
     assert_eq!(stdout(&d.cmd(&["bhpart"], &dir)), "No host partition found\n");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// `bsub -w`: a job waits for its condition (by name or id), says why,
+/// and runs once it holds; bad expressions and unknown jobs are refused
+/// with where and what.
+#[test]
+fn bsub_w_dependencies() {
+    let dir = tempdir("deps");
+    let d = Daemon::start(&dir.join("state"));
+    let first = submitted_id(&d.cmd(&["bsub", "-J", "first", "sleep", "1"], &dir));
+    let second = submitted_id(&d.cmd(&["bsub", "-w", "done(first) && started(1)", "true"], &dir));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &second.to_string()], &dir));
+    assert!(why.contains("Job dependency condition not satisfied"), "{why}");
+    d.wait_for(first, "DONE", &dir);
+    d.wait_for(second, "DONE", &dir);
+    let never = submitted_id(&d.cmd(&["bsub", "-w", &format!("exit({first})"), "true"], &dir));
+    std::thread::sleep(Duration::from_millis(300));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &never.to_string()], &dir));
+    assert!(why.contains("Dependency condition invalid or never satisfied"), "{why}");
+
+    let refused = |w: &str| {
+        let out = d.cmd(&["bsub", "-w", w, "true"], &dir);
+        assert!(!out.status.success(), "{w}");
+        stderr(&out)
+    };
+    assert_eq!(refused("done(9999)"), "-w: job <9999> is not a job of this cluster\n");
+    assert_eq!(refused("done(nosuch)"), "-w: no job of yours is named `nosuch`. Job not submitted.\n");
+    let syntax = refused("done(12");
+    assert!(syntax.starts_with("-w: column 8: expected `)`"), "{syntax}");
+    assert!(syntax.ends_with(". Job not submitted.\n"), "{syntax}");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }

@@ -82,7 +82,7 @@ fn pass_after_one_job_ends(bencher: Bencher) {
             let mut e = loaded();
             let first = e.schedule(Time(1));
             let Some(Decision::Start { job, .. }) = first.first().cloned() else { panic!("started") };
-            e.apply(Time(100), &Event::Finish { job, cpu_time: 99.0 }).expect("finish");
+            e.apply(Time(100), &Event::Finish { job, cpu_time: 99.0, exit: 0 }).expect("finish");
             e
         })
         .bench_local_values(|mut e| black_box(e.schedule(Time(100))));

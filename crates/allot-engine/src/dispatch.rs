@@ -164,6 +164,7 @@ impl Engine {
             self.accept_wakeups.pop_first();
             self.dirty = true;
         }
+        self.refresh_dependents();
         if !self.dirty {
             return out;
         }
@@ -180,6 +181,8 @@ impl Engine {
             }
             self.units[u] = unit;
         }
+        // Jobs that wait for one started in this pass may go in the next.
+        self.refresh_dependents();
         out
     }
 
@@ -353,7 +356,7 @@ impl Engine {
     /// placement. Refused if the job is not pending or a host is unknown.
     pub fn force_start(&mut self, id: JobId, alloc: Vec<(u32, u32)>, t: Time) -> Result<(), String> {
         let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
-        if !matches!(job.state, JobState::Pending) || job.held {
+        if !matches!(job.state, JobState::Pending) || job.held || job.waiting {
             return Err(format!("job {id} is not pending, or is held"));
         }
         if alloc.iter().any(|&(h, _)| h as usize >= self.hosts.len()) {
@@ -456,6 +459,7 @@ impl Engine {
         if let Some(job) = self.jobs.get_mut(&id) {
             job.state = JobState::Running { start: t, alloc, charges, cpu_reported: 0.0 };
         }
+        self.dep_changed.push(id);
     }
 
     /// Charges a started job to its queue policy's account, and to the

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
+use crate::deps::Dependency;
 use crate::dispatch::{Unit, build_units};
 use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
@@ -52,6 +53,8 @@ pub enum Rejection {
     NotRunning(JobId),
     #[error("job {0} is still pending or running")]
     NotFinished(JobId),
+    #[error("-w: job <{0}> is not a job of this cluster")]
+    UnknownDependency(JobId),
 }
 
 /// What the driver must do.
@@ -74,10 +77,12 @@ pub enum KillReason {
 pub enum Event {
     Submit(JobSpec),
     /// A running job ended (or a pending job was removed), with the CPU
-    /// time it used in all, seconds.
+    /// time it used in all, seconds, and its exit code (0 is DONE, any
+    /// other EXIT; what `bsub -w` conditions see).
     Finish {
         job: JobId,
         cpu_time: f64,
+        exit: i32,
     },
     /// CPU time a running job used since it was last reported.
     Cpu {
@@ -142,6 +147,9 @@ pub(crate) struct Job {
     pub(crate) state: JobState,
     /// A pending job held by its owner or an administrator.
     pub(crate) held: bool,
+    /// `bsub -w`, and whether the job waits for it now.
+    pub(crate) depends: Option<Dependency<Vec<JobId>>>,
+    pub(crate) waiting: bool,
 }
 
 pub(crate) struct HostState {
@@ -209,6 +217,13 @@ pub struct Engine {
     pub(crate) deadlines: BTreeSet<(Time, JobId)>,
     pub(crate) accept_wakeups: BTreeSet<Time>,
     pub(crate) dirty: bool,
+    /// Exit codes of the jobs that ended, for dependencies.
+    pub(crate) ended: BTreeMap<JobId, i32>,
+    /// The jobs whose dependencies name a job.
+    pub(crate) dependents: BTreeMap<JobId, BTreeSet<JobId>>,
+    /// Jobs that started, ended or came back since dependencies were last
+    /// evaluated.
+    pub(crate) dep_changed: Vec<JobId>,
 }
 
 impl Engine {
@@ -315,6 +330,9 @@ impl Engine {
             deadlines: BTreeSet::new(),
             accept_wakeups: BTreeSet::new(),
             dirty: false,
+            ended: BTreeMap::new(),
+            dependents: BTreeMap::new(),
+            dep_changed: Vec::new(),
         }
     }
 
@@ -322,8 +340,8 @@ impl Engine {
     pub fn apply(&mut self, t: Time, event: &Event) -> Result<Option<JobId>, Rejection> {
         match event {
             Event::Submit(spec) => self.submit(spec).map(Some),
-            Event::Finish { job, cpu_time } => {
-                self.finish(*job, t, *cpu_time);
+            Event::Finish { job, cpu_time, exit } => {
+                self.finish(*job, t, *cpu_time, *exit);
                 Ok(None)
             }
             Event::Cpu { job, seconds } => {
@@ -406,6 +424,10 @@ impl Engine {
         let admission =
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
         let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
+        if let Some(id) = spec.depends.as_ref().and_then(|d| self.unknown_target(d)) {
+            return Err(Rejection::UnknownDependency(id));
+        }
+        let waiting = spec.depends.as_ref().is_some_and(|d| !self.satisfied(d));
         let user = self.user_id(&spec.user);
         Ok(Job {
             user,
@@ -416,12 +438,18 @@ impl Engine {
             accounts,
             state: JobState::Pending,
             held: false,
+            depends: spec.depends.clone(),
+            waiting,
         })
     }
 
-    /// A pending job joins its queue: dispatchable, or held.
+    /// A pending job joins its queue: dispatchable, or held or waiting
+    /// for its dependency.
     pub(crate) fn add_pending(&mut self, id: JobId, job: &Job) {
-        if job.held {
+        for &target in job.depends.iter().flat_map(|d| d.targets()).flatten() {
+            self.dependents.entry(target).or_default().insert(id);
+        }
+        if job.held || job.waiting {
             self.queues[job.queue].held += 1;
         } else {
             self.enqueue(id, job);
@@ -433,8 +461,8 @@ impl Engine {
     }
 
     /// A pending job leaves its queue.
-    fn remove_pending(&mut self, id: JobId, job: &Job) {
-        if job.held {
+    pub(crate) fn remove_pending(&mut self, id: JobId, job: &Job) {
+        if job.held || job.waiting {
             let q = &mut self.queues[job.queue];
             q.held = q.held.saturating_sub(1);
         } else {
@@ -494,6 +522,7 @@ impl Engine {
         if !matches!(job.state, JobState::Running { .. }) {
             return Err(Rejection::NotRunning(id));
         }
+        self.dep_changed.push(id);
         let state = std::mem::replace(&mut job.state, JobState::Pending);
         job.held = hold;
         let job = job.clone();
@@ -512,6 +541,8 @@ impl Engine {
         }
         let mut job = self.admit(spec)?;
         job.held = hold;
+        self.ended.remove(&id);
+        self.dep_changed.push(id);
         self.add_pending(id, &job);
         self.jobs.insert(id, job);
         Ok(())
@@ -546,9 +577,11 @@ impl Engine {
 
     /// A job ends (or a pending job is removed): its slots free up and its
     /// usage moves to history.
-    fn finish(&mut self, id: JobId, t: Time, cpu_time: f64) {
+    fn finish(&mut self, id: JobId, t: Time, cpu_time: f64, exit: i32) {
         let Some(mut job) = self.jobs.remove(&id) else { return };
         self.dirty = true;
+        self.ended.insert(id, exit);
+        self.dep_changed.push(id);
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => self.remove_pending(id, &job),
             running => self.release_running(id, &job, running, t, cpu_time),

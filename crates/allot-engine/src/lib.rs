@@ -12,6 +12,7 @@
 //! - floats are compared with `total_cmp`, and every tie ends in a documented
 //!   total order.
 
+pub mod deps;
 pub mod dispatch;
 pub mod engine;
 mod jobs;
@@ -23,6 +24,7 @@ pub mod shares;
 pub mod slots;
 pub mod time;
 
+pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
 pub use model::{EngineConfig, HostSpec, JobSpec, QueueLimits, QueueSpec, RunLimitSpec};
 pub use reasons::PendingReason;

@@ -131,4 +131,7 @@ pub struct JobSpec {
     pub run_limit: Option<u64>,
     /// `-G`: the user group to charge through.
     pub group: Option<String>,
+    /// `-w`, its job names resolved to the jobs of that name.
+    #[serde(default)]
+    pub depends: Option<crate::deps::Dependency<Vec<crate::engine::JobId>>>,
 }

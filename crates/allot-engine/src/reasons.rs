@@ -27,6 +27,11 @@ pub enum PendingReason {
     NextPass,
     /// Held by `bstop`.
     Held,
+    /// Its `bsub -w` condition does not hold yet.
+    Dependency,
+    /// Its `bsub -w` condition does not hold, and every job it names has
+    /// ended.
+    DependencyNever,
 }
 
 impl std::fmt::Display for PendingReason {
@@ -56,6 +61,8 @@ impl std::fmt::Display for PendingReason {
             }
             PendingReason::NextPass => write!(f, "Waiting for the next dispatch pass"),
             PendingReason::Held => write!(f, "The job was suspended by the user while pending"),
+            PendingReason::Dependency => write!(f, "Job dependency condition not satisfied"),
+            PendingReason::DependencyNever => write!(f, "Dependency condition invalid or never satisfied"),
         }
     }
 }
@@ -69,6 +76,10 @@ impl Engine {
         }
         if job.held {
             return Some(PendingReason::Held);
+        }
+        if let (true, Some(d)) = (job.waiting, &job.depends) {
+            let never = self.never_satisfied(d);
+            return Some(if never { PendingReason::DependencyNever } else { PendingReason::Dependency });
         }
         if let Some(r) = self.limit_reason(job) {
             return Some(r);

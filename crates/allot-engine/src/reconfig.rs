@@ -45,6 +45,9 @@ impl Engine {
         next.user_ids = std::mem::take(&mut self.user_ids);
         next.user_used = vec![0; next.users.len()];
         next.next_id = self.next_id;
+        next.ended = std::mem::take(&mut self.ended);
+        next.dependents = std::mem::take(&mut self.dependents);
+        next.dep_changed = std::mem::take(&mut self.dep_changed);
         self.move_usage(&mut next, t);
         let old_hosts: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
         let old_queues: Vec<String> = self.queues.iter().map(|q| q.spec.name.clone()).collect();

@@ -31,6 +31,9 @@ pub struct Submit {
     /// `-We`, seconds: the run time the user expects.
     #[serde(default)]
     pub estimated_run_time: Option<u64>,
+    /// `-w`: the dependency expression as written.
+    #[serde(default)]
+    pub depends: Option<String>,
 }
 
 /// Which jobs `bjobs` asks for.

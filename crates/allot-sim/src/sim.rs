@@ -99,7 +99,7 @@ pub fn run(
             ends.pop();
             if let Some(r) = running.remove(&id) {
                 let job = &w.jobs[r.job];
-                let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time });
+                let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time, exit: 0 });
                 out.records.push(record(engine, job, &r, t));
             }
         }
@@ -110,6 +110,7 @@ pub fn run(
                 slots: job.slots,
                 run_limit: job.run_limit,
                 group: job.charge_group.clone(),
+                depends: None,
             };
             match engine.apply(Time(t), &Event::Submit(spec)) {
                 Ok(Some(id)) => {

@@ -170,7 +170,7 @@ fn run_limits_kill_at_the_deadline() {
     assert!(e.schedule(Time(119)).is_empty());
     assert_eq!(e.schedule(Time(120)), [Decision::Kill { job: own, reason: KillReason::RunLimit }]);
     assert_eq!(e.next_wakeup(), Some(Time(600)), "the RUNLIMIT default, 10 minutes");
-    e.apply(Time(120), &Event::Finish { job: own, cpu_time: 0.0 }).expect("finish");
+    e.apply(Time(120), &Event::Finish { job: own, cpu_time: 0.0, exit: 0 }).expect("finish");
     assert_eq!(e.schedule(Time(600)), [Decision::Kill { job: default, reason: KillReason::RunLimit }]);
 }
 
@@ -183,7 +183,7 @@ fn a_pass_with_nothing_new_decides_nothing() {
     let b = submit(&mut e, job("u", "q", 1));
     assert_eq!(started(&e.schedule(Time(0))), [a.0]);
     assert!(e.schedule(Time(5)).is_empty());
-    e.apply(Time(9), &Event::Finish { job: a, cpu_time: 9.0 }).expect("finish");
+    e.apply(Time(9), &Event::Finish { job: a, cpu_time: 9.0, exit: 0 }).expect("finish");
     assert_eq!(started(&e.schedule(Time(9))), [b.0]);
 }
 
@@ -246,7 +246,7 @@ fn priority_drops_while_running_and_recovers_after() {
     let p_start = u1(&e, 0);
     let p_later = u1(&e, 3600);
     assert!(p_later < p_start, "run time counts: {p_later} < {p_start}");
-    e.apply(Time(3600), &Event::Finish { job: a, cpu_time: 3600.0 }).expect("finish");
+    e.apply(Time(3600), &Event::Finish { job: a, cpu_time: 3600.0, exit: 0 }).expect("finish");
     let p_after = u1(&e, 3600);
     let p_much_later = u1(&e, 3600 * 20);
     assert!(p_after > p_later, "slots and run time free up");
@@ -269,7 +269,7 @@ fn the_same_events_give_the_same_decisions() {
             let _ = e.submit(&job(&user, q, 1 + (step % 4) as u32));
             running.retain(|&(end, id)| {
                 if end <= t {
-                    e.apply(Time(t), &Event::Finish { job: id, cpu_time: 1.0 }).expect("finish");
+                    e.apply(Time(t), &Event::Finish { job: id, cpu_time: 1.0, exit: 0 }).expect("finish");
                     false
                 } else {
                     true

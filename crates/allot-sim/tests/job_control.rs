@@ -47,7 +47,7 @@ fn a_held_job_waits_until_released_and_others_go_ahead() {
     assert_eq!(e.pending_reason(first, Time(1)), Some(PendingReason::Held));
     assert!(e.is_held(first));
     assert_eq!(started(&e.schedule(Time(1))), vec![second.0], "the held job is passed over");
-    e.apply(Time(2), &Event::Finish { job: second, cpu_time: 0.0 }).expect("ends");
+    e.apply(Time(2), &Event::Finish { job: second, cpu_time: 0.0, exit: 0 }).expect("ends");
     assert_eq!(started(&e.schedule(Time(2))), Vec::<u64>::new(), "still held with every slot free");
     e.apply(Time(3), &Event::Release(first)).expect("held");
     assert!(!e.is_held(first));
@@ -70,7 +70,7 @@ fn a_held_job_removed_leaves_no_count_behind() {
     let mut e = engine();
     let job = submit(&mut e, "a", 1);
     e.apply(Time(1), &Event::Hold(job)).expect("pending");
-    e.apply(Time(2), &Event::Finish { job, cpu_time: 0.0 }).expect("removed");
+    e.apply(Time(2), &Event::Finish { job, cpu_time: 0.0, exit: 0 }).expect("removed");
     assert_eq!(load(&e, "q"), (0, 0, 0));
     assert_eq!(e.job_count(), 0);
 }
@@ -88,7 +88,7 @@ fn modify_changes_a_pending_job_and_keeps_its_id_and_hold() {
     assert_eq!(load(&e, "q"), (0, 2, 0));
     assert_eq!(load(&e, "other"), (0, 0, 1));
     e.apply(Time(3), &Event::Release(job)).expect("held");
-    e.apply(Time(4), &Event::Finish { job: blocker, cpu_time: 0.0 }).expect("ends");
+    e.apply(Time(4), &Event::Finish { job: blocker, cpu_time: 0.0, exit: 0 }).expect("ends");
     let starts = e.schedule(Time(4));
     assert_eq!(starts, vec![Decision::Start { job, alloc: vec![(0, 2)] }], "it runs with its new -n");
 }
@@ -149,8 +149,8 @@ fn resubmit_brings_a_finished_job_back_with_its_id() {
     let old = submit(&mut e, "a", 1);
     let newer = submit(&mut e, "a", 1);
     e.schedule(Time(0));
-    e.apply(Time(1), &Event::Finish { job: old, cpu_time: 0.0 }).expect("ends");
-    e.apply(Time(1), &Event::Finish { job: newer, cpu_time: 0.0 }).expect("ends");
+    e.apply(Time(1), &Event::Finish { job: old, cpu_time: 0.0, exit: 0 }).expect("ends");
+    e.apply(Time(1), &Event::Finish { job: newer, cpu_time: 0.0, exit: 0 }).expect("ends");
     assert_eq!(e.job_count(), 0);
     e.apply(Time(2), &Event::Resubmit { job: old, spec: spec("a", "q", 1), hold: false }).expect("finished");
     assert!(e.is_pending(old));
@@ -177,4 +177,97 @@ fn a_hold_survives_a_reconfiguration() {
     assert!(e.is_held(job));
     assert_eq!(load(&e, "q"), (0, 0, 1));
     assert_eq!(started(&e.schedule(Time(2))), Vec::<u64>::new());
+}
+
+use allot_engine::{CmpOp, DepKind, Dependency};
+
+fn on(kind: DepKind, jobs: &[JobId]) -> Dependency<Vec<JobId>> {
+    Dependency::Cond { kind, target: jobs.to_vec() }
+}
+
+fn submit_after(e: &mut Engine, t: u64, dep: Dependency<Vec<JobId>>) -> Result<JobId, Rejection> {
+    let spec = JobSpec { depends: Some(dep), ..spec("a", "q", 1) };
+    e.apply(Time(t), &Event::Submit(spec)).map(|id| id.expect("id"))
+}
+
+fn finish(e: &mut Engine, t: u64, job: JobId, exit: i32) {
+    e.apply(Time(t), &Event::Finish { job, cpu_time: 0.0, exit }).expect("ends");
+}
+
+#[test]
+fn done_waits_for_a_zero_exit_and_exit_for_another() {
+    let mut e = engine();
+    let a = submit(&mut e, "a", 1);
+    let after_done = submit_after(&mut e, 0, on(DepKind::Done, &[a])).expect("a exists");
+    let after_exit = submit_after(&mut e, 0, on(DepKind::Exit(None), &[a])).expect("a exists");
+    assert_eq!(started(&e.schedule(Time(0))), vec![a.0], "both wait although a slot is free");
+    assert_eq!(e.pending_reason(after_done, Time(0)), Some(PendingReason::Dependency));
+    assert_eq!(load(&e, "q"), (0, 1, 2), "waiting jobs are not dispatchable");
+    finish(&mut e, 5, a, 0);
+    assert_eq!(started(&e.schedule(Time(5))), vec![after_done.0]);
+    assert_eq!(e.pending_reason(after_exit, Time(5)), Some(PendingReason::DependencyNever), "a is DONE for good");
+}
+
+#[test]
+fn exit_codes_compare_and_started_releases_at_the_next_pass() {
+    let mut e = engine();
+    let a = submit(&mut e, "a", 1);
+    let when_started = submit_after(&mut e, 0, on(DepKind::Started, &[a])).expect("ok");
+    let above_two = submit_after(&mut e, 0, on(DepKind::Exit(Some((CmpOp::Gt, 2))), &[a])).expect("ok");
+    assert_eq!(started(&e.schedule(Time(0))), vec![a.0]);
+    assert_eq!(started(&e.schedule(Time(1))), vec![when_started.0], "a has started");
+    finish(&mut e, 2, a, 3);
+    assert_eq!(started(&e.schedule(Time(2))), vec![above_two.0], "3 > 2");
+}
+
+#[test]
+fn not_and_or_and_every_job_of_a_name() {
+    let mut e = engine();
+    let a = submit(&mut e, "a", 1);
+    let b = submit(&mut e, "a", 1);
+    e.apply(Time(0), &Event::Hold(a)).expect("pending");
+    e.apply(Time(0), &Event::Hold(b)).expect("pending");
+    let not_done = submit_after(&mut e, 0, Dependency::Not(Box::new(on(DepKind::Done, &[a])))).expect("ok");
+    let both = submit_after(&mut e, 0, on(DepKind::Ended, &[a, b])).expect("ok");
+    let either = submit_after(
+        &mut e,
+        0,
+        Dependency::Or(vec![on(DepKind::Ended, &[a]), Dependency::And(vec![on(DepKind::Ended, &[b])])]),
+    )
+    .expect("ok");
+    assert_eq!(started(&e.schedule(Time(0))), vec![not_done.0], "a is not done");
+    finish(&mut e, 1, a, 1);
+    assert_eq!(started(&e.schedule(Time(1))), vec![either.0], "one of two names ended: not `both` yet");
+    assert_eq!(e.pending_reason(both, Time(1)), Some(PendingReason::Dependency));
+    finish(&mut e, 2, b, 0);
+    finish(&mut e, 2, not_done, 0);
+    finish(&mut e, 2, either, 0);
+    assert_eq!(started(&e.schedule(Time(2))), vec![both.0]);
+}
+
+#[test]
+fn a_job_the_cluster_never_had_is_refused() {
+    let mut e = engine();
+    let a = submit(&mut e, "a", 1);
+    assert_eq!(submit_after(&mut e, 0, on(DepKind::Done, &[JobId(99)])), Err(Rejection::UnknownDependency(JobId(99))));
+    assert_eq!(
+        submit_after(&mut e, 0, Dependency::And(vec![on(DepKind::Done, &[a]), on(DepKind::Done, &[JobId(0)])])),
+        Err(Rejection::UnknownDependency(JobId(0)))
+    );
+    assert_eq!(e.job_count(), 1, "nothing was added");
+}
+
+#[test]
+fn a_requeued_job_makes_its_dependents_wait_again() {
+    let mut e = engine();
+    let a = submit(&mut e, "a", 1);
+    e.schedule(Time(0));
+    finish(&mut e, 1, a, 1);
+    let after = submit_after(&mut e, 1, on(DepKind::Done, &[a])).expect("a ended, still known");
+    assert_eq!(e.pending_reason(after, Time(1)), Some(PendingReason::DependencyNever));
+    e.apply(Time(2), &Event::Resubmit { job: a, spec: spec("a", "q", 1), hold: false }).expect("finished");
+    assert_eq!(started(&e.schedule(Time(2))), vec![a.0]);
+    assert_eq!(e.pending_reason(after, Time(2)), Some(PendingReason::Dependency), "a may still end DONE");
+    finish(&mut e, 3, a, 0);
+    assert_eq!(started(&e.schedule(Time(3))), vec![after.0]);
 }

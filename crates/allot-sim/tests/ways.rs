@@ -41,7 +41,7 @@ fn first_starts(files: &[(&str, &str)], queue: &str, users: &[&str], count: usiz
     while order.len() < count {
         running.retain(|&(end, id)| {
             if end <= t {
-                e.apply(Time(t), &Event::Finish { job: id, cpu_time: 50.0 }).expect("finish");
+                e.apply(Time(t), &Event::Finish { job: id, cpu_time: 50.0, exit: 0 }).expect("finish");
                 false
             } else {
                 true
@@ -166,7 +166,7 @@ fn historical_run_time_lets_priority_recover_gradually() {
         let mut e = engine_from(&[("lsb.params", &params), ("lsb.hosts", hosts), ("lsb.queues", queues)]);
         let j = submit(&mut e, "u", "q");
         e.schedule(Time(0));
-        e.apply(Time(3600), &Event::Finish { job: j, cpu_time: 0.0 }).expect("finish");
+        e.apply(Time(3600), &Event::Finish { job: j, cpu_time: 0.0, exit: 0 }).expect("finish");
         let tree = &e.fairshare().policies[0].tree;
         let u = tree.child(allot_engine::shares::NodeId::ROOT, "u").expect("u");
         let inputs = allot_engine::shares::priority::PriorityInputs::default();
