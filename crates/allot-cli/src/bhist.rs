@@ -74,7 +74,10 @@ fn columns(s: [u64; 4]) -> [u64; 7] {
     [s[0], s[1], s[2], s[3], 0, 0, s.iter().sum()]
 }
 
-fn event_line(e: &HistoryEvent, requeue: &mut bool) -> String {
+/// One event as `bhist -l` writes it. A requeue of a running job takes
+/// effect at its end (`requeue` remembers it until then); a finished
+/// job's is at once.
+fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
     match e {
         HistoryEvent::Submitted { queue, from_host, cwd } => {
             format!("Submitted from host <{from_host}>, to Queue <{queue}>, CWD <{cwd}>;")
@@ -96,8 +99,9 @@ fn event_line(e: &HistoryEvent, requeue: &mut bool) -> String {
         HistoryEvent::Resumed { by } => format!("Resumed by the user or administrator <{by}>;"),
         HistoryEvent::Modified { queue } => format!("Parameters of Job are changed: Queue <{queue}>;"),
         HistoryEvent::Requeued { hold } => {
-            *requeue = true;
-            format!("Requeue requested{};", if *hold { " (held)" } else { "" })
+            *requeue = running;
+            let what = if running { "Requeue requested" } else { "Requeued" };
+            format!("{what}{};", if *hold { " (held)" } else { "" })
         }
     }
 }
@@ -110,18 +114,12 @@ fn long(h: &JobHistory, now: u64) -> String {
     let mut requeue = false;
     let mut running = false;
     for (at, e) in &h.events {
-        let mut line = event_line(e, &mut requeue);
+        let _ = writeln!(out, "{}: {}", long_time(*at), event_line(e, running, &mut requeue));
         match e {
             HistoryEvent::Started { .. } => running = true,
             HistoryEvent::Finished { .. } | HistoryEvent::Removed => running = false,
-            // A finished job's requeue is at once: nothing waits for its end.
-            HistoryEvent::Requeued { .. } if !running => {
-                requeue = false;
-                line = line.replace("Requeue requested", "Requeued");
-            }
             _ => {}
         }
-        let _ = writeln!(out, "{}: {line}", long_time(*at));
     }
     let end = if j.status.unfinished() { now } else { j.end_time.unwrap_or(now) };
     let c = columns(summary(&h.events, end));

@@ -9,13 +9,13 @@ use std::process::ExitCode;
 use allot_proto::{Changes, Request, RequeueStates, Response};
 use anyhow::{anyhow, bail};
 
-use crate::lsf::call;
+use crate::lsf::{call, flags_and_names};
 
 /// Job ids as the commands take them.
-fn job_ids(cmd: &str, words: &[String]) -> anyhow::Result<Vec<u64>> {
+fn job_ids(cmd: &str, words: &[impl AsRef<str>]) -> anyhow::Result<Vec<u64>> {
     let ids = words
         .iter()
-        .map(|w| w.parse::<u64>().map_err(|_| anyhow!("{cmd}: {w}: not a job id")))
+        .map(|w| w.as_ref().parse::<u64>().map_err(|_| anyhow!("{cmd}: {}: not a job id", w.as_ref())))
         .collect::<anyhow::Result<Vec<u64>>>()?;
     if ids.is_empty() {
         bail!("{cmd}: name the jobs, or 0 for all of yours");
@@ -45,19 +45,8 @@ fn report(cmd: &str, response: Response, done: impl Fn(u64) -> String) -> anyhow
 
 /// Options without values, then job ids; an unknown option is an error.
 fn flags_and_ids<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<u64>)> {
-    let mut flags = Vec::new();
-    let mut ids = Vec::new();
-    for a in args {
-        if a.starts_with('-') {
-            if !known.contains(&a.as_str()) {
-                bail!("{cmd}: {a}: unknown option");
-            }
-            flags.push(a.as_str());
-        } else {
-            ids.push(a.clone());
-        }
-    }
-    Ok((flags, job_ids(cmd, &ids)?))
+    let (flags, words) = flags_and_names(cmd, args, known)?;
+    Ok((flags, job_ids(cmd, &words)?))
 }
 
 /// bkill [-s signal] jobid ... | 0

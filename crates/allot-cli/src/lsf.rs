@@ -170,6 +170,28 @@ pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The flags a command takes without values (those in `known`; any
+/// other is an error), and the other words: job ids, queue or host names.
+pub(crate) fn flags_and_names<'a>(
+    cmd: &str,
+    args: &'a [String],
+    known: &[&str],
+) -> anyhow::Result<(Vec<&'a str>, Vec<&'a str>)> {
+    let mut flags = Vec::new();
+    let mut names = Vec::new();
+    for a in args {
+        if a.starts_with('-') {
+            if !known.contains(&a.as_str()) {
+                bail!("{cmd}: {a}: unknown option");
+            }
+            flags.push(a.as_str());
+        } else {
+            names.push(a.as_str());
+        }
+    }
+    Ok((flags, names))
+}
+
 /// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...
 fn badmin(args: &[String]) -> anyhow::Result<ExitCode> {
     let usage = "badmin: expected reconfig, qclose QUEUE..., qopen QUEUE..., hclose HOST... or hopen HOST...";

@@ -7,28 +7,11 @@ use std::process::ExitCode;
 use allot_proto::{GroupInfo, PolicyShares, QueueInfo, Request, Response, UserInfo};
 use anyhow::bail;
 
-use crate::lsf::call;
+use crate::lsf::{call, flags_and_names};
 use crate::shares_cmd::{render, render_table};
 
 fn dash<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |x| x.to_string())
-}
-
-/// Flags among `known`, then names.
-fn flags_and_names<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<&'a str>)> {
-    let mut flags = Vec::new();
-    let mut names = Vec::new();
-    for a in args {
-        if a.starts_with('-') {
-            if !known.contains(&a.as_str()) {
-                bail!("{cmd}: {a}: unknown option");
-            }
-            flags.push(a.as_str());
-        } else {
-            names.push(a.as_str());
-        }
-    }
-    Ok((flags, names))
 }
 
 /// `bqueues [-l [-r]] [queue ...]`.

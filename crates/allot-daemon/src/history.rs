@@ -46,7 +46,7 @@ pub fn peek(state: &State, caller: &Caller, job: Option<u64>) -> Response {
         Err(e) => return Response::Error(format!("Job <{id}>: {}: {e}", out.display())),
     }
     if err != out {
-        if let Ok(text) = read_tail(&err, owner).map_err(|e| e.to_string()) {
+        if let Ok(text) = read_tail(&err, owner) {
             if !text.is_empty() {
                 output.push_str("\n<< output from stderr >>\n");
                 output.push_str(&text);

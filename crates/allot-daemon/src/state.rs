@@ -172,9 +172,9 @@ impl State {
                 self.engine
                     .apply(t, &Event::Modify { job: JobId(*job), spec: record.spec.clone() })
                     .map_err(|e| format!("job {job}: {e}"))?;
+                let env = self.intern(&record.env);
                 if let Some(j) = self.jobs.get_mut(job) {
-                    j.record = (**record).clone();
-                    j.record.env = self.envs.get(&record.env).cloned().unwrap_or_else(|| record.env.clone());
+                    j.record = JobRecord { env, ..(**record).clone() };
                 }
             }
             Record::Requeued { job, hold } => {
@@ -223,13 +223,7 @@ impl State {
 
     /// A submitted job joins the job table.
     pub fn register(&mut self, job: u64, record: &JobRecord, t: Time) {
-        let env = match self.envs.get(&record.env) {
-            Some(shared) => shared.clone(),
-            None => {
-                self.envs.insert(record.env.clone());
-                record.env.clone()
-            }
-        };
+        let env = self.intern(&record.env);
         let info = DaemonJob {
             record: JobRecord { env, ..record.clone() },
             status: JobStatus::Pend,
@@ -242,6 +236,17 @@ impl State {
             requeue: None,
         };
         self.jobs.insert(job, info);
+    }
+
+    /// The one shared copy of an environment (see [`State::envs`]).
+    fn intern(&mut self, env: &Env) -> Env {
+        match self.envs.get(env) {
+            Some(shared) => shared.clone(),
+            None => {
+                self.envs.insert(env.clone());
+                env.clone()
+            }
+        }
     }
 
     /// Applies records and makes them durable in one commit.

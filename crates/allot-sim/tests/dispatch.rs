@@ -2,7 +2,7 @@
 //! text.
 
 use allot_engine::{Decision, Engine, Event, JobId, JobSpec, KillReason, PendingReason, Rejection, Time};
-use allot_sim::testing::engine_from;
+use allot_sim::testing::{engine_from, started};
 
 const ONE_BIG_HOST: &str = "Begin Host\nHOST_NAME MXJ\nhostA 100\nEnd Host\n";
 
@@ -20,16 +20,6 @@ fn job(user: &str, queue: &str, slots: u32) -> JobSpec {
 
 fn submit(e: &mut Engine, spec: JobSpec) -> JobId {
     e.apply(Time(0), &Event::Submit(spec)).expect("accepted").expect("a job id")
-}
-
-fn started(decisions: &[Decision]) -> Vec<u64> {
-    decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(job.0),
-            Decision::Kill { .. } => None,
-        })
-        .collect()
 }
 
 /// spec 000: queues A, B, C configured in that order with equal priority;

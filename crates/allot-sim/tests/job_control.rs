@@ -4,7 +4,7 @@
 
 use allot_engine::shares::NodeId;
 use allot_engine::{Decision, Engine, Event, JobId, JobSpec, PendingReason, Rejection, Time};
-use allot_sim::testing::{engine_config_from, engine_from};
+use allot_sim::testing::{engine_config_from, engine_from, started};
 
 const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nh1 2\nEnd Host\n";
 const QUEUES: &str = "Begin Queue\nQUEUE_NAME = q\nPRIORITY = 10\nFAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n\
@@ -20,16 +20,6 @@ fn spec(user: &str, queue: &str, slots: u32) -> JobSpec {
 
 fn submit(e: &mut Engine, user: &str, slots: u32) -> JobId {
     e.apply(Time(0), &Event::Submit(spec(user, "q", slots))).expect("accepted").expect("id")
-}
-
-fn started(decisions: &[Decision]) -> Vec<u64> {
-    decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(job.0),
-            Decision::Kill { .. } => None,
-        })
-        .collect()
 }
 
 /// (pending, running slots, held) of queue `q`.
