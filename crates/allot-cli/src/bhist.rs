@@ -98,6 +98,12 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
         HistoryEvent::Suspended { by } => format!("Suspended by the user or administrator <{by}>;"),
         HistoryEvent::Resumed { by } => format!("Resumed by the user or administrator <{by}>;"),
         HistoryEvent::Modified { queue } => format!("Parameters of Job are changed: Queue <{queue}>;"),
+        HistoryEvent::ArrayLimit { limit: Some(n) } => {
+            format!("Parameters of Job are changed: Job array running element limit <{n}>;")
+        }
+        HistoryEvent::ArrayLimit { limit: None } => {
+            "Parameters of Job are changed: Job array running element limit removed;".into()
+        }
         HistoryEvent::Requeued { hold } => {
             *requeue = running;
             let what = if running { "Requeue requested" } else { "Requeued" };
@@ -110,7 +116,7 @@ fn long(h: &JobHistory, now: u64) -> String {
     let j = &h.job;
     let mut out = String::new();
     let project = j.project.as_deref().unwrap_or("default");
-    let _ = writeln!(out, "Job <{}>, User <{}>, Project <{project}>, Command <{}>", j.id, j.user, j.command);
+    let _ = writeln!(out, "Job <{}>, User <{}>, Project <{project}>, Command <{}>", j.job_ref(), j.user, j.command);
     let mut requeue = false;
     let mut running = false;
     for (at, e) in &h.events {
@@ -166,7 +172,7 @@ pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
                 i += 1;
             }
             o if o.starts_with('-') => bail!("bhist: {o}: unknown option"),
-            id => jobs.push(id.parse::<u64>().map_err(|_| anyhow!("bhist: {id}: not a job id"))?),
+            id => jobs.extend(crate::lsf::job_refs("bhist", id)?),
         }
         i += 1;
     }
@@ -198,7 +204,12 @@ pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
         match a.as_str() {
             "-f" => follow = true,
             o if o.starts_with('-') => bail!("bpeek: {o}: unknown option"),
-            id if job.is_none() => job = Some(id.parse::<u64>().map_err(|_| anyhow!("bpeek: {id}: not a job id"))?),
+            id if job.is_none() => {
+                job = match crate::lsf::job_refs("bpeek", id)?[..] {
+                    [one] => Some(one),
+                    _ => bail!("bpeek: {id}: one job at a time"),
+                }
+            }
             extra => bail!("bpeek: {extra}: one job at a time"),
         }
     }

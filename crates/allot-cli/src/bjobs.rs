@@ -1,5 +1,5 @@
-//! `bjobs`: LSF's job listing, in its default, long (`-l`), custom (`-o`)
-//! and JSON (`-json`) forms.
+//! `bjobs`: LSF's job listing, in its default, long (`-l`), custom (`-o`),
+//! JSON (`-json`) and job array summary (`-A`) forms.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -21,6 +21,38 @@ struct Args {
     json: bool,
     name: Option<String>,
     format: Option<Format>,
+    /// `-r`, `-s`, `-d`: running, suspended, finished jobs only.
+    states: Option<States>,
+    /// `-A`: one line per job array.
+    arrays: bool,
+    /// `-a` as given (the query may ask for finished jobs for itself).
+    all: bool,
+}
+
+/// The state filters, as LSF names what they show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum States {
+    Running,
+    Suspended,
+    Finished,
+}
+
+impl States {
+    fn keeps(self, s: JobStatus) -> bool {
+        match self {
+            States::Running => s == JobStatus::Run,
+            States::Suspended => matches!(s, JobStatus::Psusp | JobStatus::Ususp),
+            States::Finished => !s.unfinished(),
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            States::Running => "running job",
+            States::Suspended => "suspended job",
+            States::Finished => "finished job",
+        }
+    }
 }
 
 /// `-o "field[:width] ... [delimiter='x']"`.
@@ -35,6 +67,7 @@ struct Format {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Field {
     JobId,
+    JobIndex,
     Stat,
     User,
     Queue,
@@ -57,6 +90,7 @@ enum Field {
 /// Field names as `-o` takes them, and their column headers.
 const FIELDS: &[(&str, Field, &str)] = &[
     ("jobid", Field::JobId, "JOBID"),
+    ("jobindex", Field::JobIndex, "JOBINDEX"),
     ("stat", Field::Stat, "STAT"),
     ("user", Field::User, "USER"),
     ("queue", Field::Queue, "QUEUE"),
@@ -127,7 +161,14 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
     };
     while i < args.len() {
         match args[i].as_str() {
-            "-a" => a.query.finished = true,
+            "-a" => {
+                a.query.finished = true;
+                a.all = true;
+            }
+            "-A" => a.arrays = true,
+            "-r" => a.states = Some(States::Running),
+            "-s" => a.states = Some(States::Suspended),
+            "-d" => a.states = Some(States::Finished),
             "-w" => a.wide = true,
             "-p" => a.reasons = true,
             "-l" => a.long = true,
@@ -150,7 +191,7 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
                 i += 1;
             }
             o if o.starts_with('-') => bail!("bjobs: {o}: unknown option"),
-            id => a.query.jobs.push(id.parse().map_err(|_| anyhow!("bjobs: {id}: not a job id"))?),
+            id => a.query.jobs.extend(crate::lsf::job_refs("bjobs", id)?),
         }
         i += 1;
     }
@@ -163,6 +204,15 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
     if a.long && (a.format.is_some() || a.json) {
         bail!("bjobs: -l cannot be used with -o or -json");
     }
+    if a.arrays && (a.long || a.format.is_some()) {
+        bail!("bjobs: -A cannot be used with -l, -o or -json");
+    }
+    // A summary counts every element, finished ones too; -d asks for
+    // finished jobs.
+    if a.arrays || a.states == Some(States::Finished) {
+        a.query.finished = true;
+    }
+    a.query.arrays = a.arrays;
     a.query.reasons = a.reasons
         || a.long
         || a.format.as_ref().is_some_and(|f| f.fields.iter().any(|(g, _, _)| *g == Field::PendReason));
@@ -175,20 +225,39 @@ pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
     if a.reasons {
         jobs.retain(|j| j.status == JobStatus::Pend);
     }
+    if let Some(states) = a.states {
+        jobs.retain(|j| states.keeps(j.status));
+    }
     if let Some(pattern) = &a.name {
-        jobs.retain(|j| allot_config::deps::name_matches(pattern, &j.name));
+        jobs.retain(|j| name_matches(pattern, j));
     }
     print!("{}", render(&a, &jobs));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-J name`: a job of that name (`*` matching any text); an array's name
+/// matches each of its elements, `name[4]` one of them.
+fn name_matches(pattern: &str, j: &JobInfo) -> bool {
+    let array_name = match j.index {
+        0 => None,
+        i => j.name.strip_suffix(&format!("[{i}]")),
+    };
+    allot_config::deps::name_matches(pattern, &j.name)
+        || array_name.is_some_and(|n| allot_config::deps::name_matches(pattern, n))
 }
 
 fn render(a: &Args, jobs: &[JobInfo]) -> String {
     if let (true, Some(f)) = (a.json, &a.format) {
         return json(f, jobs);
     }
+    if a.arrays {
+        return arrays(a, jobs);
+    }
     if jobs.is_empty() {
         let what = if a.reasons {
             "pending job"
+        } else if let Some(s) = a.states {
+            s.what()
         } else if a.query.finished {
             "job"
         } else {
@@ -240,6 +309,51 @@ fn default(a: &Args, jobs: &[JobInfo]) -> String {
     out
 }
 
+/// `bjobs -A`: per job array, its elements by state. Arrays with an
+/// unfinished element, or every array with `-a`.
+fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
+    // Arrays in id order, each with its spec and owner and counts of
+    // PEND DONE RUN EXIT SSUSP USUSP PSUSP.
+    let mut rows: std::collections::BTreeMap<u64, (&str, &str, [u32; 7])> = std::collections::BTreeMap::new();
+    for j in jobs.iter().filter(|j| j.index > 0) {
+        let row = rows.entry(j.id).or_insert((j.array.as_deref().unwrap_or(""), j.user.as_str(), [0; 7]));
+        let col = match j.status {
+            JobStatus::Pend => 0,
+            JobStatus::Done => 1,
+            JobStatus::Run => 2,
+            JobStatus::Exit => 3,
+            JobStatus::Ususp => 5,
+            JobStatus::Psusp => 6,
+        };
+        row.2[col] += 1;
+    }
+    rows.retain(|_, (_, _, n)| a.all || n[0] + n[2] + n[4] + n[5] + n[6] > 0);
+    if rows.is_empty() {
+        return "No job array found\n".into();
+    }
+    let mut out = String::new();
+    if a.header {
+        out.push_str("JOBID   ARRAY_SPEC  OWNER  NJOBS PEND DONE  RUN EXIT SSUSP USUSP PSUSP\n");
+    }
+    for (id, (spec, owner, n)) in rows {
+        let total: u32 = n.iter().sum();
+        let _ = writeln!(
+            out,
+            "{id:<7} {:<11} {:<6} {total:>5} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5}",
+            cut(spec, 11, a.wide),
+            cut(owner, 6, a.wide),
+            n[0],
+            n[1],
+            n[2],
+            n[3],
+            n[4],
+            n[5],
+            n[6]
+        );
+    }
+    out
+}
+
 /// Minutes as LSF shows limits: `60.0 min`.
 fn minutes(secs: u64) -> String {
     format!("{:.1} min", secs as f64 / 60.0)
@@ -260,7 +374,7 @@ fn long(j: &JobInfo) -> String {
     let _ = writeln!(
         out,
         "\nJob <{}>, Job Name <{}>, User <{}>, Project <{project}>, Status <{}>, Queue <{}>, Command <{}>",
-        j.id,
+        j.job_ref(),
         j.name,
         j.user,
         j.status.as_str(),
@@ -311,6 +425,7 @@ fn value(j: &JobInfo, f: Field) -> String {
     let dash = || "-".to_string();
     match f {
         Field::JobId => j.id.to_string(),
+        Field::JobIndex => j.index.to_string(),
         Field::Stat => j.status.as_str().to_string(),
         Field::User => j.user.clone(),
         Field::Queue => j.queue.clone(),
@@ -385,6 +500,8 @@ pub(crate) mod tests {
     pub(crate) fn job(id: u64, status: JobStatus) -> JobInfo {
         JobInfo {
             id,
+            index: 0,
+            array: None,
             user: "alice".into(),
             status,
             queue: "normal".into(),
@@ -459,6 +576,61 @@ pub(crate) mod tests {
         assert!(allot_config::deps::name_matches("*run*", "a-run-b"));
         assert!(allot_config::deps::name_matches("a*b*c", "axxbyyc"));
         assert!(!allot_config::deps::name_matches("a*b*c", "axxcyyb"));
+    }
+
+    fn element(id: u64, index: u32, status: JobStatus) -> JobInfo {
+        JobInfo { index, name: format!("sims[{index}]"), array: Some("sims[1-10:3]".into()), ..job(id, status) }
+    }
+
+    #[test]
+    fn array_summaries_count_elements_by_state() {
+        let jobs = [
+            element(5, 1, JobStatus::Done),
+            element(5, 4, JobStatus::Run),
+            element(5, 7, JobStatus::Pend),
+            element(5, 10, JobStatus::Psusp),
+            job(9, JobStatus::Run),
+            JobInfo { array: Some("old[1-2]".into()), ..element(11, 1, JobStatus::Exit) },
+        ];
+        assert_eq!(
+            render(&args(&["-A"]), &jobs),
+            "JOBID   ARRAY_SPEC  OWNER  NJOBS PEND DONE  RUN EXIT SSUSP USUSP PSUSP\n\
+             5       sims[1-10:* alice      4    1    1    1    0     0     0     1\n",
+            "an array whose elements all ended is shown only with -a; jobs that are no array never"
+        );
+        let all = render(&args(&["-A", "-a", "-w", "-noheader"]), &jobs);
+        assert_eq!(
+            all,
+            "5       sims[1-10:3] alice      4    1    1    1    0     0     0     1\n\
+             11      old[1-2]    alice      1    0    0    0    1     0     0     0\n"
+        );
+        assert_eq!(render(&args(&["-A"]), &[job(9, JobStatus::Run)]), "No job array found\n");
+        assert!(args(&["-A"]).query.finished && args(&["-A"]).query.arrays, "the daemon sends every element");
+        assert!(parse(&["-A".into(), "-l".into()]).is_err());
+    }
+
+    #[test]
+    fn elements_show_their_index_and_match_their_arrays_name() {
+        let e = element(5, 4, JobStatus::Run);
+        assert!(name_matches("sims", &e) && name_matches("sims[4]", &e) && name_matches("si*", &e));
+        assert!(!name_matches("sims[5]", &e) && !name_matches("sim", &e));
+        let text = render(&args(&["-o", "jobid jobindex job_name"]), &[e.clone(), job(9, JobStatus::Run)]);
+        assert_eq!(text, "JOBID JOBINDEX JOB_NAME\n5 4 sims[4]\n9 0 sim\n");
+        assert!(render(&args(&["-l"]), &[e]).starts_with("\nJob <5[4]>, Job Name <sims[4]>,"));
+    }
+
+    #[test]
+    fn state_filters_and_their_empty_messages() {
+        let a = args(&["-r"]);
+        assert_eq!(a.states, Some(States::Running));
+        assert!(States::Running.keeps(JobStatus::Run) && !States::Running.keeps(JobStatus::Ususp));
+        assert!(States::Suspended.keeps(JobStatus::Ususp) && States::Suspended.keeps(JobStatus::Psusp));
+        assert!(!States::Suspended.keeps(JobStatus::Pend));
+        assert!(States::Finished.keeps(JobStatus::Exit) && !States::Finished.keeps(JobStatus::Run));
+        assert!(args(&["-d"]).query.finished, "finished jobs are asked for");
+        assert_eq!(render(&args(&["-r"]), &[]), "No running job found\n");
+        assert_eq!(render(&args(&["-s"]), &[]), "No suspended job found\n");
+        assert_eq!(render(&args(&["-d"]), &[]), "No finished job found\n");
     }
 
     #[test]

@@ -1,22 +1,23 @@
 //! The job control commands: `bkill`, `bstop`, `bresume`, `bswitch`,
 //! `bmod` and `brequeue`. Each names jobs by id (`0`: all of the caller's
-//! jobs the command applies to) and prints LSF's line per job; a job that
+//! jobs the command applies to; an array's id, each of its elements;
+//! `id[index]`, one element) and prints LSF's line per job; a job that
 //! could not be acted on prints allotd's reason on standard error and
 //! makes the command exit 1.
 
 use std::process::ExitCode;
 
-use allot_proto::{Changes, Request, RequeueStates, Response};
+use allot_proto::{Changes, JobRef, Request, RequeueStates, Response};
 use anyhow::{anyhow, bail};
 
-use crate::lsf::{call, flags_and_names};
+use crate::lsf::{call, flags_and_names, job_refs};
 
-/// Job ids as the commands take them.
-fn job_ids(cmd: &str, words: &[impl AsRef<str>]) -> anyhow::Result<Vec<u64>> {
-    let ids = words
-        .iter()
-        .map(|w| w.as_ref().parse::<u64>().map_err(|_| anyhow!("{cmd}: {}: not a job id", w.as_ref())))
-        .collect::<anyhow::Result<Vec<u64>>>()?;
+/// Jobs as the commands take them.
+fn job_ids(cmd: &str, words: &[impl AsRef<str>]) -> anyhow::Result<Vec<JobRef>> {
+    let mut ids = Vec::new();
+    for w in words {
+        ids.extend(job_refs(cmd, w.as_ref())?);
+    }
     if ids.is_empty() {
         bail!("{cmd}: name the jobs, or 0 for all of yours");
     }
@@ -24,7 +25,7 @@ fn job_ids(cmd: &str, words: &[impl AsRef<str>]) -> anyhow::Result<Vec<u64>> {
 }
 
 /// Prints each job's outcome: `done(id)` for those acted on.
-fn report(cmd: &str, response: Response, done: impl Fn(u64) -> String) -> anyhow::Result<ExitCode> {
+fn report(cmd: &str, response: Response, done: impl Fn(JobRef) -> String) -> anyhow::Result<ExitCode> {
     let Response::Each(results) = response else { bail!("{cmd}: unexpected answer") };
     if results.is_empty() {
         println!("No matching job found");
@@ -44,7 +45,7 @@ fn report(cmd: &str, response: Response, done: impl Fn(u64) -> String) -> anyhow
 }
 
 /// Options without values, then job ids; an unknown option is an error.
-fn flags_and_ids<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<u64>)> {
+fn flags_and_ids<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<JobRef>)> {
     let (flags, words) = flags_and_names(cmd, args, known)?;
     Ok((flags, job_ids(cmd, &words)?))
 }
@@ -122,7 +123,7 @@ pub fn bmod(args: &[String]) -> anyhow::Result<ExitCode> {
     report("bmod", response, |id| format!("Parameters of job <{id}> are being changed"))
 }
 
-fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, u64)> {
+fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
     let mut c = Changes::default();
     let mut rest = Vec::new();
     let mut i = 0;
@@ -158,7 +159,10 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, u64)> {
         bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");
     }
     let [id] = &o.command[..] else { bail!("bmod: usage: bmod [options] job_ID (one job)") };
-    let job = id.parse::<u64>().map_err(|_| anyhow!("bmod: {id}: not a job id"))?;
+    let job = match job_refs("bmod", id)?[..] {
+        [one] => one,
+        _ => bail!("bmod: {id}: one job or array at a time"),
+    };
     c.queue = o.queue;
     c.slots = o.slots.map(|s| s.min);
     if o.run_limit.is_some() {
@@ -179,7 +183,17 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, u64)> {
     if o.error.is_some() {
         c.error = Some(o.error);
     }
-    c.name = o.name;
+    match o.name {
+        Some(limit) if limit.starts_with('%') => {
+            let n = limit[1..].parse::<u32>().ok().filter(|&n| n >= 1);
+            c.array_limit =
+                Some(n.ok_or_else(|| anyhow!("bmod: -J {limit}: expected `%limit`, a whole number of at least 1"))?);
+        }
+        Some(name) if name.contains('[') => {
+            bail!("bmod: -J {name}: a job array's indices cannot change; `%limit` changes its running element limit")
+        }
+        name => c.name = name,
+    }
     c.cwd = o.cwd;
     if c == Changes::default() {
         bail!("bmod: nothing to change; give bsub's options before the job ID");
@@ -198,7 +212,7 @@ mod tests {
     #[test]
     fn bmod_takes_bsubs_options_and_the_n_forms() {
         let (c, job) = parse_bmod(&words("-n 4 -W 1:00 -q short -Pn -J renamed -oo out.%J 42")).expect("valid");
-        assert_eq!(job, 42);
+        assert_eq!(job, JobRef::job(42));
         assert_eq!(c.slots, Some(4));
         assert_eq!(c.run_limit, Some(Some(3600)));
         assert_eq!(c.queue.as_deref(), Some("short"));
@@ -208,6 +222,8 @@ mod tests {
         assert_eq!(c.group, None, "untouched");
         let (c, _) = parse_bmod(&words("-Wn 7")).expect("valid");
         assert_eq!(c.run_limit, Some(None));
+        let (c, _) = parse_bmod(&words("-J %5 7")).expect("valid");
+        assert_eq!((c.array_limit, c.name), (Some(5), None), "`%n` is the array's limit, not a name");
     }
 
     #[test]
@@ -216,7 +232,12 @@ mod tests {
         assert_eq!(err("-n 2 7 8"), "bmod: usage: bmod [options] job_ID (one job)");
         assert_eq!(err("-R span[hosts=1] 7"), "bmod: -R: not supported by this allot yet. Job not modified.");
         assert_eq!(err("7"), "bmod: nothing to change; give bsub's options before the job ID");
-        assert_eq!(err("-n 2 seven"), "bmod: seven: not a job id");
+        assert!(err("-n 2 seven").starts_with("bmod: seven: not a job id"), "{}", err("-n 2 seven"));
+        assert_eq!(err("-n 2 7[1-2]"), "bmod: 7[1-2]: one job or array at a time");
+        assert!(err("-J %0 7").contains("at least 1"));
+        assert!(err("-J a[1-3] 7").contains("indices cannot change"));
+        let (_, job) = parse_bmod(&words("-n 2 7[3]")).expect("valid");
+        assert_eq!(job, JobRef { id: 7, index: 3 });
         assert_eq!(err("-W soon 7"), "bmod: -W soon: expected `[hours:]minutes`");
     }
 }

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use allot_proto::{Client, JobInfo, JobQuery, JobStatus, Request, Response, Submit};
+use allot_proto::{Client, JobInfo, JobQuery, JobRef, JobStatus, Request, Response, Submit};
 use anyhow::{anyhow, bail};
 
 /// The commands this binary answers to when called by their names.
@@ -59,9 +59,6 @@ fn not_yet(o: &allot_config::bsub::BsubOptions) -> Option<String> {
     if o.exclusive {
         return Some("-x".into());
     }
-    if o.name.as_deref().is_some_and(|n| n.contains('[')) {
-        return Some("-J name[...] (job arrays)".into());
-    }
     o.other.first().map(|(opt, _)| opt.clone())
 }
 
@@ -108,26 +105,32 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
 }
 
 /// `bsub -K`: follows the job to its end, as LSF prints it, and exits with
-/// the job's exit code.
+/// the job's exit code. For a job array: until every element has ended,
+/// exiting with the first nonzero exit code of its elements (in index
+/// order), 0 if all were DONE.
 fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
     use std::io::Write;
     println!("<<Waiting for dispatch ...>>");
     let _ = std::io::stdout().flush();
     let mut started = false;
     loop {
-        let query = JobQuery { jobs: vec![job], finished: true, ..JobQuery::default() };
+        let query = JobQuery { jobs: vec![JobRef::job(job)], finished: true, ..JobQuery::default() };
         let Response::Jobs(jobs) = call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
-        let Some(j) = jobs.into_iter().next() else { bail!("bsub: job {job} is gone") };
-        if !started && matches!(j.status, JobStatus::Run | JobStatus::Ususp) {
-            started = true;
-            if let Some((host, _)) = j.exec_hosts.first() {
-                println!("<<Starting on {host}>>");
-                let _ = std::io::stdout().flush();
+        if jobs.is_empty() {
+            bail!("bsub: job {job} is gone");
+        }
+        if !started {
+            if let Some(j) = jobs.iter().find(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp)) {
+                started = true;
+                if let Some((host, _)) = j.exec_hosts.first() {
+                    println!("<<Starting on {host}>>");
+                    let _ = std::io::stdout().flush();
+                }
             }
         }
-        if !j.status.unfinished() {
+        if jobs.iter().all(|j| !j.status.unfinished()) {
             println!("<<Job is finished>>");
-            let code = j.exit_code.unwrap_or(0);
+            let code = jobs.iter().filter_map(|j| j.exit_code).find(|&c| c != 0).unwrap_or(0);
             return Ok(ExitCode::from(u8::try_from(code).unwrap_or(255)));
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -172,6 +175,17 @@ pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
 
 /// The flags a command takes without values (those in `known`; any
 /// other is an error), and the other words: job ids, queue or host names.
+/// A job as the commands name it: `123`, `123[4]`, or `123[1-5,7]` (one
+/// reference per index).
+pub(crate) fn job_refs(cmd: &str, word: &str) -> anyhow::Result<Vec<JobRef>> {
+    let (id, indices) = allot_config::array::parse_job_ref(word)
+        .map_err(|e| anyhow!("{cmd}: {word}: not a job id (column {}: {})", e.offset + 1, e.message))?;
+    if indices.is_empty() {
+        return Ok(vec![JobRef::job(id)]);
+    }
+    Ok(indices.into_iter().map(|index| JobRef { id, index }).collect())
+}
+
 pub(crate) fn flags_and_names<'a>(
     cmd: &str,
     args: &'a [String],

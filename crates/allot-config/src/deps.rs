@@ -7,7 +7,8 @@
 //! cond   := ("done" | "ended" | "started") "(" target ")"
 //!         | "exit" "(" target ["," [op] code] ")"
 //!         | target                       (a bare target is done(target))
-//! target := job id | job name, quoted or not (`*` matches any text)
+//! target := job id | job id "[" index "]" | job name, quoted or not
+//!           (`*` matches any text; `name[index]` is one array element)
 //! op     := == | != | < | <= | > | >=    (none is ==)
 //! ```
 //!
@@ -29,6 +30,8 @@ use crate::lsf::values::{ValueError, parse_all};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DepTarget {
     Id(u64),
+    /// One element of a job array: `123[4]`.
+    Element(u64, u32),
     /// A job name; `*` matches any text.
     Name(String),
 }
@@ -102,6 +105,8 @@ fn code(input: &mut &str) -> ModalResult<(CmpOp, i32)> {
 
 fn target(input: &mut &str) -> ModalResult<DepTarget> {
     alt((
+        terminated((dec_uint, '[', dec_uint, ']'), winnow::combinator::not(take_while(1, name_char)))
+            .map(|(id, _, index, _)| DepTarget::Element(id, index)),
         terminated(dec_uint, winnow::combinator::not(take_while(1, name_char))).map(DepTarget::Id),
         delimited('"', take_till(1.., '"'), cut_err('"').context(expected("a closing `\"`")))
             .map(|n: &str| DepTarget::Name(n.to_string())),
@@ -160,6 +165,8 @@ mod tests {
         assert_eq!(parse("exit(7,3)"), Ok(cond(DepKind::Exit(Some((CmpOp::Eq, 3))), DepTarget::Id(7))));
         assert_eq!(parse("exit(7, != 1)"), Ok(cond(DepKind::Exit(Some((CmpOp::Ne, 1))), DepTarget::Id(7))));
         assert_eq!(parse("done12x"), Ok(cond(DepKind::Done, DepTarget::Name("done12x".into()))));
+        assert_eq!(parse("done(12[3])"), Ok(cond(DepKind::Done, DepTarget::Element(12, 3))));
+        assert_eq!(parse("ended(arr[3])"), Ok(cond(DepKind::Ended, DepTarget::Name("arr[3]".into()))));
     }
 
     #[test]

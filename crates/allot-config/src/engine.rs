@@ -55,6 +55,7 @@ impl Config {
             hist_hours: self.params.factors.hist_hours,
             default_queues,
             user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),
+            max_job_array_size: self.params.max_job_array_size,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod validate;
 pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
+pub mod array;
 pub mod bsub;
 pub mod deps;
 pub mod engine;

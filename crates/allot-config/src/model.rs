@@ -24,6 +24,9 @@ pub struct Params {
     pub default_compute_unit_type: Option<String>,
     /// LSB_NCPU_ENFORCE=1: parallel fairshare for queue-level fairshare.
     pub ncpu_enforce: bool,
+    /// MAX_JOB_ARRAY_SIZE (1000): the most elements of a job array, and
+    /// its largest index.
+    pub max_job_array_size: u32,
     /// Where each parameter was set.
     pub keys: BTreeMap<String, Location>,
 }
@@ -40,6 +43,7 @@ impl Default for Params {
             compute_unit_types: Vec::new(),
             default_compute_unit_type: None,
             ncpu_enforce: false,
+            max_job_array_size: crate::array::DEFAULT_MAX_ARRAY_SIZE,
             keys: BTreeMap::new(),
         }
     }

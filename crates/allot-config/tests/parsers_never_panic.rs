@@ -117,6 +117,21 @@ proptest! {
     }
 
     #[test]
+    fn submission_strings_fail_inside_their_input(text in "[a-z0-9\\[\\](),:%&|!* .-]{0,30}") {
+        let offsets = [
+            allot_config::array::parse_job_name(&text, 1000).err().map(|e| e.offset),
+            allot_config::array::parse_job_ref(&text).err().map(|e| e.offset),
+            allot_config::deps::parse(&text).err().map(|e| e.offset),
+        ];
+        for offset in offsets.into_iter().flatten() {
+            prop_assert!(offset <= text.len(), "offset {offset} past the end of `{text}`");
+        }
+        if let Ok(n) = allot_config::array::parse_job_name(&text, 1000) {
+            prop_assert!(n.array.is_none_or(|a| !a.indices.is_empty() && a.indices.len() <= 1000));
+        }
+    }
+
+    #[test]
     fn usage_files_never_panic(text in "[{}\\[\\]\":,a-z0-9. -]{0,60}") {
         let mut diags = Diagnostics::default();
         let config = from_texts(&[], &mut diags);

@@ -6,53 +6,71 @@
 //! before anything is recorded.
 
 use allot_engine::Time;
-use allot_proto::{Changes, JobStatus, RequeueStates, Response};
+use allot_proto::{Changes, JobRef, JobStatus, RequeueStates, Response};
 use allot_store::{JobRecord, Record};
 use nix::sys::signal::Signal;
 
 use crate::serve::{Caller, keep, may_act};
 use crate::state::{DaemonJob, State};
 
-/// The jobs a request names: its ids, or (for `0`) every job of the
-/// caller that `mine` selects, oldest first.
-fn targets(state: &State, caller: &Caller, ids: &[u64], mine: impl Fn(&DaemonJob) -> bool) -> Vec<u64> {
-    if ids == [0] {
-        state.jobs.iter().filter(|(_, j)| j.record.spec.user == caller.user && mine(j)).map(|(id, _)| *id).collect()
-    } else {
-        ids.to_vec()
+/// The jobs a request names, each with the id it has here if there is
+/// one: a reference to an array names each of its elements; `0` names
+/// every job of the caller that `mine` selects, oldest first.
+fn targets(
+    state: &State,
+    caller: &Caller,
+    refs: &[JobRef],
+    mine: impl Fn(&DaemonJob) -> bool,
+) -> Vec<(JobRef, Option<u64>)> {
+    if refs == [JobRef::job(0)] {
+        return state
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.record.spec.user == caller.user && mine(j))
+            .map(|(id, j)| (j.job_ref(*id), Some(*id)))
+            .collect();
     }
+    let mut out = Vec::with_capacity(refs.len());
+    for &r in refs {
+        let ids = state.resolve(r);
+        if ids.is_empty() {
+            out.push((r, None));
+        }
+        out.extend(ids.into_iter().map(|id| (state.job_ref(id), Some(id))));
+    }
+    out
 }
 
 /// Runs `act` on each job the caller may act on; the answer holds each
-/// job's outcome.
+/// job's outcome. `act` gets the job's id here and its name to show.
 fn each(
     state: &mut State,
     caller: &Caller,
-    ids: Vec<u64>,
-    mut act: impl FnMut(&mut State, u64, JobStatus) -> Result<(), String>,
+    targets: Vec<(JobRef, Option<u64>)>,
+    mut act: impl FnMut(&mut State, u64, JobRef, JobStatus) -> Result<(), String>,
 ) -> Response {
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let result = match state.jobs.get(&id) {
-            None => Err(format!("Job <{id}>: No matching job found")),
-            Some(j) if !may_act(state, caller, &j.record.spec.user) => {
-                Err(format!("Job <{id}>: User permission denied"))
+    let mut out = Vec::with_capacity(targets.len());
+    for (shown, id) in targets {
+        let result = match id.and_then(|id| state.jobs.get(&id).map(|j| (id, j))) {
+            None => Err(format!("Job <{shown}>: No matching job found")),
+            Some((_, j)) if !may_act(state, caller, &j.record.spec.user) => {
+                Err(format!("Job <{shown}>: User permission denied"))
             }
-            Some(j) => {
+            Some((id, j)) => {
                 let status = j.status;
-                act(state, id, status)
+                act(state, id, shown, status)
             }
         };
-        out.push((id, result));
+        out.push((shown, result));
     }
     Response::Each(out)
 }
 
 /// Sends a signal to a running job's process group, or (when its command
 /// has not started yet) as soon as it exists.
-fn signal(state: &mut State, id: u64, sig: Signal) -> Result<(), String> {
+fn signal(state: &mut State, id: u64, shown: JobRef, sig: Signal) -> Result<(), String> {
     match state.files.read_pgid(id) {
-        Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{id}>: {e}")),
+        Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{shown}>: {e}")),
         None => {
             state.pending_kills.insert(id, sig);
             Ok(())
@@ -73,7 +91,7 @@ const FINISHED: &str = "Job has already finished";
 pub fn kill(
     state: &mut State,
     caller: &Caller,
-    ids: &[u64],
+    refs: &[JobRef],
     signal_name: Option<&str>,
     t: Time,
     records: &mut Vec<Record>,
@@ -82,14 +100,14 @@ pub fn kill(
         Ok(s) => s,
         Err(e) => return Response::Error(e),
     };
-    let ids = targets(state, caller, ids, |j| j.status.unfinished());
-    each(state, caller, ids, |state, id, status| match status {
+    let targets = targets(state, caller, refs, |j| j.status.unfinished());
+    each(state, caller, targets, |state, id, shown, status| match status {
         JobStatus::Pend | JobStatus::Psusp => {
             keep(state, t, records, Record::Removed { job: id });
             Ok(())
         }
-        JobStatus::Run | JobStatus::Ususp => signal(state, id, sig),
-        JobStatus::Done | JobStatus::Exit => Err(format!("Job <{id}>: {FINISHED}")),
+        JobStatus::Run | JobStatus::Ususp => signal(state, id, shown, sig),
+        JobStatus::Done | JobStatus::Exit => Err(format!("Job <{shown}>: {FINISHED}")),
     })
 }
 
@@ -100,7 +118,7 @@ pub fn kill(
 pub fn suspend(
     state: &mut State,
     caller: &Caller,
-    ids: &[u64],
+    refs: &[JobRef],
     stop: bool,
     t: Time,
     records: &mut Vec<Record>,
@@ -112,9 +130,9 @@ pub fn suspend(
             matches!(j.status, JobStatus::Psusp | JobStatus::Ususp)
         }
     };
-    let ids = targets(state, caller, ids, wanted);
+    let targets = targets(state, caller, refs, wanted);
     let by = caller.user.clone();
-    each(state, caller, ids, |state, id, status| {
+    each(state, caller, targets, |state, id, shown, status| {
         let record = Record::Suspended { job: id, stop, by: by.clone() };
         match (status, stop) {
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
@@ -122,13 +140,15 @@ pub fn suspend(
                 Ok(())
             }
             (JobStatus::Run, true) | (JobStatus::Ususp, false) => {
-                signal(state, id, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
+                signal(state, id, shown, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
                 keep(state, t, records, record);
                 Ok(())
             }
-            (JobStatus::Psusp | JobStatus::Ususp, true) => Err(format!("Job <{id}>: Job has already been suspended")),
-            (JobStatus::Pend | JobStatus::Run, false) => Err(format!("Job <{id}>: Job is not suspended")),
-            (JobStatus::Done | JobStatus::Exit, _) => Err(format!("Job <{id}>: {FINISHED}")),
+            (JobStatus::Psusp | JobStatus::Ususp, true) => {
+                Err(format!("Job <{shown}>: Job has already been suspended"))
+            }
+            (JobStatus::Pend | JobStatus::Run, false) => Err(format!("Job <{shown}>: Job is not suspended")),
+            (JobStatus::Done | JobStatus::Exit, _) => Err(format!("Job <{shown}>: {FINISHED}")),
         }
     })
 }
@@ -138,6 +158,7 @@ pub fn suspend(
 fn modify_pending(
     state: &mut State,
     id: u64,
+    shown: JobRef,
     status: JobStatus,
     t: Time,
     records: &mut Vec<Record>,
@@ -146,22 +167,22 @@ fn modify_pending(
     match status {
         JobStatus::Pend | JobStatus::Psusp => {}
         JobStatus::Run | JobStatus::Ususp => {
-            return Err(format!("Job <{id}>: Job has already started; only pending jobs are changed"));
+            return Err(format!("Job <{shown}>: Job has already started; only pending jobs are changed"));
         }
-        JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{id}>: {FINISHED}")),
+        JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{shown}>: {FINISHED}")),
     }
-    let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{id}>: No matching job found")) };
+    let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{shown}>: No matching job found")) };
     let mut record = j.record.clone();
     change(&mut record);
     if let Some(q) = record.spec.queue.as_ref().filter(|&q| j.record.spec.queue.as_ref() != Some(q)) {
         if state.closed_queues.contains(q) {
-            return Err(format!("Job <{id}>: Queue <{q}> is closed"));
+            return Err(format!("Job <{shown}>: Queue <{q}> is closed"));
         }
     }
     let record = Record::Modified { job: id, record: Box::new(record) };
     state
         .apply(t, &record)
-        .map_err(|e| format!("Job <{id}>: {}", e.strip_prefix(&format!("job {id}: ")).unwrap_or(&e)))?;
+        .map_err(|e| format!("Job <{shown}>: {}", e.strip_prefix(&format!("job {id}: ")).unwrap_or(&e)))?;
     records.push(record);
     Ok(())
 }
@@ -170,14 +191,14 @@ fn modify_pending(
 pub fn switch(
     state: &mut State,
     caller: &Caller,
-    ids: &[u64],
+    refs: &[JobRef],
     queue: &str,
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let ids = targets(state, caller, ids, |j| matches!(j.status, JobStatus::Pend | JobStatus::Psusp));
-    each(state, caller, ids, |state, id, status| {
-        modify_pending(state, id, status, t, records, |r| r.spec.queue = Some(queue.to_string()))
+    let targets = targets(state, caller, refs, |j| matches!(j.status, JobStatus::Pend | JobStatus::Psusp));
+    each(state, caller, targets, |state, id, shown, status| {
+        modify_pending(state, id, shown, status, t, records, |r| r.spec.queue = Some(queue.to_string()))
     })
 }
 
@@ -185,13 +206,33 @@ pub fn switch(
 pub fn modify(
     state: &mut State,
     caller: &Caller,
-    id: u64,
+    job: JobRef,
     changes: &Changes,
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    each(state, caller, vec![id], |state, id, status| {
-        modify_pending(state, id, status, t, records, |r| apply_changes(r, changes))
+    if let Some(limit) = changes.array_limit {
+        let owner = state.jobs.get(&job.id).filter(|_| job.index == 0).map(|j| j.record.spec.user.clone());
+        let refused = match owner {
+            _ if !state.arrays.contains_key(&job.id) || job.index != 0 => Some("Not a job array"),
+            Some(owner) if !may_act(state, caller, &owner) => Some("User permission denied"),
+            _ => None,
+        };
+        if let Some(why) = refused {
+            return Response::Each(vec![(job, Err(format!("Job <{job}>: {why}")))]);
+        }
+        let record = Record::ArrayLimit { job: job.id, limit: Some(limit) };
+        if let Err(e) = state.apply(t, &record) {
+            return Response::Each(vec![(job, Err(format!("Job <{job}>: {e}")))]);
+        }
+        records.push(record);
+        if *changes == (Changes { array_limit: Some(limit), ..Changes::default() }) {
+            return Response::Each(vec![(job, Ok(()))]);
+        }
+    }
+    let targets = targets(state, caller, &[job], |_| true);
+    each(state, caller, targets, |state, id, shown, status| {
+        modify_pending(state, id, shown, status, t, records, |r| apply_changes(r, changes))
     })
 }
 
@@ -237,7 +278,7 @@ fn apply_changes(r: &mut JobRecord, c: &Changes) {
 pub fn requeue(
     state: &mut State,
     caller: &Caller,
-    ids: &[u64],
+    refs: &[JobRef],
     states: RequeueStates,
     hold: bool,
     t: Time,
@@ -249,26 +290,26 @@ pub fn requeue(
         JobStatus::Exit => states.exit,
         JobStatus::Pend | JobStatus::Psusp => false,
     };
-    let ids = targets(state, caller, ids, |j| asked(j.status) && j.requeue.is_none());
-    each(state, caller, ids, |state, id, status| {
+    let targets = targets(state, caller, refs, |j| asked(j.status) && j.requeue.is_none());
+    each(state, caller, targets, |state, id, shown, status| {
         if matches!(status, JobStatus::Pend | JobStatus::Psusp) {
-            return Err(format!("Job <{id}>: Job has not started yet"));
+            return Err(format!("Job <{shown}>: Job has not started yet"));
         }
         if !asked(status) {
-            return Err(format!("Job <{id}>: Job is {}, not in a state asked for", status.as_str()));
+            return Err(format!("Job <{shown}>: Job is {}, not in a state asked for", status.as_str()));
         }
         let record = Record::Requeued { job: id, hold };
         if status.unfinished() {
             if state.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
-                return Err(format!("Job <{id}>: Job is already being requeued"));
+                return Err(format!("Job <{shown}>: Job is already being requeued"));
             }
             keep(state, t, records, record);
             // A job already gone is requeued all the same when its end
             // is collected.
-            let _ = signal(state, id, Signal::SIGKILL);
+            let _ = signal(state, id, shown, Signal::SIGKILL);
             return Ok(());
         }
-        state.apply(t, &record).map_err(|e| format!("Job <{id}>: {e}"))?;
+        state.apply(t, &record).map_err(|e| format!("Job <{shown}>: {e}"))?;
         records.push(record);
         Ok(())
     })

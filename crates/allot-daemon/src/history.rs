@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use allot_engine::Time;
-use allot_proto::{HistoryEvent, JobHistory, JobStatus, Response};
+use allot_proto::{HistoryEvent, JobHistory, JobRef, JobStatus, Response};
 use allot_store::Record;
 
 use crate::serve::{Caller, may_act, run_as};
@@ -16,9 +16,13 @@ const PEEK_LIMIT: u64 = 4 << 20;
 
 /// `bpeek`: the output so far of a running job (by default the caller's
 /// most recently submitted running job).
-pub fn peek(state: &State, caller: &Caller, job: Option<u64>) -> Response {
+pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
     let id = match job {
-        Some(id) => id,
+        Some(r) => match state.resolve(r)[..] {
+            [id] => id,
+            [] => return Response::Error(format!("Job <{r}>: No matching job found")),
+            _ => return Response::Error(format!("Job <{r}>: a job array; name one element, as {r}[1]")),
+        },
         None => {
             let mine = state.jobs.iter().rev().find(|(_, j)| {
                 j.record.spec.user == caller.user && matches!(j.status, JobStatus::Run | JobStatus::Ususp)
@@ -30,20 +34,25 @@ pub fn peek(state: &State, caller: &Caller, job: Option<u64>) -> Response {
         }
     };
     let Some(j) = state.jobs.get(&id) else { return Response::Error(format!("Job <{id}>: No matching job found")) };
+    let id_shown = j.job_ref(id);
     if !may_act(state, caller, &j.record.spec.user) {
-        return Response::Error(format!("Job <{id}>: User permission denied"));
+        return Response::Error(format!("Job <{id_shown}>: User permission denied"));
     }
     match j.status {
-        JobStatus::Pend | JobStatus::Psusp => return Response::Error(format!("Job <{id}>: Job has not started yet")),
-        JobStatus::Done | JobStatus::Exit => return Response::Error(format!("Job <{id}>: Job has already finished")),
+        JobStatus::Pend | JobStatus::Psusp => {
+            return Response::Error(format!("Job <{id_shown}>: Job has not started yet"));
+        }
+        JobStatus::Done | JobStatus::Exit => {
+            return Response::Error(format!("Job <{id_shown}>: Job has already finished"));
+        }
         JobStatus::Run | JobStatus::Ususp => {}
     }
     let owner = run_as(&j.record.spec.user).map(|(uid, _)| uid);
-    let ((out, _), (err, _)) = state.output_files(id, &j.record);
+    let ((out, _), (err, _)) = state.output_files(id, j);
     let mut output = String::from("<< output from stdout >>\n");
     match read_tail(&out, owner) {
         Ok(text) => output.push_str(&text),
-        Err(e) => return Response::Error(format!("Job <{id}>: {}: {e}", out.display())),
+        Err(e) => return Response::Error(format!("Job <{id_shown}>: {}: {e}", out.display())),
     }
     if err != out {
         if let Ok(text) = read_tail(&err, owner) {
@@ -53,7 +62,7 @@ pub fn peek(state: &State, caller: &Caller, job: Option<u64>) -> Response {
             }
         }
     }
-    Response::Peek { job: id, output }
+    Response::Peek { job: id_shown, output }
 }
 
 /// The last [`PEEK_LIMIT`] bytes of a file; nothing if it does not exist
@@ -80,8 +89,15 @@ fn read_tail(path: &Path, owner: Option<u32>) -> Result<String, String> {
 /// `bhist`: each job's events from the log. Without job ids, the jobs of
 /// `user` (the caller by default, `all` for everyone), finished ones only
 /// when `finished` asks for them.
-pub fn history(state: &State, caller: &Caller, ids: &[u64], user: Option<&str>, finished: bool, t: Time) -> Response {
-    let ids: Vec<u64> = if ids.is_empty() {
+pub fn history(
+    state: &State,
+    caller: &Caller,
+    refs: &[JobRef],
+    user: Option<&str>,
+    finished: bool,
+    t: Time,
+) -> Response {
+    let ids: Vec<u64> = if refs.is_empty() {
         let user = user.unwrap_or(&caller.user);
         state
             .jobs
@@ -90,17 +106,36 @@ pub fn history(state: &State, caller: &Caller, ids: &[u64], user: Option<&str>, 
             .map(|(id, _)| *id)
             .collect()
     } else {
-        ids.to_vec()
+        let mut ids = Vec::new();
+        for &r in refs {
+            let found = state.resolve(r);
+            if found.is_empty() {
+                return Response::Error(format!("Job <{r}>: No matching job found"));
+            }
+            ids.extend(found);
+        }
+        ids
     };
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let Some(j) = state.jobs.get(&id) else { return Response::Error(format!("Job <{id}>: No matching job found")) };
-        let records = match state.store.job_records(id) {
-            Ok(r) => r,
+        let mut records = Vec::new();
+        // An element's submission, and its limit's changes, are its array's
+        // records.
+        if let Some((first, _)) = j.array.filter(|&(first, _)| first != id) {
+            match state.store.job_records(first) {
+                Ok(r) => records.extend(
+                    r.into_iter().filter(|(_, r)| matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. })),
+                ),
+                Err(e) => return Response::Error(e.to_string()),
+            }
+        }
+        match state.store.job_records(id) {
+            Ok(r) => records.extend(r),
             Err(e) => return Response::Error(e.to_string()),
-        };
+        }
         let events = records.into_iter().filter_map(|(at, r)| event(r).map(|e| (at.0, e))).collect();
-        out.push(JobHistory { job: state.info(id, j, t, false), events });
+        out.push(JobHistory { job: state.info(id, j, t, false, false), events });
     }
     Response::History(out)
 }
@@ -119,6 +154,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
         Record::Modified { record, .. } => HistoryEvent::Modified { queue: record.spec.queue.unwrap_or_default() },
         Record::Requeued { hold, .. } => HistoryEvent::Requeued { hold },
+        Record::ArrayLimit { limit, .. } => HistoryEvent::ArrayLimit { limit },
         Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => return None,
     })
 }

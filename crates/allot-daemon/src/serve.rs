@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use allot_config::deps::DepTarget;
-use allot_engine::{Decision, Dependency, Engine, JobId, JobSpec, Time};
+use allot_engine::{ArrayShape, Decision, Dependency, Engine, JobId, JobSpec, Time};
 use allot_exec::{ExecSpec, JobFiles, expand_name};
-use allot_proto::{Envelope, JobQuery, PROTOCOL_VERSION, Request, Response};
+use allot_proto::{Envelope, JobQuery, JobRef, PROTOCOL_VERSION, Request, Response};
 use allot_store::{JobRecord, Record, Store};
 use anyhow::{Context, anyhow};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -95,6 +95,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         host: crate::defaults::this_host(),
         supervisor,
         jobs: BTreeMap::new(),
+        arrays: BTreeMap::new(),
         running: Default::default(),
         pending_kills: BTreeMap::new(),
         envs: Default::default(),
@@ -382,6 +383,15 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         Ok(d) => d,
         Err(e) => return Response::Error(format!("{e}. Job not submitted.")),
     };
+    let max = state.engine.config().max_job_array_size;
+    let job_name = match s.name.as_deref().map(|n| allot_config::array::parse_job_name(n, max)).transpose() {
+        Ok(n) => n,
+        Err(e) => return Response::Error(format!("-J: column {}: {}. Job not submitted.", e.offset + 1, e.message)),
+    };
+    let (name, mut array) = match job_name {
+        Some(n) => (Some(n.name), n.array),
+        None => (None, None),
+    };
     let spec = JobSpec {
         user: caller.user.clone(),
         queue: s.queue.clone(),
@@ -389,13 +399,14 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         run_limit: s.run_limit,
         group: s.group.clone(),
         depends,
+        array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),
     };
     match state.engine.submit(&spec) {
         Ok(id) => {
             let queue = state.engine.job_queue(id).unwrap_or_default().to_string();
             let record = JobRecord {
                 spec: JobSpec { queue: Some(queue.clone()), ..spec },
-                name: s.name.unwrap_or_else(|| s.command.chars().take(60).collect()),
+                name: name.unwrap_or_else(|| s.command.chars().take(60).collect()),
                 command: s.command,
                 cwd: s.cwd,
                 output: s.output,
@@ -404,8 +415,9 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
                 from_host: state.host.clone(),
                 project: s.project,
                 estimated_run_time: s.estimated_run_time,
+                array: array.as_ref().map(|a| a.spec.clone()),
             };
-            state.register(id.0, &record, t);
+            state.register(id.0, &record, t, array.take().map(|a| a.indices));
             records.push(Record::Submitted { job: id.0, record: Box::new(record) });
             Response::Submitted { job: id.0, queue }
         }
@@ -413,19 +425,33 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     }
 }
 
-/// A `-w` expression with its job names resolved: a name stands for every
-/// job of the caller with that name (`*` matching any text), as LSF
-/// resolves it; a name that matches none is an error, as is a job id the
-/// cluster never had (the engine's check).
+/// A `-w` expression with its jobs resolved: a name stands for every job
+/// of the caller with that name (`*` matching any text), as LSF resolves
+/// it; an array's id or name for every element of it, and `id[index]` or
+/// `name[index]` for one element. A name that matches none is an error, as
+/// is a job id the cluster never had.
 fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependency<Vec<JobId>>, String> {
     let parsed = allot_config::deps::parse(text).map_err(|e| format!("-w: column {}: {}", e.offset + 1, e.message))?;
+    let by_ref = |r: JobRef| {
+        let ids = state.resolve(r);
+        if ids.is_empty() {
+            Err(format!("-w: job <{r}> is not a job of this cluster"))
+        } else {
+            Ok(ids.into_iter().map(JobId).collect())
+        }
+    };
     parsed.try_map(&mut |target| match target {
-        DepTarget::Id(id) => Ok(vec![JobId(id)]),
+        DepTarget::Id(id) => by_ref(JobRef::job(id)),
+        DepTarget::Element(id, index) => by_ref(JobRef { id, index }),
         DepTarget::Name(name) => {
+            let matches = |j: &crate::state::DaemonJob| {
+                allot_config::deps::name_matches(&name, &j.record.name)
+                    || (j.array.is_some() && allot_config::deps::name_matches(&name, &j.display_name()))
+            };
             let ids: Vec<JobId> = state
                 .jobs
                 .iter()
-                .filter(|(_, j)| j.record.spec.user == user && allot_config::deps::name_matches(&name, &j.record.name))
+                .filter(|(_, j)| j.record.spec.user == user && matches(j))
                 .map(|(id, _)| JobId(*id))
                 .collect();
             if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
@@ -435,7 +461,12 @@ fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependenc
 
 fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_proto::JobInfo> {
     if !q.jobs.is_empty() {
-        return q.jobs.iter().filter_map(|id| state.jobs.get(id).map(|j| state.info(*id, j, t, q.reasons))).collect();
+        return q
+            .jobs
+            .iter()
+            .flat_map(|&r| state.resolve(r))
+            .filter_map(|id| state.jobs.get(&id).map(|j| state.info(id, j, t, q.reasons, q.arrays)))
+            .collect();
     }
     let user = q.user.as_deref().unwrap_or(&caller.user);
     let wanted = |j: &&crate::state::DaemonJob| {
@@ -446,7 +477,7 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
     // Counted first: a list of 100,000 jobs is built in place, not grown.
     let n = state.jobs.values().filter(wanted).count();
     let mut out = Vec::with_capacity(n);
-    out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q.reasons)));
+    out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q.reasons, q.arrays)));
     out
 }
 
@@ -538,13 +569,14 @@ fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Res
 fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
     let r = &j.record;
+    let shown = j.job_ref(job.0);
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
     let mut env = r.env.to_vec();
     for (k, v) in [
-        ("LSB_JOBID", job.0.to_string()),
-        ("LSB_JOBINDEX", "0".to_string()),
-        ("LSB_JOBNAME", r.name.clone()),
+        ("LSB_JOBID", shown.id.to_string()),
+        ("LSB_JOBINDEX", shown.index.to_string()),
+        ("LSB_JOBNAME", j.display_name()),
         ("LSB_QUEUE", r.spec.queue.clone().unwrap_or_default()),
         ("LSB_HOSTS", hosts.join(" ")),
         ("LSB_MCPU_HOSTS", mcpu.join(" ")),
@@ -554,11 +586,11 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         env.retain(|(name, _)| name != k);
         env.push((k.to_string(), v));
     }
-    let (stdout, stderr) = state.output_files(job.0, r);
+    let (stdout, stderr) = state.output_files(job.0, j);
     let spec = ExecSpec {
         job: job.0,
         command: r.command.clone(),
-        cwd: PathBuf::from(expand_name(&r.cwd, job.0, 0)),
+        cwd: PathBuf::from(expand_name(&r.cwd, shown.id, shown.index)),
         env,
         stdout,
         stderr,

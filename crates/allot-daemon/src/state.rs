@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, JobId, Time};
 use allot_exec::JobFiles;
-use allot_proto::{JobInfo, JobStatus};
+use allot_proto::{JobInfo, JobRef, JobStatus};
 use allot_store::{Env, JobRecord, Record, Store};
 
 use crate::config::Source;
@@ -27,6 +27,27 @@ pub struct DaemonJob {
     /// `brequeue` of the running job: when its end is collected it goes
     /// back to pending, held if `true`.
     pub requeue: Option<bool>,
+    /// A job array's element: its array's id (its first element's) and its
+    /// index.
+    pub array: Option<(u64, u32)>,
+}
+
+impl DaemonJob {
+    /// The job as the commands name it: `123`, or `123[4]`.
+    pub fn job_ref(&self, id: u64) -> JobRef {
+        match self.array {
+            Some((first, index)) => JobRef { id: first, index },
+            None => JobRef::job(id),
+        }
+    }
+
+    /// Its name as `bjobs` shows it: an element's is `name[index]`.
+    pub fn display_name(&self) -> String {
+        match self.array {
+            Some((_, index)) => format!("{}[{index}]", self.record.name),
+            None => self.record.name.clone(),
+        }
+    }
 }
 
 impl DaemonJob {
@@ -58,6 +79,9 @@ pub struct State {
     /// The `allot-supervise` binary that holds each job.
     pub supervisor: PathBuf,
     pub jobs: BTreeMap<u64, DaemonJob>,
+    /// Job arrays by id (their first element's): their indices in
+    /// ascending order, element `k` having id `id + k`.
+    pub arrays: BTreeMap<u64, Vec<u32>>,
     /// The jobs running now, so a pass need not walk every job ever run.
     pub running: BTreeSet<u64>,
     /// Signals for running jobs whose command has not started yet: sent
@@ -92,11 +116,28 @@ impl State {
     pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), String> {
         match record {
             Record::Submitted { job, record } => {
+                let indices = match &record.array {
+                    Some(spec) => {
+                        let ix = allot_config::array::indices_of(spec)
+                            .map_err(|e| format!("job {job}: [{spec}]: {}", e.message))?;
+                        let size = record.spec.array.map_or(0, |a| a.size);
+                        if ix.len() != size as usize {
+                            return Err(format!("job {job}: [{spec}] has {} indices, its spec {size}", ix.len()));
+                        }
+                        Some(ix)
+                    }
+                    None => None,
+                };
                 let id = self.engine.submit(&record.spec).map_err(|e| format!("job {job}: {e}"))?;
                 if id.0 != *job {
                     return Err(format!("job {job} was replayed as job {id}"));
                 }
-                self.register(*job, record, t);
+                self.register(*job, record, t, indices);
+            }
+            Record::ArrayLimit { job, limit } => {
+                self.engine
+                    .apply(t, &Event::ArrayLimit { array: JobId(*job), limit: *limit })
+                    .map_err(|e| format!("job {job}: {e}"))?;
             }
             Record::Started { job, alloc } => {
                 let idx: Option<Vec<(u32, u32)>> =
@@ -221,21 +262,49 @@ impl State {
         }
     }
 
-    /// A submitted job joins the job table.
-    pub fn register(&mut self, job: u64, record: &JobRecord, t: Time) {
+    /// A submitted job, or each element of a job array (its `indices`,
+    /// one per element the engine made), joins the job table.
+    pub fn register(&mut self, job: u64, record: &JobRecord, t: Time, indices: Option<Vec<u32>>) {
         let env = self.intern(&record.env);
-        let info = DaemonJob {
-            record: JobRecord { env, ..record.clone() },
-            status: JobStatus::Pend,
-            submit_time: t.0,
-            start_time: None,
-            end_time: None,
-            exit: None,
-            cpu_time: None,
-            alloc: Vec::new(),
-            requeue: None,
+        let elements: Vec<(u64, Option<(u64, u32)>)> = match &indices {
+            Some(ix) => ix.iter().enumerate().map(|(k, &i)| (job + k as u64, Some((job, i)))).collect(),
+            None => vec![(job, None)],
         };
-        self.jobs.insert(job, info);
+        for (id, array) in elements {
+            let info = DaemonJob {
+                record: JobRecord { env: env.clone(), ..record.clone() },
+                status: JobStatus::Pend,
+                submit_time: t.0,
+                start_time: None,
+                end_time: None,
+                exit: None,
+                cpu_time: None,
+                alloc: Vec::new(),
+                requeue: None,
+                array,
+            };
+            self.jobs.insert(id, info);
+        }
+        if let Some(indices) = indices {
+            self.arrays.insert(job, indices);
+        }
+    }
+
+    /// The jobs a reference names, by id: a job, every element of an
+    /// array, or one element; none if there is no such job. An element's
+    /// own id is no name for it: only `array[index]` is.
+    pub fn resolve(&self, r: JobRef) -> Vec<u64> {
+        match (r.index, self.arrays.get(&r.id)) {
+            (0, Some(indices)) => (r.id..r.id + indices.len() as u64).collect(),
+            (0, None) => self.jobs.get(&r.id).filter(|j| j.array.is_none()).map(|_| vec![r.id]).unwrap_or_default(),
+            (i, Some(indices)) => indices.binary_search(&i).map(|k| vec![r.id + k as u64]).unwrap_or_default(),
+            (_, None) => Vec::new(),
+        }
+    }
+
+    /// How job `id` is named to its user.
+    pub fn job_ref(&self, id: u64) -> JobRef {
+        self.jobs.get(&id).map_or(JobRef::job(id), |j| j.job_ref(id))
     }
 
     /// The one shared copy of an environment (see [`State::envs`]).
@@ -268,12 +337,14 @@ impl State {
 
     /// Where a job's standard output and error go, and whether each is
     /// overwritten: `-o`/`-oo` and `-e`/`-eo` (relative to its working
-    /// directory, `%J` expanded), else files of the state directory.
-    pub fn output_files(&self, job: u64, r: &JobRecord) -> ((PathBuf, bool), (PathBuf, bool)) {
-        let cwd = PathBuf::from(allot_exec::expand_name(&r.cwd, job, 0));
+    /// directory, `%J` and `%I` expanded), else files of the state
+    /// directory.
+    pub fn output_files(&self, job: u64, j: &DaemonJob) -> ((PathBuf, bool), (PathBuf, bool)) {
+        let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref(job));
+        let cwd = PathBuf::from(allot_exec::expand_name(&r.cwd, shown, index));
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
             Some((name, overwrite)) => {
-                let p = PathBuf::from(allot_exec::expand_name(name, job, 0));
+                let p = PathBuf::from(allot_exec::expand_name(name, shown, index));
                 (if p.is_absolute() { p } else { cwd.join(p) }, *overwrite)
             }
             None => (self.state_dir.join("output").join(format!("{job}.{ext}")), true),
@@ -282,13 +353,17 @@ impl State {
     }
 
     /// What the commands show of a job; its pending reason only when
-    /// `reasons` asks for it.
-    pub fn info(&self, id: u64, j: &DaemonJob, now: Time, reasons: bool) -> JobInfo {
+    /// `reasons` asks for it, its array's spec only when `arrays` does.
+    pub fn info(&self, id: u64, j: &DaemonJob, now: Time, reasons: bool, arrays: bool) -> JobInfo {
         let pending_reason = (reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp))
             .then(|| self.engine.pending_reason(JobId(id), now).map(|r| r.to_string()))
             .flatten();
+        let shown = j.job_ref(id);
         JobInfo {
-            id,
+            id: shown.id,
+            index: shown.index,
+            array: (arrays && j.array.is_some())
+                .then(|| format!("{}[{}]", j.record.name, j.record.array.as_deref().unwrap_or_default())),
             user: j.record.spec.user.clone(),
             status: j.status,
             queue: self
@@ -297,7 +372,7 @@ impl State {
                 .map_or_else(|| j.record.spec.queue.clone().unwrap_or_default(), str::to_string),
             from_host: j.record.from_host.clone(),
             exec_hosts: j.alloc.clone(),
-            name: j.record.name.clone(),
+            name: j.display_name(),
             submit_time: j.submit_time,
             start_time: j.start_time,
             end_time: j.end_time,

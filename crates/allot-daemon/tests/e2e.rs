@@ -722,10 +722,99 @@ fn bsub_w_dependencies() {
         assert!(!out.status.success(), "{w}");
         stderr(&out)
     };
-    assert_eq!(refused("done(9999)"), "-w: job <9999> is not a job of this cluster\n");
+    assert_eq!(refused("done(9999)"), "-w: job <9999> is not a job of this cluster. Job not submitted.\n");
     assert_eq!(refused("done(nosuch)"), "-w: no job of yours is named `nosuch`. Job not submitted.\n");
     let syntax = refused("done(12");
     assert!(syntax.starts_with("-w: column 8: expected `)`"), "{syntax}");
     assert!(syntax.ends_with(". Job not submitted.\n"), "{syntax}");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// `bjobs -noheader` lines of these jobs (finished ones too).
+fn lines(d: &Daemon, job: &str, dir: &Path, flags: &[&str]) -> Vec<String> {
+    let mut args = vec!["bjobs", "-a", "-noheader"];
+    args.extend_from_slice(flags);
+    args.push(job);
+    stdout(&d.cmd(&args, dir)).lines().map(str::to_string).collect()
+}
+
+/// Polls until `check` holds of the `bjobs` lines of `job`.
+fn wait_until(d: &Daemon, job: &str, dir: &Path, flags: &[&str], check: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let l = lines(d, job, dir, flags);
+        if check(&l) {
+            return l;
+        }
+        assert!(Instant::now() < deadline, "{job}: {l:?} {}", d.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn job_arrays() {
+    let dir = tempdir("arrays");
+    let d = Daemon::start(&dir.join("state"));
+    let cmd = ["echo", "$LSB_JOBID", "$LSB_JOBINDEX", "$LSB_JOBNAME"];
+    let mut args = vec!["bsub", "-J", "sims[1-5:2]%1", "-o", "out.%J.%I"];
+    args.extend_from_slice(&cmd);
+    let id = submitted_id(&d.cmd(&args, &dir));
+    let all_done = |l: &[String]| l.len() == 3 && l.iter().all(|x| x.split_whitespace().nth(2) == Some("DONE"));
+    let done = wait_until(&d, &id.to_string(), &dir, &[], all_done);
+    let names: Vec<&str> = done.iter().map(|l| l.split_whitespace().nth(6).unwrap_or("")).collect();
+    assert_eq!(names, ["sims[1]", "sims[3]", "sims[5]"], "{done:?}");
+    assert!(done.iter().all(|l| l.starts_with(&format!("{id} "))), "every element shows the array's id: {done:?}");
+    for i in [1, 3, 5] {
+        let text = std::fs::read_to_string(dir.join(format!("out.{id}.{i}"))).expect("%J and %I expanded");
+        assert_eq!(text, format!("{id} {i} sims[{i}]\n"));
+    }
+    let one = lines(&d, &format!("{id}[3]"), &dir, &[]);
+    assert_eq!(one.len(), 1, "{one:?}");
+
+    // A limit of 1: one runs (of the machine's two or more slots), the
+    // others say why.
+    let big = submitted_id(&d.cmd(&["bsub", "-J", "hold[1-4]%1", "sleep", "30"], &dir));
+    let b = big.to_string();
+    wait_until(&d, &b, &dir, &["-r"], |l| l.len() == 1);
+    let why = stdout(&d.cmd(&["bjobs", "-p", &format!("{big}[3]")], &dir));
+    assert!(why.contains("The job array has reached its running element limit"), "{why}");
+    assert!(d.cmd(&["bmod", "-J", "%2", &b], &dir).status.success());
+    wait_until(&d, &b, &dir, &["-r"], |l| l.len() == 2);
+    let summary = stdout(&d.cmd(&["bjobs", "-A", "-noheader", &b], &dir));
+    assert!(summary.starts_with(&format!("{big:<7} hold[1-4] ")), "{summary}");
+    let killed = d.cmd(&["bkill", &format!("{big}[1]")], &dir);
+    assert_eq!(stdout(&killed), format!("Job <{big}[1]> is being terminated\n"));
+    wait_until(&d, &format!("{big}[1]"), &dir, &[], |l| l.len() == 1 && l[0].contains(" EXIT "));
+    let hist = stdout(&d.cmd(&["bhist", "-l", &format!("{big}[4]")], &dir));
+    assert!(hist.starts_with(&format!("Job <{big}[4]>")), "{hist}");
+    assert!(hist.contains("Submitted from host") && hist.contains("running element limit <2>"), "{hist}");
+    // A dependency on the array waits for every element.
+    let after = submitted_id(&d.cmd(&["bsub", "-w", "ended(hold)", "true"], &dir));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
+    assert!(why.contains("Job dependency condition not satisfied"), "{why}");
+
+    // The log keeps it all across a kill -9.
+    let before = lines(&d, &b, &dir, &[]);
+    d.kill9();
+    let d = Daemon::start(&dir.join("state"));
+    assert_eq!(lines(&d, &b, &dir, &[]), before);
+    let killed = d.cmd(&["bkill", &b], &dir);
+    let expected: String = (2..=4).map(|i| format!("Job <{big}[{i}]> is being terminated\n")).collect();
+    assert_eq!(stdout(&killed), expected, "the whole array, by its id");
+    assert_eq!(stderr(&killed), format!("Job <{big}[1]>: Job has already finished\n"));
+    d.wait_for(after, "DONE", &dir);
+
+    let refused = |j: &str| {
+        let out = d.cmd(&["bsub", "-J", j, "true"], &dir);
+        assert!(!out.status.success(), "{j}");
+        stderr(&out)
+    };
+    assert_eq!(refused("x[0-3]"), "-J: column 3: array indices start at 1. Job not submitted.\n");
+    assert!(refused("x[1-1001]").contains("MAX_JOB_ARRAY_SIZE (1000)"));
+    assert!(refused("x[1-3").starts_with("-J: column 6: expected `,` or `]`"));
+    let missing = d.cmd(&["bkill", &format!("{big}[2]"), &format!("{id}[2]")], &dir);
+    assert_eq!(
+        stderr(&missing),
+        format!("Job <{big}[2]>: Job has already finished\nJob <{id}[2]>: No matching job found\n")
+    );
 }

@@ -48,6 +48,7 @@ fn config() -> EngineConfig {
         hist_hours: 5.0,
         default_queues: vec!["batch".into()],
         user_max_jobs: Default::default(),
+        max_job_array_size: 1000,
     }
 }
 

@@ -290,7 +290,14 @@ impl Engine {
 
     /// Why a pending job cannot start now because of a limit, if one
     /// stops it.
-    pub(crate) fn limit_reason(&self, job: &Job) -> Option<PendingReason> {
+    pub(crate) fn limit_reason(&self, id: JobId, job: &Job) -> Option<PendingReason> {
+        // Admission keeps an array's queued elements within its limit; this
+        // holds the limit even where a replayed log started more.
+        if let Some(a) = self.array_of(id).map(|f| &self.arrays[&f]) {
+            if a.limit.is_some_and(|l| a.running >= l) {
+                return Some(PendingReason::ArrayLimit);
+            }
+        }
         let q = &self.queues[job.queue];
         let l = &q.spec.limits;
         if let Some(max) = l.qjob {
@@ -339,7 +346,7 @@ impl Engine {
     /// Starts `id` now if its limits and the free slots allow.
     fn try_start(&mut self, id: JobId, t: Time, failed_at: &mut [u32]) -> Result<Decision, ()> {
         let job = self.jobs.get(&id).ok_or(())?;
-        if self.limit_reason(job).is_some() || job.slots >= failed_at[job.queue] {
+        if self.limit_reason(id, job).is_some() || job.slots >= failed_at[job.queue] {
             return Err(());
         }
         let Some(alloc) = self.place(job, t) else {
@@ -363,6 +370,7 @@ impl Engine {
             return Err(format!("job {id}: a host of its allocation is unknown"));
         }
         let job = job.clone();
+        self.array_unpark_for_start(id);
         self.dequeue(id, &job);
         self.commit(id, alloc.into_iter().collect(), t);
         self.dirty = true;
@@ -459,6 +467,7 @@ impl Engine {
         if let Some(job) = self.jobs.get_mut(&id) {
             job.state = JobState::Running { start: t, alloc, charges, cpu_reported: 0.0 };
         }
+        self.array_starts(id);
         self.dep_changed.push(id);
     }
 

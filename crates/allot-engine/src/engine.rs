@@ -55,6 +55,14 @@ pub enum Rejection {
     NotFinished(JobId),
     #[error("-w: job <{0}> is not a job of this cluster")]
     UnknownDependency(JobId),
+    #[error("-J: a job array needs at least one element")]
+    EmptyArray,
+    #[error("-J: {size} elements are more than MAX_JOB_ARRAY_SIZE ({max})")]
+    ArrayTooLarge { size: u32, max: u32 },
+    #[error("-J: a running element limit is at least 1")]
+    ZeroArrayLimit,
+    #[error("job {0} is not a job array")]
+    NotAnArray(JobId),
 }
 
 /// What the driver must do.
@@ -118,6 +126,12 @@ pub enum Event {
         job: JobId,
         spec: JobSpec,
         hold: bool,
+    },
+    /// A job array's running element limit changes (`bmod -J "%n"`),
+    /// named by the array's first element; `None` lifts it.
+    ArrayLimit {
+        array: JobId,
+        limit: Option<u32>,
     },
 }
 
@@ -224,6 +238,8 @@ pub struct Engine {
     /// Jobs that started, ended or came back since dependencies were last
     /// evaluated.
     pub(crate) dep_changed: Vec<JobId>,
+    /// Job arrays by their first element ([`crate::arrays`]).
+    pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
 }
 
 impl Engine {
@@ -333,6 +349,7 @@ impl Engine {
             ended: BTreeMap::new(),
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
+            arrays: BTreeMap::new(),
         }
     }
 
@@ -361,6 +378,7 @@ impl Engine {
             Event::Modify { job, spec } => self.modify(*job, spec).map(|()| None),
             Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
             Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold).map(|()| None),
+            Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),
         }
     }
 
@@ -377,14 +395,33 @@ impl Engine {
 
     /// Validates and queues a job: the queue exists and admits the user
     /// (USERS), the user has shares where the queue's fairshare needs them,
-    /// the job can ever fit, and `-W` is within RUNLIMIT.
+    /// the job can ever fit, and `-W` is within RUNLIMIT. A job array's
+    /// elements take consecutive ids; the first is returned.
     pub fn submit(&mut self, spec: &JobSpec) -> Result<JobId, Rejection> {
+        if let Some(shape) = spec.array {
+            let max = self.config.max_job_array_size;
+            if shape.size == 0 {
+                return Err(Rejection::EmptyArray);
+            }
+            if shape.size > max {
+                return Err(Rejection::ArrayTooLarge { size: shape.size, max });
+            }
+            if shape.limit == Some(0) {
+                return Err(Rejection::ZeroArrayLimit);
+            }
+        }
         let job = self.admit(spec)?;
-        let id = JobId(self.next_id);
-        self.next_id += 1;
-        self.add_pending(id, &job);
-        self.jobs.insert(id, job);
-        Ok(id)
+        let first = JobId(self.next_id);
+        if let Some(shape) = spec.array {
+            self.arrays.insert(first, crate::arrays::ArrayState::new(shape.size, shape.limit));
+        }
+        for _ in 0..spec.array.map_or(1, |a| a.size) {
+            let id = JobId(self.next_id);
+            self.next_id += 1;
+            self.add_pending(id, &job);
+            self.jobs.insert(id, job.clone());
+        }
+        Ok(first)
     }
 
     /// The checks of a submission, and the job they admit.
@@ -443,13 +480,13 @@ impl Engine {
         })
     }
 
-    /// A pending job joins its queue: dispatchable, or held or waiting
-    /// for its dependency.
+    /// A pending job joins its queue: dispatchable, or held, or waiting
+    /// for its dependency or for room under its array's limit.
     pub(crate) fn add_pending(&mut self, id: JobId, job: &Job) {
         for &target in job.depends.iter().flat_map(|d| d.targets()).flatten() {
             self.dependents.entry(target).or_default().insert(id);
         }
-        if job.held || job.waiting {
+        if job.held || job.waiting || !self.array_admits(id) {
             self.queues[job.queue].held += 1;
         } else {
             self.enqueue(id, job);
@@ -466,10 +503,16 @@ impl Engine {
             let q = &mut self.queues[job.queue];
             q.held = q.held.saturating_sub(1);
         } else {
-            self.dequeue(id, job);
+            let parked = self.array_leaves(id);
             let q = &mut self.queues[job.queue];
-            q.pending = q.pending.saturating_sub(1);
-            q.pending_slots = q.pending_slots.saturating_sub(u64::from(job.slots));
+            if parked {
+                q.held = q.held.saturating_sub(1);
+            } else {
+                self.dequeue(id, job);
+                let q = &mut self.queues[job.queue];
+                q.pending = q.pending.saturating_sub(1);
+                q.pending_slots = q.pending_slots.saturating_sub(u64::from(job.slots));
+            }
         }
         self.dirty = true;
     }
@@ -593,6 +636,7 @@ impl Engine {
     fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
         let JobState::Running { start, alloc, charges, cpu_reported } = state else { return };
         self.dirty = true;
+        self.array_stops(id);
         for &(h, n) in &alloc {
             let host = &mut self.hosts[h as usize];
             host.used = host.used.saturating_sub(n);

@@ -12,6 +12,7 @@
 //! - floats are compared with `total_cmp`, and every tie ends in a documented
 //!   total order.
 
+mod arrays;
 pub mod deps;
 pub mod dispatch;
 pub mod engine;
@@ -26,7 +27,7 @@ pub mod time;
 
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
-pub use model::{EngineConfig, HostSpec, JobSpec, QueueLimits, QueueSpec, RunLimitSpec};
+pub use model::{ArrayShape, EngineConfig, HostSpec, JobSpec, QueueLimits, QueueSpec, RunLimitSpec};
 pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;
 pub use time::Time;

@@ -87,6 +87,8 @@ pub struct EngineConfig {
     pub default_queues: Vec<String>,
     /// MAX_JOBS of `lsb.users`: job slots a user may hold at once.
     pub user_max_jobs: BTreeMap<String, u32>,
+    /// MAX_JOB_ARRAY_SIZE: the most elements a job array may have (1000).
+    pub max_job_array_size: u32,
 }
 
 impl EngineConfig {
@@ -114,6 +116,7 @@ impl EngineConfig {
             hist_hours: factors.hist_hours,
             default_queues: vec!["normal".into()],
             user_max_jobs: BTreeMap::new(),
+            max_job_array_size: 1000,
         }
     }
 }
@@ -134,4 +137,15 @@ pub struct JobSpec {
     /// `-w`, its job names resolved to the jobs of that name.
     #[serde(default)]
     pub depends: Option<crate::deps::Dependency<Vec<crate::engine::JobId>>>,
+    /// `-J "name[...]%limit"`: the submission is a job array of this shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrayShape>,
+}
+
+/// A job array as the engine sees it: how many elements (they take
+/// consecutive job ids, in index order) and how many may run at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ArrayShape {
+    pub size: u32,
+    pub limit: Option<u32>,
 }

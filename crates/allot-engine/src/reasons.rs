@@ -32,6 +32,8 @@ pub enum PendingReason {
     /// Its `bsub -w` condition does not hold, and every job it names has
     /// ended.
     DependencyNever,
+    /// As many elements of its job array run as its `%limit` allows.
+    ArrayLimit,
 }
 
 impl std::fmt::Display for PendingReason {
@@ -63,6 +65,7 @@ impl std::fmt::Display for PendingReason {
             PendingReason::Held => write!(f, "The job was suspended by the user while pending"),
             PendingReason::Dependency => write!(f, "Job dependency condition not satisfied"),
             PendingReason::DependencyNever => write!(f, "Dependency condition invalid or never satisfied"),
+            PendingReason::ArrayLimit => write!(f, "The job array has reached its running element limit"),
         }
     }
 }
@@ -81,7 +84,10 @@ impl Engine {
             let never = self.never_satisfied(d);
             return Some(if never { PendingReason::DependencyNever } else { PendingReason::Dependency });
         }
-        if let Some(r) = self.limit_reason(job) {
+        if self.is_parked(id) {
+            return Some(PendingReason::ArrayLimit);
+        }
+        if let Some(r) = self.limit_reason(id, job) {
             return Some(r);
         }
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];

@@ -48,11 +48,21 @@ impl Engine {
         next.ended = std::mem::take(&mut self.ended);
         next.dependents = std::mem::take(&mut self.dependents);
         next.dep_changed = std::mem::take(&mut self.dep_changed);
+        next.arrays = std::mem::take(&mut self.arrays)
+            .into_iter()
+            .map(|(first, a)| (first, crate::arrays::ArrayState::new(a.size, a.limit)))
+            .collect();
         self.move_usage(&mut next, t);
         let old_hosts: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
         let old_queues: Vec<String> = self.queues.iter().map(|q| q.spec.name.clone()).collect();
         let old_jobs = std::mem::replace(&mut self.jobs, JobTable::new(1));
-        for (id, job) in old_jobs.iter() {
+        // Running jobs first: an array's running elements take their room
+        // under its limit before its pending ones are admitted.
+        let running = |j: &Job| matches!(j.state, JobState::Running { .. });
+        for (id, job) in old_jobs.iter().filter(|(_, j)| running(j)) {
+            next.adopt(id, job.clone(), &old_hosts, &old_queues);
+        }
+        for (id, job) in old_jobs.iter().filter(|(_, j)| !running(j)) {
             next.adopt(id, job.clone(), &old_hosts, &old_queues);
         }
         next.dirty = true;
@@ -133,6 +143,7 @@ impl Engine {
                     self.deadlines.insert((Time(start.0 + limit), id));
                 }
                 self.jobs.insert(id, job);
+                self.array_runs(id);
                 // Booked from the job's own start: its run time goes on.
                 let charges = self.charge_start(id, &alloc, start, limit);
                 if let Some(j) = self.jobs.get_mut(&id) {

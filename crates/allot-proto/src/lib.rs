@@ -17,7 +17,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 /// The protocol's version; a peer speaking another is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// What crosses the socket: the version, then the message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -36,6 +36,36 @@ pub struct Submit {
     pub depends: Option<String>,
 }
 
+/// A job as a command names it: `123`, or one element of a job array,
+/// `123[4]`. Index 0 names the job itself: a whole array, or a job that
+/// is no array. Id 0 (with index 0) is every job of the caller, where a
+/// command allows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct JobRef {
+    pub id: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub index: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl JobRef {
+    pub fn job(id: u64) -> Self {
+        JobRef { id, index: 0 }
+    }
+}
+
+impl std::fmt::Display for JobRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            0 => write!(f, "{}", self.id),
+            i => write!(f, "{}[{i}]", self.id),
+        }
+    }
+}
+
 /// Which jobs `bjobs` asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobQuery {
@@ -45,10 +75,13 @@ pub struct JobQuery {
     /// Finished jobs too (`-a`).
     pub finished: bool,
     /// These jobs only.
-    pub jobs: Vec<u64>,
+    pub jobs: Vec<JobRef>,
     /// With pending reasons (they cost a look at the engine per job).
     #[serde(default)]
     pub reasons: bool,
+    /// With each array element's array spec (`bjobs -A`).
+    #[serde(default)]
+    pub arrays: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +90,7 @@ pub enum Request {
     Jobs(JobQuery),
     /// `bkill`: jobs (0 is every job of the caller), signal name.
     Kill {
-        jobs: Vec<u64>,
+        jobs: Vec<JobRef>,
         signal: Option<String>,
     },
     Queues,
@@ -77,23 +110,23 @@ pub enum Request {
     Shutdown,
     /// `bstop` (`stop: true`) and `bresume`: jobs, 0 for all the caller's.
     Suspend {
-        jobs: Vec<u64>,
+        jobs: Vec<JobRef>,
         stop: bool,
     },
     /// `bswitch`: pending jobs to another queue.
     Switch {
-        jobs: Vec<u64>,
+        jobs: Vec<JobRef>,
         queue: String,
     },
     /// `bmod`: changes to a pending job.
     Modify {
-        job: u64,
+        job: JobRef,
         changes: Changes,
     },
     /// `brequeue`: running jobs are killed and go back to pending, finished
     /// ones come back; 0 is all the caller's jobs in the states asked for.
     Requeue {
-        jobs: Vec<u64>,
+        jobs: Vec<JobRef>,
         states: RequeueStates,
         /// `-H`: requeued held (PSUSP).
         hold: bool,
@@ -101,13 +134,13 @@ pub enum Request {
     /// `bpeek`: the output so far of a running job (`None`: the caller's
     /// last running job).
     Peek {
-        job: Option<u64>,
+        job: Option<JobRef>,
     },
     /// `bhist`: the history of these jobs from the event log; without
     /// ids, the jobs of `user` (the caller if none, or `all`), finished
     /// ones too when `finished`.
     History {
-        jobs: Vec<u64>,
+        jobs: Vec<JobRef>,
         user: Option<String>,
         finished: bool,
     },
@@ -148,6 +181,9 @@ pub struct Changes {
     pub cwd: Option<String>,
     /// `-Z`: a new command line.
     pub command: Option<String>,
+    /// `-J "%n"`: a job array's running element limit.
+    #[serde(default)]
+    pub array_limit: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,7 +223,13 @@ impl JobStatus {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(from = "JobInfoWire")]
 pub struct JobInfo {
+    /// The job's id; an array element's is its array's.
     pub id: u64,
+    /// An array element's index; 0 for a job that is no array element.
+    pub index: u32,
+    /// An array element's array as `bjobs -A` shows it, `name[1-10]`,
+    /// when the query asked for it.
+    pub array: Option<String>,
     pub user: String,
     pub status: JobStatus,
     pub queue: String,
@@ -218,6 +260,8 @@ pub struct JobInfo {
 #[derive(Deserialize)]
 struct JobInfoWire(
     u64,
+    u32,
+    Option<String>,
     String,
     JobStatus,
     String,
@@ -242,24 +286,26 @@ impl From<JobInfoWire> for JobInfo {
     fn from(w: JobInfoWire) -> JobInfo {
         JobInfo {
             id: w.0,
-            user: w.1,
-            status: w.2,
-            queue: w.3,
-            from_host: w.4,
-            exec_hosts: w.5,
-            name: w.6,
-            submit_time: w.7,
-            start_time: w.8,
-            end_time: w.9,
-            exit_code: w.10,
-            pending_reason: w.11,
-            slots: w.12,
-            command: w.13,
-            cwd: w.14,
-            project: w.15,
-            cpu_time: w.16,
-            run_limit: w.17,
-            estimated_run_time: w.18,
+            index: w.1,
+            array: w.2,
+            user: w.3,
+            status: w.4,
+            queue: w.5,
+            from_host: w.6,
+            exec_hosts: w.7,
+            name: w.8,
+            submit_time: w.9,
+            start_time: w.10,
+            end_time: w.11,
+            exit_code: w.12,
+            pending_reason: w.13,
+            slots: w.14,
+            command: w.15,
+            cwd: w.16,
+            project: w.17,
+            cpu_time: w.18,
+            run_limit: w.19,
+            estimated_run_time: w.20,
         }
     }
 }
@@ -267,8 +313,10 @@ impl From<JobInfoWire> for JobInfo {
 impl Serialize for JobInfo {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(19)?;
+        let mut t = s.serialize_tuple(21)?;
         t.serialize_element(&self.id)?;
+        t.serialize_element(&self.index)?;
+        t.serialize_element(&self.array)?;
         t.serialize_element(&self.user)?;
         t.serialize_element(&self.status)?;
         t.serialize_element(&self.queue)?;
@@ -288,6 +336,13 @@ impl Serialize for JobInfo {
         t.serialize_element(&self.run_limit)?;
         t.serialize_element(&self.estimated_run_time)?;
         t.end()
+    }
+}
+
+impl JobInfo {
+    /// The job as the commands name it: `123`, or `123[4]`.
+    pub fn job_ref(&self) -> JobRef {
+        JobRef { id: self.id, index: self.index }
     }
 }
 
@@ -328,6 +383,10 @@ pub enum HistoryEvent {
     /// one once it ends; `hold`: held.
     Requeued {
         hold: bool,
+    },
+    /// Its job array's running element limit changed (`None`: lifted).
+    ArrayLimit {
+        limit: Option<u32>,
     },
 }
 
@@ -432,7 +491,7 @@ pub enum Response {
     /// [`crate::Client::call`] joins them, so callers see one `Jobs`.
     JobsPart(Vec<JobInfo>),
     /// Per job: `Ok(())` or why not.
-    Each(Vec<(u64, Result<(), String>)>),
+    Each(Vec<(JobRef, Result<(), String>)>),
     Queues(Vec<QueueInfo>),
     Hosts(Vec<HostInfo>),
     /// The new configuration is running; its warnings, one per line.
@@ -441,7 +500,7 @@ pub enum Response {
     },
     /// `bpeek`: the job and its output so far.
     Peek {
-        job: u64,
+        job: JobRef,
         output: String,
     },
     /// `bhist`: each job's events, oldest first.
@@ -473,7 +532,10 @@ mod tests {
         let text = serde_json::to_string(&req).expect("json");
         let back: Envelope<Request> = serde_json::from_str(&text).expect("parse");
         assert_eq!(back, req);
-        let resp = Response::Each(vec![(3, Ok(())), (4, Err("Job <4>: Not owner".into()))]);
+        let resp = Response::Each(vec![
+            (JobRef::job(3), Ok(())),
+            (JobRef { id: 4, index: 2 }, Err("Job <4[2]>: Not owner".into())),
+        ]);
         let back: Response = serde_json::from_str(&serde_json::to_string(&resp).expect("json")).expect("parse");
         assert_eq!(back, resp);
     }
@@ -482,6 +544,8 @@ mod tests {
     fn a_job_travels_as_an_array_and_comes_back_whole() {
         let job = JobInfo {
             id: 7,
+            index: 3,
+            array: Some("sims[1-10]".into()),
             user: "alice".into(),
             status: JobStatus::Exit,
             queue: "normal".into(),
@@ -502,7 +566,7 @@ mod tests {
             estimated_run_time: Some(30),
         };
         let text = serde_json::to_string(&job).expect("json");
-        assert!(text.starts_with("[7,\"alice\",\"Exit\",\"normal\""), "{text}");
+        assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");
         assert_eq!(serde_json::from_str::<JobInfo>(&text).expect("parse"), job);
         assert!(serde_json::from_str::<JobInfo>("[7,\"alice\"]").is_err(), "too short");
     }

@@ -111,6 +111,7 @@ pub fn run(
                 run_limit: job.run_limit,
                 group: job.charge_group.clone(),
                 depends: None,
+                array: None,
             };
             match engine.apply(Time(t), &Event::Submit(spec)) {
                 Ok(Some(id)) => {

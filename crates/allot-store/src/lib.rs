@@ -49,6 +49,11 @@ pub struct JobRecord {
     /// `-We`, seconds.
     #[serde(default)]
     pub estimated_run_time: Option<u64>,
+    /// A job array's index list as written (`1-10:2,15`); its elements
+    /// take the ids from the record's job on, one per index in ascending
+    /// order. `name` is then the array's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
 }
 
 /// One change of state.
@@ -80,6 +85,9 @@ pub enum Record {
     /// will be when its end is collected (it is being killed). `hold`:
     /// held (PSUSP).
     Requeued { job: u64, hold: bool },
+    /// A job array's running element limit changed (`bmod -J "%n"`);
+    /// `job` is its first element, `None` lifts the limit.
+    ArrayLimit { job: u64, limit: Option<u32> },
 }
 
 impl Record {
@@ -92,7 +100,8 @@ impl Record {
             | Record::Removed { job }
             | Record::Suspended { job, .. }
             | Record::Modified { job, .. }
-            | Record::Requeued { job, .. } => Some(*job),
+            | Record::Requeued { job, .. }
+            | Record::ArrayLimit { job, .. } => Some(*job),
             Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => None,
         }
     }
@@ -239,6 +248,7 @@ mod tests {
             from_host: "hostA".into(),
             project: Some("climate".into()),
             estimated_run_time: None,
+            array: None,
         };
         Record::Submitted { job, record: Box::new(record) }
     }

@@ -60,6 +60,11 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                         value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
                 }
                 "COMPUTE_UNIT_TYPES" => compute_unit_types(&mut p, diags, line, v),
+                "MAX_JOB_ARRAY_SIZE" => match value(diags, line, &key, v, uint) {
+                    Some(n) if (1..=crate::array::MAX_INDEX).contains(&n) => p.max_job_array_size = n,
+                    Some(_) => diags.error(at(line, v), format!("{key}: expected 1 to 2147483646, found `{v}`")),
+                    None => {}
+                },
                 "LSB_NCPU_ENFORCE" => {
                     p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
                 }
@@ -133,6 +138,7 @@ mod tests {
         assert_eq!((f.committed_run_time_factor, f.hist_hours, f.enable_hist_run_time), (0.0, 5.0, false));
         assert_eq!(p.mbd_sleep_time, 60);
         assert!(!p.ncpu_enforce && !p.parallel_sched_by_slot);
+        assert_eq!(p.max_job_array_size, 1000);
     }
 
     #[test]
@@ -141,7 +147,8 @@ mod tests {
             "Begin Parameters\nCPU_TIME_FACTOR = 0\nRUN_TIME_FACTOR=1\nRUN_JOB_FACTOR = 0\nFAIRSHARE_ADJUSTMENT_FACTOR = 0.5\n\
              COMMITTED_RUN_TIME_FACTOR = 1\nHIST_HOURS = 2\nENABLE_HIST_RUN_TIME = Y\nMBD_SLEEP_TIME = 20\n\
              DEFAULT_QUEUE = queueA queueB\nPARALLEL_SCHED_BY_SLOT = y\nRESOURCE_RESERVE_PER_SLOT = Y\n\
-             PREEMPT_FOR = GROUP_JLP\nCOMPUTE_UNIT_TYPES = enclosure! rack\nLSB_NCPU_ENFORCE = 1\nEnd Parameters\n",
+             PREEMPT_FOR = GROUP_JLP\nCOMPUTE_UNIT_TYPES = enclosure! rack\nLSB_NCPU_ENFORCE = 1\n\
+             MAX_JOB_ARRAY_SIZE = 5000\nEnd Parameters\n",
         );
         assert!(d.0.is_empty(), "{d}");
         assert_eq!(p.factors.cpu_time_factor, 0.0);
@@ -152,12 +159,14 @@ mod tests {
         assert_eq!(p.default_compute_unit_type.as_deref(), Some("enclosure"));
         assert!(p.ncpu_enforce && p.parallel_sched_by_slot && p.resource_reserve_per_slot);
         assert_eq!(p.mbd_sleep_time, 20);
+        assert_eq!(p.max_job_array_size, 5000);
     }
 
     #[test]
     fn bad_values_are_located() {
         let (p, d) = params(
-            "Begin Parameters\nRUN_JOB_FACTOR = lots\nHIST_HOURS=-1\nCOMMITTED_RUN_TIME_FACTOR = 2\nEnd Parameters\n",
+            "Begin Parameters\nRUN_JOB_FACTOR = lots\nHIST_HOURS=-1\nCOMMITTED_RUN_TIME_FACTOR = 2\n\
+             MAX_JOB_ARRAY_SIZE = 0\nEnd Parameters\n",
         );
         let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
         assert_eq!(
@@ -166,8 +175,10 @@ mod tests {
                 "lsb.params:2:18: error: RUN_JOB_FACTOR: expected a number, found `lots`",
                 "lsb.params:3:12: error: HIST_HOURS: expected a number of at least 0, found `-1`",
                 "lsb.params:4:29: error: COMMITTED_RUN_TIME_FACTOR: expected a value between 0.0 and 1.0, found `2`",
+                "lsb.params:5:22: error: MAX_JOB_ARRAY_SIZE: expected 1 to 2147483646, found `0`",
             ]
         );
         assert_eq!(p.factors.run_job_factor, 3.0);
+        assert_eq!(p.max_job_array_size, 1000, "a bad value keeps the default");
     }
 }
