@@ -4,10 +4,10 @@
 use std::fmt::Write;
 use std::process::ExitCode;
 
-use allot_proto::{GroupInfo, PolicyShares, QueueInfo, Request, Response, UserInfo};
+use allot_proto::{GroupInfo, HostInfo, PolicyShares, QueueInfo, Request, Response, UserInfo};
 use anyhow::bail;
 
-use crate::lsf::{call, flags_and_names};
+use crate::lsf::{call, cut, flags_and_names};
 use crate::shares_cmd::{render, render_table};
 
 fn dash<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -122,17 +122,53 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
 }
 
 /// `bhosts [host ...]`.
+/// `bhosts [-l] [-w] [host ...]`: job slots per host; `-w` cuts no name,
+/// `-l` one block per host.
 pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (_, names) = flags_and_names("bhosts", args, &[])?;
+    let (flags, names) = flags_and_names("bhosts", args, &["-l", "-w"])?;
     let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
-    println!("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV");
-    for h in hosts.iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())) {
-        println!(
+    if let Some(missing) = names.iter().find(|n| !hosts.iter().any(|h| h.name == **n)) {
+        bail!("{missing}: Bad host name, host group name or cluster name");
+    }
+    let shown: Vec<&HostInfo> = hosts.iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())).collect();
+    print!("{}", render_hosts(&shown, flags.contains(&"-l"), flags.contains(&"-w")));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
+    let mut out = String::new();
+    if long {
+        // No load indices or CPU factors are configured: CPUF is LSF's
+        // default 1.00; there is no dispatch window.
+        for h in hosts {
+            let _ = writeln!(out, "HOST  {}", h.name);
+            let _ =
+                writeln!(out, "STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW");
+            let _ = writeln!(
+                out,
+                "{:<15} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}      -\n",
+                h.status, "1.00", "-", h.max, h.njobs, h.run, 0, h.ususp, 0
+            );
+        }
+        return out;
+    }
+    out.push_str("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n");
+    for h in hosts {
+        let _ = writeln!(
+            out,
             "{:<18} {:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-            h.name, h.status, "-", h.max, h.njobs, h.run, 0, 0, 0
+            cut(&h.name, 18, wide),
+            cut(&h.status, 12, wide),
+            "-",
+            h.max,
+            h.njobs,
+            h.run,
+            0,
+            h.ususp,
+            0
         );
     }
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
 /// `bhpart [-r] [partition ...]`: host partitions with the top level of
@@ -224,6 +260,31 @@ fn users_text(users: &[UserInfo]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn host(name: &str, status: &str, njobs: u32, ususp: u32) -> HostInfo {
+        HostInfo { name: name.into(), status: status.into(), max: 4, njobs, run: njobs - ususp, ususp }
+    }
+
+    #[test]
+    fn bhosts_wide_and_long() {
+        let long_name = host("compute-node-0042.example.org", "closed_Full", 4, 1);
+        let ok = host("hostA", "ok", 1, 0);
+        let hosts = [&ok, &long_name];
+        assert_eq!(
+            render_hosts(&hosts, false, false),
+            "HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n\
+             hostA              ok              -      4      1      1      0      0      0\n\
+             compute-node-0042* closed_Full     -      4      4      3      0      1      0\n"
+        );
+        let wide = render_hosts(&hosts, false, true);
+        assert!(wide.contains("\ncompute-node-0042.example.org closed_Full "), "{wide}");
+        assert_eq!(
+            render_hosts(&[&long_name], true, false),
+            "HOST  compute-node-0042.example.org\n\
+             STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\n\
+             closed_Full      1.00     -      4      4      3      0      1      0      -\n\n"
+        );
+    }
 
     /// The spec's `bugroup -l` sample (spec 000, "View hierarchical share
     /// information for a group"), line by line.

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use allot_config::deps::DepTarget;
 use allot_engine::{ArrayShape, Decision, Dependency, Engine, JobId, JobSpec, Time};
-use allot_exec::{ExecSpec, JobFiles, expand_name};
+use allot_exec::{ExecSpec, JobFiles};
 use allot_proto::{Envelope, JobQuery, JobRef, PROTOCOL_VERSION, Request, Response};
 use allot_store::{JobRecord, Record, Store};
 use anyhow::{Context, anyhow};
@@ -590,7 +590,8 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     let spec = ExecSpec {
         job: job.0,
         command: r.command.clone(),
-        cwd: PathBuf::from(expand_name(&r.cwd, shown.id, shown.index)),
+        cwd: j.cwd(job.0),
+        create_cwd: allot_exec::has_patterns(&r.cwd),
         env,
         stdout,
         stderr,

@@ -41,6 +41,23 @@ impl DaemonJob {
         }
     }
 
+    /// The directory it runs in: `-cwd` (or where it was submitted from)
+    /// with its dynamic patterns (`%J`, `%I`, `%U`, `%P`, `%G`, `%H`)
+    /// expanded.
+    pub fn cwd(&self, id: u64) -> PathBuf {
+        let JobRef { id: job, index } = self.job_ref(id);
+        let r = &self.record;
+        let patterns = allot_exec::Patterns {
+            job,
+            index,
+            user: &r.spec.user,
+            project: r.project.as_deref().unwrap_or("default"),
+            group: r.spec.group.as_deref().unwrap_or(""),
+            host: self.alloc.first().map_or("", |(h, _)| h.as_str()),
+        };
+        PathBuf::from(allot_exec::expand_patterns(&r.cwd, &patterns))
+    }
+
     /// Its name as `bjobs` shows it: an element's is `name[index]`.
     pub fn display_name(&self) -> String {
         match self.array {
@@ -338,10 +355,11 @@ impl State {
     /// Where a job's standard output and error go, and whether each is
     /// overwritten: `-o`/`-oo` and `-e`/`-eo` (relative to its working
     /// directory, `%J` and `%I` expanded), else files of the state
-    /// directory.
+    /// directory. With `-o` and no `-e` both go to the output file, as
+    /// in LSF.
     pub fn output_files(&self, job: u64, j: &DaemonJob) -> ((PathBuf, bool), (PathBuf, bool)) {
         let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref(job));
-        let cwd = PathBuf::from(allot_exec::expand_name(&r.cwd, shown, index));
+        let cwd = j.cwd(job);
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
             Some((name, overwrite)) => {
                 let p = PathBuf::from(allot_exec::expand_name(name, shown, index));
@@ -349,7 +367,9 @@ impl State {
             }
             None => (self.state_dir.join("output").join(format!("{job}.{ext}")), true),
         };
-        (file(&r.output, "out"), file(&r.error, "err"))
+        let out = file(&r.output, "out");
+        let err = if r.error.is_none() && r.output.is_some() { out.clone() } else { file(&r.error, "err") };
+        (out, err)
     }
 
     /// What the commands show of a job; its pending reason only when

@@ -66,6 +66,14 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
 
 /// `bhosts`: each host's state and slots.
 pub fn hosts(state: &State) -> Vec<HostInfo> {
+    // Slots of stopped jobs per host: few jobs run at once, so walking
+    // them is cheap.
+    let mut stopped: BTreeMap<&str, u32> = BTreeMap::new();
+    for j in state.running.iter().filter_map(|id| state.jobs.get(id)).filter(|j| j.status == JobStatus::Ususp) {
+        for (h, n) in &j.alloc {
+            *stopped.entry(h.as_str()).or_default() += n;
+        }
+    }
     state
         .engine
         .hosts()
@@ -80,7 +88,8 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
             },
             max,
             njobs: used,
-            run: used,
+            run: used.saturating_sub(stopped.get(name).copied().unwrap_or(0)),
+            ususp: stopped.get(name).copied().unwrap_or(0),
         })
         .collect()
 }

@@ -510,6 +510,23 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
             stderr(&out)
         );
     }
+    // A -cwd with patterns is made (0700); one without runs in /tmp.
+    let made = d.cmd(&["bsub", "-K", "-P", "climate", "-cwd", "scratch/%P/%J", "pwd > where"], &dir);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let made_id = submitted_id(&made);
+    let made_dir = dir.join(format!("scratch/climate/{made_id}"));
+    assert_eq!(
+        std::fs::read_to_string(made_dir.join("where")).expect("ran there").trim(),
+        made_dir.display().to_string()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&made_dir).expect("made").permissions().mode() & 0o777, 0o700);
+    let lost = d.cmd(&["bsub", "-K", "-cwd", "nowhere", "-o", "/tmp/allot-e2e-lost.%J", "pwd"], &dir);
+    let lost_id = submitted_id(&lost);
+    let out = std::fs::read_to_string(format!("/tmp/allot-e2e-lost.{lost_id}")).expect("output");
+    assert!(out.ends_with("\n/tmp\n") && out.contains("does not exist; the job runs in /tmp"), "{out}");
+    let _ = std::fs::remove_file(format!("/tmp/allot-e2e-lost.{lost_id}"));
+    assert!(!dir.join("nowhere").exists());
     assert!(stdout(&d.cmd(&["bjobs", "-J", "pro*", "-a", "-noheader"], &dir)).contains("probe"));
     assert_eq!(stdout(&d.cmd(&["bjobs", "-J", "nothing*", "-a"], &dir)), "No job found\n");
 }
@@ -551,6 +568,9 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     assert_eq!(stderr(&again), format!("Job <{a}>: Job has already been suspended\n"));
     let q = stdout(&d.cmd(&["bqueues", "normal"], &dir));
     assert!(q.trim_end().ends_with("2     1     0     1"), "PSUSP counts as pending, USUSP as suspended: {q}");
+    let h = stdout(&d.cmd(&["bhosts"], &dir));
+    let row: Vec<&str> = h.lines().nth(1).unwrap_or("").split_whitespace().collect();
+    assert_eq!(row[4..], ["1", "0", "0", "1", "0"], "NJOBS RUN SSUSP USUSP RSV: {h}");
     let why = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
     assert!(why.contains("The job was suspended by the user while pending"), "{why}");
 

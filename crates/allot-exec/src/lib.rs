@@ -15,6 +15,7 @@
 //! `output/<id>.out` and `.err` in the state directory.
 
 use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,8 +28,6 @@ pub enum ExecError {
     File { job: u64, what: &'static str, path: String, source: std::io::Error },
     #[error("job {job}: cannot start {program}: {source}")]
     Spawn { job: u64, program: String, source: std::io::Error },
-    #[error("job {job}: working directory {path} does not exist")]
-    Cwd { job: u64, path: String },
     #[error("{0}")]
     Spec(String),
 }
@@ -46,6 +45,12 @@ pub struct ExecSpec {
     pub stderr: (PathBuf, bool),
     /// Run as this uid and gid (when the daemon runs as root).
     pub run_as: Option<(u32, u32)>,
+    /// The working directory came from a path with dynamic patterns
+    /// (`-cwd /scratch/%U/%J`): if it is missing it is made, mode 0700 and
+    /// the job's owner's, as LSF makes it. A missing directory without
+    /// patterns is not made: the job runs in `/tmp`, as in LSF.
+    #[serde(default)]
+    pub create_cwd: bool,
 }
 
 /// How a job ended.
@@ -194,6 +199,100 @@ pub fn expand_name(name: &str, job: u64, index: u32) -> String {
     name.replace("%J", &job.to_string()).replace("%I", &index.to_string())
 }
 
+/// What the dynamic patterns of a `-cwd` path stand for.
+pub struct Patterns<'a> {
+    pub job: u64,
+    pub index: u32,
+    pub user: &'a str,
+    pub project: &'a str,
+    pub group: &'a str,
+    /// The first execution host.
+    pub host: &'a str,
+}
+
+/// The patterns of a `-cwd` path, longest first so `%JG` is not `%J`
+/// followed by `G`: `%JG` (job group; allot has none, so nothing), `%EJ`
+/// and `%EI` (the job id and index where it runs: the same here), `%J`,
+/// `%I`, `%U` user, `%P` project, `%G` user group, `%H` first host.
+const PATTERNS: [&str; 9] = ["%JG", "%EJ", "%EI", "%J", "%I", "%U", "%P", "%G", "%H"];
+
+/// Whether a path has any dynamic pattern.
+pub fn has_patterns(path: &str) -> bool {
+    PATTERNS.iter().any(|p| path.contains(p))
+}
+
+/// A `-cwd` path with its dynamic patterns expanded.
+pub fn expand_patterns(path: &str, p: &Patterns<'_>) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let Some(pat) = PATTERNS.iter().find(|p| tail.starts_with(**p)) else {
+            out.push('%');
+            rest = &tail[1..];
+            continue;
+        };
+        match *pat {
+            "%JG" => {}
+            "%EJ" | "%J" => out.push_str(&p.job.to_string()),
+            "%EI" | "%I" => out.push_str(&p.index.to_string()),
+            "%U" => out.push_str(p.user),
+            "%P" => out.push_str(p.project),
+            "%G" => out.push_str(p.group),
+            _ => out.push_str(p.host),
+        }
+        rest = &tail[pat.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The directory the job runs in: its own, made first when its path had
+/// patterns; else `/tmp`, with a note on the job's standard error.
+fn working_directory(spec: &ExecSpec, stderr: &mut File) -> Result<PathBuf, ExecError> {
+    if spec.cwd.is_dir() {
+        return Ok(spec.cwd.clone());
+    }
+    if spec.create_cwd {
+        make_dirs(&spec.cwd, spec.run_as).map_err(|source| ExecError::File {
+            job: spec.job,
+            what: "cannot create the working directory",
+            path: spec.cwd.display().to_string(),
+            source,
+        })?;
+        return Ok(spec.cwd.clone());
+    }
+    let _ = writeln!(
+        stderr,
+        "allot: job {}: working directory {} does not exist; the job runs in /tmp",
+        spec.job,
+        spec.cwd.display()
+    );
+    Ok(PathBuf::from("/tmp"))
+}
+
+/// Makes the missing directories of `path`, mode 0700, owned by `owner`.
+fn make_dirs(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut missing = Vec::new();
+    let mut p = path;
+    while !p.exists() {
+        missing.push(p.to_path_buf());
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => break,
+        }
+    }
+    for dir in missing.iter().rev() {
+        std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
+        }
+    }
+    Ok(())
+}
+
 fn open_output(job: u64, (path, overwrite): &(PathBuf, bool)) -> Result<File, ExecError> {
     let mut o = OpenOptions::new();
     o.create(true).write(true);
@@ -236,10 +335,19 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
 /// Runs the job and waits for it; `started` hears its process group.
 pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, ExecError> {
     let stdout = open_output(spec.job, &spec.stdout)?;
-    let stderr = open_output(spec.job, &spec.stderr)?;
-    if !spec.cwd.is_dir() {
-        return Err(ExecError::Cwd { job: spec.job, path: spec.cwd.display().to_string() });
-    }
+    // One file for both (`-o` without `-e`): one handle, so neither
+    // writes over the other.
+    let mut stderr = if spec.stderr.0 == spec.stdout.0 {
+        stdout.try_clone().map_err(|source| ExecError::File {
+            job: spec.job,
+            what: "cannot share",
+            path: spec.stdout.0.display().to_string(),
+            source,
+        })?
+    } else {
+        open_output(spec.job, &spec.stderr)?
+    };
+    let cwd = working_directory(spec, &mut stderr)?;
     let direct = plain_words(&spec.command);
     let mut cmd = match &direct {
         Some(words) => {
@@ -253,7 +361,7 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
             c
         }
     };
-    cmd.current_dir(&spec.cwd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.current_dir(&cwd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     cmd.process_group(0);
     if let Some((uid, gid)) = spec.run_as {
@@ -298,6 +406,7 @@ mod tests {
             stdout: (dir.join(expand_name("out.%J", job, 0)), false),
             stderr: (dir.join("err"), true),
             run_as: None,
+            create_cwd: false,
         }
     }
 
@@ -344,14 +453,53 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_working_directory_ends_the_job_with_127() {
+    fn a_missing_working_directory_runs_the_job_in_tmp() {
         let dir = temp("nocwd");
         let files = JobFiles::new(&dir).expect("files");
-        let mut s = spec(&dir, 2, "true");
+        let mut s = spec(&dir, 2, "pwd");
         s.cwd = dir.join("does-not-exist");
         files.write_spec(&s).expect("spec");
-        assert_eq!(files.supervise(2).expect("reported").exit, 127);
-        assert!(std::fs::read_to_string(dir.join("err")).expect("err").starts_with("allot: job 2: working directory "));
+        assert_eq!(files.supervise(2).expect("reported").exit, 0);
+        let err = std::fs::read_to_string(dir.join("err")).expect("err");
+        assert!(err.starts_with("allot: job 2: working directory ") && err.contains("runs in /tmp"), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.join("out.2")).expect("out"), "/tmp\n");
+        assert!(!s.cwd.exists(), "a path without patterns is not made");
+    }
+
+    #[test]
+    fn a_working_directory_with_patterns_is_made_0700() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp("mkcwd");
+        let files = JobFiles::new(&dir).expect("files");
+        let mut s = spec(&dir, 3, "pwd");
+        s.cwd = dir.join("scratch/alice/3_0");
+        s.create_cwd = true;
+        files.write_spec(&s).expect("spec");
+        assert_eq!(files.supervise(3).expect("reported").exit, 0);
+        assert_eq!(std::fs::read_to_string(dir.join("out.3")).expect("out"), format!("{}\n", s.cwd.display()));
+        for d in [dir.join("scratch"), dir.join("scratch/alice"), s.cwd.clone()] {
+            assert_eq!(std::fs::metadata(&d).expect("made").permissions().mode() & 0o777, 0o700, "{}", d.display());
+        }
+    }
+
+    #[test]
+    fn output_and_error_to_one_file_keep_both() {
+        let dir = temp("onefile");
+        let files = JobFiles::new(&dir).expect("files");
+        let mut s = spec(&dir, 4, "echo out; echo err >&2; echo out2");
+        s.stdout = (dir.join("both"), true);
+        s.stderr = (dir.join("both"), true);
+        files.write_spec(&s).expect("spec");
+        assert_eq!(files.supervise(4).expect("reported").exit, 0);
+        assert_eq!(std::fs::read_to_string(dir.join("both")).expect("both"), "out\nerr\nout2\n");
+    }
+
+    #[test]
+    fn cwd_patterns_expand_longest_first() {
+        let p = Patterns { job: 12, index: 3, user: "alice", project: "climate", group: "g1", host: "hostA" };
+        assert_eq!(expand_patterns("/s/%U/%P/%G/%H/%J_%I", &p), "/s/alice/climate/g1/hostA/12_3");
+        assert_eq!(expand_patterns("/s/%JG/%EJ.%EI/%Z%", &p), "/s//12.3/%Z%", "unknown patterns stay");
+        assert!(has_patterns("/scratch/%U") && !has_patterns("/scratch/100%"));
     }
 
     #[test]

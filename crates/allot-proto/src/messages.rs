@@ -476,8 +476,11 @@ pub struct HostInfo {
     pub name: String,
     pub status: String,
     pub max: u32,
+    /// Slots of the jobs here: all of them, running, stopped (`bstop`).
     pub njobs: u32,
     pub run: u32,
+    #[serde(default)]
+    pub ususp: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
