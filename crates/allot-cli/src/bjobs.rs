@@ -371,9 +371,10 @@ pub(crate) fn long_time(secs: u64) -> String {
 fn long(j: &JobInfo) -> String {
     let mut out = String::new();
     let project = j.project.as_deref().unwrap_or("default");
+    let priority = j.priority.map(|p| format!(" Job Priority <{p}>,")).unwrap_or_default();
     let _ = writeln!(
         out,
-        "\nJob <{}>, Job Name <{}>, User <{}>, Project <{project}>, Status <{}>, Queue <{}>, Command <{}>",
+        "\nJob <{}>, Job Name <{}>, User <{}>, Project <{project}>,{priority} Status <{}>, Queue <{}>, Command <{}>",
         j.job_ref(),
         j.name,
         j.user,
@@ -525,6 +526,7 @@ pub(crate) mod tests {
             cpu_time: matches!(status, JobStatus::Done | JobStatus::Exit).then_some(118.25),
             run_limit: Some(3600),
             estimated_run_time: None,
+            priority: None,
         }
     }
 
@@ -617,6 +619,9 @@ pub(crate) mod tests {
         let text = render(&args(&["-o", "jobid jobindex job_name"]), &[e.clone(), job(9, JobStatus::Run)]);
         assert_eq!(text, "JOBID JOBINDEX JOB_NAME\n5 4 sims[4]\n9 0 sim\n");
         assert!(render(&args(&["-l"]), &[e]).starts_with("\nJob <5[4]>, Job Name <sims[4]>,"));
+        let p = JobInfo { priority: Some(20), ..job(3, JobStatus::Pend) };
+        let l = render(&args(&["-l"]), &[p]);
+        assert!(l.contains("Project <default>, Job Priority <20>, Status <PEND>"), "{l}");
     }
 
     #[test]

@@ -115,7 +115,8 @@ pub fn brequeue(args: &[String]) -> anyhow::Result<ExitCode> {
 }
 
 /// `bmod [options] jobid`: `bsub`'s options change a pending job; the
-/// `n` forms (`-Wn`, `-Wen`, `-Pn`, `-Gn`, `-on`, `-en`) remove a setting;
+/// `n` forms (`-Wn`, `-Wen`, `-Pn`, `-Gn`, `-on`, `-en`, `-spn`) remove a
+/// setting;
 /// `-Z "command"` replaces the command.
 pub fn bmod(args: &[String]) -> anyhow::Result<ExitCode> {
     let (changes, job) = parse_bmod(args)?;
@@ -135,6 +136,7 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
             "-Gn" => c.group = Some(None),
             "-on" => c.output = Some(None),
             "-en" => c.error = Some(None),
+            "-spn" => c.priority = Some(None),
             "-Z" => {
                 let cmd = args.get(i + 1).ok_or_else(|| anyhow!("bmod: -Z: expected a command after it"))?;
                 c.command = Some(cmd.clone());
@@ -183,6 +185,9 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
     if o.error.is_some() {
         c.error = Some(o.error);
     }
+    if o.priority.is_some() {
+        c.priority = Some(o.priority);
+    }
     match o.name {
         Some(limit) if limit.starts_with('%') => {
             let n = limit[1..].parse::<u32>().ok().filter(|&n| n >= 1);
@@ -222,6 +227,10 @@ mod tests {
         assert_eq!(c.group, None, "untouched");
         let (c, _) = parse_bmod(&words("-Wn 7")).expect("valid");
         assert_eq!(c.run_limit, Some(None));
+        let (c, _) = parse_bmod(&words("-sp 9 7")).expect("valid");
+        assert_eq!(c.priority, Some(Some(9)));
+        let (c, _) = parse_bmod(&words("-spn 7")).expect("valid");
+        assert_eq!(c.priority, Some(None));
         let (c, _) = parse_bmod(&words("-J %5 7")).expect("valid");
         assert_eq!((c.array_limit, c.name), (Some(5), None), "`%n` is the array's limit, not a name");
     }

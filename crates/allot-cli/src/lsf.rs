@@ -96,6 +96,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         project: o.project,
         estimated_run_time: o.estimated_run_time,
         depends: o.depends.clone(),
+        priority: o.priority,
     };
     let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
         bail!("bsub: unexpected answer");

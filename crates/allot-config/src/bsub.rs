@@ -27,6 +27,8 @@ pub enum BsubError {
     BadRunLimit(String),
     #[error("-We {0}: expected `[hours:]minutes`")]
     BadEstimate(String),
+    #[error("-sp {0}: expected a job priority, a whole number of at least 1")]
+    BadPriority(String),
 }
 
 /// `-n min[,max]`.
@@ -67,6 +69,8 @@ pub struct BsubOptions {
     pub estimated_run_time: Option<u64>,
     /// `-w`, as written (see [`crate::deps`]).
     pub depends: Option<String>,
+    /// `-sp`: the user-assigned job priority.
+    pub priority: Option<u32>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -154,6 +158,10 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             "-We" => o.estimated_run_time = Some(run_limit(&value).map_err(|_| BsubError::BadEstimate(value.clone()))?),
             "-cwd" => o.cwd = Some(value),
             "-w" => o.depends = Some(value),
+            "-sp" => {
+                let p = value.parse::<u32>().ok().filter(|&p| p >= 1);
+                o.priority = Some(p.ok_or_else(|| BsubError::BadPriority(value.clone()))?);
+            }
             "-G" => o.group = Some(value),
             "-P" => o.project = Some(value),
             "-J" => o.name = Some(value),
@@ -216,6 +224,9 @@ mod tests {
         assert_eq!((o.estimated_run_time, o.run_limit), (Some(5400), Some(7200)));
         assert_eq!(parse_line("-We soon x"), Err(BsubError::BadEstimate("soon".into())));
         assert_eq!(parse_line("-W soon x"), Err(BsubError::BadRunLimit("soon".into())));
+        assert_eq!(parse_line("-sp 20 x").map(|o| o.priority), Ok(Some(20)));
+        assert_eq!(parse_line("-sp 0 x"), Err(BsubError::BadPriority("0".into())));
+        assert_eq!(parse_line("-sp high x"), Err(BsubError::BadPriority("high".into())));
     }
 
     #[test]

@@ -56,6 +56,7 @@ impl Config {
             default_queues,
             user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),
             max_job_array_size: self.params.max_job_array_size,
+            max_user_priority: self.params.max_user_priority,
         }
     }
 }

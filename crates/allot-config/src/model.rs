@@ -27,6 +27,8 @@ pub struct Params {
     /// MAX_JOB_ARRAY_SIZE (1000): the most elements of a job array, and
     /// its largest index.
     pub max_job_array_size: u32,
+    /// MAX_USER_PRIORITY: enables `bsub -sp` with priorities 1 to this.
+    pub max_user_priority: Option<u32>,
     /// Where each parameter was set.
     pub keys: BTreeMap<String, Location>,
 }
@@ -44,6 +46,7 @@ impl Default for Params {
             default_compute_unit_type: None,
             ncpu_enforce: false,
             max_job_array_size: crate::array::DEFAULT_MAX_ARRAY_SIZE,
+            max_user_priority: None,
             keys: BTreeMap::new(),
         }
     }

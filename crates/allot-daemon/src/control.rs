@@ -270,6 +270,9 @@ fn apply_changes(r: &mut JobRecord, c: &Changes) {
     if let Some(cmd) = &c.command {
         r.command = cmd.clone();
     }
+    if let Some(p) = c.priority {
+        r.spec.priority = p;
+    }
 }
 
 /// `brequeue`: a running (or stopped) job is killed and goes back to

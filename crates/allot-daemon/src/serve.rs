@@ -400,6 +400,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         group: s.group.clone(),
         depends,
         array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),
+        priority: s.priority,
     };
     match state.engine.submit(&spec) {
         Ok(id) => {

@@ -405,6 +405,7 @@ impl State {
             cpu_time: j.cpu_time,
             run_limit: j.record.spec.run_limit,
             estimated_run_time: j.record.estimated_run_time,
+            priority: self.engine.job_priority(JobId(id)).filter(|_| self.engine.config().max_user_priority.is_some()),
         }
     }
 }

@@ -498,7 +498,13 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     assert_eq!(json["RECORDS"][0]["JOBID"], id.to_string());
     assert_eq!(json["RECORDS"][0]["EXIT_CODE"], "3");
     assert_eq!(json["RECORDS"][0]["PROJ_NAME"], "climate");
-    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"]), ("-sp", vec!["-sp", "10"])] {
+    let sp = d.cmd(&["bsub", "-sp", "10", "true"], &dir);
+    assert_eq!(
+        stderr(&sp),
+        "-sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params)\n",
+        "the embedded defaults have no MAX_USER_PRIORITY"
+    );
+    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"])] {
         let mut full = vec!["bsub"];
         full.extend(args);
         full.push("true");
@@ -546,6 +552,8 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     std::fs::create_dir_all(&config).expect("config dir");
     std::fs::write(config.join("allot.toml"), ONE_HOST).expect("allot.toml");
     std::fs::write(config.join("lsb.queues"), queues(&["normal", "short"])).expect("lsb.queues");
+    std::fs::write(config.join("lsb.params"), "Begin Parameters\nMAX_USER_PRIORITY = 20\nEnd Parameters\n")
+        .expect("lsb.params");
     let state = dir.join("state");
     let d = Daemon::start_with(&state, Some(&config));
     let ticks = dir.join("ticks");
@@ -603,6 +611,15 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     assert_eq!(fields.split_whitespace().collect::<Vec<_>>(), ["short", "renamed", "5.0", "min"], "{fields}");
     let running = d.cmd(&["bmod", "-J", "x", &sa], &dir);
     assert_eq!(stderr(&running), format!("Job <{a}>: Job has already started; only pending jobs are changed\n"));
+    let long = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
+    assert!(long.contains("Job Priority <10>,"), "MAX_USER_PRIORITY / 2 by default: {long}");
+    assert!(d.cmd(&["bmod", "-sp", "15", &sb], &dir).status.success());
+    assert!(stdout(&d.cmd(&["bjobs", "-l", &sb], &dir)).contains("Job Priority <15>,"));
+    let over = d.cmd(&["bmod", "-sp", "21", &sb], &dir);
+    assert_eq!(stderr(&over), format!("Job <{b}>: -sp 21: a job priority is from 1 to MAX_USER_PRIORITY (20)\n"));
+    // Back to the default, so the requeue below keeps submission order.
+    assert!(d.cmd(&["bmod", "-spn", &sb], &dir).status.success());
+    assert!(stdout(&d.cmd(&["bjobs", "-l", &sb], &dir)).contains("Job Priority <10>,"));
     let too_big = d.cmd(&["bmod", "-n", "2", &sb], &dir);
     assert_eq!(stderr(&too_big), format!("Job <{b}>: -n 2: queue `short` has 1 job slots on its hosts\n"));
 

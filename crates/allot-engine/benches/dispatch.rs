@@ -49,6 +49,7 @@ fn config() -> EngineConfig {
         default_queues: vec!["batch".into()],
         user_max_jobs: Default::default(),
         max_job_array_size: 1000,
+        max_user_priority: None,
     }
 }
 

@@ -15,10 +15,16 @@
 //!   is FCFS, and its jobs run only on hosts of partitions where their user
 //!   has shares, or of none.
 //!
-//! Within a fairshare unit the next job is the first pending job (in
-//! submission order) of the account the share tree chooses
-//! ([`Selector`]); a job that cannot start now is passed over for this pass
-//! and the same account's next job is tried.
+//! Within a fairshare unit the next job is the first pending job of the
+//! account the share tree chooses ([`Selector`]); a job that cannot start
+//! now is passed over for this pass and the same account's next job is
+//! tried.
+//!
+//! Pending jobs are in [`Place`] order: the higher user-assigned job
+//! priority (`bsub -sp`) first, then submission order ("queue priority,
+//! then job priority, then first-come first-served"). In a fairshare unit
+//! the share tree chooses the account first, so a job's priority orders it
+//! only among its own account's jobs: it never lets a user pass another.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -37,14 +43,27 @@ pub(crate) enum UnitKind {
     Fairshare { policy: usize },
 }
 
+/// A pending job's place in its unit (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Place {
+    pub(crate) priority: std::cmp::Reverse<u32>,
+    pub(crate) id: JobId,
+}
+
+impl Place {
+    pub(crate) fn of(id: JobId, job: &Job) -> Self {
+        Place { priority: std::cmp::Reverse(job.priority), id }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Unit {
     pub(crate) queues: Vec<usize>,
     pub(crate) kind: UnitKind,
-    /// FCFS units: pending jobs in submission order.
-    pub(crate) fcfs: BTreeSet<JobId>,
-    /// Fairshare units: pending jobs per account, in submission order.
-    pub(crate) by_account: BTreeMap<NodeId, BTreeSet<JobId>>,
+    /// FCFS units: pending jobs in [`Place`] order.
+    pub(crate) fcfs: BTreeSet<Place>,
+    /// Fairshare units: pending jobs per account, in [`Place`] order.
+    pub(crate) by_account: BTreeMap<NodeId, BTreeSet<Place>>,
 }
 
 impl Unit {
@@ -119,31 +138,33 @@ impl Engine {
 
     pub(crate) fn enqueue(&mut self, id: JobId, job: &Job) {
         let account = self.unit_account(job);
+        let place = Place::of(id, job);
         let unit = &mut self.units[self.queue_unit[job.queue]];
         match account {
             Some(a) => {
-                unit.by_account.entry(a).or_default().insert(id);
+                unit.by_account.entry(a).or_default().insert(place);
             }
             None => {
-                unit.fcfs.insert(id);
+                unit.fcfs.insert(place);
             }
         }
     }
 
     pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
         let account = self.unit_account(job);
+        let place = Place::of(id, job);
         let unit = &mut self.units[self.queue_unit[job.queue]];
         match account {
             Some(a) => {
                 if let Some(set) = unit.by_account.get_mut(&a) {
-                    set.remove(&id);
+                    set.remove(&place);
                     if set.is_empty() {
                         unit.by_account.remove(&a);
                     }
                 }
             }
             None => {
-                unit.fcfs.remove(&id);
+                unit.fcfs.remove(&place);
             }
         }
     }
@@ -192,17 +213,17 @@ impl Engine {
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed_at: &mut [u32], out: &mut Vec<Decision>) {
         let mut started = Vec::new();
-        for &id in unit.fcfs.iter() {
+        for &place in unit.fcfs.iter() {
             if self.unit_full(unit) {
                 break;
             }
-            if let Ok(d) = self.try_start(id, t, failed_at) {
-                started.push(id);
+            if let Ok(d) = self.try_start(place.id, t, failed_at) {
+                started.push(place);
                 out.push(d);
             }
         }
-        for id in started {
-            unit.fcfs.remove(&id);
+        for place in started {
+            unit.fcfs.remove(&place);
         }
     }
 
@@ -223,19 +244,19 @@ impl Engine {
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, jobs.len() as u64);
         }
         // Per account, the last job tried in this pass.
-        let mut cursor: Vec<Option<JobId>> = vec![None; self.fairshare.policies[policy].tree.len()];
+        let mut cursor: Vec<Option<Place>> = vec![None; self.fairshare.policies[policy].tree.len()];
         while let Some(leaf) = sel.next() {
             let after = cursor[leaf.0 as usize].map_or(Bound::Unbounded, Bound::Excluded);
             let jobs = unit.by_account.get(&leaf);
-            let Some(id) = jobs.and_then(|s| s.range((after, Bound::Unbounded)).next().copied()) else {
+            let Some(place) = jobs.and_then(|s| s.range((after, Bound::Unbounded)).next().copied()) else {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             };
-            cursor[leaf.0 as usize] = Some(id);
-            if let Ok(d) = self.try_start(id, t, failed_at) {
+            cursor[leaf.0 as usize] = Some(place);
+            if let Ok(d) = self.try_start(place.id, t, failed_at) {
                 out.push(d);
                 if let Some(set) = unit.by_account.get_mut(&leaf) {
-                    set.remove(&id);
+                    set.remove(&place);
                     if set.is_empty() {
                         unit.by_account.remove(&leaf);
                     }
@@ -248,7 +269,7 @@ impl Engine {
             let more = unit
                 .by_account
                 .get(&leaf)
-                .is_some_and(|s| s.range((Bound::Excluded(id), Bound::Unbounded)).next().is_some());
+                .is_some_and(|s| s.range((Bound::Excluded(place), Bound::Unbounded)).next().is_some());
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
         }
     }

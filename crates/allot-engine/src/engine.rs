@@ -63,6 +63,10 @@ pub enum Rejection {
     ZeroArrayLimit,
     #[error("job {0} is not a job array")]
     NotAnArray(JobId),
+    #[error("-sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params)")]
+    UserPriorityDisabled,
+    #[error("-sp {priority}: a job priority is from 1 to MAX_USER_PRIORITY ({max})")]
+    BadUserPriority { priority: u32, max: u32 },
 }
 
 /// What the driver must do.
@@ -164,6 +168,9 @@ pub(crate) struct Job {
     /// `bsub -w`, and whether the job waits for it now.
     pub(crate) depends: Option<Dependency<Vec<JobId>>>,
     pub(crate) waiting: bool,
+    /// The user-assigned job priority (`bsub -sp`; MAX_USER_PRIORITY / 2
+    /// when not given, 0 when job priorities are not enabled).
+    pub(crate) priority: u32,
 }
 
 pub(crate) struct HostState {
@@ -465,6 +472,14 @@ impl Engine {
             return Err(Rejection::UnknownDependency(id));
         }
         let waiting = spec.depends.as_ref().is_some_and(|d| !self.satisfied(d));
+        let priority = match (spec.priority, self.config.max_user_priority) {
+            (None, max) => max.map_or(0, |m| m / 2),
+            (Some(_), None) => return Err(Rejection::UserPriorityDisabled),
+            (Some(p), Some(max)) if p == 0 || p > max => {
+                return Err(Rejection::BadUserPriority { priority: p, max });
+            }
+            (Some(p), Some(_)) => p,
+        };
         let user = self.user_id(&spec.user);
         Ok(Job {
             user,
@@ -477,6 +492,7 @@ impl Engine {
             held: false,
             depends: spec.depends.clone(),
             waiting,
+            priority,
         })
     }
 
@@ -730,6 +746,10 @@ impl Engine {
     }
     pub fn is_pending(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Pending))
+    }
+    /// A pending or running job's user-assigned priority (`bsub -sp`).
+    pub fn job_priority(&self, id: JobId) -> Option<u32> {
+        self.jobs.get(&id).map(|j| j.priority)
     }
     /// A pending job held by `bstop`.
     pub fn is_held(&self, id: JobId) -> bool {

@@ -89,6 +89,9 @@ pub struct EngineConfig {
     pub user_max_jobs: BTreeMap<String, u32>,
     /// MAX_JOB_ARRAY_SIZE: the most elements a job array may have (1000).
     pub max_job_array_size: u32,
+    /// MAX_USER_PRIORITY: user-assigned job priorities (`bsub -sp`) from 1
+    /// to this; none, not enabled.
+    pub max_user_priority: Option<u32>,
 }
 
 impl EngineConfig {
@@ -117,6 +120,7 @@ impl EngineConfig {
             default_queues: vec!["normal".into()],
             user_max_jobs: BTreeMap::new(),
             max_job_array_size: 1000,
+            max_user_priority: None,
         }
     }
 }
@@ -140,6 +144,9 @@ pub struct JobSpec {
     /// `-J "name[...]%limit"`: the submission is a job array of this shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<ArrayShape>,
+    /// `-sp`: the user-assigned job priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u32>,
 }
 
 /// A job array as the engine sees it: how many elements (they take

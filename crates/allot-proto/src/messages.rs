@@ -34,6 +34,9 @@ pub struct Submit {
     /// `-w`: the dependency expression as written.
     #[serde(default)]
     pub depends: Option<String>,
+    /// `-sp`: the user-assigned job priority.
+    #[serde(default)]
+    pub priority: Option<u32>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,
@@ -165,18 +168,30 @@ pub struct RequeueStates {
     pub running: bool,
 }
 
+/// A field that is there, even as `null`: `Some(None)` crosses the wire
+/// as `null`, which would otherwise come back as `None`.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
 /// What `bmod` changes; `None` leaves a field as it is, `Some(None)`
 /// (from `-Wn`, `-Pn`, ...) clears it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Changes {
     pub queue: Option<String>,
     pub slots: Option<u32>,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub run_limit: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub estimated_run_time: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub group: Option<Option<String>>,
     pub name: Option<String>,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub project: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub output: Option<Option<(String, bool)>>,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub error: Option<Option<(String, bool)>>,
     pub cwd: Option<String>,
     /// `-Z`: a new command line.
@@ -184,6 +199,9 @@ pub struct Changes {
     /// `-J "%n"`: a job array's running element limit.
     #[serde(default)]
     pub array_limit: Option<u32>,
+    /// `-sp n`; `-spn` (`Some(None)`) goes back to the default.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Option<u32>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,6 +272,9 @@ pub struct JobInfo {
     pub run_limit: Option<u64>,
     /// `-We`, seconds.
     pub estimated_run_time: Option<u64>,
+    /// The user-assigned job priority (`-sp`), when job priorities are
+    /// enabled.
+    pub priority: Option<u32>,
 }
 
 /// [`JobInfo`]'s fields in order, as the wire carries them.
@@ -280,6 +301,7 @@ struct JobInfoWire(
     Option<f64>,
     Option<u64>,
     Option<u64>,
+    Option<u32>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -306,6 +328,7 @@ impl From<JobInfoWire> for JobInfo {
             cpu_time: w.18,
             run_limit: w.19,
             estimated_run_time: w.20,
+            priority: w.21,
         }
     }
 }
@@ -313,7 +336,7 @@ impl From<JobInfoWire> for JobInfo {
 impl Serialize for JobInfo {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(21)?;
+        let mut t = s.serialize_tuple(22)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -335,6 +358,7 @@ impl Serialize for JobInfo {
         t.serialize_element(&self.cpu_time)?;
         t.serialize_element(&self.run_limit)?;
         t.serialize_element(&self.estimated_run_time)?;
+        t.serialize_element(&self.priority)?;
         t.end()
     }
 }
@@ -535,6 +559,9 @@ mod tests {
         let text = serde_json::to_string(&req).expect("json");
         let back: Envelope<Request> = serde_json::from_str(&text).expect("parse");
         assert_eq!(back, req);
+        let changes = Changes { run_limit: Some(None), project: Some(Some("p".into())), ..Changes::default() };
+        let back: Changes = serde_json::from_str(&serde_json::to_string(&changes).expect("json")).expect("parse");
+        assert_eq!(back, changes, "`Some(None)` (bmod -Wn) survives the wire");
         let resp = Response::Each(vec![
             (JobRef::job(3), Ok(())),
             (JobRef { id: 4, index: 2 }, Err("Job <4[2]>: Not owner".into())),
@@ -567,6 +594,7 @@ mod tests {
             cpu_time: Some(1.5),
             run_limit: Some(60),
             estimated_run_time: Some(30),
+            priority: Some(7),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");

@@ -53,6 +53,7 @@ pub fn read(text: &str) -> Workload {
                 run_limit: opts.run_limit,
                 cpu_time: parsed.cpu_time,
                 exit: 0,
+                priority: opts.priority,
             }),
             Err(e) => w.skipped.push(Skipped { line, reason: format!("bsub: {e}") }),
         }

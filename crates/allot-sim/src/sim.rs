@@ -112,6 +112,7 @@ pub fn run(
                 group: job.charge_group.clone(),
                 depends: None,
                 array: None,
+                priority: job.priority,
             };
             match engine.apply(Time(t), &Event::Submit(spec)) {
                 Ok(Some(id)) => {

@@ -116,6 +116,7 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
             5 => 130,
             _ => 1,
         },
+        priority: None,
     })
 }
 

@@ -25,6 +25,8 @@ pub struct WorkloadJob {
     pub cpu_time: f64,
     /// Exit code when it ends by itself.
     pub exit: i32,
+    /// `bsub -sp`.
+    pub priority: Option<u32>,
 }
 
 /// A line that is not a job, and why.

@@ -65,6 +65,13 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                     Some(_) => diags.error(at(line, v), format!("{key}: expected 1 to 2147483646, found `{v}`")),
                     None => {}
                 },
+                "MAX_USER_PRIORITY" => match value(diags, line, &key, v, uint) {
+                    Some(n) if n >= 1 => p.max_user_priority = Some(n),
+                    Some(_) => {
+                        diags.error(at(line, v), format!("{key}: expected a whole number of at least 1, found `{v}`"))
+                    }
+                    None => {}
+                },
                 "LSB_NCPU_ENFORCE" => {
                     p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
                 }
@@ -139,6 +146,7 @@ mod tests {
         assert_eq!(p.mbd_sleep_time, 60);
         assert!(!p.ncpu_enforce && !p.parallel_sched_by_slot);
         assert_eq!(p.max_job_array_size, 1000);
+        assert_eq!(p.max_user_priority, None);
     }
 
     #[test]
@@ -148,7 +156,7 @@ mod tests {
              COMMITTED_RUN_TIME_FACTOR = 1\nHIST_HOURS = 2\nENABLE_HIST_RUN_TIME = Y\nMBD_SLEEP_TIME = 20\n\
              DEFAULT_QUEUE = queueA queueB\nPARALLEL_SCHED_BY_SLOT = y\nRESOURCE_RESERVE_PER_SLOT = Y\n\
              PREEMPT_FOR = GROUP_JLP\nCOMPUTE_UNIT_TYPES = enclosure! rack\nLSB_NCPU_ENFORCE = 1\n\
-             MAX_JOB_ARRAY_SIZE = 5000\nEnd Parameters\n",
+             MAX_JOB_ARRAY_SIZE = 5000\nMAX_USER_PRIORITY = 100\nEnd Parameters\n",
         );
         assert!(d.0.is_empty(), "{d}");
         assert_eq!(p.factors.cpu_time_factor, 0.0);
@@ -160,6 +168,7 @@ mod tests {
         assert!(p.ncpu_enforce && p.parallel_sched_by_slot && p.resource_reserve_per_slot);
         assert_eq!(p.mbd_sleep_time, 20);
         assert_eq!(p.max_job_array_size, 5000);
+        assert_eq!(p.max_user_priority, Some(100));
     }
 
     #[test]
