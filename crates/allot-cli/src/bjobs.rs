@@ -85,6 +85,8 @@ enum Field {
     Project,
     Cwd,
     RunTimeLimit,
+    Mem,
+    MaxMem,
 }
 
 /// Field names as `-o` takes them, and their column headers.
@@ -112,6 +114,8 @@ const FIELDS: &[(&str, Field, &str)] = &[
     ("exec_cwd", Field::Cwd, "EXEC_CWD"),
     ("sub_cwd", Field::Cwd, "SUB_CWD"),
     ("runtimelimit", Field::RunTimeLimit, "RUNTIMELIMIT"),
+    ("mem", Field::Mem, "MEM"),
+    ("max_mem", Field::MaxMem, "MAX_MEM"),
 ];
 
 /// The fields of `bjobs -json` without `-o`.
@@ -354,6 +358,11 @@ fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
     out
 }
 
+/// Memory as LSF shows it: `12 Mbytes`.
+fn mbytes(kb: u64) -> String {
+    format!("{} Mbytes", kb.div_ceil(1024))
+}
+
 /// Minutes as LSF shows limits: `60.0 min`.
 fn minutes(secs: u64) -> String {
     format!("{:.1} min", secs as f64 / 60.0)
@@ -398,6 +407,13 @@ fn long(j: &JobInfo) -> String {
             hosts.join("> <"),
             j.cwd
         );
+    }
+    if let (None, Some(mem)) = (j.end_time, j.mem_kb) {
+        let cpu = j.cpu_time.unwrap_or(0.0);
+        let _ = writeln!(out, " The CPU time used is {cpu:.1} seconds.\n MEM: {};", mbytes(mem));
+    }
+    if let Some(max) = j.max_mem_kb {
+        let _ = writeln!(out, "\n MEMORY USAGE:\n MAX MEM: {};", mbytes(max));
     }
     if let Some(end) = j.end_time {
         let cpu = j.cpu_time.unwrap_or(0.0);
@@ -447,6 +463,8 @@ fn value(j: &JobInfo, f: Field) -> String {
         Field::Project => j.project.clone().unwrap_or_else(|| "default".into()),
         Field::Cwd => j.cwd.clone(),
         Field::RunTimeLimit => j.run_limit.map_or_else(dash, minutes),
+        Field::Mem => j.mem_kb.map_or_else(dash, mbytes),
+        Field::MaxMem => j.max_mem_kb.map_or_else(dash, mbytes),
     }
 }
 
@@ -527,6 +545,8 @@ pub(crate) mod tests {
             run_limit: Some(3600),
             estimated_run_time: None,
             priority: None,
+            mem_kb: None,
+            max_mem_kb: None,
         }
     }
 
@@ -622,6 +642,17 @@ pub(crate) mod tests {
         let p = JobInfo { priority: Some(20), ..job(3, JobStatus::Pend) };
         let l = render(&args(&["-l"]), &[p]);
         assert!(l.contains("Project <default>, Job Priority <20>, Status <PEND>"), "{l}");
+    }
+
+    #[test]
+    fn measured_cpu_and_memory() {
+        let running =
+            JobInfo { mem_kb: Some(10_000), max_mem_kb: Some(20_480), cpu_time: Some(3.5), ..job(4, JobStatus::Run) };
+        let l = render(&args(&["-l"]), std::slice::from_ref(&running));
+        assert!(l.contains(" The CPU time used is 3.5 seconds.\n MEM: 10 Mbytes;\n"), "{l}");
+        assert!(l.contains("\n MEMORY USAGE:\n MAX MEM: 20 Mbytes;\n"), "{l}");
+        let o = render(&args(&["-noheader", "-o", "mem max_mem delimiter=','"]), &[running, job(5, JobStatus::Pend)]);
+        assert_eq!(o, "10 Mbytes,20 Mbytes\n-,-\n");
     }
 
     #[test]

@@ -250,6 +250,9 @@ pub struct AllotSettings {
     pub admins: Vec<String>,
     /// `[daemon] metrics`: where to serve Prometheus metrics.
     pub metrics: Option<std::net::SocketAddr>,
+    /// `[daemon] usage_interval`: seconds between measurements of running
+    /// jobs' CPU time and memory (10 when not given).
+    pub usage_interval: Option<u64>,
 }
 
 /// A whole configuration directory, read and validated.

@@ -12,6 +12,7 @@
 //! [daemon]
 //! admins = ["alice", "bob"]   # may act on any job, and run badmin
 //! metrics = "127.0.0.1:9464"  # Prometheus text endpoint (off without it)
+//! usage_interval = 10         # seconds between measurements of running jobs
 //! [[hosts]]
 //! name = "hostA"
 //! ncpus = 8                   # otherwise MXJ
@@ -50,6 +51,7 @@ struct Daemon {
     #[serde(default)]
     admins: Vec<String>,
     metrics: Option<toml::Spanned<String>>,
+    usage_interval: Option<toml::Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -124,6 +126,15 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
                     "[daemon] metrics: expected an address and port such as `127.0.0.1:9464`, found `{}`",
                     m.get_ref()
                 ),
+            ),
+        }
+    }
+    if let Some(i) = file.daemon.usage_interval {
+        match u64::try_from(*i.get_ref()) {
+            Ok(n) if n >= 1 => s.usage_interval = Some(n),
+            _ => diags.error(
+                line_col(name, text, i.span().start),
+                format!("[daemon] usage_interval: expected seconds, at least 1, found `{}`", i.get_ref()),
             ),
         }
     }
@@ -204,11 +215,12 @@ mod tests {
             "allot.toml",
             "[priority]\npolicy = \"lsf\"\n[state]\ndir = \"/tmp/x\"\n[fairshare]\nadjustment = \"memory\"\nmemory_threshold = 0.5\n\
              [[hosts]]\nname = \"a\"\nncpus = 8\nresources = { fast = true, scratch = 100, hgconnect = \"hg1\" }\n\
-             [daemon]\nadmins = [\"alice\", \"bob\"]\nmetrics = \"127.0.0.1:9464\"\n",
+             [daemon]\nadmins = [\"alice\", \"bob\"]\nmetrics = \"127.0.0.1:9464\"\nusage_interval = 30\n",
             &mut d,
         );
         assert_eq!(s.admins, ["alice", "bob"]);
         assert_eq!(s.metrics, Some("127.0.0.1:9464".parse().expect("addr")));
+        assert_eq!(s.usage_interval, Some(30));
         assert!(d.0.is_empty(), "{d}");
         assert_eq!(
             (s.policy.as_str(), s.state_dir.as_deref(), s.memory_adjustment_threshold),
@@ -233,6 +245,12 @@ mod tests {
         assert_eq!(
             d.0[0].to_string(),
             "allot.toml:2:11: error: [daemon] metrics: expected an address and port such as `127.0.0.1:9464`, found `localhost`"
+        );
+        let mut d = Diagnostics::default();
+        read("allot.toml", "[daemon]\nusage_interval = 0\n", &mut d);
+        assert_eq!(
+            d.0[0].to_string(),
+            "allot.toml:2:18: error: [daemon] usage_interval: expected seconds, at least 1, found `0`"
         );
         let mut d = Diagnostics::default();
         read("allot.toml", "[state]\ndri = 1\n", &mut d);

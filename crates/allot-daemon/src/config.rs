@@ -16,12 +16,19 @@ pub struct Source {
     pub files: Vec<(String, String)>,
 }
 
+/// Seconds between measurements of running jobs' CPU time and memory when
+/// `[daemon] usage_interval` does not say: LSF's sbatchd reports about as
+/// often.
+pub const DEFAULT_USAGE_INTERVAL: u64 = 10;
+
 /// A configuration ready to run.
 pub struct Loaded {
     pub engine: EngineConfig,
     /// Users who may act on any job and run `badmin`.
     pub admins: Vec<String>,
     pub metrics: Option<SocketAddr>,
+    /// Seconds between measurements of running jobs.
+    pub usage_interval: u64,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
 }
@@ -46,6 +53,7 @@ impl Source {
                 engine: crate::defaults::engine_config(),
                 admins: Vec::new(),
                 metrics: None,
+                usage_interval: DEFAULT_USAGE_INTERVAL,
                 warnings: String::new(),
             });
         }
@@ -54,6 +62,7 @@ impl Source {
             engine: config.engine_config(),
             admins: config.settings.admins.clone(),
             metrics: config.settings.metrics,
+            usage_interval: config.settings.usage_interval.unwrap_or(DEFAULT_USAGE_INTERVAL),
             warnings: warnings.to_string(),
         })
     }

@@ -155,6 +155,9 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::Modified { record, .. } => HistoryEvent::Modified { queue: record.spec.queue.unwrap_or_default() },
         Record::Requeued { hold, .. } => HistoryEvent::Requeued { hold },
         Record::ArrayLimit { limit, .. } => HistoryEvent::ArrayLimit { limit },
-        Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => return None,
+        Record::HostChanged { .. }
+        | Record::QueueChanged { .. }
+        | Record::Reconfigured { .. }
+        | Record::Usage { .. } => return None,
     })
 }

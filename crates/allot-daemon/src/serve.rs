@@ -83,6 +83,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
             anyhow!("the configuration the event log starts with ({}) no longer loads:\n{e}", initial.describe())
         })?
     };
+    let usage_interval = loaded.usage_interval;
     let mut state = State {
         engine: Engine::new(loaded.engine),
         source: initial,
@@ -100,6 +101,8 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         pending_kills: BTreeMap::new(),
         envs: Default::default(),
         passes: Default::default(),
+        usage_interval,
+        last_usage: None,
     };
     for (t, r) in &replayed {
         state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
@@ -483,12 +486,45 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
 }
 
 /// Collects job ends, runs a dispatch pass, starts what it decided.
+/// Running jobs' CPU time and memory, measured every `usage_interval`
+/// seconds over each job's process group, as records: the measure is in
+/// the log, so a restart charges fairshare as the running daemon did.
+///
+/// cgroup v2 is not used yet: this is `/proc` (the processes alive in the
+/// group, with what their waited-for children used) and, at the end, the
+/// supervisor's getrusage. A process that leaves the job's process group
+/// escapes the measure until the job ends.
+fn measure(state: &mut State, records: &mut Vec<Record>) {
+    let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
+    if !due || state.running.is_empty() {
+        return;
+    }
+    state.last_usage = Some(std::time::Instant::now());
+    let groups: BTreeMap<i32, u64> =
+        state.running.iter().filter_map(|&id| state.files.read_pgid(id).map(|pgid| (pgid, id))).collect();
+    let sampled = allot_exec::sample_groups(&groups.keys().copied().collect());
+    for (pgid, u) in sampled {
+        let job = groups[&pgid];
+        let last = state.jobs.get(&job).and_then(|j| j.usage);
+        let cpu_time = (u.cpu_time * 100.0).round() / 100.0;
+        if last != Some((cpu_time, u.rss_kb)) {
+            records.push(Record::Usage { job, cpu_time, mem_kb: u.rss_kb });
+        }
+    }
+}
+
 fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let t = now();
     let mut records = Vec::new();
+    measure(state, &mut records);
     for &id in &state.running {
         if let Some(report) = state.files.read_exit(id) {
-            records.push(Record::Finished { job: id, exit: report.exit, cpu_time: report.cpu_time });
+            records.push(Record::Finished {
+                job: id,
+                exit: report.exit,
+                cpu_time: report.cpu_time,
+                max_mem_kb: report.max_rss_kb,
+            });
         }
     }
     // Kills that waited for their job's command to start.
@@ -557,7 +593,7 @@ fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Res
         drop(lock);
         if started {
             eprintln!("allotd: job {id} lost its supervisor after it started; recorded as exit 255");
-            lost.push(Record::Finished { job: id, exit: 255, cpu_time: 0.0 });
+            lost.push(Record::Finished { job: id, exit: 255, cpu_time: 0.0, max_mem_kb: 0 });
         } else {
             let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
             launch(state, JobId(id), &alloc, wake)?;

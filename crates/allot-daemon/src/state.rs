@@ -30,6 +30,11 @@ pub struct DaemonJob {
     /// A job array's element: its array's id (its first element's) and its
     /// index.
     pub array: Option<(u64, u32)>,
+    /// What it uses while it runs, as last measured: CPU seconds (all of
+    /// them charged to fairshare by now) and resident memory, KB.
+    pub usage: Option<(f64, u64)>,
+    /// The largest resident memory seen, KB.
+    pub max_mem_kb: u64,
 }
 
 impl DaemonJob {
@@ -76,6 +81,8 @@ impl DaemonJob {
         self.exit = None;
         self.cpu_time = None;
         self.alloc.clear();
+        self.usage = None;
+        self.max_mem_kb = 0;
     }
 }
 
@@ -109,6 +116,9 @@ pub struct State {
     pub envs: BTreeSet<Env>,
     /// How long scheduling passes take, for the metrics.
     pub passes: PassTimes,
+    /// Seconds between measurements of running jobs, and the last one.
+    pub usage_interval: u64,
+    pub last_usage: Option<std::time::Instant>,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -165,10 +175,26 @@ impl State {
                 }
                 self.mark_running(*job, t, alloc);
             }
-            Record::Finished { job, exit, cpu_time } => {
+            Record::Usage { job, cpu_time, mem_kb } => {
+                let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
+                if !matches!(j.status, JobStatus::Run | JobStatus::Ususp) {
+                    return Ok(());
+                }
+                let charged = j.usage.map_or(0.0, |u| u.0);
+                let id = JobId(*job);
+                if *cpu_time > charged {
+                    let _ = self.engine.apply(t, &Event::Cpu { job: id, seconds: cpu_time - charged });
+                }
+                let _ = self.engine.apply(t, &Event::Memory { job: id, mb: *mem_kb as f64 / 1024.0 });
+                j.usage = Some((cpu_time.max(charged), *mem_kb));
+                j.max_mem_kb = j.max_mem_kb.max(*mem_kb);
+            }
+            Record::Finished { job, exit, cpu_time, max_mem_kb } => {
                 self.running.remove(job);
                 self.pending_kills.remove(job);
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
+                j.max_mem_kb = j.max_mem_kb.max(*max_mem_kb);
+                j.usage = None;
                 if let Some(hold) = j.requeue.take() {
                     let _ = self.engine.apply(t, &Event::Requeue { job: JobId(*job), cpu_time: *cpu_time, hold });
                     j.back_to_pending(hold);
@@ -265,6 +291,7 @@ impl State {
         let queues: BTreeSet<String> = self.engine.queue_names().map(str::to_string).collect();
         self.closed_queues.retain(|q| queues.contains(q));
         self.admins = loaded.admins.into_iter().collect();
+        self.usage_interval = loaded.usage_interval;
         self.source = source;
         Ok(loaded.warnings)
     }
@@ -299,6 +326,8 @@ impl State {
                 alloc: Vec::new(),
                 requeue: None,
                 array,
+                usage: None,
+                max_mem_kb: 0,
             };
             self.jobs.insert(id, info);
         }
@@ -402,10 +431,12 @@ impl State {
             command: j.record.command.clone(),
             cwd: j.record.cwd.clone(),
             project: j.record.project.clone(),
-            cpu_time: j.cpu_time,
+            cpu_time: j.cpu_time.or(j.usage.map(|u| u.0)),
             run_limit: j.record.spec.run_limit,
             estimated_run_time: j.record.estimated_run_time,
             priority: self.engine.job_priority(JobId(id)).filter(|_| self.engine.config().max_user_priority.is_some()),
+            mem_kb: j.usage.map(|u| u.1),
+            max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
         }
     }
 }

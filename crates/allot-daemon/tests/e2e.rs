@@ -855,3 +855,34 @@ fn job_arrays() {
         format!("Job <{big}[2]>: Job has already finished\nJob <{id}[2]>: No matching job found\n")
     );
 }
+
+/// Running jobs are measured every `usage_interval` seconds: CPU time and
+/// memory show in `bjobs` while they run, are charged to fairshare, and
+/// the largest memory stays after they end and across a restart.
+#[test]
+fn running_jobs_cpu_and_memory_are_measured() {
+    let dir = tempdir("usage");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("allot.toml"), format!("{ONE_HOST}\n[daemon]\nusage_interval = 1\n")).expect("toml");
+    std::fs::write(config.join("lsb.queues"), queues(&["normal"])).expect("lsb.queues");
+    let state = dir.join("state");
+    let d = Daemon::start_with(&state, Some(&config));
+    // Busy for a while, holding some memory (a shell variable of ~20 MB).
+    let burn =
+        "x=$(head -c 20000000 /dev/zero | tr '\\0' a); i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done; echo ${#x}";
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "out.%J", burn], &dir));
+    let seen = wait_until(&d, &job.to_string(), &dir, &["-o", "stat cpu_used mem"], |l| {
+        l.first().is_some_and(|x| x.starts_with("RUN") && !x.ends_with('-') && !x.contains(" 0.0 second"))
+    });
+    let mem: u64 = seen[0].split_whitespace().nth(3).and_then(|m| m.parse().ok()).expect("MEM in Mbytes");
+    assert!(mem >= 1, "{seen:?}");
+    d.wait_for(job, "DONE", &dir);
+    let max = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "max_mem", &job.to_string()], &dir));
+    let max_mb: u64 = max.split_whitespace().next().and_then(|m| m.parse().ok()).expect("MAX_MEM");
+    assert!(max_mb >= 20, "a 20 MB variable: {max}");
+    d.kill9();
+    let d = Daemon::start_with(&state, Some(&config));
+    let again = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "max_mem", &job.to_string()], &dir));
+    assert_eq!(again, max, "kept across a restart");
+}

@@ -101,6 +101,12 @@ pub enum Event {
         job: JobId,
         seconds: f64,
     },
+    /// The memory a running job holds now, MB (what the memory-based
+    /// fairshare adjustment counts).
+    Memory {
+        job: JobId,
+        mb: f64,
+    },
     HostDown(u32),
     HostUp(u32),
     /// A pending job is held (`bstop`, LSF's PSUSP): it is not dispatched
@@ -372,6 +378,10 @@ impl Engine {
                 self.add_cpu(*job, t, *seconds);
                 Ok(None)
             }
+            Event::Memory { job, mb } => {
+                self.set_memory(*job, *mb);
+                Ok(None)
+            }
             Event::HostDown(h) => {
                 self.set_host_up(*h, false);
                 Ok(None)
@@ -631,6 +641,19 @@ impl Engine {
             for (p, leaf, _) in charges.iter() {
                 self.fairshare.policies[*p].tree.add_cpu(*leaf, t, seconds);
             }
+        }
+    }
+
+    /// A running job's memory is now `mb`: each account it is charged to
+    /// holds the difference.
+    pub(crate) fn set_memory(&mut self, id: JobId, mb: f64) {
+        let Some(job) = self.jobs.get_mut(&id) else { return };
+        let JobState::Running { charges, .. } = &mut job.state else { return };
+        let mb = if mb.is_finite() { mb.max(0.0) } else { 0.0 };
+        for (p, leaf, charge) in charges.iter_mut() {
+            let delta = mb - charge.memory;
+            charge.memory = mb;
+            self.fairshare.policies[*p].tree.add_memory(*leaf, delta);
         }
     }
 

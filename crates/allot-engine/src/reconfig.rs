@@ -118,7 +118,8 @@ impl Engine {
                 self.add_pending(id, &job);
                 self.jobs.insert(id, job);
             }
-            JobState::Running { start, alloc, cpu_reported, .. } => {
+            JobState::Running { start, alloc, cpu_reported, charges } => {
+                let memory = charges.first().map_or(0.0, |c| c.2.memory);
                 let alloc: crate::engine::Alloc = alloc
                     .iter()
                     .filter_map(|&(h, n)| {
@@ -149,6 +150,7 @@ impl Engine {
                 if let Some(j) = self.jobs.get_mut(&id) {
                     j.state = JobState::Running { start, alloc, charges, cpu_reported };
                 }
+                self.set_memory(id, memory);
             }
         }
     }

@@ -60,6 +60,61 @@ pub struct ExitReport {
     pub exit: i32,
     /// CPU seconds, user and system, of the job and its children.
     pub cpu_time: f64,
+    /// The largest resident set of any of its processes, KB (getrusage's
+    /// `ru_maxrss` of the waited-for children).
+    #[serde(default)]
+    pub max_rss_kb: u64,
+}
+
+/// What a job's processes use now, summed over its process group.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupUsage {
+    /// CPU seconds of the processes alive, with what the children they
+    /// waited for used.
+    pub cpu_time: f64,
+    /// Resident memory, KB.
+    pub rss_kb: u64,
+}
+
+/// The usage of each process group of `groups`, from one pass over
+/// `/proc` (this is what measures jobs on a machine without cgroup v2; see
+/// the daemon's notes). A group with no process left is not in the answer.
+pub fn sample_groups(groups: &std::collections::BTreeSet<i32>) -> std::collections::BTreeMap<i32, GroupUsage> {
+    use nix::unistd::{SysconfVar, sysconf};
+    let mut out = std::collections::BTreeMap::new();
+    if groups.is_empty() {
+        return out;
+    }
+    let ticks = sysconf(SysconfVar::CLK_TCK).ok().flatten().filter(|&t| t > 0).unwrap_or(100) as f64;
+    let page_kb = sysconf(SysconfVar::PAGE_SIZE).ok().flatten().filter(|&p| p > 0).unwrap_or(4096) as u64 / 1024;
+    let Ok(entries) = std::fs::read_dir("/proc") else { return out };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some((pgrp, cpu_ticks, rss_pages)) = parse_stat(&stat) else { continue };
+        if groups.contains(&pgrp) {
+            let u: &mut GroupUsage = out.entry(pgrp).or_default();
+            u.cpu_time += cpu_ticks as f64 / ticks;
+            u.rss_kb += rss_pages * page_kb;
+        }
+    }
+    out
+}
+
+/// From a `/proc/PID/stat` line: the process group, CPU ticks (utime,
+/// stime, cutime, cstime) and resident pages. The command name, in
+/// parentheses, may hold anything, so fields count from its last `)`.
+fn parse_stat(stat: &str) -> Option<(i32, u64, u64)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // f[0] is field 3 (state): field n is f[n - 3].
+    let num = |n: usize| f.get(n - 3).and_then(|v| v.parse::<i64>().ok());
+    let pgrp = i32::try_from(num(5)?).ok()?;
+    let cpu: i64 = [14, 15, 16, 17].iter().map(|&n| num(n).unwrap_or(0).max(0)).sum();
+    Some((pgrp, cpu as u64, num(24)?.max(0) as u64))
 }
 
 /// Whether a job file must survive a crash of the machine (an fsync).
@@ -178,7 +233,7 @@ impl JobFiles {
             let _ = std::fs::write(&spec.stderr.0, format!("allot: {e}\n"));
             let denied =
                 matches!(&e, ExecError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied);
-            ExitReport { exit: if denied { 126 } else { 127 }, cpu_time: 0.0 }
+            ExitReport { exit: if denied { 126 } else { 127 }, cpu_time: 0.0, max_rss_kb: 0 }
         });
         // Not synced: the daemon's `Finished` record is the durable one. A
         // machine crash between the two leaves a started job without a
@@ -378,7 +433,9 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
         let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
         secs(u.user_time()) + secs(u.system_time())
     });
-    Ok(ExitReport { exit, cpu_time })
+    // Linux gives ru_maxrss in KB.
+    let max_rss_kb = usage.map_or(0, |u| u.max_rss().max(0) as u64);
+    Ok(ExitReport { exit, cpu_time, max_rss_kb })
 }
 
 /// Sends `signal` to a job's process group.
@@ -492,6 +549,47 @@ mod tests {
         files.write_spec(&s).expect("spec");
         assert_eq!(files.supervise(4).expect("reported").exit, 0);
         assert_eq!(std::fs::read_to_string(dir.join("both")).expect("both"), "out\nerr\nout2\n");
+    }
+
+    #[test]
+    fn proc_stat_lines_parse_whatever_the_command_name() {
+        let line = "4242 (my (odd) job) S 1 4240 4240 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 1 0 99 1000000 256 x";
+        assert_eq!(parse_stat(line), Some((4240, 210, 256)));
+        assert_eq!(parse_stat("garbage"), None);
+        assert_eq!(parse_stat("1 (x) S 1"), None);
+    }
+
+    #[test]
+    fn a_group_is_measured_while_it_runs() {
+        use std::collections::BTreeSet;
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", "x=0; while [ $x -lt 200000 ]; do x=$((x+1)); done; sleep 5"])
+            .process_group(0)
+            .spawn()
+            .expect("spawns");
+        let pgid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let usage = loop {
+            let u = sample_groups(&BTreeSet::from([pgid])).get(&pgid).copied().unwrap_or_default();
+            if u.cpu_time > 0.05 || std::time::Instant::now() > deadline {
+                break u;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(usage.cpu_time > 0.05, "{usage:?}");
+        assert!(usage.rss_kb > 0, "{usage:?}");
+        assert!(sample_groups(&BTreeSet::from([pgid])).is_empty(), "a group with nothing left is not measured");
+    }
+
+    #[test]
+    fn the_exit_report_has_the_largest_resident_set() {
+        let dir = temp("maxrss");
+        let files = JobFiles::new(&dir).expect("files");
+        files.write_spec(&spec(&dir, 8, "true")).expect("spec");
+        let report = files.supervise(8).expect("reported");
+        assert!(report.max_rss_kb > 0, "{report:?}");
     }
 
     #[test]

@@ -275,6 +275,10 @@ pub struct JobInfo {
     /// The user-assigned job priority (`-sp`), when job priorities are
     /// enabled.
     pub priority: Option<u32>,
+    /// A running job's resident memory as last measured, KB.
+    pub mem_kb: Option<u64>,
+    /// The most resident memory it was seen to use, KB.
+    pub max_mem_kb: Option<u64>,
 }
 
 /// [`JobInfo`]'s fields in order, as the wire carries them.
@@ -302,6 +306,8 @@ struct JobInfoWire(
     Option<u64>,
     Option<u64>,
     Option<u32>,
+    Option<u64>,
+    Option<u64>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -329,6 +335,8 @@ impl From<JobInfoWire> for JobInfo {
             run_limit: w.19,
             estimated_run_time: w.20,
             priority: w.21,
+            mem_kb: w.22,
+            max_mem_kb: w.23,
         }
     }
 }
@@ -336,7 +344,7 @@ impl From<JobInfoWire> for JobInfo {
 impl Serialize for JobInfo {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(22)?;
+        let mut t = s.serialize_tuple(24)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -359,6 +367,8 @@ impl Serialize for JobInfo {
         t.serialize_element(&self.run_limit)?;
         t.serialize_element(&self.estimated_run_time)?;
         t.serialize_element(&self.priority)?;
+        t.serialize_element(&self.mem_kb)?;
+        t.serialize_element(&self.max_mem_kb)?;
         t.end()
     }
 }
@@ -595,6 +605,8 @@ mod tests {
             run_limit: Some(60),
             estimated_run_time: Some(30),
             priority: Some(7),
+            mem_kb: Some(2048),
+            max_mem_kb: Some(4096),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");

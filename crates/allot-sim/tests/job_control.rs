@@ -261,3 +261,34 @@ fn a_requeued_job_makes_its_dependents_wait_again() {
     finish(&mut e, 3, a, 0);
     assert_eq!(started(&e.schedule(Time(3))), vec![after.0]);
 }
+
+#[test]
+fn running_jobs_report_cpu_and_memory_as_they_go() {
+    let mut e = engine();
+    let a1 = submit(&mut e, "a", 1);
+    let a2 = submit(&mut e, "a", 1);
+    assert_eq!(started(&e.schedule(Time(0))), vec![a1.0, a2.0]);
+    e.apply(Time(10), &Event::Memory { job: a1, mb: 300.0 }).expect("applies");
+    e.apply(Time(10), &Event::Memory { job: a2, mb: 100.0 }).expect("applies");
+    e.apply(Time(10), &Event::Cpu { job: a1, seconds: 8.0 }).expect("applies");
+    let usage = |e: &Engine, t| {
+        let tree = &e.fairshare().policies[0].tree;
+        let a = tree.child(NodeId::ROOT, "a").expect("a");
+        tree.usage(a, Time(t))
+    };
+    assert_eq!(usage(&e, 10).memory, 400.0, "the account holds both jobs' memory");
+    assert!((usage(&e, 10).cpu_time - 8.0).abs() < 1e-6, "CPU charged while running");
+    e.apply(Time(20), &Event::Memory { job: a1, mb: 200.0 }).expect("applies");
+    e.apply(Time(20), &Event::Memory { job: a2, mb: f64::NAN }).expect("a bad sample counts as none");
+    assert_eq!(usage(&e, 20).memory, 200.0, "a new sample replaces the job's old one");
+    e.apply(Time(30), &Event::Finish { job: a1, cpu_time: 10.0, exit: 0 }).expect("ends");
+    assert_eq!(usage(&e, 30).memory, 0.0, "an ended job holds none");
+    // 8 s reported at 10 decay a little by 30 (HIST_HOURS 5): 9.98 in all.
+    assert!((usage(&e, 30).cpu_time - 9.98).abs() < 0.005, "only the unreported 2 s are added at the end");
+    e.apply(Time(30), &Event::Memory { job: a2, mb: 75.0 }).expect("applies");
+    let same = engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", QUEUES)]);
+    e.reconfigure(Time(31), same).expect("same configuration");
+    assert_eq!(usage(&e, 31).memory, 75.0, "a running job's memory is kept across a reconfiguration");
+    e.apply(Time(32), &Event::Memory { job: a2, mb: 50.0 }).expect("applies");
+    assert_eq!(usage(&e, 32).memory, 50.0);
+}

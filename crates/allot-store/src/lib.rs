@@ -64,7 +64,14 @@ pub enum Record {
     /// A job started on these hosts (name, slots).
     Started { job: u64, alloc: Vec<(String, u32)> },
     /// A job ended with an exit code, having used this much CPU (s).
-    Finished { job: u64, exit: i32, cpu_time: f64 },
+    Finished {
+        job: u64,
+        exit: i32,
+        cpu_time: f64,
+        /// The largest resident set of its processes, KB.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        max_mem_kb: u64,
+    },
     /// A pending job was removed (`bkill` before it started).
     Removed { job: u64 },
     /// An administrator closed (`up: false`, `badmin hclose`) or opened a
@@ -88,6 +95,13 @@ pub enum Record {
     /// A job array's running element limit changed (`bmod -J "%n"`);
     /// `job` is its first element, `None` lifts the limit.
     ArrayLimit { job: u64, limit: Option<u32> },
+    /// What a running job uses, as last measured: CPU seconds in all and
+    /// resident memory, KB.
+    Usage { job: u64, cpu_time: f64, mem_kb: u64 },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Record {
@@ -101,7 +115,8 @@ impl Record {
             | Record::Suspended { job, .. }
             | Record::Modified { job, .. }
             | Record::Requeued { job, .. }
-            | Record::ArrayLimit { job, .. } => Some(*job),
+            | Record::ArrayLimit { job, .. }
+            | Record::Usage { job, .. } => Some(*job),
             Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => None,
         }
     }
@@ -260,14 +275,14 @@ mod tests {
             let mut s = Store::open(&path).expect("open");
             s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
             s.append(&[(Time(2), Record::Started { job: 1, alloc: vec![("hostA".into(), 1)] })]).expect("append");
-            s.append(&[(Time(5), Record::Finished { job: 1, exit: 0, cpu_time: 0.5 })]).expect("append");
+            s.append(&[(Time(5), Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0 })]).expect("append");
         }
         let s = Store::open(&path).expect("reopen");
         let mut seen = Vec::new();
         s.replay(|seq, t, r| seen.push((seq, t, r))).expect("replay");
         assert_eq!(seen.len(), 4);
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
-        assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5 });
+        assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0 });
         assert_eq!(s.len().expect("len"), 4);
     }
 

@@ -482,6 +482,11 @@ impl ShareTree {
         self.for_path(leaf, |u, lambda| u.add_cpu(t, lambda, seconds));
     }
 
+    /// The memory of a running job charged to `leaf` changed by `delta` MB.
+    pub fn add_memory(&mut self, leaf: NodeId, delta: f64) {
+        self.for_path(leaf, |u, _| u.add_memory(delta));
+    }
+
     /// Slots reserved (positive) or released (negative) for `leaf`.
     pub fn add_reserved(&mut self, leaf: NodeId, slots: i64) {
         self.for_path(leaf, |u, _| u.add_reserved(slots));

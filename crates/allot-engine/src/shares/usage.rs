@@ -163,6 +163,11 @@ impl NodeUsage {
         self.cpu.add(t.as_secs_f64(), lambda, seconds);
     }
 
+    /// A running job's memory changed by `delta` MB.
+    pub(crate) fn add_memory(&mut self, delta: f64) {
+        self.memory = (self.memory + delta).max(0.0);
+    }
+
     pub(crate) fn add_reserved(&mut self, slots: i64) {
         self.reserved = (i64::from(self.reserved) + slots).clamp(0, i64::from(u32::MAX)) as u32;
     }
