@@ -188,9 +188,9 @@ pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     if long_form {
         let blocks: Vec<String> = hs.iter().map(|h| long(h, now)).collect();
-        print!("{}", blocks.join(&format!("{}\n", "-".repeat(78))));
+        crate::lsf::emit(&blocks.join(&format!("{}\n", "-".repeat(78))))?;
     } else {
-        print!("{}", short(&hs, now));
+        crate::lsf::emit(&short(&hs, now))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -217,7 +217,7 @@ pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
     println!("<< output from stdout >>");
     let stdout_part = |o: &str| o.strip_prefix("<< output from stdout >>\n").unwrap_or(o).to_string();
     let mut shown = stdout_part(&output);
-    print!("{shown}");
+    crate::lsf::emit(&shown)?;
     if !follow {
         return Ok(ExitCode::SUCCESS);
     }
@@ -232,7 +232,7 @@ pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
         // The file may have been cut to its tail: print what is new.
         let new = now.strip_prefix(shown.as_str()).unwrap_or(&now);
         let new = new.split("\n<< output from stderr >>\n").next().unwrap_or_default();
-        print!("{new}");
+        crate::lsf::emit(new)?;
         shown.push_str(new);
     }
 }

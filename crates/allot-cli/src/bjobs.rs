@@ -2,13 +2,14 @@
 //! JSON (`-json`) and job array summary (`-A`) forms.
 
 use std::borrow::Cow;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use allot_proto::{JobInfo, JobQuery, JobStatus, Request, Response};
 use anyhow::{anyhow, bail};
 
-use crate::lsf::{call, cut, exec_host, exec_hosts, lsf_time};
+use crate::lsf::{call, cut, emit, exec_host, exec_hosts, lsf_time};
 
 /// What `bjobs` was asked.
 #[derive(Debug, Default, PartialEq)]
@@ -217,6 +218,7 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
         a.query.finished = true;
     }
     a.query.arrays = a.arrays;
+    a.query.brief = !a.long && a.format.is_none() && !a.arrays;
     a.query.reasons = a.reasons
         || a.long
         || a.format.as_ref().is_some_and(|f| f.fields.iter().any(|(g, _, _)| *g == Field::PendReason));
@@ -225,18 +227,48 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
 
 pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
     let a = parse(args)?;
-    let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
-    if a.reasons {
-        jobs.retain(|j| j.status == JobStatus::Pend);
+    let keep = |j: &JobInfo| {
+        (!a.reasons || j.status == JobStatus::Pend)
+            && a.states.is_none_or(|s| s.keeps(j.status))
+            && a.name.as_ref().is_none_or(|p| name_matches(p, j))
+    };
+    if a.long || a.json || a.arrays {
+        let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
+        jobs.retain(keep);
+        emit(&render(&a, &jobs))?;
+        return Ok(ExitCode::SUCCESS);
     }
-    if let Some(states) = a.states {
-        jobs.retain(|j| states.keeps(j.status));
+    // The default and `-o` forms are written part by part as the list
+    // arrives: the first lines show while allotd still sends the rest.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut shown = 0usize;
+    let mut failed: Option<std::io::Error> = None;
+    let answer = crate::lsf::client()?.call_each(Request::Jobs(a.query.clone()), &mut |mut part| {
+        part.retain(keep);
+        if part.is_empty() || failed.is_some() {
+            return;
+        }
+        let text = rows(&a, &part, a.header && shown == 0);
+        shown += part.len();
+        if let Err(e) = out.write_all(text.as_bytes()) {
+            failed = Some(e);
+        }
+    })?;
+    if let Response::Error(e) = answer {
+        bail!("{e}");
     }
-    if let Some(pattern) = &a.name {
-        jobs.retain(|j| name_matches(pattern, j));
+    if shown == 0 && failed.is_none() {
+        if let Err(e) = out.write_all(render(&a, &[]).as_bytes()) {
+            failed = Some(e);
+        }
     }
-    print!("{}", render(&a, &jobs));
-    Ok(ExitCode::SUCCESS)
+    if failed.is_none() {
+        failed = out.flush().err();
+    }
+    match failed {
+        Some(e) => crate::lsf::output_failed(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// `-J name`: a job of that name (`*` matching any text); an array's name
@@ -275,12 +307,21 @@ fn render(a: &Args, jobs: &[JobInfo]) -> String {
     if let Some(f) = &a.format {
         return custom(f, jobs, a.header);
     }
-    default(a, jobs)
+    default(a, jobs, a.header)
 }
 
-fn default(a: &Args, jobs: &[JobInfo]) -> String {
+/// Rows of the default or `-o` form, the header only with `header`: what a
+/// streamed part of a long list shows.
+fn rows(a: &Args, jobs: &[JobInfo], header: bool) -> String {
+    match &a.format {
+        Some(f) => custom(f, jobs, header),
+        None => default(a, jobs, header),
+    }
+}
+
+fn default(a: &Args, jobs: &[JobInfo], header: bool) -> String {
     let mut out = String::new();
-    if a.header {
+    if header {
         out.push_str("JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n");
     }
     let wide = a.wide;
@@ -664,6 +705,10 @@ pub(crate) mod tests {
         assert!(!States::Suspended.keeps(JobStatus::Pend));
         assert!(States::Finished.keeps(JobStatus::Exit) && !States::Finished.keeps(JobStatus::Run));
         assert!(args(&["-d"]).query.finished, "finished jobs are asked for");
+        assert!(args(&[]).query.brief && args(&["-w", "-p"]).query.brief, "the default list asks for less");
+        for full in [&["-l"][..], &["-o", "command"], &["-json"], &["-A"]] {
+            assert!(!args(full).query.brief, "{full:?} shows what brief leaves out");
+        }
         assert_eq!(render(&args(&["-r"]), &[]), "No running job found\n");
         assert_eq!(render(&args(&["-s"]), &[]), "No suspended job found\n");
         assert_eq!(render(&args(&["-d"]), &[]), "No finished job found\n");

@@ -13,9 +13,30 @@ pub const COMMANDS: &[&str] = &[
     "bhpart", "bugroup", "busers", "badmin",
 ];
 
-fn client() -> anyhow::Result<Client> {
+pub(crate) fn client() -> anyhow::Result<Client> {
     let state = allot_proto::paths::state_dir();
     Ok(Client::connect(&allot_proto::paths::socket(&state))?)
+}
+
+/// Writes a command's output. A reader that went away (`bjobs | head`)
+/// ends the command quietly, as SIGPIPE ends LSF's.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) => output_failed(e).map(|_| ()),
+    }
+}
+
+/// What a failed write of the output means: a closed pipe ends the
+/// command with 141 (128 + SIGPIPE) and nothing said; anything else is an
+/// error.
+pub(crate) fn output_failed(e: std::io::Error) -> anyhow::Result<ExitCode> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    Err(anyhow!("cannot write the output: {e}"))
 }
 
 pub fn call(request: Request) -> anyhow::Result<Response> {
@@ -138,8 +159,22 @@ fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A date as LSF shows it: `Nov 21 20:55` (UTC).
+/// A date as LSF shows it: `Nov 21 20:55` (UTC). A list shows the same
+/// minute many times over, so the last one is kept.
 pub fn lsf_time(secs: u64) -> String {
+    thread_local! {
+        static LAST: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != secs / 60 {
+            *last = (secs / 60, minute_of(secs));
+        }
+        last.1.clone()
+    })
+}
+
+fn minute_of(secs: u64) -> String {
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;

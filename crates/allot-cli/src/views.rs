@@ -26,12 +26,11 @@ pub fn bqueues(args: &[String]) -> anyhow::Result<ExitCode> {
     if flags.contains(&"-l") {
         let Response::Shares(policies) = call(Request::Shares)? else { bail!("bqueues: unexpected answer") };
         let blocks: Vec<String> = queues.iter().map(|q| queue_long(q, &policies, flags.contains(&"-r"))).collect();
-        print!(
-            "{}",
-            blocks.join("-------------------------------------------------------------------------------\n\n")
-        );
+        crate::lsf::emit(
+            &blocks.join("-------------------------------------------------------------------------------\n\n"),
+        )?;
     } else {
-        print!("{}", queue_table(&queues));
+        crate::lsf::emit(&queue_table(&queues))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -131,7 +130,7 @@ pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
         bail!("{missing}: Bad host name, host group name or cluster name");
     }
     let shown: Vec<&HostInfo> = hosts.iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())).collect();
-    print!("{}", render_hosts(&shown, flags.contains(&"-l"), flags.contains(&"-w")));
+    crate::lsf::emit(&render_hosts(&shown, flags.contains(&"-l"), flags.contains(&"-w")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -186,7 +185,7 @@ pub fn bhpart(args: &[String]) -> anyhow::Result<ExitCode> {
         println!("No host partition found");
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render(&shown, flags.contains(&"-r")));
+    crate::lsf::emit(&render(&shown, flags.contains(&"-r")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -203,7 +202,7 @@ pub fn bugroup(args: &[String]) -> anyhow::Result<ExitCode> {
         println!("No user group found");
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", groups_text(&shown, flags.contains(&"-l")));
+    crate::lsf::emit(&groups_text(&shown, flags.contains(&"-l")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -233,7 +232,7 @@ pub fn busers(args: &[String]) -> anyhow::Result<ExitCode> {
     let (_, names) = flags_and_names("busers", args, &[])?;
     let users = names.iter().map(|n| n.to_string()).collect();
     let Response::Users(users) = call(Request::Users { users })? else { bail!("busers: unexpected answer") };
-    print!("{}", users_text(&users));
+    crate::lsf::emit(&users_text(&users))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -135,7 +135,7 @@ pub fn history(
             Err(e) => return Response::Error(e.to_string()),
         }
         let events = records.into_iter().filter_map(|(at, r)| event(r).map(|e| (at.0, e))).collect();
-        out.push(JobHistory { job: state.info(id, j, t, false, false), events });
+        out.push(JobHistory { job: state.info(id, j, t, &allot_proto::JobQuery::default()), events });
     }
     Response::History(out)
 }

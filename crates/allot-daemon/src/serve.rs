@@ -238,21 +238,36 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
 /// allotd writes the next.
 const JOBS_PER_FRAME: usize = 2000;
 
-async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Result<()> {
-    let Response::Jobs(jobs) = body else { return write_frame(stream, &body).await };
-    let mut jobs = jobs.into_iter().peekable();
-    loop {
-        let part: Vec<_> = jobs.by_ref().take(JOBS_PER_FRAME).collect();
-        if jobs.peek().is_none() {
-            return write_frame(stream, &Response::Jobs(part)).await;
-        }
-        write_frame(stream, &Response::JobsPart(part)).await?;
-    }
+/// A long job list's frames, serialized from slices of it exactly as
+/// [`Response::JobsPart`] and a last [`Response::Jobs`] are: no part is
+/// copied out of the list first.
+#[derive(serde::Serialize)]
+enum JobsFrame<'a> {
+    Jobs(&'a [allot_proto::JobInfo]),
+    JobsPart(&'a [allot_proto::JobInfo]),
 }
 
-async fn write_frame(stream: &mut UnixStream, body: &Response) -> anyhow::Result<()> {
-    let bytes = serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body })?;
-    stream.write_all(&(bytes.len() as u32).to_be_bytes()).await?;
+async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Result<()> {
+    let Response::Jobs(jobs) = body else { return write_frame(stream, &body, 256).await };
+    let mut parts = jobs.chunks(JOBS_PER_FRAME).peekable();
+    while let Some(part) = parts.next() {
+        let frame = if parts.peek().is_some() { JobsFrame::JobsPart(part) } else { JobsFrame::Jobs(part) };
+        write_frame(stream, &frame, part.len() * 160).await?;
+    }
+    if jobs.is_empty() {
+        write_frame(stream, &JobsFrame::Jobs(&[]), 64).await?;
+    }
+    Ok(())
+}
+
+/// One frame: its length, then its JSON, built in one buffer of about
+/// `size` bytes and written at once.
+async fn write_frame(stream: &mut UnixStream, body: &impl serde::Serialize, size: usize) -> anyhow::Result<()> {
+    let mut bytes = Vec::with_capacity(size + 4);
+    bytes.extend_from_slice(&[0; 4]);
+    serde_json::to_writer(&mut bytes, &Envelope { version: PROTOCOL_VERSION, body })?;
+    let len = u32::try_from(bytes.len() - 4).context("a frame of more than 4 GiB")?;
+    bytes[..4].copy_from_slice(&len.to_be_bytes());
     stream.write_all(&bytes).await?;
     Ok(())
 }
@@ -469,7 +484,7 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
             .jobs
             .iter()
             .flat_map(|&r| state.resolve(r))
-            .filter_map(|id| state.jobs.get(&id).map(|j| state.info(id, j, t, q.reasons, q.arrays)))
+            .filter_map(|id| state.jobs.get(&id).map(|j| state.info(id, j, t, q)))
             .collect();
     }
     let user = q.user.as_deref().unwrap_or(&caller.user);
@@ -481,7 +496,7 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
     // Counted first: a list of 100,000 jobs is built in place, not grown.
     let n = state.jobs.values().filter(wanted).count();
     let mut out = Vec::with_capacity(n);
-    out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q.reasons, q.arrays)));
+    out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q)));
     out
 }
 
@@ -664,4 +679,49 @@ pub(crate) fn run_as(user: &str) -> Option<(u32, u32)> {
     }
     let u = nix::unistd::User::from_name(user).ok().flatten()?;
     Some((u.uid.as_raw(), u.gid.as_raw()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_list_frames_are_the_responses_they_stand_for() {
+        let job = allot_proto::JobInfo {
+            id: 3,
+            index: 0,
+            array: None,
+            user: "alice".into(),
+            status: allot_proto::JobStatus::Pend,
+            queue: "normal".into(),
+            from_host: "h".into(),
+            exec_hosts: Vec::new(),
+            name: "n".into(),
+            submit_time: 1,
+            start_time: None,
+            end_time: None,
+            exit_code: None,
+            pending_reason: None,
+            slots: 1,
+            command: "true".into(),
+            cwd: "/".into(),
+            project: None,
+            cpu_time: None,
+            run_limit: None,
+            estimated_run_time: None,
+            priority: None,
+            mem_kb: None,
+            max_mem_kb: None,
+        };
+        let jobs = vec![job.clone(), job];
+        let json = |v: serde_json::Result<String>| v.expect("serializes");
+        assert_eq!(
+            json(serde_json::to_string(&JobsFrame::Jobs(&jobs))),
+            json(serde_json::to_string(&Response::Jobs(jobs.clone())))
+        );
+        assert_eq!(
+            json(serde_json::to_string(&JobsFrame::JobsPart(&jobs))),
+            json(serde_json::to_string(&Response::JobsPart(jobs.clone())))
+        );
+    }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, JobId, Time};
 use allot_exec::JobFiles;
-use allot_proto::{JobInfo, JobRef, JobStatus};
+use allot_proto::{JobInfo, JobQuery, JobRef, JobStatus};
 use allot_store::{Env, JobRecord, Record, Store};
 
 use crate::config::Source;
@@ -401,9 +401,11 @@ impl State {
         (out, err)
     }
 
-    /// What the commands show of a job; its pending reason only when
-    /// `reasons` asks for it, its array's spec only when `arrays` does.
-    pub fn info(&self, id: u64, j: &DaemonJob, now: Time, reasons: bool, arrays: bool) -> JobInfo {
+    /// What the commands show of a job, as `q` asks: its pending reason
+    /// only with `reasons`, its array's spec only with `arrays`, and none of
+    /// what the default list does not show with `brief`.
+    pub fn info(&self, id: u64, j: &DaemonJob, now: Time, q: &JobQuery) -> JobInfo {
+        let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
         let pending_reason = (reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp))
             .then(|| self.engine.pending_reason(JobId(id), now).map(|r| r.to_string()))
             .flatten();
@@ -428,9 +430,9 @@ impl State {
             exit_code: j.exit,
             pending_reason,
             slots: j.record.spec.slots,
-            command: j.record.command.clone(),
-            cwd: j.record.cwd.clone(),
-            project: j.record.project.clone(),
+            command: if brief { String::new() } else { j.record.command.clone() },
+            cwd: if brief { String::new() } else { j.record.cwd.clone() },
+            project: if brief { None } else { j.record.project.clone() },
             cpu_time: j.cpu_time.or(j.usage.map(|u| u.0)),
             run_limit: j.record.spec.run_limit,
             estimated_run_time: j.record.estimated_run_time,

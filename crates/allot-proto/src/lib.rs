@@ -48,11 +48,30 @@ impl Client {
         Ok(Client { stream })
     }
 
+    /// Sends a request and returns the answer; a long job list comes
+    /// whole, as one `Jobs`.
     pub fn call(&mut self, request: Request) -> Result<Response, ClientError> {
+        let mut all: Vec<JobInfo> = Vec::new();
+        let mut streamed = false;
+        let body = self.call_each(request, &mut |part| {
+            streamed = true;
+            if all.is_empty() {
+                all = part;
+            } else {
+                all.extend(part);
+            }
+        })?;
+        Ok(if streamed { Response::Jobs(all) } else { body })
+    }
+
+    /// Sends a request; a job list is handed to `each` part by part as it
+    /// arrives (so a command can show the first jobs while the rest are on
+    /// their way, and never holds 100,000 of them at once), and the answer
+    /// is then an empty `Jobs`. Any other answer is returned as it is.
+    pub fn call_each(&mut self, request: Request, each: &mut dyn FnMut(Vec<JobInfo>)) -> Result<Response, ClientError> {
         let bytes =
             serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body: request }).map_err(FrameError::Json)?;
         write_frame(&mut self.stream, &bytes)?;
-        let mut parts = Vec::new();
         loop {
             let reply = read_frame_up_to(&mut self.stream, MAX_RESPONSE)?;
             let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
@@ -60,10 +79,10 @@ impl Client {
                 return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
             }
             match envelope.body {
-                Response::JobsPart(jobs) => parts.extend(jobs),
-                Response::Jobs(jobs) if !parts.is_empty() => {
-                    parts.extend(jobs);
-                    return Ok(Response::Jobs(parts));
+                Response::JobsPart(jobs) => each(jobs),
+                Response::Jobs(jobs) => {
+                    each(jobs);
+                    return Ok(Response::Jobs(Vec::new()));
                 }
                 body => return Ok(body),
             }

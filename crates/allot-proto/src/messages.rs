@@ -85,6 +85,11 @@ pub struct JobQuery {
     /// With each array element's array spec (`bjobs -A`).
     #[serde(default)]
     pub arrays: bool,
+    /// Without what `bjobs`'s default list does not show (command,
+    /// working directory, project, limits): a list of 100,000 jobs is that
+    /// much less to copy and send.
+    #[serde(default)]
+    pub brief: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
