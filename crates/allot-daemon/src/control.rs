@@ -212,11 +212,12 @@ pub fn modify(
     records: &mut Vec<Record>,
 ) -> Response {
     if let Some(limit) = changes.array_limit {
-        let owner = state.jobs.get(&job.id).filter(|_| job.index == 0).map(|j| j.record.spec.user.clone());
-        let refused = match owner {
-            _ if !state.arrays.contains_key(&job.id) || job.index != 0 => Some("Not a job array"),
-            Some(owner) if !may_act(state, caller, &owner) => Some("User permission denied"),
-            _ => None,
+        // An array is its first element's job, named by the array's id.
+        let array = state.jobs.get(&job.id).filter(|_| job.index == 0 && state.arrays.contains_key(&job.id));
+        let refused = match array {
+            None => Some("Not a job array"),
+            Some(j) if !may_act(state, caller, &j.record.spec.user) => Some("User permission denied"),
+            Some(_) => None,
         };
         if let Some(why) = refused {
             return Response::Each(vec![(job, Err(format!("Job <{job}>: {why}")))]);

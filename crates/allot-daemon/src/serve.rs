@@ -500,7 +500,6 @@ fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_prot
     out
 }
 
-/// Collects job ends, runs a dispatch pass, starts what it decided.
 /// Running jobs' CPU time and memory, measured every `usage_interval`
 /// seconds over each job's process group, as records: the measure is in
 /// the log, so a restart charges fairshare as the running daemon did.
@@ -528,6 +527,8 @@ fn measure(state: &mut State, records: &mut Vec<Record>) {
     }
 }
 
+/// Measures running jobs when due, collects job ends, runs a dispatch
+/// pass, starts what it decided.
 fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let t = now();
     let mut records = Vec::new();

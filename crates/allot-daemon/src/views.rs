@@ -77,7 +77,8 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
     state
         .engine
         .hosts()
-        .map(|(name, max, used, _)| HostInfo {
+        .map(|(name, max, used, _)| (name, max, used, stopped.get(name).copied().unwrap_or(0)))
+        .map(|(name, max, used, ususp)| HostInfo {
             name: name.to_string(),
             status: if state.closed_hosts.contains(name) {
                 "closed_Adm".into()
@@ -88,8 +89,8 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
             },
             max,
             njobs: used,
-            run: used.saturating_sub(stopped.get(name).copied().unwrap_or(0)),
-            ususp: stopped.get(name).copied().unwrap_or(0),
+            run: used.saturating_sub(ususp),
+            ususp,
         })
         .collect()
 }

@@ -111,10 +111,7 @@ impl Engine {
         }
         a.admitted += 1;
         if let Some(job) = self.jobs.get(&id) {
-            let q = &mut self.queues[job.queue];
-            q.held = q.held.saturating_sub(1);
-            q.pending += 1;
-            q.pending_slots += u64::from(job.slots);
+            self.queues[job.queue].move_pending(job.slots, true);
         }
     }
 
@@ -132,10 +129,7 @@ impl Engine {
                 continue;
             };
             self.enqueue(id, &job);
-            let q = &mut self.queues[job.queue];
-            q.held = q.held.saturating_sub(1);
-            q.pending += 1;
-            q.pending_slots += u64::from(job.slots);
+            self.queues[job.queue].move_pending(job.slots, true);
             self.dirty = true;
         }
     }
@@ -159,10 +153,7 @@ impl Engine {
             }
             let job = job.clone();
             self.dequeue(id, &job);
-            let q = &mut self.queues[job.queue];
-            q.pending = q.pending.saturating_sub(1);
-            q.pending_slots = q.pending_slots.saturating_sub(u64::from(job.slots));
-            q.held += 1;
+            self.queues[job.queue].move_pending(job.slots, false);
             if let Some(a) = self.arrays.get_mut(&first) {
                 a.parked.insert(id);
             }

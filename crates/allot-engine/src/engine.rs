@@ -224,6 +224,22 @@ pub(crate) struct QueueState {
     pub(crate) per_host_limits: bool,
 }
 
+impl QueueState {
+    /// A pending job of `slots` slots becomes dispatchable (`true`) or
+    /// stops being so: it moves between the `held` and `pending` counts.
+    pub(crate) fn move_pending(&mut self, slots: u32, dispatchable: bool) {
+        if dispatchable {
+            self.held = self.held.saturating_sub(1);
+            self.pending += 1;
+            self.pending_slots += u64::from(slots);
+        } else {
+            self.pending = self.pending.saturating_sub(1);
+            self.pending_slots = self.pending_slots.saturating_sub(u64::from(slots));
+            self.held += 1;
+        }
+    }
+}
+
 /// The scheduling engine.
 pub struct Engine {
     pub(crate) hosts: Vec<HostState>,

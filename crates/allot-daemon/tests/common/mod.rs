@@ -1,0 +1,169 @@
+//! What the end-to-end tests share: the real allotd in a temporary state
+//! directory, the real `allot` commands, and polling for what they show.
+
+#![allow(dead_code)] // each test binary uses some of these
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn allotd() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_allotd"))
+}
+
+/// The `allot` command, built beside allotd by `cargo test --workspace`
+/// (allot-cli's own tests need it).
+pub fn allot() -> PathBuf {
+    let path = allotd().with_file_name("allot");
+    assert!(path.exists(), "{} is missing: run `cargo test --workspace`, which builds it", path.display());
+    path
+}
+
+pub struct Daemon {
+    pub state: PathBuf,
+    child: Child,
+}
+
+impl Daemon {
+    pub fn start(state: &Path) -> Daemon {
+        Daemon::start_with(state, None)
+    }
+
+    /// allotd on a configuration directory, or on its embedded defaults.
+    pub fn start_with(state: &Path, config: Option<&Path>) -> Daemon {
+        std::fs::create_dir_all(state).expect("state dir");
+        let log = std::fs::File::create(state.join("test-allotd.log")).expect("log");
+        let mut command = Command::new(allotd());
+        if let Some(dir) = config {
+            command.arg("--config").arg(dir);
+        }
+        let child =
+            command.env("ALLOT_STATE_DIR", state).stdout(Stdio::null()).stderr(log).spawn().expect("allotd starts");
+        let d = Daemon { state: state.to_path_buf(), child };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(state.join("allotd.sock")).is_err() {
+            assert!(Instant::now() < deadline, "allotd did not listen: {}", d.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        d
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state.join("test-allotd.log")).unwrap_or_default()
+    }
+
+    pub fn cmd(&self, args: &[&str], cwd: &Path) -> Output {
+        Command::new(allot())
+            .args(args)
+            .env("ALLOT_STATE_DIR", &self.state)
+            .current_dir(cwd)
+            .output()
+            .expect("allot runs")
+    }
+
+    /// Polls `bjobs -a` until `job` shows `status`.
+    pub fn wait_for(&self, job: u64, status: &str, cwd: &Path) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let out = self.cmd(&["bjobs", "-a", "-noheader", &job.to_string()], cwd);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            if text.split_whitespace().nth(2) == Some(status) {
+                return text;
+            }
+            assert!(Instant::now() < deadline, "job {job} never reached {status}: {text} {}", self.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("allot-daemon-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir
+}
+
+pub fn submitted_id(out: &Output) -> u64 {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "bsub failed: {text} {}", String::from_utf8_lossy(&out.stderr));
+    let rest = text.strip_prefix("Job <").unwrap_or_else(|| panic!("{text}"));
+    rest[..rest.find('>').expect(">")].parse().expect("id")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub const ONE_HOST: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 1\n";
+
+pub fn queues(names: &[&str]) -> String {
+    names.iter().map(|q| format!("Begin Queue\nQUEUE_NAME = {q}\nPRIORITY = 30\nEnd Queue\n\n")).collect()
+}
+
+/// A user of this machine for the multi-user tests (made if missing):
+/// uid and gid.
+pub fn test_user(name: &str) -> (u32, u32) {
+    if nix::unistd::User::from_name(name).ok().flatten().is_none() {
+        let made = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", name]).status();
+        assert!(made.is_ok_and(|s| s.success()), "useradd {name}");
+    }
+    let u = nix::unistd::User::from_name(name).ok().flatten().expect("user exists");
+    (u.uid.as_raw(), u.gid.as_raw())
+}
+
+impl Daemon {
+    /// The `allot` command run as another user.
+    pub fn cmd_as(&self, user: (u32, u32), args: &[&str], cwd: &Path) -> Output {
+        use std::os::unix::process::CommandExt;
+        Command::new(allot())
+            .args(args)
+            .env("ALLOT_STATE_DIR", &self.state)
+            .current_dir(cwd)
+            .uid(user.0)
+            .gid(user.1)
+            .output()
+            .expect("allot runs")
+    }
+}
+
+/// Bytes in a file so far (0 if it does not exist yet).
+pub fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// `bjobs -noheader` lines of these jobs (finished ones too).
+pub fn lines(d: &Daemon, job: &str, dir: &Path, flags: &[&str]) -> Vec<String> {
+    let mut args = vec!["bjobs", "-a", "-noheader"];
+    args.extend_from_slice(flags);
+    args.push(job);
+    stdout(&d.cmd(&args, dir)).lines().map(str::to_string).collect()
+}
+
+/// Polls until `check` holds of the `bjobs` lines of `job`.
+pub fn wait_until(d: &Daemon, job: &str, dir: &Path, flags: &[&str], check: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let l = lines(d, job, dir, flags);
+        if check(&l) {
+            return l;
+        }
+        assert!(Instant::now() < deadline, "{job}: {l:?} {}", d.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

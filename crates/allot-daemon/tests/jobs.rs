@@ -1,0 +1,335 @@
+//! The job commands end to end on the real daemon: `bsub` options (`-K`,
+//! `-cwd`, `-w`, `-J` arrays, `-sp`), job control (`bstop`, `bresume`,
+//! `bswitch`, `bmod`, `brequeue`, `bpeek`, `bhist`) and the measure of
+//! running jobs.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// `bsub -K` waits and exits with the job's code; `-cwd` and `-P` reach the
+/// job and `bjobs -l`/`-json`; options this allot cannot honour yet are
+/// refused, not ignored.
+#[test]
+fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
+    let dir = tempdir("bsub");
+    let d = Daemon::start(&dir.join("state"));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let waited = d.cmd(&["bsub", "-K", "-cwd", "work", "-P", "climate", "-J", "probe", "pwd > where; exit 3"], &dir);
+    assert_eq!(waited.status.code(), Some(3), "{}", stderr(&waited));
+    let text = stdout(&waited);
+    assert!(text.contains("<<Waiting for dispatch ...>>\n<<Starting on "), "{text}");
+    assert!(text.ends_with("<<Job is finished>>\n"), "{text}");
+    assert_eq!(std::fs::read_to_string(work.join("where")).expect("ran in -cwd").trim(), work.display().to_string());
+    let id: u64 = text["Job <".len()..text.find('>').expect(">")].parse().expect("id");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
+    assert!(long.contains(&format!("Job <{id}>, Job Name <probe>, User <")), "{long}");
+    assert!(long.contains("Project <climate>, Status <EXIT>"), "{long}");
+    assert!(long.contains("Exited with exit code 3."), "{long}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&d.cmd(&["bjobs", "-a", "-json", "-o", "jobid stat exit_code proj_name"], &dir)))
+            .expect("bjobs -json is JSON");
+    assert_eq!(json["RECORDS"][0]["JOBID"], id.to_string());
+    assert_eq!(json["RECORDS"][0]["EXIT_CODE"], "3");
+    assert_eq!(json["RECORDS"][0]["PROJ_NAME"], "climate");
+    let sp = d.cmd(&["bsub", "-sp", "10", "true"], &dir);
+    assert_eq!(
+        stderr(&sp),
+        "-sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params)\n",
+        "the embedded defaults have no MAX_USER_PRIORITY"
+    );
+    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"])] {
+        let mut full = vec!["bsub"];
+        full.extend(args);
+        full.push("true");
+        let out = d.cmd(&full, &dir);
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).starts_with(&format!("bsub: {opt}: not supported by this allot yet.")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A -cwd with patterns is made (0700); one without runs in /tmp.
+    let made = d.cmd(&["bsub", "-K", "-P", "climate", "-cwd", "scratch/%P/%J", "pwd > where"], &dir);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let made_id = submitted_id(&made);
+    let made_dir = dir.join(format!("scratch/climate/{made_id}"));
+    assert_eq!(
+        std::fs::read_to_string(made_dir.join("where")).expect("ran there").trim(),
+        made_dir.display().to_string()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&made_dir).expect("made").permissions().mode() & 0o777, 0o700);
+    let lost = d.cmd(&["bsub", "-K", "-cwd", "nowhere", "-o", "/tmp/allot-e2e-lost.%J", "pwd"], &dir);
+    let lost_id = submitted_id(&lost);
+    let out = std::fs::read_to_string(format!("/tmp/allot-e2e-lost.{lost_id}")).expect("output");
+    assert!(out.ends_with("\n/tmp\n") && out.contains("does not exist; the job runs in /tmp"), "{out}");
+    let _ = std::fs::remove_file(format!("/tmp/allot-e2e-lost.{lost_id}"));
+    assert!(!dir.join("nowhere").exists());
+    assert!(stdout(&d.cmd(&["bjobs", "-J", "pro*", "-a", "-noheader"], &dir)).contains("probe"));
+    assert_eq!(stdout(&d.cmd(&["bjobs", "-J", "nothing*", "-a"], &dir)), "No job found\n");
+}
+
+/// `bstop`/`bresume` of pending and running jobs (a stopped job really
+/// stops), `bswitch`, `bmod`, `brequeue` of running and finished jobs,
+/// `bpeek` and `bhist`; holds and stops survive a kill -9 of allotd.
+#[test]
+fn stop_resume_switch_modify_requeue_peek_and_history() {
+    let dir = tempdir("control");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("allot.toml"), ONE_HOST).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), queues(&["normal", "short"])).expect("lsb.queues");
+    std::fs::write(config.join("lsb.params"), "Begin Parameters\nMAX_USER_PRIORITY = 20\nEnd Parameters\n")
+        .expect("lsb.params");
+    let state = dir.join("state");
+    let d = Daemon::start_with(&state, Some(&config));
+    let ticks = dir.join("ticks");
+    let ticker = format!("echo started; while true; do echo x >> {}; sleep 0.05; done", ticks.display());
+    let a = submitted_id(&d.cmd(&["bsub", "-o", "out.%J", &ticker], &dir));
+    let b = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
+    d.wait_for(a, "RUN", &dir);
+    let (sa, sb) = (a.to_string(), b.to_string());
+
+    // bstop: the pending job is held, the running one stops ticking.
+    assert_eq!(stdout(&d.cmd(&["bstop", &sb], &dir)), format!("Job <{b}> is being stopped\n"));
+    assert_eq!(stdout(&d.cmd(&["bstop", &sa], &dir)), format!("Job <{a}> is being stopped\n"));
+    d.wait_for(b, "PSUSP", &dir);
+    d.wait_for(a, "USUSP", &dir);
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped_at = size(&ticks);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(size(&ticks), stopped_at, "a stopped job does not run");
+    let again = d.cmd(&["bstop", &sa], &dir);
+    assert_eq!(stderr(&again), format!("Job <{a}>: Job has already been suspended\n"));
+    let q = stdout(&d.cmd(&["bqueues", "normal"], &dir));
+    assert!(q.trim_end().ends_with("2     1     0     1"), "PSUSP counts as pending, USUSP as suspended: {q}");
+    let h = stdout(&d.cmd(&["bhosts"], &dir));
+    let row: Vec<&str> = h.lines().nth(1).unwrap_or("").split_whitespace().collect();
+    assert_eq!(row[4..], ["1", "0", "0", "1", "0"], "NJOBS RUN SSUSP USUSP RSV: {h}");
+    let why = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
+    assert!(why.contains("The job was suspended by the user while pending"), "{why}");
+
+    // Both survive a kill -9 and restart of allotd, still suspended.
+    d.kill9();
+    let d = Daemon::start_with(&state, Some(&config));
+    d.wait_for(b, "PSUSP", &dir);
+    d.wait_for(a, "USUSP", &dir);
+
+    // bresume: the job ticks again; the held one may run again.
+    assert_eq!(stdout(&d.cmd(&["bresume", &sa], &dir)), format!("Job <{a}> is being resumed\n"));
+    d.wait_for(a, "RUN", &dir);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while size(&ticks) == stopped_at {
+        assert!(Instant::now() < deadline, "a resumed job runs again");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let not = d.cmd(&["bresume", &sa], &dir);
+    assert_eq!(stderr(&not), format!("Job <{a}>: Job is not suspended\n"));
+    assert!(d.cmd(&["bresume", &sb], &dir).status.success());
+    d.wait_for(b, "PEND", &dir);
+
+    // bswitch and bmod change a pending job, and refuse what cannot be.
+    assert_eq!(stdout(&d.cmd(&["bswitch", "short", &sb], &dir)), format!("Job <{b}> is switched to queue <short>\n"));
+    let nosuch = d.cmd(&["bswitch", "nosuch", &sb], &dir);
+    assert_eq!(stderr(&nosuch), format!("Job <{b}>: queue `nosuch` does not exist\n"));
+    let changed = d.cmd(&["bmod", "-J", "renamed", "-W", "5", &sb], &dir);
+    assert_eq!(stdout(&changed), format!("Parameters of job <{b}> are being changed\n"), "{}", stderr(&changed));
+    let fields = stdout(&d.cmd(&["bjobs", "-noheader", "-o", "queue job_name runtimelimit", &sb], &dir));
+    assert_eq!(fields.split_whitespace().collect::<Vec<_>>(), ["short", "renamed", "5.0", "min"], "{fields}");
+    let running = d.cmd(&["bmod", "-J", "x", &sa], &dir);
+    assert_eq!(stderr(&running), format!("Job <{a}>: Job has already started; only pending jobs are changed\n"));
+    let long = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
+    assert!(long.contains("Job Priority <10>,"), "MAX_USER_PRIORITY / 2 by default: {long}");
+    assert!(d.cmd(&["bmod", "-sp", "15", &sb], &dir).status.success());
+    assert!(stdout(&d.cmd(&["bjobs", "-l", &sb], &dir)).contains("Job Priority <15>,"));
+    let over = d.cmd(&["bmod", "-sp", "21", &sb], &dir);
+    assert_eq!(stderr(&over), format!("Job <{b}>: -sp 21: a job priority is from 1 to MAX_USER_PRIORITY (20)\n"));
+    // Back to the default, so the requeue below keeps submission order.
+    assert!(d.cmd(&["bmod", "-spn", &sb], &dir).status.success());
+    assert!(stdout(&d.cmd(&["bjobs", "-l", &sb], &dir)).contains("Job Priority <10>,"));
+    let too_big = d.cmd(&["bmod", "-n", "2", &sb], &dir);
+    assert_eq!(stderr(&too_big), format!("Job <{b}>: -n 2: queue `short` has 1 job slots on its hosts\n"));
+
+    // bpeek shows the running job's output so far.
+    let peek = stdout(&d.cmd(&["bpeek", &sa], &dir));
+    assert_eq!(peek, "<< output from stdout >>\nstarted\n");
+    let pending_peek = d.cmd(&["bpeek", &sb], &dir);
+    assert_eq!(stderr(&pending_peek), format!("Job <{b}>: Job has not started yet\n"));
+
+    // brequeue of the running job: killed, pending again, and (submitted
+    // first) runs again before the other.
+    assert_eq!(stdout(&d.cmd(&["brequeue", &sa], &dir)), format!("Job <{a}> is being requeued\n"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(dir.join(format!("out.{a}"))).unwrap_or_default() != "started\nstarted\n" {
+        assert!(Instant::now() < deadline, "the requeued job runs again: {}", d.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    d.wait_for(a, "RUN", &dir);
+    d.wait_for(b, "PEND", &dir);
+    // Killed, it ends in EXIT; brequeue -e brings it back, held with -H.
+    assert!(d.cmd(&["bkill", &sa], &dir).status.success());
+    d.wait_for(a, "EXIT", &dir);
+    let only_done = d.cmd(&["brequeue", "-d", &sa], &dir);
+    assert_eq!(stderr(&only_done), format!("Job <{a}>: Job is EXIT, not in a state asked for\n"));
+    assert!(d.cmd(&["brequeue", "-e", "-H", &sa], &dir).status.success());
+    d.wait_for(a, "PSUSP", &dir);
+    d.wait_for(b, "RUN", &dir);
+
+    // bhist: the whole story from the event log.
+    let hist = stdout(&d.cmd(&["bhist", "-l", &sa], &dir));
+    for line in [
+        &format!("Job <{a}>, User <"),
+        "Submitted from host <",
+        "Suspended by the user or administrator <",
+        "Resumed by the user or administrator <",
+        "Requeue requested;",
+        "The job is requeued;",
+        "Requeued (held);",
+        "Summary of time in seconds spent in various states by",
+    ] {
+        assert!(hist.contains(line), "{line}: {hist}");
+    }
+    assert_eq!(hist.matches(": Dispatched 1 Task(s) on Host(s) <hostA>").count(), 2, "{hist}");
+    let short = stdout(&d.cmd(&["bhist", &sb], &dir));
+    assert!(
+        short.starts_with("Summary of time in seconds spent in various states:\nJOBID   USER    JOB_NAME  PEND"),
+        "{short}"
+    );
+    assert!(short.contains(&format!("\n{b:<7} ")), "{short}");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// `bsub -w`: a job waits for its condition (by name or id), says why,
+/// and runs once it holds; bad expressions and unknown jobs are refused
+/// with where and what.
+#[test]
+fn bsub_w_dependencies() {
+    let dir = tempdir("deps");
+    let d = Daemon::start(&dir.join("state"));
+    let first = submitted_id(&d.cmd(&["bsub", "-J", "first", "sleep", "1"], &dir));
+    let second = submitted_id(&d.cmd(&["bsub", "-w", "done(first) && started(1)", "true"], &dir));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &second.to_string()], &dir));
+    assert!(why.contains("Job dependency condition not satisfied"), "{why}");
+    d.wait_for(first, "DONE", &dir);
+    d.wait_for(second, "DONE", &dir);
+    let never = submitted_id(&d.cmd(&["bsub", "-w", &format!("exit({first})"), "true"], &dir));
+    std::thread::sleep(Duration::from_millis(300));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &never.to_string()], &dir));
+    assert!(why.contains("Dependency condition invalid or never satisfied"), "{why}");
+
+    let refused = |w: &str| {
+        let out = d.cmd(&["bsub", "-w", w, "true"], &dir);
+        assert!(!out.status.success(), "{w}");
+        stderr(&out)
+    };
+    assert_eq!(refused("done(9999)"), "-w: job <9999> is not a job of this cluster. Job not submitted.\n");
+    assert_eq!(refused("done(nosuch)"), "-w: no job of yours is named `nosuch`. Job not submitted.\n");
+    let syntax = refused("done(12");
+    assert!(syntax.starts_with("-w: column 8: expected `)`"), "{syntax}");
+    assert!(syntax.ends_with(". Job not submitted.\n"), "{syntax}");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+#[test]
+fn job_arrays() {
+    let dir = tempdir("arrays");
+    let d = Daemon::start(&dir.join("state"));
+    let cmd = ["echo", "$LSB_JOBID", "$LSB_JOBINDEX", "$LSB_JOBNAME"];
+    let mut args = vec!["bsub", "-J", "sims[1-5:2]%1", "-o", "out.%J.%I"];
+    args.extend_from_slice(&cmd);
+    let id = submitted_id(&d.cmd(&args, &dir));
+    let all_done = |l: &[String]| l.len() == 3 && l.iter().all(|x| x.split_whitespace().nth(2) == Some("DONE"));
+    let done = wait_until(&d, &id.to_string(), &dir, &[], all_done);
+    let names: Vec<&str> = done.iter().map(|l| l.split_whitespace().nth(6).unwrap_or("")).collect();
+    assert_eq!(names, ["sims[1]", "sims[3]", "sims[5]"], "{done:?}");
+    assert!(done.iter().all(|l| l.starts_with(&format!("{id} "))), "every element shows the array's id: {done:?}");
+    for i in [1, 3, 5] {
+        let text = std::fs::read_to_string(dir.join(format!("out.{id}.{i}"))).expect("%J and %I expanded");
+        assert_eq!(text, format!("{id} {i} sims[{i}]\n"));
+    }
+    let one = lines(&d, &format!("{id}[3]"), &dir, &[]);
+    assert_eq!(one.len(), 1, "{one:?}");
+
+    // A limit of 1: one runs (of the machine's two or more slots), the
+    // others say why.
+    let big = submitted_id(&d.cmd(&["bsub", "-J", "hold[1-4]%1", "sleep", "30"], &dir));
+    let b = big.to_string();
+    wait_until(&d, &b, &dir, &["-r"], |l| l.len() == 1);
+    let why = stdout(&d.cmd(&["bjobs", "-p", &format!("{big}[3]")], &dir));
+    assert!(why.contains("The job array has reached its running element limit"), "{why}");
+    assert!(d.cmd(&["bmod", "-J", "%2", &b], &dir).status.success());
+    wait_until(&d, &b, &dir, &["-r"], |l| l.len() == 2);
+    let summary = stdout(&d.cmd(&["bjobs", "-A", "-noheader", &b], &dir));
+    assert!(summary.starts_with(&format!("{big:<7} hold[1-4] ")), "{summary}");
+    let killed = d.cmd(&["bkill", &format!("{big}[1]")], &dir);
+    assert_eq!(stdout(&killed), format!("Job <{big}[1]> is being terminated\n"));
+    wait_until(&d, &format!("{big}[1]"), &dir, &[], |l| l.len() == 1 && l[0].contains(" EXIT "));
+    let hist = stdout(&d.cmd(&["bhist", "-l", &format!("{big}[4]")], &dir));
+    assert!(hist.starts_with(&format!("Job <{big}[4]>")), "{hist}");
+    assert!(hist.contains("Submitted from host") && hist.contains("running element limit <2>"), "{hist}");
+    // A dependency on the array waits for every element.
+    let after = submitted_id(&d.cmd(&["bsub", "-w", "ended(hold)", "true"], &dir));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
+    assert!(why.contains("Job dependency condition not satisfied"), "{why}");
+
+    // The log keeps it all across a kill -9.
+    let before = lines(&d, &b, &dir, &[]);
+    d.kill9();
+    let d = Daemon::start(&dir.join("state"));
+    assert_eq!(lines(&d, &b, &dir, &[]), before);
+    let killed = d.cmd(&["bkill", &b], &dir);
+    let expected: String = (2..=4).map(|i| format!("Job <{big}[{i}]> is being terminated\n")).collect();
+    assert_eq!(stdout(&killed), expected, "the whole array, by its id");
+    assert_eq!(stderr(&killed), format!("Job <{big}[1]>: Job has already finished\n"));
+    d.wait_for(after, "DONE", &dir);
+
+    let refused = |j: &str| {
+        let out = d.cmd(&["bsub", "-J", j, "true"], &dir);
+        assert!(!out.status.success(), "{j}");
+        stderr(&out)
+    };
+    assert_eq!(refused("x[0-3]"), "-J: column 3: array indices start at 1. Job not submitted.\n");
+    assert!(refused("x[1-1001]").contains("MAX_JOB_ARRAY_SIZE (1000)"));
+    assert!(refused("x[1-3").starts_with("-J: column 6: expected `,` or `]`"));
+    let missing = d.cmd(&["bkill", &format!("{big}[2]"), &format!("{id}[2]")], &dir);
+    assert_eq!(
+        stderr(&missing),
+        format!("Job <{big}[2]>: Job has already finished\nJob <{id}[2]>: No matching job found\n")
+    );
+}
+
+/// Running jobs are measured every `usage_interval` seconds: CPU time and
+/// memory show in `bjobs` while they run, are charged to fairshare, and
+/// the largest memory stays after they end and across a restart.
+#[test]
+fn running_jobs_cpu_and_memory_are_measured() {
+    let dir = tempdir("usage");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("allot.toml"), format!("{ONE_HOST}\n[daemon]\nusage_interval = 1\n")).expect("toml");
+    std::fs::write(config.join("lsb.queues"), queues(&["normal"])).expect("lsb.queues");
+    let state = dir.join("state");
+    let d = Daemon::start_with(&state, Some(&config));
+    // Busy for a while, holding some memory (a shell variable of ~20 MB).
+    let burn =
+        "x=$(head -c 20000000 /dev/zero | tr '\\0' a); i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done; echo ${#x}";
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "out.%J", burn], &dir));
+    let seen = wait_until(&d, &job.to_string(), &dir, &["-o", "stat cpu_used mem"], |l| {
+        l.first().is_some_and(|x| x.starts_with("RUN") && !x.ends_with('-') && !x.contains(" 0.0 second"))
+    });
+    let mem: u64 = seen[0].split_whitespace().nth(3).and_then(|m| m.parse().ok()).expect("MEM in Mbytes");
+    assert!(mem >= 1, "{seen:?}");
+    d.wait_for(job, "DONE", &dir);
+    let max = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "max_mem", &job.to_string()], &dir));
+    let max_mb: u64 = max.split_whitespace().next().and_then(|m| m.parse().ok()).expect("MAX_MEM");
+    assert!(max_mb >= 20, "a 20 MB variable: {max}");
+    d.kill9();
+    let d = Daemon::start_with(&state, Some(&config));
+    let again = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "max_mem", &job.to_string()], &dir));
+    assert_eq!(again, max, "kept across a restart");
+}
