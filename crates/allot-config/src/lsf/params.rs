@@ -175,7 +175,7 @@ mod tests {
     fn bad_values_are_located() {
         let (p, d) = params(
             "Begin Parameters\nRUN_JOB_FACTOR = lots\nHIST_HOURS=-1\nCOMMITTED_RUN_TIME_FACTOR = 2\n\
-             MAX_JOB_ARRAY_SIZE = 0\nEnd Parameters\n",
+             MAX_JOB_ARRAY_SIZE = 0\nMAX_USER_PRIORITY = 0\nEnd Parameters\n",
         );
         let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
         assert_eq!(
@@ -185,9 +185,11 @@ mod tests {
                 "lsb.params:3:12: error: HIST_HOURS: expected a number of at least 0, found `-1`",
                 "lsb.params:4:29: error: COMMITTED_RUN_TIME_FACTOR: expected a value between 0.0 and 1.0, found `2`",
                 "lsb.params:5:22: error: MAX_JOB_ARRAY_SIZE: expected 1 to 2147483646, found `0`",
+                "lsb.params:6:21: error: MAX_USER_PRIORITY: expected a whole number of at least 1, found `0`",
             ]
         );
         assert_eq!(p.factors.run_job_factor, 3.0);
         assert_eq!(p.max_job_array_size, 1000, "a bad value keeps the default");
+        assert_eq!(p.max_user_priority, None, "a bad value leaves job priorities off");
     }
 }
