@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use allot_proto::{JobInfo, JobQuery, JobStatus, Request, Response};
 use anyhow::{anyhow, bail};
 
-use crate::lsf::{call, cut, emit, exec_host, exec_hosts, lsf_time};
+use crate::lsf::{call, cut, emit, exec_host, exec_hosts, lsf_time, push_column, push_lsf_time};
 
 /// What `bjobs` was asked.
 #[derive(Debug, Default, PartialEq)]
@@ -327,20 +327,20 @@ fn default(a: &Args, jobs: &[JobInfo], header: bool) -> String {
     let wide = a.wide;
     out.reserve(jobs.len() * 90);
     // A job on one host (most) needs no list of its hosts.
+    let mut id = String::new();
     for j in jobs {
         let first = j.exec_hosts.first().map_or(Cow::Borrowed(""), exec_host);
-        let _ = writeln!(
-            out,
-            "{:<7} {:<7} {:<5} {:<10} {:<11} {:<11} {:<10} {}",
-            j.id,
-            cut(&j.user, 7, wide),
-            j.status.as_str(),
-            cut(&j.queue, 10, wide),
-            cut(&j.from_host, 11, wide),
-            cut(&first, 11, wide),
-            cut(&j.name, 10, wide),
-            lsf_time(j.submit_time)
-        );
+        id.clear();
+        let _ = write!(id, "{}", j.id);
+        push_column(&mut out, &id, 7, true);
+        push_column(&mut out, &j.user, 7, wide);
+        push_column(&mut out, j.status.as_str(), 5, true);
+        push_column(&mut out, &j.queue, 10, wide);
+        push_column(&mut out, &j.from_host, 11, wide);
+        push_column(&mut out, &first, 11, wide);
+        push_column(&mut out, &j.name, 10, wide);
+        push_lsf_time(&mut out, j.submit_time);
+        out.push('\n');
         for h in j.exec_hosts.iter().skip(1) {
             let _ =
                 writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(&exec_host(h), 11, wide));
@@ -599,6 +599,33 @@ pub(crate) mod tests {
     fn long_form_of_a_finished_and_a_pending_job() {
         let text = render(&args(&["-l", "-a"]), &[job(7, JobStatus::Exit), job(8, JobStatus::Pend)]);
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn the_default_table_cuts_pads_and_lists_hosts() {
+        let mut running = job(12345678, JobStatus::Run);
+        running.exec_hosts = vec![("hostA".into(), 2), ("a_very_long_host".into(), 1)];
+        running.user = "bartholomew".into();
+        let mut pending = job(9, JobStatus::Pend);
+        pending.name = "café_au_lait".into();
+        let jobs = [running, pending];
+        assert_eq!(
+            render(&args(&["-p"]), &jobs[1..]),
+            "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
+             9       alice   PEND  normal     hostA                   café_au_l* Nov 21 20:55\n \
+             Not enough job slots: 2 needed, 0 free;\n"
+        );
+        assert_eq!(
+            render(&args(&[]), &jobs),
+            "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
+             12345678 bartho* RUN   normal     hostA       2*hostA     sim        Nov 21 20:55\n\
+             \x20                                            a_very_lon*\n\
+             9       alice   PEND  normal     hostA                   café_au_l* Nov 21 20:55\n"
+        );
+        assert_eq!(
+            render(&args(&["-w"]), &jobs[..1]).lines().nth(1),
+            Some("12345678 bartholomew RUN   normal     hostA       2*hostA     sim        Nov 21 20:55")
+        );
     }
 
     #[test]

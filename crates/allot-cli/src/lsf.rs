@@ -162,6 +162,14 @@ fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
 /// A date as LSF shows it: `Nov 21 20:55` (UTC). A list shows the same
 /// minute many times over, so the last one is kept.
 pub fn lsf_time(secs: u64) -> String {
+    let mut out = String::new();
+    push_lsf_time(&mut out, secs);
+    out
+}
+
+/// [`lsf_time`] written at the end of `out`; the last minute's text is
+/// remembered, as a long job list's dates mostly share it.
+pub fn push_lsf_time(out: &mut String, secs: u64) {
     thread_local! {
         static LAST: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
     }
@@ -170,7 +178,7 @@ pub fn lsf_time(secs: u64) -> String {
         if last.0 != secs / 60 {
             *last = (secs / 60, minute_of(secs));
         }
-        last.1.clone()
+        out.push_str(&last.1);
     })
 }
 
@@ -198,6 +206,22 @@ pub fn exec_host((h, n): &(String, u32)) -> std::borrow::Cow<'_, str> {
 
 pub fn exec_hosts(j: &JobInfo) -> Vec<String> {
     j.exec_hosts.iter().map(|h| exec_host(h).into_owned()).collect()
+}
+
+/// `s` cut to `width` (unless `wide`) and padded with spaces to it, then
+/// one space: a column of a table, as `{:<width} ` writes it, without the
+/// formatter's character-by-character padding.
+pub fn push_column(out: &mut String, s: &str, width: usize, wide: bool) {
+    const SPACES: &str = "                                ";
+    let s = cut(s, width, wide);
+    out.push_str(&s);
+    let shown = if s.is_ascii() { s.len() } else { s.chars().count() };
+    let mut pad = width.saturating_sub(shown) + 1;
+    while pad > 0 {
+        let n = pad.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        pad -= n;
+    }
 }
 
 pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
@@ -305,5 +329,12 @@ mod tests {
         assert_eq!(super::lsf_time(0), "Jan  1 00:00");
         // 2026-11-21 20:55 UTC
         assert_eq!(super::lsf_time(1_795_294_500), "Nov 21 20:55");
+        let mut row = String::new();
+        for (text, width, wide) in
+            [("12", 7, false), ("a_long_name", 7, false), ("a_long_name", 7, true), ("é", 3, false)]
+        {
+            super::push_column(&mut row, text, width, wide);
+        }
+        assert_eq!(row, format!("{:<7} {:<7} {:<7} {:<3} ", "12", "a_long*", "a_long_name", "é"));
     }
 }

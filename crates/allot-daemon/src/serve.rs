@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use allot_config::deps::DepTarget;
 use allot_engine::{ArrayShape, Decision, Dependency, Engine, JobId, JobSpec, Time};
 use allot_exec::{ExecSpec, JobFiles};
-use allot_proto::{Envelope, JobQuery, JobRef, PROTOCOL_VERSION, Request, Response};
+use allot_proto::{Envelope, JobInfoRef, JobQuery, JobRef, PROTOCOL_VERSION, Request, Response};
 use allot_store::{JobRecord, Record, Store};
 use anyhow::{Context, anyhow};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -35,7 +35,21 @@ pub(crate) struct Caller {
 pub struct Message {
     caller: Caller,
     request: Request,
-    reply: oneshot::Sender<Response>,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// The dispatcher's answer to one request: a response, or a job list's
+/// frames as the dispatcher writes them (see [`write_job_list`]).
+pub enum Answer {
+    Response(Response),
+    Frames(mpsc::UnboundedReceiver<Vec<u8>>),
+}
+
+/// A job list asked for in a batch, written once the batch is answered.
+struct JobList {
+    reply: oneshot::Sender<Answer>,
+    caller: Caller,
+    query: JobQuery,
 }
 
 /// What the dispatcher hears.
@@ -166,8 +180,12 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                         Input::JobEnded => {}
                     }
                 }
-                if !batch.is_empty() && handle_batch(&mut state, batch)? {
+                let mut lists = Vec::new();
+                if !batch.is_empty() && handle_batch(&mut state, batch, &mut lists)? {
                     break;
+                }
+                for list in lists {
+                    write_job_list(&state, list).await;
                 }
                 // Submissions and job ends: dispatch at once.
                 tick_once(&mut state, &tx)?;
@@ -212,25 +230,33 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
                 "request of {len} bytes is larger than the {} allowed",
                 allot_proto::MAX_FRAME
             ));
-            write_response(&mut stream, r).await?;
+            write_frame(&mut stream, &r, 256).await?;
             return Ok(());
         } else {
             let mut buf = vec![0u8; len];
             stream.read_exact(&mut buf).await?;
             match serde_json::from_slice::<Envelope<Request>>(&buf) {
-                Ok(env) if env.version != PROTOCOL_VERSION => {
-                    Response::Error(format!("protocol version {} is not {PROTOCOL_VERSION}", env.version))
-                }
+                Ok(env) if env.version != PROTOCOL_VERSION => Answer::Response(Response::Error(format!(
+                    "protocol version {} is not {PROTOCOL_VERSION}",
+                    env.version
+                ))),
                 Ok(env) => {
                     let (reply, answer) = oneshot::channel();
                     tx.send(Input::Request(Box::new(Message { caller: caller.clone(), request: env.body, reply })))
                         .await?;
                     answer.await?
                 }
-                Err(e) => Response::Error(format!("malformed request: {e}")),
+                Err(e) => Answer::Response(Response::Error(format!("malformed request: {e}"))),
             }
         };
-        write_response(&mut stream, response).await?;
+        match response {
+            Answer::Response(r) => write_frame(&mut stream, &r, 256).await?,
+            Answer::Frames(mut frames) => {
+                while let Some(bytes) = frames.recv().await {
+                    stream.write_all(&bytes).await?;
+                }
+            }
+        }
     }
 }
 
@@ -239,35 +265,65 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
 const JOBS_PER_FRAME: usize = 2000;
 
 /// A long job list's frames, serialized from slices of it exactly as
-/// [`Response::JobsPart`] and a last [`Response::Jobs`] are: no part is
-/// copied out of the list first.
+/// [`Response::JobsPart`] and a last [`Response::Jobs`] are.
 #[derive(serde::Serialize)]
-enum JobsFrame<'a> {
-    Jobs(&'a [allot_proto::JobInfo]),
-    JobsPart(&'a [allot_proto::JobInfo]),
+enum JobsFrame<'a, T> {
+    Jobs(&'a [T]),
+    JobsPart(&'a [T]),
 }
 
-async fn write_response(stream: &mut UnixStream, body: Response) -> anyhow::Result<()> {
-    let Response::Jobs(jobs) = body else { return write_frame(stream, &body, 256).await };
-    let mut parts = jobs.chunks(JOBS_PER_FRAME).peekable();
-    while let Some(part) = parts.next() {
-        let frame = if parts.peek().is_some() { JobsFrame::JobsPart(part) } else { JobsFrame::Jobs(part) };
-        write_frame(stream, &frame, part.len() * 160).await?;
+/// A job list as its frames, written straight from the jobs it is given
+/// (borrowed from the job table), [`JOBS_PER_FRAME`] to a frame: no
+/// `JobInfo` is built and no string copied to answer `bjobs -u all`.
+struct JobFrames<'a, I: Iterator<Item = JobInfoRef<'a>>> {
+    jobs: std::iter::Peekable<I>,
+    part: Vec<JobInfoRef<'a>>,
+    done: bool,
+}
+
+impl<'a, I: Iterator<Item = JobInfoRef<'a>>> JobFrames<'a, I> {
+    fn new(jobs: I) -> Self {
+        JobFrames { jobs: jobs.peekable(), part: Vec::with_capacity(JOBS_PER_FRAME), done: false }
     }
-    if jobs.is_empty() {
-        write_frame(stream, &JobsFrame::Jobs(&[]), 64).await?;
+}
+
+impl<'a, I: Iterator<Item = JobInfoRef<'a>>> Iterator for JobFrames<'a, I> {
+    type Item = Vec<u8>;
+
+    fn next(&mut self) -> Option<Vec<u8>> {
+        if self.done {
+            return None;
+        }
+        self.part.clear();
+        self.part.extend(self.jobs.by_ref().take(JOBS_PER_FRAME));
+        self.done = self.jobs.peek().is_none();
+        let frame = if self.done { JobsFrame::Jobs(&self.part) } else { JobsFrame::JobsPart(&self.part) };
+        let mut bytes = Vec::with_capacity(self.part.len() * 128 + 64);
+        if let Err(e) = frame_into(&mut bytes, &frame) {
+            // The command stops at an error, whatever parts came before.
+            self.done = true;
+            bytes.clear();
+            let _ = frame_into(&mut bytes, &Response::Error(format!("cannot write the job list: {e}")));
+        }
+        Some(bytes)
     }
+}
+
+/// Appends one frame: its length, then its JSON.
+fn frame_into(bytes: &mut Vec<u8>, body: &impl serde::Serialize) -> anyhow::Result<()> {
+    let at = bytes.len();
+    bytes.extend_from_slice(&[0; 4]);
+    serde_json::to_writer(&mut *bytes, &Envelope { version: PROTOCOL_VERSION, body })?;
+    let len = u32::try_from(bytes.len() - at - 4).context("a frame of more than 4 GiB")?;
+    bytes[at..at + 4].copy_from_slice(&len.to_be_bytes());
     Ok(())
 }
 
-/// One frame: its length, then its JSON, built in one buffer of about
-/// `size` bytes and written at once.
+/// One frame, built in one buffer of about `size` bytes and written at
+/// once.
 async fn write_frame(stream: &mut UnixStream, body: &impl serde::Serialize, size: usize) -> anyhow::Result<()> {
     let mut bytes = Vec::with_capacity(size + 4);
-    bytes.extend_from_slice(&[0; 4]);
-    serde_json::to_writer(&mut bytes, &Envelope { version: PROTOCOL_VERSION, body })?;
-    let len = u32::try_from(bytes.len() - 4).context("a frame of more than 4 GiB")?;
-    bytes[..4].copy_from_slice(&len.to_be_bytes());
+    frame_into(&mut bytes, body)?;
     stream.write_all(&bytes).await?;
     Ok(())
 }
@@ -287,7 +343,9 @@ pub(crate) fn may_act(state: &State, caller: &Caller, owner: &str) -> bool {
 const NOT_ADMIN: &str = "User permission denied: only administrators may do this";
 
 /// Handles a batch of requests with one commit; returns whether to stop.
-fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> {
+/// Job lists are only read, and written after the batch's commit, into
+/// `lists`.
+fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut Vec<JobList>) -> anyhow::Result<bool> {
     let t = now();
     let daemon_uid = nix::unistd::Uid::effective().as_raw();
     let mut records = Vec::new();
@@ -295,15 +353,18 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
     let mut stop = false;
     for Message { caller, request, reply } in batch {
         if daemon_uid != 0 && !is_admin(state, &caller) {
-            let _ = reply.send(Response::Error(format!(
+            let _ = reply.send(Answer::Response(Response::Error(format!(
                 "user `{}` cannot use this allotd, which runs as another user and is not root",
                 caller.user
-            )));
+            ))));
             continue;
         }
         let response = match request {
             Request::Submit(s) => submit(state, &caller, s, t, &mut records),
-            Request::Jobs(q) => Response::Jobs(jobs(state, &caller, &q, t)),
+            Request::Jobs(query) => {
+                lists.push(JobList { reply, caller, query });
+                continue;
+            }
             Request::Kill { jobs, signal } => control::kill(state, &caller, &jobs, signal.as_deref(), t, &mut records),
             Request::Suspend { jobs, stop } => control::suspend(state, &caller, &jobs, stop, t, &mut records),
             Request::Switch { jobs, queue } => control::switch(state, &caller, &jobs, &queue, t, &mut records),
@@ -347,7 +408,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>) -> anyhow::Result<bool> 
                 Response::Done
             }
         };
-        replies.push((reply, response));
+        replies.push((reply, Answer::Response(response)));
     }
     // Durable before any answer: a failed commit stops the daemon, whose
     // restart replays only what was committed.
@@ -478,26 +539,46 @@ fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependenc
     })
 }
 
-fn jobs(state: &State, caller: &Caller, q: &JobQuery, t: Time) -> Vec<allot_proto::JobInfo> {
+/// Writes a job list frame by frame, letting its connection send each
+/// frame as it is made: the command parses the first part while allotd
+/// writes the rest. Nothing changes the state in between, as only this
+/// loop does.
+async fn write_job_list(state: &State, JobList { reply, caller, query }: JobList) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    if reply.send(Answer::Frames(rx)).is_err() {
+        return;
+    }
+    for frame in JobFrames::new(listed(state, &caller, &query, now())) {
+        if tx.send(frame).is_err() {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The jobs a query lists: the ones it names, or the caller's (`-u`'s)
+/// unfinished (or all, `-a`) jobs, in id order.
+fn listed<'a>(
+    state: &'a State,
+    caller: &'a Caller,
+    q: &'a JobQuery,
+    t: Time,
+) -> Box<dyn Iterator<Item = JobInfoRef<'a>> + 'a> {
     if !q.jobs.is_empty() {
-        return q
-            .jobs
-            .iter()
-            .flat_map(|&r| state.resolve(r))
-            .filter_map(|id| state.jobs.get(&id).map(|j| state.info(id, j, t, q)))
-            .collect();
+        return Box::new(
+            q.jobs
+                .iter()
+                .flat_map(|&r| state.resolve(r))
+                .filter_map(move |id| state.jobs.get(&id).map(|j| state.info_ref(id, j, t, q))),
+        );
     }
     let user = q.user.as_deref().unwrap_or(&caller.user);
-    let wanted = |j: &&crate::state::DaemonJob| {
+    let wanted = move |j: &crate::state::DaemonJob| {
         (user == "all" || j.record.spec.user == user)
             && (q.finished || j.status.unfinished())
             && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
     };
-    // Counted first: a list of 100,000 jobs is built in place, not grown.
-    let n = state.jobs.values().filter(wanted).count();
-    let mut out = Vec::with_capacity(n);
-    out.extend(state.jobs.iter().filter(|(_, j)| wanted(j)).map(|(id, j)| state.info(*id, j, t, q)));
-    out
+    Box::new(state.jobs.iter().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_ref(*id, j, t, q)))
 }
 
 /// Running jobs' CPU time and memory, measured every `usage_interval`
@@ -629,7 +710,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     for (k, v) in [
         ("LSB_JOBID", shown.id.to_string()),
         ("LSB_JOBINDEX", shown.index.to_string()),
-        ("LSB_JOBNAME", j.display_name()),
+        ("LSB_JOBNAME", j.display_name().into_owned()),
         ("LSB_QUEUE", r.spec.queue.clone().unwrap_or_default()),
         ("LSB_HOSTS", hosts.join(" ")),
         ("LSB_MCPU_HOSTS", mcpu.join(" ")),
@@ -714,15 +795,28 @@ mod tests {
             mem_kb: None,
             max_mem_kb: None,
         };
-        let jobs = vec![job.clone(), job];
-        let json = |v: serde_json::Result<String>| v.expect("serializes");
+        // Split as allotd splits a long list: whole frames, then the rest.
+        let jobs = vec![job; JOBS_PER_FRAME + 1];
+        let frames = |jobs: &[allot_proto::JobInfo]| {
+            let bytes: Vec<u8> = JobFrames::new(jobs.iter().map(allot_proto::JobInfo::borrowed)).flatten().collect();
+            let mut out = Vec::new();
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let len = u32::from_be_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
+                out.push(String::from_utf8(rest[4..4 + len].to_vec()).expect("utf-8"));
+                rest = &rest[4 + len..];
+            }
+            out
+        };
+        let envelope =
+            |body: Response| serde_json::to_string(&Envelope { version: PROTOCOL_VERSION, body }).expect("serializes");
         assert_eq!(
-            json(serde_json::to_string(&JobsFrame::Jobs(&jobs))),
-            json(serde_json::to_string(&Response::Jobs(jobs.clone())))
+            frames(&jobs),
+            [
+                envelope(Response::JobsPart(jobs[..JOBS_PER_FRAME].to_vec())),
+                envelope(Response::Jobs(jobs[JOBS_PER_FRAME..].to_vec()))
+            ]
         );
-        assert_eq!(
-            json(serde_json::to_string(&JobsFrame::JobsPart(&jobs))),
-            json(serde_json::to_string(&Response::JobsPart(jobs.clone())))
-        );
+        assert_eq!(frames(&[]), [envelope(Response::Jobs(Vec::new()))], "no job: one empty last frame");
     }
 }

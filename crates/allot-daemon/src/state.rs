@@ -2,12 +2,13 @@
 //! show of each job. A [`Record`] changes it the same way live and on
 //! restart ([`State::apply`]), so there is one code path.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, JobId, Time};
 use allot_exec::JobFiles;
-use allot_proto::{JobInfo, JobQuery, JobRef, JobStatus};
+use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus};
 use allot_store::{Env, JobRecord, Record, Store};
 
 use crate::config::Source;
@@ -64,10 +65,10 @@ impl DaemonJob {
     }
 
     /// Its name as `bjobs` shows it: an element's is `name[index]`.
-    pub fn display_name(&self) -> String {
+    pub fn display_name(&self) -> Cow<'_, str> {
         match self.array {
-            Some((_, index)) => format!("{}[{index}]", self.record.name),
-            None => self.record.name.clone(),
+            Some((_, index)) => Cow::Owned(format!("{}[{index}]", self.record.name)),
+            None => Cow::Borrowed(&self.record.name),
         }
     }
 }
@@ -405,37 +406,41 @@ impl State {
     /// only with `reasons`, its array's spec only with `arrays`, and none of
     /// what the default list does not show with `brief`.
     pub fn info(&self, id: u64, j: &DaemonJob, now: Time, q: &JobQuery) -> JobInfo {
+        self.info_ref(id, j, now, q).to_owned()
+    }
+
+    /// [`State::info`] borrowed from the job table: what a long job list
+    /// is written from.
+    pub fn info_ref<'a>(&'a self, id: u64, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
         let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
         let pending_reason = (reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp))
-            .then(|| self.engine.pending_reason(JobId(id), now).map(|r| r.to_string()))
+            .then(|| self.engine.pending_reason(JobId(id), now).map(|r| Cow::Owned(r.to_string())))
             .flatten();
         let shown = j.job_ref(id);
-        JobInfo {
+        let r = &j.record;
+        JobInfoRef {
             id: shown.id,
             index: shown.index,
             array: (arrays && j.array.is_some())
-                .then(|| format!("{}[{}]", j.record.name, j.record.array.as_deref().unwrap_or_default())),
-            user: j.record.spec.user.clone(),
+                .then(|| Cow::Owned(format!("{}[{}]", r.name, r.array.as_deref().unwrap_or_default()))),
+            user: &r.spec.user,
             status: j.status,
-            queue: self
-                .engine
-                .job_queue(JobId(id))
-                .map_or_else(|| j.record.spec.queue.clone().unwrap_or_default(), str::to_string),
-            from_host: j.record.from_host.clone(),
-            exec_hosts: j.alloc.clone(),
+            queue: self.engine.job_queue(JobId(id)).or(r.spec.queue.as_deref()).unwrap_or_default(),
+            from_host: &r.from_host,
+            exec_hosts: &j.alloc,
             name: j.display_name(),
             submit_time: j.submit_time,
             start_time: j.start_time,
             end_time: j.end_time,
             exit_code: j.exit,
             pending_reason,
-            slots: j.record.spec.slots,
-            command: if brief { String::new() } else { j.record.command.clone() },
-            cwd: if brief { String::new() } else { j.record.cwd.clone() },
-            project: if brief { None } else { j.record.project.clone() },
+            slots: r.spec.slots,
+            command: if brief { "" } else { &r.command },
+            cwd: Cow::Borrowed(if brief { "" } else { &r.cwd }),
+            project: if brief { None } else { r.project.as_deref() },
             cpu_time: j.cpu_time.or(j.usage.map(|u| u.0)),
-            run_limit: j.record.spec.run_limit,
-            estimated_run_time: j.record.estimated_run_time,
+            run_limit: r.spec.run_limit,
+            estimated_run_time: r.estimated_run_time,
             priority: self.engine.job_priority(JobId(id)).filter(|_| self.engine.config().max_user_priority.is_some()),
             mem_kb: j.usage.map(|u| u.1),
             max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),

@@ -1,5 +1,7 @@
 //! Requests and responses.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// A job submission, as `bsub` sends it: what the engine needs, and what
@@ -348,16 +350,84 @@ impl From<JobInfoWire> for JobInfo {
 
 impl Serialize for JobInfo {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.borrowed().serialize(s)
+    }
+}
+
+/// A [`JobInfo`] borrowed from whatever holds the job, serialized exactly
+/// as the `JobInfo` it stands for: allotd writes a long job list straight
+/// from its job table, with no string copied out of it first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobInfoRef<'a> {
+    pub id: u64,
+    pub index: u32,
+    pub array: Option<Cow<'a, str>>,
+    pub user: &'a str,
+    pub status: JobStatus,
+    pub queue: &'a str,
+    pub from_host: &'a str,
+    pub exec_hosts: &'a [(String, u32)],
+    pub name: Cow<'a, str>,
+    pub submit_time: u64,
+    pub start_time: Option<u64>,
+    pub end_time: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub pending_reason: Option<Cow<'a, str>>,
+    pub slots: u32,
+    pub command: &'a str,
+    pub cwd: Cow<'a, str>,
+    pub project: Option<&'a str>,
+    pub cpu_time: Option<f64>,
+    pub run_limit: Option<u64>,
+    pub estimated_run_time: Option<u64>,
+    pub priority: Option<u32>,
+    pub mem_kb: Option<u64>,
+    pub max_mem_kb: Option<u64>,
+}
+
+impl JobInfoRef<'_> {
+    pub fn to_owned(&self) -> JobInfo {
+        JobInfo {
+            id: self.id,
+            index: self.index,
+            array: self.array.as_deref().map(str::to_string),
+            user: self.user.to_string(),
+            status: self.status,
+            queue: self.queue.to_string(),
+            from_host: self.from_host.to_string(),
+            exec_hosts: self.exec_hosts.to_vec(),
+            name: self.name.to_string(),
+            submit_time: self.submit_time,
+            start_time: self.start_time,
+            end_time: self.end_time,
+            exit_code: self.exit_code,
+            pending_reason: self.pending_reason.as_deref().map(str::to_string),
+            slots: self.slots,
+            command: self.command.to_string(),
+            cwd: self.cwd.to_string(),
+            project: self.project.map(str::to_string),
+            cpu_time: self.cpu_time,
+            run_limit: self.run_limit,
+            estimated_run_time: self.estimated_run_time,
+            priority: self.priority,
+            mem_kb: self.mem_kb,
+            max_mem_kb: self.max_mem_kb,
+        }
+    }
+}
+
+impl Serialize for JobInfoRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
         let mut t = s.serialize_tuple(24)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
-        t.serialize_element(&self.user)?;
+        t.serialize_element(self.user)?;
         t.serialize_element(&self.status)?;
-        t.serialize_element(&self.queue)?;
-        t.serialize_element(&self.from_host)?;
-        t.serialize_element(&self.exec_hosts)?;
+        t.serialize_element(self.queue)?;
+        t.serialize_element(self.from_host)?;
+        t.serialize_element(self.exec_hosts)?;
         t.serialize_element(&self.name)?;
         t.serialize_element(&self.submit_time)?;
         t.serialize_element(&self.start_time)?;
@@ -365,7 +435,7 @@ impl Serialize for JobInfo {
         t.serialize_element(&self.exit_code)?;
         t.serialize_element(&self.pending_reason)?;
         t.serialize_element(&self.slots)?;
-        t.serialize_element(&self.command)?;
+        t.serialize_element(self.command)?;
         t.serialize_element(&self.cwd)?;
         t.serialize_element(&self.project)?;
         t.serialize_element(&self.cpu_time)?;
@@ -379,6 +449,36 @@ impl Serialize for JobInfo {
 }
 
 impl JobInfo {
+    /// The job borrowed, as it is serialized.
+    pub fn borrowed(&self) -> JobInfoRef<'_> {
+        JobInfoRef {
+            id: self.id,
+            index: self.index,
+            array: self.array.as_deref().map(Cow::Borrowed),
+            user: &self.user,
+            status: self.status,
+            queue: &self.queue,
+            from_host: &self.from_host,
+            exec_hosts: &self.exec_hosts,
+            name: Cow::Borrowed(&self.name),
+            submit_time: self.submit_time,
+            start_time: self.start_time,
+            end_time: self.end_time,
+            exit_code: self.exit_code,
+            pending_reason: self.pending_reason.as_deref().map(Cow::Borrowed),
+            slots: self.slots,
+            command: &self.command,
+            cwd: Cow::Borrowed(&self.cwd),
+            project: self.project.as_deref(),
+            cpu_time: self.cpu_time,
+            run_limit: self.run_limit,
+            estimated_run_time: self.estimated_run_time,
+            priority: self.priority,
+            mem_kb: self.mem_kb,
+            max_mem_kb: self.max_mem_kb,
+        }
+    }
+
     /// The job as the commands name it: `123`, or `123[4]`.
     pub fn job_ref(&self) -> JobRef {
         JobRef { id: self.id, index: self.index }
@@ -617,6 +717,10 @@ mod tests {
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");
         assert_eq!(serde_json::from_str::<JobInfo>(&text).expect("parse"), job);
         assert!(serde_json::from_str::<JobInfo>("[7,\"alice\"]").is_err(), "too short");
+        let borrowed = job.borrowed();
+        assert_eq!(borrowed.to_owned(), job, "a borrowed job owns every field again");
+        let owned_names = JobInfoRef { name: Cow::Owned("sim".into()), ..borrowed };
+        assert_eq!(serde_json::to_string(&owned_names).expect("json"), text, "borrowed or not, the same bytes");
     }
 
     #[test]
