@@ -109,6 +109,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         state_dir: state_dir.clone(),
         host: crate::defaults::this_host(),
         supervisor,
+        cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(&state_dir)),
         jobs: BTreeMap::new(),
         arrays: BTreeMap::new(),
         running: Default::default(),
@@ -122,6 +123,10 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
     }
     eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+    match &state.cgroups {
+        Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
+        None => eprintln!("allotd: no writable cgroup v2: jobs are measured from /proc and getrusage"),
+    }
     // Started on another configuration than the log's last: it applies as
     // `badmin reconfig` would, or allotd does not start.
     if replayed.is_empty() || state.source != current {
@@ -196,6 +201,10 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(&socket);
     // Let the connection tasks write the answers already given.
     tokio::time::sleep(Duration::from_millis(200)).await;
+    // Empty once no job runs; left for the running jobs' cgroups otherwise.
+    if let Some(c) = &state.cgroups {
+        let _ = std::fs::remove_dir(c.base());
+    }
     eprintln!("allotd: stopped; running jobs go on under their supervisors");
     Ok(())
 }
@@ -582,28 +591,49 @@ fn listed<'a>(
 }
 
 /// Running jobs' CPU time and memory, measured every `usage_interval`
-/// seconds over each job's process group, as records: the measure is in
-/// the log, so a restart charges fairshare as the running daemon did.
+/// seconds, as records: the measure is in the log, so a restart charges
+/// fairshare as the running daemon did.
 ///
-/// cgroup v2 is not used yet: this is `/proc` (the processes alive in the
-/// group, with what their waited-for children used) and, at the end, the
-/// supervisor's getrusage. A process that leaves the job's process group
-/// escapes the measure until the job ends.
+/// With cgroup v2 (detected at start), from each job's cgroup: every
+/// process the job started counts, whatever its process group. Without
+/// it, or for memory when the cgroup has no memory controller, from
+/// `/proc` over the job's process group (the processes alive in it, with
+/// what their waited-for children used); a process that leaves the group
+/// escapes that measure until the job ends.
 fn measure(state: &mut State, records: &mut Vec<Record>) {
     let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
     if !due || state.running.is_empty() {
         return;
     }
     state.last_usage = Some(std::time::Instant::now());
-    let groups: BTreeMap<i32, u64> =
-        state.running.iter().filter_map(|&id| state.files.read_pgid(id).map(|pgid| (pgid, id))).collect();
-    let sampled = allot_exec::sample_groups(&groups.keys().copied().collect());
-    for (pgid, u) in sampled {
-        let job = groups[&pgid];
+    let in_cgroups: BTreeMap<u64, allot_exec::cgroup::CgroupUsage> = match &state.cgroups {
+        Some(c) => {
+            state.running.iter().filter_map(|&id| Some((id, allot_exec::cgroup::read_usage(&c.job_dir(id))?))).collect()
+        }
+        None => BTreeMap::new(),
+    };
+    // /proc for what no cgroup measures: every job without one, and the
+    // memory of those whose cgroup has no memory controller.
+    let groups: BTreeMap<i32, u64> = state
+        .running
+        .iter()
+        .filter(|id| in_cgroups.get(id).is_none_or(|u| u.memory_kb.is_none()))
+        .filter_map(|&id| state.files.read_pgid(id).map(|pgid| (pgid, id)))
+        .collect();
+    let sampled: BTreeMap<u64, allot_exec::GroupUsage> = allot_exec::sample_groups(&groups.keys().copied().collect())
+        .into_iter()
+        .map(|(pgid, u)| (groups[&pgid], u))
+        .collect();
+    for &job in &state.running {
+        let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
+            (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
+            (None, Some(p)) => (p.cpu_time, p.rss_kb),
+            (None, None) => continue,
+        };
+        let cpu_time = (cpu_time * 100.0).round() / 100.0;
         let last = state.jobs.get(&job).and_then(|j| j.usage);
-        let cpu_time = (u.cpu_time * 100.0).round() / 100.0;
-        if last != Some((cpu_time, u.rss_kb)) {
-            records.push(Record::Usage { job, cpu_time, mem_kb: u.rss_kb });
+        if last != Some((cpu_time, mem_kb)) {
+            records.push(Record::Usage { job, cpu_time, mem_kb });
         }
     }
 }
@@ -730,6 +760,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         stdout,
         stderr,
         run_as: run_as(&r.spec.user),
+        cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
     };
     state.files.write_spec(&spec)?;
     let mut child = supervisor(&state.supervisor, &state.state_dir, job.0)

@@ -103,6 +103,9 @@ pub struct State {
     pub host: String,
     /// The `allot-supervise` binary that holds each job.
     pub supervisor: PathBuf,
+    /// Where jobs get their cgroups, when this machine has cgroup v2 and
+    /// allotd may write it (detected at start); `None`: /proc and rusage.
+    pub cgroups: Option<allot_exec::cgroup::Cgroups>,
     pub jobs: BTreeMap<u64, DaemonJob>,
     /// Job arrays by id (their first element's): their indices in
     /// ascending order, element `k` having id `id + k`.

@@ -333,3 +333,26 @@ fn running_jobs_cpu_and_memory_are_measured() {
     let again = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "max_mem", &job.to_string()], &dir));
     assert_eq!(again, max, "kept across a restart");
 }
+
+/// With cgroup v2 (detected at start), a job is measured over everything
+/// it started: a process it leaves behind and never waits for still
+/// counts. On a machine without a writable cgroup v2 allotd says so in its
+/// log, and there is nothing more to test.
+#[test]
+fn a_job_is_measured_whole_in_its_cgroup() {
+    let dir = tempdir("cgroup");
+    let d = Daemon::start(&dir.join("state"));
+    if d.log().contains("no writable cgroup v2") {
+        eprintln!("no writable cgroup v2 here: {}", d.log());
+        return;
+    }
+    assert!(d.log().contains("jobs run and are measured in cgroup v2"), "{}", d.log());
+    // The loop is orphaned at once (its subshell exits): no process of
+    // the job ever waits for it, so getrusage never sees it.
+    let burn = "( i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done & ) ; sleep 2";
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", burn], &dir));
+    d.wait_for(job, "DONE", &dir);
+    let used = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "cpu_used", &job.to_string()], &dir));
+    let secs: f64 = used.split_whitespace().next().and_then(|s| s.parse().ok()).expect("CPU_USED");
+    assert!(secs >= 0.2, "the orphaned loop's CPU counts: {used}");
+}

@@ -22,6 +22,8 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
+pub mod cgroup;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("job {job}: {what} {path}: {source}")]
@@ -51,6 +53,11 @@ pub struct ExecSpec {
     /// patterns is not made: the job runs in `/tmp`, as in LSF.
     #[serde(default)]
     pub create_cwd: bool,
+    /// The job's cgroup v2 directory, when allotd has cgroups (see
+    /// [`cgroup`]): the supervisor moves itself there before it starts the
+    /// job, and measures the job from it.
+    #[serde(default)]
+    pub cgroup: Option<PathBuf>,
 }
 
 /// How a job ended.
@@ -58,10 +65,12 @@ pub struct ExecSpec {
 pub struct ExitReport {
     /// The exit code, or 128 + the signal that ended it.
     pub exit: i32,
-    /// CPU seconds, user and system, of the job and its children.
+    /// CPU seconds, user and system, of the job and its children: of every
+    /// process it started, with a cgroup; of those waited for, without.
     pub cpu_time: f64,
-    /// The largest resident set of any of its processes, KB (getrusage's
-    /// `ru_maxrss` of the waited-for children).
+    /// The most memory it used, KB: its cgroup's `memory.peak` where there
+    /// is one, else the largest resident set of any of its processes
+    /// (getrusage's `ru_maxrss` of the waited-for children).
     #[serde(default)]
     pub max_rss_kb: u64,
 }
@@ -423,10 +432,28 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
         cmd.gid(gid).uid(uid);
     }
     let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
-    let mut child =
-        cmd.spawn().map_err(|source| ExecError::Spawn { job: spec.job, program: program.clone(), source })?;
-    started(child.id() as i32);
-    let status = child.wait().map_err(|source| ExecError::Spawn { job: spec.job, program, source })?;
+    // Into the job's cgroup first, so the job is born in it; back out once
+    // it ended, so the cgroup can go.
+    let came_from = spec.cgroup.as_ref().and_then(|_| cgroup::current());
+    let in_cgroup = spec.cgroup.as_deref().filter(|dir| match cgroup::enter(dir) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("allot-supervise: job {}: not measured by cgroup {}: {e}", spec.job, dir.display());
+            false
+        }
+    });
+    let spawned = cmd.spawn();
+    let status = spawned.and_then(|mut child| {
+        started(child.id() as i32);
+        child.wait()
+    });
+    let measured = in_cgroup.and_then(cgroup::read_usage);
+    if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
+        let _ = cgroup::enter(home);
+        // Not removed while a process that left the job still runs in it.
+        let _ = std::fs::remove_dir(dir);
+    }
+    let status = status.map_err(|source| ExecError::Spawn { job: spec.job, program, source })?;
     let exit = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok();
     let cpu_time = usage.map_or(0.0, |u| {
@@ -435,7 +462,14 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
     });
     // Linux gives ru_maxrss in KB.
     let max_rss_kb = usage.map_or(0, |u| u.max_rss().max(0) as u64);
-    Ok(ExitReport { exit, cpu_time, max_rss_kb })
+    Ok(match measured {
+        Some(m) => ExitReport {
+            exit,
+            cpu_time: m.cpu_time.max(cpu_time),
+            max_rss_kb: m.peak_kb.unwrap_or(max_rss_kb).max(max_rss_kb),
+        },
+        None => ExitReport { exit, cpu_time, max_rss_kb },
+    })
 }
 
 /// Sends `signal` to a job's process group.
@@ -464,7 +498,39 @@ mod tests {
             stderr: (dir.join("err"), true),
             run_as: None,
             create_cwd: false,
+            cgroup: None,
         }
+    }
+
+    /// On a machine with a writable cgroup v2 (this one: a hybrid layout
+    /// whose v2 hierarchy has no controllers, so CPU only), the job is born
+    /// in its cgroup, measured from it, and the cgroup is gone after.
+    /// Elsewhere there is nothing to test: it says so.
+    #[test]
+    fn a_job_runs_in_its_own_cgroup_when_there_is_cgroup_v2() {
+        let Some(cgroups) = cgroup::Cgroups::detect(&format!("test-{}", std::process::id())) else {
+            eprintln!("no writable cgroup v2 here: jobs are measured from /proc");
+            return;
+        };
+        let dir = temp("cgroup");
+        let mut s = spec(&dir, 9, "( i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done & ) ; sleep 1.5");
+        s.cgroup = Some(cgroups.job_dir(9));
+        let job_dir = cgroups.job_dir(9);
+        let mut born_in = String::new();
+        let report = run(&s, |pid| {
+            born_in = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        })
+        .expect("ran");
+        let line = born_in.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or_default().trim();
+        let line = line.trim_start_matches('/');
+        assert!(!line.is_empty() && job_dir.ends_with(line), "born in its cgroup, not in {born_in}");
+        // The loop left the job and was never waited for by it: only the
+        // cgroup saw its CPU time.
+        assert!(report.cpu_time >= 0.15, "{report:?}");
+        assert!(!job_dir.exists(), "removed once the job ended");
+        let own = cgroup::current().expect("a cgroup v2 process");
+        assert!(!own.starts_with(cgroups.base()), "the supervisor went back: {}", own.display());
+        let _ = std::fs::remove_dir(cgroups.base());
     }
 
     #[test]

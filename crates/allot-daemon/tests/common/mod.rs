@@ -85,6 +85,11 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The daemon's cgroup for its jobs, when no job of it runs on.
+        if let Some(own) = allot_exec::cgroup::current() {
+            let tag = allot_exec::cgroup::tag_of(&self.state);
+            let _ = std::fs::remove_dir(own.join(format!("allot-{tag}")));
+        }
     }
 }
 
