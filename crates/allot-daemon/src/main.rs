@@ -9,6 +9,7 @@ mod history;
 mod metrics;
 mod serve;
 mod state;
+mod supervisors;
 mod views;
 
 use std::path::PathBuf;

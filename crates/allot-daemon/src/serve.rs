@@ -57,6 +57,8 @@ pub enum Input {
     Request(Box<Message>),
     /// A supervisor started by this daemon exited: collect job ends now.
     JobEnded,
+    /// The zygote could not fork this job's supervisor: start it alone.
+    Unsupervised(u64),
     /// The metrics endpoint asks for the figures, in Prometheus text.
     Metrics(oneshot::Sender<String>),
 }
@@ -108,7 +110,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         files,
         state_dir: state_dir.clone(),
         host: crate::defaults::this_host(),
-        supervisor,
+        supervisors: crate::supervisors::Supervisors::new(supervisor, &state_dir),
         cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(&state_dir)),
         jobs: BTreeMap::new(),
         arrays: BTreeMap::new(),
@@ -183,6 +185,11 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                             let _ = reply.send(crate::metrics::render(&state));
                         }
                         Input::JobEnded => {}
+                        Input::Unsupervised(job) => {
+                            if let Err(e) = state.supervisors.start_alone(job, &tx) {
+                                eprintln!("allotd: job {job}: cannot start its supervisor: {e}");
+                            }
+                        }
                     }
                 }
                 let mut lists = Vec::new();
@@ -763,26 +770,8 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
     };
     state.files.write_spec(&spec)?;
-    let mut child = supervisor(&state.supervisor, &state.state_dir, job.0)
-        .with_context(|| format!("cannot start {}", state.supervisor.display()))?;
-    let wake = wake.clone();
-    tokio::spawn(async move {
-        let _ = child.wait().await;
-        let _ = wake.send(Input::JobEnded).await;
-    });
-    Ok(())
-}
-
-/// The job's supervisor, `allot-supervise` from allotd's own directory, in
-/// a process group of its own so that signals to the daemon's group miss it.
-fn supervisor(exe: &Path, state_dir: &Path, job: u64) -> std::io::Result<tokio::process::Child> {
-    tokio::process::Command::new(exe)
-        .arg(state_dir)
-        .arg(job.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
+    let supervisors = &mut state.supervisors;
+    supervisors.start(job.0, wake).with_context(|| format!("cannot start {}", supervisors.exe().display()))
 }
 
 /// As root, jobs run as their owner.

@@ -101,8 +101,8 @@ pub struct State {
     pub state_dir: PathBuf,
     /// This machine's name, where every job is submitted from.
     pub host: String,
-    /// The `allot-supervise` binary that holds each job.
-    pub supervisor: PathBuf,
+    /// What starts the supervisor that holds each job.
+    pub supervisors: crate::supervisors::Supervisors,
     /// Where jobs get their cgroups, when this machine has cgroup v2 and
     /// allotd may write it (detected at start); `None`: /proc and rusage.
     pub cgroups: Option<allot_exec::cgroup::Cgroups>,

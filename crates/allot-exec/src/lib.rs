@@ -23,6 +23,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 pub mod cgroup;
+pub mod zygote;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -434,7 +435,9 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
     let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
     // Into the job's cgroup first, so the job is born in it; back out once
     // it ended, so the cgroup can go.
-    let came_from = spec.cgroup.as_ref().and_then(|_| cgroup::current());
+    // allotd's own cgroup, where allotd started the supervisor: the job's
+    // cgroup is `<allotd's>/allot-<tag>/job.<id>` (see `cgroup`).
+    let came_from = spec.cgroup.as_deref().and_then(Path::parent).and_then(Path::parent).map(Path::to_path_buf);
     let in_cgroup = spec.cgroup.as_deref().filter(|dir| match cgroup::enter(dir) {
         Ok(()) => true,
         Err(e) => {

@@ -1,5 +1,7 @@
 //! allot-supervise: holds one job for allotd (`allot-supervise STATE_DIR
-//! JOB`). It runs the job and records how it ended, and outlives the daemon
+//! JOB`), or forks one such supervisor per job allotd names
+//! (`allot-supervise --zygote STATE_DIR`, see `allot_exec::zygote`). A
+//! supervisor runs the job, records how it ended, and outlives the daemon
 //! if it must. A binary of its own, apart from allotd, because one starts
 //! for every job: it links only what running a job needs, so it starts
 //! faster than the daemon's binary would.
@@ -9,8 +11,23 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, state_dir] = args.as_slice() {
+        if flag == "--zygote" {
+            // See allot_exec::zygote: supervisors forked, one per job id read.
+            return match allot_exec::JobFiles::new(&PathBuf::from(state_dir))
+                .map_err(|e| e.to_string())
+                .and_then(|f| allot_exec::zygote::zygote(&f).map_err(|e| e.to_string()))
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("allot-supervise: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    }
     let [state_dir, job] = args.as_slice() else {
-        eprintln!("usage: allot-supervise STATE_DIR JOB (started by allotd, one per job)");
+        eprintln!("usage: allot-supervise STATE_DIR JOB, or allot-supervise --zygote STATE_DIR (started by allotd)");
         return ExitCode::from(2);
     };
     let Ok(job) = job.parse::<u64>() else {
