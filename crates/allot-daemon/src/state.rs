@@ -439,7 +439,7 @@ impl State {
             pending_reason,
             slots: r.spec.slots,
             command: if brief { "" } else { &r.command },
-            cwd: Cow::Borrowed(if brief { "" } else { &r.cwd }),
+            cwd: if brief { "" } else { &r.cwd },
             project: if brief { None } else { r.project.as_deref() },
             cpu_time: j.cpu_time.or(j.usage.map(|u| u.0)),
             run_limit: r.spec.run_limit,

@@ -375,7 +375,7 @@ pub struct JobInfoRef<'a> {
     pub pending_reason: Option<Cow<'a, str>>,
     pub slots: u32,
     pub command: &'a str,
-    pub cwd: Cow<'a, str>,
+    pub cwd: &'a str,
     pub project: Option<&'a str>,
     pub cpu_time: Option<f64>,
     pub run_limit: Option<u64>,
@@ -436,7 +436,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.pending_reason)?;
         t.serialize_element(&self.slots)?;
         t.serialize_element(self.command)?;
-        t.serialize_element(&self.cwd)?;
+        t.serialize_element(self.cwd)?;
         t.serialize_element(&self.project)?;
         t.serialize_element(&self.cpu_time)?;
         t.serialize_element(&self.run_limit)?;
@@ -468,7 +468,7 @@ impl JobInfo {
             pending_reason: self.pending_reason.as_deref().map(Cow::Borrowed),
             slots: self.slots,
             command: &self.command,
-            cwd: Cow::Borrowed(&self.cwd),
+            cwd: &self.cwd,
             project: self.project.as_deref(),
             cpu_time: self.cpu_time,
             run_limit: self.run_limit,
