@@ -39,20 +39,14 @@ impl Cgroups {
     /// This process's cgroup v2 directory and `allot-<tag>` made in it, or
     /// `None` when the machine has no cgroup v2 or it may not be written.
     pub fn detect(tag: &str) -> Option<Cgroups> {
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        Cgroups::make(&own_dir(&mountinfo, &own)?, tag)
+        Cgroups::make(&current()?, tag)
     }
 
     /// `allot-<tag>` made (or found) in `parent`, with the memory
     /// controller enabled for its jobs when `parent` passes it on.
     pub fn make(parent: &Path, tag: &str) -> Option<Cgroups> {
         let base = parent.join(format!("allot-{tag}"));
-        match std::fs::create_dir(&base) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
+        made(&base).ok()?;
         // A cgroup directory has its interface files; anything else (a
         // plain directory on another file system) is not one.
         if !base.join("cgroup.procs").exists() {
@@ -140,12 +134,16 @@ pub fn read_usage(dir: &Path) -> Option<CgroupUsage> {
 
 /// Moves this process into the cgroup `dir`, made if it is missing.
 pub fn enter(dir: &Path) -> std::io::Result<()> {
-    match std::fs::create_dir(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
+    made(dir)?;
     std::fs::write(dir.join("cgroup.procs"), "0")
+}
+
+/// `dir` made, or already there.
+fn made(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// This process's own cgroup directory now.
