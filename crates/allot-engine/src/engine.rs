@@ -458,7 +458,7 @@ impl Engine {
     }
 
     /// The checks of a submission, and the job they admit.
-    fn admit(&mut self, spec: &JobSpec) -> Result<Job, Rejection> {
+    pub(crate) fn admit(&mut self, spec: &JobSpec) -> Result<Job, Rejection> {
         let queue = match &spec.queue {
             Some(q) => {
                 self.queues.iter().position(|s| s.spec.name == *q).ok_or_else(|| Rejection::NoSuchQueue(q.clone()))?
@@ -559,80 +559,6 @@ impl Engine {
         self.dirty = true;
     }
 
-    /// The pending job `id`, taken out of its queue.
-    fn take_pending(&mut self, id: JobId) -> Result<Job, Rejection> {
-        let job = self.jobs.get(&id).ok_or(Rejection::NoSuchJob(id))?;
-        if !matches!(job.state, JobState::Pending) {
-            return Err(Rejection::NotPending(id));
-        }
-        let job = job.clone();
-        self.remove_pending(id, &job);
-        Ok(job)
-    }
-
-    /// Holds or releases a pending job; holding a held job (or releasing a
-    /// dispatchable one) changes nothing.
-    fn set_held(&mut self, id: JobId, held: bool) -> Result<(), Rejection> {
-        let mut job = self.take_pending(id)?;
-        job.held = held;
-        self.add_pending(id, &job);
-        if let Some(j) = self.jobs.get_mut(&id) {
-            j.held = held;
-        }
-        Ok(())
-    }
-
-    /// Replaces a pending job's spec, or changes nothing and says why.
-    fn modify(&mut self, id: JobId, spec: &JobSpec) -> Result<(), Rejection> {
-        let old = self.take_pending(id)?;
-        match self.admit(spec) {
-            Ok(mut job) => {
-                job.held = old.held;
-                self.add_pending(id, &job);
-                if let Some(j) = self.jobs.get_mut(&id) {
-                    *j = job;
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.add_pending(id, &old);
-                Err(e)
-            }
-        }
-    }
-
-    /// A running job goes back to pending (see [`Event::Requeue`]).
-    fn requeue(&mut self, id: JobId, t: Time, cpu_time: f64, hold: bool) -> Result<(), Rejection> {
-        let job = self.jobs.get_mut(&id).ok_or(Rejection::NoSuchJob(id))?;
-        if !matches!(job.state, JobState::Running { .. }) {
-            return Err(Rejection::NotRunning(id));
-        }
-        self.dep_changed.push(id);
-        let state = std::mem::replace(&mut job.state, JobState::Pending);
-        job.held = hold;
-        let job = job.clone();
-        self.release_running(id, &job, state, t, cpu_time);
-        self.add_pending(id, &job);
-        Ok(())
-    }
-
-    /// A finished job comes back (see [`Event::Resubmit`]).
-    fn resubmit(&mut self, id: JobId, spec: &JobSpec, hold: bool) -> Result<(), Rejection> {
-        if id.0 == 0 || id.0 >= self.next_id {
-            return Err(Rejection::NoSuchJob(id));
-        }
-        if self.jobs.get(&id).is_some() {
-            return Err(Rejection::NotFinished(id));
-        }
-        let mut job = self.admit(spec)?;
-        job.held = hold;
-        self.ended.remove(&id);
-        self.dep_changed.push(id);
-        self.add_pending(id, &job);
-        self.jobs.insert(id, job);
-        Ok(())
-    }
-
     fn set_host_up(&mut self, h: u32, up: bool) {
         if let Some(host) = self.hosts.get_mut(h as usize) {
             host.up = up;
@@ -688,7 +614,7 @@ impl Engine {
 
     /// A running job's slots free up and its usage moves to history.
     /// `state` is the state the job ran in (taken out of it).
-    fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
+    pub(crate) fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
         let JobState::Running { start, alloc, charges, cpu_reported } = state else { return };
         self.dirty = true;
         self.array_stops(id);
@@ -726,86 +652,5 @@ impl Engine {
     /// default, else its maximum.
     pub(crate) fn effective_run_limit(&self, queue: usize, own: Option<u64>) -> Option<u64> {
         own.or_else(|| self.queues[queue].spec.run_limit.map(|r| r.default.unwrap_or(r.max)))
-    }
-
-    /// When the engine next has something to do without any event: a run
-    /// limit to enforce, or a host's JOB_ACCEPT_INTERVAL ending.
-    pub fn next_wakeup(&self) -> Option<Time> {
-        let deadline = self.deadlines.first().map(|d| d.0);
-        let accept = self.accept_wakeups.first().copied();
-        match (deadline, accept) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// The queue a job goes to when it names none (`DEFAULT_QUEUE`).
-    pub fn default_queue(&self) -> Option<&str> {
-        self.config.default_queues.first().map(String::as_str)
-    }
-
-    pub fn host_name(&self, h: u32) -> &str {
-        &self.hosts[h as usize].name
-    }
-    pub fn host_count(&self) -> usize {
-        self.hosts.len()
-    }
-    pub fn total_slots(&self) -> u64 {
-        self.hosts.iter().map(|h| u64::from(h.slots)).sum()
-    }
-    pub fn used_slots(&self) -> u64 {
-        self.hosts.iter().map(|h| u64::from(h.used)).sum()
-    }
-    pub fn queue_names(&self) -> impl Iterator<Item = &str> {
-        self.queues.iter().map(|q| q.spec.name.as_str())
-    }
-    /// Pending and running job counts and slots in use of a queue.
-    pub fn queue_load(&self, name: &str) -> Option<(u32, u32)> {
-        self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, q.used))
-    }
-    /// Each queue with its pending jobs (held ones not counted), slots in
-    /// use and held jobs, in configuration order.
-    pub fn queues(&self) -> impl Iterator<Item = (&QueueSpec, u32, u32, u32)> {
-        self.queues.iter().map(|q| (&q.spec, q.pending, q.used, q.held))
-    }
-    /// Each host: name, slots, slots in use, up.
-    pub fn hosts(&self) -> impl Iterator<Item = (&str, u32, u32, bool)> {
-        self.hosts.iter().map(|h| (h.name.as_str(), h.slots, h.used, h.up))
-    }
-    pub fn host_index(&self, name: &str) -> Option<u32> {
-        self.hosts.iter().position(|h| h.name == name).map(|i| i as u32)
-    }
-    /// The configuration the engine runs on (its fairshare policies are
-    /// in [`Engine::fairshare`], with their usage).
-    pub fn config(&self) -> &EngineConfig {
-        &self.config
-    }
-    pub fn fairshare(&self) -> &FairshareSet {
-        &self.fairshare
-    }
-    pub fn is_pending(&self, id: JobId) -> bool {
-        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Pending))
-    }
-    /// A pending or running job's user-assigned priority (`bsub -sp`).
-    pub fn job_priority(&self, id: JobId) -> Option<u32> {
-        self.jobs.get(&id).map(|j| j.priority)
-    }
-    /// A pending job held by `bstop`.
-    pub fn is_held(&self, id: JobId) -> bool {
-        self.jobs.get(&id).is_some_and(|j| j.held)
-    }
-    pub fn is_running(&self, id: JobId) -> bool {
-        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
-    }
-    /// The queue a job (pending or running) is in.
-    pub fn job_queue(&self, id: JobId) -> Option<&str> {
-        self.jobs.get(&id).map(|j| self.queues[j.queue].spec.name.as_str())
-    }
-    /// Jobs pending or running.
-    pub fn job_count(&self) -> usize {
-        self.jobs.len()
-    }
-    pub fn pending_jobs(&self) -> impl Iterator<Item = JobId> + '_ {
-        self.jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Pending)).map(|(id, _)| id)
     }
 }

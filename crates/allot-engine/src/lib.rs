@@ -13,12 +13,14 @@
 //!   total order.
 
 mod arrays;
+mod control;
 pub mod deps;
 pub mod dispatch;
 pub mod engine;
 mod jobs;
 pub mod model;
 pub mod pools;
+mod queries;
 pub mod reasons;
 pub mod reconfig;
 pub mod shares;

@@ -1,0 +1,83 @@
+//! Job control on the engine's side: a pending job held and released
+//! (`bstop`, `bresume`), changed (`bmod`, `bswitch`), a running job back
+//! to pending (`brequeue`), a finished one back again.
+
+use crate::engine::{Engine, Job, JobId, JobState, Rejection};
+use crate::model::JobSpec;
+use crate::time::Time;
+
+impl Engine {
+    /// The pending job `id`, taken out of its queue.
+    pub(crate) fn take_pending(&mut self, id: JobId) -> Result<Job, Rejection> {
+        let job = self.jobs.get(&id).ok_or(Rejection::NoSuchJob(id))?;
+        if !matches!(job.state, JobState::Pending) {
+            return Err(Rejection::NotPending(id));
+        }
+        let job = job.clone();
+        self.remove_pending(id, &job);
+        Ok(job)
+    }
+
+    /// Holds or releases a pending job; holding a held job (or releasing a
+    /// dispatchable one) changes nothing.
+    pub(crate) fn set_held(&mut self, id: JobId, held: bool) -> Result<(), Rejection> {
+        let mut job = self.take_pending(id)?;
+        job.held = held;
+        self.add_pending(id, &job);
+        if let Some(j) = self.jobs.get_mut(&id) {
+            j.held = held;
+        }
+        Ok(())
+    }
+
+    /// Replaces a pending job's spec, or changes nothing and says why.
+    pub(crate) fn modify(&mut self, id: JobId, spec: &JobSpec) -> Result<(), Rejection> {
+        let old = self.take_pending(id)?;
+        match self.admit(spec) {
+            Ok(mut job) => {
+                job.held = old.held;
+                self.add_pending(id, &job);
+                if let Some(j) = self.jobs.get_mut(&id) {
+                    *j = job;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.add_pending(id, &old);
+                Err(e)
+            }
+        }
+    }
+
+    /// A running job goes back to pending (see [`Event::Requeue`]).
+    pub(crate) fn requeue(&mut self, id: JobId, t: Time, cpu_time: f64, hold: bool) -> Result<(), Rejection> {
+        let job = self.jobs.get_mut(&id).ok_or(Rejection::NoSuchJob(id))?;
+        if !matches!(job.state, JobState::Running { .. }) {
+            return Err(Rejection::NotRunning(id));
+        }
+        self.dep_changed.push(id);
+        let state = std::mem::replace(&mut job.state, JobState::Pending);
+        job.held = hold;
+        let job = job.clone();
+        self.release_running(id, &job, state, t, cpu_time);
+        self.add_pending(id, &job);
+        Ok(())
+    }
+
+    /// A finished job comes back (see [`Event::Resubmit`]).
+    pub(crate) fn resubmit(&mut self, id: JobId, spec: &JobSpec, hold: bool) -> Result<(), Rejection> {
+        if id.0 == 0 || id.0 >= self.next_id {
+            return Err(Rejection::NoSuchJob(id));
+        }
+        if self.jobs.get(&id).is_some() {
+            return Err(Rejection::NotFinished(id));
+        }
+        let mut job = self.admit(spec)?;
+        job.held = hold;
+        self.ended.remove(&id);
+        self.dep_changed.push(id);
+        self.add_pending(id, &job);
+        self.jobs.insert(id, job);
+        Ok(())
+    }
+}

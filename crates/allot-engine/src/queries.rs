@@ -1,0 +1,90 @@
+//! What the drivers and the commands read of the engine: hosts, queues,
+//! jobs, and when it next has something to do.
+
+use crate::engine::{Engine, JobId, JobState};
+use crate::model::{EngineConfig, QueueSpec};
+use crate::shares::FairshareSet;
+use crate::time::Time;
+
+impl Engine {
+    /// When the engine next has something to do without any event: a run
+    /// limit to enforce, or a host's JOB_ACCEPT_INTERVAL ending.
+    pub fn next_wakeup(&self) -> Option<Time> {
+        let deadline = self.deadlines.first().map(|d| d.0);
+        let accept = self.accept_wakeups.first().copied();
+        match (deadline, accept) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The queue a job goes to when it names none (`DEFAULT_QUEUE`).
+    pub fn default_queue(&self) -> Option<&str> {
+        self.config.default_queues.first().map(String::as_str)
+    }
+
+    pub fn host_name(&self, h: u32) -> &str {
+        &self.hosts[h as usize].name
+    }
+    pub fn host_count(&self) -> usize {
+        self.hosts.len()
+    }
+    pub fn total_slots(&self) -> u64 {
+        self.hosts.iter().map(|h| u64::from(h.slots)).sum()
+    }
+    pub fn used_slots(&self) -> u64 {
+        self.hosts.iter().map(|h| u64::from(h.used)).sum()
+    }
+    pub fn queue_names(&self) -> impl Iterator<Item = &str> {
+        self.queues.iter().map(|q| q.spec.name.as_str())
+    }
+    /// Pending and running job counts and slots in use of a queue.
+    pub fn queue_load(&self, name: &str) -> Option<(u32, u32)> {
+        self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, q.used))
+    }
+    /// Each queue with its pending jobs (held ones not counted), slots in
+    /// use and held jobs, in configuration order.
+    pub fn queues(&self) -> impl Iterator<Item = (&QueueSpec, u32, u32, u32)> {
+        self.queues.iter().map(|q| (&q.spec, q.pending, q.used, q.held))
+    }
+    /// Each host: name, slots, slots in use, up.
+    pub fn hosts(&self) -> impl Iterator<Item = (&str, u32, u32, bool)> {
+        self.hosts.iter().map(|h| (h.name.as_str(), h.slots, h.used, h.up))
+    }
+    pub fn host_index(&self, name: &str) -> Option<u32> {
+        self.hosts.iter().position(|h| h.name == name).map(|i| i as u32)
+    }
+    /// The configuration the engine runs on (its fairshare policies are
+    /// in [`Engine::fairshare`], with their usage).
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+    pub fn fairshare(&self) -> &FairshareSet {
+        &self.fairshare
+    }
+    pub fn is_pending(&self, id: JobId) -> bool {
+        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Pending))
+    }
+    /// A pending or running job's user-assigned priority (`bsub -sp`).
+    pub fn job_priority(&self, id: JobId) -> Option<u32> {
+        self.jobs.get(&id).map(|j| j.priority)
+    }
+    /// A pending job held by `bstop`.
+    pub fn is_held(&self, id: JobId) -> bool {
+        self.jobs.get(&id).is_some_and(|j| j.held)
+    }
+    pub fn is_running(&self, id: JobId) -> bool {
+        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
+    }
+    /// The queue a job (pending or running) is in.
+    pub fn job_queue(&self, id: JobId) -> Option<&str> {
+        self.jobs.get(&id).map(|j| self.queues[j.queue].spec.name.as_str())
+    }
+    /// Jobs pending or running.
+    pub fn job_count(&self) -> usize {
+        self.jobs.len()
+    }
+    pub fn pending_jobs(&self) -> impl Iterator<Item = JobId> + '_ {
+        self.jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Pending)).map(|(id, _)| id)
+    }
+}
