@@ -8,7 +8,8 @@ use allot_engine::Time;
 use allot_proto::{HistoryEvent, JobHistory, JobRef, JobStatus, Response};
 use allot_store::Record;
 
-use crate::serve::{Caller, may_act, run_as};
+use crate::running::run_as;
+use crate::serve::{Caller, may_act};
 use crate::state::State;
 
 /// The most of a file `bpeek` shows: its end.

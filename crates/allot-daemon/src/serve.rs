@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use allot_config::deps::DepTarget;
 use allot_engine::{ArrayShape, Decision, Dependency, Engine, JobId, JobSpec, Time};
-use allot_exec::{ExecSpec, JobFiles};
-use allot_proto::{Envelope, JobInfoRef, JobQuery, JobRef, PROTOCOL_VERSION, Request, Response};
+use allot_exec::JobFiles;
+use allot_proto::{Envelope, JobRef, PROTOCOL_VERSION, Request, Response};
 use allot_store::{JobRecord, Record, Store};
 use anyhow::{Context, anyhow};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -22,6 +22,8 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Source;
+use crate::lists::{JobList, write_job_list};
+use crate::running::{launch, measure, recover_running};
 use crate::state::State;
 use crate::{control, history, views};
 
@@ -45,13 +47,6 @@ pub enum Answer {
     Frames(mpsc::UnboundedReceiver<Vec<u8>>),
 }
 
-/// A job list asked for in a batch, written once the batch is answered.
-struct JobList {
-    reply: oneshot::Sender<Answer>,
-    caller: Caller,
-    query: JobQuery,
-}
-
 /// What the dispatcher hears.
 pub enum Input {
     Request(Box<Message>),
@@ -63,7 +58,7 @@ pub enum Input {
     Metrics(oneshot::Sender<String>),
 }
 
-fn now() -> Time {
+pub(crate) fn now() -> Time {
     Time(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
 }
 
@@ -193,11 +188,14 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                     }
                 }
                 let mut lists = Vec::new();
-                if !batch.is_empty() && handle_batch(&mut state, batch, &mut lists)? {
-                    break;
-                }
+                let stop = !batch.is_empty() && handle_batch(&mut state, batch, &mut lists)?;
+                // Answered before a shutdown in the same batch, as every
+                // other request of it is.
                 for list in lists {
                     write_job_list(&state, list).await;
+                }
+                if stop {
+                    break;
                 }
                 // Submissions and job ends: dispatch at once.
                 tick_once(&mut state, &tx)?;
@@ -276,57 +274,8 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
     }
 }
 
-/// Jobs per frame of a long job list: the command parses one part while
-/// allotd writes the next.
-const JOBS_PER_FRAME: usize = 2000;
-
-/// A long job list's frames, serialized from slices of it exactly as
-/// [`Response::JobsPart`] and a last [`Response::Jobs`] are.
-#[derive(serde::Serialize)]
-enum JobsFrame<'a, T> {
-    Jobs(&'a [T]),
-    JobsPart(&'a [T]),
-}
-
-/// A job list as its frames, written straight from the jobs it is given
-/// (borrowed from the job table), [`JOBS_PER_FRAME`] to a frame: no
-/// `JobInfo` is built and no string copied to answer `bjobs -u all`.
-struct JobFrames<'a, I: Iterator<Item = JobInfoRef<'a>>> {
-    jobs: std::iter::Peekable<I>,
-    part: Vec<JobInfoRef<'a>>,
-    done: bool,
-}
-
-impl<'a, I: Iterator<Item = JobInfoRef<'a>>> JobFrames<'a, I> {
-    fn new(jobs: I) -> Self {
-        JobFrames { jobs: jobs.peekable(), part: Vec::with_capacity(JOBS_PER_FRAME), done: false }
-    }
-}
-
-impl<'a, I: Iterator<Item = JobInfoRef<'a>>> Iterator for JobFrames<'a, I> {
-    type Item = Vec<u8>;
-
-    fn next(&mut self) -> Option<Vec<u8>> {
-        if self.done {
-            return None;
-        }
-        self.part.clear();
-        self.part.extend(self.jobs.by_ref().take(JOBS_PER_FRAME));
-        self.done = self.jobs.peek().is_none();
-        let frame = if self.done { JobsFrame::Jobs(&self.part) } else { JobsFrame::JobsPart(&self.part) };
-        let mut bytes = Vec::with_capacity(self.part.len() * 128 + 64);
-        if let Err(e) = frame_into(&mut bytes, &frame) {
-            // The command stops at an error, whatever parts came before.
-            self.done = true;
-            bytes.clear();
-            let _ = frame_into(&mut bytes, &Response::Error(format!("cannot write the job list: {e}")));
-        }
-        Some(bytes)
-    }
-}
-
 /// Appends one frame: its length, then its JSON.
-fn frame_into(bytes: &mut Vec<u8>, body: &impl serde::Serialize) -> anyhow::Result<()> {
+pub(crate) fn frame_into(bytes: &mut Vec<u8>, body: &impl serde::Serialize) -> anyhow::Result<()> {
     let at = bytes.len();
     bytes.extend_from_slice(&[0; 4]);
     serde_json::to_writer(&mut *bytes, &Envelope { version: PROTOCOL_VERSION, body })?;
@@ -555,96 +504,6 @@ fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependenc
     })
 }
 
-/// Writes a job list frame by frame, letting its connection send each
-/// frame as it is made: the command parses the first part while allotd
-/// writes the rest. Nothing changes the state in between, as only this
-/// loop does.
-async fn write_job_list(state: &State, JobList { reply, caller, query }: JobList) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    if reply.send(Answer::Frames(rx)).is_err() {
-        return;
-    }
-    for frame in JobFrames::new(listed(state, &caller, &query, now())) {
-        if tx.send(frame).is_err() {
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-}
-
-/// The jobs a query lists: the ones it names, or the caller's (`-u`'s)
-/// unfinished (or all, `-a`) jobs, in id order.
-fn listed<'a>(
-    state: &'a State,
-    caller: &'a Caller,
-    q: &'a JobQuery,
-    t: Time,
-) -> Box<dyn Iterator<Item = JobInfoRef<'a>> + 'a> {
-    if !q.jobs.is_empty() {
-        return Box::new(
-            q.jobs
-                .iter()
-                .flat_map(|&r| state.resolve(r))
-                .filter_map(move |id| state.jobs.get(&id).map(|j| state.info_ref(id, j, t, q))),
-        );
-    }
-    let user = q.user.as_deref().unwrap_or(&caller.user);
-    let wanted = move |j: &crate::state::DaemonJob| {
-        (user == "all" || j.record.spec.user == user)
-            && (q.finished || j.status.unfinished())
-            && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
-    };
-    Box::new(state.jobs.iter().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_ref(*id, j, t, q)))
-}
-
-/// Running jobs' CPU time and memory, measured every `usage_interval`
-/// seconds, as records: the measure is in the log, so a restart charges
-/// fairshare as the running daemon did.
-///
-/// With cgroup v2 (detected at start), from each job's cgroup: every
-/// process the job started counts, whatever its process group. Without
-/// it, or for memory when the cgroup has no memory controller, from
-/// `/proc` over the job's process group (the processes alive in it, with
-/// what their waited-for children used); a process that leaves the group
-/// escapes that measure until the job ends.
-fn measure(state: &mut State, records: &mut Vec<Record>) {
-    let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
-    if !due || state.running.is_empty() {
-        return;
-    }
-    state.last_usage = Some(std::time::Instant::now());
-    let in_cgroups: BTreeMap<u64, allot_exec::cgroup::CgroupUsage> = match &state.cgroups {
-        Some(c) => {
-            state.running.iter().filter_map(|&id| Some((id, allot_exec::cgroup::read_usage(&c.job_dir(id))?))).collect()
-        }
-        None => BTreeMap::new(),
-    };
-    // /proc for what no cgroup measures: every job without one, and the
-    // memory of those whose cgroup has no memory controller.
-    let groups: BTreeMap<i32, u64> = state
-        .running
-        .iter()
-        .filter(|id| in_cgroups.get(id).is_none_or(|u| u.memory_kb.is_none()))
-        .filter_map(|&id| state.files.read_pgid(id).map(|pgid| (pgid, id)))
-        .collect();
-    let sampled: BTreeMap<u64, allot_exec::GroupUsage> = allot_exec::sample_groups(&groups.keys().copied().collect())
-        .into_iter()
-        .map(|(pgid, u)| (groups[&pgid], u))
-        .collect();
-    for &job in &state.running {
-        let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
-            (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
-            (None, Some(p)) => (p.cpu_time, p.rss_kb),
-            (None, None) => continue,
-        };
-        let cpu_time = (cpu_time * 100.0).round() / 100.0;
-        let last = state.jobs.get(&job).and_then(|j| j.usage);
-        if last != Some((cpu_time, mem_kb)) {
-            records.push(Record::Usage { job, cpu_time, mem_kb });
-        }
-    }
-}
-
 /// Measures running jobs when due, collects job ends, runs a dispatch
 /// pass, starts what it decided.
 fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
@@ -708,135 +567,4 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
         launch(state, job, &alloc, wake)?;
     }
     Ok(())
-}
-
-/// After a restart, the jobs the log says are running: a job with an exit
-/// report is collected by the next pass; one whose supervisor holds its
-/// lock is still running; one whose supervisor never started gets one now
-/// (the job never ran); one whose supervisor died after starting it is
-/// recorded as lost, exit 255, and not run again.
-fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
-    let t = now();
-    let mut lost = Vec::new();
-    for id in state.running.clone() {
-        if state.files.read_exit(id).is_some() {
-            continue;
-        }
-        let Some(lock) = state.files.try_lock(id)? else { continue };
-        let started = state.files.started(id);
-        drop(lock);
-        if started {
-            eprintln!("allotd: job {id} lost its supervisor after it started; recorded as exit 255");
-            lost.push(Record::Finished { job: id, exit: 255, cpu_time: 0.0, max_mem_kb: 0 });
-        } else {
-            let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
-            launch(state, JobId(id), &alloc, wake)?;
-        }
-    }
-    state.commit(t, lost).map_err(|e| anyhow!(e))
-}
-
-/// Writes the job's spec and starts its supervisor.
-fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
-    let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
-    let r = &j.record;
-    let shown = j.job_ref(job.0);
-    let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
-    let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
-    let mut env = r.env.to_vec();
-    for (k, v) in [
-        ("LSB_JOBID", shown.id.to_string()),
-        ("LSB_JOBINDEX", shown.index.to_string()),
-        ("LSB_JOBNAME", j.display_name().into_owned()),
-        ("LSB_QUEUE", r.spec.queue.clone().unwrap_or_default()),
-        ("LSB_HOSTS", hosts.join(" ")),
-        ("LSB_MCPU_HOSTS", mcpu.join(" ")),
-        ("LSB_DJOB_NUMPROC", r.spec.slots.to_string()),
-        ("LS_SUBCWD", r.cwd.clone()),
-    ] {
-        env.retain(|(name, _)| name != k);
-        env.push((k.to_string(), v));
-    }
-    let (stdout, stderr) = state.output_files(job.0, j);
-    let spec = ExecSpec {
-        job: job.0,
-        command: r.command.clone(),
-        cwd: j.cwd(job.0),
-        create_cwd: allot_exec::has_patterns(&r.cwd),
-        env,
-        stdout,
-        stderr,
-        run_as: run_as(&r.spec.user),
-        cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
-    };
-    state.files.write_spec(&spec)?;
-    let supervisors = &mut state.supervisors;
-    supervisors.start(job.0, wake).with_context(|| format!("cannot start {}", supervisors.exe().display()))
-}
-
-/// As root, jobs run as their owner.
-pub(crate) fn run_as(user: &str) -> Option<(u32, u32)> {
-    if !nix::unistd::Uid::effective().is_root() {
-        return None;
-    }
-    let u = nix::unistd::User::from_name(user).ok().flatten()?;
-    Some((u.uid.as_raw(), u.gid.as_raw()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn job_list_frames_are_the_responses_they_stand_for() {
-        let job = allot_proto::JobInfo {
-            id: 3,
-            index: 0,
-            array: None,
-            user: "alice".into(),
-            status: allot_proto::JobStatus::Pend,
-            queue: "normal".into(),
-            from_host: "h".into(),
-            exec_hosts: Vec::new(),
-            name: "n".into(),
-            submit_time: 1,
-            start_time: None,
-            end_time: None,
-            exit_code: None,
-            pending_reason: None,
-            slots: 1,
-            command: "true".into(),
-            cwd: "/".into(),
-            project: None,
-            cpu_time: None,
-            run_limit: None,
-            estimated_run_time: None,
-            priority: None,
-            mem_kb: None,
-            max_mem_kb: None,
-        };
-        // Split as allotd splits a long list: whole frames, then the rest.
-        let jobs = vec![job; JOBS_PER_FRAME + 1];
-        let frames = |jobs: &[allot_proto::JobInfo]| {
-            let bytes: Vec<u8> = JobFrames::new(jobs.iter().map(allot_proto::JobInfo::borrowed)).flatten().collect();
-            let mut out = Vec::new();
-            let mut rest = &bytes[..];
-            while !rest.is_empty() {
-                let len = u32::from_be_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
-                out.push(String::from_utf8(rest[4..4 + len].to_vec()).expect("utf-8"));
-                rest = &rest[4 + len..];
-            }
-            out
-        };
-        let envelope =
-            |body: Response| serde_json::to_string(&Envelope { version: PROTOCOL_VERSION, body }).expect("serializes");
-        assert_eq!(
-            frames(&jobs),
-            [
-                envelope(Response::JobsPart(jobs[..JOBS_PER_FRAME].to_vec())),
-                envelope(Response::Jobs(jobs[JOBS_PER_FRAME..].to_vec()))
-            ]
-        );
-        assert_eq!(frames(&[]), [envelope(Response::Jobs(Vec::new()))], "no job: one empty last frame");
-    }
 }

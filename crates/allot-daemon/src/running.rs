@@ -1,0 +1,139 @@
+//! Running jobs: starting their supervisors, measuring them while they
+//! run, and taking them back after a restart.
+
+use std::collections::BTreeMap;
+
+use allot_engine::JobId;
+use allot_exec::ExecSpec;
+use allot_store::Record;
+use anyhow::{Context, anyhow};
+use tokio::sync::mpsc;
+
+use crate::serve::{Input, now};
+use crate::state::State;
+
+/// Running jobs' CPU time and memory, measured every `usage_interval`
+/// seconds, as records: the measure is in the log, so a restart charges
+/// fairshare as the running daemon did.
+///
+/// With cgroup v2 (detected at start), from each job's cgroup: every
+/// process the job started counts, whatever its process group. Without
+/// it, or for memory when the cgroup has no memory controller, from
+/// `/proc` over the job's process group (the processes alive in it, with
+/// what their waited-for children used); a process that leaves the group
+/// escapes that measure until the job ends.
+pub(crate) fn measure(state: &mut State, records: &mut Vec<Record>) {
+    let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
+    if !due || state.running.is_empty() {
+        return;
+    }
+    state.last_usage = Some(std::time::Instant::now());
+    let in_cgroups: BTreeMap<u64, allot_exec::cgroup::CgroupUsage> = match &state.cgroups {
+        Some(c) => {
+            state.running.iter().filter_map(|&id| Some((id, allot_exec::cgroup::read_usage(&c.job_dir(id))?))).collect()
+        }
+        None => BTreeMap::new(),
+    };
+    // /proc for what no cgroup measures: every job without one, and the
+    // memory of those whose cgroup has no memory controller.
+    let groups: BTreeMap<i32, u64> = state
+        .running
+        .iter()
+        .filter(|id| in_cgroups.get(id).is_none_or(|u| u.memory_kb.is_none()))
+        .filter_map(|&id| state.files.read_pgid(id).map(|pgid| (pgid, id)))
+        .collect();
+    let sampled: BTreeMap<u64, allot_exec::GroupUsage> = allot_exec::sample_groups(&groups.keys().copied().collect())
+        .into_iter()
+        .map(|(pgid, u)| (groups[&pgid], u))
+        .collect();
+    for &job in &state.running {
+        let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
+            (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
+            (None, Some(p)) => (p.cpu_time, p.rss_kb),
+            (None, None) => continue,
+        };
+        let cpu_time = (cpu_time * 100.0).round() / 100.0;
+        let last = state.jobs.get(&job).and_then(|j| j.usage);
+        if last != Some((cpu_time, mem_kb)) {
+            records.push(Record::Usage { job, cpu_time, mem_kb });
+        }
+    }
+}
+
+/// After a restart, the jobs the log says are running: a job with an exit
+/// report is collected by the next pass; one whose supervisor holds its
+/// lock is still running; one whose supervisor never started gets one now
+/// (the job never ran); one whose supervisor died after starting it is
+/// recorded as lost, exit 255, and not run again.
+pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
+    let t = now();
+    let mut lost = Vec::new();
+    for id in state.running.clone() {
+        if state.files.read_exit(id).is_some() {
+            continue;
+        }
+        let Some(lock) = state.files.try_lock(id)? else { continue };
+        let started = state.files.started(id);
+        drop(lock);
+        if started {
+            eprintln!("allotd: job {id} lost its supervisor after it started; recorded as exit 255");
+            lost.push(Record::Finished { job: id, exit: 255, cpu_time: 0.0, max_mem_kb: 0 });
+        } else {
+            let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
+            launch(state, JobId(id), &alloc, wake)?;
+        }
+    }
+    state.commit(t, lost).map_err(|e| anyhow!(e))
+}
+
+/// Writes the job's spec and starts its supervisor.
+pub(crate) fn launch(
+    state: &mut State,
+    job: JobId,
+    alloc: &[(String, u32)],
+    wake: &mpsc::Sender<Input>,
+) -> anyhow::Result<()> {
+    let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
+    let r = &j.record;
+    let shown = j.job_ref(job.0);
+    let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
+    let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
+    let mut env = r.env.to_vec();
+    for (k, v) in [
+        ("LSB_JOBID", shown.id.to_string()),
+        ("LSB_JOBINDEX", shown.index.to_string()),
+        ("LSB_JOBNAME", j.display_name().into_owned()),
+        ("LSB_QUEUE", r.spec.queue.clone().unwrap_or_default()),
+        ("LSB_HOSTS", hosts.join(" ")),
+        ("LSB_MCPU_HOSTS", mcpu.join(" ")),
+        ("LSB_DJOB_NUMPROC", r.spec.slots.to_string()),
+        ("LS_SUBCWD", r.cwd.clone()),
+    ] {
+        env.retain(|(name, _)| name != k);
+        env.push((k.to_string(), v));
+    }
+    let (stdout, stderr) = state.output_files(job.0, j);
+    let spec = ExecSpec {
+        job: job.0,
+        command: r.command.clone(),
+        cwd: j.cwd(job.0),
+        create_cwd: allot_exec::has_patterns(&r.cwd),
+        env,
+        stdout,
+        stderr,
+        run_as: run_as(&r.spec.user),
+        cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
+    };
+    state.files.write_spec(&spec)?;
+    let supervisors = &mut state.supervisors;
+    supervisors.start(job.0, wake).with_context(|| format!("cannot start {}", supervisors.exe().display()))
+}
+
+/// As root, jobs run as their owner.
+pub(crate) fn run_as(user: &str) -> Option<(u32, u32)> {
+    if !nix::unistd::Uid::effective().is_root() {
+        return None;
+    }
+    let u = nix::unistd::User::from_name(user).ok().flatten()?;
+    Some((u.uid.as_raw(), u.gid.as_raw()))
+}
