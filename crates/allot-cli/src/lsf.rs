@@ -71,9 +71,6 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
 /// Options `bsub` parses but this allot does not act on yet: refused, so a
 /// job never runs without what its user asked for.
 fn not_yet(o: &allot_config::bsub::BsubOptions) -> Option<String> {
-    if !o.res_req.is_empty() {
-        return Some("-R".into());
-    }
     if o.hosts.is_some() {
         return Some("-m".into());
     }
@@ -104,8 +101,9 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     let cwd = o.cwd.as_ref().map_or(here.clone(), |c| here.join(c)).display().to_string();
     let submit = Submit {
         queue: o.queue,
-        slots: o.slots.map_or(1, |s| s.min),
+        slots: o.slots.map_or(0, |s| s.min),
         max_slots: o.slots.map(|s| s.max),
+        res_req: o.res_req.clone(),
         run_limit: o.run_limit,
         group: o.group,
         name: o.name,

@@ -1,6 +1,9 @@
 //! From a configuration to what the engine schedules with.
 
-use allot_engine::model::{EngineConfig, HostSpec, QueueLimits, QueueSpec, RunLimitSpec};
+use std::collections::BTreeMap;
+
+use allot_engine::model::{EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec};
+use allot_engine::resreq::Resource;
 
 use crate::model::Config;
 
@@ -9,8 +12,19 @@ impl Config {
     /// first DEFAULT_QUEUE; without DEFAULT_QUEUE, to the queue named
     /// `normal` if there is one, else the first queue.
     pub fn engine_config(&self) -> EngineConfig {
-        let hosts =
-            self.hosts.iter().map(|h| HostSpec { name: h.name.clone(), slots: h.slots(), cpus: h.cpus() }).collect();
+        let hosts = self
+            .hosts
+            .iter()
+            .map(|h| {
+                let mut resources: BTreeMap<String, Resource> = BTreeMap::new();
+                resources.extend(h.booleans.iter().map(|b| (b.clone(), Resource::Bool)));
+                resources.extend(h.numbers.iter().map(|(k, v)| (k.clone(), Resource::Num(*v))));
+                resources.extend(h.strings.iter().map(|(k, v)| (k.clone(), Resource::Str(v.clone()))));
+                let attrs =
+                    HostAttrs { host_type: h.host_type.clone(), model: h.model.clone(), maxmem: h.maxmem, resources };
+                HostSpec { name: h.name.clone(), slots: h.slots(), cpus: h.cpus(), attrs }
+            })
+            .collect();
         let queues = self
             .queues
             .iter()
@@ -36,6 +50,8 @@ impl Config {
                         .map(|r| RunLimitSpec { default: r.default.as_ref().map(|d| d.seconds), max: r.max.seconds }),
                     job_accept_interval: q.job_accept_interval,
                     slot_pool: q.slot_pool.clone().zip(q.slot_share),
+                    proclimit: q.proclimit.map(|p| ProcLimit { min: p.min, default: p.default, max: p.max }),
+                    res_req: q.res_req.clone(),
                 }
             })
             .collect();
@@ -57,6 +73,8 @@ impl Config {
             user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),
             max_job_array_size: self.params.max_job_array_size,
             max_user_priority: self.params.max_user_priority,
+            parallel_sched_by_slot: self.params.parallel_sched_by_slot,
+            resource_reserve_per_slot: self.params.resource_reserve_per_slot,
         }
     }
 }

@@ -19,4 +19,5 @@ pub mod array;
 pub mod bsub;
 pub mod deps;
 pub mod engine;
+pub mod resreq;
 pub mod usage;

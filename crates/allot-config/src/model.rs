@@ -102,7 +102,7 @@ pub struct Queue {
     pub slot_reserve: Option<u32>,
     pub resource_reserve: Option<u32>,
     pub interruptible_backfill: Option<u32>,
-    pub res_req: Option<String>,
+    pub res_req: Option<allot_engine::ResReq>,
     pub exclusive: Exclusive,
     pub ujob_limit: Option<u32>,
     pub pjob_limit: Option<f64>,

@@ -10,5 +10,21 @@ pub fn this_host() -> String {
 
 pub fn engine_config() -> EngineConfig {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    EngineConfig::one_queue(vec![HostSpec { name: this_host(), slots: cpus, cpus }], true)
+    let mut host = HostSpec::new(this_host(), cpus, cpus);
+    host.attrs.maxmem = memory_mb();
+    EngineConfig::one_queue(vec![host], true)
+}
+
+/// This machine's memory, MB (MemTotal of /proc/meminfo).
+fn memory_mb() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb / 1024)
 }

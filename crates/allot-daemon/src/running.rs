@@ -106,7 +106,7 @@ pub(crate) fn launch(
         ("LSB_QUEUE", r.spec.queue.clone().unwrap_or_default()),
         ("LSB_HOSTS", hosts.join(" ")),
         ("LSB_MCPU_HOSTS", mcpu.join(" ")),
-        ("LSB_DJOB_NUMPROC", r.spec.slots.to_string()),
+        ("LSB_DJOB_NUMPROC", hosts.len().to_string()),
         ("LS_SUBCWD", r.cwd.clone()),
     ] {
         env.retain(|(name, _)| name != k);

@@ -419,10 +419,20 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
 }
 
 fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, records: &mut Vec<Record>) -> Response {
-    let queue = s.queue.clone().or_else(|| state.engine.default_queue().map(str::to_string));
-    if let Some(q) = queue.filter(|q| state.closed_queues.contains(q)) {
-        return Response::Error(format!("Queue <{q}> is closed. Job not submitted."));
-    }
+    let res_req = match allot_config::resreq::parse_all_of(&s.res_req) {
+        Ok(r) => r,
+        Err((_, e)) if s.res_req.len() == 1 => {
+            return Response::Error(format!("-R: column {}: {}. Job not submitted.", e.offset + 1, e.message));
+        }
+        Err((i, e)) => {
+            return Response::Error(format!(
+                "-R (the {} one): column {}: {}. Job not submitted.",
+                ordinal(i + 1),
+                e.offset + 1,
+                e.message
+            ));
+        }
+    };
     let depends = match s.depends.as_deref().map(|w| resolve_dependency(state, &caller.user, w)).transpose() {
         Ok(d) => d,
         Err(e) => return Response::Error(format!("{e}. Job not submitted.")),
@@ -436,16 +446,36 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         Some(n) => (Some(n.name), n.array),
         None => (None, None),
     };
-    let spec = JobSpec {
+    let mut spec = JobSpec {
         user: caller.user.clone(),
         queue: s.queue.clone(),
-        slots: s.slots.max(1),
+        slots: s.slots,
+        max_slots: s.max_slots.filter(|&m| m != s.slots),
+        res_req,
         run_limit: s.run_limit,
         group: s.group.clone(),
         depends,
         array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),
         priority: s.priority,
     };
+    // A job that names no queue goes to the first default queue that
+    // takes it, closed queues left out (automatic queue selection).
+    if spec.queue.is_none() {
+        let closed = &state.closed_queues;
+        match state.engine.choose_queue(&spec, &|q| closed.contains(q)) {
+            Ok(q) => spec.queue = Some(q.to_string()),
+            Err(e) => {
+                let only = state.engine.default_queue().filter(|q| closed.contains(*q));
+                return match only {
+                    Some(q) => Response::Error(format!("Queue <{q}> is closed. Job not submitted.")),
+                    None => Response::Error(format!("{e}. Job not submitted.")),
+                };
+            }
+        }
+    }
+    if let Some(q) = spec.queue.as_ref().filter(|q| state.closed_queues.contains(*q)) {
+        return Response::Error(format!("Queue <{q}> is closed. Job not submitted."));
+    }
     match state.engine.submit(&spec) {
         Ok(id) => {
             let queue = state.engine.job_queue(id).unwrap_or_default().to_string();
@@ -468,6 +498,17 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         }
         Err(e) => Response::Error(e.to_string()),
     }
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// A `-w` expression with its jobs resolved: a name stands for every job

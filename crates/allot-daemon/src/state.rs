@@ -412,6 +412,15 @@ impl State {
         self.info_ref(id, j, now, q).to_owned()
     }
 
+    /// The slots a job holds (running or ended: its allocation) or asks
+    /// for (pending: its `-n` minimum, after PROCLIMIT).
+    pub fn slots_of(&self, id: u64, j: &DaemonJob) -> u32 {
+        if !j.alloc.is_empty() && !matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
+            return j.alloc.iter().map(|a| a.1).sum();
+        }
+        self.engine.job_slots(JobId(id)).map_or(j.record.spec.slots.max(1), |s| s.0)
+    }
+
     /// [`State::info`] borrowed from the job table: what a long job list
     /// is written from.
     pub fn info_ref<'a>(&'a self, id: u64, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
@@ -437,7 +446,7 @@ impl State {
             end_time: j.end_time,
             exit_code: j.exit,
             pending_reason,
-            slots: r.spec.slots,
+            slots: self.slots_of(id, j),
             command: if brief { "" } else { &r.command },
             cwd: if brief { "" } else { &r.cwd },
             project: if brief { None } else { r.project.as_deref() },

@@ -18,14 +18,14 @@ fn slots_by_state<'a>(
     key: impl Fn(&'a crate::state::DaemonJob) -> &'a str,
 ) -> BTreeMap<&'a str, [u32; 3]> {
     let mut slots: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
-    for j in state.jobs.values() {
+    for (&id, j) in state.jobs.iter() {
         let column = match j.status {
             JobStatus::Pend | JobStatus::Psusp => 0,
             JobStatus::Run => 1,
             JobStatus::Ususp => 2,
             JobStatus::Done | JobStatus::Exit => continue,
         };
-        slots.entry(key(j)).or_default()[column] += j.record.spec.slots;
+        slots.entry(key(j)).or_default()[column] += state.slots_of(id, j);
     }
     slots
 }

@@ -41,7 +41,28 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
         "-sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params)\n",
         "the embedded defaults have no MAX_USER_PRIORITY"
     );
-    for (opt, args) in [("-R", vec!["-R", "span[hosts=1]"]), ("-x", vec!["-x"])] {
+    // -R: a malformed string is refused with where it went wrong; a job
+    // with one runs on what it asked, told its hosts as LSF tells them.
+    let bad = d.cmd(&["bsub", "-R", "span[hosts=2]", "true"], &dir);
+    assert_eq!(
+        stderr(&bad),
+        "-R: column 12: span: expected hosts=1 or hosts=-1, found `2]`. Job not submitted.\n",
+        "{}",
+        stderr(&bad)
+    );
+    let never = d.cmd(&["bsub", "-R", "select[maxmem > 0] span[ptile='!',X:1]", "true"], &dir);
+    assert!(stderr(&never).contains("`X` is no host type or model"), "{}", stderr(&never));
+    let two = d.cmd(
+        &["bsub", "-K", "-n", "1,2", "-R", "span[hosts=1]", "-o", "two.out", "echo $LSB_DJOB_NUMPROC: $LSB_MCPU_HOSTS"],
+        &dir,
+    );
+    assert!(two.status.success(), "{}", stderr(&two));
+    let ran = std::fs::read_to_string(dir.join("two.out")).expect("output");
+    // This machine's CPUs, up to 2; LSB_MCPU_HOSTS is `host slots`.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).to_string();
+    let words: Vec<&str> = ran.split_whitespace().collect();
+    assert_eq!((words.len(), words[0], words[2]), (3, format!("{cpus}:").as_str(), cpus.as_str()), "{ran}");
+    for (opt, args) in [("-m", vec!["-m", "hostA"]), ("-x", vec!["-x"])] {
         let mut full = vec!["bsub"];
         full.extend(args);
         full.push("true");

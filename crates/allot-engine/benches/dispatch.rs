@@ -38,9 +38,7 @@ fn config() -> EngineConfig {
     let mut queue = QueueSpec::new("batch", 30);
     queue.policy = Some("batch".into());
     EngineConfig {
-        hosts: (0..HOSTS)
-            .map(|i| HostSpec { name: format!("h{i:04}"), slots: SLOTS_PER_HOST, cpus: SLOTS_PER_HOST })
-            .collect(),
+        hosts: (0..HOSTS).map(|i| HostSpec::new(format!("h{i:04}"), SLOTS_PER_HOST, SLOTS_PER_HOST)).collect(),
         queues: vec![queue],
         fairshare: FairshareSet { policies: vec![PolicyState { scope: Scope::Queues(vec!["batch".into()]), tree }] },
         groups,
@@ -50,6 +48,8 @@ fn config() -> EngineConfig {
         user_max_jobs: Default::default(),
         max_job_array_size: 1000,
         max_user_priority: None,
+        parallel_sched_by_slot: false,
+        resource_reserve_per_slot: false,
     }
 }
 

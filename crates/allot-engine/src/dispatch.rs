@@ -312,6 +312,9 @@ impl Engine {
     /// Why a pending job cannot start now because of a limit, if one
     /// stops it.
     pub(crate) fn limit_reason(&self, id: JobId, job: &Job) -> Option<PendingReason> {
+        if job.outside_proclimit {
+            return Some(PendingReason::ProcLimit);
+        }
         // Admission keeps an array's queued elements within its limit; this
         // holds the limit even where a replayed log started more.
         if let Some(a) = self.array_of(id).map(|f| &self.arrays[&f]) {
@@ -371,7 +374,11 @@ impl Engine {
             return Err(());
         }
         let Some(alloc) = self.place(job, t) else {
-            failed_at[job.queue] = failed_at[job.queue].min(job.slots);
+            // A job placed on free slots alone that does not fit tells
+            // that no job of as many slots fits: requirements only narrow.
+            if job.res.is_none() {
+                failed_at[job.queue] = failed_at[job.queue].min(job.slots);
+            }
             return Err(());
         };
         let decision = Decision::Start { job: id, alloc: alloc.to_vec() };
@@ -398,67 +405,18 @@ impl Engine {
         Ok(())
     }
 
-    /// How many slots host `h` can give a job of `job`'s queue now.
-    fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
-        let host = &self.hosts[h as usize];
-        let mut cap = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
-        if let Some(p) = host.partition {
-            // Partition hosts take only jobs whose user has shares there.
-            if !job.accounts.iter().any(|a| a.0 == p) {
-                return 0;
-            }
-        }
-        let spec = &self.queues[job.queue].spec;
-        let (q_used, last) = host.per_queue.get(&job.queue).copied().unwrap_or((0, Time(0)));
-        if let Some(max) = spec.limits.hjob {
-            cap = cap.min(max.saturating_sub(q_used));
-        }
-        if let Some(per_cpu) = spec.limits.pjob {
-            let max = (per_cpu * f64::from(host.cpus)).floor() as u32;
-            cap = cap.min(max.saturating_sub(q_used));
-        }
-        if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
-            let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
-            // A host that started a job of this queue at `last` takes the
-            // next one only after the interval.
-            if host.per_queue.contains_key(&job.queue) && t.0 < last.0 + wait {
-                return 0;
-            }
-        }
-        cap
-    }
-
-    /// First fit in host order over the queue's hosts.
-    fn place(&self, job: &Job, t: Time) -> Option<Alloc> {
-        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
-        if index.total() < u64::from(job.slots) {
-            return None;
-        }
-        let mut need = job.slots;
-        let mut alloc = Alloc::new();
-        let mut pos = 0;
-        while need > 0 {
-            pos = index.next_free(pos)?;
-            let h = members[pos];
-            let take = self.host_cap(h, job, t).min(need);
-            if take > 0 {
-                alloc.push((h, take));
-                need -= take;
-            }
-            pos += 1;
-        }
-        Some(alloc)
-    }
-
     /// Books a started job: hosts, limits, run-limit deadline, usage.
     fn commit(&mut self, id: JobId, alloc: Alloc, t: Time) {
         let Some(job) = self.jobs.get(&id) else { return };
-        let (queue, user, slots, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
+        let (queue, user, asked, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
+        let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
         let per_host = self.queues[queue].per_host_limits;
-        for &(h, n) in &alloc {
+        let mem: Vec<f64> = alloc.iter().map(|&(_, n)| self.rusage_mem(job, n)).collect();
+        for (&(h, n), mem) in alloc.iter().zip(mem) {
             let host = &mut self.hosts[h as usize];
             host.used += n;
+            host.mem_reserved += mem;
             if per_host {
                 let e = host.per_queue.entry(queue).or_insert((0, t));
                 e.0 += n;
@@ -474,7 +432,7 @@ impl Engine {
         q.accumulated.update(t.0, q.used, lambda);
         q.used += slots;
         q.pending -= 1;
-        q.pending_slots = q.pending_slots.saturating_sub(u64::from(slots));
+        q.pending_slots = q.pending_slots.saturating_sub(u64::from(asked));
         if q.user_used.len() <= user as usize {
             q.user_used.resize(user as usize + 1, 0);
         }
@@ -505,13 +463,8 @@ impl Engine {
             }
             let tree = &self.fairshare.policies[p].tree;
             let committed = (tree.factors().committed_run_time_factor > 0.0).then_some(limit).flatten();
-            let charge = JobCharge {
-                slots: job.slots,
-                run_weight: tree.run_weight(job.slots),
-                committed,
-                memory: 0.0,
-                start: t,
-            };
+            let slots = alloc.iter().map(|a| a.1).sum();
+            let charge = JobCharge { slots, run_weight: tree.run_weight(slots), committed, memory: 0.0, start: t };
             charges.push((p, leaf, charge));
         }
         for (p, leaf, charge) in &charges {

@@ -4,6 +4,7 @@
 //! out. Nothing here knows which driver it is.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -13,6 +14,7 @@ use crate::dispatch::{Unit, build_units};
 use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
 use crate::pools::Accumulated;
+use crate::resreq::ResReq;
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, ShareError};
 use crate::slots::SlotIndex;
 use crate::time::Time;
@@ -39,10 +41,18 @@ pub enum Rejection {
     UserNotAllowed { user: String, queue: String },
     #[error(transparent)]
     Shares(#[from] ShareError),
-    #[error("-n {0}: a job needs at least one slot")]
-    NoSlots(u32),
+    #[error("-n {min},{max}: the minimum exceeds the maximum")]
+    BadSlotRange { min: u32, max: u32 },
     #[error("-n {slots}: queue `{queue}` has {available} job slots on its hosts")]
     TooManySlots { slots: u32, queue: String, available: u64 },
+    #[error("-n {asked}: fewer processors than the minimum PROCLIMIT of queue `{queue}` ({min})")]
+    BelowProcLimit { asked: String, min: u32, queue: String },
+    #[error("-n {asked}: more processors than the maximum PROCLIMIT of queue `{queue}` ({max})")]
+    AboveProcLimit { asked: String, max: u32, queue: String },
+    #[error("-n {asked}: no default queue takes this job (DEFAULT_QUEUE: {queues})")]
+    NoDefaultQueueFits { asked: String, queues: String },
+    #[error("-R: {0}")]
+    BadResReq(String),
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
     RunLimitTooLong { limit: u64, max: u64, queue: String },
     #[error("job {0} is not in the system")]
@@ -145,6 +155,47 @@ pub enum Event {
     },
 }
 
+/// `-n` of a submission: none, or (min, max).
+fn asked_slots(spec: &JobSpec) -> Result<Option<(u32, u32)>, Rejection> {
+    if spec.slots == 0 {
+        return Ok(None);
+    }
+    let max = spec.max_slots.unwrap_or(spec.slots);
+    if max < spec.slots {
+        return Err(Rejection::BadSlotRange { min: spec.slots, max });
+    }
+    Ok(Some((spec.slots, max)))
+}
+
+fn show_asked(min: u32, max: u32) -> String {
+    if min == max { min.to_string() } else { format!("{min},{max}") }
+}
+
+/// The slots a job runs on in a queue with PROCLIMIT `limit` (spec 004,
+/// "How PROCLIMIT affects submission of parallel jobs"):
+/// - without `-n`: the PROCLIMIT default (which is its minimum when only
+///   minimum and maximum are given), else 1;
+/// - `-n n`: refused below the minimum or above the maximum;
+/// - `-n min,max`: refused when `max` is below the PROCLIMIT minimum or
+///   `min` above its maximum; otherwise the range is cut to the PROCLIMIT
+///   (`-n 2,6` under `3 8` runs on 3 to 6).
+pub(crate) fn proc_limit(
+    limit: Option<crate::model::ProcLimit>,
+    asked: Option<(u32, u32)>,
+    queue: &str,
+) -> Result<(u32, u32), Rejection> {
+    let Some(pl) = limit else { return Ok(asked.unwrap_or((1, 1))) };
+    let Some((min, max)) = asked else { return Ok((pl.default, pl.default)) };
+    let shown = || show_asked(min, max);
+    if max < pl.min {
+        return Err(Rejection::BelowProcLimit { asked: shown(), min: pl.min, queue: queue.to_string() });
+    }
+    if min > pl.max {
+        return Err(Rejection::AboveProcLimit { asked: shown(), max: pl.max, queue: queue.to_string() });
+    }
+    Ok((min.max(pl.min), max.min(pl.max)))
+}
+
 /// Where a running job runs: most jobs use one or two hosts.
 pub(crate) type Alloc = SmallVec<[(u32, u32); 2]>;
 /// The accounts a running job is charged to: almost always one.
@@ -161,7 +212,19 @@ pub(crate) enum JobState {
 pub(crate) struct Job {
     pub(crate) user: u32,
     pub(crate) queue: usize,
+    /// The fewest slots the job starts on, and the most it takes (after
+    /// PROCLIMIT); a running job holds what its allocation says.
     pub(crate) slots: u32,
+    pub(crate) max_slots: u32,
+    /// `-n` as given (none: the queue's PROCLIMIT default), for when the
+    /// queue's PROCLIMIT changes.
+    pub(crate) asked: Option<(u32, u32)>,
+    /// Pending after a reconfiguration whose PROCLIMIT it no longer meets.
+    pub(crate) outside_proclimit: bool,
+    /// `-R` as given, and the requirement the job is placed by (combined
+    /// with its queue's RES_REQ); shared by a job array's elements.
+    pub(crate) own_res: Option<Arc<ResReq>>,
+    pub(crate) res: Option<Arc<ResReq>>,
     pub(crate) run_limit: Option<u64>,
     /// `-G`: the user group to charge through.
     pub(crate) group: Option<String>,
@@ -183,7 +246,10 @@ pub(crate) struct HostState {
     pub(crate) name: String,
     pub(crate) slots: u32,
     pub(crate) cpus: u32,
+    pub(crate) attrs: crate::model::HostAttrs,
     pub(crate) used: u32,
+    /// MB held by running jobs' `rusage[mem=...]`.
+    pub(crate) mem_reserved: f64,
     pub(crate) up: bool,
     /// Host sets (index, position) this host belongs to.
     pub(crate) in_sets: Vec<(usize, usize)>,
@@ -281,7 +347,9 @@ impl Engine {
                 name: h.name.clone(),
                 slots: h.slots,
                 cpus: h.cpus,
+                attrs: h.attrs.clone(),
                 used: 0,
+                mem_reserved: 0.0,
                 up: true,
                 in_sets: Vec::new(),
                 partition: None,
@@ -459,36 +527,28 @@ impl Engine {
 
     /// The checks of a submission, and the job they admit.
     pub(crate) fn admit(&mut self, spec: &JobSpec) -> Result<Job, Rejection> {
+        let asked = asked_slots(spec)?;
         let queue = match &spec.queue {
             Some(q) => {
                 self.queues.iter().position(|s| s.spec.name == *q).ok_or_else(|| Rejection::NoSuchQueue(q.clone()))?
             }
-            None => {
-                let name = self.config.default_queues.first().ok_or(Rejection::NoDefaultQueue)?;
-                self.queues
-                    .iter()
-                    .position(|s| s.spec.name == *name)
-                    .ok_or_else(|| Rejection::NoSuchQueue(name.clone()))?
-            }
+            None => self.choose_queue_index(spec, &|_| false)?,
         };
         let q = &self.queues[queue];
-        if let Some(users) = &q.spec.users {
-            let allowed = users.iter().any(|u| *u == spec.user || self.config.groups.contains(u, &spec.user));
-            if !allowed {
-                return Err(Rejection::UserNotAllowed { user: spec.user.clone(), queue: q.spec.name.clone() });
-            }
-        }
-        if spec.slots == 0 {
-            return Err(Rejection::NoSlots(0));
-        }
+        self.allows_user(queue, &spec.user)?;
+        let (min, max) = proc_limit(q.spec.proclimit, asked, &q.spec.name)?;
         let available = q.capacity;
-        if u64::from(spec.slots) > available {
-            return Err(Rejection::TooManySlots { slots: spec.slots, queue: q.spec.name.clone(), available });
+        if u64::from(min) > available {
+            return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
         }
         if let (Some(limit), Some(rl)) = (spec.run_limit, q.spec.run_limit) {
             if limit > rl.max {
                 return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
             }
+        }
+        let res = ResReq::combine(spec.res_req.as_ref(), q.spec.res_req.as_ref());
+        if let Some(r) = &res {
+            self.check_res(r)?;
         }
         let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
         let admission =
@@ -510,7 +570,12 @@ impl Engine {
         Ok(Job {
             user,
             queue,
-            slots: spec.slots,
+            slots: min,
+            max_slots: max,
+            asked,
+            outside_proclimit: false,
+            own_res: spec.res_req.clone().map(Arc::new),
+            res: res.filter(ResReq::constrains).map(Arc::new),
             run_limit: spec.run_limit,
             group: spec.group.clone(),
             accounts,
@@ -520,6 +585,51 @@ impl Engine {
             waiting,
             priority,
         })
+    }
+
+    /// USERS: whether the queue takes jobs of `user`.
+    fn allows_user(&self, queue: usize, user: &str) -> Result<(), Rejection> {
+        let q = &self.queues[queue];
+        match &q.spec.users {
+            Some(users) if !users.iter().any(|u| u == user || self.config.groups.contains(u, user)) => {
+                Err(Rejection::UserNotAllowed { user: user.to_string(), queue: q.spec.name.clone() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Automatic queue selection (spec 004): the first queue of
+    /// DEFAULT_QUEUE, skipping those `skip` names (closed queues), that
+    /// admits the user (USERS) and whose PROCLIMIT the job's `-n` meets.
+    /// With one candidate, its own reason is the answer.
+    pub fn choose_queue(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<&str, Rejection> {
+        let q = self.choose_queue_index(spec, skip)?;
+        Ok(&self.queues[q].spec.name)
+    }
+
+    fn choose_queue_index(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<usize, Rejection> {
+        let asked = asked_slots(spec)?;
+        let names = &self.config.default_queues;
+        let mut last = Rejection::NoDefaultQueue;
+        let mut tried = 0;
+        for name in names.iter().filter(|n| !skip(n)) {
+            let q = self.queues.iter().position(|s| s.spec.name == *name).ok_or(Rejection::NoSuchQueue(name.clone()));
+            let fits = q.and_then(|q| {
+                self.allows_user(q, &spec.user)?;
+                proc_limit(self.queues[q].spec.proclimit, asked, name)?;
+                Ok(q)
+            });
+            tried += 1;
+            match fits {
+                Ok(q) => return Ok(q),
+                Err(e) => last = e,
+            }
+        }
+        if tried > 1 {
+            let asked = asked.map_or("1".to_string(), |(a, b)| show_asked(a, b));
+            return Err(Rejection::NoDefaultQueueFits { asked, queues: names.join(" ") });
+        }
+        Err(last)
     }
 
     /// A pending job joins its queue: dispatchable, or held, or waiting
@@ -618,9 +728,12 @@ impl Engine {
         let JobState::Running { start, alloc, charges, cpu_reported } = state else { return };
         self.dirty = true;
         self.array_stops(id);
+        let slots: u32 = alloc.iter().map(|a| a.1).sum();
         for &(h, n) in &alloc {
+            let mem = self.rusage_mem(job, n);
             let host = &mut self.hosts[h as usize];
             host.used = host.used.saturating_sub(n);
+            host.mem_reserved = (host.mem_reserved - mem).max(0.0);
             if let Some(e) = host.per_queue.get_mut(&job.queue) {
                 e.0 = e.0.saturating_sub(n);
             }
@@ -629,11 +742,11 @@ impl Engine {
         let lambda = self.pool_lambda;
         let q = &mut self.queues[job.queue];
         q.accumulated.update(t.0, q.used, lambda);
-        q.used = q.used.saturating_sub(job.slots);
+        q.used = q.used.saturating_sub(slots);
         if let Some(u) = q.user_used.get_mut(job.user as usize) {
-            *u = u.saturating_sub(job.slots);
+            *u = u.saturating_sub(slots);
         }
-        self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(job.slots);
+        self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(slots);
         let limit = self.effective_run_limit(job.queue, job.run_limit);
         if let Some(limit) = limit {
             self.deadlines.remove(&(Time(start.0 + limit), id));

@@ -19,17 +19,22 @@ pub mod dispatch;
 pub mod engine;
 mod jobs;
 pub mod model;
+mod placement;
 pub mod pools;
 mod queries;
 pub mod reasons;
 pub mod reconfig;
+pub mod resreq;
 pub mod shares;
 pub mod slots;
 pub mod time;
 
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
-pub use model::{ArrayShape, EngineConfig, HostSpec, JobSpec, QueueLimits, QueueSpec, RunLimitSpec};
+pub use model::{
+    ArrayShape, EngineConfig, HostAttrs, HostSpec, JobSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec,
+};
 pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;
+pub use resreq::ResReq;
 pub use time::Time;

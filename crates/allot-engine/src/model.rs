@@ -3,14 +3,46 @@
 
 use std::collections::BTreeMap;
 
+use crate::resreq::{ResReq, Resource};
 use crate::shares::{FairshareSet, GroupTable};
 
-/// A host: its job slots (MXJ, or its CPUs) and CPUs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A host: its job slots (MXJ, or its CPUs), CPUs, and what resource
+/// requirements read of it.
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostSpec {
     pub name: String,
     pub slots: u32,
     pub cpus: u32,
+    pub attrs: HostAttrs,
+}
+
+impl HostSpec {
+    /// A host with no type, model, memory or resources given.
+    pub fn new(name: impl Into<String>, slots: u32, cpus: u32) -> Self {
+        HostSpec { name: name.into(), slots, cpus, attrs: HostAttrs::default() }
+    }
+}
+
+/// What `select`, `order`, `same` and `rusage` read of a host
+/// ([`crate::resreq`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostAttrs {
+    pub host_type: Option<String>,
+    pub model: Option<String>,
+    /// Memory, MB; `None` when not known (such a host satisfies no
+    /// `rusage[mem=...]` and no comparison on `mem` or `maxmem`).
+    pub maxmem: Option<u64>,
+    /// Boolean, numeric and string resources, by name.
+    pub resources: BTreeMap<String, Resource>,
+}
+
+/// PROCLIMIT = [minimum [default]] maximum (spec 004, "Limiting the Number
+/// of Processors Allocated"), already checked: 1 <= min <= default <= max.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcLimit {
+    pub min: u32,
+    pub default: u32,
+    pub max: u32,
 }
 
 /// Per-queue job slot limits (spec 000/`lsb.queues`): UJOB_LIMIT per user,
@@ -50,6 +82,9 @@ pub struct QueueSpec {
     pub job_accept_interval: Option<u32>,
     /// SLOT_POOL and SLOT_SHARE (percent).
     pub slot_pool: Option<(String, u32)>,
+    pub proclimit: Option<ProcLimit>,
+    /// RES_REQ.
+    pub res_req: Option<ResReq>,
 }
 
 impl QueueSpec {
@@ -66,6 +101,8 @@ impl QueueSpec {
             run_limit: None,
             job_accept_interval: None,
             slot_pool: None,
+            proclimit: None,
+            res_req: None,
         }
     }
 }
@@ -92,6 +129,12 @@ pub struct EngineConfig {
     /// MAX_USER_PRIORITY: user-assigned job priorities (`bsub -sp`) from 1
     /// to this; none, not enabled.
     pub max_user_priority: Option<u32>,
+    /// PARALLEL_SCHED_BY_SLOT=Y: a parallel job may take as many slots on a
+    /// host as it has free, not only as many as it has CPUs.
+    pub parallel_sched_by_slot: bool,
+    /// RESOURCE_RESERVE_PER_SLOT=y: `rusage[mem=n]` is per slot, not per
+    /// host.
+    pub resource_reserve_per_slot: bool,
 }
 
 impl EngineConfig {
@@ -121,19 +164,28 @@ impl EngineConfig {
             user_max_jobs: BTreeMap::new(),
             max_job_array_size: 1000,
             max_user_priority: None,
+            parallel_sched_by_slot: false,
+            resource_reserve_per_slot: false,
         }
     }
 }
 
 /// A submission as the engine sees it (after the command's options are
 /// parsed).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobSpec {
     pub user: String,
-    /// `-q`; `None` takes the default queue.
+    /// `-q`; `None`: the first DEFAULT_QUEUE that takes the job.
     pub queue: Option<String>,
-    /// `-n`.
+    /// `-n min`; 0 when `-n` is not given: the queue's PROCLIMIT default
+    /// (its minimum when it has no default), else 1.
     pub slots: u32,
+    /// `-n min,max`: the most slots the job takes when more are free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_slots: Option<u32>,
+    /// `-R`, parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub res_req: Option<ResReq>,
     /// `-W`, seconds.
     pub run_limit: Option<u64>,
     /// `-G`: the user group to charge through.

@@ -69,6 +69,11 @@ impl Engine {
     pub fn job_priority(&self, id: JobId) -> Option<u32> {
         self.jobs.get(&id).map(|j| j.priority)
     }
+    /// The slots a pending or running job asks for: its `-n` minimum and
+    /// maximum after PROCLIMIT (a running job holds its allocation).
+    pub fn job_slots(&self, id: JobId) -> Option<(u32, u32)> {
+        self.jobs.get(&id).map(|j| (j.slots, j.max_slots))
+    }
     /// A pending job held by `bstop`.
     pub fn is_held(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| j.held)

@@ -34,6 +34,11 @@ pub enum PendingReason {
     DependencyNever,
     /// As many elements of its job array run as its `%limit` allows.
     ArrayLimit,
+    /// The queue's PROCLIMIT changed and the job's `-n` is outside it.
+    ProcLimit,
+    /// Enough slots are free, but not on hosts its resource requirements
+    /// (select, span, same, rusage) accept.
+    ResReq,
 }
 
 impl std::fmt::Display for PendingReason {
@@ -66,6 +71,8 @@ impl std::fmt::Display for PendingReason {
             PendingReason::Dependency => write!(f, "Job dependency condition not satisfied"),
             PendingReason::DependencyNever => write!(f, "Dependency condition invalid or never satisfied"),
             PendingReason::ArrayLimit => write!(f, "The job array has reached its running element limit"),
+            PendingReason::ProcLimit => write!(f, "Job no longer satisfies PROCLIMIT configuration"),
+            PendingReason::ResReq => write!(f, "Not enough hosts meet the job's resource requirements"),
         }
     }
 }
@@ -99,6 +106,9 @@ impl Engine {
             .sum();
         if usable < u64::from(job.slots) {
             return Some(PendingReason::NotEnoughSlots { need: job.slots, free: usable });
+        }
+        if job.res.is_some() && self.place(job, t).is_none() {
+            return Some(PendingReason::ResReq);
         }
         let unit = &self.units[self.queue_unit[job.queue]];
         if let UnitKind::Fairshare { policy } = unit.kind {

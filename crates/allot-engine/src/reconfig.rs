@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use crate::engine::{Engine, Job, JobId, JobState};
 use crate::jobs::JobTable;
 use crate::model::EngineConfig;
+use crate::resreq::ResReq;
 use crate::shares::Usage;
 use crate::time::Time;
 
@@ -115,6 +116,19 @@ impl Engine {
         };
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => {
+                // "Pending jobs with no processor requirements use the new
+                // default PROCLIMIT value"; one the new PROCLIMIT refuses
+                // stays pending, saying so.
+                let q = &self.queues[queue];
+                match crate::engine::proc_limit(q.spec.proclimit, job.asked, &q.spec.name) {
+                    Ok((min, max)) => {
+                        (job.slots, job.max_slots, job.outside_proclimit) = (min, max, false);
+                    }
+                    Err(_) => job.outside_proclimit = true,
+                }
+                job.res = ResReq::combine(job.own_res.as_deref(), q.spec.res_req.as_ref())
+                    .filter(ResReq::constrains)
+                    .map(std::sync::Arc::new);
                 self.add_pending(id, &job);
                 self.jobs.insert(id, job);
             }
@@ -128,10 +142,13 @@ impl Engine {
                     })
                     .collect();
                 for &(h, n) in &alloc {
-                    self.hosts[h as usize].used += n;
+                    let mem = self.rusage_mem(&job, n);
+                    let host = &mut self.hosts[h as usize];
+                    host.used += n;
+                    host.mem_reserved += mem;
                     self.refresh_host(h);
                 }
-                let (user, slots) = (job.user, job.slots);
+                let (user, slots) = (job.user, alloc.iter().map(|a| a.1).sum::<u32>());
                 let q = &mut self.queues[queue];
                 q.used += slots;
                 if q.user_used.len() <= user as usize {

@@ -9,9 +9,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Submit {
     pub queue: Option<String>,
-    /// `-n min[,max]`.
+    /// `-n min[,max]`; 0 when `-n` is not given (the queue's PROCLIMIT
+    /// default applies).
     pub slots: u32,
     pub max_slots: Option<u32>,
+    /// `-R`, each occurrence as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub res_req: Vec<String>,
     /// `-W`, seconds.
     pub run_limit: Option<u64>,
     /// `-G`.

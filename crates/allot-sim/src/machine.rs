@@ -32,7 +32,7 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
     let hosts = (0..nodes)
         .map(|i| {
             let slots = (procs / nodes + u64::from(i < procs % nodes)) as u32;
-            HostSpec { name: format!("node{:0width$}", i + 1), slots, cpus: slots }
+            HostSpec::new(format!("node{:0width$}", i + 1), slots, slots)
         })
         .collect();
     EngineConfig::one_queue(hosts, policy == Policy::Fairshare)

@@ -108,6 +108,8 @@ pub fn run(
                 user: job.user.clone(),
                 queue: job.queue.clone(),
                 slots: job.slots,
+                max_slots: None,
+                res_req: None,
                 run_limit: job.run_limit,
                 group: job.charge_group.clone(),
                 depends: None,

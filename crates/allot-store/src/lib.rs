@@ -33,7 +33,7 @@ pub enum StoreError {
 pub type Env = std::sync::Arc<[(String, String)]>;
 
 /// A job as submitted: what the engine schedules and what running it needs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobRecord {
     pub spec: JobSpec,
     pub name: String,

@@ -2,7 +2,7 @@
 
 use super::read::{at, value};
 use super::shares::convert_shares;
-use super::text::{Line, Source, key_values, sections, unquote};
+use super::text::{Line, Source, key_values, offset_in, sections, unquote};
 use super::values::{
     exclusive, host_tokens, int, max_reserve_time, name, number, parse_all, preemption, requeue_exit_values,
     run_limits, uint, uints, user_shares, yes_no,
@@ -159,7 +159,15 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         "SLOT_RESERVE" => q.slot_reserve = value(diags, line, key, v, max_reserve_time),
         "RESOURCE_RESERVE" => q.resource_reserve = value(diags, line, key, v, max_reserve_time),
         "INTERRUPTIBLE_BACKFILL" => q.interruptible_backfill = value(diags, line, key, v, uint),
-        "RES_REQ" => q.res_req = Some(unquote(v).to_string()),
+        "RES_REQ" => {
+            let text = unquote(v);
+            match crate::resreq::parse(text) {
+                Ok(r) => q.res_req = Some(r),
+                Err(e) => {
+                    diags.error(line.loc(offset_in(&line.text, text) + e.offset), format!("RES_REQ: {}", e.message))
+                }
+            }
+        }
         "EXCLUSIVE" => q.exclusive = value(diags, line, key, v, exclusive).unwrap_or_default(),
         "UJOB_LIMIT" => q.ujob_limit = value(diags, line, key, v, uint),
         "PJOB_LIMIT" => q.pjob_limit = value(diags, line, key, v, number),

@@ -42,7 +42,8 @@ fn every_parameter_of_the_issue_reads() {
     let rl = q.runlimit.expect("RUNLIMIT");
     assert_eq!((rl.default.map(|d| d.seconds), rl.max.seconds), (Some(600), 3600));
     assert_eq!((q.slot_reserve, q.interruptible_backfill), (Some(5), Some(1)));
-    assert_eq!(q.res_req.as_deref(), Some("select[mem > 1000] same[type]"));
+    let r = q.res_req.as_ref().expect("RES_REQ");
+    assert_eq!((r.text.as_str(), &r.same[..]), ("select[mem > 1000] same[type]", &["type".to_string()][..]));
     assert_eq!(q.exclusive, Exclusive::ComputeUnit("rack".into()));
     assert_eq!((q.ujob_limit, q.pjob_limit, q.qjob_limit, q.hjob_limit), (Some(4), Some(2.0), Some(10), Some(1)));
     assert_eq!(q.preemption.preemptive, Some(vec!["normal".to_string()]));

@@ -1,0 +1,432 @@
+//! Resource requirement strings (`bsub -R`, a queue's RES_REQ; spec 004):
+//!
+//! ```text
+//! resreq  := [expr] section*            (a leading bare expression is select)
+//! section := "select" "[" expr "]"      (several select sections all hold)
+//!          | "order" "[" key (":" key)* "]"          key := ["-"] name
+//!          | "rusage" "[" "mem" "=" amount "]"       amount := number [KB|MB|GB|TB]
+//!          | "span" "[" ("hosts=1" | "hosts=-1" | "ptile=" ptile) "]"
+//!          | "same" "[" name (":" name)* "]"
+//!          | "cu" "[" cukey (":" cukey)* "]"
+//! ptile   := n | ("'!'" | kind ":" n) ("," kind ":" n)*
+//! cukey   := "type=" name | "pref=" ("config"|"minavail"|"maxavail")
+//!          | "maxcus=" n | "balance" | "usablecuslots=" n | "excl"
+//! expr    := and ("||" and)*
+//! and     := unary ("&&" unary)*
+//! unary   := "!" unary | "(" expr ")" | operand [op operand]
+//! op      := "==" | "=" | "!=" | ">=" | "<=" | ">" | "<"
+//! operand := number | "'" text "'" | "\"" text "\"" | name
+//! ```
+//!
+//! Blanks may separate tokens. `order`, `rusage`, `span`, `same` and `cu`
+//! may each be given once. `rusage` reserves memory only (the one
+//! consumable resource allot tracks); another resource in it is an error,
+//! not ignored. `same[type:model]` with `ptile='!'` is refused, as the spec
+//! says. Errors carry the byte offset where the string went wrong.
+
+use winnow::ModalResult;
+use winnow::ascii::{dec_uint, float, multispace0};
+use winnow::combinator::{alt, cut_err, delimited, opt, preceded, repeat, separated, terminated};
+use winnow::error::{ContextError, ErrMode, StrContext, StrContextValue};
+use winnow::prelude::*;
+use winnow::stream::Stream;
+use winnow::token::{one_of, take_till, take_while};
+
+use allot_engine::resreq::{CmpOp, CuPref, CuReq, Expr, Operand, OrderKey, ResReq, Span};
+
+use crate::lsf::values::{ValueError, parse_all};
+
+/// Parses a resource requirement string; the error has the offset of the
+/// problem.
+pub fn parse(text: &str) -> Result<ResReq, ValueError> {
+    let mut r = parse_all(resreq, text)?;
+    r.text = text.trim().to_string();
+    Ok(r)
+}
+
+/// Several `-R` options: one requirement, as if written one after another.
+pub fn parse_all_of(texts: &[String]) -> Result<Option<ResReq>, (usize, ValueError)> {
+    if texts.is_empty() {
+        return Ok(None);
+    }
+    let joined = texts.join(" ");
+    parse(&joined).map(Some).map_err(|e| {
+        // Which -R it was in, and the offset within it.
+        let mut start = 0;
+        for (i, t) in texts.iter().enumerate() {
+            if e.offset <= start + t.len() || i + 1 == texts.len() {
+                return (i, ValueError { offset: e.offset.saturating_sub(start), message: e.message });
+            }
+            start += t.len() + 1;
+        }
+        (0, e)
+    })
+}
+
+fn expected(what: &'static str) -> StrContext {
+    StrContext::Expected(StrContextValue::Description(what))
+}
+
+fn ws<'a, O>(p: impl Parser<&'a str, O, ErrMode<ContextError>>) -> impl Parser<&'a str, O, ErrMode<ContextError>> {
+    delimited(multispace0, p, multispace0)
+}
+
+/// Fails at the current position, saying what was expected.
+fn fail_here<O>(label: &'static str, what: &'static str) -> ModalResult<O> {
+    let mut e = ContextError::new();
+    e.push(StrContext::Label(label));
+    e.push(expected(what));
+    Err(ErrMode::Cut(e))
+}
+
+/// Fails at `at`, saying what was expected there.
+fn fail_at<'a, O>(
+    input: &mut &'a str,
+    at: &<&'a str as Stream>::Checkpoint,
+    label: &'static str,
+    what: &'static str,
+) -> ModalResult<O> {
+    input.reset(at);
+    fail_here(label, what)
+}
+
+enum Section {
+    Select(Expr),
+    Order(Vec<OrderKey>),
+    Rusage(f64),
+    Span(Span),
+    Same(Vec<String>),
+    Cu(CuReq),
+}
+
+fn resreq(input: &mut &str) -> ModalResult<ResReq> {
+    let mut r = ResReq::default();
+    let mut selects: Vec<Expr> = Vec::new();
+    let _ = multispace0.parse_next(input)?;
+    if opt(section_start).parse_peek(*input)?.1.is_none() && !input.is_empty() {
+        selects.push(expr.parse_next(input)?);
+    }
+    loop {
+        let _ = multispace0.parse_next(input)?;
+        if input.is_empty() {
+            break;
+        }
+        let at = input.checkpoint();
+        let Some(name) = opt(section_start).parse_next(input)? else {
+            return fail_here("resource requirement", "a section: select, order, rusage, span, same or cu");
+        };
+        let section = match name {
+            "select" => Section::Select(cut_err(ws(expr)).parse_next(input)?),
+            "order" => Section::Order(cut_err(ws(order)).parse_next(input)?),
+            "rusage" => Section::Rusage(cut_err(ws(rusage)).parse_next(input)?),
+            "span" => Section::Span(cut_err(ws(span)).parse_next(input)?),
+            "same" => Section::Same(cut_err(ws(names)).parse_next(input)?),
+            _ => Section::Cu(cut_err(ws(cu)).parse_next(input)?),
+        };
+        cut_err(']').context(expected("`]`")).parse_next(input)?;
+        let twice = match section {
+            Section::Select(e) => {
+                selects.push(e);
+                false
+            }
+            Section::Order(k) => !std::mem::replace(&mut r.order, k).is_empty(),
+            Section::Rusage(m) => r.rusage_mem.replace(m).is_some(),
+            Section::Span(s) => r.span.replace(s).is_some(),
+            Section::Same(n) => !std::mem::replace(&mut r.same, n).is_empty(),
+            Section::Cu(c) => r.cu.replace(c).is_some(),
+        };
+        if twice {
+            input.reset(&at);
+            return fail_here("resource requirement", "each of order, rusage, span, same and cu at most once");
+        }
+    }
+    r.select = selects.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
+    if matches!(r.span, Some(Span::PtileBy { default: true, .. }))
+        && r.same.iter().any(|s| s == "type")
+        && r.same.iter().any(|s| s == "model")
+    {
+        return fail_here("span", "no ptile='!' with same[type:model]");
+    }
+    Ok(r)
+}
+
+/// A section keyword and its `[`.
+fn section_start<'a>(input: &mut &'a str) -> ModalResult<&'a str> {
+    terminated(alt(("select", "order", "rusage", "span", "same", "cu")), (multispace0, '[')).parse_next(input)
+}
+
+fn name<'a>(input: &mut &'a str) -> ModalResult<&'a str> {
+    (one_of(|c: char| c.is_ascii_alphanumeric() || c == '_'), take_while(0.., name_char))
+        .take()
+        .context(expected("a name"))
+        .parse_next(input)
+}
+
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
+
+fn names(input: &mut &str) -> ModalResult<Vec<String>> {
+    separated(1.., ws(name).map(str::to_string), ':').parse_next(input)
+}
+
+fn expr(input: &mut &str) -> ModalResult<Expr> {
+    let first = and.parse_next(input)?;
+    let rest: Vec<Expr> = repeat(0.., preceded(ws("||"), cut_err(and))).parse_next(input)?;
+    Ok(rest.into_iter().fold(first, |a, b| Expr::Or(Box::new(a), Box::new(b))))
+}
+
+fn and(input: &mut &str) -> ModalResult<Expr> {
+    let first = unary.parse_next(input)?;
+    let rest: Vec<Expr> = repeat(0.., preceded(ws("&&"), cut_err(unary))).parse_next(input)?;
+    Ok(rest.into_iter().fold(first, |a, b| Expr::And(Box::new(a), Box::new(b))))
+}
+
+fn unary(input: &mut &str) -> ModalResult<Expr> {
+    ws(alt((
+        preceded(('!', winnow::combinator::not('=')), cut_err(unary)).map(|e| Expr::Not(Box::new(e))),
+        delimited('(', cut_err(expr), cut_err(')').context(expected("`)`"))),
+        comparison,
+    )))
+    .context(expected("a condition: a resource, a comparison, `!` or `(`"))
+    .parse_next(input)
+}
+
+fn comparison(input: &mut &str) -> ModalResult<Expr> {
+    let lhs = operand.parse_next(input)?;
+    let Some(op) = opt(ws(cmp_op)).parse_next(input)? else {
+        return match lhs {
+            Operand::Name(n) => Ok(Expr::Name(n)),
+            _ => fail_here("select", "a comparison after a value"),
+        };
+    };
+    let rhs = cut_err(operand).parse_next(input)?;
+    Ok(Expr::Cmp { lhs, op, rhs })
+}
+
+fn cmp_op(input: &mut &str) -> ModalResult<CmpOp> {
+    alt((
+        "==".value(CmpOp::Eq),
+        "!=".value(CmpOp::Ne),
+        ">=".value(CmpOp::Ge),
+        "<=".value(CmpOp::Le),
+        ">".value(CmpOp::Gt),
+        "<".value(CmpOp::Lt),
+        "=".value(CmpOp::Eq),
+    ))
+    .parse_next(input)
+}
+
+fn operand(input: &mut &str) -> ModalResult<Operand> {
+    alt((
+        terminated(float, winnow::combinator::not(one_of(name_char))).map(Operand::Num),
+        delimited('\'', take_till(0.., '\''), cut_err('\'').context(expected("a closing `'`")))
+            .map(|s: &str| Operand::Str(s.to_string())),
+        delimited('"', take_till(0.., '"'), cut_err('"').context(expected("a closing `\"`")))
+            .map(|s: &str| Operand::Str(s.to_string())),
+        name.map(|n| Operand::Name(n.to_string())),
+    ))
+    .context(expected("a resource name, a number or a quoted string"))
+    .parse_next(input)
+}
+
+fn order(input: &mut &str) -> ModalResult<Vec<OrderKey>> {
+    separated(
+        1..,
+        ws((opt('-'), name))
+            .map(|(minus, n): (Option<char>, &str)| OrderKey { name: n.to_string(), reverse: minus.is_some() }),
+        ':',
+    )
+    .parse_next(input)
+}
+
+/// `mem=amount`, in MB.
+fn rusage(input: &mut &str) -> ModalResult<f64> {
+    let at = input.checkpoint();
+    let key = name.parse_next(input)?;
+    if key != "mem" {
+        input.reset(&at);
+        return fail_here("rusage", "mem=MB (allot reserves memory only)");
+    }
+    let _ = cut_err(ws('=')).context(expected("`=`")).parse_next(input)?;
+    let amount: f64 = cut_err(float).context(expected("an amount of memory")).parse_next(input)?;
+    let unit = opt(alt(("KB", "K", "MB", "M", "GB", "G", "TB", "T"))).parse_next(input)?;
+    let scale = match unit.map(|u| &u[..1]) {
+        Some("K") => 1.0 / 1024.0,
+        Some("G") => 1024.0,
+        Some("T") => 1024.0 * 1024.0,
+        _ => 1.0,
+    };
+    if !(amount >= 0.0 && amount.is_finite()) {
+        input.reset(&at);
+        return fail_here("rusage", "a memory amount of 0 or more");
+    }
+    Ok(amount * scale)
+}
+
+fn span(input: &mut &str) -> ModalResult<Span> {
+    let key = alt(("hosts", "ptile")).context(expected("hosts= or ptile=")).parse_next(input)?;
+    let _ = cut_err(ws('=')).context(expected("`=`")).parse_next(input)?;
+    if key == "hosts" {
+        return cut_err(alt(("1".value(Span::OneHost), "-1".value(Span::Any))))
+            .context(StrContext::Label("span"))
+            .context(expected("hosts=1 or hosts=-1"))
+            .parse_next(input);
+    }
+    if let Some(n) = opt(terminated(dec_uint::<_, u32, _>, winnow::combinator::not(':'))).parse_next(input)? {
+        if n == 0 {
+            return fail_here("span", "a ptile of at least 1");
+        }
+        return Ok(Span::Ptile(n));
+    }
+    let default = opt(terminated(alt(("'!'", "!")), opt(ws(',')))).parse_next(input)?.is_some();
+    let values: Vec<(String, u32)> = separated(
+        0..,
+        ws((name, cut_err(':'), cut_err(dec_uint).context(expected("slots per host"))))
+            .map(|(n, _, v): (&str, char, u32)| (n.to_string(), v)),
+        ',',
+    )
+    .parse_next(input)?;
+    if !default && values.is_empty() {
+        return fail_here("span", "ptile=n, ptile='!' or ptile=kind:n");
+    }
+    if values.iter().any(|v| v.1 == 0) {
+        return fail_here("span", "a ptile of at least 1");
+    }
+    Ok(Span::PtileBy { default, values })
+}
+
+fn cu(input: &mut &str) -> ModalResult<CuReq> {
+    let mut c = CuReq::default();
+    loop {
+        let key = ws(alt(("type", "pref", "maxcus", "balance", "usablecuslots", "excl")))
+            .context(expected("type, pref, maxcus, balance, usablecuslots or excl"))
+            .parse_next(input)?;
+        let has_value = opt(ws('=')).parse_next(input)?.is_some();
+        let at = input.checkpoint();
+        let value = if has_value { Some(cut_err(name).parse_next(input)?) } else { None };
+        let number = value.and_then(|v| v.parse::<u32>().ok()).filter(|&n| n > 0);
+        match (key, value) {
+            ("type", Some(t)) => c.cu_type = Some(t.to_string()),
+            ("pref", Some("config")) => c.pref = CuPref::Config,
+            ("pref", Some("minavail")) => c.pref = CuPref::MinAvail,
+            ("pref", Some("maxavail")) => c.pref = CuPref::MaxAvail,
+            ("pref", _) => fail_at(input, &at, "cu", "pref=config, pref=minavail or pref=maxavail")?,
+            ("maxcus", _) if number.is_some() => c.maxcus = number,
+            ("maxcus", _) => fail_at(input, &at, "cu", "maxcus=n, n >= 1")?,
+            ("usablecuslots", _) if number.is_some() => c.usablecuslots = number,
+            ("usablecuslots", _) => fail_at(input, &at, "cu", "usablecuslots=n, n >= 1")?,
+            ("balance", None) => c.balance = true,
+            ("excl", None) => c.excl = true,
+            ("type", None) => fail_at(input, &at, "cu", "type=name")?,
+            _ => fail_at(input, &at, "cu", "no value after balance or excl")?,
+        }
+        if opt(ws(':')).parse_next(input)?.is_none() {
+            return Ok(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: &str) -> Operand {
+        Operand::Name(n.into())
+    }
+
+    fn cmp(l: &str, op: CmpOp, r: Operand) -> Expr {
+        Expr::Cmp { lhs: name(l), op, rhs: r }
+    }
+
+    fn or(a: Expr, b: Expr) -> Expr {
+        Expr::Or(Box::new(a), Box::new(b))
+    }
+
+    fn and(a: Expr, b: Expr) -> Expr {
+        Expr::And(Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn the_spec_examples_parse() {
+        let r = parse("select[type==SGI6 || type==SOL7] same[type]").expect("parses");
+        assert_eq!(r.select, Some(or(cmp("type", CmpOp::Eq, name("SGI6")), cmp("type", CmpOp::Eq, name("SOL7")))));
+        assert_eq!(r.same, ["type"]);
+
+        let r = parse("type==any same[type] span[ptile='!',LINUX:2,SGI:4]").expect("parses");
+        assert_eq!(r.select, Some(cmp("type", CmpOp::Eq, name("any"))));
+        assert_eq!(r.span, Some(Span::PtileBy { default: true, values: vec![("LINUX".into(), 2), ("SGI".into(), 4)] }));
+
+        let r = parse("same[type:model] span[ptile=PC233:2,PC1133:4]").expect("parses");
+        assert_eq!(r.same, ["type", "model"]);
+        assert_eq!(
+            r.span,
+            Some(Span::PtileBy { default: false, values: vec![("PC233".into(), 2), ("PC1133".into(), 4)] })
+        );
+
+        let r = parse(
+            "select[mem > 1000 && type==any && (hgconnect==hg1 || \nhgconnect==hg2 || hgconnect=hg3)]same[hgconnect:type]",
+        )
+        .expect("parses");
+        let groups = or(
+            or(cmp("hgconnect", CmpOp::Eq, name("hg1")), cmp("hgconnect", CmpOp::Eq, name("hg2"))),
+            cmp("hgconnect", CmpOp::Eq, name("hg3")),
+        );
+        assert_eq!(
+            r.select,
+            Some(and(and(cmp("mem", CmpOp::Gt, Operand::Num(1000.0)), cmp("type", CmpOp::Eq, name("any"))), groups))
+        );
+        assert_eq!(r.same, ["hgconnect", "type"]);
+
+        assert_eq!(parse("span[hosts=1]").expect("parses").span, Some(Span::OneHost));
+        assert_eq!(parse("span[hosts=-1]").expect("parses").span, Some(Span::Any));
+        assert_eq!(parse("span[ptile=3]").expect("parses").span, Some(Span::Ptile(3)));
+        assert_eq!(parse("rusage[mem=500]").expect("parses").rusage_mem, Some(500.0));
+        assert_eq!(parse("rusage[mem=2GB]").expect("parses").rusage_mem, Some(2048.0));
+        assert_eq!(
+            parse("order[-slots:maxmem]").expect("parses").order,
+            [OrderKey { name: "slots".into(), reverse: true }, OrderKey { name: "maxmem".into(), reverse: false }]
+        );
+        let c = parse("cu[type=rack:pref=minavail:maxcus=2:balance:usablecuslots=4:excl]").expect("parses").cu;
+        assert_eq!(
+            c,
+            Some(CuReq {
+                cu_type: Some("rack".into()),
+                pref: CuPref::MinAvail,
+                maxcus: Some(2),
+                balance: true,
+                usablecuslots: Some(4),
+                excl: true
+            })
+        );
+        assert_eq!(parse("select[!fast && 'x'!=type]").expect("parses").text, "select[!fast && 'x'!=type]");
+    }
+
+    #[test]
+    fn errors_say_where() {
+        let err = |s: &str| parse(s).expect_err(s);
+        assert_eq!(err("select[type==").offset, 13);
+        assert_eq!(err("select[type==LINUX").offset, 18);
+        assert!(err("select[type==LINUX").message.contains("`]`"), "{}", err("select[type==LINUX").message);
+        assert_eq!(err("span[hosts=2]").offset, 11);
+        assert!(err("span[hosts=2]").message.starts_with("span: expected hosts=1 or hosts=-1"));
+        assert_eq!(err("rusage[licA=1]").offset, 7);
+        assert!(err("rusage[licA=1]").message.contains("memory only"));
+        assert_eq!(err("span[ptile=0]").offset, 12);
+        assert_eq!(err("same[type] same[model]").offset, 11);
+        assert_eq!(err("span[ptile='!',LINUX:2] same[type:model]").offset, 40);
+        assert_eq!(err("select[a &&]").offset, 11);
+        assert_eq!(err("selct[a]").offset, 5);
+        assert_eq!(err("cu[pref=best]").offset, 8);
+        assert_eq!(err("cu[balance:maxcus=0]").offset, 18);
+    }
+
+    #[test]
+    fn several_r_options_make_one_requirement_and_errors_name_the_option() {
+        let r = parse_all_of(&["select[a]".into(), "span[hosts=1] select[b]".into()]).expect("parses").expect("some");
+        assert_eq!(r.select, Some(and(Expr::Name("a".into()), Expr::Name("b".into()))));
+        assert_eq!(r.span, Some(Span::OneHost));
+        let (which, e) = parse_all_of(&["select[a]".into(), "span[hosts=3]".into()]).expect_err("bad");
+        assert_eq!((which, e.offset), (1, 11));
+    }
+}

@@ -1,0 +1,275 @@
+//! Where a job starts (spec 004): which hosts, and how many slots on each.
+//!
+//! A host can give a job as many slots as it has free, within the queue's
+//! per-host limits (HJOB_LIMIT, PJOB_LIMIT, JOB_ACCEPT_INTERVAL) and, for a
+//! parallel job, no more than its CPUs unless PARALLEL_SCHED_BY_SLOT=Y; with
+//! `rusage[mem=n]`, only where n MB are not held by running jobs (n per
+//! slot with RESOURCE_RESERVE_PER_SLOT=y).
+//!
+//! A job without resource requirements takes free slots first fit in host
+//! order, through the queue's free-slot index. A job with requirements
+//! considers the queue's hosts where its `select` holds, sorted by its
+//! `order` keys (host order among equals); with `same[...]`, hosts are
+//! grouped by their values of those resources and the groups are tried in
+//! the order of their first host, the first group that holds the job
+//! taking it. Within the hosts considered, `span` decides the shape:
+//! - none: slots host by host, as many as each can give;
+//! - `span[hosts=1]`: the first host that can give the minimum, as many as
+//!   it can up to the maximum;
+//! - `span[ptile=n]` (or per type or model): n slots on each host that can
+//!   give n, the last host taking what remains.
+//!
+//! A job of `-n min,max` takes as many slots as it can up to `max`, and
+//! starts when it can have `min`.
+
+use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
+use crate::resreq::{ResReq, Span, Value, higher_is_better};
+use crate::time::Time;
+
+impl Engine {
+    /// How many slots host `h` can give `job` now (module docs).
+    pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
+        let host = &self.hosts[h as usize];
+        let mut cap = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
+        if let Some(p) = host.partition {
+            // Partition hosts take only jobs whose user has shares there.
+            if !job.accounts.iter().any(|a| a.0 == p) {
+                return 0;
+            }
+        }
+        if job.max_slots > 1 && !self.config.parallel_sched_by_slot {
+            cap = cap.min(host.cpus);
+        }
+        let spec = &self.queues[job.queue].spec;
+        let (q_used, last) = host.per_queue.get(&job.queue).copied().unwrap_or((0, Time(0)));
+        if let Some(max) = spec.limits.hjob {
+            cap = cap.min(max.saturating_sub(q_used));
+        }
+        if let Some(per_cpu) = spec.limits.pjob {
+            let max = (per_cpu * f64::from(host.cpus)).floor() as u32;
+            cap = cap.min(max.saturating_sub(q_used));
+        }
+        if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
+            let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
+            // A host that started a job of this queue at `last` takes the
+            // next one only after the interval.
+            if host.per_queue.contains_key(&job.queue) && t.0 < last.0 + wait {
+                return 0;
+            }
+        }
+        if let Some(mem) = job.res.as_ref().and_then(|r| r.rusage_mem).filter(|&m| m > 0.0) {
+            let free = free_mem(host);
+            cap = if self.config.resource_reserve_per_slot {
+                cap.min((free / mem).floor().min(f64::from(u32::MAX)) as u32)
+            } else if free >= mem {
+                cap
+            } else {
+                0
+            };
+        }
+        cap
+    }
+
+    /// MB a job holds on a host where it runs `n` slots.
+    pub(crate) fn rusage_mem(&self, job: &Job, n: u32) -> f64 {
+        let mem = job.res.as_ref().and_then(|r| r.rusage_mem).unwrap_or(0.0);
+        if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem }
+    }
+
+    /// Where `job` can start now, first host first (module docs).
+    pub(crate) fn place(&self, job: &Job, t: Time) -> Option<Alloc> {
+        match &job.res {
+            Some(res) => self.place_by(job, res, t),
+            None => self.first_fit(job, t),
+        }
+    }
+
+    /// Free slots first fit in host order, through the free-slot index.
+    fn first_fit(&self, job: &Job, t: Time) -> Option<Alloc> {
+        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
+        if index.total() < u64::from(job.slots) {
+            return None;
+        }
+        let mut need = job.max_slots;
+        let mut alloc = Alloc::new();
+        let mut pos = 0;
+        while need > 0 {
+            let Some(p) = index.next_free(pos) else { break };
+            let h = members[p];
+            let take = self.host_cap(h, job, t).min(need);
+            if take > 0 {
+                alloc.push((h, take));
+                need -= take;
+            }
+            pos = p + 1;
+        }
+        (job.max_slots - need >= job.slots).then_some(alloc)
+    }
+
+    fn place_by(&self, job: &Job, res: &ResReq, t: Time) -> Option<Alloc> {
+        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
+        if index.total() < u64::from(job.slots) {
+            return None;
+        }
+        let mut hosts: Vec<(u32, u32)> = Vec::new();
+        let mut pos = 0;
+        while let Some(p) = index.next_free(pos) {
+            pos = p + 1;
+            let h = members[p];
+            if res.select.as_ref().is_some_and(|s| !s.holds(&|n| self.host_value(h, n))) {
+                continue;
+            }
+            let cap = self.host_cap(h, job, t);
+            if cap > 0 {
+                hosts.push((h, cap));
+            }
+        }
+        if !res.order.is_empty() {
+            hosts.sort_by(|a, b| {
+                res.order
+                    .iter()
+                    .map(|k| {
+                        let key = |h: u32| match self.host_value(h, &k.name) {
+                            Some(Value::Num(x)) => x,
+                            _ => f64::NEG_INFINITY,
+                        };
+                        let ord = key(b.0).total_cmp(&key(a.0));
+                        let ord = if higher_is_better(&k.name) { ord } else { ord.reverse() };
+                        if k.reverse { ord.reverse() } else { ord }
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
+        if res.same.is_empty() {
+            return self.shape(job, res, &hosts);
+        }
+        // Groups by the `same` values, in the order of their first host.
+        let mut keys: std::collections::BTreeMap<Vec<String>, usize> = std::collections::BTreeMap::new();
+        let mut groups: Vec<Vec<(u32, u32)>> = Vec::new();
+        for &(h, cap) in &hosts {
+            let key: Option<Vec<String>> = res
+                .same
+                .iter()
+                .map(|name| match self.host_value(h, name)? {
+                    Value::Num(x) => Some(x.to_string()),
+                    Value::Str(s) => Some(s.to_string()),
+                    Value::Bool(b) => Some(b.to_string()),
+                })
+                .collect();
+            let Some(key) = key else { continue };
+            let g = *keys.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push((h, cap));
+        }
+        groups.iter().find_map(|g| self.shape(job, res, g))
+    }
+
+    /// The job's slots over `hosts` (host, slots it can give), in order,
+    /// by its span (module docs).
+    fn shape(&self, job: &Job, res: &ResReq, hosts: &[(u32, u32)]) -> Option<Alloc> {
+        let (min, max) = (job.slots, job.max_slots);
+        if matches!(res.span, Some(Span::OneHost)) {
+            let &(h, cap) = hosts.iter().find(|&&(_, cap)| cap >= min)?;
+            return Some(std::iter::once((h, cap.min(max))).collect());
+        }
+        let mut need = max;
+        let mut alloc = Alloc::new();
+        for &(h, cap) in hosts {
+            let take = match self.ptile(h, &res.span) {
+                Some(0) => continue,
+                Some(p) if cap < p.min(need) => continue,
+                Some(p) => p.min(need),
+                None => cap.min(need),
+            };
+            alloc.push((h, take));
+            need -= take;
+            if need == 0 {
+                break;
+            }
+        }
+        (max - need >= min).then_some(alloc)
+    }
+
+    /// A host's ptile under `span`: `None` when the span sets none; 0 when
+    /// a per-kind ptile has no value for it (the host is not used).
+    fn ptile(&self, h: u32, span: &Option<Span>) -> Option<u32> {
+        match span {
+            Some(Span::Ptile(p)) => Some(*p),
+            Some(Span::PtileBy { default, values }) => {
+                let a = &self.hosts[h as usize].attrs;
+                let kind = |k: &Option<String>| values.iter().find(|(n, _)| Some(n) == k.as_ref()).map(|v| v.1);
+                kind(&a.host_type).or_else(|| kind(&a.model)).or_else(|| {
+                    // `'!'`: the host's MXJ.
+                    Some(if *default { self.hosts[h as usize].slots } else { 0 })
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// What a resource requirement reads of host `h` ([`crate::resreq`]).
+    pub(crate) fn host_value(&self, h: u32, name: &str) -> Option<Value<'_>> {
+        let host = &self.hosts[h as usize];
+        let a = &host.attrs;
+        Some(match name {
+            "type" => Value::Str(a.host_type.as_deref()?),
+            "model" => Value::Str(a.model.as_deref()?),
+            "hname" => Value::Str(&host.name),
+            "ncpus" if self.config.parallel_sched_by_slot => Value::Num(f64::from(host.slots)),
+            "ncpus" => Value::Num(f64::from(host.cpus)),
+            "maxslots" => Value::Num(f64::from(host.slots)),
+            "slots" => Value::Num(f64::from(if host.up { host.slots.saturating_sub(host.used) } else { 0 })),
+            "maxmem" => Value::Num(a.maxmem? as f64),
+            "mem" => {
+                a.maxmem?;
+                Value::Num(free_mem(host))
+            }
+            _ => a.resources.get(name)?.value(),
+        })
+    }
+
+    /// The checks of a requirement that need the cluster: per-kind ptile
+    /// values name host types or host models, not both, with `same` on
+    /// that kind; compute units are not placed yet.
+    pub(crate) fn check_res(&self, r: &ResReq) -> Result<(), Rejection> {
+        if r.cu.is_some() {
+            return Err(Rejection::BadResReq("cu[...]: compute unit placement is not supported yet".into()));
+        }
+        let Some(Span::PtileBy { values, .. }) = &r.span else { return Ok(()) };
+        let is = |name: &str, f: fn(&crate::model::HostAttrs) -> &Option<String>| {
+            self.hosts.iter().any(|h| f(&h.attrs).as_deref() == Some(name))
+        };
+        let mut kinds = Vec::new();
+        for (name, _) in values {
+            let kind = if is(name, |a| &a.host_type) {
+                "type"
+            } else if is(name, |a| &a.model) {
+                "model"
+            } else {
+                return Err(Rejection::BadResReq(format!(
+                    "span[ptile]: `{name}` is no host type or model of this cluster"
+                )));
+            };
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        match kinds[..] {
+            [kind] if !r.same.iter().any(|s| s == kind) => {
+                Err(Rejection::BadResReq(format!("span[ptile] by host {kind} needs same[{kind}]")))
+            }
+            [_, _] => {
+                Err(Rejection::BadResReq("span[ptile]: host types and host models cannot be mixed in one span".into()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// MB of a host's memory not held by running jobs.
+fn free_mem(host: &HostState) -> f64 {
+    host.attrs.maxmem.map_or(0.0, |m| (m as f64 - host.mem_reserved).max(0.0))
+}

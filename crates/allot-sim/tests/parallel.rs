@@ -1,0 +1,513 @@
+//! Parallel jobs against spec 004 ("Running Parallel Jobs"): `-n min,max`,
+//! PROCLIMIT and automatic queue selection, the CPU bound of parallel jobs,
+//! and placement by resource requirements (select, span, same, rusage),
+//! driven from configuration text.
+
+use allot_engine::{Decision, Engine, Event, JobId, JobSpec, PendingReason, Rejection, ResReq, Time};
+use allot_sim::testing::{engine_config_from, engine_from};
+
+fn queue(name: &str, extra: &str) -> String {
+    format!("Begin Queue\nQUEUE_NAME = {name}\nPRIORITY = 30\n{extra}\nEnd Queue\n")
+}
+
+/// `n` hosts `h1..` of `slots` slots and CPUs each.
+fn hosts(n: usize, slots: u32) -> String {
+    let rows: String = (1..=n).map(|i| format!("h{i} {slots}\n")).collect();
+    format!("Begin Host\nHOST_NAME MXJ\n{rows}End Host\n")
+}
+
+fn res(text: &str) -> ResReq {
+    allot_config::resreq::parse(text).expect("a valid requirement")
+}
+
+fn job(queue: &str, min: u32, max: Option<u32>) -> JobSpec {
+    JobSpec { user: "u".into(), queue: Some(queue.into()), slots: min, max_slots: max, ..JobSpec::default() }
+}
+
+fn with_res(mut spec: JobSpec, r: &str) -> JobSpec {
+    spec.res_req = Some(res(r));
+    spec
+}
+
+fn submit(e: &mut Engine, spec: JobSpec) -> JobId {
+    e.apply(Time(0), &Event::Submit(spec)).expect("accepted").expect("a job id")
+}
+
+/// The allocation each started job got, as `host*slots` words.
+fn starts(e: &mut Engine) -> Vec<(u64, String)> {
+    e.schedule(Time(0))
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Start { job, alloc } => {
+                let a: Vec<String> = alloc.iter().map(|&(h, n)| format!("{}*{n}", e.host_name(h))).collect();
+                Some((job.0, a.join(" ")))
+            }
+            Decision::Kill { .. } => None,
+        })
+        .collect()
+}
+
+fn alloc_of(e: &mut Engine, spec: JobSpec) -> Option<String> {
+    let id = submit(e, spec);
+    starts(e).into_iter().find(|s| s.0 == id.0).map(|s| s.1)
+}
+
+// --- PROCLIMIT (spec 004, "Limiting the Number of Processors Allocated") ---
+
+fn proclimit_engine(limit: &str) -> Engine {
+    engine_from(&[("lsb.hosts", &hosts(4, 4)), ("lsb.queues", &queue("q", &format!("PROCLIMIT = {limit}")))])
+}
+
+#[test]
+fn proclimit_maximum_only() {
+    // PROCLIMIT = 3: the maximum; minimum and default are 1.
+    let mut e = proclimit_engine("3");
+    assert_eq!(alloc_of(&mut e, job("q", 2, None)).as_deref(), Some("h1*2"), "-n 2 runs on 2 processors");
+    let err = e.submit(&job("q", 4, None)).expect_err("-n 4 is over the maximum");
+    assert_eq!(err, Rejection::AboveProcLimit { asked: "4".into(), max: 3, queue: "q".into() });
+    let id = submit(&mut e, job("q", 2, Some(3)));
+    assert_eq!(e.job_slots(id), Some((2, 3)), "-n 2,3 runs on 2 or 3");
+    let id = submit(&mut e, job("q", 2, Some(5)));
+    assert_eq!(e.job_slots(id), Some((2, 3)), "-n 2,5 runs on 2 or 3");
+    let id = submit(&mut e, job("q", 0, None));
+    assert_eq!(e.job_slots(id), Some((1, 1)), "no -n: 1 processor");
+    // 2 slots left on h1 after the first job: -n 2,3 takes 3 (2 on h1 and 1
+    // on h2, first fit), -n 2,5 takes 3 of the rest.
+    let s = starts(&mut e);
+    assert_eq!(s.iter().map(|x| x.1.as_str()).collect::<Vec<_>>(), ["h1*2 h2*1", "h2*3", "h3*1"]);
+}
+
+#[test]
+fn proclimit_minimum_and_maximum() {
+    // PROCLIMIT = 3 8.
+    let mut e = proclimit_engine("3 8");
+    let five = submit(&mut e, job("q", 5, None));
+    assert_eq!(e.job_slots(five), Some((5, 5)));
+    let err = e.submit(&job("q", 2, None)).expect_err("-n 2 is under the minimum");
+    assert_eq!(err, Rejection::BelowProcLimit { asked: "2".into(), min: 3, queue: "q".into() });
+    let cases = [((4, 5), (4, 5)), ((2, 6), (3, 6)), ((4, 9), (4, 8))];
+    for ((min, max), want) in cases {
+        let id = submit(&mut e, job("q", min, Some(max)));
+        assert_eq!(e.job_slots(id), Some(want), "-n {min},{max}");
+    }
+    let id = submit(&mut e, job("q", 0, None));
+    assert_eq!(e.job_slots(id), Some((3, 3)), "no -n: the minimum, 3");
+    assert!(e.submit(&job("q", 9, Some(12))).is_err(), "-n 9,12: the minimum over the maximum PROCLIMIT");
+    assert!(e.submit(&job("q", 1, Some(2))).is_err(), "-n 1,2: the maximum under the minimum PROCLIMIT");
+}
+
+#[test]
+fn proclimit_minimum_default_and_maximum() {
+    // PROCLIMIT = 4 6 9: a job without -n runs on 6 processors.
+    let mut e = proclimit_engine("4 6 9");
+    assert_eq!(alloc_of(&mut e, job("q", 0, None)).as_deref(), Some("h1*4 h2*2"));
+}
+
+#[test]
+fn a_job_takes_up_to_its_maximum_and_starts_with_its_minimum() {
+    // bsub -n 4,16: at most 16, started as long as 4 are free.
+    let mut e = engine_from(&[("lsb.hosts", &hosts(3, 4)), ("lsb.queues", &queue("q", ""))]);
+    assert_eq!(alloc_of(&mut e, job("q", 2, None)).as_deref(), Some("h1*2"));
+    assert_eq!(alloc_of(&mut e, job("q", 4, Some(16))).as_deref(), Some("h1*2 h2*4 h3*4"));
+    let mut e = engine_from(&[("lsb.hosts", &hosts(3, 4)), ("lsb.queues", &queue("q", ""))]);
+    assert!(alloc_of(&mut e, job("q", 9, None)).is_some());
+    assert_eq!(alloc_of(&mut e, job("q", 4, Some(16))), None, "3 free, 4 needed");
+    assert_eq!(alloc_of(&mut e, job("q", 3, Some(16))).as_deref(), Some("h3*3"));
+}
+
+/// The spec leaves out its table of the five queues' PROCLIMIT values; these
+/// are chosen so its two outcomes hold: `-n 8` goes to queueD, and no queue
+/// takes `-n 5`.
+#[test]
+fn automatic_queue_selection_by_proclimit() {
+    let limits = [("queueA", "2"), ("queueB", "1 4"), ("queueC", "2 2 4"), ("queueD", "6 8 16"), ("queueE", "16 32")];
+    let queues: String = limits.iter().map(|(n, l)| queue(n, &format!("PROCLIMIT = {l}"))).collect();
+    let params = "Begin Parameters\nDEFAULT_QUEUE = queueA queueB queueC queueD queueE\nEnd Parameters\n";
+    let mut e = engine_from(&[("lsb.hosts", &hosts(4, 8)), ("lsb.queues", &queues), ("lsb.params", params)]);
+    let any = |slots| JobSpec { user: "u".into(), slots, ..JobSpec::default() };
+    let eight = submit(&mut e, any(8));
+    assert_eq!(e.job_queue(eight), Some("queueD"));
+    let err = e.submit(&any(5)).expect_err("no default queue takes -n 5");
+    assert_eq!(
+        err.to_string(),
+        "-n 5: no default queue takes this job (DEFAULT_QUEUE: queueA queueB queueC queueD queueE)"
+    );
+    let three = submit(&mut e, any(3));
+    assert_eq!(e.job_queue(three), Some("queueB"));
+    assert_eq!(e.choose_queue(&any(5), &|_| false).map(str::to_string), Err(err));
+    assert_eq!(e.choose_queue(&any(3), &|q| q == "queueB"), Ok("queueC"), "a closed queue is passed over");
+}
+
+#[test]
+fn a_new_proclimit_applies_to_pending_jobs() {
+    let files = |limit: &str| {
+        [
+            ("lsb.hosts".to_string(), hosts(2, 4)),
+            ("lsb.queues".to_string(), queue("q", &format!("PROCLIMIT = {limit}"))),
+        ]
+    };
+    let cfg = |limit: &str| {
+        let f = files(limit);
+        let refs: Vec<(&str, &str)> = f.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        engine_config_from(&refs)
+    };
+    let mut e = Engine::new(cfg("1 2 8"));
+    submit(&mut e, job("q", 8, None));
+    starts(&mut e);
+    let no_n = submit(&mut e, job("q", 0, None));
+    let four = submit(&mut e, job("q", 4, None));
+    assert_eq!(e.job_slots(no_n), Some((2, 2)));
+    e.reconfigure(Time(1), cfg("1 3 3")).expect("reconfigured");
+    assert_eq!(e.job_slots(no_n), Some((3, 3)), "the new default");
+    assert_eq!(e.pending_reason(four, Time(1)), Some(PendingReason::ProcLimit));
+    assert_eq!(PendingReason::ProcLimit.to_string(), "Job no longer satisfies PROCLIMIT configuration");
+}
+
+// --- CPUs and slots ---
+
+/// Hosts with MXJ 8 and 4 CPUs.
+const WIDE: &str = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\n\
+    h1 ! LINUX 1 () 4\nh2 ! LINUX 1 () 4\nEnd Host\n";
+const WIDE_MXJ: &str = "Begin Host\nHOST_NAME MXJ\nh1 8\nh2 8\nEnd Host\n";
+
+#[test]
+fn a_parallel_job_takes_no_more_slots_on_a_host_than_its_cpus() {
+    let q = queue("q", "");
+    let files = [("lsf.cluster.c", WIDE), ("lsb.hosts", WIDE_MXJ), ("lsb.queues", q.as_str())];
+    let mut e = engine_from(&files);
+    assert_eq!(alloc_of(&mut e, job("q", 8, None)).as_deref(), Some("h1*4 h2*4"));
+    let mut e = engine_from(&files);
+    for _ in 0..8 {
+        submit(&mut e, job("q", 1, None));
+    }
+    assert_eq!(starts(&mut e).len(), 8, "sequential jobs use every slot of MXJ");
+    let params = "Begin Parameters\nPARALLEL_SCHED_BY_SLOT = Y\nEnd Parameters\n";
+    let mut e = engine_from(&[files[0], files[1], files[2], ("lsb.params", params)]);
+    assert_eq!(alloc_of(&mut e, job("q", 8, None)).as_deref(), Some("h1*8"), "by slot: CPUs do not bound it");
+}
+
+// --- span (spec 004, "Controlling Processor Allocation Across Hosts") ---
+
+#[test]
+fn span_examples_of_the_spec() {
+    let run = |free: &[u32], n: u32, r: &str| {
+        let mut e = engine_from(&[("lsb.hosts", &hosts(free.len(), 4)), ("lsb.queues", &queue("q", ""))]);
+        // Fill each host to leave `free` slots.
+        for (i, &f) in free.iter().enumerate() {
+            if f < 4 {
+                let spec = with_res(job("q", 4 - f, None), &format!("select[hname==h{}]", i + 1));
+                alloc_of(&mut e, spec).expect("filler");
+            }
+        }
+        alloc_of(&mut e, with_res(job("q", n, None), r))
+    };
+    // span[hosts=1]: a host with 4 processors eligible.
+    assert_eq!(run(&[2, 4], 4, "span[hosts=1]").as_deref(), Some("h2*4"));
+    assert_eq!(run(&[2, 3], 4, "span[hosts=1]"), None);
+    // span[ptile=2]: 2 hosts, 2 on each, though each may have more.
+    assert_eq!(run(&[4, 4], 4, "span[ptile=2]").as_deref(), Some("h1*2 h2*2"));
+    // span[ptile=3]: 3 on the first host, 1 on the second.
+    assert_eq!(run(&[4, 4], 4, "span[ptile=3]").as_deref(), Some("h1*3 h2*1"));
+    // span[ptile=1]: 4 hosts, though some have more than one free.
+    assert_eq!(run(&[4, 4, 4, 4], 4, "span[ptile=1]").as_deref(), Some("h1*1 h2*1 h3*1 h4*1"));
+    // A host with fewer than the ptile free is passed over.
+    assert_eq!(run(&[1, 4, 4], 4, "span[ptile=2]").as_deref(), Some("h2*2 h3*2"));
+}
+
+#[test]
+fn a_job_span_replaces_the_queue_span_and_hosts_minus_one_removes_it() {
+    let q = queue("q", "RES_REQ = \"span[ptile=1]\"");
+    let mut e = engine_from(&[("lsb.hosts", &hosts(4, 4)), ("lsb.queues", &q)]);
+    assert_eq!(alloc_of(&mut e, job("q", 2, None)).as_deref(), Some("h1*1 h2*1"), "the queue's span");
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 2, None), "span[ptile=2]")).as_deref(), Some("h1*2"));
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), "span[hosts=-1]")).as_deref(), Some("h1*1 h2*3"));
+}
+
+/// Hosts of three types and two models.
+const MIXED: &str = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\n\
+    l1 PC233 LINUX 1 () 4\nl2 PC233 LINUX 1 () 4\nl3 PC233 LINUX 1 () 4\nl4 PC233 LINUX 1 () 4\n\
+    s1 PC1133 SGI 1 () 8\nh1 PC1133 HP 1 () 8\nh2 PC1133 HP 1 () 8\nEnd Host\n";
+
+fn mixed() -> Engine {
+    engine_from(&[("lsf.cluster.c", MIXED), ("lsb.queues", &queue("q", ""))])
+}
+
+/// Takes every slot of the named hosts.
+fn fill(e: &mut Engine, names: &[&str]) {
+    for n in names {
+        let slots = e.hosts().find(|h| h.0 == *n).map(|h| h.1).expect("a host");
+        alloc_of(e, with_res(job("q", slots, None), &format!("select[hname=={n}]"))).expect("filled");
+    }
+}
+
+#[test]
+fn ptile_by_host_type() {
+    let r = "type==any same[type] span[ptile='!',LINUX:2,SGI:4]";
+    // 4 processors: 2 hosts of type LINUX, 2 each ...
+    let mut e = mixed();
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)).as_deref(), Some("l1*2 l2*2"));
+    // ... or a single host of type SGI ...
+    let mut e = mixed();
+    fill(&mut e, &["l1", "l2", "l3"]);
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)).as_deref(), Some("s1*4"));
+    // ... or, for other types, their MXJ (8 on an HP host).
+    let mut e = mixed();
+    fill(&mut e, &["l1", "l2", "l3", "s1"]);
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)).as_deref(), Some("h1*4"));
+
+    // 16 processors: 2 hosts of type HP or SGI (8 each), or 8 LINUX hosts.
+    let r = "type==any same[type] span[ptile='!',HP:8,SGI:8,LINUX:2]";
+    let mut e = mixed();
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 16, None), r)).as_deref(), Some("h1*8 h2*8"));
+    let mut e = mixed();
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 8, None), r)).as_deref(), Some("l1*2 l2*2 l3*2 l4*2"));
+}
+
+#[test]
+fn ptile_by_host_model() {
+    // A single host of model PC1133 (4), or 2 hosts of model PC233 (2 each).
+    let r = "same[model] span[ptile='!',PC1133:4,PC233:2]";
+    let mut e = mixed();
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)).as_deref(), Some("l1*2 l2*2"));
+    let mut e = mixed();
+    fill(&mut e, &["l1", "l2", "l3"]);
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)).as_deref(), Some("s1*4"));
+}
+
+#[test]
+fn ptile_kinds_are_checked_against_the_cluster() {
+    let mut e = mixed();
+    for (r, why) in [
+        ("span[ptile='!',LINUX:2,PC1133:4] same[model]", "host types and host models cannot be mixed"),
+        ("span[ptile='!',LINUX:2,PC1133:4] same[type]", "host types and host models cannot be mixed"),
+        ("span[ptile='!',LINUX:2]", "needs same[type]"),
+        ("span[ptile=CRAY:2] same[type]", "`CRAY` is no host type or model"),
+    ] {
+        let err = e.submit(&with_res(job("q", 4, None), r)).expect_err(r);
+        assert!(err.to_string().contains(why), "{r}: {err}");
+    }
+}
+
+#[test]
+fn same_type_never_mixes_types() {
+    // select[type==SGI6 || type==SOL7] same[type]: 4 processors on SGI IRIX
+    // or on Solaris 7, not both.
+    let cluster = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\n\
+        a ! SGI6 1 () 2\nb ! SOL7 1 () 2\nc ! HP 1 () 4\nd ! SOL7 1 () 2\nEnd Host\n";
+    let mut e = engine_from(&[("lsf.cluster.c", cluster), ("lsb.queues", &queue("q", ""))]);
+    let r = "select[type==SGI6 || type==SOL7] same[type]";
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)).as_deref(), Some("b*2 d*2"));
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), r)), None, "2 SGI6 slots are not 4");
+    // select[type==any] same[type:model]: 6 on one type and model.
+    let cluster = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\n\
+        a M1 LINUX 1 () 4\nb M2 LINUX 1 () 4\nc M1 LINUX 1 () 4\nEnd Host\n";
+    let mut e = engine_from(&[("lsf.cluster.c", cluster), ("lsb.queues", &queue("q", ""))]);
+    let r = "select[type==any] same[type:model]";
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 6, None), r)).as_deref(), Some("a*4 c*2"));
+}
+
+#[test]
+fn hosts_in_one_high_speed_connection_group() {
+    // The spec's hgconnect example: 12 processors in hg1, hg2 or hg3, never
+    // across groups, all of one type.
+    let cluster = "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\n\
+        hostA ! LINUX 1 () 4 2000\nhostB ! LINUX 1 () 4 2000\nhostD ! LINUX 1 () 8 2000\nhostE ! LINUX 1 () 8 2000\n\
+        hostF ! LINUX 1 () 4 2000\nhostG ! LINUX 1 () 4 2000\nhostX ! LINUX 1 () 4 500\nEnd Host\n\
+        Begin ResourceMap\nRESOURCENAME LOCATION\n\
+        hgconnect (hg1@[hostA hostB] hg2@[hostD hostE] hg3@[hostF hostG hostX])\nEnd ResourceMap\n";
+    let q = queue(
+        "My_test",
+        "RES_REQ = \"select[mem > 1000 && type==any && (hgconnect==hg1 || hgconnect==hg2 || hgconnect=hg3)]same[hgconnect:type]\"",
+    );
+    let mut e = engine_from(&[("lsf.cluster.c", cluster), ("lsb.queues", &q)]);
+    // hg1 has 8 CPUs, hg2 16, hg3 8 with more than 1000 MB (hostX has 500).
+    assert_eq!(alloc_of(&mut e, job("My_test", 12, None)).as_deref(), Some("hostD*8 hostE*4"));
+    assert_eq!(alloc_of(&mut e, job("My_test", 8, None)).as_deref(), Some("hostA*4 hostB*4"));
+    assert_eq!(alloc_of(&mut e, job("My_test", 12, None)), None, "hg3 has 8 eligible, hg2 4 left");
+    let waiting = JobId(3);
+    assert_eq!(e.pending_reason(waiting, Time(0)), Some(PendingReason::ResReq));
+}
+
+#[test]
+fn order_sorts_the_candidate_hosts() {
+    let mut e = engine_from(&[("lsb.hosts", &hosts(3, 4)), ("lsb.queues", &queue("q", ""))]);
+    fill(&mut e, &[]);
+    alloc_of(&mut e, with_res(job("q", 3, None), "select[hname==h1]")).expect("h1 has 1 left");
+    alloc_of(&mut e, with_res(job("q", 1, None), "select[hname==h2]")).expect("h2 has 3 left");
+    // Most free slots first, then fewest (packing).
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), "order[slots]")).as_deref(), Some("h3*1"));
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), "order[-slots]")).as_deref(), Some("h1*1"));
+}
+
+// --- rusage[mem] ---
+
+const MEM: &str = "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\n\
+    m1 ! LINUX 1 () 4 1000\nm2 ! LINUX 1 () 4 1000\nEnd Host\n";
+
+#[test]
+fn memory_is_held_per_host_by_default() {
+    let mut e = engine_from(&[("lsf.cluster.c", MEM), ("lsb.queues", &queue("q", ""))]);
+    let r = "rusage[mem=400] span[hosts=1]";
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 2, None), r)).as_deref(), Some("m1*2"), "400 MB on m1");
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 2, None), r)).as_deref(), Some("m1*2"), "800 MB on m1");
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), r)).as_deref(), Some("m2*1"), "m1 has 200 MB left");
+    assert_eq!(alloc_of(&mut e, job("q", 1, None)).as_deref(), Some("m2*1"), "no rusage: m1 is full of slots");
+}
+
+#[test]
+fn memory_is_held_per_slot_with_resource_reserve_per_slot() {
+    let params = "Begin Parameters\nRESOURCE_RESERVE_PER_SLOT = Y\nEnd Parameters\n";
+    let mut e = engine_from(&[("lsf.cluster.c", MEM), ("lsb.queues", &queue("q", "")), ("lsb.params", params)]);
+    // -n 4 rusage[mem=500]: 500 MB for each slot, 2 slots per 1000 MB host.
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 4, None), "rusage[mem=500]")).as_deref(), Some("m1*2 m2*2"));
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), "rusage[mem=1]")), None, "no memory left");
+    assert_eq!(alloc_of(&mut e, job("q", 1, None)).as_deref(), Some("m1*1"));
+}
+
+#[test]
+fn a_finished_job_gives_its_memory_back() {
+    let mut e = engine_from(&[("lsf.cluster.c", MEM), ("lsb.queues", &queue("q", ""))]);
+    let r = "rusage[mem=700]";
+    let a = submit(&mut e, with_res(job("q", 1, None), r));
+    let b = submit(&mut e, with_res(job("q", 1, None), r));
+    let c = submit(&mut e, with_res(job("q", 1, None), r));
+    assert_eq!(starts(&mut e).len(), 2);
+    assert!(e.is_pending(c));
+    e.apply(Time(1), &Event::Finish { job: a, cpu_time: 0.0, exit: 0 }).expect("finished");
+    assert_eq!(e.schedule(Time(1)).len(), 1);
+    assert!(e.is_running(b) && e.is_running(c));
+}
+
+#[test]
+fn a_host_without_the_resource_fails_the_selection() {
+    let mut e = engine_from(&[("lsb.hosts", &hosts(2, 4)), ("lsb.queues", &queue("q", ""))]);
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), "select[maxmem > 0]")), None);
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), "rusage[mem=10]")), None, "no known memory");
+    assert_eq!(alloc_of(&mut e, with_res(job("q", 1, None), "select[!fast]")).as_deref(), Some("h1*1"));
+}
+
+// --- properties ---
+
+mod properties {
+    use super::*;
+    use allot_engine::{EngineConfig, HostAttrs, HostSpec, QueueSpec};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// A host: slots, CPUs (at most its slots), memory, type.
+    fn host() -> impl Strategy<Value = (u32, u32, Option<u64>, bool)> {
+        (1u32..9).prop_flat_map(|slots| (Just(slots), 1..=slots, prop::option::of(100u64..2000), any::<bool>()))
+    }
+
+    /// A job: min, extra up to max, requirement.
+    fn job_shape() -> impl Strategy<Value = (u32, u32, String)> {
+        let req = prop_oneof![
+            Just(String::new()),
+            Just("span[hosts=1]".to_string()),
+            (1u32..4).prop_map(|p| format!("span[ptile={p}]")),
+            Just("same[type]".to_string()),
+            Just("select[type==A]".to_string()),
+            (1u32..800).prop_map(|m| format!("rusage[mem={m}]")),
+            (1u32..4, 1u32..500).prop_map(|(p, m)| format!("same[type] span[ptile={p}] rusage[mem={m}]")),
+        ];
+        (1u32..7, 0u32..4, req)
+    }
+
+    fn check(e: &Engine, alloc: &[(u32, u32)], min: u32, max: u32, req: &ResReq, types: &[bool]) {
+        let total: u32 = alloc.iter().map(|a| a.1).sum();
+        assert!(total >= min && total <= max, "{total} outside {min}..{max}");
+        let mut seen = std::collections::BTreeSet::new();
+        assert!(alloc.iter().all(|a| seen.insert(a.0) && a.1 > 0), "each host once, with slots");
+        match &req.span {
+            Some(allot_engine::resreq::Span::OneHost) => assert_eq!(alloc.len(), 1),
+            Some(allot_engine::resreq::Span::Ptile(p)) => {
+                let (last, rest) = alloc.split_last().expect("a host");
+                assert!(rest.iter().all(|a| a.1 == *p) && last.1 <= *p, "ptile {p}: {alloc:?}");
+            }
+            _ => {}
+        }
+        if !req.same.is_empty() {
+            assert!(alloc.iter().all(|a| types[a.0 as usize] == types[alloc[0].0 as usize]), "same[type]");
+        }
+        if req.select.is_some() {
+            assert!(alloc.iter().all(|a| types[a.0 as usize]), "select[type==A]");
+        }
+        let _ = e;
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// An allocation never exceeds a host's slots, CPUs (for a parallel
+        /// job) or memory, and always satisfies the job's span, same and
+        /// select.
+        #[test]
+        fn allocations_respect_hosts_and_requirements(
+            cluster in prop::collection::vec(host(), 1..10),
+            jobs in prop::collection::vec(job_shape(), 1..25),
+            ends in prop::collection::vec(any::<bool>(), 25),
+        ) {
+            let types: Vec<bool> = cluster.iter().map(|h| h.3).collect();
+            let hosts = cluster
+                .iter()
+                .enumerate()
+                .map(|(i, &(slots, cpus, mem, a))| {
+                    let attrs = HostAttrs {
+                        host_type: Some(if a { "A" } else { "B" }.into()),
+                        maxmem: mem,
+                        ..HostAttrs::default()
+                    };
+                    HostSpec { attrs, ..HostSpec::new(format!("h{i}"), slots, cpus) }
+                })
+                .collect();
+            let mut config = EngineConfig::one_queue(hosts, false);
+            config.queues = vec![QueueSpec::new("q", 30)];
+            config.default_queues = vec!["q".into()];
+            let mut e = Engine::new(config);
+            let mut specs = BTreeMap::new();
+            for (min, extra, r) in &jobs {
+                let mut spec = job("q", *min, Some(min + extra));
+                if !r.is_empty() {
+                    spec.res_req = Some(res(r));
+                }
+                if let Ok(id) = e.submit(&spec) {
+                    specs.insert(id, (spec.res_req.clone().unwrap_or_default(), min + extra));
+                }
+            }
+            // Slots and memory in use per host, by running job.
+            let mut running: BTreeMap<JobId, Vec<(u32, u32)>> = BTreeMap::new();
+            for round in 0..3u64 {
+                for d in e.schedule(Time(round)) {
+                    let Decision::Start { job, alloc } = d else { continue };
+                    let (req, max) = &specs[&job];
+                    let (min, _) = e.job_slots(job).expect("a job");
+                    check(&e, &alloc, min, *max, req, &types);
+                    if *max > 1 {
+                        for &(h, n) in &alloc {
+                            prop_assert!(n <= cluster[h as usize].1, "a parallel job within a host's CPUs");
+                        }
+                    }
+                    running.insert(job, alloc);
+                }
+                let mut used = vec![0u32; cluster.len()];
+                let mut mem = vec![0f64; cluster.len()];
+                for (id, alloc) in &running {
+                    for &(h, n) in alloc {
+                        used[h as usize] += n;
+                        mem[h as usize] += specs[id].0.rusage_mem.unwrap_or(0.0);
+                    }
+                }
+                for (h, c) in cluster.iter().enumerate() {
+                    prop_assert!(used[h] <= c.0, "host {h}: {} slots of {}", used[h], c.0);
+                    prop_assert!(mem[h] <= c.2.map_or(0.0, |m| m as f64), "host {h}: memory");
+                }
+                let done: Vec<JobId> =
+                    running.keys().copied().enumerate().filter(|(i, _)| ends[*i % ends.len()]).map(|x| x.1).collect();
+                for id in done {
+                    running.remove(&id);
+                    e.apply(Time(round), &Event::Finish { job: id, cpu_time: 0.0, exit: 0 }).expect("finished");
+                }
+            }
+        }
+    }
+}
