@@ -2,10 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use allot_engine::model::{EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec};
+use allot_engine::model::{
+    ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec,
+};
 use allot_engine::resreq::Resource;
 
-use crate::model::Config;
+use crate::model::{Config, HostRef};
 
 impl Config {
     /// The engine's configuration. A job that names no queue goes to the
@@ -52,6 +54,10 @@ impl Config {
                     slot_pool: q.slot_pool.clone().zip(q.slot_share),
                     proclimit: q.proclimit.map(|p| ProcLimit { min: p.min, default: p.default, max: p.max }),
                     res_req: q.res_req.clone(),
+                    exclusive_cu: match &q.exclusive {
+                        crate::model::Exclusive::ComputeUnit(t) => Some(t.clone()),
+                        _ => None,
+                    },
                 }
             })
             .collect();
@@ -75,6 +81,41 @@ impl Config {
             max_user_priority: self.params.max_user_priority,
             parallel_sched_by_slot: self.params.parallel_sched_by_slot,
             resource_reserve_per_slot: self.params.resource_reserve_per_slot,
+            compute_unit_types: self.params.compute_unit_types.clone(),
+            default_compute_unit_type: self.params.default_compute_unit_type.clone(),
+            compute_units: self.compute_unit_specs(),
         }
+    }
+}
+
+impl Config {
+    /// The ComputeUnit section with each unit's hosts: the finest type's
+    /// members are hosts and host groups; a coarser unit holds the hosts
+    /// of the units it names, in their order.
+    fn compute_unit_specs(&self) -> Vec<ComputeUnitSpec> {
+        let finest = self.params.compute_unit_types.first();
+        let mut out: Vec<ComputeUnitSpec> = Vec::new();
+        for cu in &self.compute_units {
+            let hosts = if Some(&cu.cu_type) == finest {
+                let refs: Vec<HostRef> = cu
+                    .members
+                    .iter()
+                    .map(|m| HostRef { name: m.clone(), exclude: false, first_exec: false, preference: None })
+                    .collect();
+                self.resolve_hosts(&refs)
+            } else {
+                let mut hosts: Vec<String> = Vec::new();
+                for m in &cu.members {
+                    for h in out.iter().filter(|u| u.name == *m).flat_map(|u| &u.hosts) {
+                        if !hosts.contains(h) {
+                            hosts.push(h.clone());
+                        }
+                    }
+                }
+                hosts
+            };
+            out.push(ComputeUnitSpec { name: cu.name.clone(), cu_type: cu.cu_type.clone(), hosts });
+        }
+        out
     }
 }

@@ -298,6 +298,9 @@ fn span(input: &mut &str) -> ModalResult<Span> {
 
 fn cu(input: &mut &str) -> ModalResult<CuReq> {
     let mut c = CuReq::default();
+    if input.trim_start().starts_with(']') {
+        return Ok(c);
+    }
     loop {
         let key = ws(alt(("type", "pref", "maxcus", "balance", "usablecuslots", "excl")))
             .context(expected("type, pref, maxcus, balance, usablecuslots or excl"))
@@ -399,6 +402,7 @@ mod tests {
                 excl: true
             })
         );
+        assert_eq!(parse("cu[]").expect("parses").cu, Some(CuReq::default()));
         assert_eq!(parse("select[!fast && 'x'!=type]").expect("parses").text, "select[!fast && 'x'!=type]");
     }
 

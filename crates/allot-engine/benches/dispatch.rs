@@ -48,8 +48,7 @@ fn config() -> EngineConfig {
         user_max_jobs: Default::default(),
         max_job_array_size: 1000,
         max_user_priority: None,
-        parallel_sched_by_slot: false,
-        resource_reserve_per_slot: false,
+        ..EngineConfig::default()
     }
 }
 

@@ -413,6 +413,8 @@ impl Engine {
         let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
         let per_host = self.queues[queue].per_host_limits;
         let mem: Vec<f64> = alloc.iter().map(|&(_, n)| self.rusage_mem(job, n)).collect();
+        let res = job.res.clone();
+        self.lock_cus(res.as_deref(), &alloc, true);
         for (&(h, n), mem) in alloc.iter().zip(mem) {
             let host = &mut self.hosts[h as usize];
             host.used += n;

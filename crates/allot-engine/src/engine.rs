@@ -250,6 +250,9 @@ pub(crate) struct HostState {
     pub(crate) used: u32,
     /// MB held by running jobs' `rusage[mem=...]`.
     pub(crate) mem_reserved: f64,
+    /// Running `cu[excl]` jobs whose compute units hold this host: while
+    /// any does, no other job is placed here.
+    pub(crate) excl_locks: u32,
     pub(crate) up: bool,
     /// Host sets (index, position) this host belongs to.
     pub(crate) in_sets: Vec<(usize, usize)>,
@@ -335,6 +338,8 @@ pub struct Engine {
     pub(crate) dep_changed: Vec<JobId>,
     /// Job arrays by their first element ([`crate::arrays`]).
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
+    /// Compute units ([`crate::cu`]), in configuration order.
+    pub(crate) cus: Vec<crate::cu::CuState>,
 }
 
 impl Engine {
@@ -350,6 +355,7 @@ impl Engine {
                 attrs: h.attrs.clone(),
                 used: 0,
                 mem_reserved: 0.0,
+                excl_locks: 0,
                 up: true,
                 in_sets: Vec::new(),
                 partition: None,
@@ -425,6 +431,7 @@ impl Engine {
         let pool_lambda =
             if config.hist_hours > 0.0 { std::f64::consts::LN_10 / (config.hist_hours * 3600.0) } else { 0.0 };
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare);
+        let cus = crate::cu::build(&config, &hosts);
         Engine {
             hosts,
             host_sets,
@@ -447,6 +454,7 @@ impl Engine {
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
             arrays: BTreeMap::new(),
+            cus,
         }
     }
 
@@ -548,7 +556,7 @@ impl Engine {
         }
         let res = ResReq::combine(spec.res_req.as_ref(), q.spec.res_req.as_ref());
         if let Some(r) = &res {
-            self.check_res(r)?;
+            self.check_res(r, queue)?;
         }
         let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
         let admission =
@@ -729,6 +737,7 @@ impl Engine {
         self.dirty = true;
         self.array_stops(id);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
+        self.lock_cus(job.res.as_deref(), &alloc, false);
         for &(h, n) in &alloc {
             let mem = self.rusage_mem(job, n);
             let host = &mut self.hosts[h as usize];

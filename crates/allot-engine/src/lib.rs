@@ -14,6 +14,7 @@
 
 mod arrays;
 mod control;
+mod cu;
 pub mod deps;
 pub mod dispatch;
 pub mod engine;
@@ -32,7 +33,8 @@ pub mod time;
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
 pub use model::{
-    ArrayShape, EngineConfig, HostAttrs, HostSpec, JobSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec,
+    ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, JobSpec, ProcLimit, QueueLimits, QueueSpec,
+    RunLimitSpec,
 };
 pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;

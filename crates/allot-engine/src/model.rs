@@ -85,6 +85,9 @@ pub struct QueueSpec {
     pub proclimit: Option<ProcLimit>,
     /// RES_REQ.
     pub res_req: Option<ResReq>,
+    /// EXCLUSIVE=CU[type]: jobs may ask `cu[excl]` for compute units of
+    /// this type or a finer one.
+    pub exclusive_cu: Option<String>,
 }
 
 impl QueueSpec {
@@ -103,6 +106,7 @@ impl QueueSpec {
             slot_pool: None,
             proclimit: None,
             res_req: None,
+            exclusive_cu: None,
         }
     }
 }
@@ -135,6 +139,21 @@ pub struct EngineConfig {
     /// RESOURCE_RESERVE_PER_SLOT=y: `rusage[mem=n]` is per slot, not per
     /// host.
     pub resource_reserve_per_slot: bool,
+    /// COMPUTE_UNIT_TYPES, finest first, and the default type (the one
+    /// marked `!`, else the first).
+    pub compute_unit_types: Vec<String>,
+    pub default_compute_unit_type: Option<String>,
+    /// The ComputeUnit section, in its order.
+    pub compute_units: Vec<ComputeUnitSpec>,
+}
+
+/// A compute unit: its type and its hosts (a coarser unit's are those of
+/// the units it contains), in the order the configuration lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComputeUnitSpec {
+    pub name: String,
+    pub cu_type: String,
+    pub hosts: Vec<String>,
 }
 
 impl EngineConfig {
@@ -166,6 +185,9 @@ impl EngineConfig {
             max_user_priority: None,
             parallel_sched_by_slot: false,
             resource_reserve_per_slot: false,
+            compute_unit_types: Vec::new(),
+            default_compute_unit_type: None,
+            compute_units: Vec::new(),
         }
     }
 }

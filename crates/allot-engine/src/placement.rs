@@ -31,6 +31,9 @@ impl Engine {
     pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
         let host = &self.hosts[h as usize];
         let mut cap = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
+        if host.excl_locks > 0 {
+            return 0;
+        }
         if let Some(p) = host.partition {
             // Partition hosts take only jobs whose user has shares there.
             if !job.accounts.iter().any(|a| a.0 == p) {
@@ -141,8 +144,12 @@ impl Engine {
                     .unwrap_or(std::cmp::Ordering::Equal)
             });
         }
+        let fit = |hosts: &[(u32, u32)]| match &res.cu {
+            Some(cu) => self.place_cu(job, res, cu, hosts),
+            None => self.shape(job.slots, job.max_slots, &res.span, hosts),
+        };
         if res.same.is_empty() {
-            return self.shape(job, res, &hosts);
+            return fit(&hosts);
         }
         // Groups by the `same` values, in the order of their first host.
         let mut keys: std::collections::BTreeMap<Vec<String>, usize> = std::collections::BTreeMap::new();
@@ -164,21 +171,20 @@ impl Engine {
             });
             groups[g].push((h, cap));
         }
-        groups.iter().find_map(|g| self.shape(job, res, g))
+        groups.iter().find_map(|g| fit(g))
     }
 
-    /// The job's slots over `hosts` (host, slots it can give), in order,
-    /// by its span (module docs).
-    fn shape(&self, job: &Job, res: &ResReq, hosts: &[(u32, u32)]) -> Option<Alloc> {
-        let (min, max) = (job.slots, job.max_slots);
-        if matches!(res.span, Some(Span::OneHost)) {
+    /// `min` to `max` slots over `hosts` (host, slots it can give), in
+    /// order, by `span` (module docs).
+    pub(crate) fn shape(&self, min: u32, max: u32, span: &Option<Span>, hosts: &[(u32, u32)]) -> Option<Alloc> {
+        if matches!(span, Some(Span::OneHost)) {
             let &(h, cap) = hosts.iter().find(|&&(_, cap)| cap >= min)?;
             return Some(std::iter::once((h, cap.min(max))).collect());
         }
         let mut need = max;
         let mut alloc = Alloc::new();
         for &(h, cap) in hosts {
-            let take = match self.ptile(h, &res.span) {
+            let take = match self.ptile(h, span) {
                 Some(0) => continue,
                 Some(p) if cap < p.min(need) => continue,
                 Some(p) => p.min(need),
@@ -195,7 +201,7 @@ impl Engine {
 
     /// A host's ptile under `span`: `None` when the span sets none; 0 when
     /// a per-kind ptile has no value for it (the host is not used).
-    fn ptile(&self, h: u32, span: &Option<Span>) -> Option<u32> {
+    pub(crate) fn ptile(&self, h: u32, span: &Option<Span>) -> Option<u32> {
         match span {
             Some(Span::Ptile(p)) => Some(*p),
             Some(Span::PtileBy { default, values }) => {
@@ -233,10 +239,11 @@ impl Engine {
 
     /// The checks of a requirement that need the cluster: per-kind ptile
     /// values name host types or host models, not both, with `same` on
-    /// that kind; compute units are not placed yet.
-    pub(crate) fn check_res(&self, r: &ResReq) -> Result<(), Rejection> {
-        if r.cu.is_some() {
-            return Err(Rejection::BadResReq("cu[...]: compute unit placement is not supported yet".into()));
+    /// that kind; `cu[...]` names a compute unit type, and `excl` only
+    /// where the queue allows it.
+    pub(crate) fn check_res(&self, r: &ResReq, queue: usize) -> Result<(), Rejection> {
+        if let Some(cu) = &r.cu {
+            self.check_cu(cu, queue)?;
         }
         let Some(Span::PtileBy { values, .. }) = &r.span else { return Ok(()) };
         let is = |name: &str, f: fn(&crate::model::HostAttrs) -> &Option<String>| {

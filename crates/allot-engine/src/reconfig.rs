@@ -141,6 +141,7 @@ impl Engine {
                         self.hosts.iter().position(|x| x.name == *name).map(|nh| (nh as u32, n))
                     })
                     .collect();
+                self.lock_cus(job.res.as_deref(), &alloc, true);
                 for &(h, n) in &alloc {
                     let mem = self.rusage_mem(&job, n);
                     let host = &mut self.hosts[h as usize];

@@ -390,7 +390,7 @@ fn a_host_without_the_resource_fails_the_selection() {
 
 mod properties {
     use super::*;
-    use allot_engine::{EngineConfig, HostAttrs, HostSpec, QueueSpec};
+    use allot_engine::{ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, QueueSpec};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
@@ -409,6 +409,10 @@ mod properties {
             Just("select[type==A]".to_string()),
             (1u32..800).prop_map(|m| format!("rusage[mem={m}]")),
             (1u32..4, 1u32..500).prop_map(|(p, m)| format!("same[type] span[ptile={p}] rusage[mem={m}]")),
+            (1u32..3).prop_map(|m| format!("cu[maxcus={m}]")),
+            Just("cu[balance]".to_string()),
+            Just("cu[balance:pref=maxavail:maxcus=2]".to_string()),
+            Just("cu[pref=minavail:usablecuslots=2]".to_string()),
         ];
         (1u32..7, 0u32..4, req)
     }
@@ -431,6 +435,21 @@ mod properties {
         }
         if req.select.is_some() {
             assert!(alloc.iter().all(|a| types[a.0 as usize]), "select[type==A]");
+        }
+        if let Some(cu) = &req.cu {
+            // Units are hosts 0-2, 3-5, ...: slots by unit.
+            let mut per_unit: BTreeMap<u32, u32> = BTreeMap::new();
+            for a in alloc {
+                *per_unit.entry(a.0 / 3).or_default() += a.1;
+            }
+            if let Some(m) = cu.maxcus {
+                assert!(per_unit.len() as u32 <= m, "maxcus {m}: {alloc:?}");
+            }
+            if cu.balance {
+                let (lo, hi) = (per_unit.values().min(), per_unit.values().max());
+                assert!(hi.zip(lo).is_some_and(|(h, l)| h - l <= 1), "balance: {per_unit:?}");
+                assert_eq!(total, min, "balance takes the minimum");
+            }
         }
         let _ = e;
     }
@@ -460,7 +479,16 @@ mod properties {
                     HostSpec { attrs, ..HostSpec::new(format!("h{i}"), slots, cpus) }
                 })
                 .collect();
+            let units = cluster.len().div_ceil(3);
             let mut config = EngineConfig::one_queue(hosts, false);
+            config.compute_unit_types = vec!["u".into()];
+            config.compute_units = (0..units)
+                .map(|u| ComputeUnitSpec {
+                    name: format!("u{u}"),
+                    cu_type: "u".into(),
+                    hosts: (3 * u..(3 * u + 3).min(cluster.len())).map(|h| format!("h{h}")).collect(),
+                })
+                .collect();
             config.queues = vec![QueueSpec::new("q", 30)];
             config.default_queues = vec!["q".into()];
             let mut e = Engine::new(config);
