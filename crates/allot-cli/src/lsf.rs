@@ -71,9 +71,6 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
 /// Options `bsub` parses but this allot does not act on yet: refused, so a
 /// job never runs without what its user asked for.
 fn not_yet(o: &allot_config::bsub::BsubOptions) -> Option<String> {
-    if o.hosts.is_some() {
-        return Some("-m".into());
-    }
     if o.exclusive {
         return Some("-x".into());
     }
@@ -104,6 +101,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         slots: o.slots.map_or(0, |s| s.min),
         max_slots: o.slots.map(|s| s.max),
         res_req: o.res_req.clone(),
+        hosts: o.hosts.clone(),
         run_limit: o.run_limit,
         group: o.group,
         name: o.name,

@@ -54,6 +54,15 @@ impl Config {
                     slot_pool: q.slot_pool.clone().zip(q.slot_share),
                     proclimit: q.proclimit.map(|p| ProcLimit { min: p.min, default: p.default, max: p.max }),
                     res_req: q.res_req.clone(),
+                    first_hosts: {
+                        let firsts: Vec<HostRef> = q
+                            .hosts
+                            .iter()
+                            .filter(|h| h.first_exec && !is_keyword(&h.name) && h.preference.is_none())
+                            .map(|h| HostRef { first_exec: false, ..h.clone() })
+                            .collect();
+                        if firsts.is_empty() { Vec::new() } else { self.resolve_hosts(&firsts) }
+                    },
                     exclusive_cu: match &q.exclusive {
                         crate::model::Exclusive::ComputeUnit(t) => Some(t.clone()),
                         _ => None,
@@ -84,6 +93,7 @@ impl Config {
             compute_unit_types: self.params.compute_unit_types.clone(),
             default_compute_unit_type: self.params.default_compute_unit_type.clone(),
             compute_units: self.compute_unit_specs(),
+            host_groups: self.host_groups.iter().map(|g| (g.name.clone(), self.resolve_hosts(&g.members))).collect(),
         }
     }
 }
@@ -118,4 +128,29 @@ impl Config {
         }
         out
     }
+}
+
+/// `all` and `others`: never first execution host candidates.
+pub(crate) fn is_keyword(name: &str) -> bool {
+    name.eq_ignore_ascii_case("all") || name.eq_ignore_ascii_case("others")
+}
+
+/// `bsub -m "hostA! hostB+2 hostgroup1"`: the hosts, host groups and
+/// compute units a job may run on (`~` exclusions belong to queues, not to
+/// `-m`).
+pub fn parse_host_picks(text: &str) -> Result<Vec<allot_engine::HostPick>, crate::lsf::values::ValueError> {
+    let tokens = crate::lsf::values::parse_all(crate::lsf::values::host_tokens, text)?;
+    tokens
+        .into_iter()
+        .map(|t| {
+            if t.exclude {
+                let offset = crate::lsf::text::offset_in(text, t.name).saturating_sub(1);
+                return Err(crate::lsf::values::ValueError {
+                    offset,
+                    message: format!("`~{}`: -m takes no exclusions", t.name),
+                });
+            }
+            Ok(allot_engine::HostPick { name: t.name.to_string(), first: t.first_exec, preference: t.preference })
+        })
+        .collect()
 }

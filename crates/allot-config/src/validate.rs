@@ -381,6 +381,18 @@ fn queue_misc(config: &Config, diags: &mut Diagnostics) {
             diags.error(loc, format!("DEFAULT_QUEUE: queue `{name}` is not defined in lsb.queues"));
         }
     }
+    for q in &config.queues {
+        for h in q.hosts.iter().filter(|h| h.first_exec) {
+            let why = if crate::engine::is_keyword(&h.name) {
+                "cannot be a first execution host candidate"
+            } else if h.preference.is_some() {
+                "takes no preference as a first execution host candidate"
+            } else {
+                continue;
+            };
+            diags.warning(q.loc_of("HOSTS"), format!("queue `{}`: HOSTS: `{}!` {why}; ignored", q.name, h.name));
+        }
+    }
     let mut interruptible = config.queues.iter().filter(|q| q.interruptible_backfill.is_some());
     if let Some(first) = interruptible.next() {
         for q in interruptible {

@@ -446,12 +446,17 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         Some(n) => (Some(n.name), n.array),
         None => (None, None),
     };
+    let hosts = match s.hosts.as_deref().map(allot_config::engine::parse_host_picks).transpose() {
+        Ok(h) => h.unwrap_or_default(),
+        Err(e) => return Response::Error(format!("-m: column {}: {}. Job not submitted.", e.offset + 1, e.message)),
+    };
     let mut spec = JobSpec {
         user: caller.user.clone(),
         queue: s.queue.clone(),
         slots: s.slots,
         max_slots: s.max_slots.filter(|&m| m != s.slots),
         res_req,
+        hosts,
         run_limit: s.run_limit,
         group: s.group.clone(),
         depends,

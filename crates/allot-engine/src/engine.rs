@@ -53,6 +53,8 @@ pub enum Rejection {
     NoDefaultQueueFits { asked: String, queues: String },
     #[error("-R: {0}")]
     BadResReq(String),
+    #[error("-m: {0}")]
+    BadHosts(String),
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
     RunLimitTooLong { limit: u64, max: u64, queue: String },
     #[error("job {0} is not in the system")]
@@ -225,6 +227,8 @@ pub(crate) struct Job {
     /// with its queue's RES_REQ); shared by a job array's elements.
     pub(crate) own_res: Option<Arc<ResReq>>,
     pub(crate) res: Option<Arc<ResReq>>,
+    /// `-m` resolved, and the first execution host candidates.
+    pub(crate) picks: Option<Arc<crate::placement::Picks>>,
     pub(crate) run_limit: Option<u64>,
     /// `-G`: the user group to charge through.
     pub(crate) group: Option<String>,
@@ -268,6 +272,8 @@ pub(crate) struct QueueState {
     pub(crate) host_set: usize,
     /// Job slots of all the queue's hosts.
     pub(crate) capacity: u64,
+    /// HOSTS' first execution host candidates.
+    pub(crate) first_hosts: Vec<u32>,
     /// Partition policies the queue's hosts touch, and whether any of its
     /// hosts is in no partition.
     pub(crate) partitions: Vec<usize>,
@@ -398,6 +404,11 @@ impl Engine {
                 spec: spec.clone(),
                 host_set,
                 capacity,
+                first_hosts: spec
+                    .first_hosts
+                    .iter()
+                    .filter_map(|n| hosts.iter().position(|h| h.name == *n).map(|i| i as u32))
+                    .collect(),
                 partitions: partitions.into_iter().collect(),
                 outside_partitions,
                 policy,
@@ -558,6 +569,7 @@ impl Engine {
         if let Some(r) = &res {
             self.check_res(r, queue)?;
         }
+        let picks = self.picks(spec, queue, res.as_ref())?;
         let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
         let admission =
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
@@ -584,6 +596,7 @@ impl Engine {
             outside_proclimit: false,
             own_res: spec.res_req.clone().map(Arc::new),
             res: res.filter(ResReq::constrains).map(Arc::new),
+            picks: picks.map(Arc::new),
             run_limit: spec.run_limit,
             group: spec.group.clone(),
             accounts,

@@ -20,7 +20,7 @@ pub mod dispatch;
 pub mod engine;
 mod jobs;
 pub mod model;
-mod placement;
+pub(crate) mod placement;
 pub mod pools;
 mod queries;
 pub mod reasons;
@@ -33,8 +33,8 @@ pub mod time;
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
 pub use model::{
-    ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, JobSpec, ProcLimit, QueueLimits, QueueSpec,
-    RunLimitSpec,
+    ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, ProcLimit, QueueLimits,
+    QueueSpec, RunLimitSpec,
 };
 pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;

@@ -88,6 +88,9 @@ pub struct QueueSpec {
     /// EXCLUSIVE=CU[type]: jobs may ask `cu[excl]` for compute units of
     /// this type or a finer one.
     pub exclusive_cu: Option<String>,
+    /// The `name!` entries of HOSTS, as hosts: first execution host
+    /// candidates for every job of the queue that names none itself.
+    pub first_hosts: Vec<String>,
 }
 
 impl QueueSpec {
@@ -107,6 +110,7 @@ impl QueueSpec {
             proclimit: None,
             res_req: None,
             exclusive_cu: None,
+            first_hosts: Vec::new(),
         }
     }
 }
@@ -145,6 +149,8 @@ pub struct EngineConfig {
     pub default_compute_unit_type: Option<String>,
     /// The ComputeUnit section, in its order.
     pub compute_units: Vec<ComputeUnitSpec>,
+    /// Host groups, each with its hosts (for `bsub -m`).
+    pub host_groups: BTreeMap<String, Vec<String>>,
 }
 
 /// A compute unit: its type and its hosts (a coarser unit's are those of
@@ -188,6 +194,7 @@ impl EngineConfig {
             compute_unit_types: Vec::new(),
             default_compute_unit_type: None,
             compute_units: Vec::new(),
+            host_groups: BTreeMap::new(),
         }
     }
 }
@@ -208,6 +215,9 @@ pub struct JobSpec {
     /// `-R`, parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub res_req: Option<ResReq>,
+    /// `-m`: the hosts the job may run on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostPick>,
     /// `-W`, seconds.
     pub run_limit: Option<u64>,
     /// `-G`: the user group to charge through.
@@ -229,4 +239,16 @@ pub struct JobSpec {
 pub struct ArrayShape {
     pub size: u32,
     pub limit: Option<u32>,
+}
+
+/// One entry of `bsub -m`: a host, host group or compute unit; `name!`
+/// makes its hosts first execution host candidates, `name+n` gives them
+/// preference `n` (higher first).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostPick {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preference: Option<u32>,
 }

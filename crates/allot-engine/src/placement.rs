@@ -23,10 +23,120 @@
 //! starts when it can have `min`.
 
 use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
+use crate::model::{HostPick, JobSpec};
 use crate::resreq::{ResReq, Span, Value, higher_is_better};
 use crate::time::Time;
 
+/// `bsub -m` resolved (spec 004, "Specifying a First Execution Host"): the
+/// hosts a job may use with their preference, and its first execution host
+/// candidates (its own `name!` entries, else its queue's). The first host
+/// of the allocation is a candidate, and the other candidates are not used
+/// for the rest of it ("once LSF selects a first execution host for the
+/// current job, the other first execution host candidates become
+/// unavailable to the current job").
+#[derive(Clone, Debug)]
+pub(crate) struct Picks {
+    /// As given, to resolve again after a reconfiguration.
+    pub(crate) given: Vec<HostPick>,
+    /// Hosts the job may use, by host index, with their preference; `None`:
+    /// all of its queue's.
+    pub(crate) allowed: Option<Vec<(u32, u32)>>,
+    pub(crate) first: Vec<u32>,
+}
+
 impl Engine {
+    /// Resolves `-m` for a job of `queue`; `None` when neither the job nor
+    /// the queue names hosts. A name is a host, a host group or a compute
+    /// unit; `all` and `others` (every host the list does not name) may not
+    /// be first execution host candidates, nor carry `!` with a preference;
+    /// every host named must be one of the queue's.
+    pub(crate) fn picks(&self, spec: &JobSpec, queue: usize, res: Option<&ResReq>) -> Result<Option<Picks>, Rejection> {
+        self.resolve_picks(&spec.hosts, queue, res)
+    }
+
+    pub(crate) fn resolve_picks(
+        &self,
+        given: &[HostPick],
+        queue: usize,
+        res: Option<&ResReq>,
+    ) -> Result<Option<Picks>, Rejection> {
+        let q = &self.queues[queue];
+        if given.is_empty() && q.first_hosts.is_empty() {
+            return Ok(None);
+        }
+        let bad = |m: String| Err(Rejection::BadHosts(m));
+        let mut allowed: Vec<(u32, u32)> = Vec::new();
+        let mut first: Vec<u32> = Vec::new();
+        let named = |name: &str| -> Option<Vec<u32>> {
+            let index = |n: &String| self.hosts.iter().position(|h| h.name == *n).map(|i| i as u32);
+            if let Some(i) = self.hosts.iter().position(|h| h.name == name) {
+                return Some(vec![i as u32]);
+            }
+            if let Some(members) = self.config.host_groups.get(name) {
+                return Some(members.iter().filter_map(index).collect());
+            }
+            let cu = self.config.compute_units.iter().find(|c| c.name == name)?;
+            Some(cu.hosts.iter().filter_map(index).collect())
+        };
+        let mut others: Option<u32> = None;
+        for p in given {
+            let keyword = p.name.eq_ignore_ascii_case("all") || p.name.eq_ignore_ascii_case("others");
+            if p.first && keyword {
+                return bad(format!("`{}` cannot be a first execution host candidate", p.name));
+            }
+            if p.first && p.preference.is_some() {
+                return bad(format!("`{}!`: a first execution host candidate takes no preference", p.name));
+            }
+            let hosts = if p.name.eq_ignore_ascii_case("others") {
+                others = Some(p.preference.unwrap_or(0));
+                continue;
+            } else if p.name.eq_ignore_ascii_case("all") {
+                (0..self.hosts.len() as u32).collect()
+            } else {
+                match named(&p.name) {
+                    Some(h) => h,
+                    None => {
+                        return bad(format!("`{}` is not a host, host group or compute unit of this cluster", p.name));
+                    }
+                }
+            };
+            for h in hosts {
+                if !self.host_sets[q.host_set].0.contains(&h) {
+                    return bad(format!(
+                        "host `{}` is not used by queue `{}`",
+                        self.hosts[h as usize].name, q.spec.name
+                    ));
+                }
+                if p.first && !first.contains(&h) {
+                    first.push(h);
+                }
+                if !allowed.iter().any(|a| a.0 == h) {
+                    allowed.push((h, p.preference.unwrap_or(0)));
+                }
+            }
+        }
+        if let Some(pref) = others {
+            for &h in &self.host_sets[q.host_set].0 {
+                if !allowed.iter().any(|a| a.0 == h) {
+                    allowed.push((h, pref));
+                }
+            }
+        }
+        if first.is_empty() {
+            first = q
+                .first_hosts
+                .iter()
+                .copied()
+                .filter(|h| given.is_empty() || allowed.iter().any(|a| a.0 == *h))
+                .collect();
+        }
+        if !first.is_empty() && res.is_some_and(|r| r.cu.is_some()) {
+            return bad("first execution host candidates with cu[...] are not supported yet".into());
+        }
+        allowed.sort_unstable();
+        Ok(Some(Picks { given: given.to_vec(), allowed: (!given.is_empty()).then_some(allowed), first }))
+    }
+
     /// How many slots host `h` can give `job` now (module docs).
     pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
         let host = &self.hosts[h as usize];
@@ -81,9 +191,10 @@ impl Engine {
 
     /// Where `job` can start now, first host first (module docs).
     pub(crate) fn place(&self, job: &Job, t: Time) -> Option<Alloc> {
-        match &job.res {
-            Some(res) => self.place_by(job, res, t),
-            None => self.first_fit(job, t),
+        match (&job.res, &job.picks) {
+            (Some(res), _) => self.place_by(job, res, t),
+            (None, Some(_)) => self.place_by(job, &ResReq::default(), t),
+            (None, None) => self.first_fit(job, t),
         }
     }
 
@@ -122,6 +233,10 @@ impl Engine {
             if res.select.as_ref().is_some_and(|s| !s.holds(&|n| self.host_value(h, n))) {
                 continue;
             }
+            let allowed = job.picks.as_ref().and_then(|p| p.allowed.as_ref());
+            if allowed.is_some_and(|a| a.binary_search_by_key(&h, |x| x.0).is_err()) {
+                continue;
+            }
             let cap = self.host_cap(h, job, t);
             if cap > 0 {
                 hosts.push((h, cap));
@@ -144,17 +259,37 @@ impl Engine {
                     .unwrap_or(std::cmp::Ordering::Equal)
             });
         }
+        if let Some(allowed) = job.picks.as_ref().and_then(|p| p.allowed.as_ref()) {
+            // `-m name+n`: higher preference first.
+            let pref = |h: u32| allowed.binary_search_by_key(&h, |x| x.0).map_or(0, |i| allowed[i].1);
+            hosts.sort_by_key(|&(h, _)| std::cmp::Reverse(pref(h)));
+        }
+        let first = job.picks.as_ref().map_or(&[][..], |p| &p.first[..]);
+        if first.is_empty() {
+            return self.fit_groups(job, res, &hosts);
+        }
+        // Each candidate that can start the job, in order, first; the other
+        // candidates out.
+        let others: Vec<(u32, u32)> = hosts.iter().copied().filter(|h| !first.contains(&h.0)).collect();
+        hosts.iter().filter(|h| first.contains(&h.0)).find_map(|&c| {
+            let list: Vec<(u32, u32)> = std::iter::once(c).chain(others.iter().copied()).collect();
+            self.fit_groups(job, res, &list).filter(|a| a.first().is_some_and(|f| f.0 == c.0))
+        })
+    }
+
+    /// The job over `hosts`, within one group of its `same` values.
+    fn fit_groups(&self, job: &Job, res: &ResReq, hosts: &[(u32, u32)]) -> Option<Alloc> {
         let fit = |hosts: &[(u32, u32)]| match &res.cu {
             Some(cu) => self.place_cu(job, res, cu, hosts),
             None => self.shape(job.slots, job.max_slots, &res.span, hosts),
         };
         if res.same.is_empty() {
-            return fit(&hosts);
+            return fit(hosts);
         }
         // Groups by the `same` values, in the order of their first host.
         let mut keys: std::collections::BTreeMap<Vec<String>, usize> = std::collections::BTreeMap::new();
         let mut groups: Vec<Vec<(u32, u32)>> = Vec::new();
-        for &(h, cap) in &hosts {
+        for &(h, cap) in hosts {
             let key: Option<Vec<String>> = res
                 .same
                 .iter()

@@ -129,6 +129,17 @@ impl Engine {
                 job.res = ResReq::combine(job.own_res.as_deref(), q.spec.res_req.as_ref())
                     .filter(ResReq::constrains)
                     .map(std::sync::Arc::new);
+                // `-m` names hosts again; a job whose hosts are gone (or
+                // left its queue) may use none until they come back.
+                let given = job.picks.as_ref().map(|p| p.given.clone()).unwrap_or_default();
+                job.picks = match self.resolve_picks(&given, queue, job.res.as_deref()) {
+                    Ok(p) => p.map(std::sync::Arc::new),
+                    Err(_) => Some(std::sync::Arc::new(crate::placement::Picks {
+                        given,
+                        allowed: Some(Vec::new()),
+                        first: Vec::new(),
+                    })),
+                };
                 self.add_pending(id, &job);
                 self.jobs.insert(id, job);
             }

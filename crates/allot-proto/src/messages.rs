@@ -16,6 +16,9 @@ pub struct Submit {
     /// `-R`, each occurrence as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub res_req: Vec<String>,
+    /// `-m`, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<String>,
     /// `-W`, seconds.
     pub run_limit: Option<u64>,
     /// `-G`.

@@ -110,6 +110,7 @@ pub fn run(
                 slots: job.slots,
                 max_slots: None,
                 res_req: None,
+                hosts: Vec::new(),
                 run_limit: job.run_limit,
                 group: job.charge_group.clone(),
                 depends: None,

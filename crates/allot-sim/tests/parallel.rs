@@ -539,3 +539,85 @@ mod properties {
         }
     }
 }
+
+// --- -m and first execution hosts (spec 004, "Specifying a First Execution Host") ---
+
+fn picks(text: &str) -> Vec<allot_engine::HostPick> {
+    allot_config::engine::parse_host_picks(text).expect("a valid -m")
+}
+
+fn with_hosts(mut spec: JobSpec, m: &str) -> JobSpec {
+    spec.hosts = picks(m);
+    spec
+}
+
+fn three_hosts(queue_extra: &str) -> Engine {
+    let groups = "Begin HostGroup\nGROUP_NAME GROUP_MEMBER\nhg (h1 h2)\nEnd HostGroup\n";
+    engine_from(&[("lsb.hosts", &(hosts(3, 4) + groups)), ("lsb.queues", &queue("q", queue_extra))])
+}
+
+#[test]
+fn the_first_host_comes_from_the_candidates() {
+    // bsub -n 2 -m "hostA! hostB hostC": must start on hostA; with hostB!,
+    // on hostB; with no `!`, on any.
+    let mut e = three_hosts("");
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 6, None), "h2! h1 h3")).as_deref(), Some("h2*4 h1*2"));
+    let mut e = three_hosts("");
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 2, None), "h1 h2! h3")).as_deref(), Some("h2*2"));
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 2, None), "h1 h2 h3")).as_deref(), Some("h1*2"));
+    // A host group as candidates: the first host from it, and its other
+    // hosts are not used for the rest of the job.
+    let mut e = three_hosts("");
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 6, None), "hg! h3")).as_deref(), Some("h1*4 h3*2"));
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 6, None), "hg! h3")).as_deref(), Some("h2*4 h3*2"));
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 1, None), "hg! h3")), None, "hg is full");
+}
+
+#[test]
+fn a_busy_candidate_keeps_the_job_waiting() {
+    let mut e = three_hosts("");
+    alloc_of(&mut e, with_hosts(job("q", 4, None), "h1")).expect("h1 is full");
+    let id = submit(&mut e, with_hosts(job("q", 2, None), "h1! h2 h3"));
+    assert!(starts(&mut e).is_empty());
+    assert!(e.is_pending(id));
+}
+
+#[test]
+fn queue_hosts_name_first_execution_hosts() {
+    let mut e = three_hosts("HOSTS = h3! h1 h2");
+    assert_eq!(alloc_of(&mut e, job("q", 6, None)).as_deref(), Some("h3*4 h1*2"));
+    // The job's own candidates go before the queue's.
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 1, None), "h2! h1")).as_deref(), Some("h2*1"));
+}
+
+#[test]
+fn m_restricts_and_orders_the_hosts() {
+    let mut e = three_hosts("");
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 1, None), "h3")).as_deref(), Some("h3*1"));
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 1, None), "h1 h2+5")).as_deref(), Some("h2*1"), "preference");
+    assert_eq!(alloc_of(&mut e, with_hosts(job("q", 8, None), "h1 others+1")).as_deref(), Some("h2*3 h3*3 h1*2"));
+}
+
+#[test]
+fn incorrect_first_execution_hosts_reject_the_job() {
+    let mut e = three_hosts("HOSTS = h1 h2");
+    for (m, why) in [
+        ("all!", "`all` cannot be a first execution host candidate"),
+        ("nohost h1", "`nohost` is not a host, host group or compute unit"),
+        ("h3 h1", "host `h3` is not used by queue `q`"),
+    ] {
+        let err = e.submit(&with_hosts(job("q", 1, None), m)).expect_err(m);
+        assert!(err.to_string().contains(why), "{m}: {err}");
+    }
+    assert!(allot_config::engine::parse_host_picks("h1 ~h2").is_err(), "-m takes no exclusions");
+}
+
+#[test]
+fn incorrect_queue_first_hosts_are_warned_about() {
+    let texts = [("lsb.hosts".to_string(), hosts(2, 4)), ("lsb.queues".to_string(), queue("q", "HOSTS = all! h1"))];
+    let mut diags = allot_config::Diagnostics::default();
+    let config = allot_config::load::from_texts(&texts, &mut diags);
+    assert!(!diags.has_errors(), "{diags}");
+    assert!(diags.to_string().contains("`all!` cannot be a first execution host candidate; ignored"), "{diags}");
+    assert!(config.engine_config().queues[0].first_hosts.is_empty());
+}
