@@ -89,16 +89,21 @@ fn cond(input: &mut &str) -> ModalResult<Dependency<DepTarget>> {
     target.map(|target| Dependency::Cond { kind: DepKind::Done, target }).parse_next(input)
 }
 
-fn code(input: &mut &str) -> ModalResult<(CmpOp, i32)> {
-    let op = opt(alt((
+/// `==`, `!=`, `<=`, `>=`, `<` or `>`.
+pub(crate) fn cmp_op(input: &mut &str) -> ModalResult<CmpOp> {
+    alt((
         "==".value(CmpOp::Eq),
         "!=".value(CmpOp::Ne),
         "<=".value(CmpOp::Le),
         ">=".value(CmpOp::Ge),
         "<".value(CmpOp::Lt),
         ">".value(CmpOp::Gt),
-    )))
-    .parse_next(input)?;
+    ))
+    .parse_next(input)
+}
+
+fn code(input: &mut &str) -> ModalResult<(CmpOp, i32)> {
+    let op = opt(cmp_op).parse_next(input)?;
     let n = ws(dec_int).context(expected("an exit code")).parse_next(input)?;
     Ok((op.unwrap_or(CmpOp::Eq), n))
 }

@@ -136,8 +136,12 @@ fn resreq(input: &mut &str) -> ModalResult<ResReq> {
             Section::Cu(c) => r.cu.replace(c).is_some(),
         };
         if twice {
-            input.reset(&at);
-            return fail_here("resource requirement", "each of order, rusage, span, same and cu at most once");
+            return fail_at(
+                input,
+                &at,
+                "resource requirement",
+                "each of order, rusage, span, same and cu at most once",
+            );
         }
     }
     r.select = selects.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
@@ -204,17 +208,10 @@ fn comparison(input: &mut &str) -> ModalResult<Expr> {
     Ok(Expr::Cmp { lhs, op, rhs })
 }
 
+/// The comparisons of `-w`, and `=` for `==` (the spec writes
+/// `hgconnect=hg3`).
 fn cmp_op(input: &mut &str) -> ModalResult<CmpOp> {
-    alt((
-        "==".value(CmpOp::Eq),
-        "!=".value(CmpOp::Ne),
-        ">=".value(CmpOp::Ge),
-        "<=".value(CmpOp::Le),
-        ">".value(CmpOp::Gt),
-        "<".value(CmpOp::Lt),
-        "=".value(CmpOp::Eq),
-    ))
-    .parse_next(input)
+    alt((crate::deps::cmp_op, "=".value(CmpOp::Eq))).parse_next(input)
 }
 
 fn operand(input: &mut &str) -> ModalResult<Operand> {
@@ -245,8 +242,7 @@ fn rusage(input: &mut &str) -> ModalResult<f64> {
     let at = input.checkpoint();
     let key = name.parse_next(input)?;
     if key != "mem" {
-        input.reset(&at);
-        return fail_here("rusage", "mem=MB (allot reserves memory only)");
+        return fail_at(input, &at, "rusage", "mem=MB (allot reserves memory only)");
     }
     let _ = cut_err(ws('=')).context(expected("`=`")).parse_next(input)?;
     let amount: f64 = cut_err(float).context(expected("an amount of memory")).parse_next(input)?;
@@ -258,8 +254,7 @@ fn rusage(input: &mut &str) -> ModalResult<f64> {
         _ => 1.0,
     };
     if !(amount >= 0.0 && amount.is_finite()) {
-        input.reset(&at);
-        return fail_here("rusage", "a memory amount of 0 or more");
+        return fail_at(input, &at, "rusage", "a memory amount of 0 or more");
     }
     Ok(amount * scale)
 }

@@ -52,7 +52,8 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    fn holds(self, a: i32, b: i32) -> bool {
+    /// `a op b`.
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             CmpOp::Eq => a == b,
             CmpOp::Ne => a != b,

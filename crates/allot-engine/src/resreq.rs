@@ -194,14 +194,7 @@ fn compare<'v>(lhs: &Operand, op: CmpOp, rhs: &Operand, lookup: &dyn Fn(&str) ->
     };
     match operand(lhs) {
         Some(Some(a)) => match operand(rhs) {
-            Some(Some(b)) => match op {
-                CmpOp::Eq => a == b,
-                CmpOp::Ne => a != b,
-                CmpOp::Lt => a < b,
-                CmpOp::Le => a <= b,
-                CmpOp::Gt => a > b,
-                CmpOp::Ge => a >= b,
-            },
+            Some(Some(b)) => op.holds(a, b),
             _ => false,
         },
         Some(None) => {
