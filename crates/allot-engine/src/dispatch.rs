@@ -375,8 +375,9 @@ impl Engine {
         }
         let Some(alloc) = self.place(job, t) else {
             // A job placed on free slots alone that does not fit tells
-            // that no job of as many slots fits: requirements only narrow.
-            if job.res.is_none() {
+            // that no job of as many slots fits: requirements and host
+            // lists only narrow.
+            if !job.constrained() {
                 failed_at[job.queue] = failed_at[job.queue].min(job.slots);
             }
             return Err(());
@@ -412,20 +413,15 @@ impl Engine {
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
         let per_host = self.queues[queue].per_host_limits;
-        let mem: Vec<f64> = alloc.iter().map(|&(_, n)| self.rusage_mem(job, n)).collect();
         let res = job.res.clone();
-        self.lock_cus(res.as_deref(), &alloc, true);
-        for (&(h, n), mem) in alloc.iter().zip(mem) {
-            let host = &mut self.hosts[h as usize];
-            host.used += n;
-            host.mem_reserved += mem;
-            if per_host {
-                let e = host.per_queue.entry(queue).or_insert((0, t));
+        if per_host {
+            for &(h, n) in &alloc {
+                let e = self.hosts[h as usize].per_queue.entry(queue).or_insert((0, t));
                 e.0 += n;
                 e.1 = t;
             }
-            self.refresh_host(h);
         }
+        self.hold_hosts(res.as_deref(), &alloc, true);
         if let Some(n) = accept {
             self.accept_wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
         }
@@ -458,6 +454,7 @@ impl Engine {
         let Some(job) = self.jobs.get(&id) else { return Charges::new() };
         let policy = self.queues[job.queue].policy;
         let partition = alloc.first().and_then(|&(h, _)| self.hosts[h as usize].partition);
+        let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let mut charges = Charges::new();
         for &(p, leaf) in &job.accounts {
             if Some(p) != policy && Some(p) != partition {
@@ -465,7 +462,6 @@ impl Engine {
             }
             let tree = &self.fairshare.policies[p].tree;
             let committed = (tree.factors().committed_run_time_factor > 0.0).then_some(limit).flatten();
-            let slots = alloc.iter().map(|a| a.1).sum();
             let charge = JobCharge { slots, run_weight: tree.run_weight(slots), committed, memory: 0.0, start: t };
             charges.push((p, leaf, charge));
         }

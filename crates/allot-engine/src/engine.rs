@@ -246,6 +246,14 @@ pub(crate) struct Job {
     pub(crate) priority: u32,
 }
 
+impl Job {
+    /// Whether placement needs more than free slots in host order: a
+    /// resource requirement, or hosts named by `-m` or the queue's HOSTS.
+    pub(crate) fn constrained(&self) -> bool {
+        self.res.is_some() || self.picks.is_some()
+    }
+}
+
 pub(crate) struct HostState {
     pub(crate) name: String,
     pub(crate) slots: u32,
@@ -569,7 +577,7 @@ impl Engine {
         if let Some(r) = &res {
             self.check_res(r, queue)?;
         }
-        let picks = self.picks(spec, queue, res.as_ref())?;
+        let picks = self.resolve_picks(&spec.hosts, queue, res.as_ref())?;
         let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
         let admission =
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
@@ -750,17 +758,12 @@ impl Engine {
         self.dirty = true;
         self.array_stops(id);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
-        self.lock_cus(job.res.as_deref(), &alloc, false);
         for &(h, n) in &alloc {
-            let mem = self.rusage_mem(job, n);
-            let host = &mut self.hosts[h as usize];
-            host.used = host.used.saturating_sub(n);
-            host.mem_reserved = (host.mem_reserved - mem).max(0.0);
-            if let Some(e) = host.per_queue.get_mut(&job.queue) {
+            if let Some(e) = self.hosts[h as usize].per_queue.get_mut(&job.queue) {
                 e.0 = e.0.saturating_sub(n);
             }
-            self.refresh_host(h);
         }
+        self.hold_hosts(job.res.as_deref(), &alloc, false);
         let lambda = self.pool_lambda;
         let q = &mut self.queues[job.queue];
         q.accumulated.update(t.0, q.used, lambda);

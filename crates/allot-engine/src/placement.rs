@@ -23,7 +23,7 @@
 //! starts when it can have `min`.
 
 use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
-use crate::model::{HostPick, JobSpec};
+use crate::model::HostPick;
 use crate::resreq::{ResReq, Span, Value, higher_is_better};
 use crate::time::Time;
 
@@ -50,10 +50,6 @@ impl Engine {
     /// unit; `all` and `others` (every host the list does not name) may not
     /// be first execution host candidates, nor carry `!` with a preference;
     /// every host named must be one of the queue's.
-    pub(crate) fn picks(&self, spec: &JobSpec, queue: usize, res: Option<&ResReq>) -> Result<Option<Picks>, Rejection> {
-        self.resolve_picks(&spec.hosts, queue, res)
-    }
-
     pub(crate) fn resolve_picks(
         &self,
         given: &[HostPick],
@@ -68,9 +64,9 @@ impl Engine {
         let mut allowed: Vec<(u32, u32)> = Vec::new();
         let mut first: Vec<u32> = Vec::new();
         let named = |name: &str| -> Option<Vec<u32>> {
-            let index = |n: &String| self.hosts.iter().position(|h| h.name == *n).map(|i| i as u32);
-            if let Some(i) = self.hosts.iter().position(|h| h.name == name) {
-                return Some(vec![i as u32]);
+            let index = |n: &String| self.host_index(n);
+            if let Some(i) = self.host_index(name) {
+                return Some(vec![i]);
             }
             if let Some(members) = self.config.host_groups.get(name) {
                 return Some(members.iter().filter_map(index).collect());
@@ -183,18 +179,33 @@ impl Engine {
         cap
     }
 
-    /// MB a job holds on a host where it runs `n` slots.
-    pub(crate) fn rusage_mem(&self, job: &Job, n: u32) -> f64 {
-        let mem = job.res.as_ref().and_then(|r| r.rusage_mem).unwrap_or(0.0);
-        if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem }
+    /// A job starting (`hold`) or ending on `alloc`, under requirement
+    /// `res`: its hosts' slots in use, the memory its `rusage[mem]` holds
+    /// (per host, or per slot with RESOURCE_RESERVE_PER_SLOT=y), and its
+    /// exclusive compute units.
+    pub(crate) fn hold_hosts(&mut self, res: Option<&ResReq>, alloc: &[(u32, u32)], hold: bool) {
+        self.lock_cus(res, alloc, hold);
+        let mem = res.and_then(|r| r.rusage_mem).unwrap_or(0.0);
+        for &(h, n) in alloc {
+            let mem = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+            let host = &mut self.hosts[h as usize];
+            if hold {
+                host.used += n;
+                host.mem_reserved += mem;
+            } else {
+                host.used = host.used.saturating_sub(n);
+                host.mem_reserved = (host.mem_reserved - mem).max(0.0);
+            }
+            self.refresh_host(h);
+        }
     }
 
     /// Where `job` can start now, first host first (module docs).
     pub(crate) fn place(&self, job: &Job, t: Time) -> Option<Alloc> {
-        match (&job.res, &job.picks) {
-            (Some(res), _) => self.place_by(job, res, t),
-            (None, Some(_)) => self.place_by(job, &ResReq::default(), t),
-            (None, None) => self.first_fit(job, t),
+        match &job.res {
+            Some(res) => self.place_by(job, res, t),
+            None if job.constrained() => self.place_by(job, &ResReq::default(), t),
+            None => self.first_fit(job, t),
         }
     }
 
@@ -225,6 +236,7 @@ impl Engine {
         if index.total() < u64::from(job.slots) {
             return None;
         }
+        let allowed = job.picks.as_ref().and_then(|p| p.allowed.as_ref());
         let mut hosts: Vec<(u32, u32)> = Vec::new();
         let mut pos = 0;
         while let Some(p) = index.next_free(pos) {
@@ -233,7 +245,6 @@ impl Engine {
             if res.select.as_ref().is_some_and(|s| !s.holds(&|n| self.host_value(h, n))) {
                 continue;
             }
-            let allowed = job.picks.as_ref().and_then(|p| p.allowed.as_ref());
             if allowed.is_some_and(|a| a.binary_search_by_key(&h, |x| x.0).is_err()) {
                 continue;
             }
@@ -259,7 +270,7 @@ impl Engine {
                     .unwrap_or(std::cmp::Ordering::Equal)
             });
         }
-        if let Some(allowed) = job.picks.as_ref().and_then(|p| p.allowed.as_ref()) {
+        if let Some(allowed) = allowed {
             // `-m name+n`: higher preference first.
             let pref = |h: u32| allowed.binary_search_by_key(&h, |x| x.0).map_or(0, |i| allowed[i].1);
             hosts.sort_by_key(|&(h, _)| std::cmp::Reverse(pref(h)));

@@ -152,14 +152,7 @@ impl Engine {
                         self.hosts.iter().position(|x| x.name == *name).map(|nh| (nh as u32, n))
                     })
                     .collect();
-                self.lock_cus(job.res.as_deref(), &alloc, true);
-                for &(h, n) in &alloc {
-                    let mem = self.rusage_mem(&job, n);
-                    let host = &mut self.hosts[h as usize];
-                    host.used += n;
-                    host.mem_reserved += mem;
-                    self.refresh_host(h);
-                }
+                self.hold_hosts(job.res.as_deref(), &alloc, true);
                 let (user, slots) = (job.user, alloc.iter().map(|a| a.1).sum::<u32>());
                 let q = &mut self.queues[queue];
                 q.used += slots;

@@ -621,3 +621,16 @@ fn incorrect_queue_first_hosts_are_warned_about() {
     assert!(diags.to_string().contains("`all!` cannot be a first execution host candidate; ignored"), "{diags}");
     assert!(config.engine_config().queues[0].first_hosts.is_empty());
 }
+
+#[test]
+fn a_job_held_back_by_its_hosts_does_not_hold_back_the_next() {
+    // A job that cannot start on the hosts it named says nothing of jobs
+    // free to go anywhere: the next job of as many slots still starts.
+    let mut e = three_hosts("");
+    alloc_of(&mut e, with_hosts(job("q", 4, None), "h1")).expect("h1 is full");
+    let named = submit(&mut e, with_hosts(job("q", 2, None), "h1"));
+    let free = submit(&mut e, job("q", 2, None));
+    let s = starts(&mut e);
+    assert_eq!(s, [(free.0, "h2*2".to_string())]);
+    assert!(e.is_pending(named));
+}
