@@ -59,8 +59,9 @@ impl Config {
                             .hosts
                             .iter()
                             .filter(|h| h.first_exec && !is_keyword(&h.name) && h.preference.is_none())
-                            .map(|h| HostRef { first_exec: false, ..h.clone() })
+                            .cloned()
                             .collect();
+                        // An empty list would resolve to every host.
                         if firsts.is_empty() { Vec::new() } else { self.resolve_hosts(&firsts) }
                     },
                     exclusive_cu: match &q.exclusive {

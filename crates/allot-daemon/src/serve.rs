@@ -422,15 +422,11 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     let res_req = match allot_config::resreq::parse_all_of(&s.res_req) {
         Ok(r) => r,
         Err((_, e)) if s.res_req.len() == 1 => {
-            return Response::Error(format!("-R: column {}: {}. Job not submitted.", e.offset + 1, e.message));
+            return Response::Error(format!("{}. Job not submitted.", at_column("-R", &e)));
         }
         Err((i, e)) => {
-            return Response::Error(format!(
-                "-R (the {} one): column {}: {}. Job not submitted.",
-                ordinal(i + 1),
-                e.offset + 1,
-                e.message
-            ));
+            let option = format!("-R (the {} one)", ordinal(i + 1));
+            return Response::Error(format!("{}. Job not submitted.", at_column(&option, &e)));
         }
     };
     let depends = match s.depends.as_deref().map(|w| resolve_dependency(state, &caller.user, w)).transpose() {
@@ -440,7 +436,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     let max = state.engine.config().max_job_array_size;
     let job_name = match s.name.as_deref().map(|n| allot_config::array::parse_job_name(n, max)).transpose() {
         Ok(n) => n,
-        Err(e) => return Response::Error(format!("-J: column {}: {}. Job not submitted.", e.offset + 1, e.message)),
+        Err(e) => return Response::Error(format!("{}. Job not submitted.", at_column("-J", &e))),
     };
     let (name, mut array) = match job_name {
         Some(n) => (Some(n.name), n.array),
@@ -448,7 +444,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     };
     let hosts = match s.hosts.as_deref().map(allot_config::engine::parse_host_picks).transpose() {
         Ok(h) => h.unwrap_or_default(),
-        Err(e) => return Response::Error(format!("-m: column {}: {}. Job not submitted.", e.offset + 1, e.message)),
+        Err(e) => return Response::Error(format!("{}. Job not submitted.", at_column("-m", &e))),
     };
     let mut spec = JobSpec {
         user: caller.user.clone(),
@@ -505,6 +501,11 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     }
 }
 
+/// An option's value that failed to parse, where (columns from 1) and why.
+fn at_column(option: &str, e: &allot_config::lsf::values::ValueError) -> String {
+    format!("{option}: column {}: {}", e.offset + 1, e.message)
+}
+
 fn ordinal(n: usize) -> String {
     let suffix = match (n % 10, n % 100) {
         (1, 11) | (2, 12) | (3, 13) => "th",
@@ -522,7 +523,7 @@ fn ordinal(n: usize) -> String {
 /// `name[index]` for one element. A name that matches none is an error, as
 /// is a job id the cluster never had.
 fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependency<Vec<JobId>>, String> {
-    let parsed = allot_config::deps::parse(text).map_err(|e| format!("-w: column {}: {}", e.offset + 1, e.message))?;
+    let parsed = allot_config::deps::parse(text).map_err(|e| at_column("-w", &e))?;
     let by_ref = |r: JobRef| {
         let ids = state.resolve(r);
         if ids.is_empty() {

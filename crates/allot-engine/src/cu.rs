@@ -98,11 +98,6 @@ impl Engine {
             rank[h as usize] = i as u32;
             cap[h as usize] = c;
         }
-        let prefer = |units: &mut Vec<(u32, u32)>, key: fn(&(u32, u32)) -> u32, pref: CuPref| match pref {
-            CuPref::Config => {}
-            CuPref::MinAvail => units.sort_by_key(key),
-            CuPref::MaxAvail => units.sort_by_key(|u| std::cmp::Reverse(key(u))),
-        };
         let mut units: Vec<Unit> = Vec::new();
         for unit in self.cus.iter().filter(|u| u.ty == ty) {
             if cu.excl && !unit.hosts.iter().all(|&h| idle(&self.hosts[h as usize])) {
@@ -111,17 +106,13 @@ impl Engine {
             let mut members: Vec<(u32, u32)> =
                 unit.hosts.iter().filter(|&&h| cap[h as usize] > 0).map(|&h| (h, cap[h as usize])).collect();
             members.sort_by_key(|&(h, _)| rank[h as usize]);
-            prefer(&mut members, |m| m.1, cu.pref);
+            prefer(&mut members, cu.pref, |m| m.1);
             let avail = self.unit_avail(&res.span, &members);
             if avail > 0 {
                 units.push(Unit { hosts: members, avail });
             }
         }
-        match cu.pref {
-            CuPref::Config => {}
-            CuPref::MinAvail => units.sort_by_key(|u| u.avail),
-            CuPref::MaxAvail => units.sort_by_key(|u| std::cmp::Reverse(u.avail)),
-        }
+        prefer(&mut units, cu.pref, |u| u.avail);
         if cu.balance {
             self.balanced(job.slots, cu, &res.span, &units)
         } else {
@@ -227,6 +218,16 @@ impl Engine {
             let host = &mut self.hosts[h as usize];
             host.excl_locks = if lock { host.excl_locks + 1 } else { host.excl_locks.saturating_sub(1) };
         }
+    }
+}
+
+/// Sorts units, or a unit's hosts, by `pref` on their available slots;
+/// equals keep their order (configuration order, stable sort).
+fn prefer<T>(items: &mut [T], pref: CuPref, avail: impl Fn(&T) -> u32) {
+    match pref {
+        CuPref::Config => {}
+        CuPref::MinAvail => items.sort_by_key(avail),
+        CuPref::MaxAvail => items.sort_by_key(|x| std::cmp::Reverse(avail(x))),
     }
 }
 
