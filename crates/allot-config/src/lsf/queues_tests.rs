@@ -97,3 +97,10 @@ fn errors_are_all_reported_and_located() {
         ]
     );
 }
+
+#[test]
+fn a_malformed_res_req_is_located_in_the_file() {
+    let (q, d) = one("RES_REQ = \"select[mem > 1000] span[hosts=2]\"");
+    assert_eq!(q.res_req, None);
+    assert_eq!(d, ["lsb.queues:3:42: error: RES_REQ: span: expected hosts=1 or hosts=-1, found `2]`"]);
+}
