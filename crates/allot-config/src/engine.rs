@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use allot_engine::model::{
-    ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec,
+    ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, Reserve, RunLimitSpec,
 };
 use allot_engine::resreq::Resource;
 
@@ -64,6 +64,12 @@ impl Config {
                         // An empty list would resolve to every host.
                         if firsts.is_empty() { Vec::new() } else { self.resolve_hosts(&firsts) }
                     },
+                    reserve: match (q.resource_reserve, q.slot_reserve) {
+                        (Some(cycles), _) => Some(Reserve { cycles, memory: true }),
+                        (None, Some(cycles)) => Some(Reserve { cycles, memory: false }),
+                        (None, None) => None,
+                    },
+                    backfill: q.backfill,
                     exclusive_cu: match &q.exclusive {
                         crate::model::Exclusive::ComputeUnit(t) => Some(t.clone()),
                         _ => None,

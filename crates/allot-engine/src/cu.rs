@@ -25,7 +25,7 @@
 //!
 //! Within a unit, the job's `span` shapes its share over the unit's hosts.
 
-use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
+use crate::engine::{Alloc, Engine, HostState, Rejection};
 use crate::model::EngineConfig;
 use crate::resreq::{CuPref, CuReq, ResReq, Span};
 
@@ -90,7 +90,7 @@ impl Engine {
 
     /// Places `job` over compute units, from `hosts` (host, slots it can
     /// give) (module docs).
-    pub(crate) fn place_cu(&self, job: &Job, res: &ResReq, cu: &CuReq, hosts: &[(u32, u32)]) -> Option<Alloc> {
+    pub(crate) fn place_cu(&self, res: &ResReq, cu: &CuReq, hosts: &[(u32, u32)], min: u32, max: u32) -> Option<Alloc> {
         let ty = self.cu_type(cu)?;
         let mut rank = vec![u32::MAX; self.hosts.len()];
         let mut cap = vec![0u32; self.hosts.len()];
@@ -114,9 +114,9 @@ impl Engine {
         }
         prefer(&mut units, cu.pref, |u| u.avail);
         if cu.balance {
-            self.balanced(job.slots, cu, &res.span, &units)
+            self.balanced(min, cu, &res.span, &units)
         } else {
-            self.filled(job, cu, &res.span, &units)
+            self.filled(min, max, cu, &res.span, &units)
         }
     }
 
@@ -140,8 +140,7 @@ impl Engine {
     }
 
     /// Units filled in order (module docs).
-    fn filled(&self, job: &Job, cu: &CuReq, span: &Option<Span>, units: &[Unit]) -> Option<Alloc> {
-        let (min, max) = (job.slots, job.max_slots);
+    fn filled(&self, min: u32, max: u32, cu: &CuReq, span: &Option<Span>, units: &[Unit]) -> Option<Alloc> {
         let mut need = max;
         let mut used = 0u32;
         let mut alloc = Alloc::new();

@@ -32,6 +32,7 @@ use std::ops::Bound;
 use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, QueueState};
 use crate::pools::{PoolQueue, entitlements};
 use crate::reasons::PendingReason;
+use crate::reserve::{Ask, View};
 use crate::shares::priority::PriorityInputs;
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, Selector};
 use crate::slots::SlotIndex;
@@ -151,6 +152,7 @@ impl Engine {
     }
 
     pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
+        self.drop_reservation(id);
         let account = self.unit_account(job);
         let place = Place::of(id, job);
         let unit = &mut self.units[self.queue_unit[job.queue]];
@@ -181,15 +183,21 @@ impl Engine {
             self.deadlines.pop_first();
             out.push(Decision::Kill { job: id, reason: crate::engine::KillReason::RunLimit });
         }
-        while self.accept_wakeups.first().is_some_and(|&w| w <= t) {
-            self.accept_wakeups.pop_first();
+        while self.wakeups.first().is_some_and(|&w| w <= t) {
+            self.wakeups.pop_first();
             self.dirty = true;
         }
         self.refresh_dependents();
+        let expired = self.expire_reservations(t);
+        if !expired.is_empty() {
+            self.dirty = true;
+        }
         if !self.dirty {
             return out;
         }
         self.dirty = false;
+        self.rsv_cooldown = expired;
+        self.invalidate_predictions();
         self.divide_pools(t);
         let mut failed_at: Vec<u32> = vec![u32::MAX; self.queues.len()];
         for u in 0..self.units.len() {
@@ -208,7 +216,8 @@ impl Engine {
     }
 
     fn unit_full(&self, unit: &Unit) -> bool {
-        unit.queues.iter().all(|&q| self.host_sets[self.queues[q].host_set].1.total() == 0)
+        self.reservations.is_empty()
+            && unit.queues.iter().all(|&q| self.host_sets[self.queues[q].host_set].1.total() == 0)
     }
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed_at: &mut [u32], out: &mut Vec<Decision>) {
@@ -324,13 +333,18 @@ impl Engine {
         }
         let q = &self.queues[job.queue];
         let l = &q.spec.limits;
+        // Other jobs' reservations count as slots in use.
+        let reserved = |counts: &dyn Fn(usize, u32) -> bool| {
+            if self.reservations.is_empty() { 0 } else { self.reserved_slots(id, counts) }
+        };
         if let Some(max) = l.qjob {
-            if q.used + job.slots > max {
+            if q.used + reserved(&|rq, _| rq == job.queue) + job.slots > max {
                 return Some(PendingReason::QueueLimit { queue: q.spec.name.clone(), limit: max });
             }
         }
         if let Some(max) = l.ujob {
-            let used = q.user_used.get(job.user as usize).copied().unwrap_or(0);
+            let used = q.user_used.get(job.user as usize).copied().unwrap_or(0)
+                + reserved(&|rq, ru| rq == job.queue && ru == job.user);
             if used + job.slots > max {
                 return Some(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
             }
@@ -360,31 +374,54 @@ impl Engine {
         }
         let user = &self.users[job.user as usize];
         if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
-            if self.user_used[job.user as usize] + job.slots > max {
+            if self.user_used[job.user as usize] + reserved(&|_, ru| ru == job.user) + job.slots > max {
                 return Some(PendingReason::UserLimit { limit: max });
             }
         }
         None
     }
 
-    /// Starts `id` now if its limits and the free slots allow.
+    /// Starts `id` now if its limits and the free slots allow: on free
+    /// slots (and its own reservation), else as a backfill job; a job that
+    /// does neither reserves if its queue says so ([`crate::reserve`]).
     fn try_start(&mut self, id: JobId, t: Time, failed_at: &mut [u32]) -> Result<Decision, ()> {
         let job = self.jobs.get(&id).ok_or(())?;
-        if self.limit_reason(id, job).is_some() || job.slots >= failed_at[job.queue] {
+        if self.limit_reason(id, job).is_some() {
+            self.drop_reservation(id);
             return Err(());
         }
-        let Some(alloc) = self.place(job, t) else {
-            // A job placed on free slots alone that does not fit tells
-            // that no job of as many slots fits: requirements and host
-            // lists only narrow.
-            if !job.constrained() {
-                failed_at[job.queue] = failed_at[job.queue].min(job.slots);
+        let own = self.reservations.contains_key(&id);
+        if own || job.slots < failed_at[job.queue] {
+            let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start(job) };
+            match self.place(job, t, &ask) {
+                Some(alloc) => return Ok(self.start(id, alloc, t)),
+                // A job placed on free slots alone that does not fit tells
+                // that no job of as many slots fits: requirements and host
+                // lists only narrow.
+                None if !job.constrained() && !own => failed_at[job.queue] = failed_at[job.queue].min(job.slots),
+                None => {}
             }
-            return Err(());
-        };
+        }
+        let limit = self.effective_run_limit(job.queue, job.run_limit);
+        if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && !self.rsv_hosts.is_empty()) {
+            self.predict_reservations(t);
+            let job = self.jobs.get(&id).ok_or(())?;
+            let until = Time(t.0 + limit);
+            let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
+            if let Some(alloc) = self.place(job, t, &ask) {
+                let job = job.clone();
+                self.borrow(&job, &alloc, until);
+                return Ok(self.start(id, alloc, t));
+            }
+        }
+        self.reserve(id, t);
+        Err(())
+    }
+
+    fn start(&mut self, id: JobId, alloc: Alloc, t: Time) -> Decision {
         let decision = Decision::Start { job: id, alloc: alloc.to_vec() };
         self.commit(id, alloc, t);
-        Ok(decision)
+        decision
     }
 
     /// Starts a pending job on a given allocation, as a replayed log says
@@ -414,6 +451,8 @@ impl Engine {
         let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
         let per_host = self.queues[queue].per_host_limits;
         let res = job.res.clone();
+        self.drop_reservation(id);
+        self.invalidate_predictions();
         if per_host {
             for &(h, n) in &alloc {
                 let e = self.hosts[h as usize].per_queue.entry(queue).or_insert((0, t));
@@ -423,7 +462,7 @@ impl Engine {
         }
         self.hold_hosts(res.as_deref(), &alloc, true);
         if let Some(n) = accept {
-            self.accept_wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
+            self.wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
         }
         let lambda = self.pool_lambda;
         let q = &mut self.queues[queue];

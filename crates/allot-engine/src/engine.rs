@@ -265,6 +265,11 @@ pub(crate) struct HostState {
     /// Running `cu[excl]` jobs whose compute units hold this host: while
     /// any does, no other job is placed here.
     pub(crate) excl_locks: u32,
+    /// What pending jobs hold reserved here ([`crate::reserve`]): per job
+    /// (slots, MB), and the totals.
+    pub(crate) rsv: SmallVec<[(JobId, u32, f64); 1]>,
+    pub(crate) rsv_slots: u32,
+    pub(crate) rsv_mem: f64,
     pub(crate) up: bool,
     /// Host sets (index, position) this host belongs to.
     pub(crate) in_sets: Vec<(usize, usize)>,
@@ -341,7 +346,7 @@ pub struct Engine {
     pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
     pub(crate) deadlines: BTreeSet<(Time, JobId)>,
-    pub(crate) accept_wakeups: BTreeSet<Time>,
+    pub(crate) wakeups: BTreeSet<Time>,
     pub(crate) dirty: bool,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
@@ -354,6 +359,13 @@ pub struct Engine {
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
     /// Compute units ([`crate::cu`]), in configuration order.
     pub(crate) cus: Vec<crate::cu::CuState>,
+    /// Pending jobs' reservations ([`crate::reserve`]), the hosts holding
+    /// any, when each expires, and the jobs whose reservation expired in
+    /// this pass.
+    pub(crate) reservations: BTreeMap<JobId, crate::reserve::Reservation>,
+    pub(crate) rsv_hosts: BTreeSet<u32>,
+    pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
+    pub(crate) rsv_cooldown: Vec<JobId>,
 }
 
 impl Engine {
@@ -370,6 +382,9 @@ impl Engine {
                 used: 0,
                 mem_reserved: 0.0,
                 excl_locks: 0,
+                rsv: SmallVec::new(),
+                rsv_slots: 0,
+                rsv_mem: 0.0,
                 up: true,
                 in_sets: Vec::new(),
                 partition: None,
@@ -467,13 +482,17 @@ impl Engine {
             jobs: JobTable::new(1),
             next_id: 1,
             deadlines: BTreeSet::new(),
-            accept_wakeups: BTreeSet::new(),
+            wakeups: BTreeSet::new(),
             dirty: false,
             ended: BTreeMap::new(),
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
             arrays: BTreeMap::new(),
             cus,
+            reservations: BTreeMap::new(),
+            rsv_hosts: BTreeSet::new(),
+            rsv_expiry: BTreeSet::new(),
+            rsv_cooldown: Vec::new(),
         }
     }
 
@@ -709,7 +728,7 @@ impl Engine {
     /// Brings the host's free count up to date in every host set it is in.
     pub(crate) fn refresh_host(&mut self, h: u32) {
         let host = &self.hosts[h as usize];
-        let free = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
+        let free = if host.up { host.slots.saturating_sub(host.used + host.rsv_slots) } else { 0 };
         for &(set, pos) in &host.in_sets {
             self.host_sets[set].1.set(pos, free);
         }

@@ -25,6 +25,7 @@ pub mod pools;
 mod queries;
 pub mod reasons;
 pub mod reconfig;
+pub mod reserve;
 pub mod resreq;
 pub mod shares;
 pub mod slots;
@@ -34,7 +35,7 @@ pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
 pub use model::{
     ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, ProcLimit, QueueLimits,
-    QueueSpec, RunLimitSpec,
+    QueueSpec, Reserve, RunLimitSpec,
 };
 pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;

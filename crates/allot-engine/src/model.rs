@@ -91,6 +91,23 @@ pub struct QueueSpec {
     /// The `name!` entries of HOSTS, as hosts: first execution host
     /// candidates for every job of the queue that names none itself.
     pub first_hosts: Vec<String>,
+    /// SLOT_RESERVE or RESOURCE_RESERVE = MAX_RESERVE_TIME[n]: how a
+    /// pending job of this queue reserves what it needs ([`crate::reserve`]).
+    pub reserve: Option<Reserve>,
+    /// BACKFILL=Y: jobs of this queue with a run limit may use slots and
+    /// memory reserved by others until the reservation needs them.
+    pub backfill: bool,
+}
+
+/// A queue's reservation policy (spec 004, "Reserving Processors",
+/// "Reserving Memory for Pending Parallel Jobs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reserve {
+    /// MAX_RESERVE_TIME[n]: n MBD_SLEEP_TIME cycles.
+    pub cycles: u32,
+    /// RESOURCE_RESERVE (memory and slots, for sequential and parallel
+    /// jobs), not SLOT_RESERVE (slots, for parallel jobs).
+    pub memory: bool,
 }
 
 impl QueueSpec {
@@ -111,6 +128,8 @@ impl QueueSpec {
             res_req: None,
             exclusive_cu: None,
             first_hosts: Vec::new(),
+            reserve: None,
+            backfill: false,
         }
     }
 }

@@ -24,6 +24,7 @@
 
 use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
 use crate::model::HostPick;
+use crate::reserve::{Ask, View};
 use crate::resreq::{ResReq, Span, Value, higher_is_better};
 use crate::time::Time;
 
@@ -133,11 +134,10 @@ impl Engine {
         Ok(Some(Picks { given: given.to_vec(), allowed: (!given.is_empty()).then_some(allowed), first }))
     }
 
-    /// How many slots host `h` can give `job` now (module docs).
-    pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time) -> u32 {
+    /// How many slots host `h` can give `job` under `ask` (module docs).
+    pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time, ask: &Ask) -> u32 {
         let host = &self.hosts[h as usize];
-        let mut cap = if host.up { host.slots.saturating_sub(host.used) } else { 0 };
-        if host.excl_locks > 0 {
+        if !host.up || host.excl_locks > 0 {
             return 0;
         }
         if let Some(p) = host.partition {
@@ -146,9 +146,11 @@ impl Engine {
                 return 0;
             }
         }
-        if job.max_slots > 1 && !self.config.parallel_sched_by_slot {
-            cap = cap.min(host.cpus);
-        }
+        let (rel_slots, rel_mem) = ask.released.and_then(|r| r.get(&h)).copied().unwrap_or((0, 0.0));
+        let (rsv_slots, rsv_mem) = self.reserved_to(host, ask.view);
+        let borrowing = matches!(ask.view, View::Backfill { .. });
+        let free = host.slots.saturating_sub(host.used + host.rsv_slots) + rel_slots;
+        let mut cap = if borrowing { free } else { free + rsv_slots };
         let spec = &self.queues[job.queue].spec;
         let (q_used, last) = host.per_queue.get(&job.queue).copied().unwrap_or((0, Time(0)));
         if let Some(max) = spec.limits.hjob {
@@ -166,8 +168,18 @@ impl Engine {
                 return 0;
             }
         }
-        if let Some(mem) = job.res.as_ref().and_then(|r| r.rusage_mem).filter(|&m| m > 0.0) {
-            let free = free_mem(host);
+        if borrowing {
+            // Reserved slots are borrowed past the host's job slot limits
+            // ("backfilling can take place even if the job slot limits for
+            // a host or processor have been reached").
+            cap += rsv_slots;
+        }
+        if job.max_slots > 1 && !self.config.parallel_sched_by_slot {
+            cap = cap.min(host.cpus);
+        }
+        let mem = job.res.as_ref().and_then(|r| r.rusage_mem).filter(|&m| m > 0.0);
+        if let Some(mem) = mem.filter(|_| !matches!(ask.view, View::Reserve(_))) {
+            let free = free_mem(host) + rel_mem + rsv_mem;
             cap = if self.config.resource_reserve_per_slot {
                 cap.min((free / mem).floor().min(f64::from(u32::MAX)) as u32)
             } else if free >= mem {
@@ -200,59 +212,81 @@ impl Engine {
         }
     }
 
-    /// Where `job` can start now, first host first (module docs).
-    pub(crate) fn place(&self, job: &Job, t: Time) -> Option<Alloc> {
+    /// Where `job` can have `ask.min` to `ask.max` slots now, first host
+    /// first (module docs).
+    pub(crate) fn place(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
         match &job.res {
-            Some(res) => self.place_by(job, res, t),
-            None if job.constrained() => self.place_by(job, &ResReq::default(), t),
-            None => self.first_fit(job, t),
+            Some(res) => self.place_by(job, res, t, ask),
+            None if job.constrained() => self.place_by(job, &ResReq::default(), t, ask),
+            None if ask.is_plain() => self.first_fit(job, t, ask),
+            None => self.shape(ask.min, ask.max, &None, &self.candidates(job, t, ask, |_| true)),
         }
     }
 
     /// Free slots first fit in host order, through the free-slot index.
-    fn first_fit(&self, job: &Job, t: Time) -> Option<Alloc> {
+    fn first_fit(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
-        if index.total() < u64::from(job.slots) {
+        if index.total() < u64::from(ask.min) {
             return None;
         }
-        let mut need = job.max_slots;
+        let mut need = ask.max;
         let mut alloc = Alloc::new();
         let mut pos = 0;
         while need > 0 {
             let Some(p) = index.next_free(pos) else { break };
             let h = members[p];
-            let take = self.host_cap(h, job, t).min(need);
+            let take = self.host_cap(h, job, t, ask).min(need);
             if take > 0 {
                 alloc.push((h, take));
                 need -= take;
             }
             pos = p + 1;
         }
-        (job.max_slots - need >= job.slots).then_some(alloc)
+        (ask.max - need >= ask.min).then_some(alloc)
     }
 
-    fn place_by(&self, job: &Job, res: &ResReq, t: Time) -> Option<Alloc> {
-        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
-        if index.total() < u64::from(job.slots) {
+    /// The hosts of the job's queue that `keep` accepts and that can give
+    /// it slots under `ask`, in host order, with what each can give: hosts
+    /// with free slots, and those where its view adds reserved or released
+    /// slots.
+    pub(crate) fn candidates(&self, job: &Job, t: Time, ask: &Ask, keep: impl Fn(u32) -> bool) -> Vec<(u32, u32)> {
+        let set = self.queues[job.queue].host_set;
+        let (members, index) = &self.host_sets[set];
+        let mut positions: Vec<usize> = Vec::new();
+        let mut pos = 0;
+        while let Some(p) = index.next_free(pos) {
+            positions.push(p);
+            pos = p + 1;
+        }
+        let extra = self.view_hosts(ask).chain(ask.released.into_iter().flat_map(|r| r.keys().copied()));
+        let mut added = false;
+        for h in extra {
+            if let Some(&(_, p)) = self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set) {
+                positions.push(p);
+                added = true;
+            }
+        }
+        if added {
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        positions
+            .into_iter()
+            .map(|p| members[p])
+            .filter(|&h| keep(h))
+            .filter_map(|h| Some((h, self.host_cap(h, job, t, ask))).filter(|c| c.1 > 0))
+            .collect()
+    }
+
+    fn place_by(&self, job: &Job, res: &ResReq, t: Time, ask: &Ask) -> Option<Alloc> {
+        if ask.is_plain() && self.host_sets[self.queues[job.queue].host_set].1.total() < u64::from(ask.min) {
             return None;
         }
         let allowed = job.picks.as_ref().and_then(|p| p.allowed.as_ref());
-        let mut hosts: Vec<(u32, u32)> = Vec::new();
-        let mut pos = 0;
-        while let Some(p) = index.next_free(pos) {
-            pos = p + 1;
-            let h = members[p];
-            if res.select.as_ref().is_some_and(|s| !s.holds(&|n| self.host_value(h, n))) {
-                continue;
-            }
-            if allowed.is_some_and(|a| a.binary_search_by_key(&h, |x| x.0).is_err()) {
-                continue;
-            }
-            let cap = self.host_cap(h, job, t);
-            if cap > 0 {
-                hosts.push((h, cap));
-            }
-        }
+        let mut hosts = self.candidates(job, t, ask, |h| {
+            res.select.as_ref().is_none_or(|s| s.holds(&|n| self.host_value(h, n)))
+                && allowed.is_none_or(|a| a.binary_search_by_key(&h, |x| x.0).is_ok())
+        });
         if !res.order.is_empty() {
             hosts.sort_by(|a, b| {
                 res.order
@@ -277,22 +311,22 @@ impl Engine {
         }
         let first = job.picks.as_ref().map_or(&[][..], |p| &p.first[..]);
         if first.is_empty() {
-            return self.fit_groups(job, res, &hosts);
+            return self.fit_groups(res, &hosts, ask);
         }
         // Each candidate that can start the job, in order, first; the other
         // candidates out.
         let others: Vec<(u32, u32)> = hosts.iter().copied().filter(|h| !first.contains(&h.0)).collect();
         hosts.iter().filter(|h| first.contains(&h.0)).find_map(|&c| {
             let list: Vec<(u32, u32)> = std::iter::once(c).chain(others.iter().copied()).collect();
-            self.fit_groups(job, res, &list).filter(|a| a.first().is_some_and(|f| f.0 == c.0))
+            self.fit_groups(res, &list, ask).filter(|a| a.first().is_some_and(|f| f.0 == c.0))
         })
     }
 
     /// The job over `hosts`, within one group of its `same` values.
-    fn fit_groups(&self, job: &Job, res: &ResReq, hosts: &[(u32, u32)]) -> Option<Alloc> {
+    fn fit_groups(&self, res: &ResReq, hosts: &[(u32, u32)], ask: &Ask) -> Option<Alloc> {
         let fit = |hosts: &[(u32, u32)]| match &res.cu {
-            Some(cu) => self.place_cu(job, res, cu, hosts),
-            None => self.shape(job.slots, job.max_slots, &res.span, hosts),
+            Some(cu) => self.place_cu(res, cu, hosts, ask.min, ask.max),
+            None => self.shape(ask.min, ask.max, &res.span, hosts),
         };
         if res.same.is_empty() {
             return fit(hosts);
@@ -422,7 +456,8 @@ impl Engine {
     }
 }
 
-/// MB of a host's memory not held by running jobs.
-fn free_mem(host: &HostState) -> f64 {
-    host.attrs.maxmem.map_or(0.0, |m| (m as f64 - host.mem_reserved).max(0.0))
+/// MB of a host's memory neither held by running jobs nor reserved by
+/// pending ones.
+pub(crate) fn free_mem(host: &HostState) -> f64 {
+    host.attrs.maxmem.map_or(0.0, |m| (m as f64 - host.mem_reserved - host.rsv_mem).max(0.0))
 }

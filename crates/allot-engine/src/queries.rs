@@ -8,10 +8,11 @@ use crate::time::Time;
 
 impl Engine {
     /// When the engine next has something to do without any event: a run
-    /// limit to enforce, or a host's JOB_ACCEPT_INTERVAL ending.
+    /// limit to enforce, a host's JOB_ACCEPT_INTERVAL ending, a
+    /// reservation's time running out, or the cycle after that.
     pub fn next_wakeup(&self) -> Option<Time> {
         let deadline = self.deadlines.first().map(|d| d.0);
-        let accept = self.accept_wakeups.first().copied();
+        let accept = self.wakeups.first().copied();
         match (deadline, accept) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -107,7 +107,7 @@ impl Engine {
         if usable < u64::from(job.slots) {
             return Some(PendingReason::NotEnoughSlots { need: job.slots, free: usable });
         }
-        if job.constrained() && self.place(job, t).is_none() {
+        if job.constrained() && self.place(job, t, &crate::reserve::Ask::start(job)).is_none() {
             return Some(PendingReason::ResReq);
         }
         let unit = &self.units[self.queue_unit[job.queue]];

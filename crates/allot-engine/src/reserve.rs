@@ -1,0 +1,380 @@
+//! Reservation and backfill (spec 004, "Reserving Processors", "Reserving
+//! Memory for Pending Parallel Jobs", "Backfill Scheduling").
+//!
+//! Reservation. A pending job of a queue with SLOT_RESERVE (a parallel
+//! job) or RESOURCE_RESERVE (a parallel job, or one with `rusage[mem]`)
+//! that cannot start at its turn in the pass reserves what it could use of
+//! what is free: slots placed as its requirements place them (up to its
+//! minimum), and on each of those hosts the memory its `rusage[mem]` needs
+//! there, or all that is free when less is. A reserved slot or MB is free
+//! to no other job. At its next turn the job sees its own reservation as
+//! free, starts if it can, and otherwise reserves again, so what it holds
+//! grows as slots free up. With first execution host candidates, placement
+//! needs a candidate, so no reservation is made without one.
+//!
+//! The reservation time starts with the first slot reserved. At the first
+//! pass at or after `MAX_RESERVE_TIME[n]` × MBD_SLEEP_TIME the job gives
+//! up everything it holds, and reserves nothing in that pass; it may
+//! reserve again from the next one. Reserved slots count against the
+//! queue's and users' job slot limits (QJOB_LIMIT, UJOB_LIMIT, MAX_JOBS) of
+//! other jobs, as running ones do. A reconfiguration gives up every
+//! reservation; the jobs reserve again at their next turn.
+//!
+//! Predicted start. A job holding a reservation is predicted to start at
+//! the first time its placement succeeds when the running jobs end at
+//! their run limits: on what is free to it now (its own reservation
+//! included) plus what those jobs release. A running job with no run limit
+//! never releases, so a job that waits for one has no predicted start.
+//!
+//! Backfill. A job of a BACKFILL=Y queue with a run limit (`-W`, else the
+//! queue's RUNLIMIT) that cannot start on free slots may also use slots
+//! and memory of reservations whose predicted start is no earlier than its
+//! own end (now + run limit), past the hosts' job slot limits but within
+//! its queue's and user's. What it uses leaves the reservation: it comes
+//! back as a release at the backfill job's end, which is no later than the
+//! reservation's predicted start, so a backfill never makes a predicted
+//! start later. A job without a run limit never backfills.
+
+use std::collections::BTreeMap;
+
+use smallvec::SmallVec;
+
+use crate::engine::{Engine, HostState, Job, JobId, JobState};
+use crate::placement::free_mem;
+use crate::time::Time;
+
+/// Whose view of the hosts a placement takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum View {
+    /// What is free: neither used nor reserved.
+    Free,
+    /// What is free to a job holding a reservation: its own included.
+    Own(JobId),
+    /// As `Own`, with no memory needed: what a job may reserve.
+    Reserve(JobId),
+    /// What is free to a backfill job ending at `until`: reservations
+    /// predicted to start no earlier included.
+    Backfill { until: Time },
+}
+
+/// What a placement asks for: `min` to `max` slots in `view`, with what
+/// running jobs will have released by then (host: slots, MB) when
+/// predicting a start.
+pub(crate) struct Ask<'a> {
+    pub(crate) min: u32,
+    pub(crate) max: u32,
+    pub(crate) view: View,
+    pub(crate) released: Option<&'a BTreeMap<u32, (u32, f64)>>,
+}
+
+impl Ask<'_> {
+    /// A job's start on free slots.
+    pub(crate) fn start(job: &Job) -> Self {
+        Ask { min: job.slots, max: job.max_slots, view: View::Free, released: None }
+    }
+
+    /// Free slots only: the free-slot index tells all.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.view == View::Free && self.released.is_none()
+    }
+}
+
+/// What a pending job holds reserved.
+#[derive(Clone, Debug)]
+pub(crate) struct Reservation {
+    pub(crate) queue: usize,
+    pub(crate) user: u32,
+    /// When its first slot was reserved, and when it gives all up.
+    pub(crate) since: Time,
+    pub(crate) expires: Time,
+    /// Host, slots, MB.
+    pub(crate) hosts: SmallVec<[(u32, u32, f64); 4]>,
+    /// The predicted start, once computed in this state of the cluster
+    /// (`Some(None)`: none can be predicted).
+    pub(crate) predicted: Option<Option<Time>>,
+}
+
+impl Reservation {
+    pub(crate) fn slots(&self) -> u32 {
+        self.hosts.iter().map(|h| h.1).sum()
+    }
+}
+
+impl Engine {
+    /// Whether `job` reserves when it cannot start (module docs).
+    pub(crate) fn reserves(&self, job: &Job) -> bool {
+        match self.queues[job.queue].spec.reserve {
+            None => false,
+            Some(r) => job.slots > 1 || (r.memory && rusage_mem(job) > 0.0),
+        }
+    }
+
+    /// What `host` holds reserved that `view` may use: slots and MB.
+    pub(crate) fn reserved_to(&self, host: &HostState, view: View) -> (u32, f64) {
+        match view {
+            View::Free => (0, 0.0),
+            View::Own(id) | View::Reserve(id) => host.rsv.iter().find(|r| r.0 == id).map_or((0, 0.0), |r| (r.1, r.2)),
+            View::Backfill { until } => {
+                host.rsv.iter().filter(|r| self.may_borrow(r.0, until)).fold((0, 0.0), |(s, m), r| (s + r.1, m + r.2))
+            }
+        }
+    }
+
+    /// Whether a job ending at `until` may use what `id` holds reserved.
+    fn may_borrow(&self, id: JobId, until: Time) -> bool {
+        self.reservations.get(&id).and_then(|r| r.predicted.flatten()).is_some_and(|p| p >= until)
+    }
+
+    /// Hosts a view sees reserved slots on, beyond the free ones.
+    pub(crate) fn view_hosts<'a>(&'a self, ask: &Ask) -> Box<dyn Iterator<Item = u32> + 'a> {
+        match ask.view {
+            View::Free => Box::new(std::iter::empty()),
+            View::Own(id) | View::Reserve(id) => {
+                Box::new(self.reservations.get(&id).into_iter().flat_map(|r| r.hosts.iter().map(|h| h.0)))
+            }
+            View::Backfill { .. } => Box::new(self.rsv_hosts.iter().copied()),
+        }
+    }
+
+    /// Slots reserved by jobs other than `except` for which `counts` holds
+    /// (queue, user): what reserved slots add to a limit's count.
+    pub(crate) fn reserved_slots(&self, except: JobId, counts: impl Fn(usize, u32) -> bool) -> u32 {
+        self.reservations
+            .iter()
+            .filter(|(id, r)| **id != except && counts(r.queue, r.user))
+            .map(|(_, r)| r.slots())
+            .sum()
+    }
+
+    /// At the start of a pass: reservations whose time is up give all they
+    /// hold back. Returns the jobs that may not reserve in this pass.
+    pub(crate) fn expire_reservations(&mut self, t: Time) -> Vec<JobId> {
+        let mut expired = Vec::new();
+        while let Some(&(at, id)) = self.rsv_expiry.first() {
+            if at > t {
+                break;
+            }
+            self.drop_reservation(id);
+            expired.push(id);
+        }
+        if !expired.is_empty() {
+            // The next cycle, when they may reserve again.
+            self.wakeups.insert(Time(t.0 + u64::from(self.config.mbd_sleep_time.max(1))));
+        }
+        expired
+    }
+
+    /// Gives back all that `id` holds reserved.
+    pub(crate) fn drop_reservation(&mut self, id: JobId) -> Option<Reservation> {
+        let r = self.reservations.remove(&id)?;
+        self.rsv_expiry.remove(&(r.expires, id));
+        for &(h, _, _) in &r.hosts {
+            self.unreserve_host(h, id);
+        }
+        self.invalidate_predictions();
+        Some(r)
+    }
+
+    fn unreserve_host(&mut self, h: u32, id: JobId) {
+        let host = &mut self.hosts[h as usize];
+        if let Some(i) = host.rsv.iter().position(|r| r.0 == id) {
+            let (_, s, m) = host.rsv.remove(i);
+            host.rsv_slots = host.rsv_slots.saturating_sub(s);
+            host.rsv_mem = (host.rsv_mem - m).max(0.0);
+        }
+        if host.rsv.is_empty() {
+            self.rsv_hosts.remove(&h);
+        }
+        self.refresh_host(h);
+    }
+
+    /// A job that could not start at its turn reserves what it can (module
+    /// docs), unless its reservation expired in this pass.
+    pub(crate) fn reserve(&mut self, id: JobId, t: Time) {
+        let Some(job) = self.jobs.get(&id) else { return };
+        if !self.reserves(job) || self.rsv_cooldown.contains(&id) {
+            return;
+        }
+        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
+        let alloc = self.place(job, t, &ask).unwrap_or_default();
+        let mem = rusage_mem(job);
+        let hosts: SmallVec<[(u32, u32, f64); 4]> = alloc
+            .iter()
+            .map(|&(h, n)| {
+                let host = &self.hosts[h as usize];
+                let want = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+                let avail = free_mem(host) + self.reserved_to(host, View::Own(id)).1;
+                (h, n, want.min(avail).max(0.0))
+            })
+            .collect();
+        let (queue, user) = (job.queue, job.user);
+        let old = self.drop_reservation(id);
+        if hosts.is_empty() {
+            return;
+        }
+        let (since, expires) = match old {
+            Some(o) => (o.since, o.expires),
+            None => {
+                let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
+                (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
+            }
+        };
+        for &(h, n, m) in &hosts {
+            let host = &mut self.hosts[h as usize];
+            host.rsv.push((id, n, m));
+            host.rsv_slots += n;
+            host.rsv_mem += m;
+            self.rsv_hosts.insert(h);
+            self.refresh_host(h);
+        }
+        self.rsv_expiry.insert((expires, id));
+        self.wakeups.insert(expires);
+        self.reservations.insert(id, Reservation { queue, user, since, expires, hosts, predicted: None });
+    }
+
+    /// A backfill job starting on `alloc` takes what it needs beyond the
+    /// free slots and memory from the reservations it may use, in job
+    /// order.
+    pub(crate) fn borrow(&mut self, job: &Job, alloc: &[(u32, u32)], until: Time) {
+        let mem = rusage_mem(job);
+        for &(h, n) in alloc {
+            let host = &self.hosts[h as usize];
+            let free = host.slots.saturating_sub(host.used + host.rsv_slots);
+            let mut slots = n.saturating_sub(free);
+            let want = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+            let mut mb = (want - free_mem(host)).max(0.0);
+            let lenders: Vec<JobId> = host.rsv.iter().map(|r| r.0).filter(|&id| self.may_borrow(id, until)).collect();
+            for id in lenders {
+                if slots == 0 && mb <= 0.0 {
+                    break;
+                }
+                let host = &mut self.hosts[h as usize];
+                let Some(entry) = host.rsv.iter_mut().find(|r| r.0 == id) else { continue };
+                let (s, m) = (slots.min(entry.1), mb.min(entry.2));
+                entry.1 -= s;
+                entry.2 -= m;
+                host.rsv_slots -= s;
+                host.rsv_mem = (host.rsv_mem - m).max(0.0);
+                slots -= s;
+                mb -= m;
+                let gone = entry.1 == 0 && entry.2 <= 0.0;
+                if let Some(r) = self.reservations.get_mut(&id) {
+                    if let Some(rh) = r.hosts.iter_mut().find(|x| x.0 == h) {
+                        rh.1 -= s;
+                        rh.2 = (rh.2 - m).max(0.0);
+                    }
+                    r.hosts.retain(|x| x.1 > 0 || x.2 > 0.0);
+                }
+                if gone {
+                    self.unreserve_host(h, id);
+                }
+            }
+            self.refresh_host(h);
+        }
+        self.invalidate_predictions();
+    }
+
+    /// Something started or a reservation changed: predicted starts are
+    /// computed again when next needed.
+    pub(crate) fn invalidate_predictions(&mut self) {
+        for r in self.reservations.values_mut() {
+            r.predicted = None;
+        }
+    }
+
+    /// Computes the predicted start of every reservation that lacks one.
+    pub(crate) fn predict_reservations(&mut self, t: Time) {
+        let missing: Vec<JobId> =
+            self.reservations.iter().filter(|(_, r)| r.predicted.is_none()).map(|(&id, _)| id).collect();
+        for id in missing {
+            let p = self.predicted_start(id, t);
+            if let Some(r) = self.reservations.get_mut(&id) {
+                r.predicted = Some(p);
+            }
+        }
+    }
+
+    /// When pending job `id` is predicted to start, from now `t`, if the
+    /// running jobs end at their run limits (module docs); `None` when it
+    /// waits for a job with no run limit, or is not pending.
+    pub fn predicted_start(&self, id: JobId, t: Time) -> Option<Time> {
+        let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending))?;
+        let fits = |released: Option<&BTreeMap<u32, (u32, f64)>>| {
+            let ask = Ask { min: job.slots, max: job.slots, view: View::Own(id), released };
+            self.place(job, t, &ask).is_some()
+        };
+        if fits(None) {
+            return Some(t);
+        }
+        let ends: Vec<(Time, JobId)> = self.deadlines.iter().copied().collect();
+        // `m` ends released: the cut after the last end at the same time.
+        let cut = |k: usize| {
+            let mut m = k.min(ends.len());
+            while m > 0 && m < ends.len() && ends[m].0 == ends[m - 1].0 {
+                m += 1;
+            }
+            m
+        };
+        let fits_after = |m: usize| {
+            let mut released: BTreeMap<u32, (u32, f64)> = BTreeMap::new();
+            for (_, jid) in &ends[..m] {
+                let Some(j) = self.jobs.get(jid) else { continue };
+                let JobState::Running { alloc, .. } = &j.state else { continue };
+                let mem = rusage_mem(j);
+                for &(h, n) in alloc {
+                    let e = released.entry(h).or_default();
+                    e.0 += n;
+                    e.1 += if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+                }
+            }
+            fits(Some(&released))
+        };
+        // Doubling, then halving between the last miss and the first fit.
+        let (mut miss, mut hit) = (0usize, None);
+        let mut step = 1;
+        while miss < ends.len() {
+            let m = cut(miss + step);
+            if fits_after(m) {
+                hit = Some(m);
+                break;
+            }
+            miss = m;
+            step *= 2;
+        }
+        let mut hit = hit?;
+        while hit - miss > 1 {
+            let mid = cut(miss + (hit - miss) / 2);
+            if mid >= hit {
+                break;
+            }
+            if fits_after(mid) {
+                hit = mid;
+            } else {
+                miss = mid;
+            }
+        }
+        Some(ends[hit - 1].0.max(t))
+    }
+
+    /// What pending job `id` holds reserved: host index and slots, and
+    /// since when.
+    pub fn reservation(&self, id: JobId) -> Option<(Time, Vec<(u32, u32)>)> {
+        let r = self.reservations.get(&id)?;
+        Some((r.since, r.hosts.iter().map(|h| (h.0, h.1)).collect()))
+    }
+
+    /// MB pending job `id` holds reserved.
+    pub fn reserved_memory(&self, id: JobId) -> f64 {
+        self.reservations.get(&id).map_or(0.0, |r| r.hosts.iter().map(|h| h.2).sum())
+    }
+
+    /// Slots reserved on host `h`.
+    pub fn reserved_on_host(&self, h: u32) -> u32 {
+        self.hosts.get(h as usize).map_or(0, |x| x.rsv_slots)
+    }
+}
+
+/// MB a job's `rusage[mem]` asks, 0 without.
+pub(crate) fn rusage_mem(job: &Job) -> f64 {
+    job.res.as_ref().and_then(|r| r.rusage_mem).filter(|m| *m > 0.0).unwrap_or(0.0)
+}

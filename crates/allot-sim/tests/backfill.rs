@@ -1,0 +1,340 @@
+//! Reservation and backfill against spec 004 ("Reserving Processors",
+//! "Reserving Memory for Pending Parallel Jobs", "Backfill Scheduling",
+//! "Using backfill on memory"), driven from configuration text.
+
+use allot_engine::{Decision, Engine, Event, JobId, JobSpec, ResReq, Time};
+use allot_sim::testing::engine_from;
+
+fn res(text: &str) -> ResReq {
+    allot_config::resreq::parse(text).expect("a valid requirement")
+}
+
+fn hm(h: u64, m: u64) -> Time {
+    Time(h * 3600 + m * 60)
+}
+
+/// A job of `slots` slots in `queue`, with a run limit in minutes.
+fn job(queue: &str, slots: u32, minutes: Option<u64>, r: Option<&str>) -> JobSpec {
+    JobSpec {
+        user: "u".into(),
+        queue: Some(queue.into()),
+        slots,
+        run_limit: minutes.map(|m| m * 60),
+        res_req: r.map(res),
+        ..JobSpec::default()
+    }
+}
+
+fn submit(e: &mut Engine, t: Time, spec: JobSpec) -> JobId {
+    e.apply(t, &Event::Submit(spec)).expect("accepted").expect("a job id")
+}
+
+/// A pass at `t`; jobs it kills at their run limit end there, and the
+/// pass runs again. The jobs started, by id.
+fn pass(e: &mut Engine, t: Time) -> Vec<u64> {
+    let mut started = Vec::new();
+    loop {
+        let decisions = e.schedule(t);
+        let mut killed = false;
+        for d in decisions {
+            match d {
+                Decision::Start { job, .. } => started.push(job.0),
+                Decision::Kill { job, .. } => {
+                    e.apply(t, &Event::Finish { job, cpu_time: 0.0, exit: 140 }).expect("a kill ends the job");
+                    killed = true;
+                }
+            }
+        }
+        if !killed {
+            return started;
+        }
+    }
+}
+
+fn end(e: &mut Engine, t: Time, id: JobId) {
+    e.apply(t, &Event::Finish { job: id, cpu_time: 0.0, exit: 0 }).expect("a job ends");
+}
+
+fn reserved_slots(e: &Engine, id: JobId) -> u32 {
+    e.reservation(id).map_or(0, |(_, hosts)| hosts.iter().map(|h| h.1).sum())
+}
+
+fn queue(name: &str, priority: u32, extra: &str) -> String {
+    format!("Begin Queue\nQUEUE_NAME = {name}\nPRIORITY = {priority}\n{extra}\nEnd Queue\n")
+}
+
+const FOUR_CPUS: &str = "Begin Host\nHOST_NAME MXJ\nhostA 4\nEnd Host\n";
+
+fn four_cpu_engine() -> Engine {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y");
+    engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q)])
+}
+
+/// The spec's example: a 4-CPU host; job1 (sequential, 2 hours) starts at
+/// 8:00; job2 (4 CPUs) reserves the other 3; job3 (2 CPUs, 1 hour) comes
+/// at 8:30 and backfills job2's reserved slots, ending at 9:30; job1 ends
+/// at 10:00 and job2 starts.
+#[test]
+fn the_four_cpu_backfill_example() {
+    let mut e = four_cpu_engine();
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), Vec::<u64>::new());
+    assert_eq!(reserved_slots(&e, job2), 3, "job2 reserves the 3 free processors");
+    assert_eq!(e.reserved_on_host(0), 3);
+    assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "job2 waits for job1's run limit");
+
+    let job3 = submit(&mut e, hm(8, 30), job("normal", 2, Some(60), None));
+    assert_eq!(pass(&mut e, hm(8, 30)), [job3.0], "job3 backfills job2's reserved slots");
+    assert_eq!(reserved_slots(&e, job2), 1, "job3 uses 2 of job2's 3");
+    assert_eq!(e.predicted_start(job2, hm(8, 30)), Some(hm(10, 0)), "job3 does not delay job2");
+
+    end(&mut e, hm(9, 30), job3);
+    assert_eq!(pass(&mut e, hm(9, 30)), Vec::<u64>::new(), "job2 still waits for job1");
+    assert_eq!(reserved_slots(&e, job2), 3, "job2 takes its slots back");
+    assert_eq!(pass(&mut e, hm(10, 0)), [job2.0], "job1 is killed at its run limit and job2 starts");
+    assert_eq!(e.reservation(job2), None);
+}
+
+/// "If job3's run limit was 2 hours, it would not be able to backfill
+/// job2's reserved slots, and would have to run after job2 finishes."
+#[test]
+fn a_job_ending_after_the_predicted_start_does_not_backfill() {
+    let mut e = four_cpu_engine();
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    let job3 = submit(&mut e, hm(8, 30), job("normal", 2, Some(120), None));
+    assert_eq!(pass(&mut e, hm(8, 30)), Vec::<u64>::new());
+    assert_eq!(reserved_slots(&e, job2), 3);
+    assert_eq!(pass(&mut e, hm(10, 0)), [job2.0]);
+    end(&mut e, hm(11, 0), job2);
+    assert_eq!(pass(&mut e, hm(11, 0)), [job3.0], "job3 runs after job2 finishes");
+}
+
+#[test]
+fn a_job_without_a_run_limit_never_backfills() {
+    let mut e = four_cpu_engine();
+    submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    pass(&mut e, hm(8, 0));
+    submit(&mut e, hm(8, 30), job("normal", 1, None, None));
+    assert_eq!(pass(&mut e, hm(8, 30)), Vec::<u64>::new());
+    assert_eq!(reserved_slots(&e, job2), 3);
+}
+
+/// "LSF cannot backfill if the big job is waiting for a job that has no
+/// run limit defined."
+#[test]
+fn no_backfill_while_the_reserving_job_waits_for_a_job_without_a_run_limit() {
+    let mut e = four_cpu_engine();
+    submit(&mut e, hm(8, 0), job("normal", 1, None, None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    pass(&mut e, hm(8, 0));
+    assert_eq!(e.predicted_start(job2, hm(8, 0)), None);
+    submit(&mut e, hm(8, 30), job("normal", 1, Some(1), None));
+    assert_eq!(pass(&mut e, hm(8, 30)), Vec::<u64>::new());
+}
+
+/// Only jobs of a BACKFILL=Y queue backfill.
+#[test]
+fn only_backfill_queues_backfill() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]");
+    let mut e = engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q)]);
+    submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    pass(&mut e, hm(8, 0));
+    submit(&mut e, hm(8, 30), job("normal", 1, Some(10), None));
+    assert_eq!(pass(&mut e, hm(8, 30)), Vec::<u64>::new(), "reserved slots are free to no other job");
+}
+
+/// Without reservation the parallel job is passed over and sequential
+/// jobs take the slots as they free up.
+#[test]
+fn without_slot_reserve_nothing_is_reserved() {
+    let q = queue("normal", 30, "");
+    let mut e = engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q)]);
+    submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    pass(&mut e, hm(8, 0));
+    assert_eq!(e.reservation(job2), None);
+    let seq = submit(&mut e, hm(8, 30), job("normal", 1, None, None));
+    assert_eq!(pass(&mut e, hm(8, 30)), [seq.0]);
+}
+
+/// A sequential job reserves nothing under SLOT_RESERVE ("slot
+/// reservation ... only applies to parallel jobs"), not even the memory
+/// it waits for; under RESOURCE_RESERVE it does.
+#[test]
+fn slot_reserve_is_for_parallel_jobs_only() {
+    for (reserve, reserves) in [("SLOT_RESERVE", false), ("RESOURCE_RESERVE", true)] {
+        let q = queue("normal", 30, &format!("{reserve} = MAX_RESERVE_TIME[1000]"));
+        let mut e = engine_from(&[("lsf.cluster.c", ONE_GB), ("lsb.queues", &q)]);
+        submit(&mut e, Time(0), job("normal", 1, None, Some("rusage[mem=800]")));
+        let waits = submit(&mut e, Time(0), job("normal", 1, None, Some("rusage[mem=400]")));
+        let small = submit(&mut e, Time(0), job("normal", 1, None, Some("rusage[mem=100]")));
+        let started = pass(&mut e, Time(0));
+        assert_eq!(e.reservation(waits).is_some(), reserves, "{reserve}");
+        assert_eq!(started.contains(&small.0), !reserves, "{reserve}: the 200 MB free go to the small job");
+    }
+}
+
+/// MAX_RESERVE_TIME[n] is n MBD_SLEEP_TIME cycles from the first slot
+/// reserved; then the job gives every slot up, reserves nothing for one
+/// cycle, and may reserve again.
+#[test]
+fn a_reservation_expires_and_pauses_for_one_cycle() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]");
+    let params = "Begin Parameters\nMBD_SLEEP_TIME = 30\nEnd Parameters\n";
+    let mut e = engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q), ("lsb.params", params)]);
+    submit(&mut e, Time(0), job("normal", 1, None, None));
+    let big = submit(&mut e, Time(0), job("normal", 4, None, None));
+    pass(&mut e, Time(0));
+    assert_eq!(reserved_slots(&e, big), 3);
+    assert_eq!(e.next_wakeup(), Some(Time(150)), "5 cycles of 30 seconds");
+    assert_eq!(pass(&mut e, Time(149)), Vec::<u64>::new());
+    assert_eq!(reserved_slots(&e, big), 3, "not yet");
+    // At 150 the reservation expires: a sequential job submitted then may
+    // take a slot the big job held.
+    let seq = submit(&mut e, Time(150), job("normal", 1, None, None));
+    assert_eq!(pass(&mut e, Time(150)), [seq.0]);
+    assert_eq!(e.reservation(big), None, "nothing reserved in the cycle it expired");
+    assert_eq!(e.next_wakeup(), Some(Time(180)), "the next cycle");
+    pass(&mut e, Time(180));
+    let (since, hosts) = e.reservation(big).expect("it reserves again");
+    assert_eq!((since, hosts), (Time(180), vec![(0, 2)]), "a new reservation time");
+}
+
+/// Reserved slots count against the queue's and the user's job slot
+/// limits.
+#[test]
+fn reserved_slots_count_against_limits() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nUJOB_LIMIT = 6");
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nhostB 4\nEnd Host\n";
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &q)]);
+    let other = JobSpec { user: "v".into(), ..job("normal", 1, None, None) };
+    for _ in 0..6 {
+        submit(&mut e, Time(0), other.clone());
+    }
+    pass(&mut e, Time(0));
+    let big = submit(&mut e, Time(0), job("normal", 4, None, None));
+    pass(&mut e, Time(0));
+    assert_eq!(reserved_slots(&e, big), 2, "2 free slots reserved");
+    // Without the reservation -n 5 would be within UJOB_LIMIT and wait
+    // for slots.
+    let small = submit(&mut e, Time(0), job("normal", 5, None, None));
+    assert_eq!(pass(&mut e, Time(0)), Vec::<u64>::new());
+    let reason = e.pending_reason(small, Time(0)).expect("pending").to_string();
+    assert!(reason.contains("UJOB_LIMIT 6"), "2 reserved and 5 asked are over 6: {reason}");
+    let (_, reserving) = (e.pending_reason(big, Time(0)), reserved_slots(&e, big));
+    assert_eq!(reserving, 2, "its own reservation does not count against the job itself");
+}
+
+/// "If LSF cannot reserve a first execution host job slot, it does not
+/// reserve slots on any other hosts."
+#[test]
+fn no_reservation_without_a_first_execution_host_slot() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nHOSTS = hostA! hostB");
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 2\nhostB 2\nEnd Host\n";
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &q)]);
+    let mut on_a = job("normal", 2, None, None);
+    on_a.hosts = allot_config::engine::parse_host_picks("hostA").expect("valid");
+    let a = submit(&mut e, Time(0), on_a);
+    let mut on_b = job("normal", 1, None, None);
+    on_b.hosts = allot_config::engine::parse_host_picks("hostB!").expect("valid");
+    let b = submit(&mut e, Time(0), on_b);
+    assert_eq!(pass(&mut e, Time(0)), [a.0, b.0]);
+    let big = submit(&mut e, Time(0), job("normal", 4, None, None));
+    pass(&mut e, Time(0));
+    assert_eq!(e.reservation(big), None, "hostA is full: hostB's free slot is not reserved");
+    end(&mut e, Time(10), a);
+    pass(&mut e, Time(10));
+    let (_, hosts) = e.reservation(big).expect("a slot on hostA");
+    assert_eq!(hosts, vec![(0, 2), (1, 1)], "hostA first, then hostB");
+}
+
+// --- Backfill on memory: one host, 10 CPUs, 1 GB free ---
+
+const ONE_GB: &str = "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\n\
+    hostA ! LINUX 1 () 10 1000\nEnd Host\n";
+
+fn memory_engine() -> Engine {
+    let queues =
+        queue("reservation", 40, "RESOURCE_RESERVE = MAX_RESERVE_TIME[20]") + &queue("backfill", 30, "BACKFILL = y");
+    let params = "Begin Parameters\nRESOURCE_RESERVE_PER_SLOT = y\nEnd Parameters\n";
+    engine_from(&[("lsf.cluster.c", ONE_GB), ("lsb.queues", &queues), ("lsb.params", params)])
+}
+
+fn reserved_mem(e: &Engine, id: JobId) -> u32 {
+    e.reserved_memory(id).round() as u32
+}
+
+/// The spec's sequential jobs 1 to 7 ("Examples of memory reservation
+/// and backfill on memory").
+#[test]
+fn backfill_on_memory_sequential_jobs() {
+    let mut e = memory_engine();
+    let t = Time(0);
+    let seq = |q: &str, w: u64, mem: Option<&str>| job(q, 1, Some(w), mem);
+    let j1 = submit(&mut e, t, seq("reservation", 300, Some("rusage[mem=400]")));
+    assert_eq!(pass(&mut e, t), [j1.0], "job 1 runs with 400 MB");
+    let j2 = submit(&mut e, t, seq("reservation", 300, Some("rusage[mem=400]")));
+    assert_eq!(pass(&mut e, t), [j2.0], "job 2 likewise");
+    let j3 = submit(&mut e, t, seq("reservation", 300, Some("rusage[mem=400]")));
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new());
+    assert_eq!((reserved_slots(&e, j3), reserved_mem(&e, j3)), (1, 200), "one slot and all free memory");
+    assert_eq!(e.predicted_start(j3, t), Some(Time(300 * 60)), "when job 1 ends");
+
+    let j4 = submit(&mut e, t, seq("backfill", 400, Some("rusage[mem=50]")));
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "job 4 runs longer than jobs 1 and 2: pending");
+    let j5 = submit(&mut e, t, seq("backfill", 100, Some("rusage[mem=50]")));
+    assert_eq!(pass(&mut e, t), [j5.0], "job 5 uses memory reserved by job 3");
+    assert_eq!(reserved_mem(&e, j3), 150);
+    let j6 = submit(&mut e, t, seq("backfill", 100, Some("rusage[mem=300]")));
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "job 6: not enough of job 3's memory");
+    assert_eq!(e.reservation(j6), None, "job 6 pends with no reservation");
+    let j7 = submit(&mut e, t, seq("backfill", 100, None));
+    assert_eq!(pass(&mut e, t), [j7.0], "job 7 needs no memory and slots are free");
+    assert!(e.is_pending(j4) && e.is_pending(j6));
+}
+
+/// The spec's parallel jobs 1 to 5: 4 CPUs and 100 MB per process each.
+#[test]
+fn backfill_on_memory_parallel_jobs() {
+    let mut e = memory_engine();
+    let t = Time(0);
+    let par = || job("reservation", 4, Some(300), Some("rusage[mem=100]"));
+    let j1 = submit(&mut e, t, par());
+    assert_eq!(pass(&mut e, t), [j1.0], "4 slots and 400 MB");
+    let j2 = submit(&mut e, t, par());
+    assert_eq!(pass(&mut e, t), [j2.0]);
+    let j3 = submit(&mut e, t, par());
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new());
+    assert_eq!((reserved_slots(&e, j3), reserved_mem(&e, j3)), (2, 200), "2 slots and all 200 MB");
+
+    let j4 = submit(&mut e, t, job("backfill", 1, Some(400), Some("rusage[mem=50]")));
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "job 4 runs longer than jobs 1 and 2");
+    let j5 = submit(&mut e, t, job("backfill", 1, Some(100), Some("rusage[mem=50]")));
+    assert_eq!(pass(&mut e, t), [j5.0], "job 5 backfills a slot and memory reserved by job 3");
+    assert_eq!((reserved_slots(&e, j3), reserved_mem(&e, j3)), (1, 150));
+    assert!(e.is_pending(j4));
+}
+
+/// RESOURCE_RESERVE reserves for a sequential job with `rusage[mem]`;
+/// the memory it holds is free to no other job.
+#[test]
+fn reserved_memory_is_free_to_no_other_job() {
+    let mut e = memory_engine();
+    let t = Time(0);
+    for _ in 0..2 {
+        submit(&mut e, t, job("reservation", 1, Some(300), Some("rusage[mem=400]")));
+    }
+    pass(&mut e, t);
+    let j3 = submit(&mut e, t, job("reservation", 1, Some(300), Some("rusage[mem=400]")));
+    pass(&mut e, t);
+    assert_eq!(reserved_mem(&e, j3), 200);
+    let small = submit(&mut e, t, job("reservation", 1, None, Some("rusage[mem=10]")));
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "no memory is free");
+    assert!(e.is_pending(small));
+}
