@@ -78,6 +78,10 @@ enum Command {
         /// End a job at its run limit when it ran longer in the trace.
         #[arg(long)]
         kill_at_limit: bool,
+        /// Without --config: the queue reserves slots for parallel jobs
+        /// (SLOT_RESERVE) and backfills (BACKFILL=Y).
+        #[arg(long)]
+        backfill: bool,
         /// SWF: send each job to the queue named after its queue number
         /// (`queue1`, ...; field 15) or its partition number (`partition1`,
         /// ...; field 16); by default every job goes to the default queue.
@@ -158,7 +162,7 @@ fn main() -> ExitCode {
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }
-        Command::Sim { workload, config, policy, out, report_at, kill_at_limit, swf_queues } => {
+        Command::Sim { workload, config, policy, out, report_at, kill_at_limit, backfill, swf_queues } => {
             sim_cmd::run(sim_cmd::SimArgs {
                 workload,
                 config,
@@ -169,6 +173,7 @@ fn main() -> ExitCode {
                 out,
                 report_at,
                 kill_at_limit,
+                backfill,
                 swf_queues: match swf_queues {
                     SwfQueuesArg::None => allot_sim::swf::QueueField::None,
                     SwfQueuesArg::Queue => allot_sim::swf::QueueField::Queue,

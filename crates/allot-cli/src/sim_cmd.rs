@@ -20,6 +20,7 @@ pub struct SimArgs {
     pub out: Option<PathBuf>,
     pub report_at: Vec<u64>,
     pub kill_at_limit: bool,
+    pub backfill: bool,
     pub swf_queues: allot_sim::swf::QueueField,
 }
 
@@ -44,6 +45,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let workload = read_workload(&args.workload, &ReadOptions { swf_queues: args.swf_queues })?;
     let (engine_config, policy_name) = match (&args.config, args.policy) {
         (Some(_), Some(_)) => bail!("--policy: applies only without --config (the configuration sets the policy)"),
+        (Some(_), None) if args.backfill => {
+            bail!("--backfill: applies only without --config (set BACKFILL and SLOT_RESERVE in lsb.queues)")
+        }
         (Some(dir), None) => match allot_config::load_dir(dir) {
             Ok((config, warnings)) => {
                 eprint!("{warnings}");
@@ -54,7 +58,12 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         },
         (None, policy) => {
             let policy = policy.unwrap_or(Policy::Fairshare);
-            (default_engine(&workload, policy), policy.name().to_string())
+            let mut config = default_engine(&workload, policy);
+            if args.backfill {
+                allot_sim::machine::backfill(&mut config);
+            }
+            let name = if args.backfill { format!("{} with backfill", policy.name()) } else { policy.name().into() };
+            (config, name)
         }
     };
     let mut engine = Engine::new(engine_config);

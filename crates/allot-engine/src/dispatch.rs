@@ -128,6 +128,36 @@ pub(crate) fn build_units(
     (units, queue_unit)
 }
 
+/// What failed in this pass, per queue, for jobs placed on what is free
+/// to all: no job of as many slots can start on free slots (requirements
+/// and host lists only narrow), and no job of as many slots running as
+/// long can backfill. Each holds while nothing is freed: the first until a
+/// reservation is given up, the second until predicted starts change.
+pub(crate) struct Failed {
+    freed: u64,
+    start: Vec<u32>,
+    predicted: u64,
+    backfill: Vec<Vec<(u32, Time)>>,
+}
+
+impl Failed {
+    fn new(queues: usize) -> Self {
+        Failed { freed: 0, start: vec![u32::MAX; queues], predicted: 0, backfill: vec![Vec::new(); queues] }
+    }
+
+    /// Forgets what no longer holds after the engine's changes.
+    fn sync(&mut self, freed: u64, predicted: u64) {
+        if freed != self.freed {
+            self.freed = freed;
+            self.start.iter_mut().for_each(|s| *s = u32::MAX);
+        }
+        if predicted != self.predicted {
+            self.predicted = predicted;
+            self.backfill.iter_mut().for_each(Vec::clear);
+        }
+    }
+}
+
 impl Engine {
     /// The account a pending job waits under in its unit.
     fn unit_account(&self, job: &Job) -> Option<NodeId> {
@@ -199,14 +229,12 @@ impl Engine {
         self.rsv_cooldown = expired;
         self.invalidate_predictions();
         self.divide_pools(t);
-        let mut failed_at: Vec<u32> = vec![u32::MAX; self.queues.len()];
+        let mut failed = Failed::new(self.queues.len());
         for u in 0..self.units.len() {
             let mut unit = std::mem::replace(&mut self.units[u], Unit::new(UnitKind::Fcfs, 0));
             match unit.kind {
-                UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut failed_at, &mut out),
-                UnitKind::Fairshare { policy } => {
-                    self.dispatch_fairshare(&mut unit, policy, t, &mut failed_at, &mut out)
-                }
+                UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut failed, &mut out),
+                UnitKind::Fairshare { policy } => self.dispatch_fairshare(&mut unit, policy, t, &mut failed, &mut out),
             }
             self.units[u] = unit;
         }
@@ -220,13 +248,13 @@ impl Engine {
             && unit.queues.iter().all(|&q| self.host_sets[self.queues[q].host_set].1.total() == 0)
     }
 
-    fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed_at: &mut [u32], out: &mut Vec<Decision>) {
+    fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let mut started = Vec::new();
         for &place in unit.fcfs.iter() {
             if self.unit_full(unit) {
                 break;
             }
-            if let Ok(d) = self.try_start(place.id, t, failed_at) {
+            if let Ok(d) = self.try_start(place.id, t, failed) {
                 started.push(place);
                 out.push(d);
             }
@@ -241,7 +269,7 @@ impl Engine {
         unit: &mut Unit,
         policy: usize,
         t: Time,
-        failed_at: &mut [u32],
+        failed: &mut Failed,
         out: &mut Vec<Decision>,
     ) {
         if unit.by_account.is_empty() || self.unit_full(unit) {
@@ -262,7 +290,7 @@ impl Engine {
                 continue;
             };
             cursor[leaf.0 as usize] = Some(place);
-            if let Ok(d) = self.try_start(place.id, t, failed_at) {
+            if let Ok(d) = self.try_start(place.id, t, failed) {
                 out.push(d);
                 if let Some(set) = unit.by_account.get_mut(&leaf) {
                     set.remove(&place);
@@ -384,34 +412,42 @@ impl Engine {
     /// Starts `id` now if its limits and the free slots allow: on free
     /// slots (and its own reservation), else as a backfill job; a job that
     /// does neither reserves if its queue says so ([`crate::reserve`]).
-    fn try_start(&mut self, id: JobId, t: Time, failed_at: &mut [u32]) -> Result<Decision, ()> {
+    fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
+        failed.sync(self.rsv_freed, self.rsv_epoch);
         let job = self.jobs.get(&id).ok_or(())?;
         if self.limit_reason(id, job).is_some() {
             self.drop_reservation(id);
             return Err(());
         }
         let own = self.reservations.contains_key(&id);
-        if own || job.slots < failed_at[job.queue] {
+        // Whether a failure tells about every job of the queue asking as
+        // much: no requirement, host list or reservation of its own, and
+        // no partition hosts, which differ by user.
+        let plain = !job.constrained() && !own && self.queues[job.queue].partitions.is_empty();
+        if own || job.slots < failed.start[job.queue] {
             let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start(job) };
             match self.place(job, t, &ask) {
                 Some(alloc) => return Ok(self.start(id, alloc, t)),
-                // A job placed on free slots alone that does not fit tells
-                // that no job of as many slots fits: requirements and host
-                // lists only narrow.
-                None if !job.constrained() && !own => failed_at[job.queue] = failed_at[job.queue].min(job.slots),
+                None if plain => failed.start[job.queue] = failed.start[job.queue].min(job.slots),
                 None => {}
             }
         }
         let limit = self.effective_run_limit(job.queue, job.run_limit);
         if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && !self.rsv_hosts.is_empty()) {
-            self.predict_reservations(t);
-            let job = self.jobs.get(&id).ok_or(())?;
             let until = Time(t.0 + limit);
-            let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
-            if let Some(alloc) = self.place(job, t, &ask) {
-                let job = job.clone();
-                self.borrow(&job, &alloc, until);
-                return Ok(self.start(id, alloc, t));
+            let (queue, slots) = (job.queue, job.slots);
+            if !(plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until)) {
+                self.predict_reservations(t);
+                let job = self.jobs.get(&id).ok_or(())?;
+                let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
+                if let Some(alloc) = self.place(job, t, &ask) {
+                    let job = job.clone();
+                    self.borrow(&job, &alloc, until);
+                    return Ok(self.start(id, alloc, t));
+                }
+                if plain {
+                    failed.backfill[queue].push((slots, until));
+                }
             }
         }
         self.reserve(id, t);

@@ -366,6 +366,10 @@ pub struct Engine {
     pub(crate) rsv_hosts: BTreeSet<u32>,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
+    /// Counts of reservations given up (slots freed) and of changes that
+    /// may move predicted starts, for what a pass remembers of failures.
+    pub(crate) rsv_freed: u64,
+    pub(crate) rsv_epoch: u64,
 }
 
 impl Engine {
@@ -493,6 +497,8 @@ impl Engine {
             rsv_hosts: BTreeSet::new(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
+            rsv_freed: 0,
+            rsv_epoch: 0,
         }
     }
 

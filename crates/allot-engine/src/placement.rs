@@ -151,21 +151,24 @@ impl Engine {
         let borrowing = matches!(ask.view, View::Backfill { .. });
         let free = host.slots.saturating_sub(host.used + host.rsv_slots) + rel_slots;
         let mut cap = if borrowing { free } else { free + rsv_slots };
-        let spec = &self.queues[job.queue].spec;
-        let (q_used, last) = host.per_queue.get(&job.queue).copied().unwrap_or((0, Time(0)));
-        if let Some(max) = spec.limits.hjob {
-            cap = cap.min(max.saturating_sub(q_used));
-        }
-        if let Some(per_cpu) = spec.limits.pjob {
-            let max = (per_cpu * f64::from(host.cpus)).floor() as u32;
-            cap = cap.min(max.saturating_sub(q_used));
-        }
-        if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
-            let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
-            // A host that started a job of this queue at `last` takes the
-            // next one only after the interval.
-            if host.per_queue.contains_key(&job.queue) && t.0 < last.0 + wait {
-                return 0;
+        let q = &self.queues[job.queue];
+        if q.per_host_limits {
+            let spec = &q.spec;
+            let (q_used, last) = host.per_queue.get(&job.queue).copied().unwrap_or((0, Time(0)));
+            if let Some(max) = spec.limits.hjob {
+                cap = cap.min(max.saturating_sub(q_used));
+            }
+            if let Some(per_cpu) = spec.limits.pjob {
+                let max = (per_cpu * f64::from(host.cpus)).floor() as u32;
+                cap = cap.min(max.saturating_sub(q_used));
+            }
+            if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
+                let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
+                // A host that started a job of this queue at `last` takes
+                // the next one only after the interval.
+                if host.per_queue.contains_key(&job.queue) && t.0 < last.0 + wait {
+                    return 0;
+                }
             }
         }
         if borrowing {

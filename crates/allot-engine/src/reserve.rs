@@ -12,7 +12,9 @@
 //! grows as slots free up. With first execution host candidates, placement
 //! needs a candidate, so no reservation is made without one.
 //!
-//! The reservation time starts with the first slot reserved. At the first
+//! The reservation time starts with the first slot reserved, and runs on
+//! while what the job holds is lent to backfill jobs or it finds nothing
+//! more to reserve. At the first
 //! pass at or after `MAX_RESERVE_TIME[n]` × MBD_SLEEP_TIME the job gives
 //! up everything it holds, and reserves nothing in that pass; it may
 //! reserve again from the next one. Reserved slots count against the
@@ -60,6 +62,7 @@ pub(crate) enum View {
 /// What a placement asks for: `min` to `max` slots in `view`, with what
 /// running jobs will have released by then (host: slots, MB) when
 /// predicting a start.
+#[derive(Clone, Copy)]
 pub(crate) struct Ask<'a> {
     pub(crate) min: u32,
     pub(crate) max: u32,
@@ -164,14 +167,21 @@ impl Engine {
         expired
     }
 
-    /// Gives back all that `id` holds reserved.
+    /// Gives back all that `id` holds reserved: what it frees may bring
+    /// other reservations' predicted starts forward.
     pub(crate) fn drop_reservation(&mut self, id: JobId) -> Option<Reservation> {
+        let r = self.take_reservation(id)?;
+        self.invalidate_predictions();
+        Some(r)
+    }
+
+    fn take_reservation(&mut self, id: JobId) -> Option<Reservation> {
         let r = self.reservations.remove(&id)?;
+        self.rsv_freed += 1;
         self.rsv_expiry.remove(&(r.expires, id));
         for &(h, _, _) in &r.hosts {
             self.unreserve_host(h, id);
         }
-        self.invalidate_predictions();
         Some(r)
     }
 
@@ -195,6 +205,10 @@ impl Engine {
         if !self.reserves(job) || self.rsv_cooldown.contains(&id) {
             return;
         }
+        let nothing_free = self.host_sets[self.queues[job.queue].host_set].1.total() == 0;
+        if nothing_free && !self.reservations.contains_key(&id) {
+            return;
+        }
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
         let alloc = self.place(job, t, &ask).unwrap_or_default();
         let mem = rusage_mem(job);
@@ -208,8 +222,12 @@ impl Engine {
             })
             .collect();
         let (queue, user) = (job.queue, job.user);
+        if self.reservations.get(&id).is_some_and(|r| r.hosts == hosts) {
+            // Nothing more to reserve: nothing changes.
+            return;
+        }
         let old = self.drop_reservation(id);
-        if hosts.is_empty() {
+        if hosts.is_empty() && old.is_none() {
             return;
         }
         let (since, expires) = match old {
@@ -227,6 +245,8 @@ impl Engine {
             self.rsv_hosts.insert(h);
             self.refresh_host(h);
         }
+        // What it took is no longer free to the others.
+        self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
         self.wakeups.insert(expires);
         self.reservations.insert(id, Reservation { queue, user, since, expires, hosts, predicted: None });
@@ -243,7 +263,9 @@ impl Engine {
             let mut slots = n.saturating_sub(free);
             let want = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
             let mut mb = (want - free_mem(host)).max(0.0);
-            let lenders: Vec<JobId> = host.rsv.iter().map(|r| r.0).filter(|&id| self.may_borrow(id, until)).collect();
+            let mut lenders: Vec<JobId> =
+                host.rsv.iter().map(|r| r.0).filter(|&id| self.may_borrow(id, until)).collect();
+            lenders.sort_unstable();
             for id in lenders {
                 if slots == 0 && mb <= 0.0 {
                     break;
@@ -277,6 +299,7 @@ impl Engine {
     /// Something started or a reservation changed: predicted starts are
     /// computed again when next needed.
     pub(crate) fn invalidate_predictions(&mut self) {
+        self.rsv_epoch += 1;
         for r in self.reservations.values_mut() {
             r.predicted = None;
         }
@@ -284,6 +307,12 @@ impl Engine {
 
     /// Computes the predicted start of every reservation that lacks one.
     pub(crate) fn predict_reservations(&mut self, t: Time) {
+        #[cfg(debug_assertions)]
+        for (&id, r) in &self.reservations {
+            if let Some(p) = r.predicted {
+                debug_assert_eq!(p, self.predicted_start(id, t), "job {id}: a predicted start was kept past a change");
+            }
+        }
         let missing: Vec<JobId> =
             self.reservations.iter().filter(|(_, r)| r.predicted.is_none()).map(|(&id, _)| id).collect();
         for id in missing {
@@ -299,6 +328,38 @@ impl Engine {
     /// waits for a job with no run limit, or is not pending.
     pub fn predicted_start(&self, id: JobId, t: Time) -> Option<Time> {
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending))?;
+        if job.constrained() {
+            return self.search_start(id, t);
+        }
+        // First fit takes what each host can give: the job fits once the
+        // hosts can give its minimum in all.
+        let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };
+        let mut total: u64 = self.candidates(job, t, &own, |_| true).iter().map(|c| u64::from(c.1)).sum();
+        if total >= u64::from(job.slots) {
+            return Some(t);
+        }
+        let mut released: BTreeMap<u32, (u32, f64)> = BTreeMap::new();
+        for &(end, jid) in &self.deadlines {
+            for (h, n, m) in self.release_of(jid).into_iter().flatten() {
+                let before = self.host_cap(h, job, t, &Ask { released: Some(&released), ..own });
+                let e = released.entry(h).or_default();
+                e.0 += n;
+                e.1 += m;
+                let after = self.host_cap(h, job, t, &Ask { released: Some(&released), ..own });
+                total = total + u64::from(after) - u64::from(before);
+            }
+            if total >= u64::from(job.slots) {
+                return Some(end.max(t));
+            }
+        }
+        None
+    }
+
+    /// [`Engine::predicted_start`] by placing the job on what is free and
+    /// what the first ends release: doubling the number of end times until
+    /// it fits, then halving back to the first that does.
+    pub(crate) fn search_start(&self, id: JobId, t: Time) -> Option<Time> {
+        let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending))?;
         let fits = |released: Option<&BTreeMap<u32, (u32, f64)>>| {
             let ask = Ask { min: job.slots, max: job.slots, view: View::Own(id), released };
             self.place(job, t, &ask).is_some()
@@ -307,53 +368,49 @@ impl Engine {
             return Some(t);
         }
         let ends: Vec<(Time, JobId)> = self.deadlines.iter().copied().collect();
-        // `m` ends released: the cut after the last end at the same time.
-        let cut = |k: usize| {
-            let mut m = k.min(ends.len());
-            while m > 0 && m < ends.len() && ends[m].0 == ends[m - 1].0 {
-                m += 1;
-            }
-            m
-        };
-        let fits_after = |m: usize| {
+        // The numbers of ends released at each distinct end time.
+        let cuts: Vec<usize> = (1..=ends.len()).filter(|&m| m == ends.len() || ends[m].0 != ends[m - 1].0).collect();
+        let fits_after = |c: usize| {
             let mut released: BTreeMap<u32, (u32, f64)> = BTreeMap::new();
-            for (_, jid) in &ends[..m] {
-                let Some(j) = self.jobs.get(jid) else { continue };
-                let JobState::Running { alloc, .. } = &j.state else { continue };
-                let mem = rusage_mem(j);
-                for &(h, n) in alloc {
-                    let e = released.entry(h).or_default();
-                    e.0 += n;
-                    e.1 += if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
-                }
+            for (h, n, m) in ends[..cuts[c]].iter().filter_map(|&(_, jid)| self.release_of(jid)).flatten() {
+                let e = released.entry(h).or_default();
+                e.0 += n;
+                e.1 += m;
             }
             fits(Some(&released))
         };
-        // Doubling, then halving between the last miss and the first fit.
+        // Doubling, then halving between the last miss and the first fit
+        // (cut indices; `miss` is one past the last cut known to miss).
         let (mut miss, mut hit) = (0usize, None);
         let mut step = 1;
-        while miss < ends.len() {
-            let m = cut(miss + step);
-            if fits_after(m) {
-                hit = Some(m);
+        while miss < cuts.len() {
+            let c = (miss + step - 1).min(cuts.len() - 1);
+            if fits_after(c) {
+                hit = Some(c);
                 break;
             }
-            miss = m;
+            miss = c + 1;
             step *= 2;
         }
         let mut hit = hit?;
-        while hit - miss > 1 {
-            let mid = cut(miss + (hit - miss) / 2);
-            if mid >= hit {
-                break;
-            }
+        while miss < hit {
+            let mid = miss + (hit - miss) / 2;
             if fits_after(mid) {
                 hit = mid;
             } else {
-                miss = mid;
+                miss = mid + 1;
             }
         }
-        Some(ends[hit - 1].0.max(t))
+        Some(ends[cuts[hit] - 1].0.max(t))
+    }
+
+    /// What running job `id` gives back when it ends: host, slots, MB.
+    fn release_of(&self, id: JobId) -> Option<impl Iterator<Item = (u32, u32, f64)> + '_> {
+        let j = self.jobs.get(&id)?;
+        let JobState::Running { alloc, .. } = &j.state else { return None };
+        let mem = rusage_mem(j);
+        let per_slot = self.config.resource_reserve_per_slot;
+        Some(alloc.iter().map(move |&(h, n)| (h, n, if per_slot { mem * f64::from(n) } else { mem })))
     }
 
     /// What pending job `id` holds reserved: host index and slots, and

@@ -5,7 +5,7 @@
 //! queue `normal`, FCFS or `FAIRSHARE = USER_SHARES[[default, 1]]`. With
 //! no MaxProcs either, one host as large as the largest job.
 
-use allot_engine::model::{EngineConfig, HostSpec};
+use allot_engine::model::{EngineConfig, HostSpec, Reserve};
 
 use crate::workload::Workload;
 
@@ -36,6 +36,23 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
         })
         .collect();
     EngineConfig::one_queue(hosts, policy == Policy::Fairshare)
+}
+
+/// Reservation time of [`backfill`]: a day, in cycles of the default
+/// MBD_SLEEP_TIME (60 s).
+pub const BACKFILL_RESERVE_CYCLES: u32 = 24 * 60;
+
+/// `allot sim --backfill`: the default queue reserves slots for parallel
+/// jobs (SLOT_RESERVE = MAX_RESERVE_TIME[1440], a day at 60 s cycles, so a
+/// large job keeps what it gathers while jobs ahead of it run out their
+/// limits) and backfills (BACKFILL=Y), as an LSF site would configure a
+/// queue for EASY-like backfilling.
+pub fn backfill(config: &mut EngineConfig) {
+    let default = config.default_queues.first().cloned();
+    for q in config.queues.iter_mut().filter(|q| Some(&q.name) == default.as_ref()) {
+        q.reserve = Some(Reserve { cycles: BACKFILL_RESERVE_CYCLES, memory: false });
+        q.backfill = true;
+    }
 }
 
 #[cfg(test)]
