@@ -37,8 +37,6 @@
 //! reservation's predicted start, so a backfill never makes a predicted
 //! start later. A job without a run limit never backfills.
 
-use std::collections::BTreeMap;
-
 use smallvec::SmallVec;
 
 use crate::engine::{Engine, HostState, Job, JobId, JobState};
@@ -59,6 +57,28 @@ pub(crate) enum View {
     Backfill { until: Time },
 }
 
+/// What running jobs release by some time, per host: slots and MB. Its
+/// order decides nothing (placement walks hosts in host order).
+pub(crate) type Released = std::collections::HashMap<u32, (u32, f64), std::hash::BuildHasherDefault<HostHasher>>;
+
+/// Host indexes hash to themselves.
+#[derive(Default)]
+pub(crate) struct HostHasher(u64);
+
+impl std::hash::Hasher for HostHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// What a placement asks for: `min` to `max` slots in `view`, with what
 /// running jobs will have released by then (host: slots, MB) when
 /// predicting a start.
@@ -67,7 +87,7 @@ pub(crate) struct Ask<'a> {
     pub(crate) min: u32,
     pub(crate) max: u32,
     pub(crate) view: View,
-    pub(crate) released: Option<&'a BTreeMap<u32, (u32, f64)>>,
+    pub(crate) released: Option<&'a Released>,
 }
 
 impl Ask<'_> {
@@ -338,14 +358,21 @@ impl Engine {
         if total >= u64::from(job.slots) {
             return Some(t);
         }
-        let mut released: BTreeMap<u32, (u32, f64)> = BTreeMap::new();
+        let mut released = Released::default();
+        // What each host released to can give, once computed.
+        let mut caps: std::collections::HashMap<u32, u32, std::hash::BuildHasherDefault<HostHasher>> =
+            Default::default();
         for &(end, jid) in &self.deadlines {
             for (h, n, m) in self.release_of(jid).into_iter().flatten() {
-                let before = self.host_cap(h, job, t, &Ask { released: Some(&released), ..own });
+                let before = match caps.get(&h) {
+                    Some(&c) => c,
+                    None => self.host_cap(h, job, t, &own),
+                };
                 let e = released.entry(h).or_default();
                 e.0 += n;
                 e.1 += m;
                 let after = self.host_cap(h, job, t, &Ask { released: Some(&released), ..own });
+                caps.insert(h, after);
                 total = total + u64::from(after) - u64::from(before);
             }
             if total >= u64::from(job.slots) {
@@ -360,7 +387,7 @@ impl Engine {
     /// it fits, then halving back to the first that does.
     pub(crate) fn search_start(&self, id: JobId, t: Time) -> Option<Time> {
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending))?;
-        let fits = |released: Option<&BTreeMap<u32, (u32, f64)>>| {
+        let fits = |released: Option<&Released>| {
             let ask = Ask { min: job.slots, max: job.slots, view: View::Own(id), released };
             self.place(job, t, &ask).is_some()
         };
@@ -371,7 +398,7 @@ impl Engine {
         // The numbers of ends released at each distinct end time.
         let cuts: Vec<usize> = (1..=ends.len()).filter(|&m| m == ends.len() || ends[m].0 != ends[m - 1].0).collect();
         let fits_after = |c: usize| {
-            let mut released: BTreeMap<u32, (u32, f64)> = BTreeMap::new();
+            let mut released = Released::default();
             for (h, n, m) in ends[..cuts[c]].iter().filter_map(|&(_, jid)| self.release_of(jid)).flatten() {
                 let e = released.entry(h).or_default();
                 e.0 += n;

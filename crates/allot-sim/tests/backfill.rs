@@ -338,3 +338,106 @@ fn reserved_memory_is_free_to_no_other_job() {
     assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "no memory is free");
     assert!(e.is_pending(small));
 }
+
+// --- Property: backfill never delays a reservation ---
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// A small job: slots, run limit (= run time) in minutes, submission
+    /// minute.
+    type Small = (u32, u64, u64);
+
+    /// Runs the cluster: `early` small jobs at 0, the big job at minute 1,
+    /// `late` small jobs at their minutes; every job runs exactly its run
+    /// limit. Returns the big job's predicted start when it first reserved
+    /// and its start.
+    fn run(hosts: &[u32], big: u32, early: &[Small], late: &[Small], backfill: bool) -> (Option<Time>, Time) {
+        let rows: String = hosts.iter().enumerate().map(|(i, n)| format!("h{i} {n}\n")).collect();
+        let hosts_file = format!("Begin Host\nHOST_NAME MXJ\n{rows}End Host\n");
+        let queues = queue("big", 40, "SLOT_RESERVE = MAX_RESERVE_TIME[100000]")
+            + &queue("small", 30, if backfill { "BACKFILL = Y" } else { "" });
+        let mut e = engine_from(&[("lsb.hosts", &hosts_file), ("lsb.queues", &queues)]);
+        let total: u32 = hosts.iter().sum();
+        let small = |n: u32, w: u64| job("small", n.min(total), Some(w), None);
+        let mut submits: Vec<(u64, JobSpec)> = early.iter().map(|&(n, w, _)| (0, small(n, w))).collect();
+        submits.push((60, job("big", big, None, None)));
+        submits.extend(late.iter().map(|&(n, w, at)| (60 + at * 60, small(n, w))));
+        submits.sort_by_key(|s| s.0);
+        let mut ends: BTreeMap<(u64, u64), JobId> = BTreeMap::new();
+        let mut limits: BTreeMap<JobId, u64> = BTreeMap::new();
+        let (mut next, mut big_id, mut predicted) = (0, None, None);
+        let mut t = 0;
+        loop {
+            while let Some((&(end, n), &id)) = ends.first_key_value().filter(|(k, _)| k.0 == t) {
+                ends.remove(&(end, n));
+                end_job(&mut e, Time(t), id);
+            }
+            while submits.get(next).is_some_and(|s| s.0 == t) {
+                let spec = submits[next].1.clone();
+                let limit = spec.run_limit;
+                let id = submit(&mut e, Time(t), spec);
+                if let Some(l) = limit {
+                    limits.insert(id, l);
+                } else {
+                    big_id = Some(id);
+                }
+                next += 1;
+            }
+            for d in e.schedule(Time(t)) {
+                if let Decision::Start { job, alloc } = d {
+                    if Some(job) == big_id {
+                        return (predicted, Time(t));
+                    }
+                    ends.insert((t + limits[&job], job.0), job);
+                    let used: u32 = alloc.iter().map(|a| a.1).sum();
+                    assert!(used > 0);
+                }
+            }
+            for (h, (_, slots, used, _)) in e.hosts().enumerate() {
+                let reserved = e.reserved_on_host(h as u32);
+                assert!(used + reserved <= slots, "host {h}: {used} used and {reserved} reserved of {slots}");
+            }
+            if let Some(id) = big_id.filter(|_| predicted.is_none()) {
+                if e.reservation(id).is_some() {
+                    predicted = Some(e.predicted_start(id, Time(t)).expect("every running job has a run limit"));
+                }
+            }
+            let t_end = ends.first_key_value().map(|(k, _)| k.0);
+            let t_sub = submits.get(next).map(|s| s.0);
+            t = [t_end, t_sub].into_iter().flatten().min().expect("the big job starts once the others end");
+        }
+    }
+
+    fn end_job(e: &mut Engine, t: Time, id: JobId) {
+        e.apply(t, &Event::Finish { job: id, cpu_time: 0.0, exit: 0 }).expect("a running job ends");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// With every job running its run limit and the reserving job
+        /// first in dispatch order, it starts at the time predicted when it
+        /// first reserved, with or without backfill: what backfills comes
+        /// back in time.
+        #[test]
+        fn backfill_never_delays_a_reservation(
+            hosts in prop::collection::vec(1u32..5, 1..5),
+            big_share in 0.3f64..1.0,
+            early in prop::collection::vec((1u32..4, 1u64..30, 0u64..1), 0..12),
+            late in prop::collection::vec((1u32..4, 1u64..30, 0u64..40), 0..25),
+        ) {
+            let total: u32 = hosts.iter().sum();
+            let big = ((f64::from(total) * big_share).ceil() as u32).clamp(2, total.max(2));
+            prop_assume!(big <= total);
+            let (predicted, with) = run(&hosts, big, &early, &late, true);
+            let (_, without) = run(&hosts, big, &early, &late, false);
+            prop_assert!(with <= without, "backfill delayed the big job: {with:?} > {without:?}");
+            if let Some(p) = predicted {
+                prop_assert_eq!(with, p, "started at its predicted start");
+            }
+        }
+    }
+}
