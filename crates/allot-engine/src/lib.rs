@@ -12,6 +12,7 @@
 //! - floats are compared with `total_cmp`, and every tie ends in a documented
 //!   total order.
 
+mod admission;
 mod arrays;
 mod control;
 mod cu;

@@ -24,7 +24,7 @@
 
 use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
 use crate::model::HostPick;
-use crate::reserve::{Ask, View};
+use crate::reserve::{Ask, View, rusage_mem};
 use crate::resreq::{ResReq, Span, Value, higher_is_better};
 use crate::time::Time;
 
@@ -180,8 +180,8 @@ impl Engine {
         if job.max_slots > 1 && !self.config.parallel_sched_by_slot {
             cap = cap.min(host.cpus);
         }
-        let mem = job.res.as_ref().and_then(|r| r.rusage_mem).filter(|&m| m > 0.0);
-        if let Some(mem) = mem.filter(|_| !matches!(ask.view, View::Reserve(_))) {
+        let mem = rusage_mem(job);
+        if mem > 0.0 && !matches!(ask.view, View::Reserve(_)) {
             let free = free_mem(host) + rel_mem + rsv_mem;
             cap = if self.config.resource_reserve_per_slot {
                 cap.min((free / mem).floor().min(f64::from(u32::MAX)) as u32)
@@ -202,7 +202,7 @@ impl Engine {
         self.lock_cus(res, alloc, hold);
         let mem = res.and_then(|r| r.rusage_mem).unwrap_or(0.0);
         for &(h, n) in alloc {
-            let mem = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+            let mem = self.rusage_on_host(mem, n);
             let host = &mut self.hosts[h as usize];
             if hold {
                 host.used += n;
@@ -213,6 +213,12 @@ impl Engine {
             }
             self.refresh_host(h);
         }
+    }
+
+    /// MB that `rusage[mem=mem]` holds on a host where the job has `slots`
+    /// slots: `mem`, or `mem` per slot with RESOURCE_RESERVE_PER_SLOT=y.
+    pub(crate) fn rusage_on_host(&self, mem: f64, slots: u32) -> f64 {
+        if self.config.resource_reserve_per_slot { mem * f64::from(slots) } else { mem }
     }
 
     /// Where `job` can have `ask.min` to `ask.max` slots now, first host

@@ -120,7 +120,7 @@ impl Engine {
                 // default PROCLIMIT value"; one the new PROCLIMIT refuses
                 // stays pending, saying so.
                 let q = &self.queues[queue];
-                match crate::engine::proc_limit(q.spec.proclimit, job.asked, &q.spec.name) {
+                match crate::admission::proc_limit(q.spec.proclimit, job.asked, &q.spec.name) {
                     Ok((min, max)) => {
                         (job.slots, job.max_slots, job.outside_proclimit) = (min, max, false);
                     }

@@ -236,7 +236,7 @@ impl Engine {
             .iter()
             .map(|&(h, n)| {
                 let host = &self.hosts[h as usize];
-                let want = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+                let want = self.rusage_on_host(mem, n);
                 let avail = free_mem(host) + self.reserved_to(host, View::Own(id)).1;
                 (h, n, want.min(avail).max(0.0))
             })
@@ -281,7 +281,7 @@ impl Engine {
             let host = &self.hosts[h as usize];
             let free = host.slots.saturating_sub(host.used + host.rsv_slots);
             let mut slots = n.saturating_sub(free);
-            let want = if self.config.resource_reserve_per_slot { mem * f64::from(n) } else { mem };
+            let want = self.rusage_on_host(mem, n);
             let mut mb = (want - free_mem(host)).max(0.0);
             let mut lenders: Vec<JobId> =
                 host.rsv.iter().map(|r| r.0).filter(|&id| self.may_borrow(id, until)).collect();
@@ -436,8 +436,7 @@ impl Engine {
         let j = self.jobs.get(&id)?;
         let JobState::Running { alloc, .. } = &j.state else { return None };
         let mem = rusage_mem(j);
-        let per_slot = self.config.resource_reserve_per_slot;
-        Some(alloc.iter().map(move |&(h, n)| (h, n, if per_slot { mem * f64::from(n) } else { mem })))
+        Some(alloc.iter().map(move |&(h, n)| (h, n, self.rusage_on_host(mem, n))))
     }
 
     /// What pending job `id` holds reserved: host index and slots, and

@@ -1,0 +1,192 @@
+//! Submission: the checks a job passes to be queued (queue, USERS,
+//! shares, PROCLIMIT, run limit, requirements, hosts, dependencies, user
+//! priority) and automatic queue selection from DEFAULT_QUEUE.
+
+use std::sync::Arc;
+
+use crate::engine::{Engine, Job, JobId, JobState, Rejection};
+use crate::model::JobSpec;
+use crate::resreq::ResReq;
+
+/// `-n` of a submission: none, or (min, max).
+fn asked_slots(spec: &JobSpec) -> Result<Option<(u32, u32)>, Rejection> {
+    if spec.slots == 0 {
+        return Ok(None);
+    }
+    let max = spec.max_slots.unwrap_or(spec.slots);
+    if max < spec.slots {
+        return Err(Rejection::BadSlotRange { min: spec.slots, max });
+    }
+    Ok(Some((spec.slots, max)))
+}
+
+fn show_asked(min: u32, max: u32) -> String {
+    if min == max { min.to_string() } else { format!("{min},{max}") }
+}
+
+/// The slots a job runs on in a queue with PROCLIMIT `limit` (spec 004,
+/// "How PROCLIMIT affects submission of parallel jobs"):
+/// - without `-n`: the PROCLIMIT default (which is its minimum when only
+///   minimum and maximum are given), else 1;
+/// - `-n n`: refused below the minimum or above the maximum;
+/// - `-n min,max`: refused when `max` is below the PROCLIMIT minimum or
+///   `min` above its maximum; otherwise the range is cut to the PROCLIMIT
+///   (`-n 2,6` under `3 8` runs on 3 to 6).
+pub(crate) fn proc_limit(
+    limit: Option<crate::model::ProcLimit>,
+    asked: Option<(u32, u32)>,
+    queue: &str,
+) -> Result<(u32, u32), Rejection> {
+    let Some(pl) = limit else { return Ok(asked.unwrap_or((1, 1))) };
+    let Some((min, max)) = asked else { return Ok((pl.default, pl.default)) };
+    let shown = || show_asked(min, max);
+    if max < pl.min {
+        return Err(Rejection::BelowProcLimit { asked: shown(), min: pl.min, queue: queue.to_string() });
+    }
+    if min > pl.max {
+        return Err(Rejection::AboveProcLimit { asked: shown(), max: pl.max, queue: queue.to_string() });
+    }
+    Ok((min.max(pl.min), max.min(pl.max)))
+}
+
+impl Engine {
+    /// Validates and queues a job: the queue exists and admits the user
+    /// (USERS), the user has shares where the queue's fairshare needs them,
+    /// the job can ever fit, and `-W` is within RUNLIMIT. A job array's
+    /// elements take consecutive ids; the first is returned.
+    pub fn submit(&mut self, spec: &JobSpec) -> Result<JobId, Rejection> {
+        if let Some(shape) = spec.array {
+            let max = self.config.max_job_array_size;
+            if shape.size == 0 {
+                return Err(Rejection::EmptyArray);
+            }
+            if shape.size > max {
+                return Err(Rejection::ArrayTooLarge { size: shape.size, max });
+            }
+            if shape.limit == Some(0) {
+                return Err(Rejection::ZeroArrayLimit);
+            }
+        }
+        let job = self.admit(spec)?;
+        let first = JobId(self.next_id);
+        if let Some(shape) = spec.array {
+            self.arrays.insert(first, crate::arrays::ArrayState::new(shape.size, shape.limit));
+        }
+        for _ in 0..spec.array.map_or(1, |a| a.size) {
+            let id = JobId(self.next_id);
+            self.next_id += 1;
+            self.add_pending(id, &job);
+            self.jobs.insert(id, job.clone());
+        }
+        Ok(first)
+    }
+
+    /// The checks of a submission, and the job they admit.
+    pub(crate) fn admit(&mut self, spec: &JobSpec) -> Result<Job, Rejection> {
+        let asked = asked_slots(spec)?;
+        let queue = match &spec.queue {
+            Some(q) => {
+                self.queues.iter().position(|s| s.spec.name == *q).ok_or_else(|| Rejection::NoSuchQueue(q.clone()))?
+            }
+            None => self.choose_queue_index(spec, &|_| false)?,
+        };
+        let q = &self.queues[queue];
+        self.allows_user(queue, &spec.user)?;
+        let (min, max) = proc_limit(q.spec.proclimit, asked, &q.spec.name)?;
+        let available = q.capacity;
+        if u64::from(min) > available {
+            return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
+        }
+        if let (Some(limit), Some(rl)) = (spec.run_limit, q.spec.run_limit) {
+            if limit > rl.max {
+                return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
+            }
+        }
+        let res = ResReq::combine(spec.res_req.as_ref(), q.spec.res_req.as_ref());
+        if let Some(r) = &res {
+            self.check_res(r, queue)?;
+        }
+        let picks = self.resolve_picks(&spec.hosts, queue, res.as_ref())?;
+        let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
+        let admission =
+            self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
+        let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
+        if let Some(id) = spec.depends.as_ref().and_then(|d| self.unknown_target(d)) {
+            return Err(Rejection::UnknownDependency(id));
+        }
+        let waiting = spec.depends.as_ref().is_some_and(|d| !self.satisfied(d));
+        let priority = match (spec.priority, self.config.max_user_priority) {
+            (None, max) => max.map_or(0, |m| m / 2),
+            (Some(_), None) => return Err(Rejection::UserPriorityDisabled),
+            (Some(p), Some(max)) if p == 0 || p > max => {
+                return Err(Rejection::BadUserPriority { priority: p, max });
+            }
+            (Some(p), Some(_)) => p,
+        };
+        let user = self.user_id(&spec.user);
+        Ok(Job {
+            user,
+            queue,
+            slots: min,
+            max_slots: max,
+            asked,
+            outside_proclimit: false,
+            own_res: spec.res_req.clone().map(Arc::new),
+            res: res.filter(ResReq::constrains).map(Arc::new),
+            picks: picks.map(Arc::new),
+            run_limit: spec.run_limit,
+            group: spec.group.clone(),
+            accounts,
+            state: JobState::Pending,
+            held: false,
+            depends: spec.depends.clone(),
+            waiting,
+            priority,
+        })
+    }
+
+    /// USERS: whether the queue takes jobs of `user`.
+    fn allows_user(&self, queue: usize, user: &str) -> Result<(), Rejection> {
+        let q = &self.queues[queue];
+        match &q.spec.users {
+            Some(users) if !users.iter().any(|u| u == user || self.config.groups.contains(u, user)) => {
+                Err(Rejection::UserNotAllowed { user: user.to_string(), queue: q.spec.name.clone() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Automatic queue selection (spec 004): the first queue of
+    /// DEFAULT_QUEUE, skipping those `skip` names (closed queues), that
+    /// admits the user (USERS) and whose PROCLIMIT the job's `-n` meets.
+    /// With one candidate, its own reason is the answer.
+    pub fn choose_queue(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<&str, Rejection> {
+        let q = self.choose_queue_index(spec, skip)?;
+        Ok(&self.queues[q].spec.name)
+    }
+
+    fn choose_queue_index(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<usize, Rejection> {
+        let asked = asked_slots(spec)?;
+        let names = &self.config.default_queues;
+        let mut last = Rejection::NoDefaultQueue;
+        let mut tried = 0;
+        for name in names.iter().filter(|n| !skip(n)) {
+            let q = self.queues.iter().position(|s| s.spec.name == *name).ok_or(Rejection::NoSuchQueue(name.clone()));
+            let fits = q.and_then(|q| {
+                self.allows_user(q, &spec.user)?;
+                proc_limit(self.queues[q].spec.proclimit, asked, name)?;
+                Ok(q)
+            });
+            tried += 1;
+            match fits {
+                Ok(q) => return Ok(q),
+                Err(e) => last = e,
+            }
+        }
+        if tried > 1 {
+            let asked = asked.map_or("1".to_string(), |(a, b)| show_asked(a, b));
+            return Err(Rejection::NoDefaultQueueFits { asked, queues: names.join(" ") });
+        }
+        Err(last)
+    }
+}
