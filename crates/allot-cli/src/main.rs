@@ -82,6 +82,11 @@ enum Command {
         /// (SLOT_RESERVE) and backfills (BACKFILL=Y).
         #[arg(long)]
         backfill: bool,
+        /// Without --config: the queue reserves slots for parallel jobs
+        /// (SLOT_RESERVE), without backfill: what --backfill is measured
+        /// against.
+        #[arg(long, conflicts_with = "backfill")]
+        reserve: bool,
         /// SWF: send each job to the queue named after its queue number
         /// (`queue1`, ...; field 15) or its partition number (`partition1`,
         /// ...; field 16); by default every job goes to the default queue.
@@ -162,7 +167,7 @@ fn main() -> ExitCode {
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }
-        Command::Sim { workload, config, policy, out, report_at, kill_at_limit, backfill, swf_queues } => {
+        Command::Sim { workload, config, policy, out, report_at, kill_at_limit, backfill, reserve, swf_queues } => {
             sim_cmd::run(sim_cmd::SimArgs {
                 workload,
                 config,
@@ -174,6 +179,7 @@ fn main() -> ExitCode {
                 report_at,
                 kill_at_limit,
                 backfill,
+                reserve,
                 swf_queues: match swf_queues {
                     SwfQueuesArg::None => allot_sim::swf::QueueField::None,
                     SwfQueuesArg::Queue => allot_sim::swf::QueueField::Queue,

@@ -21,6 +21,7 @@ pub struct SimArgs {
     pub report_at: Vec<u64>,
     pub kill_at_limit: bool,
     pub backfill: bool,
+    pub reserve: bool,
     pub swf_queues: allot_sim::swf::QueueField,
 }
 
@@ -45,8 +46,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let workload = read_workload(&args.workload, &ReadOptions { swf_queues: args.swf_queues })?;
     let (engine_config, policy_name) = match (&args.config, args.policy) {
         (Some(_), Some(_)) => bail!("--policy: applies only without --config (the configuration sets the policy)"),
-        (Some(_), None) if args.backfill => {
-            bail!("--backfill: applies only without --config (set BACKFILL and SLOT_RESERVE in lsb.queues)")
+        (Some(_), None) if args.backfill || args.reserve => {
+            let option = if args.backfill { "--backfill" } else { "--reserve" };
+            bail!("{option}: applies only without --config (set BACKFILL and SLOT_RESERVE in lsb.queues)")
         }
         (Some(dir), None) => match allot_config::load_dir(dir) {
             Ok((config, warnings)) => {
@@ -59,10 +61,14 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         (None, policy) => {
             let policy = policy.unwrap_or(Policy::Fairshare);
             let mut config = default_engine(&workload, policy);
-            if args.backfill {
-                allot_sim::machine::backfill(&mut config);
+            if args.backfill || args.reserve {
+                allot_sim::machine::reserve(&mut config, args.backfill);
             }
-            let name = if args.backfill { format!("{} with backfill", policy.name()) } else { policy.name().into() };
+            let name = match (args.backfill, args.reserve) {
+                (true, _) => format!("{} with slot reservation and backfill", policy.name()),
+                (false, true) => format!("{} with slot reservation", policy.name()),
+                _ => policy.name().into(),
+            };
             (config, name)
         }
     };

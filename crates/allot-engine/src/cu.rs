@@ -215,7 +215,9 @@ impl Engine {
         hosts.dedup();
         for h in hosts {
             let host = &mut self.hosts[h as usize];
+            let was = host.blocked();
             host.excl_locks = if lock { host.excl_locks + 1 } else { host.excl_locks.saturating_sub(1) };
+            self.hosts_blocked = self.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
         }
     }
 }

@@ -65,11 +65,84 @@ pub(crate) struct Unit {
     pub(crate) fcfs: BTreeSet<Place>,
     /// Fairshare units: pending jobs per account, in [`Place`] order.
     pub(crate) by_account: BTreeMap<NodeId, BTreeSet<Place>>,
+    /// What each account (`None`: the FCFS jobs) has pending, in sum.
+    backlogs: BTreeMap<Option<NodeId>, Backlog>,
 }
 
 impl Unit {
+    /// A job leaves the unit's pending jobs (started or gone).
+    fn forget(&mut self, account: Option<NodeId>, place: Place, job: &Job, plain: bool) {
+        let was = match account {
+            Some(a) => match self.by_account.get_mut(&a) {
+                Some(set) => {
+                    let was = set.remove(&place);
+                    if set.is_empty() {
+                        self.by_account.remove(&a);
+                    }
+                    was
+                }
+                None => false,
+            },
+            None => self.fcfs.remove(&place),
+        };
+        if was {
+            if let Some(b) = self.backlogs.get_mut(&account) {
+                b.change(job, plain, false);
+                if b.is_empty() {
+                    self.backlogs.remove(&account);
+                }
+            }
+        }
+    }
+
     fn new(kind: UnitKind, queue: usize) -> Self {
-        Unit { queues: vec![queue], kind, fcfs: BTreeSet::new(), by_account: BTreeMap::new() }
+        Unit {
+            queues: vec![queue],
+            kind,
+            fcfs: BTreeSet::new(),
+            by_account: BTreeMap::new(),
+            backlogs: BTreeMap::new(),
+        }
+    }
+}
+
+/// What an account of a fairshare unit (or the jobs of an FCFS unit) has
+/// pending, in sum: enough to see that every one of its jobs would fail
+/// as jobs already tried in the pass did ([`Failed`]), so that the pass
+/// passes over all of them at once instead of trying each. Jobs with
+/// requirements, host lists or partition hosts are only counted: a
+/// failure of theirs tells nothing of the others.
+#[derive(Clone, Debug, Default)]
+struct Backlog {
+    other: u32,
+    /// The other jobs, per queue, slots asked and own run limit (`None`:
+    /// the queue's).
+    asks: BTreeMap<(usize, u32, Option<u64>), u32>,
+}
+
+impl Backlog {
+    fn change(&mut self, job: &Job, plain: bool, add: bool) {
+        fn count<K: Ord>(map: &mut BTreeMap<K, u32>, key: K, add: bool) {
+            if add {
+                *map.entry(key).or_default() += 1;
+            } else if let std::collections::btree_map::Entry::Occupied(mut e) = map.entry(key) {
+                *e.get_mut() -= 1;
+                if *e.get() == 0 {
+                    e.remove();
+                }
+            }
+        }
+        if plain {
+            count(&mut self.asks, (job.queue, job.slots, job.run_limit), add);
+        } else if add {
+            self.other += 1;
+        } else {
+            self.other = self.other.saturating_sub(1);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.other == 0 && self.asks.is_empty()
     }
 }
 
@@ -170,35 +243,32 @@ impl Engine {
     pub(crate) fn enqueue(&mut self, id: JobId, job: &Job) {
         let account = self.unit_account(job);
         let place = Place::of(id, job);
+        let plain = self.is_plain(job);
         let unit = &mut self.units[self.queue_unit[job.queue]];
-        match account {
-            Some(a) => {
-                unit.by_account.entry(a).or_default().insert(place);
-            }
-            None => {
-                unit.fcfs.insert(place);
-            }
+        let new = match account {
+            Some(a) => unit.by_account.entry(a).or_default().insert(place),
+            None => unit.fcfs.insert(place),
+        };
+        if new {
+            unit.backlogs.entry(account).or_default().change(job, plain, true);
         }
+    }
+
+    /// Whether a failure of `job` (without a reservation of its own) tells
+    /// of every job of its queue asking as many slots or more: no
+    /// requirement or host list, and no partition hosts, which differ by
+    /// user.
+    fn is_plain(&self, job: &Job) -> bool {
+        !job.constrained() && self.queues[job.queue].partitions.is_empty()
     }
 
     pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
         self.drop_reservation(id);
         let account = self.unit_account(job);
         let place = Place::of(id, job);
+        let plain = self.is_plain(job);
         let unit = &mut self.units[self.queue_unit[job.queue]];
-        match account {
-            Some(a) => {
-                if let Some(set) = unit.by_account.get_mut(&a) {
-                    set.remove(&place);
-                    if set.is_empty() {
-                        unit.by_account.remove(&a);
-                    }
-                }
-            }
-            None => {
-                unit.fcfs.remove(&place);
-            }
-        }
+        unit.forget(account, place, job, plain);
     }
 
     /// One dispatch pass at `t`: jobs past their run limit are killed, then
@@ -212,6 +282,8 @@ impl Engine {
             }
             self.deadlines.pop_first();
             out.push(Decision::Kill { job: id, reason: crate::engine::KillReason::RunLimit });
+            // Until its end is heard, it runs with no end to count on.
+            self.invalidate_predictions();
         }
         while self.wakeups.first().is_some_and(|&w| w <= t) {
             self.wakeups.pop_first();
@@ -227,7 +299,7 @@ impl Engine {
         }
         self.dirty = false;
         self.rsv_cooldown = expired;
-        self.invalidate_predictions();
+        self.invalidate_timed_predictions();
         self.divide_pools(t);
         let mut failed = Failed::new(self.queues.len());
         for u in 0..self.units.len() {
@@ -250,8 +322,13 @@ impl Engine {
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let mut started = Vec::new();
+        let reserving = self.reserving(unit);
         for &place in unit.fcfs.iter() {
             if self.unit_full(unit) {
+                break;
+            }
+            let past = reserving.get(&None).is_none_or(|&r| place > r);
+            if past && unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
                 break;
             }
             if let Ok(d) = self.try_start(place.id, t, failed) {
@@ -260,8 +337,87 @@ impl Engine {
             }
         }
         for place in started {
-            unit.fcfs.remove(&place);
+            let Some(job) = self.jobs.get(&place.id) else { continue };
+            unit.forget(None, place, job, self.is_plain(job));
         }
+    }
+
+    /// Per account of `unit` (`None`: its FCFS jobs), the last of its jobs
+    /// in [`Place`] order that holds a reservation: a pass tries it and
+    /// every job before it.
+    fn reserving(&self, unit: &Unit) -> BTreeMap<Option<NodeId>, Place> {
+        let mut last: BTreeMap<Option<NodeId>, Place> = BTreeMap::new();
+        for &id in self.reservations.keys() {
+            let Some(job) = self.jobs.get(&id) else { continue };
+            if !unit.queues.contains(&job.queue) {
+                continue;
+            }
+            let place = Place::of(id, job);
+            let e = last.entry(self.unit_account(job)).or_insert(place);
+            *e = (*e).max(place);
+        }
+        last
+    }
+
+    /// Whether every job of `b` without a reservation of its own would
+    /// fail now, as the jobs tried in this pass did: none can start on
+    /// free slots (more slots than are free, or than a failed job asked),
+    /// none may reserve (nothing free, or only sequential jobs), and none
+    /// can backfill: no run limit, more slots than are free or borrowable
+    /// until its end, or as many slots and as long a limit as a job that
+    /// failed to. For backfill only the jobs that no other job asks fewer
+    /// slots and a shorter limit than need looking at.
+    fn hopeless(&mut self, b: &Backlog, failed: &mut Failed, t: Time) -> bool {
+        if b.other > 0 {
+            return false;
+        }
+        failed.sync(self.rsv_freed, self.rsv_epoch);
+        let mut next = b.asks.keys().next().map(|k| k.0);
+        while let Some(q) = next {
+            let asks = b.asks.range((q, 0, None)..=(q, u32::MAX, Some(u64::MAX)));
+            let (Some((&(_, least, _), _)), Some((&(_, most, _), _))) = (asks.clone().next(), asks.last()) else {
+                return false;
+            };
+            let spec = &self.queues[q].spec;
+            let free = self.host_sets[self.queues[q].host_set].1.total();
+            let no_start = u64::from(least) > free || least >= failed.start[q];
+            let no_reserve = spec.reserve.is_none() || free == 0 || most <= 1;
+            if !(no_start && no_reserve) {
+                return false;
+            }
+            if spec.backfill && !self.rsv_hosts.is_empty() {
+                let queue_default = self.effective_run_limit(q, None);
+                let mut shortest = u64::MAX;
+                let mut slots = Some(least);
+                while let Some(n) = slots {
+                    slots = n
+                        .checked_add(1)
+                        .and_then(|m| b.asks.range((q, m, None)..=(q, u32::MAX, Some(u64::MAX))).next())
+                        .map(|k| k.0.1);
+                    let with_default = b.asks.contains_key(&(q, n, None)).then_some(queue_default).flatten();
+                    let own = b.asks.range((q, n, Some(0))..=(q, n, Some(u64::MAX))).next().and_then(|k| k.0.2);
+                    let limit = own.into_iter().chain(with_default).min();
+                    if let Some(limit) = limit.filter(|&l| l < shortest) {
+                        shortest = limit;
+                        let until = Time(t.0 + limit);
+                        if failed.backfill[q].iter().any(|&(s, u)| s <= n && u <= until) {
+                            continue;
+                        }
+                        // Predicted starts only when the failures tell nothing.
+                        let reserved: u64 = self.reservations.values().map(|r| u64::from(r.slots())).sum();
+                        if u64::from(n) > free + reserved {
+                            continue;
+                        }
+                        self.predict_reservations(t);
+                        if u64::from(n) <= free + self.borrowable(until) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            next = b.asks.range((q + 1, 0, None)..).next().map(|k| k.0.0);
+        }
+        true
     }
 
     fn dispatch_fairshare(
@@ -276,14 +432,20 @@ impl Engine {
             return;
         }
         let inputs = PriorityInputs::default();
-        let mut sel = Selector::new(&self.fairshare.policies[policy].tree, t, &inputs);
-        for (&leaf, jobs) in &unit.by_account {
-            sel.set_pending(&self.fairshare.policies[policy].tree, leaf, jobs.len() as u64);
-        }
+        let tree = &self.fairshare.policies[policy].tree;
+        let mut sel =
+            Selector::for_accounts(tree, t, &inputs, unit.by_account.iter().map(|(&a, jobs)| (a, jobs.len() as u64)));
         // Per account, the last job tried in this pass.
         let mut cursor: Vec<Option<Place>> = vec![None; self.fairshare.policies[policy].tree.len()];
+        let reserving = self.reserving(unit);
         while let Some(leaf) = sel.next() {
-            let after = cursor[leaf.0 as usize].map_or(Bound::Unbounded, Bound::Excluded);
+            let tried = cursor[leaf.0 as usize];
+            let past = reserving.get(&Some(leaf)).is_none_or(|&r| tried.is_some_and(|c| c >= r));
+            if past && unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t)) {
+                sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
+                continue;
+            }
+            let after = tried.map_or(Bound::Unbounded, Bound::Excluded);
             let jobs = unit.by_account.get(&leaf);
             let Some(place) = jobs.and_then(|s| s.range((after, Bound::Unbounded)).next().copied()) else {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
@@ -292,11 +454,8 @@ impl Engine {
             cursor[leaf.0 as usize] = Some(place);
             if let Ok(d) = self.try_start(place.id, t, failed) {
                 out.push(d);
-                if let Some(set) = unit.by_account.get_mut(&leaf) {
-                    set.remove(&place);
-                    if set.is_empty() {
-                        unit.by_account.remove(&leaf);
-                    }
+                if let Some(job) = self.jobs.get(&place.id) {
+                    unit.forget(Some(leaf), place, job, self.is_plain(job));
                 }
                 sel.refresh_path(&self.fairshare.policies[policy].tree, leaf, &inputs);
                 if self.unit_full(unit) {
@@ -419,15 +578,20 @@ impl Engine {
             self.drop_reservation(id);
             return Err(());
         }
-        let own = self.reservations.contains_key(&id);
+        let own = self.reservations.get(&id).map(|r| r.slots());
         // Whether a failure tells about every job of the queue asking as
         // much: no requirement, host list or reservation of its own, and
         // no partition hosts, which differ by user.
-        let plain = !job.constrained() && !own && self.queues[job.queue].partitions.is_empty();
-        if own || job.slots < failed.start[job.queue] {
+        let plain = !job.constrained() && own.is_none() && self.queues[job.queue].partitions.is_empty();
+        // A host gives a job placed without requirements no more than is
+        // free there and its own: fewer in all than it needs, no start.
+        let free = self.host_sets[self.queues[job.queue].host_set].1.total();
+        let too_few = !job.constrained() && own.is_some_and(|n| free + u64::from(n) < u64::from(job.slots));
+        let own = own.is_some();
+        if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
             let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start(job) };
             match self.place(job, t, &ask) {
-                Some(alloc) => return Ok(self.start(id, alloc, t)),
+                Some(alloc) => return Ok(self.start(id, alloc, t, false)),
                 None if plain => failed.start[job.queue] = failed.start[job.queue].min(job.slots),
                 None => {}
             }
@@ -443,7 +607,7 @@ impl Engine {
                 if let Some(alloc) = self.place(job, t, &ask) {
                     let job = job.clone();
                     self.borrow(&job, &alloc, until);
-                    return Ok(self.start(id, alloc, t));
+                    return Ok(self.start(id, alloc, t, true));
                 }
                 if plain {
                     failed.backfill[queue].push((slots, until));
@@ -454,9 +618,10 @@ impl Engine {
         Err(())
     }
 
-    fn start(&mut self, id: JobId, alloc: Alloc, t: Time) -> Decision {
+    /// Starts `id` on `alloc`, `borrowed` (in part) from reservations.
+    fn start(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) -> Decision {
         let decision = Decision::Start { job: id, alloc: alloc.to_vec() };
-        self.commit(id, alloc, t);
+        self.commit(id, alloc, t, borrowed);
         decision
     }
 
@@ -474,21 +639,30 @@ impl Engine {
         let job = job.clone();
         self.array_unpark_for_start(id);
         self.dequeue(id, &job);
-        self.commit(id, alloc.into_iter().collect(), t);
+        self.commit(id, alloc.into_iter().collect(), t, false);
         self.dirty = true;
         Ok(())
     }
 
     /// Books a started job: hosts, limits, run-limit deadline, usage.
-    fn commit(&mut self, id: JobId, alloc: Alloc, t: Time) {
+    /// What it takes of the free slots may move predicted starts
+    /// ([`Engine::take_free`]); what it held reserved, given back for the
+    /// others to see it ending, may too; what it `borrowed` was seen to.
+    fn commit(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) {
         let Some(job) = self.jobs.get(&id) else { return };
         let (queue, user, asked, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
         let per_host = self.queues[queue].per_host_limits;
         let res = job.res.clone();
-        self.drop_reservation(id);
-        self.invalidate_predictions();
+        let limit = self.effective_run_limit(queue, own_limit);
+        if self.drop_reservation(id).is_none() && !borrowed {
+            if res.is_some() {
+                self.invalidate_predictions();
+            } else {
+                self.take_free(alloc.iter().map(|a| a.1).sum(), limit.map(|l| Time(t.0 + l)));
+            }
+        }
         if per_host {
             for &(h, n) in &alloc {
                 let e = self.hosts[h as usize].per_queue.entry(queue).or_insert((0, t));
@@ -511,7 +685,6 @@ impl Engine {
         }
         q.user_used[user as usize] += slots;
         self.user_used[user as usize] += slots;
-        let limit = self.effective_run_limit(queue, own_limit);
         if let Some(limit) = limit {
             self.deadlines.insert((Time(t.0 + limit), id));
         }

@@ -213,6 +213,13 @@ impl Job {
     }
 }
 
+impl HostState {
+    /// Down, or held by an exclusive compute unit job: gives no job slots.
+    pub(crate) fn blocked(&self) -> bool {
+        !self.up || self.excl_locks > 0
+    }
+}
+
 pub(crate) struct HostState {
     pub(crate) name: String,
     pub(crate) slots: u32,
@@ -329,6 +336,11 @@ pub struct Engine {
     /// may move predicted starts, for what a pass remembers of failures.
     pub(crate) rsv_freed: u64,
     pub(crate) rsv_epoch: u64,
+    /// Hosts down or held by an exclusive compute unit job.
+    pub(crate) hosts_blocked: u32,
+    /// Whether no host has more slots than CPUs (so the CPU cap of
+    /// parallel jobs never binds).
+    pub(crate) slots_within_cpus: bool,
 }
 
 impl Engine {
@@ -429,7 +441,9 @@ impl Engine {
             if config.hist_hours > 0.0 { std::f64::consts::LN_10 / (config.hist_hours * 3600.0) } else { 0.0 };
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare);
         let cus = crate::cu::build(&config, &hosts);
+        let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
         Engine {
+            slots_within_cpus,
             hosts,
             host_sets,
             queues,
@@ -458,6 +472,7 @@ impl Engine {
             rsv_cooldown: Vec::new(),
             rsv_freed: 0,
             rsv_epoch: 0,
+            hosts_blocked: 0,
         }
     }
 
@@ -544,8 +559,11 @@ impl Engine {
 
     fn set_host_up(&mut self, h: u32, up: bool) {
         if let Some(host) = self.hosts.get_mut(h as usize) {
+            let was = host.blocked();
             host.up = up;
+            self.hosts_blocked = self.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
             self.refresh_host(h);
+            self.invalidate_predictions();
             self.dirty = true;
         }
     }
@@ -608,6 +626,8 @@ impl Engine {
             }
         }
         self.hold_hosts(job.res.as_deref(), &alloc, false);
+        // Slots free before the end the predictions counted on.
+        self.invalidate_predictions();
         let lambda = self.pool_lambda;
         let q = &mut self.queues[job.queue];
         q.accumulated.update(t.0, q.used, lambda);

@@ -136,6 +136,13 @@ impl Engine {
 
     /// How many slots host `h` can give `job` under `ask` (module docs).
     pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time, ask: &Ask) -> u32 {
+        let released = ask.released.and_then(|r| r.get(&h)).copied().unwrap_or((0, 0.0));
+        self.host_cap_released(h, job, t, ask, released)
+    }
+
+    /// [`Engine::host_cap`] with `released` (slots, MB) released on the
+    /// host, whatever the ask says.
+    pub(crate) fn host_cap_released(&self, h: u32, job: &Job, t: Time, ask: &Ask, released: (u32, f64)) -> u32 {
         let host = &self.hosts[h as usize];
         if !host.up || host.excl_locks > 0 {
             return 0;
@@ -146,7 +153,7 @@ impl Engine {
                 return 0;
             }
         }
-        let (rel_slots, rel_mem) = ask.released.and_then(|r| r.get(&h)).copied().unwrap_or((0, 0.0));
+        let (rel_slots, rel_mem) = released;
         let (rsv_slots, rsv_mem) = self.reserved_to(host, ask.view);
         let borrowing = matches!(ask.view, View::Backfill { .. });
         let free = host.slots.saturating_sub(host.used + host.rsv_slots) + rel_slots;
@@ -228,7 +235,7 @@ impl Engine {
             Some(res) => self.place_by(job, res, t, ask),
             None if job.constrained() => self.place_by(job, &ResReq::default(), t, ask),
             None if ask.is_plain() => self.first_fit(job, t, ask),
-            None => self.shape(ask.min, ask.max, &None, &self.candidates(job, t, ask, |_| true)),
+            None => self.first_fit_view(job, t, ask),
         }
     }
 
@@ -259,32 +266,62 @@ impl Engine {
     /// with free slots, and those where its view adds reserved or released
     /// slots.
     pub(crate) fn candidates(&self, job: &Job, t: Time, ask: &Ask, keep: impl Fn(u32) -> bool) -> Vec<(u32, u32)> {
-        let set = self.queues[job.queue].host_set;
-        let (members, index) = &self.host_sets[set];
-        let mut positions: Vec<usize> = Vec::new();
-        let mut pos = 0;
-        while let Some(p) = index.next_free(pos) {
-            positions.push(p);
-            pos = p + 1;
-        }
-        let extra = self.view_hosts(ask).chain(ask.released.into_iter().flat_map(|r| r.keys().copied()));
-        let mut added = false;
-        for h in extra {
-            if let Some(&(_, p)) = self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set) {
-                positions.push(p);
-                added = true;
-            }
-        }
-        if added {
-            positions.sort_unstable();
-            positions.dedup();
-        }
-        positions
-            .into_iter()
-            .map(|p| members[p])
+        self.candidate_hosts(job, ask)
             .filter(|&h| keep(h))
             .filter_map(|h| Some((h, self.host_cap(h, job, t, ask))).filter(|c| c.1 > 0))
             .collect()
+    }
+
+    /// The hosts of the job's queue [`Engine::candidates`] looks at, in
+    /// host order: those with free slots (walked lazily through the
+    /// free-slot index) merged with those the view or the released slots
+    /// add.
+    fn candidate_hosts<'a>(&'a self, job: &Job, ask: &Ask) -> impl Iterator<Item = u32> + 'a {
+        let set = self.queues[job.queue].host_set;
+        let (members, index) = &self.host_sets[set];
+        let mut extra: Vec<usize> = self
+            .view_hosts(ask)
+            .chain(ask.released.into_iter().flat_map(|r| r.keys().copied()))
+            .filter_map(|h| self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set).map(|s| s.1))
+            .collect();
+        extra.sort_unstable();
+        extra.dedup();
+        let mut extra = extra.into_iter().peekable();
+        let mut free = index.next_free(0);
+        std::iter::from_fn(move || {
+            let p = match (free, extra.peek().copied()) {
+                (None, None) => return None,
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            if free == Some(p) {
+                free = index.next_free(p + 1);
+            }
+            if extra.peek() == Some(&p) {
+                extra.next();
+            }
+            Some(members[p])
+        })
+    }
+
+    /// First fit in host order over [`Engine::candidate_hosts`], looking at
+    /// no more hosts than it takes: a job placed without requirements,
+    /// under any view.
+    fn first_fit_view(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
+        let mut need = ask.max;
+        let mut alloc = Alloc::new();
+        for h in self.candidate_hosts(job, ask) {
+            let take = self.host_cap(h, job, t, ask).min(need);
+            if take > 0 {
+                alloc.push((h, take));
+                need -= take;
+                if need == 0 {
+                    break;
+                }
+            }
+        }
+        (ask.max - need >= ask.min).then_some(alloc)
     }
 
     fn place_by(&self, job: &Job, res: &ResReq, t: Time, ask: &Ask) -> Option<Alloc> {

@@ -115,6 +115,10 @@ pub(crate) struct Reservation {
     /// The predicted start, once computed in this state of the cluster
     /// (`Some(None)`: none can be predicted).
     pub(crate) predicted: Option<Option<Time>>,
+    /// With a predicted start of a job placed without requirements: at
+    /// least how many slots more than its minimum the hosts can give it
+    /// then ([`Engine::take_free`]).
+    pub(crate) spare: Option<u32>,
 }
 
 impl Reservation {
@@ -146,6 +150,17 @@ impl Engine {
     /// Whether a job ending at `until` may use what `id` holds reserved.
     fn may_borrow(&self, id: JobId, until: Time) -> bool {
         self.reservations.get(&id).and_then(|r| r.predicted.flatten()).is_some_and(|p| p >= until)
+    }
+
+    /// Slots a backfill job ending at `until` may borrow, at most: those
+    /// of reservations predicted to start no earlier, or not yet
+    /// predicted.
+    pub(crate) fn borrowable(&self, until: Time) -> u64 {
+        self.reservations
+            .values()
+            .filter(|r| r.predicted.is_none_or(|p| p.is_some_and(|p| p >= until)))
+            .map(|r| u64::from(r.slots()))
+            .sum()
     }
 
     /// Hosts a view sees reserved slots on, beyond the free ones.
@@ -226,7 +241,18 @@ impl Engine {
             return;
         }
         let nothing_free = self.host_sets[self.queues[job.queue].host_set].1.total() == 0;
-        if nothing_free && !self.reservations.contains_key(&id) {
+        let held = self.reservations.get(&id);
+        if nothing_free && held.is_none() {
+            return;
+        }
+        // A job placed without requirements that could not start held less
+        // than it needs, and takes all it held again: with nothing free,
+        // what it holds stays, on hosts that still give it (up, not taken
+        // by an exclusive unit, and no per-host limit of its queue in play).
+        let stays = |r: &Reservation| {
+            r.hosts.iter().all(|&(h, _, _)| self.hosts[h as usize].up && self.hosts[h as usize].excl_locks == 0)
+        };
+        if nothing_free && !job.constrained() && !self.queues[job.queue].per_host_limits && held.is_some_and(stays) {
             return;
         }
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
@@ -246,10 +272,50 @@ impl Engine {
             // Nothing more to reserve: nothing changes.
             return;
         }
-        let old = self.drop_reservation(id);
-        if hosts.is_empty() && old.is_none() {
+        // What it held and holds now, per host: slots and MB.
+        let mut held: Vec<(u32, u32, f64)> =
+            self.reservations.get(&id).map_or(Vec::new(), |r| r.hosts.iter().copied().collect());
+        if hosts.is_empty() && held.is_empty() && !self.reservations.contains_key(&id) {
             return;
         }
+        held.sort_unstable_by_key(|x| x.0);
+        let on = |h: u32| held.binary_search_by_key(&h, |x| x.0).map_or((0, 0.0), |i| (held[i].1, held[i].2));
+        // Whether it only took more, and how many slots more: slots no
+        // longer free to the others, for good.
+        let mut now: Vec<(u32, u32)> = hosts.iter().map(|x| (x.0, x.1)).collect();
+        now.sort_unstable();
+        let grew = self.reservations.contains_key(&id)
+            && held.iter().all(|&(h, n, _)| now.binary_search_by_key(&h, |x| x.0).is_ok_and(|i| now[i].1 >= n));
+        let taken: u32 = hosts.iter().map(|&(h, n, _)| n.saturating_sub(on(h).0)).sum();
+        if grew {
+            // In place: only the hosts whose share changed are touched.
+            for &(h, n, m) in &hosts {
+                let (was_n, was_m) = on(h);
+                if (n, m) == (was_n, was_m) {
+                    continue;
+                }
+                let host = &mut self.hosts[h as usize];
+                match host.rsv.iter_mut().find(|r| r.0 == id) {
+                    Some(e) => (e.1, e.2) = (n, m),
+                    None => host.rsv.push((id, n, m)),
+                }
+                host.rsv_slots = host.rsv_slots + n - was_n;
+                host.rsv_mem = (host.rsv_mem + m - was_m).max(0.0);
+                self.rsv_hosts.insert(h);
+                self.refresh_host(h);
+            }
+            if let Some(r) = self.reservations.get_mut(&id) {
+                (r.hosts, r.predicted, r.spare) = (hosts, None, None);
+            }
+            if mem <= 0.0 {
+                self.take_free(taken, None);
+            } else {
+                self.invalidate_predictions();
+            }
+            return;
+        }
+        // Anything it let go of may bring the others' predictions forward.
+        let old = self.take_reservation(id);
         let (since, expires) = match old {
             Some(o) => (o.since, o.expires),
             None => {
@@ -265,11 +331,10 @@ impl Engine {
             self.rsv_hosts.insert(h);
             self.refresh_host(h);
         }
-        // What it took is no longer free to the others.
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
         self.wakeups.insert(expires);
-        self.reservations.insert(id, Reservation { queue, user, since, expires, hosts, predicted: None });
+        self.reservations.insert(id, Reservation { queue, user, since, expires, hosts, predicted: None, spare: None });
     }
 
     /// A backfill job starting on `alloc` takes what it needs beyond the
@@ -277,9 +342,12 @@ impl Engine {
     /// order.
     pub(crate) fn borrow(&mut self, job: &Job, alloc: &[(u32, u32)], until: Time) {
         let mem = rusage_mem(job);
+        let mut from_free = 0;
+        let mut lenders_all: SmallVec<[JobId; 2]> = SmallVec::new();
         for &(h, n) in alloc {
             let host = &self.hosts[h as usize];
             let free = host.slots.saturating_sub(host.used + host.rsv_slots);
+            from_free += n.min(free);
             let mut slots = n.saturating_sub(free);
             let want = self.rusage_on_host(mem, n);
             let mut mb = (want - free_mem(host)).max(0.0);
@@ -299,6 +367,9 @@ impl Engine {
                 host.rsv_mem = (host.rsv_mem - m).max(0.0);
                 slots -= s;
                 mb -= m;
+                if (s > 0 || m > 0.0) && !lenders_all.contains(&id) {
+                    lenders_all.push(id);
+                }
                 let gone = entry.1 == 0 && entry.2 <= 0.0;
                 if let Some(r) = self.reservations.get_mut(&id) {
                     if let Some(rh) = r.hosts.iter_mut().find(|x| x.0 == h) {
@@ -313,7 +384,48 @@ impl Engine {
             }
             self.refresh_host(h);
         }
-        self.invalidate_predictions();
+        // What it borrows from one lender comes back by the lender's
+        // predicted start, which stands; but it comes back free to all,
+        // which may bring the others' forward. What it took from the free
+        // slots alone may move the others' ([`Engine::take_free`]).
+        match lenders_all.as_slice() {
+            [] if !job.constrained() => self.take_free(from_free, Some(until)),
+            &[lender] if !job.constrained() => {
+                let keep = self.reservations.get(&lender).map(|r| (r.predicted, r.spare));
+                self.invalidate_predictions();
+                if let (Some((p, spare)), Some(r)) = (keep, self.reservations.get_mut(&lender)) {
+                    (r.predicted, r.spare) = (p, spare);
+                }
+            }
+            _ => self.invalidate_predictions(),
+        }
+    }
+
+    /// `taken` slots that were free to all are taken until `end` (`None`:
+    /// for good) by a job placed without requirements. A cached predicted
+    /// start stays where they come back by then, or where the hosts could
+    /// give that many slots more than the job needs then: each slot taken
+    /// lowers what a host can give by at most one (with no requirement,
+    /// exclusive unit or accept interval in play). Any other is computed
+    /// again.
+    pub(crate) fn take_free(&mut self, taken: u32, end: Option<Time>) {
+        let mut changed = false;
+        for r in self.reservations.values_mut() {
+            let Some(Some(p)) = r.predicted else { continue };
+            if end.is_some_and(|e| e <= p) || taken == 0 {
+                continue;
+            }
+            match r.spare {
+                Some(s) if s >= taken => r.spare = Some(s - taken),
+                _ => {
+                    r.predicted = None;
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            self.rsv_epoch += 1;
+        }
     }
 
     /// Something started or a reservation changed: predicted starts are
@@ -325,20 +437,47 @@ impl Engine {
         }
     }
 
+    /// A new pass: predictions that depend on the time, through a queue's
+    /// JOB_ACCEPT_INTERVAL, are computed again. The others stand until
+    /// something changes: a start, an end, a host going up or down, a
+    /// reservation made, grown or given up, a run limit passed.
+    pub(crate) fn invalidate_timed_predictions(&mut self) {
+        let mut changed = false;
+        for r in self.reservations.values_mut() {
+            if r.predicted.is_some() && self.queues[r.queue].spec.job_accept_interval.is_some_and(|n| n > 0) {
+                r.predicted = None;
+                changed = true;
+            }
+        }
+        if changed {
+            self.rsv_epoch += 1;
+        }
+    }
+
     /// Computes the predicted start of every reservation that lacks one.
     pub(crate) fn predict_reservations(&mut self, t: Time) {
         #[cfg(debug_assertions)]
         for (&id, r) in &self.reservations {
             if let Some(p) = r.predicted {
-                debug_assert_eq!(p, self.predicted_start(id, t), "job {id}: a predicted start was kept past a change");
+                let (fresh, spare) = self.predict(id, t);
+                debug_assert_eq!(p, fresh, "job {id}: a predicted start was kept past a change");
+                if let (Some(kept), Some(p)) = (r.spare, p) {
+                    debug_assert!(
+                        spare.is_some_and(|s| s >= kept),
+                        "job {id}: {kept} spare slots at {p:?} kept, {spare:?} now"
+                    );
+                }
             }
         }
         let missing: Vec<JobId> =
             self.reservations.iter().filter(|(_, r)| r.predicted.is_none()).map(|(&id, _)| id).collect();
         for id in missing {
-            let p = self.predicted_start(id, t);
+            let (p, spare) = self.predict(id, t);
+            let spare = spare.filter(|_| {
+                self.jobs.get(&id).is_some_and(|j| self.queues[j.queue].spec.job_accept_interval.is_none_or(|n| n == 0))
+            });
             if let Some(r) = self.reservations.get_mut(&id) {
-                r.predicted = Some(p);
+                (r.predicted, r.spare) = (Some(p), spare);
             }
         }
     }
@@ -347,39 +486,98 @@ impl Engine {
     /// running jobs end at their run limits (module docs); `None` when it
     /// waits for a job with no run limit, or is not pending.
     pub fn predicted_start(&self, id: JobId, t: Time) -> Option<Time> {
-        let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending))?;
+        self.predict(id, t).0
+    }
+
+    /// [`Engine::predicted_start`], and for a job placed without
+    /// requirements the slots the hosts can give it then beyond its
+    /// minimum (at least).
+    fn predict(&self, id: JobId, t: Time) -> (Option<Time>, Option<u32>) {
+        let Some(job) = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)) else {
+            return (None, None);
+        };
         if job.constrained() {
-            return self.search_start(id, t);
+            return (self.search_start(id, t), None);
+        }
+        let spare = |total: u64| Some(u32::try_from(total - u64::from(job.slots)).unwrap_or(u32::MAX));
+        let q = &self.queues[job.queue];
+        let in_set = |h: u32| self.hosts[h as usize].in_sets.iter().any(|s| s.0 == q.host_set);
+        if self.hosts_blocked == 0
+            && !q.per_host_limits
+            && q.partitions.is_empty()
+            && (job.max_slots <= 1 || self.config.parallel_sched_by_slot || self.slots_within_cpus)
+        {
+            // Every host of the queue gives what is free there and the
+            // job's own, and what is released: sums tell all.
+            let own = self.reservations.get(&id).map_or(0, |r| u64::from(r.slots()));
+            let mut total = self.host_sets[q.host_set].1.total() + own;
+            if total >= u64::from(job.slots) {
+                return (Some(t), spare(total));
+            }
+            let mut fits: Option<Time> = None;
+            for &(end, jid) in &self.deadlines {
+                if let Some(p) = fits.filter(|&p| end > p) {
+                    return (Some(p.max(t)), spare(total));
+                }
+                let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
+                total += alloc.iter().filter(|a| in_set(a.0)).map(|a| u64::from(a.1)).sum::<u64>();
+                if total >= u64::from(job.slots) && fits.is_none() {
+                    fits = Some(end);
+                }
+            }
+            return match fits {
+                Some(p) => (Some(p.max(t)), spare(total)),
+                None => (None, None),
+            };
         }
         // First fit takes what each host can give: the job fits once the
         // hosts can give its minimum in all.
         let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };
         let mut total: u64 = self.candidates(job, t, &own, |_| true).iter().map(|c| u64::from(c.1)).sum();
         if total >= u64::from(job.slots) {
-            return Some(t);
+            return (Some(t), spare(total));
         }
-        let mut released = Released::default();
-        // What each host released to can give, once computed.
-        let mut caps: std::collections::HashMap<u32, u32, std::hash::BuildHasherDefault<HostHasher>> =
-            Default::default();
+        // What a host can give is min(a + released, b) for a job without
+        // requirements: `a` with nothing released, `b` with all it runs
+        // released; and `a` is what is free to the job there, within `b`.
+        // Per host reached: a, b, and what is released so far.
+        let mut index = vec![u32::MAX; self.hosts.len()];
+        let mut reached: Vec<(u32, u32, u32)> = Vec::new();
+        // The first end after which it fits; the spare slots count every
+        // end at that time.
+        let mut fits: Option<Time> = None;
         for &(end, jid) in &self.deadlines {
-            for (h, n, m) in self.release_of(jid).into_iter().flatten() {
-                let before = match caps.get(&h) {
-                    Some(&c) => c,
-                    None => self.host_cap(h, job, t, &own),
+            if let Some(p) = fits.filter(|&p| end > p) {
+                return (Some(p.max(t)), spare(total));
+            }
+            let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
+            for &(h, n) in alloc.iter().filter(|a| in_set(a.0)) {
+                let i = match index[h as usize] {
+                    u32::MAX => {
+                        let host = &self.hosts[h as usize];
+                        let b = self.host_cap_released(h, job, t, &own, (host.used, 0.0));
+                        let free = host.slots.saturating_sub(host.used + host.rsv_slots);
+                        let a = (free + self.reserved_to(host, own.view).0).min(b);
+                        index[h as usize] = reached.len() as u32;
+                        reached.push((a, b, 0));
+                        reached.len() - 1
+                    }
+                    i => i as usize,
                 };
-                let e = released.entry(h).or_default();
-                e.0 += n;
-                e.1 += m;
-                let after = self.host_cap(h, job, t, &Ask { released: Some(&released), ..own });
-                caps.insert(h, after);
+                let (a, b, released) = &mut reached[i];
+                let before = (*a + *released).min(*b);
+                *released += n;
+                let after = (*a + *released).min(*b);
                 total = total + u64::from(after) - u64::from(before);
             }
-            if total >= u64::from(job.slots) {
-                return Some(end.max(t));
+            if total >= u64::from(job.slots) && fits.is_none() {
+                fits = Some(end);
             }
         }
-        None
+        match fits {
+            Some(p) => (Some(p.max(t)), spare(total)),
+            None => (None, None),
+        }
     }
 
     /// [`Engine::predicted_start`] by placing the job on what is free and

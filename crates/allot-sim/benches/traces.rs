@@ -3,6 +3,11 @@
 //! header), reading the gzip-compressed file included. Target: under 10 s
 //! each on the project's 2-core machine.
 //!
+//! `replay_backfill`: the same with `allot sim --backfill --kill-at-limit`
+//! (SLOT_RESERVE = MAX_RESERVE_TIME[5] and BACKFILL=Y in the queue, jobs
+//! ending at their requested time at the latest). Target: under 20 s each
+//! (issue 5).
+//!
 //! `cargo bench -p allot-sim --bench traces`
 
 use std::path::PathBuf;
@@ -27,12 +32,28 @@ fn replay_fairshare(bencher: Bencher, trace: &str) {
         eprintln!("skipped: {} is not here", path.display());
         return;
     }
-    bencher.bench_local(|| {
-        let w = read_workload(&path, &ReadOptions::default()).expect("trace reads");
-        let mut engine = Engine::new(default_engine(&w, Policy::Fairshare));
-        let out =
-            run(&mut engine, &w, &SimOptions::default(), &|_: &Engine, _: Time| serde_json::Value::Null, &mut |_| {});
-        assert_eq!(out.never_started, 0);
-        out.records.len()
-    });
+    bencher.bench_local(|| replay(&path, false));
+}
+
+#[divan::bench(args = TRACES, sample_count = 1, sample_size = 1)]
+fn replay_backfill(bencher: Bencher, trace: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../../shared/traces/{trace}.swf.gz"));
+    if !path.exists() {
+        eprintln!("skipped: {} is not here", path.display());
+        return;
+    }
+    bencher.bench_local(|| replay(&path, true));
+}
+
+fn replay(path: &std::path::Path, backfill: bool) -> usize {
+    let w = read_workload(path, &ReadOptions::default()).expect("trace reads");
+    let mut config = default_engine(&w, Policy::Fairshare);
+    if backfill {
+        allot_sim::machine::reserve(&mut config, true);
+    }
+    let mut engine = Engine::new(config);
+    let opts = SimOptions { kill_at_limit: backfill, ..SimOptions::default() };
+    let out = run(&mut engine, &w, &opts, &|_: &Engine, _: Time| serde_json::Value::Null, &mut |_| {});
+    assert_eq!(out.never_started, 0);
+    out.records.len()
 }

@@ -45,14 +45,15 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
 /// CTC-SP2 a day's reservation time more than triples the mean wait).
 pub const BACKFILL_RESERVE_CYCLES: u32 = 5;
 
-/// `allot sim --backfill`: the default queue reserves slots for parallel
-/// jobs (SLOT_RESERVE = MAX_RESERVE_TIME[5]) and backfills (BACKFILL=Y),
-/// as the spec's examples configure a queue.
-pub fn backfill(config: &mut EngineConfig) {
+/// `allot sim --backfill` (`backfill`) and `--reserve`: the default queue
+/// reserves slots for parallel jobs (SLOT_RESERVE = MAX_RESERVE_TIME[5]),
+/// and backfills (BACKFILL=Y) or not, as the spec's examples configure a
+/// queue.
+pub fn reserve(config: &mut EngineConfig, backfill: bool) {
     let default = config.default_queues.first().cloned();
     for q in config.queues.iter_mut().filter(|q| Some(&q.name) == default.as_ref()) {
         q.reserve = Some(Reserve { cycles: BACKFILL_RESERVE_CYCLES, memory: false });
-        q.backfill = true;
+        q.backfill = backfill;
     }
 }
 
@@ -69,9 +70,11 @@ mod tests {
     fn backfill_makes_the_default_queue_reserve_and_backfill() {
         let mut c = default_engine(&machine(Some(4), None), Policy::Fairshare);
         assert_eq!((c.queues[0].reserve, c.queues[0].backfill), (None, false));
-        backfill(&mut c);
+        reserve(&mut c, true);
         assert_eq!(c.queues[0].reserve, Some(Reserve { cycles: 5, memory: false }));
         assert!(c.queues[0].backfill);
+        reserve(&mut c, false);
+        assert!(!c.queues[0].backfill);
     }
 
     #[test]

@@ -441,3 +441,39 @@ mod property {
         }
     }
 }
+
+/// A failed backfill passes over the jobs it tells about, not the others:
+/// job A (1 slot, 3 hours) cannot backfill job2's reservation, ending
+/// after its predicted start; job B behind it (2 slots, 1 hour) can,
+/// although it asks more slots than A.
+#[test]
+fn a_longer_job_failing_to_backfill_does_not_stop_a_shorter_wider_one() {
+    let mut e = four_cpu_engine();
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    assert_eq!(reserved_slots(&e, job2), 3);
+    let a = submit(&mut e, hm(8, 30), job("normal", 1, Some(180), None));
+    let b = submit(&mut e, hm(8, 30), job("normal", 2, Some(60), None));
+    assert_eq!(pass(&mut e, hm(8, 30)), [b.0], "B backfills, A does not");
+    assert!(e.reservation(a).is_none());
+}
+
+/// Only what ends on the reserving job's own queue's hosts brings its
+/// predicted start forward: a job ending sooner on another queue's host
+/// does not.
+#[test]
+fn a_prediction_counts_only_the_queues_hosts() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nhostB 4\nEnd Host\n";
+    let queues = queue("qa", 30, "HOSTS = hostA\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y")
+        + &queue("qb", 30, "HOSTS = hostB");
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    let other = submit(&mut e, hm(8, 0), job("qb", 4, Some(60), None));
+    let job1 = submit(&mut e, hm(8, 0), job("qa", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("qa", 4, None, None));
+    let mut started = pass(&mut e, hm(8, 0));
+    started.sort_unstable();
+    assert_eq!(started, [other.0, job1.0]);
+    assert_eq!(reserved_slots(&e, job2), 3);
+    assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "hostB's job ending at 9:00 does not count");
+}

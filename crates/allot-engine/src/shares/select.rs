@@ -99,6 +99,9 @@ impl Siblings {
 pub struct Selector {
     t: Time,
     prio: Vec<f64>,
+    /// Whether `prio` holds the node's priority ([`Selector::for_accounts`]
+    /// computes only some).
+    known: Vec<bool>,
     /// Position of each node among its siblings.
     pos: Vec<u32>,
     /// Pending work units in each node's subtree.
@@ -119,7 +122,46 @@ impl Selector {
             }
         }
         let prio = (0..n).map(|i| if i == 0 { 0.0 } else { tree.priority(NodeId(i as u32), t, inputs) }).collect();
-        Selector { t, prio, pos, pending: vec![0; n], ready: vec![Siblings::default(); n] }
+        Selector { t, prio, known: vec![true; n], pos, pending: vec![0; n], ready: vec![Siblings::default(); n] }
+    }
+
+    /// As [`Selector::new`] followed by [`Selector::set_pending`] for each
+    /// of `accounts` (leaf, pending work), computing only the priorities
+    /// on their paths: a pass over a tree of many users of whom few wait
+    /// costs what those few do.
+    pub fn for_accounts(
+        tree: &ShareTree,
+        t: Time,
+        inputs: &PriorityInputs<'_>,
+        accounts: impl IntoIterator<Item = (NodeId, u64)>,
+    ) -> Self {
+        let n = tree.len();
+        let mut pos = vec![0; n];
+        for i in 0..n {
+            for (p, &c) in tree.children(NodeId(i as u32)).iter().enumerate() {
+                pos[c.0 as usize] = p as u32;
+            }
+        }
+        let mut sel = Selector {
+            t,
+            prio: vec![0.0; n],
+            known: vec![false; n],
+            pos,
+            pending: vec![0; n],
+            ready: vec![Siblings::default(); n],
+        };
+        sel.known[0] = true;
+        for (leaf, count) in accounts {
+            for node in tree.path(leaf) {
+                let i = node.0 as usize;
+                if i < n && !sel.known[i] {
+                    sel.prio[i] = tree.priority(node, t, inputs);
+                    sel.known[i] = true;
+                }
+            }
+            sel.set_pending(tree, leaf, count);
+        }
+        sel
     }
 
     fn key(&self, n: NodeId) -> Key {
@@ -143,6 +185,12 @@ impl Selector {
         let mut node = leaf;
         loop {
             let i = node.0 as usize;
+            if !self.known[i] {
+                // A path no priority was computed on: as for nodes added
+                // during the pass, with the recorded adjustment.
+                self.prio[i] = tree.priority(node, self.t, &PriorityInputs::default());
+                self.known[i] = true;
+            }
             let before = self.pending[i];
             let after = before - old + count;
             self.pending[i] = after;
@@ -165,6 +213,7 @@ impl Selector {
             let p = tree.children(parent).iter().position(|&c| c == n).unwrap_or(0);
             self.pos.push(p as u32);
             self.prio.push(tree.priority(n, self.t, &inputs));
+            self.known.push(true);
             self.pending.push(0);
             self.ready.push(Siblings::default());
         }
@@ -189,6 +238,7 @@ impl Selector {
             let active = self.pending[i] > 0;
             let old_key = self.key(node);
             self.prio[i] = tree.priority(node, self.t, inputs);
+            self.known[i] = true;
             if active {
                 let new_key = self.key(node);
                 let siblings = &mut self.ready[parent.0 as usize];
@@ -240,6 +290,35 @@ mod tests {
         tree.start_job(b, &job(0));
         sel.refresh_path(&tree, b, &inputs);
         assert_eq!(sel.next(), Some(a));
+    }
+
+    /// Computing only the waiting accounts' paths chooses as computing all.
+    #[test]
+    fn for_accounts_chooses_as_new_does() {
+        let users = ["a", "b", "c", "d", "e"];
+        let mut tree = flat(&[("a", 5), ("b", 3), ("c", 3), ("d", 1), ("e", 8)], &users);
+        let inputs = PriorityInputs::default();
+        let leaves: Vec<NodeId> = users.iter().map(|u| tree.leaves_for_test(u)).collect();
+        for (i, &leaf) in leaves.iter().enumerate() {
+            for _ in 0..i {
+                tree.start_job(leaf, &job(0));
+            }
+        }
+        let waiting = [(leaves[1], 2), (leaves[3], 1), (leaves[4], 4)];
+        let mut all = Selector::new(&tree, Time(500), &inputs);
+        for &(leaf, n) in &waiting {
+            all.set_pending(&tree, leaf, n);
+        }
+        let mut some = Selector::for_accounts(&tree, Time(500), &inputs, waiting);
+        let mut order = (Vec::new(), Vec::new());
+        for (sel, out) in [(&mut all, &mut order.0), (&mut some, &mut order.1)] {
+            while let Some(leaf) = sel.next() {
+                out.push((leaf, sel.priority(leaf)));
+                sel.set_pending(&tree, leaf, 0);
+            }
+        }
+        assert_eq!(order.0.len(), 3);
+        assert_eq!(order.0, order.1);
     }
 
     #[test]
