@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail};
 /// The commands this binary answers to when called by their names.
 pub const COMMANDS: &[&str] = &[
     "bsub", "bjobs", "bkill", "bstop", "bresume", "bswitch", "bmod", "brequeue", "bpeek", "bhist", "bqueues", "bhosts",
-    "bhpart", "bugroup", "busers", "badmin",
+    "bhpart", "bugroup", "busers", "badmin", "bslots",
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
@@ -63,6 +63,7 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "bhpart" => crate::views::bhpart(args),
         "bugroup" => crate::views::bugroup(args),
         "busers" => crate::views::busers(args),
+        "bslots" => crate::bslots::bslots(args),
         "badmin" => badmin(args),
         _ => bail!("{cmd}: not an allot command"),
     }

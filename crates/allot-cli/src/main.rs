@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod bhist;
 mod bjobs;
+mod bslots;
 mod config_cmd;
 mod control;
 mod daemon_cmd;

@@ -154,8 +154,10 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
         match arg {
             "-n" => o.slots = Some(slots(&value)?),
             "-q" => o.queue = Some(value),
-            "-W" => o.run_limit = Some(run_limit(&value).map_err(|_| BsubError::BadRunLimit(value.clone()))?),
-            "-We" => o.estimated_run_time = Some(run_limit(&value).map_err(|_| BsubError::BadEstimate(value.clone()))?),
+            "-W" => o.run_limit = Some(run_limit(&value).ok_or_else(|| BsubError::BadRunLimit(value.clone()))?),
+            "-We" => {
+                o.estimated_run_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadEstimate(value.clone()))?)
+            }
             "-cwd" => o.cwd = Some(value),
             "-w" => o.depends = Some(value),
             "-sp" => {
@@ -195,12 +197,12 @@ fn slots(v: &str) -> Result<SlotRange, BsubError> {
     Ok(SlotRange { min, max })
 }
 
-/// `[hours:]minutes`, in seconds.
-fn run_limit(v: &str) -> Result<u64, ()> {
-    let limits = parse_all(run_limits, v).map_err(|_| ())?;
+/// `[hours:]minutes`, in seconds (`bsub -W`, `bslots -W`).
+pub fn run_limit(v: &str) -> Option<u64> {
+    let limits = parse_all(run_limits, v).ok()?;
     match limits[..] {
-        [ref one] => Ok(one.seconds),
-        _ => Err(()),
+        [ref one] => Some(one.seconds),
+        _ => None,
     }
 }
 

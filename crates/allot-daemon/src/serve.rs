@@ -343,6 +343,7 @@ fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut Vec<JobList>
             }
             Request::Queues => Response::Queues(views::queues(state)),
             Request::Hosts => Response::Hosts(views::hosts(state)),
+            Request::Slots { select } => slots(state, t, select.as_deref()),
             Request::Shares => Response::Shares(views::shares(&state.engine, t)),
             Request::Groups => Response::Groups(views::groups(&state.engine)),
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
@@ -502,6 +503,33 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
 }
 
 /// An option's value that failed to parse, where (columns from 1) and why.
+/// `bslots [-R "select"]`: the engine's backfill windows, on the hosts
+/// the requirement selects. Only a select string is taken, as LSF's
+/// bslots takes.
+fn slots(state: &State, t: Time, select: Option<&str>) -> Response {
+    let select = match select.map(allot_config::resreq::parse).transpose() {
+        Ok(r) => r,
+        Err(e) => return Response::Error(at_column("-R", &e)),
+    };
+    if let Some(r) = &select {
+        let only_select = allot_engine::ResReq { text: r.text.clone(), select: r.select.clone(), ..Default::default() };
+        if *r != only_select {
+            return Response::Error(format!("-R \"{}\": bslots takes a select string only", r.text));
+        }
+    }
+    let windows = state.engine.backfill_windows(t, select.as_ref().and_then(|r| r.select.as_ref()));
+    Response::Slots(
+        windows
+            .into_iter()
+            .map(|w| allot_proto::SlotWindow {
+                slots: w.slots,
+                runtime: w.runtime,
+                hosts: w.hosts.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect(),
+            })
+            .collect(),
+    )
+}
+
 fn at_column(option: &str, e: &allot_config::lsf::values::ValueError) -> String {
     format!("{option}: column {}: {}", e.offset + 1, e.message)
 }

@@ -406,3 +406,45 @@ fn fairshare_views_on_the_live_state() {
     assert_eq!(stdout(&d.cmd(&["bhpart"], &dir)), "No host partition found\n");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// `bslots` on the live state: a 4-CPU host running a 2-hour job, and a
+/// 4-slot job reserving the other 3 slots until that job's run limit.
+#[test]
+fn bslots_shows_the_reserved_slots_until_the_predicted_start() {
+    let dir = tempdir("bslots");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 4\n").expect("allot.toml");
+    std::fs::write(
+        config.join("lsb.queues"),
+        "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n",
+    )
+    .expect("lsb.queues");
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    assert_eq!(stdout(&d.cmd(&["bslots"], &dir)), "SLOTS  RUNTIME\n4      UNLIMITED\n");
+    let long = submitted_id(&d.cmd(&["bsub", "-W", "120", "sleep", "600"], &dir));
+    d.wait_for(long, "RUN", &dir);
+    let wide = submitted_id(&d.cmd(&["bsub", "-n", "4", "sleep", "1"], &dir));
+    d.wait_for(wide, "PEND", &dir);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let shown = loop {
+        let out = stdout(&d.cmd(&["bslots", "-l"], &dir));
+        if out.starts_with("SLOTS: 3\n") || std::time::Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // The window ends at the long job's run limit, 2 hours after its start.
+    assert!(
+        shown == "SLOTS: 3\nRUNTIME: 1 hour 59 minutes\nHOSTS: 3*hostA\n"
+            || shown == "SLOTS: 3\nRUNTIME: 2 hours 0 minutes\nHOSTS: 3*hostA\n",
+        "{shown}"
+    );
+    assert_eq!(stdout(&d.cmd(&["bslots", "-n", "4"], &dir)), "No reserved slots available.\n");
+    assert_eq!(stdout(&d.cmd(&["bslots", "-R", "hname==hostB"], &dir)), "No reserved slots available.\n");
+    assert!(stdout(&d.cmd(&["bslots", "-W", "1:30", "-R", "select[ncpus>2]"], &dir)).contains("3      "));
+    let refused = d.cmd(&["bslots", "-R", "span[hosts=1]"], &dir);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("select string only"), "{}", stderr(&refused));
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}

@@ -31,6 +31,7 @@ pub mod resreq;
 pub mod shares;
 pub mod slots;
 pub mod time;
+mod windows;
 
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, JobId, KillReason, Rejection};
@@ -42,3 +43,4 @@ pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;
 pub use resreq::ResReq;
 pub use time::Time;
+pub use windows::BackfillWindow;

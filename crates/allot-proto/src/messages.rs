@@ -112,6 +112,11 @@ pub enum Request {
     },
     Queues,
     Hosts,
+    /// `bslots`: the backfill windows, on hosts where `select` (a
+    /// `select[...]` requirement) holds.
+    Slots {
+        select: Option<String>,
+    },
     /// `badmin reconfig`.
     Reconfig,
     /// `badmin qclose` (`open: false`) and `qopen`.
@@ -629,6 +634,15 @@ pub struct HostInfo {
     pub ususp: u32,
 }
 
+/// A backfill window (`bslots`): `slots` slots for a job of at most
+/// `runtime` seconds (`None`: unlimited), on these hosts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotWindow {
+    pub slots: u32,
+    pub runtime: Option<u64>,
+    pub hosts: Vec<(String, u32)>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Response {
     Submitted {
@@ -643,6 +657,7 @@ pub enum Response {
     Each(Vec<(JobRef, Result<(), String>)>),
     Queues(Vec<QueueInfo>),
     Hosts(Vec<HostInfo>),
+    Slots(Vec<SlotWindow>),
     /// The new configuration is running; its warnings, one per line.
     Reconfigured {
         warnings: String,

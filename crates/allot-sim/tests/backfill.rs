@@ -477,3 +477,80 @@ fn a_prediction_counts_only_the_queues_hosts() {
     assert_eq!(reserved_slots(&e, job2), 3);
     assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "hostB's job ending at 9:00 does not count");
 }
+
+/// A window: slots, run time, hosts.
+type Window = (u32, Option<u64>, Vec<(u32, u32)>);
+
+fn windows(e: &Engine, t: Time, select: Option<&str>) -> Vec<Window> {
+    let select = select.map(|s| res(s).select.expect("a select expression"));
+    e.backfill_windows(t, select.as_ref()).into_iter().map(|w| (w.slots, w.runtime, w.hosts)).collect()
+}
+
+/// `bslots` on the spec's 4-CPU example: job2's three reserved slots for
+/// 2 hours at 8:00; at 8:30, after job3 backfilled two of them, one for
+/// 1 hour 30 minutes; once job2 starts, none.
+#[test]
+fn backfill_windows_of_the_four_cpu_example() {
+    let mut e = four_cpu_engine();
+    assert_eq!(windows(&e, hm(8, 0), None), [(4, None, vec![(0, 4)])], "an empty host: 4 slots, unlimited");
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    assert_eq!(windows(&e, hm(8, 0), None), [(3, Some(7200), vec![(0, 3)])]);
+    let job3 = submit(&mut e, hm(8, 30), job("normal", 2, Some(60), None));
+    assert_eq!(pass(&mut e, hm(8, 30)), [job3.0]);
+    assert_eq!(windows(&e, hm(8, 30), None), [(1, Some(5400), vec![(0, 1)])]);
+    assert_eq!(pass(&mut e, hm(10, 0)), [job2.0]);
+    assert_eq!(windows(&e, hm(10, 0), None), [], "No reserved slots available.");
+}
+
+/// Free slots are a window with no run limit; each predicted start adds
+/// the reservation's slots to a shorter window; `-R` keeps the hosts its
+/// select holds on; a reservation waiting for a job with no run limit
+/// lends nothing.
+#[test]
+fn backfill_windows_free_reserved_and_selected() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nhostB 2\nEnd Host\n";
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y");
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &q)]);
+    let t = hm(8, 0);
+    assert_eq!(windows(&e, t, Some("maxslots>3")), [(4, None, vec![(0, 4)])]);
+    let long = submit(&mut e, t, job("normal", 1, Some(120), None));
+    let forever = submit(&mut e, t, job("normal", 1, None, None));
+    let mut started = pass(&mut e, t);
+    started.sort_unstable();
+    assert_eq!(started, [long.0, forever.0], "both on hostA");
+    // Job 3 may use hostA only: it reserves hostA's 2 free slots and waits
+    // for `long`; hostB's 2 slots stay free.
+    let mut spec = job("normal", 3, None, None);
+    spec.hosts = vec![allot_engine::HostPick { name: "hostA".into(), first: false, preference: None }];
+    let job3 = submit(&mut e, t, spec);
+    assert!(pass(&mut e, t).is_empty());
+    assert_eq!(reserved_slots(&e, job3), 2);
+    assert_eq!(e.predicted_start(job3, t), Some(hm(10, 0)));
+    assert_eq!(
+        windows(&e, t, None),
+        [(2, None, vec![(1, 2)]), (4, Some(7200), vec![(0, 2), (1, 2)])],
+        "hostB free for ever, and hostA's reserved slots until 10:00"
+    );
+    assert_eq!(windows(&e, t, Some("hname==hostA")), [(2, Some(7200), vec![(0, 2)])]);
+    assert_eq!(windows(&e, t, Some("hname==hostC")), [], "no host selected, no window");
+    // `long` ends early and job 3 starts: only hostB's free slots remain.
+    end(&mut e, hm(9, 0), long);
+    assert_eq!(pass(&mut e, hm(9, 0)), [job3.0]);
+    assert_eq!(windows(&e, hm(9, 0), None), [(2, None, vec![(1, 2)])]);
+}
+
+/// A reservation that waits for a job with no run limit has no predicted
+/// start, and lends no window.
+#[test]
+fn a_reservation_without_a_predicted_start_lends_no_window() {
+    let mut e = four_cpu_engine();
+    let t = hm(8, 0);
+    let forever = submit(&mut e, t, job("normal", 2, None, None));
+    assert_eq!(pass(&mut e, t), [forever.0]);
+    let wide = submit(&mut e, t, job("normal", 4, Some(60), None));
+    assert!(pass(&mut e, t).is_empty());
+    assert_eq!((reserved_slots(&e, wide), e.predicted_start(wide, t)), (2, None));
+    assert_eq!(windows(&e, t, None), []);
+}
