@@ -27,22 +27,26 @@ const TRACES: &[&str] =
 
 #[divan::bench(args = TRACES, sample_count = 1, sample_size = 1)]
 fn replay_fairshare(bencher: Bencher, trace: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../../shared/traces/{trace}.swf.gz"));
-    if !path.exists() {
-        eprintln!("skipped: {} is not here", path.display());
-        return;
+    if let Some(path) = trace_path(trace) {
+        bencher.bench_local(|| replay(&path, false));
     }
-    bencher.bench_local(|| replay(&path, false));
 }
 
 #[divan::bench(args = TRACES, sample_count = 1, sample_size = 1)]
 fn replay_backfill(bencher: Bencher, trace: &str) {
+    if let Some(path) = trace_path(trace) {
+        bencher.bench_local(|| replay(&path, true));
+    }
+}
+
+/// The trace's file, when `../shared/traces` is beside the repository.
+fn trace_path(trace: &str) -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../../shared/traces/{trace}.swf.gz"));
     if !path.exists() {
         eprintln!("skipped: {} is not here", path.display());
-        return;
+        return None;
     }
-    bencher.bench_local(|| replay(&path, true));
+    Some(path)
 }
 
 fn replay(path: &std::path::Path, backfill: bool) -> usize {
