@@ -122,18 +122,16 @@ struct Backlog {
 
 impl Backlog {
     fn change(&mut self, job: &Job, plain: bool, add: bool) {
-        fn count<K: Ord>(map: &mut BTreeMap<K, u32>, key: K, add: bool) {
+        if plain {
+            let key = (job.queue, job.slots, job.run_limit);
             if add {
-                *map.entry(key).or_default() += 1;
-            } else if let std::collections::btree_map::Entry::Occupied(mut e) = map.entry(key) {
+                *self.asks.entry(key).or_default() += 1;
+            } else if let std::collections::btree_map::Entry::Occupied(mut e) = self.asks.entry(key) {
                 *e.get_mut() -= 1;
                 if *e.get() == 0 {
                     e.remove();
                 }
             }
-        }
-        if plain {
-            count(&mut self.asks, (job.queue, job.slots, job.run_limit), add);
         } else if add {
             self.other += 1;
         } else {
@@ -282,7 +280,9 @@ impl Engine {
             }
             self.deadlines.pop_first();
             out.push(Decision::Kill { job: id, reason: crate::engine::KillReason::RunLimit });
-            // Until its end is heard, it runs with no end to count on.
+        }
+        if !out.is_empty() {
+            // Until their ends are heard, they run with no end to count on.
             self.invalidate_predictions();
         }
         while self.wakeups.first().is_some_and(|&w| w <= t) {
@@ -582,7 +582,7 @@ impl Engine {
         // Whether a failure tells about every job of the queue asking as
         // much: no requirement, host list or reservation of its own, and
         // no partition hosts, which differ by user.
-        let plain = !job.constrained() && own.is_none() && self.queues[job.queue].partitions.is_empty();
+        let plain = own.is_none() && self.is_plain(job);
         // A host gives a job placed without requirements no more than is
         // free there and its own: fewer in all than it needs, no start.
         let free = self.host_sets[self.queues[job.queue].host_set].1.total();
@@ -652,7 +652,7 @@ impl Engine {
         let Some(job) = self.jobs.get(&id) else { return };
         let (queue, user, asked, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
-        let accept = self.queues[queue].spec.job_accept_interval.filter(|&n| n > 0);
+        let accept = self.queues[queue].spec.accept_interval();
         let per_host = self.queues[queue].per_host_limits;
         let res = job.res.clone();
         let limit = self.effective_run_limit(queue, own_limit);
@@ -660,7 +660,7 @@ impl Engine {
             if res.is_some() {
                 self.invalidate_predictions();
             } else {
-                self.take_free(alloc.iter().map(|a| a.1).sum(), limit.map(|l| Time(t.0 + l)));
+                self.take_free(slots, limit.map(|l| Time(t.0 + l)));
             }
         }
         if per_host {

@@ -218,6 +218,11 @@ impl HostState {
     pub(crate) fn blocked(&self) -> bool {
         !self.up || self.excl_locks > 0
     }
+
+    /// Slots neither in use nor reserved.
+    pub(crate) fn unclaimed(&self) -> u32 {
+        self.slots.saturating_sub(self.used + self.rsv_slots)
+    }
 }
 
 pub(crate) struct HostState {
@@ -421,7 +426,7 @@ impl Engine {
                 pool_ahead: Vec::new(),
                 per_host_limits: spec.limits.hjob.is_some()
                     || spec.limits.pjob.is_some()
-                    || spec.job_accept_interval.is_some_and(|n| n > 0),
+                    || spec.accept_interval().is_some(),
             });
         }
         let mut pools: Vec<(String, Vec<usize>)> = Vec::new();
@@ -571,7 +576,7 @@ impl Engine {
     /// Brings the host's free count up to date in every host set it is in.
     pub(crate) fn refresh_host(&mut self, h: u32) {
         let host = &self.hosts[h as usize];
-        let free = if host.up { host.slots.saturating_sub(host.used + host.rsv_slots) } else { 0 };
+        let free = if host.up { host.unclaimed() } else { 0 };
         for &(set, pos) in &host.in_sets {
             self.host_sets[set].1.set(pos, free);
         }

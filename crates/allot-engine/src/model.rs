@@ -111,6 +111,11 @@ pub struct Reserve {
 }
 
 impl QueueSpec {
+    /// JOB_ACCEPT_INTERVAL when it holds hosts back: set and not 0.
+    pub fn accept_interval(&self) -> Option<u32> {
+        self.job_accept_interval.filter(|&n| n > 0)
+    }
+
     /// An FCFS queue over all hosts, with no limits.
     pub fn new(name: impl Into<String>, priority: i32) -> Self {
         QueueSpec {

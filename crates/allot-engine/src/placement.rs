@@ -156,7 +156,7 @@ impl Engine {
         let (rel_slots, rel_mem) = released;
         let (rsv_slots, rsv_mem) = self.reserved_to(host, ask.view);
         let borrowing = matches!(ask.view, View::Backfill { .. });
-        let free = host.slots.saturating_sub(host.used + host.rsv_slots) + rel_slots;
+        let free = host.unclaimed() + rel_slots;
         let mut cap = if borrowing { free } else { free + rsv_slots };
         let q = &self.queues[job.queue];
         if q.per_host_limits {
@@ -169,7 +169,7 @@ impl Engine {
                 let max = (per_cpu * f64::from(host.cpus)).floor() as u32;
                 cap = cap.min(max.saturating_sub(q_used));
             }
-            if let Some(n) = spec.job_accept_interval.filter(|&n| n > 0) {
+            if let Some(n) = spec.accept_interval() {
                 let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
                 // A host that started a job of this queue at `last` takes
                 // the next one only after the interval.
@@ -234,31 +234,8 @@ impl Engine {
         match &job.res {
             Some(res) => self.place_by(job, res, t, ask),
             None if job.constrained() => self.place_by(job, &ResReq::default(), t, ask),
-            None if ask.is_plain() => self.first_fit(job, t, ask),
-            None => self.first_fit_view(job, t, ask),
+            None => self.first_fit(job, t, ask),
         }
-    }
-
-    /// Free slots first fit in host order, through the free-slot index.
-    fn first_fit(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
-        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
-        if index.total() < u64::from(ask.min) {
-            return None;
-        }
-        let mut need = ask.max;
-        let mut alloc = Alloc::new();
-        let mut pos = 0;
-        while need > 0 {
-            let Some(p) = index.next_free(pos) else { break };
-            let h = members[p];
-            let take = self.host_cap(h, job, t, ask).min(need);
-            if take > 0 {
-                alloc.push((h, take));
-                need -= take;
-            }
-            pos = p + 1;
-        }
-        (ask.max - need >= ask.min).then_some(alloc)
     }
 
     /// The hosts of the job's queue that `keep` accepts and that can give
@@ -307,8 +284,12 @@ impl Engine {
 
     /// First fit in host order over [`Engine::candidate_hosts`], looking at
     /// no more hosts than it takes: a job placed without requirements,
-    /// under any view.
-    fn first_fit_view(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
+    /// under any view. On free slots alone, the free-slot index's total
+    /// says at once when too few are free.
+    fn first_fit(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
+        if ask.is_plain() && self.host_sets[self.queues[job.queue].host_set].1.total() < u64::from(ask.min) {
+            return None;
+        }
         let mut need = ask.max;
         let mut alloc = Alloc::new();
         for h in self.candidate_hosts(job, ask) {

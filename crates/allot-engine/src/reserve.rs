@@ -273,19 +273,20 @@ impl Engine {
             return;
         }
         // What it held and holds now, per host: slots and MB.
-        let mut held: Vec<(u32, u32, f64)> =
-            self.reservations.get(&id).map_or(Vec::new(), |r| r.hosts.iter().copied().collect());
-        if hosts.is_empty() && held.is_empty() && !self.reservations.contains_key(&id) {
+        let holds = self.reservations.contains_key(&id);
+        if hosts.is_empty() && !holds {
             return;
         }
+        let mut held: Vec<(u32, u32, f64)> =
+            self.reservations.get(&id).map_or(Vec::new(), |r| r.hosts.iter().copied().collect());
         held.sort_unstable_by_key(|x| x.0);
         let on = |h: u32| held.binary_search_by_key(&h, |x| x.0).map_or((0, 0.0), |i| (held[i].1, held[i].2));
         // Whether it only took more, and how many slots more: slots no
         // longer free to the others, for good.
         let mut now: Vec<(u32, u32)> = hosts.iter().map(|x| (x.0, x.1)).collect();
         now.sort_unstable();
-        let grew = self.reservations.contains_key(&id)
-            && held.iter().all(|&(h, n, _)| now.binary_search_by_key(&h, |x| x.0).is_ok_and(|i| now[i].1 >= n));
+        let grew =
+            holds && held.iter().all(|&(h, n, _)| now.binary_search_by_key(&h, |x| x.0).is_ok_and(|i| now[i].1 >= n));
         let taken: u32 = hosts.iter().map(|&(h, n, _)| n.saturating_sub(on(h).0)).sum();
         if grew {
             // In place: only the hosts whose share changed are touched.
@@ -346,7 +347,7 @@ impl Engine {
         let mut lenders_all: SmallVec<[JobId; 2]> = SmallVec::new();
         for &(h, n) in alloc {
             let host = &self.hosts[h as usize];
-            let free = host.slots.saturating_sub(host.used + host.rsv_slots);
+            let free = host.unclaimed();
             from_free += n.min(free);
             let mut slots = n.saturating_sub(free);
             let want = self.rusage_on_host(mem, n);
@@ -409,10 +410,13 @@ impl Engine {
     /// exclusive unit or accept interval in play). Any other is computed
     /// again.
     pub(crate) fn take_free(&mut self, taken: u32, end: Option<Time>) {
+        if taken == 0 {
+            return;
+        }
         let mut changed = false;
         for r in self.reservations.values_mut() {
             let Some(Some(p)) = r.predicted else { continue };
-            if end.is_some_and(|e| e <= p) || taken == 0 {
+            if end.is_some_and(|e| e <= p) {
                 continue;
             }
             match r.spare {
@@ -444,7 +448,7 @@ impl Engine {
     pub(crate) fn invalidate_timed_predictions(&mut self) {
         let mut changed = false;
         for r in self.reservations.values_mut() {
-            if r.predicted.is_some() && self.queues[r.queue].spec.job_accept_interval.is_some_and(|n| n > 0) {
+            if r.predicted.is_some() && self.queues[r.queue].spec.accept_interval().is_some() {
                 r.predicted = None;
                 changed = true;
             }
@@ -473,9 +477,10 @@ impl Engine {
             self.reservations.iter().filter(|(_, r)| r.predicted.is_none()).map(|(&id, _)| id).collect();
         for id in missing {
             let (p, spare) = self.predict(id, t);
-            let spare = spare.filter(|_| {
-                self.jobs.get(&id).is_some_and(|j| self.queues[j.queue].spec.job_accept_interval.is_none_or(|n| n == 0))
-            });
+            // A spare count is no bound where the time decides what hosts give.
+            let timed =
+                self.reservations.get(&id).is_some_and(|r| self.queues[r.queue].spec.accept_interval().is_some());
+            let spare = spare.filter(|_| !timed);
             if let Some(r) = self.reservations.get_mut(&id) {
                 (r.predicted, r.spare) = (Some(p), spare);
             }
@@ -502,47 +507,49 @@ impl Engine {
         let spare = |total: u64| Some(u32::try_from(total - u64::from(job.slots)).unwrap_or(u32::MAX));
         let q = &self.queues[job.queue];
         let in_set = |h: u32| self.hosts[h as usize].in_sets.iter().any(|s| s.0 == q.host_set);
-        if self.hosts_blocked == 0
+        // Whether every host of the queue gives what is free there, the
+        // job's own and what is released: then sums tell all.
+        let sums = self.hosts_blocked == 0
             && !q.per_host_limits
             && q.partitions.is_empty()
-            && (job.max_slots <= 1 || self.config.parallel_sched_by_slot || self.slots_within_cpus)
-        {
-            // Every host of the queue gives what is free there and the
-            // job's own, and what is released: sums tell all.
-            let own = self.reservations.get(&id).map_or(0, |r| u64::from(r.slots()));
-            let mut total = self.host_sets[q.host_set].1.total() + own;
-            if total >= u64::from(job.slots) {
-                return (Some(t), spare(total));
-            }
-            let mut fits: Option<Time> = None;
-            for &(end, jid) in &self.deadlines {
-                if let Some(p) = fits.filter(|&p| end > p) {
-                    return (Some(p.max(t)), spare(total));
-                }
-                let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
-                total += alloc.iter().filter(|a| in_set(a.0)).map(|a| u64::from(a.1)).sum::<u64>();
-                if total >= u64::from(job.slots) && fits.is_none() {
-                    fits = Some(end);
-                }
-            }
-            return match fits {
-                Some(p) => (Some(p.max(t)), spare(total)),
-                None => (None, None),
-            };
-        }
+            && (job.max_slots <= 1 || self.config.parallel_sched_by_slot || self.slots_within_cpus);
         // First fit takes what each host can give: the job fits once the
         // hosts can give its minimum in all.
         let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };
-        let mut total: u64 = self.candidates(job, t, &own, |_| true).iter().map(|c| u64::from(c.1)).sum();
+        let mut total: u64 = if sums {
+            self.host_sets[q.host_set].1.total() + self.reservations.get(&id).map_or(0, |r| u64::from(r.slots()))
+        } else {
+            self.candidates(job, t, &own, |_| true).iter().map(|c| u64::from(c.1)).sum()
+        };
         if total >= u64::from(job.slots) {
             return (Some(t), spare(total));
         }
-        // What a host can give is min(a + released, b) for a job without
-        // requirements: `a` with nothing released, `b` with all it runs
-        // released; and `a` is what is free to the job there, within `b`.
-        // Per host reached: a, b, and what is released so far.
-        let mut index = vec![u32::MAX; self.hosts.len()];
+        // Otherwise what a host can give is min(a + released, b): `a` with
+        // nothing released, `b` with all it runs released; and `a` is what
+        // is free to the job there, within `b`. Per host reached: a, b, and
+        // what is released so far.
+        let mut index = if sums { Vec::new() } else { vec![u32::MAX; self.hosts.len()] };
         let mut reached: Vec<(u32, u32, u32)> = Vec::new();
+        let mut gain = |h: u32, n: u32| -> u64 {
+            if sums {
+                return u64::from(n);
+            }
+            let i = match index[h as usize] {
+                u32::MAX => {
+                    let host = &self.hosts[h as usize];
+                    let b = self.host_cap_released(h, job, t, &own, (host.used, 0.0));
+                    let a = (host.unclaimed() + self.reserved_to(host, own.view).0).min(b);
+                    index[h as usize] = reached.len() as u32;
+                    reached.push((a, b, 0));
+                    reached.len() - 1
+                }
+                i => i as usize,
+            };
+            let (a, b, released) = &mut reached[i];
+            let before = (*a + *released).min(*b);
+            *released += n;
+            u64::from((*a + *released).min(*b) - before)
+        };
         // The first end after which it fits; the spare slots count every
         // end at that time.
         let mut fits: Option<Time> = None;
@@ -552,23 +559,7 @@ impl Engine {
             }
             let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
             for &(h, n) in alloc.iter().filter(|a| in_set(a.0)) {
-                let i = match index[h as usize] {
-                    u32::MAX => {
-                        let host = &self.hosts[h as usize];
-                        let b = self.host_cap_released(h, job, t, &own, (host.used, 0.0));
-                        let free = host.slots.saturating_sub(host.used + host.rsv_slots);
-                        let a = (free + self.reserved_to(host, own.view).0).min(b);
-                        index[h as usize] = reached.len() as u32;
-                        reached.push((a, b, 0));
-                        reached.len() - 1
-                    }
-                    i => i as usize,
-                };
-                let (a, b, released) = &mut reached[i];
-                let before = (*a + *released).min(*b);
-                *released += n;
-                let after = (*a + *released).min(*b);
-                total = total + u64::from(after) - u64::from(before);
+                total += gain(h, n);
             }
             if total >= u64::from(job.slots) && fits.is_none() {
                 fits = Some(end);

@@ -41,7 +41,7 @@ impl Engine {
         };
         let mut free: BTreeMap<u32, u32> = BTreeMap::new();
         for (h, host) in self.hosts.iter().enumerate() {
-            let n = host.slots.saturating_sub(host.used + host.rsv_slots);
+            let n = host.unclaimed();
             if n > 0 && usable(h as u32) {
                 free.insert(h as u32, n);
             }

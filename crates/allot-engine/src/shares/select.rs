@@ -114,6 +114,16 @@ impl Selector {
     /// Computes every account's priority at `t`; no account has pending
     /// work until [`Selector::set_pending`] says so.
     pub fn new(tree: &ShareTree, t: Time, inputs: &PriorityInputs<'_>) -> Self {
+        let mut sel = Selector::blank(tree, t);
+        for i in 1..tree.len() {
+            sel.prio[i] = tree.priority(NodeId(i as u32), t, inputs);
+        }
+        sel.known.fill(true);
+        sel
+    }
+
+    /// No priority computed (but the top's) and no pending work.
+    fn blank(tree: &ShareTree, t: Time) -> Self {
         let n = tree.len();
         let mut pos = vec![0; n];
         for i in 0..n {
@@ -121,8 +131,11 @@ impl Selector {
                 pos[c.0 as usize] = p as u32;
             }
         }
-        let prio = (0..n).map(|i| if i == 0 { 0.0 } else { tree.priority(NodeId(i as u32), t, inputs) }).collect();
-        Selector { t, prio, known: vec![true; n], pos, pending: vec![0; n], ready: vec![Siblings::default(); n] }
+        let mut known = vec![false; n];
+        if let Some(top) = known.first_mut() {
+            *top = true;
+        }
+        Selector { t, prio: vec![0.0; n], known, pos, pending: vec![0; n], ready: vec![Siblings::default(); n] }
     }
 
     /// As [`Selector::new`] followed by [`Selector::set_pending`] for each
@@ -136,21 +149,7 @@ impl Selector {
         accounts: impl IntoIterator<Item = (NodeId, u64)>,
     ) -> Self {
         let n = tree.len();
-        let mut pos = vec![0; n];
-        for i in 0..n {
-            for (p, &c) in tree.children(NodeId(i as u32)).iter().enumerate() {
-                pos[c.0 as usize] = p as u32;
-            }
-        }
-        let mut sel = Selector {
-            t,
-            prio: vec![0.0; n],
-            known: vec![false; n],
-            pos,
-            pending: vec![0; n],
-            ready: vec![Siblings::default(); n],
-        };
-        sel.known[0] = true;
+        let mut sel = Selector::blank(tree, t);
         for (leaf, count) in accounts {
             for node in tree.path(leaf) {
                 let i = node.0 as usize;
