@@ -276,14 +276,13 @@ fn two_users_fairshare_order_ownership_and_administrators() {
 #[test]
 fn limits_hold_jobs_and_say_which() {
     let dir = tempdir("limits");
-    let config = dir.join("config");
-    std::fs::create_dir_all(&config).expect("config");
-    std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 2\n").expect("allot.toml");
-    std::fs::write(
-        config.join("lsb.queues"),
-        "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nUJOB_LIMIT = 1\nEnd Queue\n",
-    )
-    .expect("lsb.queues");
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 2\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nUJOB_LIMIT = 1\nEnd Queue\n"),
+        ],
+    );
     let d = Daemon::start_with(&dir.join("state"), Some(&config));
     let first = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
     let second = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &dir));
@@ -412,14 +411,8 @@ fn fairshare_views_on_the_live_state() {
 #[test]
 fn bslots_shows_the_reserved_slots_until_the_predicted_start() {
     let dir = tempdir("bslots");
-    let config = dir.join("config");
-    std::fs::create_dir_all(&config).expect("config");
-    std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 4\n").expect("allot.toml");
-    std::fs::write(
-        config.join("lsb.queues"),
-        "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n",
-    )
-    .expect("lsb.queues");
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n";
+    let config = config_dir(&dir, &[("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 4\n"), ("lsb.queues", queue)]);
     let d = Daemon::start_with(&dir.join("state"), Some(&config));
     assert_eq!(stdout(&d.cmd(&["bslots"], &dir)), "SLOTS  RUNTIME\n4      UNLIMITED\n");
     let long = submitted_id(&d.cmd(&["bsub", "-W", "120", "sleep", "600"], &dir));

@@ -100,6 +100,17 @@ pub fn tempdir(name: &str) -> PathBuf {
     dir
 }
 
+/// A configuration directory `config` in `dir` holding `files` (name,
+/// text).
+pub fn config_dir(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    for (name, text) in files {
+        std::fs::write(config.join(name), text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    config
+}
+
 pub fn submitted_id(out: &Output) -> u64 {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "bsub failed: {text} {}", String::from_utf8_lossy(&out.stderr));
