@@ -417,6 +417,30 @@ pub(crate) fn long_time(secs: u64) -> String {
     format!("{day} {hm}:{:02}", secs % 60)
 }
 
+/// What a pending job holds reserved, as `bjobs -l` shows it: the slots
+/// and hosts in LSF's words (`Reserved <4> job slot(s) on host(s)
+/// <3*hostA> <1*hostB>`), stamped with when the reservation began, then
+/// its predicted start. LSF's manual says only that `bjobs -l` shows the
+/// estimated start time; we write it on a line of its own, or why there
+/// is none.
+fn reserved_lines(r: &allot_proto::ReservedInfo) -> String {
+    let mut out = String::new();
+    let slots: u32 = r.hosts.iter().map(|h| h.1).sum();
+    if slots > 0 {
+        let hosts: Vec<String> = r.hosts.iter().map(|(h, n)| format!("<{n}*{h}>")).collect();
+        let _ = writeln!(out, "{}: Reserved <{slots}> job slot(s) on host(s) {};", long_time(r.since), hosts.join(" "));
+    }
+    match r.predicted_start {
+        Some(t) => {
+            let _ = writeln!(out, " Predicted start time: <{}>;", long_time(t));
+        }
+        None => {
+            out.push_str(" Predicted start time: unknown (a job it waits for has no run limit, or a host is down);\n")
+        }
+    }
+    out
+}
+
 /// `bjobs -l` for one job.
 fn long(j: &JobInfo) -> String {
     let mut out = String::new();
@@ -467,6 +491,9 @@ fn long(j: &JobInfo) -> String {
             _ => "Exited.".to_string(),
         };
         let _ = writeln!(out, "{}: {how} The CPU time used is {cpu:.1} seconds.", long_time(end));
+    }
+    if let Some(r) = &j.reserved {
+        out.push_str(&reserved_lines(r));
     }
     if let Some(reason) = &j.pending_reason {
         let _ = writeln!(out, "\n PENDING REASONS:\n {reason};");
@@ -588,6 +615,7 @@ pub(crate) mod tests {
             priority: None,
             mem_kb: None,
             max_mem_kb: None,
+            reserved: None,
         }
     }
 
@@ -599,6 +627,32 @@ pub(crate) mod tests {
     fn long_form_of_a_finished_and_a_pending_job() {
         let text = render(&args(&["-l", "-a"]), &[job(7, JobStatus::Exit), job(8, JobStatus::Pend)]);
         insta::assert_snapshot!(text);
+    }
+
+    /// A pending job holding a reservation: its reserved slots, since
+    /// when, and its predicted start (or why there is none).
+    #[test]
+    fn long_form_of_a_job_holding_a_reservation() {
+        let mut pending = job(8, JobStatus::Pend);
+        let since = pending.submit_time + 60;
+        pending.reserved = Some(allot_proto::ReservedInfo {
+            since,
+            hosts: vec![("hostA".into(), 3), ("hostB".into(), 1)],
+            predicted_start: Some(since + 3600),
+        });
+        let text = render(&args(&["-l"]), std::slice::from_ref(&pending));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = |t: u64| long_time(t);
+        let reserved = format!("{}: Reserved <4> job slot(s) on host(s) <3*hostA> <1*hostB>;", at(since));
+        let predicted = format!(" Predicted start time: <{}>;", at(since + 3600));
+        let i = lines.iter().position(|l| *l == reserved).expect(&text);
+        assert_eq!(lines[i + 1], predicted, "{text}");
+        assert!(lines[i + 2..].contains(&" PENDING REASONS:"), "the reasons follow: {text}");
+
+        pending.reserved = Some(allot_proto::ReservedInfo { since, hosts: Vec::new(), predicted_start: None });
+        let text = render(&args(&["-l"]), &[pending]);
+        assert!(!text.contains("Reserved <"), "nothing held, nothing shown: {text}");
+        assert!(text.contains(" Predicted start time: unknown (a job it waits for has no run limit"), "{text}");
     }
 
     #[test]

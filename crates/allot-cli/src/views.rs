@@ -78,7 +78,7 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
         q.run,
         0,
         q.susp,
-        0
+        q.rsv
     );
     if let Some((default, max)) = q.run_limit {
         let minutes = |s: u64| format!("{:.1} min", s as f64 / 60.0);
@@ -146,7 +146,7 @@ fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
             let _ = writeln!(
                 out,
                 "{:<15} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}      -\n",
-                h.status, "1.00", "-", h.max, h.njobs, h.run, 0, h.ususp, 0
+                h.status, "1.00", "-", h.max, h.njobs, h.run, 0, h.ususp, h.rsv
             );
         }
         return out;
@@ -164,7 +164,7 @@ fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
             h.run,
             0,
             h.ususp,
-            0
+            h.rsv
         );
     }
     out
@@ -250,7 +250,7 @@ fn users_text(users: &[UserInfo]) -> String {
             u.run,
             0,
             u.ususp,
-            0
+            u.rsv
         );
     }
     out
@@ -260,20 +260,21 @@ fn users_text(users: &[UserInfo]) -> String {
 mod tests {
     use super::*;
 
-    fn host(name: &str, status: &str, njobs: u32, ususp: u32) -> HostInfo {
-        HostInfo { name: name.into(), status: status.into(), max: 4, njobs, run: njobs - ususp, ususp }
+    /// A 4-slot host: `njobs` counts running, stopped and reserved slots.
+    fn host(name: &str, status: &str, njobs: u32, ususp: u32, rsv: u32) -> HostInfo {
+        HostInfo { name: name.into(), status: status.into(), max: 4, njobs, run: njobs - ususp - rsv, ususp, rsv }
     }
 
     #[test]
     fn bhosts_wide_and_long() {
-        let long_name = host("compute-node-0042.example.org", "closed_Full", 4, 1);
-        let ok = host("hostA", "ok", 1, 0);
+        let long_name = host("compute-node-0042.example.org", "closed_Full", 4, 1, 1);
+        let ok = host("hostA", "ok", 1, 0, 0);
         let hosts = [&ok, &long_name];
         assert_eq!(
             render_hosts(&hosts, false, false),
             "HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n\
              hostA              ok              -      4      1      1      0      0      0\n\
-             compute-node-0042* closed_Full     -      4      4      3      0      1      0\n"
+             compute-node-0042* closed_Full     -      4      4      2      0      1      1\n"
         );
         let wide = render_hosts(&hosts, false, true);
         assert!(wide.contains("\ncompute-node-0042.example.org closed_Full "), "{wide}");
@@ -281,7 +282,7 @@ mod tests {
             render_hosts(&[&long_name], true, false),
             "HOST  compute-node-0042.example.org\n\
              STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\n\
-             closed_Full      1.00     -      4      4      3      0      1      0      -\n\n"
+             closed_Full      1.00     -      4      4      2      0      1      1      -\n\n"
         );
     }
 
@@ -309,11 +310,11 @@ mod tests {
 
     #[test]
     fn busers_counts_slots_by_state() {
-        let u = UserInfo { name: "user1".into(), max: Some(12), pend: 2, run: 2, ususp: 1 };
+        let u = UserInfo { name: "user1".into(), max: Some(12), pend: 2, run: 2, ususp: 1, rsv: 1 };
         assert_eq!(
             users_text(&[u]),
             "USER/GROUP          JL/P    MAX  NJOBS   PEND    RUN  SSUSP  USUSP    RSV\n\
-             user1                  -     12      5      2      2      0      1      0\n"
+             user1                  -     12      5      2      2      0      1      1\n"
         );
     }
 }

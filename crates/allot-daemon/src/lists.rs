@@ -139,6 +139,7 @@ mod tests {
             priority: None,
             mem_kb: None,
             max_mem_kb: None,
+            reserved: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, JobId, Time};
 use allot_exec::JobFiles;
-use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus};
+use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus, ReservedInfo};
 use allot_store::{Env, JobRecord, Record, Store};
 
 use crate::config::Source;
@@ -425,9 +425,16 @@ impl State {
     /// is written from.
     pub fn info_ref<'a>(&'a self, id: u64, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
         let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
-        let pending_reason = (reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp))
-            .then(|| self.engine.pending_reason(JobId(id), now).map(|r| Cow::Owned(r.to_string())))
-            .flatten();
+        let pending = reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
+        let pending_reason =
+            pending.then(|| self.engine.pending_reason(JobId(id), now).map(|r| Cow::Owned(r.to_string()))).flatten();
+        let reserved = pending.then(|| self.engine.reservation(JobId(id))).flatten().map(|(since, hosts)| {
+            Cow::Owned(ReservedInfo {
+                since: since.0,
+                hosts: hosts.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n)).collect(),
+                predicted_start: self.engine.predicted_start(JobId(id), now).map(|t| t.0),
+            })
+        });
         let shown = j.job_ref(id);
         let r = &j.record;
         JobInfoRef {
@@ -456,6 +463,7 @@ impl State {
             priority: self.engine.job_priority(JobId(id)).filter(|_| self.engine.config().max_user_priority.is_some()),
             mem_kb: j.usage.map(|u| u.1),
             max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
+            reserved,
         }
     }
 }

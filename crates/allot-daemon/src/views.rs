@@ -12,12 +12,13 @@ use allot_proto::{GroupInfo, HostInfo, JobStatus, PolicyShares, QueueInfo, Share
 use crate::state::State;
 
 /// Job slots by state: pending (PSUSP included, as LSF counts them),
-/// running, stopped (USUSP).
+/// running, stopped (USUSP), and reserved by pending jobs (counted as
+/// pending too).
 fn slots_by_state<'a>(
     state: &'a State,
     key: impl Fn(&'a crate::state::DaemonJob) -> &'a str,
-) -> BTreeMap<&'a str, [u32; 3]> {
-    let mut slots: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
+) -> BTreeMap<&'a str, [u32; 4]> {
+    let mut slots: BTreeMap<&str, [u32; 4]> = BTreeMap::new();
     for (&id, j) in state.jobs.iter() {
         let column = match j.status {
             JobStatus::Pend | JobStatus::Psusp => 0,
@@ -26,6 +27,11 @@ fn slots_by_state<'a>(
             JobStatus::Done | JobStatus::Exit => continue,
         };
         slots.entry(key(j)).or_default()[column] += state.slots_of(id, j);
+    }
+    for (id, n) in state.engine.reservations_held() {
+        if let Some(j) = state.jobs.get(&id.0) {
+            slots.entry(key(j)).or_default()[3] += n;
+        }
     }
     slots
 }
@@ -37,7 +43,7 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
         .engine
         .queues()
         .map(|(q, ..)| {
-            let [pend, run, susp] = slots.get(q.name.as_str()).copied().unwrap_or_default();
+            let [pend, run, susp, rsv] = slots.get(q.name.as_str()).copied().unwrap_or_default();
             QueueInfo {
                 name: q.name.clone(),
                 priority: q.priority,
@@ -59,6 +65,7 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
                 policy: q.policy.clone(),
                 run_limit: q.run_limit.map(|r| (r.default, r.max)),
                 slot_pool: q.slot_pool.clone(),
+                rsv,
             }
         })
         .collect()
@@ -74,23 +81,30 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
             *stopped.entry(h.as_str()).or_default() += n;
         }
     }
+    // Reserved slots count against the host's job slot limit: a host
+    // whose slots are all used or reserved is full.
     state
         .engine
         .hosts()
-        .map(|(name, max, used, _)| (name, max, used, stopped.get(name).copied().unwrap_or(0)))
-        .map(|(name, max, used, ususp)| HostInfo {
-            name: name.to_string(),
-            status: if state.closed_hosts.contains(name) {
-                "closed_Adm".into()
-            } else if used >= max {
-                "closed_Full".into()
-            } else {
-                "ok".into()
-            },
-            max,
-            njobs: used,
-            run: used.saturating_sub(ususp),
-            ususp,
+        .enumerate()
+        .map(|(h, (name, max, used, _))| {
+            let ususp = stopped.get(name).copied().unwrap_or(0);
+            let rsv = state.engine.reserved_on_host(h as u32);
+            HostInfo {
+                name: name.to_string(),
+                status: if state.closed_hosts.contains(name) {
+                    "closed_Adm".into()
+                } else if used + rsv >= max {
+                    "closed_Full".into()
+                } else {
+                    "ok".into()
+                },
+                max,
+                njobs: used + rsv,
+                run: used.saturating_sub(ususp),
+                ususp,
+                rsv,
+            }
         })
         .collect()
 }
@@ -177,8 +191,8 @@ pub fn users(state: &State, caller: &str, asked: &[String]) -> Vec<UserInfo> {
     names
         .into_iter()
         .map(|name| {
-            let [pend, run, ususp] = slots.get(name).copied().unwrap_or_default();
-            UserInfo { name: name.to_string(), max: limits.get(name).copied(), pend, run, ususp }
+            let [pend, run, ususp, rsv] = slots.get(name).copied().unwrap_or_default();
+            UserInfo { name: name.to_string(), max: limits.get(name).copied(), pend, run, ususp, rsv }
         })
         .collect()
 }

@@ -441,3 +441,70 @@ fn bslots_shows_the_reserved_slots_until_the_predicted_start() {
     assert!(stderr(&refused).contains("select string only"), "{}", stderr(&refused));
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// Reserved slots on the live state: a 4-CPU host in a host partition
+/// running a 2-hour job, and a 4-slot job reserving the other 3. They
+/// show in the RSV columns of `bhosts` (in NJOBS too, and the host is
+/// full), `bqueues -l` and `busers`, in the RESERVED column of `bhpart`,
+/// and with the predicted start in `bjobs -l`.
+#[test]
+fn reserved_slots_show_in_every_view() {
+    let dir = tempdir("rsv");
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n";
+    let partition =
+        "Begin HostPartition\nHPART_NAME = part\nHOSTS = hostA\nUSER_SHARES = [default, 1]\nEnd HostPartition\n";
+    let config = config_dir(
+        &dir,
+        &[("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 4\n"), ("lsb.hosts", partition), ("lsb.queues", queue)],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let long = submitted_id(&d.cmd(&["bsub", "-W", "120", "sleep", "600"], &dir));
+    d.wait_for(long, "RUN", &dir);
+    let wide = submitted_id(&d.cmd(&["bsub", "-n", "4", "sleep", "1"], &dir));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let hosts = loop {
+        let out = stdout(&d.cmd(&["bhosts"], &dir));
+        if out.contains(" 3\n") || std::time::Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        hosts.lines().nth(1),
+        Some("hostA              closed_Full     -      4      4      1      0      0      3"),
+        "{hosts}"
+    );
+    let queues = stdout(&d.cmd(&["bqueues", "-l", "normal"], &dir));
+    let stats = queues.lines().skip_while(|l| !l.starts_with("PRIO")).nth(1).unwrap_or_default();
+    assert_eq!(
+        stats.split_whitespace().collect::<Vec<_>>(),
+        ["30", "0", "Open:Active", "-", "-", "-", "-", "5", "4", "1", "0", "0", "3"]
+    );
+    let users = stdout(&d.cmd(&["busers"], &dir));
+    assert_eq!(
+        users.lines().nth(1).map(|l| l.split_whitespace().skip(3).collect::<Vec<_>>()),
+        Some(vec!["5", "4", "1", "0", "0", "3"]),
+        "{users}"
+    );
+    let part = stdout(&d.cmd(&["bhpart"], &dir));
+    let row = part.lines().skip_while(|l| !l.contains("RESERVED")).nth(1).unwrap_or_default();
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(columns.get(3..5), Some(&["1", "3"][..]), "STARTED 1, RESERVED 3: {part}");
+
+    let job = stdout(&d.cmd(&["bjobs", "-l", &wide.to_string()], &dir));
+    assert!(job.contains(": Reserved <3> job slot(s) on host(s) <3*hostA>;\n"), "{job}");
+    // The predicted start is the long job's run limit: 2 hours after its
+    // start, to the second.
+    let running = stdout(&d.cmd(&["bjobs", "-l", &long.to_string()], &dir));
+    let clock = |text: &str, marker: &str| -> Option<(u64, u64)> {
+        let line = text.lines().find(|l| l.contains(marker))?;
+        let hms = line.split_whitespace().find(|w| w.matches(':').count() >= 2)?;
+        let mut parts = hms.trim_matches(|c: char| !c.is_ascii_digit()).split(':').map(|p| p.parse::<u64>().ok());
+        let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+        Some((h, m * 60 + s))
+    };
+    let (start_h, start_ms) = clock(&running, ": Started").expect(&running);
+    let (at_h, at_ms) = clock(&job, "Predicted start time").expect(&job);
+    assert_eq!((at_h, at_ms), ((start_h + 2) % 24, start_ms), "{running}{job}");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}

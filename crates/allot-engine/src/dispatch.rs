@@ -302,6 +302,8 @@ impl Engine {
         self.invalidate_timed_predictions();
         self.divide_pools(t);
         let mut failed = Failed::new(self.queues.len());
+        // Each unit's selector computes priorities afresh.
+        self.share_touched.clear();
         for u in 0..self.units.len() {
             let mut unit = std::mem::replace(&mut self.units[u], Unit::new(UnitKind::Fcfs, 0));
             match unit.kind {
@@ -452,7 +454,18 @@ impl Engine {
                 continue;
             };
             cursor[leaf.0 as usize] = Some(place);
-            if let Ok(d) = self.try_start(place.id, t, failed) {
+            let started = self.try_start(place.id, t, failed);
+            // Reserved slots changed these accounts' priorities.
+            // (A start refreshes its own account below.)
+            let mut touched = std::mem::take(&mut self.share_touched);
+            touched.sort_unstable();
+            touched.dedup();
+            for (p, account) in touched {
+                if p == policy && (account != leaf || started.is_err()) {
+                    sel.refresh_path(&self.fairshare.policies[policy].tree, account, &inputs);
+                }
+            }
+            if let Ok(d) = started {
                 out.push(d);
                 if let Some(job) = self.jobs.get(&place.id) {
                     unit.forget(Some(leaf), place, job, self.is_plain(job));

@@ -341,6 +341,9 @@ pub struct Engine {
     /// may move predicted starts, for what a pass remembers of failures.
     pub(crate) rsv_freed: u64,
     pub(crate) rsv_epoch: u64,
+    /// Share accounts whose reserved slots changed since the pass's
+    /// selector last looked: their priorities are computed again.
+    pub(crate) share_touched: Vec<(usize, NodeId)>,
     /// Hosts down or held by an exclusive compute unit job.
     pub(crate) hosts_blocked: u32,
     /// Whether no host has more slots than CPUs (so the CPU cap of
@@ -477,6 +480,7 @@ impl Engine {
             rsv_cooldown: Vec::new(),
             rsv_freed: 0,
             rsv_epoch: 0,
+            share_touched: Vec::new(),
             hosts_blocked: 0,
         }
     }

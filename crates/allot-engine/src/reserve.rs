@@ -36,11 +36,19 @@
 //! back as a release at the backfill job's end, which is no later than the
 //! reservation's predicted start, so a backfill never makes a predicted
 //! start later. A job without a run limit never backfills.
+//!
+//! Fairshare. Reserved slots count in the dynamic priority of the job's
+//! share accounts as slots in use do (LSF fairshare: `job_slots` is "the
+//! number of job slots reserved and in use"), and show in the RESERVED
+//! column of `bqueues -l` and `bhpart`: charged as a start is, to the
+//! account of the queue's policy and to that of the partition the first
+//! reserved host is in.
 
 use smallvec::SmallVec;
 
 use crate::engine::{Engine, HostState, Job, JobId, JobState};
 use crate::placement::free_mem;
+use crate::shares::NodeId;
 use crate::time::Time;
 
 /// Whose view of the hosts a placement takes.
@@ -119,6 +127,8 @@ pub(crate) struct Reservation {
     /// least how many slots more than its minimum the hosts can give it
     /// then ([`Engine::take_free`]).
     pub(crate) spare: Option<u32>,
+    /// The share accounts its slots are charged to, with the slots.
+    pub(crate) charged: SmallVec<[(usize, NodeId, u32); 1]>,
 }
 
 impl Reservation {
@@ -212,6 +222,7 @@ impl Engine {
 
     fn take_reservation(&mut self, id: JobId) -> Option<Reservation> {
         let r = self.reservations.remove(&id)?;
+        self.charge_reserved(&r.charged, -1);
         self.rsv_freed += 1;
         self.rsv_expiry.remove(&(r.expires, id));
         for &(h, _, _) in &r.hosts {
@@ -308,6 +319,7 @@ impl Engine {
             if let Some(r) = self.reservations.get_mut(&id) {
                 (r.hosts, r.predicted, r.spare) = (hosts, None, None);
             }
+            self.recharge_reserved(id);
             if mem <= 0.0 {
                 self.take_free(taken, None);
             } else {
@@ -335,7 +347,44 @@ impl Engine {
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
         self.wakeups.insert(expires);
-        self.reservations.insert(id, Reservation { queue, user, since, expires, hosts, predicted: None, spare: None });
+        self.reservations.insert(
+            id,
+            Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() },
+        );
+        self.recharge_reserved(id);
+    }
+
+    /// Charges what `id` holds reserved now to its share accounts (module
+    /// docs), in place of what was charged before.
+    fn recharge_reserved(&mut self, id: JobId) {
+        let Some(r) = self.reservations.get(&id) else { return };
+        let old = r.charged.clone();
+        let slots = r.slots();
+        let partition = r.hosts.first().and_then(|&(h, _, _)| self.hosts[h as usize].partition);
+        let policy = self.queues[r.queue].policy;
+        let accounts = self.jobs.get(&id).map_or(&[][..], |j| &j.accounts[..]);
+        let new: SmallVec<[(usize, NodeId, u32); 1]> = accounts
+            .iter()
+            .filter(|&&(p, _)| slots > 0 && (Some(p) == policy || Some(p) == partition))
+            .map(|&(p, leaf)| (p, leaf, slots))
+            .collect();
+        if new == old {
+            return;
+        }
+        self.charge_reserved(&old, -1);
+        self.charge_reserved(&new, 1);
+        if let Some(r) = self.reservations.get_mut(&id) {
+            r.charged = new;
+        }
+    }
+
+    /// Adds (`sign` 1) or takes back (-1) reserved slots on share accounts;
+    /// the accounts whose priority changed are noted for the pass.
+    fn charge_reserved(&mut self, charged: &[(usize, NodeId, u32)], sign: i64) {
+        for &(p, leaf, n) in charged {
+            self.fairshare.policies[p].tree.add_reserved(leaf, sign * i64::from(n));
+            self.share_touched.push((p, leaf));
+        }
     }
 
     /// A backfill job starting on `alloc` takes what it needs beyond the
@@ -382,6 +431,7 @@ impl Engine {
                 if gone {
                     self.unreserve_host(h, id);
                 }
+                self.recharge_reserved(id);
             }
             self.refresh_host(h);
         }
@@ -638,6 +688,11 @@ impl Engine {
     /// MB pending job `id` holds reserved.
     pub fn reserved_memory(&self, id: JobId) -> f64 {
         self.reservations.get(&id).map_or(0.0, |r| r.hosts.iter().map(|h| h.2).sum())
+    }
+
+    /// Every pending job holding a reservation, with its slots, by job id.
+    pub fn reservations_held(&self) -> impl Iterator<Item = (JobId, u32)> + '_ {
+        self.reservations.iter().map(|(&id, r)| (id, r.slots())).filter(|&(_, n)| n > 0)
     }
 
     /// Slots reserved on host `h`.

@@ -298,6 +298,19 @@ pub struct JobInfo {
     pub mem_kb: Option<u64>,
     /// The most resident memory it was seen to use, KB.
     pub max_mem_kb: Option<u64>,
+    /// What a pending job holds reserved, when the query asked for
+    /// pending reasons.
+    pub reserved: Option<ReservedInfo>,
+}
+
+/// What a pending job holds reserved (`bjobs -l`): since when (seconds
+/// since the epoch), slots per host, and its predicted start, if one can
+/// be predicted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservedInfo {
+    pub since: u64,
+    pub hosts: Vec<(String, u32)>,
+    pub predicted_start: Option<u64>,
 }
 
 /// [`JobInfo`]'s fields in order, as the wire carries them.
@@ -327,6 +340,7 @@ struct JobInfoWire(
     Option<u32>,
     Option<u64>,
     Option<u64>,
+    Option<ReservedInfo>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -356,6 +370,7 @@ impl From<JobInfoWire> for JobInfo {
             priority: w.21,
             mem_kb: w.22,
             max_mem_kb: w.23,
+            reserved: w.24,
         }
     }
 }
@@ -395,6 +410,7 @@ pub struct JobInfoRef<'a> {
     pub priority: Option<u32>,
     pub mem_kb: Option<u64>,
     pub max_mem_kb: Option<u64>,
+    pub reserved: Option<Cow<'a, ReservedInfo>>,
 }
 
 impl JobInfoRef<'_> {
@@ -424,6 +440,7 @@ impl JobInfoRef<'_> {
             priority: self.priority,
             mem_kb: self.mem_kb,
             max_mem_kb: self.max_mem_kb,
+            reserved: self.reserved.as_deref().cloned(),
         }
     }
 }
@@ -431,7 +448,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(24)?;
+        let mut t = s.serialize_tuple(25)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -456,6 +473,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.priority)?;
         t.serialize_element(&self.mem_kb)?;
         t.serialize_element(&self.max_mem_kb)?;
+        t.serialize_element(&self.reserved)?;
         t.end()
     }
 }
@@ -488,6 +506,7 @@ impl JobInfo {
             priority: self.priority,
             mem_kb: self.mem_kb,
             max_mem_kb: self.max_mem_kb,
+            reserved: self.reserved.as_ref().map(Cow::Borrowed),
         }
     }
 
@@ -566,6 +585,9 @@ pub struct QueueInfo {
     pub run_limit: Option<(Option<u64>, u64)>,
     /// SLOT_POOL and SLOT_SHARE.
     pub slot_pool: Option<(String, u32)>,
+    /// Slots its pending jobs hold reserved (RSV; they count in PEND too).
+    #[serde(default)]
+    pub rsv: u32,
 }
 
 /// One fairshare policy and its share tables (`SHARE_INFO_FOR`).
@@ -620,6 +642,9 @@ pub struct UserInfo {
     pub pend: u32,
     pub run: u32,
     pub ususp: u32,
+    /// Slots its pending jobs hold reserved (RSV; they count in PEND too).
+    #[serde(default)]
+    pub rsv: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -627,11 +652,15 @@ pub struct HostInfo {
     pub name: String,
     pub status: String,
     pub max: u32,
-    /// Slots of the jobs here: all of them, running, stopped (`bstop`).
+    /// Slots of the jobs here: all of them (reserved ones included, as
+    /// LSF counts them), running, stopped (`bstop`), reserved by pending
+    /// jobs.
     pub njobs: u32,
     pub run: u32,
     #[serde(default)]
     pub ususp: u32,
+    #[serde(default)]
+    pub rsv: u32,
 }
 
 /// A backfill window (`bslots`): `slots` slots for a job of at most
@@ -734,6 +763,7 @@ mod tests {
             priority: Some(7),
             mem_kb: Some(2048),
             max_mem_kb: Some(4096),
+            reserved: Some(ReservedInfo { since: 9, hosts: vec![("hostB".into(), 3)], predicted_start: Some(20) }),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");

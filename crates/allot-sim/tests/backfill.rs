@@ -554,3 +554,48 @@ fn a_reservation_without_a_predicted_start_lends_no_window() {
     assert_eq!((reserved_slots(&e, wide), e.predicted_start(wide, t)), (2, None));
     assert_eq!(windows(&e, t, None), []);
 }
+
+/// A user's row of the first share table: (started, reserved, priority).
+fn share_row(e: &Engine, user: &str, t: Time) -> (u32, u32, f64) {
+    let inputs = allot_engine::shares::priority::PriorityInputs::default();
+    let tables = e.fairshare().policies[0].tree.share_tables(t, &inputs);
+    let row = tables[0].rows.iter().find(|r| r.name == user).expect("the user's row");
+    (row.started, row.reserved, row.priority)
+}
+
+/// LSF fairshare: job_slots is "the number of job slots reserved and in
+/// use by a user". A reservation shows in the RESERVED column and lowers
+/// the dynamic priority as running slots do (defaults: RUN_JOB_FACTOR 3,
+/// 1 share, no run time yet: 1 / ((1 + job_slots) × 3)); a backfill job
+/// borrowing reserved slots takes them off; a start moves them to
+/// STARTED.
+#[test]
+fn reserved_slots_count_in_the_dynamic_priority() {
+    let q = queue(
+        "normal",
+        30,
+        "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nFAIRSHARE = USER_SHARES[[default,1]]",
+    );
+    let mut e = engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q)]);
+    let user = |name: &str, spec: JobSpec| JobSpec { user: name.into(), ..spec };
+    let t = hm(8, 0);
+    let job1 = submit(&mut e, t, user("a", job("normal", 1, Some(120), None)));
+    assert_eq!(pass(&mut e, t), [job1.0]);
+    let job2 = submit(&mut e, t, user("a", job("normal", 4, None, None)));
+    assert_eq!(pass(&mut e, t), Vec::<u64>::new());
+    let (started, reserved, priority) = share_row(&e, "a", t);
+    assert_eq!((started, reserved), (1, 3));
+    assert!((priority - 1.0 / 15.0).abs() < 1e-12, "1 running + 3 reserved slots: {priority}");
+
+    let job3 = submit(&mut e, t, user("b", job("normal", 2, Some(60), None)));
+    assert_eq!(pass(&mut e, t), [job3.0], "b backfills 2 of a's 3 reserved slots");
+    assert_eq!(share_row(&e, "a", t).1, 1, "what is lent is no longer reserved");
+    assert_eq!(share_row(&e, "b", t).0, 2);
+
+    end(&mut e, hm(9, 0), job3);
+    assert_eq!(pass(&mut e, hm(9, 0)), Vec::<u64>::new());
+    assert_eq!(share_row(&e, "a", hm(9, 0)).1, 3, "the slots come back to the reservation");
+    assert_eq!(pass(&mut e, hm(10, 0)), [job2.0]);
+    let (started, reserved, _) = share_row(&e, "a", hm(10, 0));
+    assert_eq!((started, reserved), (4, 0), "a start moves the slots to STARTED");
+}
