@@ -390,14 +390,17 @@ impl Engine {
             if spec.backfill && !self.rsv_hosts.is_empty() {
                 let queue_default = self.effective_run_limit(q, None);
                 let mut shortest = u64::MAX;
-                let mut slots = Some(least);
-                while let Some(n) = slots {
-                    slots = n
-                        .checked_add(1)
-                        .and_then(|m| b.asks.range((q, m, None)..=(q, u32::MAX, Some(u64::MAX))).next())
-                        .map(|k| k.0.1);
-                    let with_default = b.asks.contains_key(&(q, n, None)).then_some(queue_default).flatten();
-                    let own = b.asks.range((q, n, Some(0))..=(q, n, Some(u64::MAX))).next().and_then(|k| k.0.2);
+                // The asks in key order: by slots, then the queue's limit
+                // (`None`) before own limits, shortest first.
+                let asks = b.asks.range((q, 0, None)..=(q, u32::MAX, Some(u64::MAX)));
+                let mut asks = asks.map(|(k, _)| (k.1, k.2)).peekable();
+                while let Some((n, first)) = asks.next() {
+                    let own = match first {
+                        Some(l) => Some(l),
+                        None => asks.peek().filter(|a| a.0 == n).and_then(|a| a.1),
+                    };
+                    while asks.next_if(|a| a.0 == n).is_some() {}
+                    let with_default = first.is_none().then_some(queue_default).flatten();
                     let limit = own.into_iter().chain(with_default).min();
                     if let Some(limit) = limit.filter(|&l| l < shortest) {
                         shortest = limit;
@@ -406,12 +409,10 @@ impl Engine {
                             continue;
                         }
                         // Predicted starts only when the failures tell nothing.
-                        let reserved: u64 = self.reservations.values().map(|r| u64::from(r.slots())).sum();
-                        if u64::from(n) > free + reserved {
+                        if u64::from(n) > free + self.reserved_total() {
                             continue;
                         }
-                        self.predict_reservations(t);
-                        if u64::from(n) <= free + self.borrowable(until) {
+                        if u64::from(n) <= free + self.borrowable(until, t) {
                             return false;
                         }
                     }
@@ -613,7 +614,11 @@ impl Engine {
         if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && !self.rsv_hosts.is_empty()) {
             let until = Time(t.0 + limit);
             let (queue, slots) = (job.queue, job.slots);
-            if !(plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until)) {
+            let tried = plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until);
+            // Without requirements it needs that many slots free or
+            // borrowable.
+            let free = self.host_sets[self.queues[queue].host_set].1.total();
+            if !tried && !(plain && u64::from(slots) > free + self.borrowable(until, t)) {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
                 let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };

@@ -341,6 +341,10 @@ pub struct Engine {
     /// may move predicted starts, for what a pass remembers of failures.
     pub(crate) rsv_freed: u64,
     pub(crate) rsv_epoch: u64,
+    /// Counts changes of what reservations hold; with `rsv_epoch`, the key
+    /// of what [`crate::reserve::RsvIndex`] keeps.
+    pub(crate) rsv_changes: u64,
+    pub(crate) rsv_index: crate::reserve::RsvIndex,
     /// Share accounts whose reserved slots changed since the pass's
     /// selector last looked: their priorities are computed again.
     pub(crate) share_touched: Vec<(usize, NodeId)>,
@@ -480,6 +484,8 @@ impl Engine {
             rsv_cooldown: Vec::new(),
             rsv_freed: 0,
             rsv_epoch: 0,
+            rsv_changes: 0,
+            rsv_index: crate::reserve::RsvIndex::default(),
             share_touched: Vec::new(),
             hosts_blocked: 0,
         }

@@ -137,6 +137,24 @@ impl Reservation {
     }
 }
 
+/// Sums over all reservations that a pass asks for again and again, kept
+/// until what they hold (`rsv_changes`) or their predictions (`rsv_epoch`)
+/// change.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RsvIndex {
+    /// `rsv_changes` when `total` was summed.
+    total_at: Option<u64>,
+    total: u64,
+    /// (`rsv_epoch`, `rsv_changes`) when every reservation last had a
+    /// predicted start.
+    complete_at: Option<(u64, u64)>,
+    /// (`rsv_epoch`, `rsv_changes`) when `by_start` was built.
+    by_start_at: Option<(u64, u64)>,
+    /// Predicted starts, latest first, with the slots of the reservations
+    /// predicted to start then or later.
+    by_start: Vec<(Time, u64)>,
+}
+
 impl Engine {
     /// Whether `job` reserves when it cannot start (module docs).
     pub(crate) fn reserves(&self, job: &Job) -> bool {
@@ -163,14 +181,39 @@ impl Engine {
     }
 
     /// Slots a backfill job ending at `until` may borrow, at most: those
-    /// of reservations predicted to start no earlier, or not yet
-    /// predicted.
-    pub(crate) fn borrowable(&self, until: Time) -> u64 {
-        self.reservations
-            .values()
-            .filter(|r| r.predicted.is_none_or(|p| p.is_some_and(|p| p >= until)))
-            .map(|r| u64::from(r.slots()))
-            .sum()
+    /// of reservations predicted to start no earlier. Predicts what is not
+    /// predicted yet.
+    pub(crate) fn borrowable(&mut self, until: Time, t: Time) -> u64 {
+        self.predict_reservations(t);
+        let key = Some((self.rsv_epoch, self.rsv_changes));
+        if self.rsv_index.by_start_at != key {
+            let mut starts: Vec<(Time, u64)> = self
+                .reservations
+                .values()
+                .filter_map(|r| r.predicted.flatten().map(|p| (p, u64::from(r.slots()))))
+                .collect();
+            starts.sort_unstable_by(|a, b| b.cmp(a));
+            let mut sum = 0;
+            for s in &mut starts {
+                sum += s.1;
+                s.1 = sum;
+            }
+            self.rsv_index.by_start = starts;
+            self.rsv_index.by_start_at = key;
+        }
+        let by_start = &self.rsv_index.by_start;
+        // The last entry predicted at or after `until` holds the sum.
+        let n = by_start.partition_point(|&(p, _)| p >= until);
+        if n == 0 { 0 } else { by_start[n - 1].1 }
+    }
+
+    /// Slots all reservations hold.
+    pub(crate) fn reserved_total(&mut self) -> u64 {
+        if self.rsv_index.total_at != Some(self.rsv_changes) {
+            self.rsv_index.total = self.reservations.values().map(|r| u64::from(r.slots())).sum();
+            self.rsv_index.total_at = Some(self.rsv_changes);
+        }
+        self.rsv_index.total
     }
 
     /// Hosts a view sees reserved slots on, beyond the free ones.
@@ -224,6 +267,7 @@ impl Engine {
         let r = self.reservations.remove(&id)?;
         self.charge_reserved(&r.charged, -1);
         self.rsv_freed += 1;
+        self.rsv_changes += 1;
         self.rsv_expiry.remove(&(r.expires, id));
         for &(h, _, _) in &r.hosts {
             self.unreserve_host(h, id);
@@ -319,6 +363,7 @@ impl Engine {
             if let Some(r) = self.reservations.get_mut(&id) {
                 (r.hosts, r.predicted, r.spare) = (hosts, None, None);
             }
+            self.rsv_changes += 1;
             self.recharge_reserved(id);
             if mem <= 0.0 {
                 self.take_free(taken, None);
@@ -347,6 +392,7 @@ impl Engine {
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
         self.wakeups.insert(expires);
+        self.rsv_changes += 1;
         self.reservations.insert(
             id,
             Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() },
@@ -417,6 +463,7 @@ impl Engine {
                 host.rsv_mem = (host.rsv_mem - m).max(0.0);
                 slots -= s;
                 mb -= m;
+                self.rsv_changes += 1;
                 if (s > 0 || m > 0.0) && !lenders_all.contains(&id) {
                     lenders_all.push(id);
                 }
@@ -523,6 +570,10 @@ impl Engine {
                 }
             }
         }
+        let key = Some((self.rsv_epoch, self.rsv_changes));
+        if self.rsv_index.complete_at == key {
+            return;
+        }
         let missing: Vec<JobId> =
             self.reservations.iter().filter(|(_, r)| r.predicted.is_none()).map(|(&id, _)| id).collect();
         for id in missing {
@@ -535,6 +586,7 @@ impl Engine {
                 (r.predicted, r.spare) = (Some(p), spare);
             }
         }
+        self.rsv_index.complete_at = key;
     }
 
     /// When pending job `id` is predicted to start, from now `t`, if the
