@@ -618,7 +618,8 @@ impl Engine {
             // Without requirements it needs that many slots free or
             // borrowable.
             let free = self.host_sets[self.queues[queue].host_set].1.total();
-            if !tried && !(plain && u64::from(slots) > free + self.borrowable(until, t)) {
+            let hopeless = tried || plain && u64::from(slots) > free + self.borrowable(until, t);
+            if !hopeless {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
                 let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
