@@ -153,6 +153,8 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
         (o.exclusive, "-x"),
         (o.wait, "-K"),
         (o.slots.is_some_and(|s| s.min != s.max), "-n min,max"),
+        (o.cpu_limit.is_some(), "-c"),
+        (o.term_time.is_some(), "-t"),
     ];
     if let Some((_, opt)) = unsupported.iter().find(|(given, _)| *given) {
         bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");

@@ -97,6 +97,8 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     let here = std::env::current_dir()?;
     // `-cwd`: relative to where bsub runs; `%J` and `%I` expand at start.
     let cwd = o.cwd.as_ref().map_or(here.clone(), |c| here.join(c)).display().to_string();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let term_time = o.term_time.as_ref().map(|t| t.resolve(now)).transpose().map_err(|e| anyhow!("bsub: {e}"))?;
     let submit = Submit {
         queue: o.queue,
         slots: o.slots.map_or(0, |s| s.min),
@@ -115,6 +117,8 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         estimated_run_time: o.estimated_run_time,
         depends: o.depends.clone(),
         priority: o.priority,
+        term_time,
+        cpu_limit: o.cpu_limit,
     };
     let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
         bail!("bsub: unexpected answer");

@@ -29,6 +29,12 @@ pub enum BsubError {
     BadEstimate(String),
     #[error("-sp {0}: expected a job priority, a whole number of at least 1")]
     BadPriority(String),
+    #[error("-c {0}: expected `[hours:]minutes[/host]`")]
+    BadCpuLimit(String),
+    #[error("-t {0}: expected `[[[year:]month:]day:]hour:minute`")]
+    BadTermTime(String),
+    #[error("-t {0}: the time is in the past")]
+    PastTermTime(String),
 }
 
 /// `-n min[,max]`.
@@ -71,6 +77,11 @@ pub struct BsubOptions {
     pub depends: Option<String>,
     /// `-sp`: the user-assigned job priority.
     pub priority: Option<u32>,
+    /// `-c`, seconds. A `/host` to normalize by is accepted and changes
+    /// nothing: allot's hosts all have CPU factor 1.
+    pub cpu_limit: Option<u64>,
+    /// `-t`, as written ([`TermTime::resolve`] gives the time).
+    pub term_time: Option<TermTime>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -164,6 +175,11 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 let p = value.parse::<u32>().ok().filter(|&p| p >= 1);
                 o.priority = Some(p.ok_or_else(|| BsubError::BadPriority(value.clone()))?);
             }
+            "-c" => {
+                let limit = value.split_once('/').map_or(value.as_str(), |(l, _)| l);
+                o.cpu_limit = Some(run_limit(limit).ok_or_else(|| BsubError::BadCpuLimit(value.clone()))?);
+            }
+            "-t" => o.term_time = Some(TermTime::parse(&value)?),
             "-G" => o.group = Some(value),
             "-P" => o.project = Some(value),
             "-J" => o.name = Some(value),
@@ -197,6 +213,113 @@ fn slots(v: &str) -> Result<SlotRange, BsubError> {
     Ok(SlotRange { min, max })
 }
 
+/// `bsub -t [[[year:]month:]day:]hour:minute`: the fields given, the
+/// others to be taken from the date of submission (UTC, the clock allot
+/// shows times in).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermTime {
+    /// As written.
+    pub text: String,
+    pub year: Option<i64>,
+    pub month: Option<u32>,
+    pub day: Option<u32>,
+    pub hour: u32,
+    pub minute: u32,
+}
+
+impl TermTime {
+    fn parse(v: &str) -> Result<TermTime, BsubError> {
+        let bad = || BsubError::BadTermTime(v.to_string());
+        let fields: Vec<u32> = v.split(':').map(|f| f.parse::<u32>().map_err(|_| bad())).collect::<Result<_, _>>()?;
+        let Some((date, &[hour, minute])) = fields.len().checked_sub(2).map(|n| fields.split_at(n)) else {
+            return Err(bad());
+        };
+        let (year, month, day) = match *date {
+            [] => (None, None, None),
+            [d] => (None, None, Some(d)),
+            [m, d] => (None, Some(m), Some(d)),
+            [y, m, d] => (Some(i64::from(y)), Some(m), Some(d)),
+            _ => return Err(bad()),
+        };
+        let in_range = hour <= 23
+            && minute <= 59
+            && month.is_none_or(|m| (1..=12).contains(&m))
+            && day.is_none_or(|d| (1..=31).contains(&d))
+            && year.is_none_or(|y| y >= 1970);
+        if !in_range {
+            return Err(bad());
+        }
+        Ok(TermTime { text: v.to_string(), year, month, day, hour, minute })
+    }
+
+    /// The deadline in seconds since the epoch, for a submission at `now`:
+    /// the fields not given are now's; a time already past moves on to
+    /// the next day, month or year, whichever is the first field not
+    /// given (LSF's reading). With every field given, a past time is an
+    /// error, as is a day the month does not have.
+    pub fn resolve(&self, now: u64) -> Result<u64, BsubError> {
+        let written = &self.text;
+        let (y, m, d) = civil_from_days((now / 86_400) as i64);
+        let at = |y: i64, m: u32, d: u32| -> Option<u64> {
+            (d <= days_in_month(y, m)).then(|| {
+                (days_from_civil(y, m, d) * 86_400) as u64 + u64::from(self.hour) * 3600 + u64::from(self.minute) * 60
+            })
+        };
+        let past = || BsubError::PastTermTime(written.to_string());
+        let bad = || BsubError::BadTermTime(written.to_string());
+        let (year, month, day) = (self.year.unwrap_or(y), self.month.unwrap_or(m), self.day.unwrap_or(d));
+        if let Some(t) = at(year, month, day).filter(|&t| t > now) {
+            return Ok(t);
+        }
+        // Past (or no such day this month): the next period that has it.
+        let next = match (self.year, self.month, self.day) {
+            (Some(_), ..) => return Err(if at(year, month, day).is_some() { past() } else { bad() }),
+            (None, Some(_), _) => (1..=8).map(|k| (year + k, month, day)).find_map(|(y, m, d)| at(y, m, d)),
+            (None, None, Some(_)) => (1..=24)
+                .map(|k| {
+                    let months = i64::from(month - 1) + k;
+                    (year + months.div_euclid(12), (months.rem_euclid(12) + 1) as u32, day)
+                })
+                .find_map(|(y, m, d)| at(y, m, d)),
+            (None, None, None) => at(year, month, day).map(|t| t + 86_400),
+        };
+        next.filter(|&t| t > now).ok_or_else(bad)
+    }
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        4 | 6 | 9 | 11 => 30,
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+}
+
 /// `[hours:]minutes`, in seconds (`bsub -W`, `bslots -W`).
 pub fn run_limit(v: &str) -> Option<u64> {
     let limits = parse_all(run_limits, v).ok()?;
@@ -209,6 +332,35 @@ pub fn run_limit(v: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2026-11-22 10:30:00 UTC, a Sunday.
+    const NOW: u64 = 1_795_343_400;
+
+    fn deadline(v: &str) -> Result<u64, BsubError> {
+        let o = parse_line(&format!("-t {v} ./app"))?;
+        o.term_time.expect("-t parsed").resolve(NOW)
+    }
+
+    #[test]
+    fn cpu_limits_and_termination_deadlines() {
+        assert_eq!(civil_from_days((NOW / 86_400) as i64), (2026, 11, 22), "the test's clock");
+        let o = parse_line("-c 1:30/hostA -n 4 ./app").expect("valid");
+        assert_eq!(o.cpu_limit, Some(5400), "the host to normalize by changes nothing");
+        assert_eq!(parse_line("-c 45 ./app").expect("valid").cpu_limit, Some(2700));
+        assert!(matches!(parse_line("-c soon ./app"), Err(BsubError::BadCpuLimit(_))));
+
+        let today = NOW - NOW % 86_400;
+        assert_eq!(deadline("12:00"), Ok(today + 12 * 3600), "later today");
+        assert_eq!(deadline("9:15"), Ok(today + 86_400 + 9 * 3600 + 15 * 60), "past today: tomorrow");
+        assert_eq!(deadline("30:08:00"), Ok(today + 8 * 86_400 + 8 * 3600), "day 30 of this month");
+        assert_eq!(deadline("21:08:00"), Ok(days_from_civil(2026, 12, 21) as u64 * 86_400 + 8 * 3600), "next month");
+        assert_eq!(deadline("2:29:0:0"), Ok(days_from_civil(2028, 2, 29) as u64 * 86_400), "the next 29 February");
+        assert_eq!(deadline("2027:1:1:0:0"), Ok(days_from_civil(2027, 1, 1) as u64 * 86_400));
+        assert_eq!(deadline("2026:11:22:10:00"), Err(BsubError::PastTermTime("2026:11:22:10:00".into())));
+        for bad in ["10", "24:00", "12:60", "13:1:12:00", "1:2:3:4:5:6", "2027:2:30:0:0", "noon"] {
+            assert!(matches!(deadline(bad), Err(BsubError::BadTermTime(_))), "{bad}");
+        }
+    }
 
     #[test]
     fn the_issues_example() {

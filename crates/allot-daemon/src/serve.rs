@@ -459,6 +459,8 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         depends,
         array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),
         priority: s.priority,
+        term_time: s.term_time,
+        cpu_limit: s.cpu_limit,
     };
     // A job that names no queue goes to the first default queue that
     // takes it, closed queues left out (automatic queue selection).

@@ -370,3 +370,26 @@ fn a_job_is_measured_whole_in_its_cgroup() {
     let secs: f64 = used.split_whitespace().next().and_then(|s| s.parse().ok()).expect("CPU_USED");
     assert!(secs >= 0.2, "the orphaned loop's CPU counts: {used}");
 }
+
+/// `bsub -t` and `-c`: a job that could not finish its CPU limit before
+/// its termination deadline pends and says why; one that can, runs; a
+/// deadline with every field given and past is refused.
+#[test]
+fn termination_deadlines_hold_back_jobs_that_cannot_finish() {
+    let dir = tempdir("deadline");
+    let d = Daemon::start(&dir.join("state"));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs();
+    // Three minutes from now, as hour:minute (UTC, the clock allot reads
+    // -t on): between 2 and 3 minutes away.
+    let soon = now + 180;
+    let hm = format!("{}:{:02}", (soon / 3600) % 24, (soon / 60) % 60);
+    let late = submitted_id(&d.cmd(&["bsub", "-c", "60", "-t", &hm, "sleep", "1"], &dir));
+    let fits = submitted_id(&d.cmd(&["bsub", "-c", "1", "-t", &hm, "true"], &dir));
+    d.wait_for(fits, "DONE", &dir);
+    let reason = stdout(&d.cmd(&["bjobs", "-p", &late.to_string()], &dir));
+    assert!(reason.contains("The job cannot finish before its termination deadline"), "{reason}");
+    let past = d.cmd(&["bsub", "-t", "2000:1:1:0:0", "true"], &dir);
+    assert!(!past.status.success());
+    assert_eq!(stderr(&past), "bsub: -t 2000:1:1:0:0: the time is in the past\n");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}

@@ -135,6 +135,8 @@ impl Engine {
             res: res.filter(ResReq::constrains).map(Arc::new),
             picks: picks.map(Arc::new),
             run_limit: spec.run_limit,
+            term_time: spec.term_time.map(crate::time::Time),
+            cpu_limit: spec.cpu_limit,
             group: spec.group.clone(),
             accounts,
             state: JobState::Pending,

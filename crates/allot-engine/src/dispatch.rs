@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, QueueState};
+use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, KillReason, QueueState};
 use crate::pools::{PoolQueue, entitlements};
 use crate::reasons::PendingReason;
 use crate::reserve::{Ask, View};
@@ -279,7 +279,9 @@ impl Engine {
                 break;
             }
             self.deadlines.pop_first();
-            out.push(Decision::Kill { job: id, reason: crate::engine::KillReason::RunLimit });
+            let term = self.jobs.get(&id).is_some_and(|j| j.term_time == Some(deadline));
+            let reason = if term { KillReason::TermTime } else { KillReason::RunLimit };
+            out.push(Decision::Kill { job: id, reason });
         }
         if !out.is_empty() {
             // Until their ends are heard, they run with no end to count on.
@@ -519,6 +521,38 @@ impl Engine {
         }
     }
 
+    /// Deadline constraint scheduling (spec 004, "How Deadline Constraint
+    /// Scheduling Works For Parallel Jobs"): a job with a termination
+    /// deadline (`bsub -t`) starts only if it can finish by then. With a
+    /// run limit, `deadline - now > run limit`; with a CPU limit and no
+    /// run limit, `deadline - now > CPU limit / minimum processors` (all
+    /// hosts run at CPU factor 1, so the limit on a candidate host is the
+    /// limit given). With neither, only before the deadline. The strict
+    /// `>` of the spec's formula holds for run limits too: a job that
+    /// would end exactly at its deadline does not start.
+    pub(crate) fn meets_deadline(&self, job: &Job, t: Time) -> bool {
+        let Some(deadline) = job.term_time else { return true };
+        if t >= deadline {
+            return false;
+        }
+        let left = deadline.0 - t.0;
+        match (self.effective_run_limit(job.queue, job.run_limit), job.cpu_limit) {
+            (Some(limit), _) => left > limit,
+            (None, Some(cpu)) => left as f64 > cpu as f64 / f64::from(job.slots.max(1)),
+            (None, None) => true,
+        }
+    }
+
+    /// When a job started at `start` is killed: at its run limit, or at
+    /// its termination deadline when that comes first.
+    pub(crate) fn job_end(&self, job: &Job, start: Time) -> Option<Time> {
+        let by_limit = self.effective_run_limit(job.queue, job.run_limit).map(|l| Time(start.0 + l));
+        match (by_limit, job.term_time) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Why a pending job cannot start now because of a limit, if one
     /// stops it.
     pub(crate) fn limit_reason(&self, id: JobId, job: &Job) -> Option<PendingReason> {
@@ -588,7 +622,7 @@ impl Engine {
     fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
         failed.sync(self.rsv_freed, self.rsv_epoch);
         let job = self.jobs.get(&id).ok_or(())?;
-        if self.limit_reason(id, job).is_some() {
+        if self.limit_reason(id, job).is_some() || !self.meets_deadline(job, t) {
             self.drop_reservation(id);
             return Err(());
         }
@@ -704,8 +738,8 @@ impl Engine {
         }
         q.user_used[user as usize] += slots;
         self.user_used[user as usize] += slots;
-        if let Some(limit) = limit {
-            self.deadlines.insert((Time(t.0 + limit), id));
+        if let Some(end) = self.jobs.get(&id).and_then(|j| self.job_end(j, t)) {
+            self.deadlines.insert((end, id));
         }
         let charges = self.charge_start(id, &alloc, t, limit);
         if let Some(job) = self.jobs.get_mut(&id) {

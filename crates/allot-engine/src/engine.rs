@@ -94,6 +94,8 @@ pub enum Decision {
 pub enum KillReason {
     /// It ran past its run limit (`-W` or RUNLIMIT).
     RunLimit,
+    /// Its termination deadline (`bsub -t`) came.
+    TermTime,
 }
 
 /// The events that change the engine's state.
@@ -189,6 +191,9 @@ pub(crate) struct Job {
     /// `-m` resolved, and the first execution host candidates.
     pub(crate) picks: Option<Arc<crate::placement::Picks>>,
     pub(crate) run_limit: Option<u64>,
+    /// `-t` and `-c` ([`Engine::meets_deadline`]).
+    pub(crate) term_time: Option<Time>,
+    pub(crate) cpu_limit: Option<u64>,
     /// `-G`: the user group to charge through.
     pub(crate) group: Option<String>,
     /// The queue-level policy account, or the partition accounts, the job
@@ -651,9 +656,8 @@ impl Engine {
             *u = u.saturating_sub(slots);
         }
         self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(slots);
-        let limit = self.effective_run_limit(job.queue, job.run_limit);
-        if let Some(limit) = limit {
-            self.deadlines.remove(&(Time(start.0 + limit), id));
+        if let Some(end) = self.job_end(job, start) {
+            self.deadlines.remove(&(end, id));
         }
         let extra_cpu = (cpu_time - cpu_reported).max(0.0);
         for (p, leaf, charge) in &charges {

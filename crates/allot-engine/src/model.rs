@@ -255,6 +255,12 @@ pub struct JobSpec {
     /// `-sp`: the user-assigned job priority.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<u32>,
+    /// `-t`: the termination deadline, seconds on the engine's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub term_time: Option<u64>,
+    /// `-c`: the CPU limit, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_limit: Option<u64>,
 }
 
 /// A job array as the engine sees it: how many elements (they take

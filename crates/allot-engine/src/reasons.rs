@@ -39,6 +39,8 @@ pub enum PendingReason {
     /// Enough slots are free, but not on hosts its resource requirements
     /// (select, span, same, rusage) accept.
     ResReq,
+    /// It could not finish before its termination deadline (`bsub -t`).
+    Deadline,
 }
 
 impl std::fmt::Display for PendingReason {
@@ -73,6 +75,7 @@ impl std::fmt::Display for PendingReason {
             PendingReason::ArrayLimit => write!(f, "The job array has reached its running element limit"),
             PendingReason::ProcLimit => write!(f, "Job no longer satisfies PROCLIMIT configuration"),
             PendingReason::ResReq => write!(f, "Not enough hosts meet the job's resource requirements"),
+            PendingReason::Deadline => write!(f, "The job cannot finish before its termination deadline"),
         }
     }
 }
@@ -96,6 +99,9 @@ impl Engine {
         }
         if let Some(r) = self.limit_reason(id, job) {
             return Some(r);
+        }
+        if !self.meets_deadline(job, t) {
+            return Some(PendingReason::Deadline);
         }
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let usable: u64 = members

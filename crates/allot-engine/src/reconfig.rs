@@ -162,8 +162,8 @@ impl Engine {
                 q.user_used[user as usize] += slots;
                 self.user_used[user as usize] += slots;
                 let limit = self.effective_run_limit(queue, job.run_limit);
-                if let Some(limit) = limit {
-                    self.deadlines.insert((Time(start.0 + limit), id));
+                if let Some(end) = self.job_end(&job, start) {
+                    self.deadlines.insert((end, id));
                 }
                 self.jobs.insert(id, job);
                 self.array_runs(id);

@@ -46,6 +46,12 @@ pub struct Submit {
     /// `-sp`: the user-assigned job priority.
     #[serde(default)]
     pub priority: Option<u32>,
+    /// `-t`: the termination deadline, seconds since the epoch.
+    #[serde(default)]
+    pub term_time: Option<u64>,
+    /// `-c`: the CPU limit, seconds.
+    #[serde(default)]
+    pub cpu_limit: Option<u64>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

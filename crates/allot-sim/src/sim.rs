@@ -116,6 +116,8 @@ pub fn run(
                 depends: None,
                 array: None,
                 priority: job.priority,
+                term_time: None,
+                cpu_limit: None,
             };
             match engine.apply(Time(t), &Event::Submit(spec)) {
                 Ok(Some(id)) => {

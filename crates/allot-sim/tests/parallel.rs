@@ -634,3 +634,69 @@ fn a_job_held_back_by_its_hosts_does_not_hold_back_the_next() {
     assert_eq!(s, [(free.0, "h2*2".to_string())]);
     assert!(e.is_pending(named));
 }
+
+// --- Deadline constraint (spec 004, "How Deadline Constraint Scheduling
+// Works For Parallel Jobs") ---
+
+/// Whether a job submitted at `now` with these limits starts then.
+fn starts_by_deadline(
+    slots: u32,
+    cpu_minutes: Option<u64>,
+    run_minutes: Option<u64>,
+    left: u64,
+) -> (bool, Engine, JobId) {
+    let mut e = engine_from(&[("lsb.hosts", &hosts(1, 8)), ("lsb.queues", &queue("q", ""))]);
+    let now = Time(10_000);
+    let spec = JobSpec {
+        cpu_limit: cpu_minutes.map(|m| m * 60),
+        run_limit: run_minutes.map(|m| m * 60),
+        term_time: Some(now.0 + left),
+        ..job("q", slots, None)
+    };
+    let id = e.apply(now, &Event::Submit(spec)).expect("accepted").expect("a job id");
+    let started = e.schedule(now).iter().any(|d| matches!(d, Decision::Start { job, .. } if *job == id));
+    (started, e, id)
+}
+
+/// `(deadline - now) > CPU limit / minimum processors`: a 4-processor job
+/// with 60 CPU minutes needs more than 15 minutes before its deadline;
+/// sequentially, more than the whole hour.
+#[test]
+fn a_parallel_job_with_a_cpu_limit_starts_only_if_it_can_finish_by_its_deadline() {
+    assert!(starts_by_deadline(4, Some(60), None, 15 * 60 + 1).0, "15 min 1 s left > 60 min / 4");
+    let (started, e, id) = starts_by_deadline(4, Some(60), None, 15 * 60);
+    assert!(!started, "15 min left is not more than 60 min / 4");
+    assert_eq!(e.pending_reason(id, Time(10_000)), Some(PendingReason::Deadline));
+    assert!(!starts_by_deadline(1, Some(60), None, 30 * 60).0, "a sequential job needs the whole hour");
+    assert!(starts_by_deadline(1, Some(60), None, 60 * 60 + 1).0);
+}
+
+/// With a run limit, the run limit decides (the same strict comparison);
+/// with neither limit, the job starts any time before its deadline.
+#[test]
+fn a_run_limit_or_no_limit_against_the_deadline() {
+    assert!(!starts_by_deadline(4, Some(60), Some(30), 20 * 60).0, "the 30-minute run limit, not 60 / 4, counts");
+    assert!(starts_by_deadline(4, Some(60), Some(30), 30 * 60 + 1).0);
+    assert!(!starts_by_deadline(2, None, Some(10), 10 * 60).0);
+    assert!(starts_by_deadline(2, None, None, 1).0, "no limit: no constraint before the deadline");
+}
+
+/// A running job without a run limit is killed at its termination
+/// deadline, and the engine says why. (With a run limit, the constraint
+/// makes the limit come first.)
+#[test]
+fn a_running_job_is_killed_at_its_deadline() {
+    let (started, mut e, id) = starts_by_deadline(2, Some(60), None, 90 * 60);
+    assert!(started);
+    assert_eq!(e.schedule(Time(10_000 + 90 * 60 - 1)), Vec::new());
+    assert_eq!(
+        e.schedule(Time(10_000 + 90 * 60)),
+        [Decision::Kill { job: id, reason: allot_engine::KillReason::TermTime }]
+    );
+    let (_, mut e, id) = starts_by_deadline(2, None, Some(30), 90 * 60);
+    assert_eq!(
+        e.schedule(Time(10_000 + 30 * 60)),
+        [Decision::Kill { job: id, reason: allot_engine::KillReason::RunLimit }],
+        "the run limit comes first"
+    );
+}
