@@ -185,17 +185,8 @@ pub fn push_lsf_time(out: &mut String, secs: u64) {
 
 fn minute_of(secs: u64) -> String {
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let (_, month, day) = allot_config::bsub::civil_from_days((secs / 86_400) as i64);
     format!("{} {:>2} {:02}:{:02}", MONTHS[(month - 1) as usize], day, rem / 3600, (rem % 3600) / 60)
 }
 

@@ -307,8 +307,9 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The date of a day since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// The date (year, month, day) of a day since 1970-01-01 (Howard
+/// Hinnant's algorithm).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
