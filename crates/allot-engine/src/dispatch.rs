@@ -749,18 +749,25 @@ impl Engine {
         self.dep_changed.push(id);
     }
 
-    /// Charges a started job to its queue policy's account, and to the
-    /// account of the partition its first host is in.
+    /// The accounts a job's slots on hosts starting with `first` are
+    /// charged to: its queue policy's account, and the account of the
+    /// partition `first` is in.
+    pub(crate) fn charged_accounts<'a>(
+        &'a self,
+        job: &'a Job,
+        first: Option<u32>,
+    ) -> impl Iterator<Item = (usize, NodeId)> + 'a {
+        let policy = self.queues[job.queue].policy;
+        let partition = first.and_then(|h| self.hosts[h as usize].partition);
+        job.accounts.iter().copied().filter(move |&(p, _)| Some(p) == policy || Some(p) == partition)
+    }
+
+    /// Charges a started job to its accounts ([`Engine::charged_accounts`]).
     pub(crate) fn charge_start(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time, limit: Option<u64>) -> Charges {
         let Some(job) = self.jobs.get(&id) else { return Charges::new() };
-        let policy = self.queues[job.queue].policy;
-        let partition = alloc.first().and_then(|&(h, _)| self.hosts[h as usize].partition);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let mut charges = Charges::new();
-        for &(p, leaf) in &job.accounts {
-            if Some(p) != policy && Some(p) != partition {
-                continue;
-            }
+        for (p, leaf) in self.charged_accounts(job, alloc.first().map(|a| a.0)) {
             let tree = &self.fairshare.policies[p].tree;
             let committed = (tree.factors().committed_run_time_factor > 0.0).then_some(limit).flatten();
             let charge = JobCharge { slots, run_weight: tree.run_weight(slots), committed, memory: 0.0, start: t };

@@ -406,14 +406,12 @@ impl Engine {
         let Some(r) = self.reservations.get(&id) else { return };
         let old = r.charged.clone();
         let slots = r.slots();
-        let partition = r.hosts.first().and_then(|&(h, _, _)| self.hosts[h as usize].partition);
-        let policy = self.queues[r.queue].policy;
-        let accounts = self.jobs.get(&id).map_or(&[][..], |j| &j.accounts[..]);
-        let new: SmallVec<[(usize, NodeId, u32); 1]> = accounts
-            .iter()
-            .filter(|&&(p, _)| slots > 0 && (Some(p) == policy || Some(p) == partition))
-            .map(|&(p, leaf)| (p, leaf, slots))
-            .collect();
+        let new: SmallVec<[(usize, NodeId, u32); 1]> = match self.jobs.get(&id) {
+            Some(job) if slots > 0 => {
+                self.charged_accounts(job, r.hosts.first().map(|h| h.0)).map(|(p, leaf)| (p, leaf, slots)).collect()
+            }
+            _ => SmallVec::new(),
+        };
         if new == old {
             return;
         }
