@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use allot_proto::{HistoryEvent, JobHistory, Request, Response};
 use anyhow::{anyhow, bail};
 
-use crate::bjobs::long_time;
+use crate::job_long::long_time;
 use crate::lsf::{call, cut};
 
 /// What a job was doing, for the time summary.

@@ -7,6 +7,7 @@ mod bslots;
 mod config_cmd;
 mod control;
 mod daemon_cmd;
+mod job_long;
 mod lsf;
 mod shares_cmd;
 mod sim_cmd;

@@ -1,0 +1,151 @@
+//! `bjobs -l`: one job in LSF's long form, with the dates, limits and
+//! memory figures as LSF writes them.
+
+use std::fmt::Write as _;
+
+use allot_proto::{JobInfo, JobStatus};
+
+use crate::lsf::{exec_hosts, lsf_time};
+
+/// Memory as LSF shows it: `12 Mbytes`.
+pub(crate) fn mbytes(kb: u64) -> String {
+    format!("{} Mbytes", kb.div_ceil(1024))
+}
+
+/// Minutes as LSF shows limits: `60.0 min`.
+pub(crate) fn minutes(secs: u64) -> String {
+    format!("{:.1} min", secs as f64 / 60.0)
+}
+
+/// `Sat Nov 21 20:55:01`: the date of the long form (UTC).
+pub(crate) fn long_time(secs: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    let day = DAYS[((secs / 86_400) % 7) as usize];
+    let hm = lsf_time(secs);
+    format!("{day} {hm}:{:02}", secs % 60)
+}
+
+/// What a pending job holds reserved, as `bjobs -l` shows it: the slots
+/// and hosts in LSF's words (`Reserved <4> job slot(s) on host(s)
+/// <3*hostA> <1*hostB>`), stamped with when the reservation began, then
+/// its predicted start. LSF's manual says only that `bjobs -l` shows the
+/// estimated start time; we write it on a line of its own, or why there
+/// is none.
+fn reserved_lines(r: &allot_proto::ReservedInfo) -> String {
+    let mut out = String::new();
+    let slots: u32 = r.hosts.iter().map(|h| h.1).sum();
+    if slots > 0 {
+        let hosts: Vec<String> = r.hosts.iter().map(|(h, n)| format!("<{n}*{h}>")).collect();
+        let _ = writeln!(out, "{}: Reserved <{slots}> job slot(s) on host(s) {};", long_time(r.since), hosts.join(" "));
+    }
+    match r.predicted_start {
+        Some(t) => {
+            let _ = writeln!(out, " Predicted start time: <{}>;", long_time(t));
+        }
+        None => {
+            out.push_str(" Predicted start time: unknown (a job it waits for has no run limit, or a host is down);\n")
+        }
+    }
+    out
+}
+
+/// `bjobs -l` for one job.
+pub(crate) fn long(j: &JobInfo) -> String {
+    let mut out = String::new();
+    let project = j.project.as_deref().unwrap_or("default");
+    let priority = j.priority.map(|p| format!(" Job Priority <{p}>,")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "\nJob <{}>, Job Name <{}>, User <{}>, Project <{project}>,{priority} Status <{}>, Queue <{}>, Command <{}>",
+        j.job_ref(),
+        j.name,
+        j.user,
+        j.status.as_str(),
+        j.queue,
+        j.command.trim_end()
+    );
+    let _ = writeln!(out, "{}: Submitted from host <{}>, CWD <{}>;", long_time(j.submit_time), j.from_host, j.cwd);
+    if let Some(limit) = j.run_limit {
+        let _ = writeln!(out, "\n RUNLIMIT\n {}", minutes(limit));
+    }
+    if let Some(start) = j.start_time {
+        let hosts = exec_hosts(j);
+        let _ = writeln!(
+            out,
+            "{}: Started {} Task(s) on Host(s) <{}>, Allocated {} Slot(s) on Host(s) <{}>, Execution CWD <{}>;",
+            long_time(start),
+            j.slots,
+            hosts.join("> <"),
+            j.slots,
+            hosts.join("> <"),
+            j.cwd
+        );
+    }
+    if let (None, Some(mem)) = (j.end_time, j.mem_kb) {
+        let cpu = j.cpu_time.unwrap_or(0.0);
+        let _ = writeln!(out, " The CPU time used is {cpu:.1} seconds.\n MEM: {};", mbytes(mem));
+    }
+    if let Some(max) = j.max_mem_kb {
+        let _ = writeln!(out, "\n MEMORY USAGE:\n MAX MEM: {};", mbytes(max));
+    }
+    if let Some(end) = j.end_time {
+        let cpu = j.cpu_time.unwrap_or(0.0);
+        let how = match (j.status, j.exit_code) {
+            (JobStatus::Done, _) => "Done successfully.".to_string(),
+            (_, Some(code)) if j.start_time.is_none() => {
+                format!("Exited; job was killed while pending (exit code {code}).")
+            }
+            (_, Some(code)) => format!("Exited with exit code {code}."),
+            _ => "Exited.".to_string(),
+        };
+        let _ = writeln!(out, "{}: {how} The CPU time used is {cpu:.1} seconds.", long_time(end));
+    }
+    if let Some(r) = &j.reserved {
+        out.push_str(&reserved_lines(r));
+    }
+    if let Some(reason) = &j.pending_reason {
+        let _ = writeln!(out, "\n PENDING REASONS:\n {reason};");
+    }
+    if let Some(est) = j.estimated_run_time {
+        let _ = writeln!(out, "\n ESTIMATED_RUNTIME\n {}", minutes(est));
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bjobs::tests::job;
+
+    /// A pending job holding a reservation: its reserved slots, since
+    /// when, and its predicted start (or why there is none).
+    #[test]
+    fn long_form_of_a_job_holding_a_reservation() {
+        let mut pending = job(8, JobStatus::Pend);
+        let since = pending.submit_time + 60;
+        pending.reserved = Some(allot_proto::ReservedInfo {
+            since,
+            hosts: vec![("hostA".into(), 3), ("hostB".into(), 1)],
+            predicted_start: Some(since + 3600),
+        });
+        let text = long(&pending);
+        let lines: Vec<&str> = text.lines().collect();
+        let reserved = format!("{}: Reserved <4> job slot(s) on host(s) <3*hostA> <1*hostB>;", long_time(since));
+        let predicted = format!(" Predicted start time: <{}>;", long_time(since + 3600));
+        let i = lines.iter().position(|l| *l == reserved).expect(&text);
+        assert_eq!(lines[i + 1], predicted, "{text}");
+        assert!(lines[i + 2..].contains(&" PENDING REASONS:"), "the reasons follow: {text}");
+
+        pending.reserved = Some(allot_proto::ReservedInfo { since, hosts: Vec::new(), predicted_start: None });
+        let text = long(&pending);
+        assert!(!text.contains("Reserved <"), "nothing held, nothing shown: {text}");
+        assert!(text.contains(" Predicted start time: unknown (a job it waits for has no run limit"), "{text}");
+    }
+
+    #[test]
+    fn the_long_form_dates_have_the_weekday() {
+        assert_eq!(long_time(1_795_294_501), "Sat Nov 21 20:55:01");
+        assert_eq!(long_time(0), "Thu Jan  1 00:00:00");
+    }
+}
