@@ -15,6 +15,9 @@
 //!   is FCFS, and its jobs run only on hosts of partitions where their user
 //!   has shares, or of none.
 //!
+//! In every unit the jobs holding reservations are tried first, oldest
+//! reservation first ([`Engine::dispatch_holders`] says why).
+//!
 //! Within a fairshare unit the next job is the first pending job of the
 //! account the share tree chooses ([`Selector`]); a job that cannot start
 //! now is passed over for this pass and the same account's next job is
@@ -232,7 +235,14 @@ impl Failed {
 impl Engine {
     /// The account a pending job waits under in its unit.
     fn unit_account(&self, job: &Job) -> Option<NodeId> {
-        match self.units[self.queue_unit[job.queue]].kind {
+        Self::account_in(&self.units[self.queue_unit[job.queue]].kind, job)
+    }
+
+    /// The account `job` waits under in a unit of `kind` (`None`: FCFS).
+    /// During a pass the unit being dispatched is out of `self.units`:
+    /// ask with its kind.
+    fn account_in(kind: &UnitKind, job: &Job) -> Option<NodeId> {
+        match *kind {
             UnitKind::Fairshare { policy } => job.accounts.iter().find(|a| a.0 == policy).map(|a| a.1),
             UnitKind::Fcfs => None,
         }
@@ -325,14 +335,16 @@ impl Engine {
     }
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
+        let holders = self.dispatch_holders(unit, t, failed, out);
         let mut started = Vec::new();
-        let reserving = self.reserving(unit);
         for &place in unit.fcfs.iter() {
             if self.unit_full(unit) {
                 break;
             }
-            let past = reserving.get(&None).is_none_or(|&r| place > r);
-            if past && unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
+            if holders.contains(&place.id) {
+                continue;
+            }
+            if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
                 break;
             }
             if let Ok(d) = self.try_start(place.id, t, failed) {
@@ -346,21 +358,49 @@ impl Engine {
         }
     }
 
-    /// Per account of `unit` (`None`: its FCFS jobs), the last of its jobs
-    /// in [`Place`] order that holds a reservation: a pass tries it and
-    /// every job before it.
-    fn reserving(&self, unit: &Unit) -> BTreeMap<Option<NodeId>, Place> {
-        let mut last: BTreeMap<Option<NodeId>, Place> = BTreeMap::new();
-        for &id in self.reservations.keys() {
-            let Some(job) = self.jobs.get(&id) else { continue };
-            if !unit.queues.contains(&job.queue) {
-                continue;
+    /// The jobs of `unit` that hold reservations go first, oldest
+    /// reservation first (then lower job ID); returns them, tried.
+    ///
+    /// The spec (004, "About processor reservation") has reservation take
+    /// "job slots as they become available, until there are enough
+    /// reserved job slots to run the parallel job"; it does not say how a
+    /// holder ranks against the jobs of the unit's order. We give it first
+    /// claim on what frees up. Tried in share order instead, a holder whose
+    /// reserved slots lowered its user's priority (spec 000's job_slots,
+    /// "reserved and in use") would see each freed slot go to whichever
+    /// user holds least: no reservation accumulates, and once every slot is
+    /// reserved and nothing runs, the jobs hand the slots round as their
+    /// reservations expire, forever (the first 2,000 jobs of KTH-SP2 under
+    /// fairshare did just that). The oldest first, because its time runs
+    /// out first.
+    fn dispatch_holders(
+        &mut self,
+        unit: &mut Unit,
+        t: Time,
+        failed: &mut Failed,
+        out: &mut Vec<Decision>,
+    ) -> BTreeSet<JobId> {
+        let mut holders: Vec<(Time, JobId)> = self
+            .reservations
+            .iter()
+            .filter(|(_, r)| unit.queues.contains(&r.queue))
+            .map(|(&id, r)| (r.since, id))
+            .collect();
+        holders.sort_unstable();
+        let mut tried = BTreeSet::new();
+        for (_, id) in holders {
+            if self.unit_full(unit) {
+                break;
             }
-            let place = Place::of(id, job);
-            let e = last.entry(self.unit_account(job)).or_insert(place);
-            *e = (*e).max(place);
+            tried.insert(id);
+            if let Ok(d) = self.try_start(id, t, failed) {
+                out.push(d);
+                if let Some(job) = self.jobs.get(&id) {
+                    unit.forget(Self::account_in(&unit.kind, job), Place::of(id, job), job, self.is_plain(job));
+                }
+            }
         }
-        last
+        tried
     }
 
     /// Whether every job of `b` without a reservation of its own would
@@ -436,17 +476,21 @@ impl Engine {
         if unit.by_account.is_empty() || self.unit_full(unit) {
             return;
         }
+        let holders = self.dispatch_holders(unit, t, failed, out);
+        if self.unit_full(unit) {
+            return;
+        }
+        // The selector below sees what the holders changed.
+        self.share_touched.clear();
         let inputs = PriorityInputs::default();
         let tree = &self.fairshare.policies[policy].tree;
         let mut sel =
             Selector::for_accounts(tree, t, &inputs, unit.by_account.iter().map(|(&a, jobs)| (a, jobs.len() as u64)));
         // Per account, the last job tried in this pass.
         let mut cursor: Vec<Option<Place>> = vec![None; self.fairshare.policies[policy].tree.len()];
-        let reserving = self.reserving(unit);
         while let Some(leaf) = sel.next() {
             let tried = cursor[leaf.0 as usize];
-            let past = reserving.get(&Some(leaf)).is_none_or(|&r| tried.is_some_and(|c| c >= r));
-            if past && unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t)) {
+            if unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t)) {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             }
@@ -457,7 +501,7 @@ impl Engine {
                 continue;
             };
             cursor[leaf.0 as usize] = Some(place);
-            let started = self.try_start(place.id, t, failed);
+            let started = if holders.contains(&place.id) { Err(()) } else { self.try_start(place.id, t, failed) };
             // Reserved slots changed these accounts' priorities.
             // (A start refreshes its own account below.)
             let mut touched = std::mem::take(&mut self.share_touched);
@@ -621,7 +665,7 @@ impl Engine {
     /// does neither reserves if its queue says so ([`crate::reserve`]).
     fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
         failed.sync(self.rsv_freed, self.rsv_epoch);
-        let job = self.jobs.get(&id).ok_or(())?;
+        let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
         if self.limit_reason(id, job).is_some() || !self.meets_deadline(job, t) {
             self.drop_reservation(id);
             return Err(());

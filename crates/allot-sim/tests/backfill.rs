@@ -599,3 +599,110 @@ fn reserved_slots_count_in_the_dynamic_priority() {
     let (started, reserved, _) = share_row(&e, "a", hm(10, 0));
     assert_eq!((started, reserved), (4, 0), "a start moves the slots to STARTED");
 }
+
+fn fairshare_reserve_engine() -> Engine {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]\nFAIRSHARE = USER_SHARES[[default,1]]");
+    engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q)])
+}
+
+/// A job holding a reservation has first claim on the slots that free up
+/// (`Engine::dispatch_holders`): b's job, ahead of a's in share order
+/// once a's reserved slot counts against a, gets nothing until a's job
+/// has all it needs.
+#[test]
+fn a_reservation_takes_freed_slots_before_other_users_jobs() {
+    let mut e = fairshare_reserve_engine();
+    let user = |name: &str, slots: u32| JobSpec { user: name.into(), ..job("normal", slots, None, None) };
+    let running: Vec<JobId> = (0..4).map(|_| submit(&mut e, Time(0), user("u", 1))).collect();
+    assert_eq!(pass(&mut e, Time(0)).len(), 4);
+    let p = submit(&mut e, Time(10), user("a", 4));
+    assert_eq!(pass(&mut e, Time(10)), Vec::<u64>::new());
+    end(&mut e, Time(100), running[0]);
+    assert_eq!(pass(&mut e, Time(100)), Vec::<u64>::new());
+    assert_eq!(reserved_slots(&e, p), 1);
+    let q = submit(&mut e, Time(120), user("b", 2));
+    assert_eq!(pass(&mut e, Time(120)), Vec::<u64>::new());
+    assert!(share_row(&e, "b", Time(150)).2 > share_row(&e, "a", Time(150)).2, "b goes first in share order");
+    end(&mut e, Time(150), running[1]);
+    assert_eq!(pass(&mut e, Time(150)), Vec::<u64>::new());
+    assert_eq!((reserved_slots(&e, p), reserved_slots(&e, q)), (2, 0), "the freed slot goes to a's reservation");
+    end(&mut e, Time(200), running[2]);
+    assert_eq!(pass(&mut e, Time(200)), Vec::<u64>::new());
+    end(&mut e, Time(250), running[3]);
+    assert_eq!(pass(&mut e, Time(250)), [p.0]);
+}
+
+/// Three users, each with two jobs as wide as the host, wait while one-slot
+/// jobs end one by one. Tried in share order, each freed slot would go to
+/// the user holding least, and as reservations expired their slots would
+/// pass to the same users' next jobs: every slot reserved, nothing running,
+/// for ever. With reservations first, the oldest accumulates what the
+/// others give up, and every job runs.
+#[test]
+fn expiring_reservations_never_leave_the_cluster_idle_for_good() {
+    let mut e = fairshare_reserve_engine();
+    let user = |name: &str, slots: u32| JobSpec { user: name.into(), ..job("normal", slots, None, None) };
+    let mut ends: std::collections::BTreeMap<u64, Vec<JobId>> = std::collections::BTreeMap::new();
+    for i in 0..4 {
+        submit(&mut e, Time(0), user("u", 1));
+        ends.entry(10 * (i + 1)).or_default();
+    }
+    let started = pass(&mut e, Time(0));
+    for (i, id) in started.iter().enumerate() {
+        ends.entry(10 * (i as u64 + 1)).or_default().push(JobId(*id));
+    }
+    let wide: Vec<JobId> = ["a", "b", "c", "a", "b", "c"].iter().map(|u| submit(&mut e, Time(1), user(u, 4))).collect();
+    assert_eq!(pass(&mut e, Time(1)), Vec::<u64>::new());
+    let mut first_start = None;
+    let mut ran = 0;
+    loop {
+        let next_end = ends.keys().next().copied();
+        let Some(t) = [next_end, e.next_wakeup().map(|w| w.0)].into_iter().flatten().min() else { break };
+        if t > 100_000 {
+            break;
+        }
+        for id in ends.remove(&t).unwrap_or_default() {
+            end(&mut e, Time(t), id);
+        }
+        for id in pass(&mut e, Time(t)) {
+            assert!(wide.contains(&JobId(id)));
+            first_start.get_or_insert(t);
+            ran += 1;
+            ends.entry(t + 100).or_default().push(JobId(id));
+        }
+    }
+    assert_eq!(ran, 6, "every wide job ran");
+    // The first reservation (from t=10) expires at 310; the next oldest
+    // takes what it gives up and what is left comes to it then.
+    assert!(first_start.is_some_and(|t| t <= 400), "first wide start at {first_start:?}");
+}
+
+/// Among jobs holding reservations, the oldest reservation goes first,
+/// whatever the jobs' own order: y, submitted first, reserves later than
+/// x because its first execution host (hostB) had no free slot; when a
+/// hostA slot frees, x (reserving since 10) takes it and starts.
+#[test]
+fn the_oldest_reservation_goes_first() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]");
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 2\nhostB 2\nEnd Host\n";
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &q)]);
+    let on = |picks: &str, slots: u32| JobSpec {
+        hosts: allot_config::engine::parse_host_picks(picks).expect("valid"),
+        ..job("normal", slots, None, None)
+    };
+    let running: Vec<JobId> =
+        ["hostA", "hostA", "hostB", "hostB"].iter().map(|h| submit(&mut e, Time(0), on(h, 1))).collect();
+    assert_eq!(pass(&mut e, Time(0)).len(), 4);
+    let y = submit(&mut e, Time(1), on("hostB! hostA", 3));
+    let x = submit(&mut e, Time(1), on("hostA", 2));
+    assert!(y < x);
+    assert_eq!(pass(&mut e, Time(1)), Vec::<u64>::new());
+    end(&mut e, Time(10), running[0]);
+    assert_eq!(pass(&mut e, Time(10)), Vec::<u64>::new());
+    assert_eq!((reserved_slots(&e, y), reserved_slots(&e, x)), (0, 1), "y has no slot on hostB to begin with");
+    end(&mut e, Time(20), running[2]);
+    assert_eq!(pass(&mut e, Time(20)), Vec::<u64>::new());
+    assert_eq!((reserved_slots(&e, y), reserved_slots(&e, x)), (1, 1));
+    end(&mut e, Time(30), running[1]);
+    assert_eq!(pass(&mut e, Time(30)), [x.0]);
+}
