@@ -693,10 +693,10 @@ impl Engine {
             let until = Time(t.0 + limit);
             let (queue, slots) = (job.queue, job.slots);
             let tried = plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until);
-            // Without requirements it needs that many slots free or
-            // borrowable.
+            // Any job needs that many slots free or borrowable (its own
+            // reservation among them, when it may use that).
             let free = self.host_sets[self.queues[queue].host_set].1.total();
-            let hopeless = tried || plain && u64::from(slots) > free + self.borrowable(until, t);
+            let hopeless = tried || u64::from(slots) > free + self.borrowable(until, t);
             if !hopeless {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;

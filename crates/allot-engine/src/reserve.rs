@@ -307,9 +307,11 @@ impl Engine {
         let stays = |r: &Reservation| {
             r.hosts.iter().all(|&(h, _, _)| self.hosts[h as usize].up && self.hosts[h as usize].excl_locks == 0)
         };
-        if nothing_free && !job.constrained() && !self.queues[job.queue].per_host_limits && held.is_some_and(stays) {
+        let simple = !job.constrained() && !self.queues[job.queue].per_host_limits && rusage_mem(job) <= 0.0;
+        if simple && held.is_some_and(stays) && (nothing_free || self.grow(id, t)) {
             return;
         }
+        let Some(job) = self.jobs.get(&id) else { return };
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
         let alloc = self.place(job, t, &ask).unwrap_or_default();
         let mem = rusage_mem(job);
@@ -422,6 +424,78 @@ impl Engine {
         }
     }
 
+    /// Grows what `id` holds by the free slots alone, looking at no other
+    /// host: it is placed without requirements or memory, no per-host
+    /// limit of its queue is in play, and the hosts it holds still give
+    /// it. Having failed to start, it holds less than it needs with what
+    /// is free, and placing it afresh under its view (first fit over what
+    /// it holds and what is free) would take all of both: what it holds
+    /// stays and each free host gives what it can. Returns false, having
+    /// changed nothing, where the free slots would make up its need after
+    /// all; the caller then places in full.
+    fn grow(&mut self, id: JobId, t: Time) -> bool {
+        let (Some(job), Some(r)) = (self.jobs.get(&id), self.reservations.get(&id)) else { return false };
+        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
+        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
+        let mut total = r.slots();
+        // Free hosts that give more, with what each gives in all.
+        let mut more: SmallVec<[(u32, u32, u32); 8]> = SmallVec::new();
+        let mut next = index.next_free(0);
+        while let Some(i) = next {
+            let h = members[i];
+            let have = self.hosts[h as usize].rsv.iter().find(|x| x.0 == id).map_or(0, |x| x.1);
+            let cap = self.host_cap(h, job, t, &ask);
+            if cap > have {
+                more.push((h, have, cap));
+                total += cap - have;
+                if total >= job.slots {
+                    return false;
+                }
+            }
+            next = index.next_free(i + 1);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut want: Vec<(u32, u32)> = r.hosts.iter().map(|x| (x.0, x.1)).collect();
+            for &(h, _, n) in &more {
+                match want.binary_search_by_key(&h, |x| x.0) {
+                    Ok(i) => want[i].1 = n,
+                    Err(i) => want.insert(i, (h, n)),
+                }
+            }
+            let full = self.place(job, t, &ask).unwrap_or_default();
+            debug_assert_eq!(want, full.to_vec(), "growing job {id} in place");
+        }
+        if more.is_empty() {
+            return true;
+        }
+        let mut taken = 0;
+        for &(h, have, n) in &more {
+            let host = &mut self.hosts[h as usize];
+            match host.rsv.iter_mut().find(|x| x.0 == id) {
+                Some(e) => e.1 = n,
+                None => host.rsv.push((id, n, 0.0)),
+            }
+            host.rsv_slots += n - have;
+            taken += n - have;
+            self.rsv_hosts.insert(h);
+            self.refresh_host(h);
+        }
+        if let Some(r) = self.reservations.get_mut(&id) {
+            for &(h, _, n) in &more {
+                match r.hosts.binary_search_by_key(&h, |x| x.0) {
+                    Ok(i) => r.hosts[i].1 = n,
+                    Err(i) => r.hosts.insert(i, (h, n, 0.0)),
+                }
+            }
+            (r.predicted, r.spare) = (None, None);
+        }
+        self.rsv_changes += 1;
+        self.recharge_reserved(id);
+        self.take_free(taken, None);
+        true
+    }
+
     /// Adds (`sign` 1) or takes back (-1) reserved slots on share accounts;
     /// the accounts whose priority changed are noted for the pass.
     fn charge_reserved(&mut self, charged: &[(usize, NodeId, u32)], sign: i64) {
@@ -437,7 +511,8 @@ impl Engine {
     pub(crate) fn borrow(&mut self, job: &Job, alloc: &[(u32, u32)], until: Time) {
         let mem = rusage_mem(job);
         let mut from_free = 0;
-        let mut lenders_all: SmallVec<[JobId; 2]> = SmallVec::new();
+        // What each lender gave on each host: (lender, host, slots, MB).
+        let mut lent: Vec<(JobId, u32, u32, f64)> = Vec::new();
         for &(h, n) in alloc {
             let host = &self.hosts[h as usize];
             let free = host.unclaimed();
@@ -445,7 +520,7 @@ impl Engine {
             let mut slots = n.saturating_sub(free);
             let want = self.rusage_on_host(mem, n);
             let mut mb = (want - free_mem(host)).max(0.0);
-            let mut lenders: Vec<JobId> =
+            let mut lenders: SmallVec<[JobId; 4]> =
                 host.rsv.iter().map(|r| r.0).filter(|&id| self.may_borrow(id, until)).collect();
             lenders.sort_unstable();
             for id in lenders {
@@ -462,23 +537,32 @@ impl Engine {
                 slots -= s;
                 mb -= m;
                 self.rsv_changes += 1;
-                if (s > 0 || m > 0.0) && !lenders_all.contains(&id) {
-                    lenders_all.push(id);
+                if s > 0 || m > 0.0 {
+                    lent.push((id, h, s, m));
                 }
-                let gone = entry.1 == 0 && entry.2 <= 0.0;
-                if let Some(r) = self.reservations.get_mut(&id) {
-                    if let Some(rh) = r.hosts.iter_mut().find(|x| x.0 == h) {
-                        rh.1 -= s;
-                        rh.2 = (rh.2 - m).max(0.0);
-                    }
-                    r.hosts.retain(|x| x.1 > 0 || x.2 > 0.0);
-                }
-                if gone {
+                if entry.1 == 0 && entry.2 <= 0.0 {
                     self.unreserve_host(h, id);
                 }
-                self.recharge_reserved(id);
             }
             self.refresh_host(h);
+        }
+        // Each lender's own list, once: a large reservation spans
+        // thousands of hosts.
+        lent.sort_unstable_by_key(|l| (l.0, l.1));
+        let mut lenders_all: SmallVec<[JobId; 2]> = SmallVec::new();
+        for group in lent.chunk_by(|a, b| a.0 == b.0) {
+            let id = group[0].0;
+            lenders_all.push(id);
+            if let Some(r) = self.reservations.get_mut(&id) {
+                for rh in r.hosts.iter_mut() {
+                    if let Ok(i) = group.binary_search_by_key(&rh.0, |l| l.1) {
+                        rh.1 -= group[i].2;
+                        rh.2 = (rh.2 - group[i].3).max(0.0);
+                    }
+                }
+                r.hosts.retain(|x| x.1 > 0 || x.2 > 0.0);
+            }
+            self.recharge_reserved(id);
         }
         // What it borrows from one lender comes back by the lender's
         // predicted start, which stands; but it comes back free to all,
