@@ -70,6 +70,17 @@ impl Config {
                         (None, None) => None,
                     },
                     backfill: q.backfill,
+                    interruptible: q
+                        .interruptible_backfill
+                        .filter(|_| q.backfill && q.runlimit.is_some())
+                        .map(u64::from),
+                    requeue_exit: {
+                        let r = &q.requeue_exit_values;
+                        let mut codes: Vec<i32> = r.requeue.iter().chain(&r.exclude).copied().collect();
+                        codes.sort_unstable();
+                        codes.dedup();
+                        codes
+                    },
                     exclusive_cu: match &q.exclusive {
                         crate::model::Exclusive::ComputeUnit(t) => Some(t.clone()),
                         _ => None,

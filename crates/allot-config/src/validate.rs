@@ -393,6 +393,30 @@ fn queue_misc(config: &Config, diags: &mut Diagnostics) {
             diags.warning(q.loc_of("HOSTS"), format!("queue `{}`: HOSTS: `{}!` {why}; ignored", q.name, h.name));
         }
     }
+    // Spec 004: "Interruptible backfill is disabled if BACKFILL and
+    // RUNLIMIT are not configured in the queue"; it belongs in "the lowest
+    // priority queue in the cluster".
+    for q in config.queues.iter().filter(|q| q.interruptible_backfill.is_some()) {
+        let at = q.loc_of("INTERRUPTIBLE_BACKFILL");
+        if !q.backfill || q.runlimit.is_none() {
+            diags.warning(
+                at.clone(),
+                format!(
+                    "queue `{}`: INTERRUPTIBLE_BACKFILL needs BACKFILL = Y and a RUNLIMIT in the queue; ignored",
+                    q.name
+                ),
+            );
+        }
+        if let Some(lower) = config.queues.iter().filter(|o| o.priority < q.priority).min_by_key(|o| o.priority) {
+            diags.warning(
+                at,
+                format!(
+                    "queue `{}`: INTERRUPTIBLE_BACKFILL belongs in the lowest priority queue (`{}` has PRIORITY {})",
+                    q.name, lower.name, lower.priority
+                ),
+            );
+        }
+    }
     let mut interruptible = config.queues.iter().filter(|q| q.interruptible_backfill.is_some());
     if let Some(first) = interruptible.next() {
         for q in interruptible {

@@ -214,9 +214,48 @@ fn default_queue_names_queues_and_one_interruptible_backfill_queue() {
         d,
         [
             "lsb.params:2:17: error: DEFAULT_QUEUE: queue `nosuch` is not defined in lsb.queues",
+            "lsb.queues:3:26: warning: queue `normal`: INTERRUPTIBLE_BACKFILL needs BACKFILL = Y and a RUNLIMIT in the queue; ignored",
+            "lsb.queues:7:26: warning: queue `lazy`: INTERRUPTIBLE_BACKFILL needs BACKFILL = Y and a RUNLIMIT in the queue; ignored",
             "lsb.queues:7:26: error: queue `lazy`: only one queue can be an interruptible backfill queue (`normal` is)",
         ]
     );
+}
+
+#[test]
+fn interruptible_backfill_needs_backfill_and_a_runlimit_in_the_lowest_queue() {
+    let queues = queue(
+        "lazy",
+        "PRIORITY = 20
+BACKFILL = Y
+RUNLIMIT = 10
+INTERRUPTIBLE_BACKFILL = 1",
+    ) + &queue("idle", "PRIORITY = 10");
+    let (c, d) = load(&[("lsb.queues", &queues)]);
+    assert_eq!(
+        d,
+        [
+            "lsb.queues:6:26: warning: queue `lazy`: INTERRUPTIBLE_BACKFILL belongs in the lowest priority queue (`idle` has PRIORITY 10)"
+        ]
+    );
+    assert_eq!(c.engine_config().queues[0].interruptible, Some(1));
+    let (c, _) = load(&[(
+        "lsb.queues",
+        &queue(
+            "lazy",
+            "RUNLIMIT = 10
+INTERRUPTIBLE_BACKFILL = 1",
+        ),
+    )]);
+    assert_eq!(c.engine_config().queues[0].interruptible, None, "no BACKFILL: disabled");
+    let (c, _) = load(&[(
+        "lsb.queues",
+        &queue(
+            "lazy",
+            "BACKFILL = Y
+INTERRUPTIBLE_BACKFILL = 1",
+        ),
+    )]);
+    assert_eq!(c.engine_config().queues[0].interruptible, None, "no RUNLIMIT: disabled");
 }
 
 #[test]

@@ -106,7 +106,15 @@ pub fn kill(
             keep(state, t, records, Record::Removed { job: id });
             Ok(())
         }
-        JobStatus::Run | JobStatus::Ususp => signal(state, id, shown, sig),
+        JobStatus::Run | JobStatus::Ususp => {
+            // A signal that only tells the job something leaves it as it was.
+            if let Some(j) =
+                state.jobs.get_mut(&id).filter(|_| matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT))
+            {
+                j.killed = true;
+            }
+            signal(state, id, shown, sig)
+        }
         JobStatus::Done | JobStatus::Exit => Err(format!("Job <{shown}>: {FINISHED}")),
     })
 }

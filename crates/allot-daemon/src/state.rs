@@ -28,6 +28,10 @@ pub struct DaemonJob {
     /// `brequeue` of the running job: when its end is collected it goes
     /// back to pending, held if `true`.
     pub requeue: Option<bool>,
+    /// `bkill` signalled it while it ran: its end is not requeued by its
+    /// queue's REQUEUE_EXIT_VALUES. Not in the log: a daemon restarted
+    /// before the end is collected has forgotten it.
+    pub killed: bool,
     /// A job array's element: its array's id (its first element's) and its
     /// index.
     pub array: Option<(u64, u32)>,
@@ -84,6 +88,7 @@ impl DaemonJob {
         self.alloc.clear();
         self.usage = None;
         self.max_mem_kb = 0;
+        self.killed = false;
     }
 }
 
@@ -199,7 +204,8 @@ impl State {
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
                 j.max_mem_kb = j.max_mem_kb.max(*max_mem_kb);
                 j.usage = None;
-                if let Some(hold) = j.requeue.take() {
+                let by_exit = !j.killed && self.engine.requeues_on_exit(JobId(*job), *exit);
+                if let Some(hold) = j.requeue.take().or(by_exit.then_some(false)) {
                     let _ = self.engine.apply(t, &Event::Requeue { job: JobId(*job), cpu_time: *cpu_time, hold });
                     j.back_to_pending(hold);
                     return Ok(());
@@ -329,6 +335,7 @@ impl State {
                 cpu_time: None,
                 alloc: Vec::new(),
                 requeue: None,
+                killed: false,
                 array,
                 usage: None,
                 max_mem_kb: 0,
@@ -458,7 +465,12 @@ impl State {
             cwd: if brief { "" } else { &r.cwd },
             project: if brief { None } else { r.project.as_deref() },
             cpu_time: j.cpu_time.or(j.usage.map(|u| u.0)),
-            run_limit: r.spec.run_limit,
+            // A running job shows the limit in force: its queue's when it
+            // gave none, or what an interruptible backfill start cut it to.
+            run_limit: match j.status {
+                JobStatus::Run | JobStatus::Ususp => self.engine.job_run_limit(JobId(id)),
+                _ => r.spec.run_limit,
+            },
             estimated_run_time: r.estimated_run_time,
             priority: self.engine.job_priority(JobId(id)).filter(|_| self.engine.config().max_user_priority.is_some()),
             mem_kb: j.usage.map(|u| u.1),

@@ -508,3 +508,32 @@ fn reserved_slots_show_in_every_view() {
     assert_eq!((at_h, at_ms), ((start_h + 2) % 24, start_ms), "{running}{job}");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// Interruptible backfill on the live state: with a 2-hour job running and
+/// a 4-slot job reserving the other 3 slots, a job of the `lazy` queue
+/// (INTERRUPTIBLE_BACKFILL, RUNLIMIT = 180 minutes) backfills a reserved
+/// slot with its run limit cut to the predicted start, and `bjobs -l`
+/// shows the cut limit.
+#[test]
+fn interruptible_backfill_jobs_show_their_cut_run_limit() {
+    let dir = tempdir("interruptible");
+    let queues = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n\
+                  Begin Queue\nQUEUE_NAME = lazy\nPRIORITY = 1\nBACKFILL = Y\nINTERRUPTIBLE_BACKFILL = 60\nRUNLIMIT = 180\n\
+                  REQUEUE_EXIT_VALUES = 137\nEnd Queue\n";
+    let config =
+        config_dir(&dir, &[("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 4\n"), ("lsb.queues", queues)]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let long = submitted_id(&d.cmd(&["bsub", "-W", "120", "sleep", "600"], &dir));
+    d.wait_for(long, "RUN", &dir);
+    let wide = submitted_id(&d.cmd(&["bsub", "-n", "4", "sleep", "1"], &dir));
+    d.wait_for(wide, "PEND", &dir);
+    // Its own 5 hours are ignored, not refused.
+    let lazy = submitted_id(&d.cmd(&["bsub", "-q", "lazy", "-W", "300", "sleep", "600"], &dir));
+    d.wait_for(lazy, "RUN", &dir);
+    let shown = stdout(&d.cmd(&["bjobs", "-l", &lazy.to_string()], &dir));
+    assert!(
+        shown.contains("RUNLIMIT\n 119.") || shown.contains("RUNLIMIT\n 120.0 min"),
+        "the 2 hours to the predicted start, not 180 or 300 minutes: {shown}"
+    );
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}

@@ -393,3 +393,27 @@ fn termination_deadlines_hold_back_jobs_that_cannot_finish() {
     assert_eq!(stderr(&past), "bsub: -t 2000:1:1:0:0: the time is in the past\n");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// REQUEUE_EXIT_VALUES: a job ending with one of its queue's codes goes
+/// back to pending and runs again; one that `bkill` ended does not, even
+/// with a code in the list.
+#[test]
+fn jobs_exiting_with_a_requeue_value_run_again() {
+    let dir = tempdir("requeue-exit");
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nREQUEUE_EXIT_VALUES = 3 EXCLUDE(137)\nEnd Queue\n";
+    let config = config_dir(&dir, &[("allot.toml", ONE_HOST), ("lsb.queues", queue)]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let marker = dir.join("ran-once");
+    let script = format!("if [ -e {0} ]; then exit 0; else touch {0}; exit 3; fi", marker.display());
+    let twice = submitted_id(&d.cmd(&["bsub", &script], &dir));
+    d.wait_for(twice, "DONE", &dir);
+    assert!(marker.exists(), "the first run exited 3");
+    let killed = submitted_id(&d.cmd(&["bsub", "sleep", "600"], &dir));
+    d.wait_for(killed, "RUN", &dir);
+    assert!(d.cmd(&["bkill", &killed.to_string()], &dir).status.success());
+    d.wait_for(killed, "EXIT", &dir);
+    let ended = stdout(&d.cmd(&["bhist", "-l", &killed.to_string()], &dir));
+    assert!(ended.contains("Exited with exit code 137"), "a listed code, yet not requeued: {ended}");
+    let history = stdout(&d.cmd(&["bhist", "-l", &twice.to_string()], &dir));
+    assert!(history.contains("Exited with exit code 3") && history.contains("Done successfully"), "{history}");
+}

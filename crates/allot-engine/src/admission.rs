@@ -97,7 +97,9 @@ impl Engine {
         if u64::from(min) > available {
             return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
         }
-        if let (Some(limit), Some(rl)) = (spec.run_limit, q.spec.run_limit) {
+        // An interruptible backfill queue ignores the job's run limit (spec
+        // 004's `bsub -q lazy -W 3:0` goes in under RUNLIMIT=60).
+        if let (Some(limit), Some(rl), None) = (spec.run_limit, q.spec.run_limit, q.spec.interruptible) {
             if limit > rl.max {
                 return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
             }
@@ -135,6 +137,7 @@ impl Engine {
             res: res.filter(ResReq::constrains).map(Arc::new),
             picks: picks.map(Arc::new),
             run_limit: spec.run_limit,
+            backfill_limit: None,
             term_time: spec.term_time.map(crate::time::Time),
             cpu_limit: spec.cpu_limit,
             group: spec.group.clone(),

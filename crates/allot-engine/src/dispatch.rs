@@ -267,7 +267,24 @@ impl Engine {
     /// requirement or host list, and no partition hosts, which differ by
     /// user.
     fn is_plain(&self, job: &Job) -> bool {
-        !job.constrained() && self.queues[job.queue].partitions.is_empty()
+        let q = &self.queues[job.queue];
+        !job.constrained() && q.partitions.is_empty() && q.spec.interruptible.is_none()
+    }
+
+    /// The run limit of an interruptible backfill job placed on `alloc`
+    /// (spec 004: "The job runtime limit is set in such way, that the job
+    /// releases the resource before it is needed by the slot reserving
+    /// job"): until the earliest predicted start of a reservation it may
+    /// borrow from on those hosts, and no longer than the queue's limit
+    /// (RUNLIMIT "corresponds to a maximum time slice for backfill").
+    fn interrupt_limit(&self, alloc: &[(u32, u32)], until: Time, t: Time, queue_limit: u64) -> u64 {
+        alloc
+            .iter()
+            .flat_map(|&(h, _)| self.hosts[h as usize].rsv.iter())
+            .filter_map(|r| self.reservations.get(&r.0).and_then(|x| x.predicted.flatten()))
+            .filter(|&p| p >= until)
+            .map(|p| p.0 - t.0)
+            .fold(queue_limit, u64::min)
     }
 
     pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
@@ -580,7 +597,7 @@ impl Engine {
             return false;
         }
         let left = deadline.0 - t.0;
-        match (self.effective_run_limit(job.queue, job.run_limit), job.cpu_limit) {
+        match (self.job_limit(job), job.cpu_limit) {
             (Some(limit), _) => left > limit,
             (None, Some(cpu)) => left as f64 > cpu as f64 / f64::from(job.slots.max(1)),
             (None, None) => true,
@@ -590,7 +607,7 @@ impl Engine {
     /// When a job started at `start` is killed: at its run limit, or at
     /// its termination deadline when that comes first.
     pub(crate) fn job_end(&self, job: &Job, start: Time) -> Option<Time> {
-        let by_limit = self.effective_run_limit(job.queue, job.run_limit).map(|l| Time(start.0 + l));
+        let by_limit = self.job_limit(job).map(|l| Time(start.0 + l));
         match (by_limit, job.term_time) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -688,9 +705,12 @@ impl Engine {
                 None => {}
             }
         }
-        let limit = self.effective_run_limit(job.queue, job.run_limit);
+        let limit = self.job_limit(job);
         if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && !self.rsv_hosts.is_empty()) {
-            let until = Time(t.0 + limit);
+            let interruptible = self.queues[job.queue].spec.interruptible;
+            // An interruptible backfill job may use what stays unneeded for
+            // longer than the queue's time slice.
+            let until = Time(t.0 + interruptible.map_or(limit, |slice| slice + 1));
             let (queue, slots) = (job.queue, job.slots);
             let tried = plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until);
             // Any job needs that many slots free or borrowable (its own
@@ -702,7 +722,16 @@ impl Engine {
                 let job = self.jobs.get(&id).ok_or(())?;
                 let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
                 if let Some(alloc) = self.place(job, t, &ask) {
-                    let job = job.clone();
+                    let mut job = job.clone();
+                    let mut until = until;
+                    if interruptible.is_some() {
+                        let cut = self.interrupt_limit(&alloc, until, t, limit);
+                        until = Time(t.0 + cut);
+                        job.backfill_limit = Some(cut);
+                        if let Some(j) = self.jobs.get_mut(&id) {
+                            j.backfill_limit = Some(cut);
+                        }
+                    }
                     self.borrow(&job, &alloc, until);
                     return Ok(self.start(id, alloc, t, true));
                 }
@@ -747,12 +776,11 @@ impl Engine {
     /// others to see it ending, may too; what it `borrowed` was seen to.
     fn commit(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) {
         let Some(job) = self.jobs.get(&id) else { return };
-        let (queue, user, asked, own_limit) = (job.queue, job.user, job.slots, job.run_limit);
+        let (queue, user, asked, limit) = (job.queue, job.user, job.slots, self.job_limit(job));
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.accept_interval();
         let per_host = self.queues[queue].per_host_limits;
         let res = job.res.clone();
-        let limit = self.effective_run_limit(queue, own_limit);
         if self.drop_reservation(id).is_none() && !borrowed {
             if res.is_some() {
                 self.invalidate_predictions();

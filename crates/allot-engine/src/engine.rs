@@ -191,6 +191,9 @@ pub(crate) struct Job {
     /// `-m` resolved, and the first execution host candidates.
     pub(crate) picks: Option<Arc<crate::placement::Picks>>,
     pub(crate) run_limit: Option<u64>,
+    /// The run limit an interruptible backfill start cut the job's to;
+    /// gone when it is pending again ([`Engine::job_limit`]).
+    pub(crate) backfill_limit: Option<u64>,
     /// `-t` and `-c` ([`Engine::meets_deadline`]).
     pub(crate) term_time: Option<Time>,
     pub(crate) cpu_limit: Option<u64>,
@@ -673,5 +676,18 @@ impl Engine {
     /// default, else its maximum.
     pub(crate) fn effective_run_limit(&self, queue: usize, own: Option<u64>) -> Option<u64> {
         own.or_else(|| self.queues[queue].spec.run_limit.map(|r| r.default.unwrap_or(r.max)))
+    }
+
+    /// A job's run limit: the one an interruptible backfill start gave it,
+    /// else its own (`-W`), else its queue's. In an interruptible backfill
+    /// queue the job's own is not used (spec 004: "The job runtime
+    /// requirement is ignored"; "The queue runtime limit is applied to the
+    /// regularly scheduled job").
+    pub(crate) fn job_limit(&self, job: &Job) -> Option<u64> {
+        if job.backfill_limit.is_some() {
+            return job.backfill_limit;
+        }
+        let own = job.run_limit.filter(|_| self.queues[job.queue].spec.interruptible.is_none());
+        self.effective_run_limit(job.queue, own)
     }
 }

@@ -97,6 +97,15 @@ pub struct QueueSpec {
     /// BACKFILL=Y: jobs of this queue with a run limit may use slots and
     /// memory reserved by others until the reservation needs them.
     pub backfill: bool,
+    /// INTERRUPTIBLE_BACKFILL=seconds, in a queue with BACKFILL and a
+    /// RUNLIMIT (without them it is disabled, and this is `None`): the
+    /// shortest time a reserved resource must stay unneeded for a job of
+    /// this queue to backfill it, its run limit then cut to end before the
+    /// reservation needs it (spec 004, "Using interruptible backfill").
+    pub interruptible: Option<u64>,
+    /// REQUEUE_EXIT_VALUES, with the EXCLUDE(...) codes: a job of this
+    /// queue that ends with one of these goes back to pending.
+    pub requeue_exit: Vec<i32>,
 }
 
 /// A queue's reservation policy (spec 004, "Reserving Processors",
@@ -135,6 +144,8 @@ impl QueueSpec {
             first_hosts: Vec::new(),
             reserve: None,
             backfill: false,
+            interruptible: None,
+            requeue_exit: Vec::new(),
         }
     }
 }

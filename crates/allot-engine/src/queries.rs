@@ -75,6 +75,17 @@ impl Engine {
     pub fn job_slots(&self, id: JobId) -> Option<(u32, u32)> {
         self.jobs.get(&id).map(|j| (j.slots, j.max_slots))
     }
+    /// The run limit a job has, in seconds: what an interruptible backfill
+    /// start cut it to, else its own or its queue's (see `Engine::job_limit`).
+    pub fn job_run_limit(&self, id: JobId) -> Option<u64> {
+        self.jobs.get(&id).and_then(|j| self.job_limit(j))
+    }
+    /// Whether a running job ending with `exit` goes back to pending by
+    /// its queue's REQUEUE_EXIT_VALUES (automatic job requeue; a code in
+    /// EXCLUDE(...) requeues too, the job not kept off the host it ran on).
+    pub fn requeues_on_exit(&self, id: JobId, exit: i32) -> bool {
+        self.jobs.get(&id).is_some_and(|j| self.queues[j.queue].spec.requeue_exit.binary_search(&exit).is_ok())
+    }
     /// A pending job held by `bstop`.
     pub fn is_held(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| j.held)

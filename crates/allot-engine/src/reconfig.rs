@@ -161,7 +161,7 @@ impl Engine {
                 }
                 q.user_used[user as usize] += slots;
                 self.user_used[user as usize] += slots;
-                let limit = self.effective_run_limit(queue, job.run_limit);
+                let limit = self.job_limit(&job);
                 if let Some(end) = self.job_end(&job, start) {
                     self.deadlines.insert((end, id));
                 }

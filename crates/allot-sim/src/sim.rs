@@ -134,7 +134,9 @@ pub fn run(
             let Decision::Start { job: id, alloc } = d else { continue };
             let Some(widx) = pending.remove(&id) else { continue };
             let job = &w.jobs[widx];
-            let (end, killed) = match job.run_limit {
+            // The limit in force: the job's, its queue's RUNLIMIT, or what
+            // an interruptible backfill start cut it to.
+            let (end, killed) = match engine.job_run_limit(id) {
                 Some(limit) if opts.kill_at_limit && job.runtime > limit => (t + limit, true),
                 _ => (t + job.runtime, false),
             };

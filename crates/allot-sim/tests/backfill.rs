@@ -706,3 +706,90 @@ fn the_oldest_reservation_goes_first() {
     end(&mut e, Time(30), running[1]);
     assert_eq!(pass(&mut e, Time(30)), [x.0]);
 }
+
+// --- Interruptible backfill ---
+
+/// The four-CPU host with the spec's interruptible backfill queue: BACKFILL,
+/// INTERRUPTIBLE_BACKFILL = 60 (seconds), RUNLIMIT = 60 (minutes), the
+/// lowest priority; `normal` reserves and backfills.
+fn interruptible_engine() -> Engine {
+    let queues = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y")
+        + &queue("lazy", 1, "BACKFILL = Y\nINTERRUPTIBLE_BACKFILL = 60\nRUNLIMIT = 60");
+    engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &queues)])
+}
+
+/// The jobs a pass at `t` kills.
+fn kills(e: &mut Engine, t: Time) -> Vec<u64> {
+    e.schedule(t)
+        .into_iter()
+        .filter_map(|d| match d {
+            Decision::Kill { job, .. } => Some(job.0),
+            Decision::Start { .. } => None,
+        })
+        .collect()
+}
+
+/// Spec 004, "Using interruptible backfill": a job of the queue scheduled
+/// regularly runs under the queue's limit, its own ignored; in the
+/// backfill phase it takes reserved slots not needed for longer than the
+/// queue's time slice, its limit cut to end when the reservation needs
+/// them (and never beyond the queue's RUNLIMIT).
+#[test]
+fn interruptible_backfill_cuts_the_run_limit_to_the_reservation() {
+    let mut e = interruptible_engine();
+    let lazy = |e: &mut Engine, t: Time, minutes: Option<u64>| submit(e, t, job("lazy", 1, minutes, None));
+    let regular = lazy(&mut e, hm(7, 0), Some(10));
+    assert_eq!(pass(&mut e, hm(7, 0)), [regular.0]);
+    assert_eq!(e.job_run_limit(regular), Some(3600), "the queue's RUNLIMIT, not the job's 10 minutes");
+    end(&mut e, hm(7, 30), regular);
+
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), Vec::<u64>::new());
+    assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "predicted at job1's limit");
+
+    // 90 minutes to the predicted start: the queue's hour.
+    let a = lazy(&mut e, hm(8, 30), Some(600));
+    assert_eq!(pass(&mut e, hm(8, 30)), [a.0]);
+    assert_eq!(e.job_run_limit(a), Some(3600));
+    // 45 minutes left: cut to 45.
+    let b = lazy(&mut e, hm(9, 15), None);
+    assert_eq!(pass(&mut e, hm(9, 15)), [b.0]);
+    assert_eq!(e.job_run_limit(b), Some(45 * 60));
+    assert_eq!(e.predicted_start(job2, hm(9, 15)), Some(hm(10, 0)), "the backfill jobs do not delay job2");
+    assert_eq!(kills(&mut e, hm(9, 30)), [a.0]);
+    end(&mut e, hm(9, 30), a);
+    // A minute and a half to go: longer than the 60-second slice.
+    let c = lazy(&mut e, Time(hm(9, 58).0 + 30), None);
+    assert_eq!(pass(&mut e, Time(hm(9, 58).0 + 30)), [c.0]);
+    assert_eq!(e.job_run_limit(c), Some(90));
+    // Exactly the slice left: not longer than it.
+    let d = lazy(&mut e, hm(9, 59), None);
+    assert_eq!(pass(&mut e, hm(9, 59)), Vec::<u64>::new());
+    let mut killed = kills(&mut e, hm(10, 0));
+    killed.sort_unstable();
+    assert_eq!(killed, [job1.0, b.0, c.0], "job1 at its limit, b and c as job2 needs the slots");
+    for id in [b, c, job1] {
+        end(&mut e, hm(10, 0), id);
+    }
+    assert_eq!(pass(&mut e, hm(10, 0)), [job2.0], "d, lower in priority, waits: job2 takes all four");
+    assert!(e.is_pending(d));
+}
+
+/// A requeued interruptible backfill job is pending again with no cut
+/// limit: its next start computes its own.
+#[test]
+fn a_requeued_interruptible_job_loses_its_cut_limit() {
+    let mut e = interruptible_engine();
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    let b = submit(&mut e, hm(9, 15), job("lazy", 1, None, None));
+    assert_eq!(pass(&mut e, hm(9, 15)), [b.0]);
+    assert_eq!(e.job_run_limit(b), Some(45 * 60));
+    e.apply(hm(10, 0), &Event::Requeue { job: b, cpu_time: 0.0, hold: false }).expect("requeued");
+    assert_eq!(e.job_run_limit(b), Some(3600));
+    end(&mut e, hm(10, 0), job1);
+    assert_eq!(pass(&mut e, hm(10, 0)), [job2.0]);
+}

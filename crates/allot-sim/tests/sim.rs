@@ -180,3 +180,27 @@ fn backfill_beats_reservation_alone() {
     let (wa, wb) = (a["mean_wait"].as_f64().expect("number"), b["mean_wait"].as_f64().expect("number"));
     assert!(ub > ua && wb < wa, "utilization {ua} -> {ub}, mean wait {wa} -> {wb}");
 }
+
+/// With `--kill-at-limit` a job ends at the limit in force: an interruptible
+/// backfill job at the limit its start cut (the reservation's predicted
+/// start), a job with no limit of its own at its queue's RUNLIMIT.
+#[test]
+fn kill_at_limit_uses_the_limit_in_force() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nEnd Host\n";
+    let queues = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n\
+                  Begin Queue\nQUEUE_NAME = lazy\nPRIORITY = 1\nBACKFILL = Y\nINTERRUPTIBLE_BACKFILL = 60\nRUNLIMIT = 60\nEnd Queue\n";
+    let text = r#"{"submit": 0, "user": "u", "runtime": 7200, "bsub": "-W 120 ./long"}
+{"submit": 0, "user": "u", "runtime": 60, "bsub": "-n 4 ./wide"}
+{"submit": 5400, "user": "u", "runtime": 3000, "bsub": "-q lazy ./backfills"}
+{"submit": 7260, "user": "u", "runtime": 9000, "bsub": "-q lazy ./regular"}
+"#;
+    let w = jsonl::read(text);
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", queues)]);
+    let out = simulate(&mut e, &w, &SimOptions { kill_at_limit: true, ..SimOptions::default() });
+    let ends: Vec<(u64, u64, u64, i32)> = out.records.iter().map(|r| (r.id, r.start, r.end, r.exit)).collect();
+    assert_eq!(
+        ends,
+        [(1, 0, 7200, 0), (3, 5400, 7200, 137), (2, 7200, 7260, 0), (4, 7260, 10860, 137)],
+        "3 is cut to wide's predicted start; 4 runs under lazy's hour"
+    );
+}
