@@ -793,3 +793,29 @@ fn a_requeued_interruptible_job_loses_its_cut_limit() {
     end(&mut e, hm(10, 0), job1);
     assert_eq!(pass(&mut e, hm(10, 0)), [job2.0]);
 }
+
+/// A queue over hosts of two partitions runs a user's jobs only on hosts of
+/// partitions where the user has shares: u's reservation counts only what
+/// hostA releases, not hostB's slots (v's partition) freed earlier. (The
+/// running sum of every release, which predictions use when hosts give
+/// exactly what is free, would say 9:00.)
+#[test]
+fn a_prediction_counts_only_the_users_partitions() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nhostB 4\nEnd Host\n\
+                 Begin HostPartition\nHPART_NAME = pa\nHOSTS = hostA\nUSER_SHARES = [u, 1]\nEnd HostPartition\n\
+                 Begin HostPartition\nHPART_NAME = pb\nHOSTS = hostB\nUSER_SHARES = [v, 1]\nEnd HostPartition\n";
+    let queues = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y");
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    let as_user = |user: &str, slots: u32, minutes: Option<u64>| JobSpec {
+        user: user.into(),
+        ..job("normal", slots, minutes, None)
+    };
+    let other = submit(&mut e, hm(8, 0), as_user("v", 4, Some(60)));
+    let job1 = submit(&mut e, hm(8, 0), as_user("u", 1, Some(120)));
+    let job2 = submit(&mut e, hm(8, 0), as_user("u", 4, None));
+    let mut started = pass(&mut e, hm(8, 0));
+    started.sort_unstable();
+    assert_eq!(started, [other.0, job1.0]);
+    assert_eq!(e.reservation(job2).map(|r| r.1), Some(vec![(0, 3)]), "3 slots of hostA");
+    assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "hostB's 4 slots at 9:00 are not u's");
+}
