@@ -260,6 +260,7 @@ fn apply_changes(r: &mut JobRecord, c: &Changes) {
     }
     if let Some(e) = c.estimated_run_time {
         r.estimated_run_time = e;
+        r.spec.run_estimate = e;
     }
     if let Some(name) = &c.name {
         r.name = name.clone();

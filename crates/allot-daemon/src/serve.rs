@@ -455,6 +455,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         res_req,
         hosts,
         run_limit: s.run_limit,
+        run_estimate: s.estimated_run_time,
         group: s.group.clone(),
         depends,
         array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),

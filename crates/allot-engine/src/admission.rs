@@ -138,6 +138,7 @@ impl Engine {
             picks: picks.map(Arc::new),
             run_limit: spec.run_limit,
             backfill_limit: None,
+            run_estimate: spec.run_estimate,
             term_time: spec.term_time.map(crate::time::Time),
             cpu_limit: spec.cpu_limit,
             group: spec.group.clone(),

@@ -268,7 +268,7 @@ impl Engine {
     /// user.
     fn is_plain(&self, job: &Job) -> bool {
         let q = &self.queues[job.queue];
-        !job.constrained() && q.partitions.is_empty() && q.spec.interruptible.is_none()
+        !job.constrained() && q.partitions.is_empty() && q.spec.interruptible.is_none() && job.run_estimate.is_none()
     }
 
     /// The run limit of an interruptible backfill job placed on `alloc`
@@ -310,8 +310,14 @@ impl Engine {
             let reason = if term { KillReason::TermTime } else { KillReason::RunLimit };
             out.push(Decision::Kill { job: id, reason });
         }
-        if !out.is_empty() {
-            // Until their ends are heard, they run with no end to count on.
+        // Jobs past their expected end (killed just now, or running past
+        // their estimate) have no end to count on until theirs is heard.
+        let mut overran = !out.is_empty();
+        while self.expected_ends.first().is_some_and(|e| e.0 <= t) {
+            self.expected_ends.pop_first();
+            overran = true;
+        }
+        if overran {
             self.invalidate_predictions();
         }
         while self.wakeups.first().is_some_and(|&w| w <= t) {
@@ -705,7 +711,8 @@ impl Engine {
                 None => {}
             }
         }
-        let limit = self.job_limit(job);
+        // Backfill counts on the job's estimate, else its run limit.
+        let limit = self.job_duration(job);
         if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && !self.rsv_hosts.is_empty()) {
             let interruptible = self.queues[job.queue].spec.interruptible;
             // An interruptible backfill job may use what stays unneeded for
@@ -777,6 +784,7 @@ impl Engine {
     fn commit(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) {
         let Some(job) = self.jobs.get(&id) else { return };
         let (queue, user, asked, limit) = (job.queue, job.user, job.slots, self.job_limit(job));
+        let expected = self.expected_end(job, t);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.accept_interval();
         let per_host = self.queues[queue].per_host_limits;
@@ -785,7 +793,7 @@ impl Engine {
             if res.is_some() {
                 self.invalidate_predictions();
             } else {
-                self.take_free(slots, limit.map(|l| Time(t.0 + l)));
+                self.take_free(slots, expected);
             }
         }
         if per_host {
@@ -810,8 +818,16 @@ impl Engine {
         }
         q.user_used[user as usize] += slots;
         self.user_used[user as usize] += slots;
-        if let Some(end) = self.jobs.get(&id).and_then(|j| self.job_end(j, t)) {
+        let end = self.jobs.get(&id).and_then(|j| self.job_end(j, t));
+        if let Some(end) = end {
             self.deadlines.insert((end, id));
+        }
+        if let Some(e) = expected {
+            self.expected_ends.insert((e, id));
+            if Some(e) != end {
+                // Past its estimate it has no end to count on.
+                self.wakeups.insert(e);
+            }
         }
         let charges = self.charge_start(id, &alloc, t, limit);
         if let Some(job) = self.jobs.get_mut(&id) {

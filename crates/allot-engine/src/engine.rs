@@ -194,6 +194,8 @@ pub(crate) struct Job {
     /// The run limit an interruptible backfill start cut the job's to;
     /// gone when it is pending again ([`Engine::job_limit`]).
     pub(crate) backfill_limit: Option<u64>,
+    /// `-We` ([`Engine::job_duration`]).
+    pub(crate) run_estimate: Option<u64>,
     /// `-t` and `-c` ([`Engine::meets_deadline`]).
     pub(crate) term_time: Option<Time>,
     pub(crate) cpu_limit: Option<u64>,
@@ -325,6 +327,10 @@ pub struct Engine {
     pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
     pub(crate) deadlines: BTreeSet<(Time, JobId)>,
+    /// When each running job is expected to end ([`Engine::expected_end`]):
+    /// what predicted starts count on. A job still running past its entry
+    /// leaves it, and has no end to count on.
+    pub(crate) expected_ends: BTreeSet<(Time, JobId)>,
     pub(crate) wakeups: BTreeSet<Time>,
     pub(crate) dirty: bool,
     /// Exit codes of the jobs that ended, for dependencies.
@@ -479,6 +485,7 @@ impl Engine {
             jobs: JobTable::new(1),
             next_id: 1,
             deadlines: BTreeSet::new(),
+            expected_ends: BTreeSet::new(),
             wakeups: BTreeSet::new(),
             dirty: false,
             ended: BTreeMap::new(),
@@ -662,6 +669,9 @@ impl Engine {
         if let Some(end) = self.job_end(job, start) {
             self.deadlines.remove(&(end, id));
         }
+        if let Some(end) = self.expected_end(job, start) {
+            self.expected_ends.remove(&(end, id));
+        }
         let extra_cpu = (cpu_time - cpu_reported).max(0.0);
         for (p, leaf, charge) in &charges {
             let tree = &mut self.fairshare.policies[*p].tree;
@@ -689,5 +699,31 @@ impl Engine {
         }
         let own = job.run_limit.filter(|_| self.queues[job.queue].spec.interruptible.is_none());
         self.effective_run_limit(job.queue, own)
+    }
+
+    /// How long scheduling counts on a job running: its estimate (`-We`,
+    /// LSF's RUNTIME: "LSF uses the RUNTIME estimate for scheduling
+    /// purposes only, and does not terminate jobs that exceed the RUNTIME
+    /// duration") within its run limit, else its run limit. An
+    /// interruptible backfill queue ignores the job's own, estimate too.
+    pub(crate) fn job_duration(&self, job: &Job) -> Option<u64> {
+        let limit = self.job_limit(job);
+        let estimate = job
+            .run_estimate
+            .filter(|_| job.backfill_limit.is_none() && self.queues[job.queue].spec.interruptible.is_none());
+        match (limit, estimate) {
+            (Some(l), Some(e)) => Some(l.min(e)),
+            (l, e) => l.or(e),
+        }
+    }
+
+    /// When a job started at `start` is expected to end: after its
+    /// [`Engine::job_duration`], or at its termination deadline if sooner.
+    pub(crate) fn expected_end(&self, job: &Job, start: Time) -> Option<Time> {
+        let by_duration = self.job_duration(job).map(|d| Time(start.0 + d));
+        match (by_duration, job.term_time) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }

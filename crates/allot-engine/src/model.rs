@@ -255,6 +255,10 @@ pub struct JobSpec {
     pub hosts: Vec<HostPick>,
     /// `-W`, seconds.
     pub run_limit: Option<u64>,
+    /// `-We`: the estimated run time, seconds (LSF's RUNTIME): what
+    /// scheduling counts on, never enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_estimate: Option<u64>,
     /// `-G`: the user group to charge through.
     pub group: Option<String>,
     /// `-w`, its job names resolved to the jobs of that name.

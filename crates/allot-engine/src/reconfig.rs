@@ -165,6 +165,9 @@ impl Engine {
                 if let Some(end) = self.job_end(&job, start) {
                     self.deadlines.insert((end, id));
                 }
+                if let Some(end) = self.expected_end(&job, start) {
+                    self.expected_ends.insert((end, id));
+                }
                 self.jobs.insert(id, job);
                 self.array_runs(id);
                 // Booked from the job's own start: its run time goes on.

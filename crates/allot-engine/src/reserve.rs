@@ -737,7 +737,7 @@ impl Engine {
         // The first end after which it fits; the spare slots count every
         // end at that time.
         let mut fits: Option<Time> = None;
-        for &(end, jid) in &self.deadlines {
+        for &(end, jid) in &self.expected_ends {
             if let Some(p) = fits.filter(|&p| end > p) {
                 return (Some(p.max(t)), spare(total));
             }
@@ -767,7 +767,7 @@ impl Engine {
         if fits(None) {
             return Some(t);
         }
-        let ends: Vec<(Time, JobId)> = self.deadlines.iter().copied().collect();
+        let ends: Vec<(Time, JobId)> = self.expected_ends.iter().copied().collect();
         // The numbers of ends released at each distinct end time.
         let cuts: Vec<usize> = (1..=ends.len()).filter(|&m| m == ends.len() || ends[m].0 != ends[m - 1].0).collect();
         let fits_after = |c: usize| {

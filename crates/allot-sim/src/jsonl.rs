@@ -57,6 +57,7 @@ pub fn read(text: &str) -> Workload {
                 slots: opts.slots.map_or(1, |s| s.min),
                 runtime: parsed.runtime,
                 run_limit: opts.run_limit,
+                run_estimate: opts.estimated_run_time,
                 cpu_time: parsed.cpu_time,
                 exit: 0,
                 priority: opts.priority,

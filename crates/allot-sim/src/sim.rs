@@ -112,6 +112,7 @@ pub fn run(
                 res_req: None,
                 hosts: Vec::new(),
                 run_limit: job.run_limit,
+                run_estimate: job.run_estimate,
                 group: job.charge_group.clone(),
                 depends: None,
                 array: None,

@@ -21,6 +21,8 @@ pub struct WorkloadJob {
     pub runtime: u64,
     /// Its run limit for scheduling (SWF: the requested time; `-W`).
     pub run_limit: Option<u64>,
+    /// `-We`: its estimated run time, for scheduling only.
+    pub run_estimate: Option<u64>,
     /// CPU seconds it uses in all.
     pub cpu_time: f64,
     /// Exit code when it ends by itself.

@@ -819,3 +819,39 @@ fn a_prediction_counts_only_the_users_partitions() {
     assert_eq!(e.reservation(job2).map(|r| r.1), Some(vec![(0, 3)]), "3 slots of hostA");
     assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "hostB's 4 slots at 9:00 are not u's");
 }
+
+// --- Run time estimates (`-We`, LSF's RUNTIME) ---
+
+fn estimated(slots: u32, limit_minutes: Option<u64>, estimate_minutes: u64) -> JobSpec {
+    JobSpec { run_estimate: Some(estimate_minutes * 60), ..job("normal", slots, limit_minutes, None) }
+}
+
+/// Spec 004, "Backfill scheduling": "LSF uses the RUNTIME estimate for
+/// scheduling purposes only, and does not terminate jobs that exceed the
+/// RUNTIME duration." On the 4-CPU example: job1 (limit 4 hours, estimate
+/// 2) makes job2's predicted start 10:00; job3 with an estimate and no
+/// limit backfills; job1 is not killed at its estimate, and once past it
+/// has no end to count on, so job2 has no predicted start and lends
+/// nothing; it is killed at its limit.
+#[test]
+fn estimates_schedule_but_do_not_kill() {
+    let mut e = four_cpu_engine();
+    let job1 = submit(&mut e, hm(8, 0), estimated(1, Some(240), 120));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), Vec::<u64>::new());
+    assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "job1's estimate, not its limit");
+    let job3 = submit(&mut e, hm(8, 30), estimated(2, None, 60));
+    assert_eq!(pass(&mut e, hm(8, 30)), [job3.0], "an estimate lets a job without a limit backfill");
+    let late = submit(&mut e, hm(8, 30), estimated(1, None, 120));
+    assert_eq!(pass(&mut e, hm(8, 30)), Vec::<u64>::new(), "ending at 10:30, after job2's predicted start");
+    end(&mut e, hm(9, 30), job3);
+    assert!(kills(&mut e, hm(10, 0)).is_empty(), "no kill at an estimate");
+    assert_eq!(e.predicted_start(job2, hm(10, 0)), None, "job1 ran past its estimate");
+    let short = submit(&mut e, hm(10, 1), job("normal", 1, Some(10), None));
+    assert_eq!(pass(&mut e, hm(10, 1)), Vec::<u64>::new(), "no predicted start: nothing to lend");
+    assert_eq!(kills(&mut e, hm(12, 0)), [job1.0]);
+    end(&mut e, hm(12, 0), job1);
+    assert_eq!(pass(&mut e, hm(12, 0)), [job2.0]);
+    assert!(e.is_pending(late) && e.is_pending(short));
+}
