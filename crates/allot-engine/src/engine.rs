@@ -607,6 +607,31 @@ impl Engine {
         }
     }
 
+    /// [`Engine::refresh_host`] for many hosts, in ascending order: the
+    /// free-slot indexes recompute each sum above them once.
+    pub(crate) fn refresh_hosts(&mut self, hs: &[u32]) {
+        if hs.len() < 8 {
+            for &h in hs {
+                self.refresh_host(h);
+            }
+            return;
+        }
+        let mut per_set: Vec<(usize, Vec<(usize, u32)>)> = Vec::new();
+        for &h in hs {
+            let host = &self.hosts[h as usize];
+            let free = if host.up { host.unclaimed() } else { 0 };
+            for &(set, pos) in &host.in_sets {
+                match per_set.iter_mut().find(|s| s.0 == set) {
+                    Some(s) => s.1.push((pos, free)),
+                    None => per_set.push((set, vec![(pos, free)])),
+                }
+            }
+        }
+        for (set, items) in per_set {
+            self.host_sets[set].1.set_many(&items);
+        }
+    }
+
     fn add_cpu(&mut self, id: JobId, t: Time, seconds: f64) {
         let Some(job) = self.jobs.get_mut(&id) else { return };
         if let JobState::Running { charges, cpu_reported, .. } = &mut job.state {

@@ -22,6 +22,8 @@
 //! A job of `-n min,max` takes as many slots as it can up to `max`, and
 //! starts when it can have `min`.
 
+use smallvec::SmallVec;
+
 use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
 use crate::model::HostPick;
 use crate::reserve::{Ask, View, rusage_mem};
@@ -218,8 +220,9 @@ impl Engine {
                 host.used = host.used.saturating_sub(n);
                 host.mem_reserved = (host.mem_reserved - mem).max(0.0);
             }
-            self.refresh_host(h);
         }
+        let hosts: SmallVec<[u32; 8]> = alloc.iter().map(|a| a.0).collect();
+        self.refresh_hosts(&hosts);
     }
 
     /// MB that `rusage[mem=mem]` holds on a host where the job has `slots`

@@ -270,12 +270,21 @@ impl Engine {
         self.rsv_changes += 1;
         self.rsv_expiry.remove(&(r.expires, id));
         for &(h, _, _) in &r.hosts {
-            self.unreserve_host(h, id);
+            self.unreserve_quietly(h, id);
         }
+        let hosts: Vec<u32> = r.hosts.iter().map(|x| x.0).collect();
+        self.refresh_hosts(&hosts);
         Some(r)
     }
 
     fn unreserve_host(&mut self, h: u32, id: JobId) {
+        self.unreserve_quietly(h, id);
+        self.refresh_host(h);
+    }
+
+    /// [`Engine::unreserve_host`] leaving the free-slot indexes to the
+    /// caller.
+    fn unreserve_quietly(&mut self, h: u32, id: JobId) {
         let host = &mut self.hosts[h as usize];
         if let Some(i) = host.rsv.iter().position(|r| r.0 == id) {
             let (_, s, m) = host.rsv.remove(i);
@@ -285,7 +294,6 @@ impl Engine {
         if host.rsv.is_empty() {
             self.rsv_hosts.remove(&h);
         }
-        self.refresh_host(h);
     }
 
     /// A job that could not start at its turn reserves what it can (module
@@ -360,8 +368,9 @@ impl Engine {
                 host.rsv_slots = host.rsv_slots + n - was_n;
                 host.rsv_mem = (host.rsv_mem + m - was_m).max(0.0);
                 self.rsv_hosts.insert(h);
-                self.refresh_host(h);
             }
+            let touched: Vec<u32> = hosts.iter().map(|x| x.0).collect();
+            self.refresh_hosts(&touched);
             if let Some(r) = self.reservations.get_mut(&id) {
                 (r.hosts, r.predicted, r.spare) = (hosts, None, None);
             }
@@ -389,8 +398,9 @@ impl Engine {
             host.rsv_slots += n;
             host.rsv_mem += m;
             self.rsv_hosts.insert(h);
-            self.refresh_host(h);
         }
+        let touched: Vec<u32> = hosts.iter().map(|x| x.0).collect();
+        self.refresh_hosts(&touched);
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
         self.wakeups.insert(expires);

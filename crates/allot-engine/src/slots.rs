@@ -40,6 +40,39 @@ impl SlotIndex {
         }
     }
 
+    /// Sets many positions at once, `items` in ascending position: each
+    /// sum above them is computed once, not once per position below it.
+    pub fn set_many(&mut self, items: &[(usize, u32)]) {
+        let mut level: Vec<usize> = Vec::with_capacity(items.len());
+        for &(pos, free) in items {
+            self.sums[self.size + pos] = u64::from(free);
+            let parent = (self.size + pos) / 2;
+            if level.last() != Some(&parent) {
+                level.push(parent);
+            }
+        }
+        while let Some(&first) = level.first() {
+            if first == 0 {
+                break;
+            }
+            for &i in &level {
+                self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
+            }
+            if first == 1 {
+                break;
+            }
+            let mut up = 0;
+            for k in 0..level.len() {
+                let p = level[k] / 2;
+                if up == 0 || level[up - 1] != p {
+                    level[up] = p;
+                    up += 1;
+                }
+            }
+            level.truncate(up);
+        }
+    }
+
     /// The first position at or after `from` with a free slot.
     pub fn next_free(&self, from: usize) -> Option<usize> {
         if from >= self.size {
@@ -72,6 +105,19 @@ impl SlotIndex {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn set_many_is_set_one_by_one() {
+        let mut one = SlotIndex::new(&[1, 2, 3, 4, 5, 6, 7]);
+        let mut many = one.clone();
+        let items = [(0, 0), (2, 9), (3, 1), (6, 0)];
+        for &(p, f) in &items {
+            one.set(p, f);
+        }
+        many.set_many(&items);
+        assert_eq!(one.sums, many.sums);
+        assert_eq!(many.total(), 2 + 9 + 1 + 5 + 6);
+    }
 
     #[test]
     fn next_free_walks_in_host_order() {
