@@ -108,7 +108,7 @@ impl Engine {
         if let Some(r) = &res {
             self.check_res(r, queue)?;
         }
-        let picks = self.resolve_picks(&spec.hosts, queue, res.as_ref())?;
+        let picks = self.resolve_picks(&spec.hosts, queue)?;
         let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
         let admission =
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;

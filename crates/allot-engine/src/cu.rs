@@ -89,8 +89,19 @@ impl Engine {
     }
 
     /// Places `job` over compute units, from `hosts` (host, slots it can
-    /// give) (module docs).
-    pub(crate) fn place_cu(&self, res: &ResReq, cu: &CuReq, hosts: &[(u32, u32)], min: u32, max: u32) -> Option<Alloc> {
+    /// give) (module docs). With a first execution host, "the compute
+    /// unit containing the first execution host is given priority": that
+    /// host first, then the other hosts of its unit, then the other units
+    /// in their order (spec 004, "Specifying a First Execution Host").
+    pub(crate) fn place_cu(
+        &self,
+        res: &ResReq,
+        cu: &CuReq,
+        hosts: &[(u32, u32)],
+        min: u32,
+        max: u32,
+        first: Option<u32>,
+    ) -> Option<Alloc> {
         let ty = self.cu_type(cu)?;
         let mut rank = vec![u32::MAX; self.hosts.len()];
         let mut cap = vec![0u32; self.hosts.len()];
@@ -107,12 +118,20 @@ impl Engine {
                 unit.hosts.iter().filter(|&&h| cap[h as usize] > 0).map(|&h| (h, cap[h as usize])).collect();
             members.sort_by_key(|&(h, _)| rank[h as usize]);
             prefer(&mut members, cu.pref, |m| m.1);
+            if let Some(i) = first.and_then(|f| members.iter().position(|m| m.0 == f)) {
+                let host = members.remove(i);
+                members.insert(0, host);
+            }
             let avail = self.unit_avail(&res.span, &members);
             if avail > 0 {
                 units.push(Unit { hosts: members, avail });
             }
         }
         prefer(&mut units, cu.pref, |u| u.avail);
+        if let Some(i) = first.and_then(|f| units.iter().position(|u| u.hosts.first().is_some_and(|m| m.0 == f))) {
+            let unit = units.remove(i);
+            units.insert(0, unit);
+        }
         if cu.balance {
             self.balanced(min, cu, &res.span, &units)
         } else {

@@ -53,12 +53,7 @@ impl Engine {
     /// unit; `all` and `others` (every host the list does not name) may not
     /// be first execution host candidates, nor carry `!` with a preference;
     /// every host named must be one of the queue's.
-    pub(crate) fn resolve_picks(
-        &self,
-        given: &[HostPick],
-        queue: usize,
-        res: Option<&ResReq>,
-    ) -> Result<Option<Picks>, Rejection> {
+    pub(crate) fn resolve_picks(&self, given: &[HostPick], queue: usize) -> Result<Option<Picks>, Rejection> {
         let q = &self.queues[queue];
         if given.is_empty() && q.first_hosts.is_empty() {
             return Ok(None);
@@ -128,9 +123,6 @@ impl Engine {
                 .copied()
                 .filter(|h| given.is_empty() || allowed.iter().any(|a| a.0 == *h))
                 .collect();
-        }
-        if !first.is_empty() && res.is_some_and(|r| r.cu.is_some()) {
-            return bad("first execution host candidates with cu[...] are not supported yet".into());
         }
         allowed.sort_unstable();
         Ok(Some(Picks { given: given.to_vec(), allowed: (!given.is_empty()).then_some(allowed), first }))
@@ -341,21 +333,22 @@ impl Engine {
         }
         let first = job.picks.as_ref().map_or(&[][..], |p| &p.first[..]);
         if first.is_empty() {
-            return self.fit_groups(res, &hosts, ask);
+            return self.fit_groups(res, &hosts, ask, None);
         }
         // Each candidate that can start the job, in order, first; the other
         // candidates out.
         let others: Vec<(u32, u32)> = hosts.iter().copied().filter(|h| !first.contains(&h.0)).collect();
         hosts.iter().filter(|h| first.contains(&h.0)).find_map(|&c| {
             let list: Vec<(u32, u32)> = std::iter::once(c).chain(others.iter().copied()).collect();
-            self.fit_groups(res, &list, ask).filter(|a| a.first().is_some_and(|f| f.0 == c.0))
+            self.fit_groups(res, &list, ask, Some(c.0)).filter(|a| a.first().is_some_and(|f| f.0 == c.0))
         })
     }
 
     /// The job over `hosts`, within one group of its `same` values.
-    fn fit_groups(&self, res: &ResReq, hosts: &[(u32, u32)], ask: &Ask) -> Option<Alloc> {
+    /// `first`: the first execution host candidate tried, first in `hosts`.
+    fn fit_groups(&self, res: &ResReq, hosts: &[(u32, u32)], ask: &Ask, first: Option<u32>) -> Option<Alloc> {
         let fit = |hosts: &[(u32, u32)]| match &res.cu {
-            Some(cu) => self.place_cu(res, cu, hosts, ask.min, ask.max),
+            Some(cu) => self.place_cu(res, cu, hosts, ask.min, ask.max, first),
             None => self.shape(ask.min, ask.max, &res.span, hosts),
         };
         if res.same.is_empty() {

@@ -132,7 +132,7 @@ impl Engine {
                 // `-m` names hosts again; a job whose hosts are gone (or
                 // left its queue) may use none until they come back.
                 let given = job.picks.as_ref().map(|p| p.given.clone()).unwrap_or_default();
-                job.picks = match self.resolve_picks(&given, queue, job.res.as_deref()) {
+                job.picks = match self.resolve_picks(&given, queue) {
                     Ok(p) => p.map(std::sync::Arc::new),
                     Err(_) => Some(std::sync::Arc::new(crate::placement::Picks {
                         given,

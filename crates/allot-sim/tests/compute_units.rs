@@ -69,7 +69,7 @@ fn enclosures() -> Engine {
     for r in 1..=4 {
         hosts += &format!("rack{r} (enclosure{} enclosure{}) Y rack\n", 2 * r - 1, 2 * r);
     }
-    hosts += "End ComputeUnit\n";
+    hosts += "End ComputeUnit\nBegin HostGroup\nGROUP_NAME GROUP_MEMBER\nhg (host316)\nEnd HostGroup\n";
     let params = "Begin Parameters\nCOMPUTE_UNIT_TYPES = enclosure! rack\nEnd Parameters\n";
     let queues = "Begin Queue\nQUEUE_NAME = cuq\nPRIORITY = 30\nEXCLUSIVE = CU[rack]\nEnd Queue\n\
                   Begin Queue\nQUEUE_NAME = fill\nPRIORITY = 30\nEnd Queue\n";
@@ -297,4 +297,36 @@ fn the_units_of_each_type_hold_their_hosts() {
     let names: BTreeMap<&str, u32> = e.hosts().map(|h| (h.0, h.1)).collect();
     assert_eq!(names.len(), 128);
     assert_eq!(names["host716"], 2);
+}
+
+/// Spec 004, "Specifying a First Execution Host", compute units: `bsub -n 64
+/// -m "hg! cu1 cu2 cu3 cu4" -R "cu[pref=config]"` takes the first host
+/// from hg, then "any appropriate hosts from the same compute unit as the
+/// first execution host", then the other units in configuration order. hg
+/// is host316, in enclosure3 (18 free): 4 there first, 14 more of
+/// enclosure3, then enclosure1's 30, enclosure2's 10 and 6 of enclosure4.
+#[test]
+fn the_first_execution_hosts_unit_goes_first() {
+    let mut e = enclosures();
+    let job = JobSpec {
+        hosts: allot_config::engine::parse_host_picks("hg! enclosure1 enclosure2 enclosure3 enclosure4")
+            .expect("valid"),
+        ..spec("cuq", 64, 64, "cu[pref=config]")
+    };
+    let id = e.apply(Time(0), &Event::Submit(job)).expect("accepted").expect("an id");
+    let alloc: Vec<(String, u32)> = e
+        .schedule(Time(0))
+        .into_iter()
+        .find_map(|d| match d {
+            Decision::Start { job, alloc } if job == id => {
+                Some(alloc.iter().map(|&(h, n)| (e.host_name(h).to_string(), n)).collect())
+            }
+            _ => None,
+        })
+        .expect("placed");
+    assert_eq!(alloc[0], ("host316".to_string(), 4));
+    assert_eq!(
+        by_enclosure(&alloc),
+        pairs(&[("enclosure3", 18), ("enclosure1", 30), ("enclosure2", 10), ("enclosure4", 6)])
+    );
 }
