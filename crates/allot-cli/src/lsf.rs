@@ -72,9 +72,6 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
 /// Options `bsub` parses but this allot does not act on yet: refused, so a
 /// job never runs without what its user asked for.
 fn not_yet(o: &allot_config::bsub::BsubOptions) -> Option<String> {
-    if o.exclusive {
-        return Some("-x".into());
-    }
     o.other.first().map(|(opt, _)| opt.clone())
 }
 
@@ -119,6 +116,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         priority: o.priority,
         term_time,
         cpu_limit: o.cpu_limit,
+        exclusive: o.exclusive,
     };
     let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
         bail!("bsub: unexpected answer");

@@ -81,6 +81,7 @@ impl Config {
                         codes.dedup();
                         codes
                     },
+                    exclusive: !matches!(q.exclusive, crate::model::Exclusive::No),
                     exclusive_cu: match &q.exclusive {
                         crate::model::Exclusive::ComputeUnit(t) => Some(t.clone()),
                         _ => None,

@@ -66,7 +66,7 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     assert_eq!(stderr(&nowhere), "-m: `nosuchhost` is not a host, host group or compute unit of this cluster\n");
     let x = d.cmd(&["bsub", "-x", "true"], &dir);
     assert!(!x.status.success());
-    assert!(stderr(&x).starts_with("bsub: -x: not supported by this allot yet."), "{}", stderr(&x));
+    assert_eq!(stderr(&x), "-x: queue `normal` does not accept exclusive jobs (EXCLUSIVE)\n");
     // A -cwd with patterns is made (0700); one without runs in /tmp.
     let made = d.cmd(&["bsub", "-K", "-P", "climate", "-cwd", "scratch/%P/%J", "pwd > where"], &dir);
     assert!(made.status.success(), "{}", stderr(&made));
@@ -416,4 +416,27 @@ fn jobs_exiting_with_a_requeue_value_run_again() {
     assert!(ended.contains("Exited with exit code 137"), "a listed code, yet not requeued: {ended}");
     let history = stdout(&d.cmd(&["bhist", "-l", &twice.to_string()], &dir));
     assert!(history.contains("Exited with exit code 3") && history.contains("Done successfully"), "{history}");
+}
+
+/// `bsub -x` in an EXCLUSIVE=Y queue: the job waits for a host where
+/// nothing runs, and while it runs nothing else starts there.
+#[test]
+fn exclusive_jobs_run_alone_on_their_hosts() {
+    let dir = tempdir("exclusive");
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEXCLUSIVE = Y\nEnd Queue\n";
+    let config = config_dir(&dir, &[("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 2\n"), ("lsb.queues", queue)]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let first = submitted_id(&d.cmd(&["bsub", "sleep", "600"], &dir));
+    d.wait_for(first, "RUN", &dir);
+    let alone = submitted_id(&d.cmd(&["bsub", "-x", "sleep", "2"], &dir));
+    std::thread::sleep(Duration::from_millis(1500));
+    d.wait_for(alone, "PEND", &dir);
+    assert!(d.cmd(&["bkill", &first.to_string()], &dir).status.success());
+    d.wait_for(alone, "RUN", &dir);
+    let next = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    std::thread::sleep(Duration::from_millis(500));
+    let shown = stdout(&d.cmd(&["bjobs", "-a", "-noheader", &next.to_string()], &dir));
+    assert!(shown.contains("PEND"), "one slot free, but the host is the -x job's: {shown}");
+    d.wait_for(alone, "DONE", &dir);
+    d.wait_for(next, "DONE", &dir);
 }

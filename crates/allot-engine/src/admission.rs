@@ -97,6 +97,9 @@ impl Engine {
         if u64::from(min) > available {
             return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
         }
+        if spec.exclusive && !q.spec.exclusive {
+            return Err(Rejection::NotExclusiveQueue(q.spec.name.clone()));
+        }
         // An interruptible backfill queue ignores the job's run limit (spec
         // 004's `bsub -q lazy -W 3:0` goes in under RUNLIMIT=60).
         if let (Some(limit), Some(rl), None) = (spec.run_limit, q.spec.run_limit, q.spec.interruptible) {
@@ -139,6 +142,7 @@ impl Engine {
             run_limit: spec.run_limit,
             backfill_limit: None,
             run_estimate: spec.run_estimate,
+            exclusive: spec.exclusive,
             term_time: spec.term_time.map(crate::time::Time),
             cpu_limit: spec.cpu_limit,
             group: spec.group.clone(),

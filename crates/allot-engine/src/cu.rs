@@ -232,7 +232,12 @@ impl Engine {
             .collect();
         hosts.sort_unstable();
         hosts.dedup();
-        for h in hosts {
+        self.lock_hosts(&hosts, lock);
+    }
+
+    /// Closes `hosts` to every other job (`lock`), or opens them again.
+    pub(crate) fn lock_hosts(&mut self, hosts: &[u32], lock: bool) {
+        for &h in hosts {
             let host = &mut self.hosts[h as usize];
             let was = host.blocked();
             host.excl_locks = if lock { host.excl_locks + 1 } else { host.excl_locks.saturating_sub(1) };

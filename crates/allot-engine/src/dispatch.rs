@@ -788,7 +788,7 @@ impl Engine {
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.accept_interval();
         let per_host = self.queues[queue].per_host_limits;
-        let res = job.res.clone();
+        let (res, exclusive) = (job.res.clone(), job.exclusive);
         if self.drop_reservation(id).is_none() && !borrowed {
             if res.is_some() {
                 self.invalidate_predictions();
@@ -803,7 +803,7 @@ impl Engine {
                 e.1 = t;
             }
         }
-        self.hold_hosts(res.as_deref(), &alloc, true);
+        self.hold_hosts(res.as_deref(), exclusive, &alloc, true);
         if let Some(n) = accept {
             self.wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
         }

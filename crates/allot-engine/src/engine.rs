@@ -55,6 +55,8 @@ pub enum Rejection {
     BadResReq(String),
     #[error("-m: {0}")]
     BadHosts(String),
+    #[error("-x: queue `{0}` does not accept exclusive jobs (EXCLUSIVE)")]
+    NotExclusiveQueue(String),
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
     RunLimitTooLong { limit: u64, max: u64, queue: String },
     #[error("job {0} is not in the system")]
@@ -196,6 +198,8 @@ pub(crate) struct Job {
     pub(crate) backfill_limit: Option<u64>,
     /// `-We` ([`Engine::job_duration`]).
     pub(crate) run_estimate: Option<u64>,
+    /// `-x`: exclusive execution.
+    pub(crate) exclusive: bool,
     /// `-t` and `-c` ([`Engine::meets_deadline`]).
     pub(crate) term_time: Option<Time>,
     pub(crate) cpu_limit: Option<u64>,
@@ -219,7 +223,7 @@ impl Job {
     /// Whether placement needs more than free slots in host order: a
     /// resource requirement, or hosts named by `-m` or the queue's HOSTS.
     pub(crate) fn constrained(&self) -> bool {
-        self.res.is_some() || self.picks.is_some()
+        self.res.is_some() || self.picks.is_some() || self.exclusive
     }
 }
 
@@ -680,7 +684,7 @@ impl Engine {
                 e.0 = e.0.saturating_sub(n);
             }
         }
-        self.hold_hosts(job.res.as_deref(), &alloc, false);
+        self.hold_hosts(job.res.as_deref(), job.exclusive, &alloc, false);
         // Slots free before the end the predictions counted on.
         self.invalidate_predictions();
         let lambda = self.pool_lambda;

@@ -106,6 +106,8 @@ pub struct QueueSpec {
     /// REQUEUE_EXIT_VALUES, with the EXCLUDE(...) codes: a job of this
     /// queue that ends with one of these goes back to pending.
     pub requeue_exit: Vec<i32>,
+    /// EXCLUSIVE=Y (or CU[...]): the queue takes `bsub -x` jobs.
+    pub exclusive: bool,
 }
 
 /// A queue's reservation policy (spec 004, "Reserving Processors",
@@ -146,6 +148,7 @@ impl QueueSpec {
             backfill: false,
             interruptible: None,
             requeue_exit: Vec::new(),
+            exclusive: false,
         }
     }
 }
@@ -276,6 +279,10 @@ pub struct JobSpec {
     /// `-c`: the CPU limit, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<u64>,
+    /// `-x`: exclusive execution: the job starts only on hosts where
+    /// nothing runs, and nothing else starts on them while it runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
 }
 
 /// A job array as the engine sees it: how many elements (they take

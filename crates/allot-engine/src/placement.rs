@@ -141,6 +141,11 @@ impl Engine {
         if !host.up || host.excl_locks > 0 {
             return 0;
         }
+        // `bsub -x` runs only where nothing runs (once what is released
+        // has ended).
+        if job.exclusive && host.used > released.0 {
+            return 0;
+        }
         if let Some(p) = host.partition {
             // Partition hosts take only jobs whose user has shares there.
             if !job.accounts.iter().any(|a| a.0 == p) {
@@ -197,10 +202,15 @@ impl Engine {
 
     /// A job starting (`hold`) or ending on `alloc`, under requirement
     /// `res`: its hosts' slots in use, the memory its `rusage[mem]` holds
-    /// (per host, or per slot with RESOURCE_RESERVE_PER_SLOT=y), and its
-    /// exclusive compute units.
-    pub(crate) fn hold_hosts(&mut self, res: Option<&ResReq>, alloc: &[(u32, u32)], hold: bool) {
+    /// (per host, or per slot with RESOURCE_RESERVE_PER_SLOT=y), its
+    /// exclusive compute units, and its hosts when it is `exclusive`
+    /// (`bsub -x`).
+    pub(crate) fn hold_hosts(&mut self, res: Option<&ResReq>, exclusive: bool, alloc: &[(u32, u32)], hold: bool) {
         self.lock_cus(res, alloc, hold);
+        if exclusive {
+            let hosts: SmallVec<[u32; 8]> = alloc.iter().map(|a| a.0).collect();
+            self.lock_hosts(&hosts, hold);
+        }
         let mem = res.and_then(|r| r.rusage_mem).unwrap_or(0.0);
         for &(h, n) in alloc {
             let mem = self.rusage_on_host(mem, n);

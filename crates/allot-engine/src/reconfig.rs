@@ -152,7 +152,7 @@ impl Engine {
                         self.hosts.iter().position(|x| x.name == *name).map(|nh| (nh as u32, n))
                     })
                     .collect();
-                self.hold_hosts(job.res.as_deref(), &alloc, true);
+                self.hold_hosts(job.res.as_deref(), job.exclusive, &alloc, true);
                 let (user, slots) = (job.user, alloc.iter().map(|a| a.1).sum::<u32>());
                 let q = &mut self.queues[queue];
                 q.used += slots;

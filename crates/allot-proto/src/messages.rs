@@ -52,6 +52,9 @@ pub struct Submit {
     /// `-c`: the CPU limit, seconds.
     #[serde(default)]
     pub cpu_limit: Option<u64>,
+    /// `-x`: exclusive execution.
+    #[serde(default)]
+    pub exclusive: bool,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

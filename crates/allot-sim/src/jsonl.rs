@@ -58,6 +58,7 @@ pub fn read(text: &str) -> Workload {
                 runtime: parsed.runtime,
                 run_limit: opts.run_limit,
                 run_estimate: opts.estimated_run_time,
+                exclusive: opts.exclusive,
                 cpu_time: parsed.cpu_time,
                 exit: 0,
                 priority: opts.priority,

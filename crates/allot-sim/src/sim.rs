@@ -113,6 +113,7 @@ pub fn run(
                 hosts: Vec::new(),
                 run_limit: job.run_limit,
                 run_estimate: job.run_estimate,
+                exclusive: job.exclusive,
                 group: job.charge_group.clone(),
                 depends: None,
                 array: None,

@@ -111,6 +111,7 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
         runtime: runtime as u64,
         run_limit: (req_time > 0.0).then_some(req_time as u64),
         run_estimate: None,
+        exclusive: false,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },
         exit: match status as i64 {
             1 => 0,

@@ -23,6 +23,8 @@ pub struct WorkloadJob {
     pub run_limit: Option<u64>,
     /// `-We`: its estimated run time, for scheduling only.
     pub run_estimate: Option<u64>,
+    /// `bsub -x`.
+    pub exclusive: bool,
     /// CPU seconds it uses in all.
     pub cpu_time: f64,
     /// Exit code when it ends by itself.

@@ -700,3 +700,33 @@ fn a_running_job_is_killed_at_its_deadline() {
         "the run limit comes first"
     );
 }
+
+/// `bsub -x` (exclusive execution): only a queue with EXCLUSIVE takes it;
+/// it starts on hosts where nothing runs, and nothing else starts on its
+/// hosts while it runs (h1's free slot stays free).
+#[test]
+fn exclusive_jobs_take_idle_hosts_and_keep_them() {
+    let mut e = engine_from(&[
+        ("lsb.hosts", &hosts(2, 2)),
+        ("lsb.queues", &(queue("x", "EXCLUSIVE = Y") + &queue("plain", ""))),
+    ]);
+    let exclusive = |q: &str, n: u32| JobSpec { exclusive: true, ..job(q, n, None) };
+    assert_eq!(
+        e.apply(Time(0), &Event::Submit(exclusive("plain", 1))),
+        Err(Rejection::NotExclusiveQueue("plain".into()))
+    );
+    let busy = submit(
+        &mut e,
+        JobSpec { hosts: allot_config::engine::parse_host_picks("h1").expect("valid"), ..job("x", 1, None) },
+    );
+    assert_eq!(starts(&mut e), [(busy.0, "h1*1".to_string())]);
+    let alone = submit(&mut e, exclusive("x", 1));
+    assert_eq!(starts(&mut e), [(alone.0, "h2*1".to_string())], "h1 runs a job");
+    let wide = submit(&mut e, exclusive("x", 2));
+    assert_eq!(starts(&mut e), [], "no idle host left");
+    let other = submit(&mut e, job("x", 2, None));
+    assert_eq!(starts(&mut e), [], "h1 has one free slot, h2 is the exclusive job's");
+    e.apply(Time(10), &Event::Finish { job: alone, cpu_time: 0.0, exit: 0 }).expect("ends");
+    assert_eq!(starts(&mut e), [(wide.0, "h2*2".to_string())]);
+    assert!(e.is_pending(other));
+}
