@@ -291,6 +291,11 @@ fn render(a: &Args, jobs: &[JobInfo]) -> String {
     if a.arrays {
         return arrays(a, jobs);
     }
+    if jobs.is_empty() && !a.query.jobs.is_empty() && a.states.is_none() && !a.reasons {
+        // Jobs named that are not in the system (never were, or forgotten
+        // after CLEAN_PERIOD), as LSF says it.
+        return a.query.jobs.iter().map(|r| format!("Job <{r}> is not found\n")).collect();
+    }
     if jobs.is_empty() {
         let what = if a.reasons {
             "pending job"
@@ -661,6 +666,7 @@ pub(crate) mod tests {
             assert!(!args(full).query.brief, "{full:?} shows what brief leaves out");
         }
         assert_eq!(render(&args(&["-r"]), &[]), "No running job found\n");
+        assert_eq!(render(&args(&["-a", "7", "8[2]"]), &[]), "Job <7> is not found\nJob <8[2]> is not found\n");
         assert_eq!(render(&args(&["-s"]), &[]), "No suspended job found\n");
         assert_eq!(render(&args(&["-d"]), &[]), "No finished job found\n");
     }

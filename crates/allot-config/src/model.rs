@@ -14,6 +14,9 @@ pub struct Params {
     /// MBD_SLEEP_TIME (60 s): the scheduling interval that reservation
     /// times count in.
     pub mbd_sleep_time: u32,
+    /// CLEAN_PERIOD (3600 s): how long finished jobs stay in the system
+    /// (`bjobs -a`) after they end.
+    pub clean_period: u64,
     pub default_queue: Vec<String>,
     pub parallel_sched_by_slot: bool,
     pub resource_reserve_per_slot: bool,
@@ -38,6 +41,7 @@ impl Default for Params {
         Params {
             factors: LsfFactors::default(),
             mbd_sleep_time: 60,
+            clean_period: 3600,
             default_queue: Vec::new(),
             parallel_sched_by_slot: false,
             resource_reserve_per_slot: false,

@@ -29,6 +29,8 @@ pub struct Loaded {
     pub metrics: Option<SocketAddr>,
     /// Seconds between measurements of running jobs.
     pub usage_interval: u64,
+    /// CLEAN_PERIOD, seconds.
+    pub clean_period: u64,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
 }
@@ -54,6 +56,7 @@ impl Source {
                 admins: Vec::new(),
                 metrics: None,
                 usage_interval: DEFAULT_USAGE_INTERVAL,
+                clean_period: allot_config::model::Params::default().clean_period,
                 warnings: String::new(),
             });
         }
@@ -63,6 +66,7 @@ impl Source {
             admins: config.settings.admins.clone(),
             metrics: config.settings.metrics,
             usage_interval: config.settings.usage_interval.unwrap_or(DEFAULT_USAGE_INTERVAL),
+            clean_period: config.params.clean_period,
             warnings: warnings.to_string(),
         })
     }

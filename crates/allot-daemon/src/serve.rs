@@ -94,7 +94,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
             anyhow!("the configuration the event log starts with ({}) no longer loads:\n{e}", initial.describe())
         })?
     };
-    let usage_interval = loaded.usage_interval;
+    let (usage_interval, clean_period) = (loaded.usage_interval, loaded.clean_period);
     let mut state = State {
         engine: Engine::new(loaded.engine),
         source: initial,
@@ -115,6 +115,8 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         passes: Default::default(),
         usage_interval,
         last_usage: None,
+        clean_period,
+        finished: Default::default(),
     };
     for (t, r) in &replayed {
         state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
@@ -587,6 +589,7 @@ fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependenc
 /// pass, starts what it decided.
 fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let t = now();
+    state.clean(t.0);
     let mut records = Vec::new();
     measure(state, &mut records);
     for &id in &state.running {

@@ -128,6 +128,12 @@ pub struct State {
     /// Seconds between measurements of running jobs, and the last one.
     pub usage_interval: u64,
     pub last_usage: Option<std::time::Instant>,
+    /// CLEAN_PERIOD: finished jobs are forgotten this many seconds after
+    /// they end ([`State::clean`]).
+    pub clean_period: u64,
+    /// Finished jobs by end time, for [`State::clean`]; an entry whose job
+    /// ran again since is passed over.
+    pub finished: BTreeSet<(u64, u64)>,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -213,6 +219,7 @@ impl State {
                 let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time, exit: *exit });
                 j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
                 j.end_time = Some(t.0);
+                self.finished.insert((t.0, *job));
                 j.exit = Some(*exit);
                 j.cpu_time = Some(*cpu_time);
             }
@@ -222,6 +229,7 @@ impl State {
                     j.status = JobStatus::Exit;
                     j.end_time = Some(t.0);
                     j.exit = Some(130);
+                    self.finished.insert((t.0, *job));
                 }
             }
             Record::HostChanged { host, up } => {
@@ -302,6 +310,7 @@ impl State {
         self.closed_queues.retain(|q| queues.contains(q));
         self.admins = loaded.admins.into_iter().collect();
         self.usage_interval = loaded.usage_interval;
+        self.clean_period = loaded.clean_period;
         self.source = source;
         Ok(loaded.warnings)
     }
@@ -356,6 +365,44 @@ impl State {
             (0, None) => self.jobs.get(&r.id).filter(|j| j.array.is_none()).map(|_| vec![r.id]).unwrap_or_default(),
             (i, Some(indices)) => indices.binary_search(&i).map(|k| vec![r.id + k as u64]).unwrap_or_default(),
             (_, None) => Vec::new(),
+        }
+    }
+
+    /// Forgets the jobs that ended CLEAN_PERIOD or more before `now`, as
+    /// LSF does: `bjobs -a` and `bhist` no longer find them (the log keeps
+    /// their records). A job array goes when all its elements have; the
+    /// environments no job holds any more go too.
+    pub fn clean(&mut self, now: u64) {
+        let mut forgot = false;
+        while let Some(&(end, id)) = self.finished.first() {
+            if end.saturating_add(self.clean_period) > now {
+                break;
+            }
+            self.finished.pop_first();
+            let ended_then = |j: &DaemonJob| !j.status.unfinished() && j.end_time == Some(end);
+            let Some(job) = self.jobs.get(&id).filter(|j| ended_then(j)) else { continue };
+            match job.array {
+                None => {
+                    self.jobs.remove(&id);
+                    forgot = true;
+                }
+                Some((first, _)) => {
+                    let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
+                    let gone = |j: &DaemonJob| {
+                        !j.status.unfinished() && j.end_time.is_some_and(|e| e.saturating_add(self.clean_period) <= now)
+                    };
+                    if (first..first + size).all(|e| self.jobs.get(&e).is_none_or(gone)) {
+                        for e in first..first + size {
+                            self.jobs.remove(&e);
+                        }
+                        self.arrays.remove(&first);
+                        forgot = true;
+                    }
+                }
+            }
+        }
+        if forgot {
+            self.envs.retain(|e| std::sync::Arc::strong_count(e) > 1);
         }
     }
 

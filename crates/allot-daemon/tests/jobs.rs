@@ -440,3 +440,37 @@ fn exclusive_jobs_run_alone_on_their_hosts() {
     d.wait_for(alone, "DONE", &dir);
     d.wait_for(next, "DONE", &dir);
 }
+
+/// CLEAN_PERIOD (3 s here): a finished job leaves `bjobs -a` and `bhist` that long
+/// after it ends; a job array goes with its last element; a job that ended
+/// more recently stays.
+#[test]
+fn finished_jobs_are_forgotten_after_the_clean_period() {
+    let dir = tempdir("clean-period");
+    let params = "Begin Parameters\nCLEAN_PERIOD = 3\nEnd Parameters\n";
+    let config =
+        config_dir(&dir, &[("allot.toml", ONE_HOST), ("lsb.params", params), ("lsb.queues", &queues(&["normal"]))]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let done = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    let array = submitted_id(&d.cmd(&["bsub", "-J", "a[1-2]", "true"], &dir));
+    d.wait_for(done, "DONE", &dir);
+    let shown = stdout(&d.cmd(&["bjobs", "-a", "-noheader", &array.to_string()], &dir));
+    assert!(shown.contains("DONE"), "{shown}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = d.cmd(&["bjobs", "-a", &done.to_string()], &dir);
+        if stdout(&out) == format!("Job <{done}> is not found\n") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "job {done} never forgotten: {}", stdout(&out));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let later = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    d.wait_for(later, "DONE", &dir);
+    let history = d.cmd(&["bhist", &done.to_string()], &dir);
+    assert!(stderr(&history).contains("No matching job found"), "{}", stderr(&history));
+    std::thread::sleep(Duration::from_millis(1000));
+    let gone = stdout(&d.cmd(&["bjobs", "-a", &format!("{array}[2]")], &dir));
+    assert_eq!(gone, format!("Job <{array}[2]> is not found\n"), "the whole array");
+    d.wait_for(later, "DONE", &dir);
+}
