@@ -89,6 +89,7 @@ pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Va
         "p95_wait": percentile(&waits, 95.0),
         "mean_bounded_slowdown": bsld,
         "dispatch_passes": out.passes,
+        "requeued": out.requeued,
         "users": users,
     })
 }

@@ -53,7 +53,14 @@ pub struct Outcome {
     /// (time, what the callback returned) for each report time.
     pub reports: Vec<(u64, serde_json::Value)>,
     pub passes: u64,
+    /// Runs that ended with a code of their queue's REQUEUE_EXIT_VALUES
+    /// and went back to pending (each run is a record).
+    pub requeued: u64,
 }
+
+/// The exit code of a job killed at its run limit: 128 + SIGKILL, as
+/// allotd's jobs end.
+pub const KILLED_EXIT: i32 = 137;
 
 struct Running {
     job: usize,
@@ -80,6 +87,8 @@ pub fn run(
     let mut ends: BinaryHeap<Reverse<(u64, JobId)>> = BinaryHeap::new();
     let mut pending: BTreeMap<JobId, usize> = BTreeMap::new();
     let mut running: BTreeMap<JobId, Running> = BTreeMap::new();
+    // What requeued jobs have left to run.
+    let mut left: BTreeMap<JobId, u64> = BTreeMap::new();
     let mut next = 0;
     let mut last = 0u64;
     loop {
@@ -99,8 +108,22 @@ pub fn run(
             ends.pop();
             if let Some(r) = running.remove(&id) {
                 let job = &w.jobs[r.job];
-                let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time, exit: 0 });
+                let exit = if r.killed { KILLED_EXIT } else { job.exit };
                 out.records.push(record(engine, job, &r, t));
+                // A queue's REQUEUE_EXIT_VALUES sends it back to pending. It
+                // resumes where it stopped, as the interruptible backfill
+                // jobs the spec describes checkpoint (a time slice "must be
+                // longer than at least one useful iteration of the job"):
+                // every run makes progress, and a replay ends.
+                if engine.requeues_on_exit(id, exit) {
+                    let _ = engine.apply(Time(t), &Event::Requeue { job: id, cpu_time: job.cpu_time, hold: false });
+                    let runtime = left.get(&id).copied().unwrap_or(job.runtime);
+                    left.insert(id, runtime.saturating_sub(t - r.start).max(1));
+                    pending.insert(id, r.job);
+                    out.requeued += 1;
+                } else {
+                    let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time, exit });
+                }
             }
         }
         while let Some(job) = w.jobs.get(next).filter(|j| j.submit == t) {
@@ -138,9 +161,10 @@ pub fn run(
             let job = &w.jobs[widx];
             // The limit in force: the job's, its queue's RUNLIMIT, or what
             // an interruptible backfill start cut it to.
+            let runtime = left.get(&id).copied().unwrap_or(job.runtime);
             let (end, killed) = match engine.job_run_limit(id) {
-                Some(limit) if opts.kill_at_limit && job.runtime > limit => (t + limit, true),
-                _ => (t + job.runtime, false),
+                Some(limit) if opts.kill_at_limit && runtime > limit => (t + limit, true),
+                _ => (t + runtime, false),
             };
             ends.push(Reverse((end, id)));
             let queue = engine.job_queue(id).unwrap_or_default().to_string();
@@ -165,6 +189,6 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         end,
         slots: job.slots,
         hosts,
-        exit: if r.killed { 137 } else { job.exit },
+        exit: if r.killed { KILLED_EXIT } else { job.exit },
     }
 }

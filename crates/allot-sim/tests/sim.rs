@@ -204,3 +204,37 @@ fn kill_at_limit_uses_the_limit_in_force() {
         "3 is cut to wide's predicted start; 4 runs under lazy's hour"
     );
 }
+
+/// REQUEUE_EXIT_VALUES in a replay: a run killed at its limit (exit 137)
+/// goes back to pending and resumes where it stopped, so every run makes
+/// progress; each run is a record.
+#[test]
+fn requeued_jobs_run_again_where_they_stopped() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nEnd Host\n";
+    let queues = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nSLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y\nEnd Queue\n\
+                  Begin Queue\nQUEUE_NAME = lazy\nPRIORITY = 1\nBACKFILL = Y\nINTERRUPTIBLE_BACKFILL = 60\nRUNLIMIT = 60\n\
+                  REQUEUE_EXIT_VALUES = 137\nEnd Queue\n";
+    let text = r#"{"submit": 0, "user": "u", "runtime": 7200, "bsub": "-W 120 ./long"}
+{"submit": 0, "user": "u", "runtime": 60, "bsub": "-n 4 ./wide"}
+{"submit": 5400, "user": "u", "runtime": 3000, "bsub": "-q lazy ./backfills"}
+{"submit": 7260, "user": "u", "runtime": 9000, "bsub": "-q lazy ./regular"}
+"#;
+    let w = jsonl::read(text);
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", queues)]);
+    let out = simulate(&mut e, &w, &SimOptions { kill_at_limit: true, ..SimOptions::default() });
+    let runs: Vec<(u64, u64, u64, i32)> = out.records.iter().map(|r| (r.id, r.start, r.end, r.exit)).collect();
+    assert_eq!(
+        runs,
+        [
+            (1, 0, 7200, 0),
+            (3, 5400, 7200, 137),
+            (2, 7200, 7260, 0),
+            (3, 7260, 8460, 0),
+            (4, 7260, 10860, 137),
+            (4, 10860, 14460, 137),
+            (4, 14460, 16260, 0),
+        ],
+        "3 is cut at wide's start and finishes its last 20 minutes after; 4 takes three of lazy's hours"
+    );
+    assert_eq!((out.requeued, out.never_started), (3, 0));
+}
