@@ -506,9 +506,16 @@ impl Engine {
         // The selector below sees what the holders changed.
         self.share_touched.clear();
         let inputs = PriorityInputs::default();
+        if self.selectors.len() <= policy {
+            self.selectors.resize_with(policy + 1, || None);
+        }
+        let kept = self.selectors[policy].take();
         let tree = &self.fairshare.policies[policy].tree;
-        let mut sel =
-            Selector::for_accounts(tree, t, &inputs, unit.by_account.iter().map(|(&a, jobs)| (a, jobs.len() as u64)));
+        let accounts = unit.by_account.iter().map(|(&a, jobs)| (a, jobs.len() as u64));
+        let mut sel = match kept {
+            Some(s) => s.reuse(tree, t, &inputs, accounts),
+            None => Selector::for_accounts(tree, t, &inputs, accounts),
+        };
         // Per account, the last job tried in this pass.
         let mut cursor: Vec<Option<Place>> = vec![None; self.fairshare.policies[policy].tree.len()];
         while let Some(leaf) = sel.next() {
@@ -551,6 +558,7 @@ impl Engine {
                 .is_some_and(|s| s.range((Bound::Excluded(place), Bound::Unbounded)).next().is_some());
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
         }
+        self.selectors[policy] = Some(sel);
     }
 
     /// Each slot pool's division for this pass ([`crate::pools`]).

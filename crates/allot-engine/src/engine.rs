@@ -366,6 +366,9 @@ pub struct Engine {
     /// Share accounts whose reserved slots changed since the pass's
     /// selector last looked: their priorities are computed again.
     pub(crate) share_touched: Vec<(usize, NodeId)>,
+    /// Each policy's selector of the last pass, its memory reused by the
+    /// next ([`crate::shares::Selector::reuse`]).
+    pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
     /// Hosts down or held by an exclusive compute unit job.
     pub(crate) hosts_blocked: u32,
     /// Whether no host has more slots than CPUs (so the CPU cap of
@@ -506,6 +509,7 @@ impl Engine {
             rsv_changes: 0,
             rsv_index: crate::reserve::RsvIndex::default(),
             share_touched: Vec::new(),
+            selectors: Vec::new(),
             hosts_blocked: 0,
         }
     }

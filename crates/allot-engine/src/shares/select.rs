@@ -148,8 +148,49 @@ impl Selector {
         inputs: &PriorityInputs<'_>,
         accounts: impl IntoIterator<Item = (NodeId, u64)>,
     ) -> Self {
-        let n = tree.len();
-        let mut sel = Selector::blank(tree, t);
+        Selector::blank(tree, t).with_accounts(tree, inputs, accounts)
+    }
+
+    /// [`Selector::for_accounts`] in the memory of a selector of an earlier
+    /// pass over the same tree (one that only grew since): a pass
+    /// allocates nothing. Over another tree, a new one.
+    pub fn reuse(
+        mut self,
+        tree: &ShareTree,
+        t: Time,
+        inputs: &PriorityInputs<'_>,
+        accounts: impl IntoIterator<Item = (NodeId, u64)>,
+    ) -> Self {
+        if self.prio.len() > tree.len() {
+            return Selector::for_accounts(tree, t, inputs, accounts);
+        }
+        self.grow(tree);
+        self.t = t;
+        self.prio.fill(0.0);
+        self.known.fill(false);
+        if let Some(top) = self.known.first_mut() {
+            *top = true;
+        }
+        self.pending.fill(0);
+        for r in &mut self.ready {
+            match r {
+                Siblings::Small(v) => v.clear(),
+                Siblings::Large(_) => *r = Siblings::default(),
+            }
+        }
+        self.with_accounts(tree, inputs, accounts)
+    }
+
+    /// Computes the priorities on the paths of `accounts` and sets their
+    /// pending work, on a selector with none.
+    fn with_accounts(
+        self,
+        tree: &ShareTree,
+        inputs: &PriorityInputs<'_>,
+        accounts: impl IntoIterator<Item = (NodeId, u64)>,
+    ) -> Self {
+        let (n, t) = (tree.len(), self.t);
+        let mut sel = self;
         for (leaf, count) in accounts {
             for node in tree.path(leaf) {
                 let i = node.0 as usize;
@@ -317,6 +358,35 @@ mod tests {
             }
         }
         assert_eq!(order.0.len(), 3);
+        assert_eq!(order.0, order.1);
+    }
+
+    /// A selector reused from an earlier pass (other accounts waiting, a
+    /// user placed since, another time) chooses as a new one does.
+    #[test]
+    fn a_reused_selector_chooses_as_a_new_one() {
+        let users = ["a", "b", "c", "d", "e"];
+        let mut tree = flat(&[("a", 5), ("b", 3), ("c", 3), ("d", 1), ("default", 8)], &users[..4]);
+        let inputs = PriorityInputs::default();
+        let leaves: Vec<NodeId> = users[..4].iter().map(|u| tree.leaves_for_test(u)).collect();
+        let mut old = Selector::for_accounts(&tree, Time(0), &inputs, [(leaves[0], 3), (leaves[2], 1)]);
+        while let Some(leaf) = old.next() {
+            tree.start_job(leaf, &job(0));
+            old.refresh_path(&tree, leaf, &inputs);
+            old.set_pending(&tree, leaf, 0);
+        }
+        let e = tree.place("e")[0];
+        let waiting = [(leaves[1], 2), (leaves[3], 1), (e, 4), (leaves[0], 1)];
+        let fresh = Selector::for_accounts(&tree, Time(900), &inputs, waiting);
+        let reused = old.reuse(&tree, Time(900), &inputs, waiting);
+        let mut order = (Vec::new(), Vec::new());
+        for (mut sel, out) in [(fresh, &mut order.0), (reused, &mut order.1)] {
+            while let Some(leaf) = sel.next() {
+                out.push((leaf, sel.priority(leaf)));
+                sel.set_pending(&tree, leaf, 0);
+            }
+        }
+        assert_eq!(order.0.len(), 4);
         assert_eq!(order.0, order.1);
     }
 
