@@ -125,6 +125,9 @@ pub(crate) fn launch(
         cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
     };
     state.files.write_spec(&spec)?;
+    if let Some(c) = &state.cgroups {
+        c.ensure();
+    }
     let supervisors = &mut state.supervisors;
     supervisors.start(job.0, wake).with_context(|| format!("cannot start {}", supervisors.exe().display()))
 }

@@ -126,6 +126,10 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
         None => eprintln!("allotd: no writable cgroup v2: jobs are measured from /proc and getrusage"),
     }
+    // Made again at the next job's start.
+    if let Some(c) = state.cgroups.as_ref().filter(|_| state.running.is_empty()) {
+        c.release();
+    }
     // Started on another configuration than the log's last: it applies as
     // `badmin reconfig` would, or allotd does not start.
     if replayed.is_empty() || state.source != current {
@@ -641,8 +645,12 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
     // job for one that never started).
     records.extend(starts.iter().map(|(job, alloc)| Record::Started { job: job.0, alloc: alloc.clone() }));
     state.record(t, records).context("cannot write the event log")?;
+    let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
     for id in ended {
         state.files.clean(id);
+    }
+    if let Some(c) = state.cgroups.as_ref().filter(|_| idle) {
+        c.release();
     }
     for (job, alloc) in starts {
         state.mark_running(job.0, t, &alloc);

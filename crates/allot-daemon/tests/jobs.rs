@@ -369,6 +369,21 @@ fn a_job_is_measured_whole_in_its_cgroup() {
     let used = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "cpu_used", &job.to_string()], &dir));
     let secs: f64 = used.split_whitespace().next().and_then(|s| s.parse().ok()).expect("CPU_USED");
     assert!(secs >= 0.2, "the orphaned loop's CPU counts: {used}");
+    // With nothing running, allotd's `allot-<tag>` cgroup is gone (a kill
+    // -9 now leaves none behind); the next job makes it again and is
+    // measured in it.
+    let base = allot_exec::cgroup::current()
+        .expect("in a cgroup")
+        .join(format!("allot-{}", allot_exec::cgroup::tag_of(&dir.join("state"))));
+    assert!(!base.exists(), "{} is left while idle", base.display());
+    let again = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", burn], &dir));
+    d.wait_for(again, "RUN", &dir);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(base.exists(), "made again for the job");
+    d.wait_for(again, "DONE", &dir);
+    let used = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "cpu_used", &again.to_string()], &dir));
+    let secs: f64 = used.split_whitespace().next().and_then(|s| s.parse().ok()).expect("CPU_USED");
+    assert!(secs >= 0.2, "measured in the cgroup made again: {used}");
 }
 
 /// `bsub -t` and `-c`: a job that could not finish its CPU limit before

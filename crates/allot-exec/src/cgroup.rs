@@ -64,6 +64,27 @@ impl Cgroups {
         &self.base
     }
 
+    /// Makes `allot-<tag>` again if it went ([`Cgroups::release`]), with
+    /// the memory controller passed on as at first.
+    pub fn ensure(&self) {
+        if self.base.join("cgroup.procs").exists() {
+            return;
+        }
+        if made(&self.base).is_ok() {
+            let controllers = std::fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
+            if controllers.split_whitespace().any(|c| c == "memory") {
+                let _ = std::fs::write(self.base.join("cgroup.subtree_control"), "+memory");
+            }
+        }
+    }
+
+    /// Removes `allot-<tag>` while no job runs (it fails, harmlessly,
+    /// while one does): an allotd killed with -9 while idle leaves no
+    /// empty cgroup behind.
+    pub fn release(&self) {
+        let _ = std::fs::remove_dir(&self.base);
+    }
+
     /// Where job `job` runs.
     pub fn job_dir(&self, job: u64) -> PathBuf {
         self.base.join(format!("job.{job}"))
