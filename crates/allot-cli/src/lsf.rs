@@ -117,6 +117,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         term_time,
         cpu_limit: o.cpu_limit,
         exclusive: o.exclusive,
+        app: o.app,
     };
     let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
         bail!("bsub: unexpected answer");

@@ -67,6 +67,8 @@ pub struct BsubOptions {
     pub error: Option<(String, bool)>,
     /// `-x`.
     pub exclusive: bool,
+    /// `-app`: the application profile.
+    pub app: Option<String>,
     /// `-cwd`.
     pub cwd: Option<String>,
     /// `-K`: wait for the job to end.
@@ -181,6 +183,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             }
             "-t" => o.term_time = Some(TermTime::parse(&value)?),
             "-G" => o.group = Some(value),
+            "-app" => o.app = Some(value),
             "-P" => o.project = Some(value),
             "-J" => o.name = Some(value),
             "-R" => o.res_req.push(value),

@@ -113,6 +113,11 @@ impl Config {
             default_compute_unit_type: self.params.default_compute_unit_type.clone(),
             compute_units: self.compute_unit_specs(),
             host_groups: self.host_groups.iter().map(|g| (g.name.clone(), self.resolve_hosts(&g.members))).collect(),
+            applications: self
+                .applications
+                .iter()
+                .map(|a| (a.name.clone(), allot_engine::model::AppSpec { run_limit: a.runlimit, runtime: a.runtime }))
+                .collect(),
         }
     }
 }

@@ -12,7 +12,8 @@ use crate::model::{Config, Host};
 use crate::{settings, validate};
 
 /// The files of a configuration directory that allot reads.
-pub const FILES: &[&str] = &["lsb.params", "lsf.conf", "lsb.users", "lsb.hosts", "lsb.queues", "allot.toml"];
+pub const FILES: &[&str] =
+    &["lsb.params", "lsf.conf", "lsb.users", "lsb.hosts", "lsb.queues", "lsb.applications", "allot.toml"];
 
 /// Reads `dir`. On success, the configuration and its warnings; on any
 /// error, every diagnostic found (errors and warnings), and nothing else.
@@ -99,6 +100,9 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     config.compute_units = lsb_hosts.compute_units;
     if let Some(src) = get("lsb.queues") {
         config.queues = queues::read(&src, diags);
+    }
+    if let Some(src) = get("lsb.applications") {
+        config.applications = crate::lsf::applications::read(&src, diags);
     }
     validate::validate(&mut config, diags);
     config

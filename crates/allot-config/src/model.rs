@@ -159,6 +159,17 @@ impl Queue {
     }
 }
 
+/// An application profile of `lsb.applications`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Application {
+    pub name: String,
+    pub description: String,
+    /// RUNLIMIT, seconds: the run limit of its jobs without `-W`.
+    pub runlimit: Option<u64>,
+    /// RUNTIME, seconds: the run time estimate of its jobs without `-We`.
+    pub runtime: Option<u64>,
+}
+
 /// `lsb.users` User section row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UserLimits {
@@ -264,6 +275,8 @@ pub struct AllotSettings {
 pub struct Config {
     pub params: Params,
     pub queues: Vec<Queue>,
+    /// `lsb.applications`: the profiles `bsub -app` names.
+    pub applications: Vec<Application>,
     pub groups: GroupTable,
     pub user_limits: Vec<UserLimits>,
     pub hosts: Vec<Host>,

@@ -469,6 +469,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         term_time: s.term_time,
         cpu_limit: s.cpu_limit,
         exclusive: s.exclusive,
+        app: s.app.clone(),
     };
     // A job that names no queue goes to the first default queue that
     // takes it, closed queues left out (automatic queue selection).

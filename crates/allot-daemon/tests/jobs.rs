@@ -67,6 +67,9 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     let x = d.cmd(&["bsub", "-x", "true"], &dir);
     assert!(!x.status.success());
     assert_eq!(stderr(&x), "-x: queue `normal` does not accept exclusive jobs (EXCLUSIVE)\n");
+    let app = d.cmd(&["bsub", "-app", "nosuch", "true"], &dir);
+    assert!(!app.status.success());
+    assert_eq!(stderr(&app), "-app nosuch: no such application profile (lsb.applications)\n");
     // A -cwd with patterns is made (0700); one without runs in /tmp.
     let made = d.cmd(&["bsub", "-K", "-P", "climate", "-cwd", "scratch/%P/%J", "pwd > where"], &dir);
     assert!(made.status.success(), "{}", stderr(&made));

@@ -97,6 +97,14 @@ impl Engine {
         if u64::from(min) > available {
             return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
         }
+        // Job level over application level over queue level, as LSF
+        // orders run limits.
+        let app = match &spec.app {
+            Some(name) => {
+                *self.config.applications.get(name).ok_or_else(|| Rejection::NoSuchApplication(name.clone()))?
+            }
+            None => crate::model::AppSpec::default(),
+        };
         if spec.exclusive && !q.spec.exclusive {
             return Err(Rejection::NotExclusiveQueue(q.spec.name.clone()));
         }
@@ -139,9 +147,9 @@ impl Engine {
             own_res: spec.res_req.clone().map(Arc::new),
             res: res.filter(ResReq::constrains).map(Arc::new),
             picks: picks.map(Arc::new),
-            run_limit: spec.run_limit,
+            run_limit: spec.run_limit.or(app.run_limit),
             backfill_limit: None,
-            run_estimate: spec.run_estimate,
+            run_estimate: spec.run_estimate.or(app.runtime),
             exclusive: spec.exclusive,
             term_time: spec.term_time.map(crate::time::Time),
             cpu_limit: spec.cpu_limit,

@@ -55,6 +55,8 @@ pub enum Rejection {
     BadResReq(String),
     #[error("-m: {0}")]
     BadHosts(String),
+    #[error("-app {0}: no such application profile (lsb.applications)")]
+    NoSuchApplication(String),
     #[error("-x: queue `{0}` does not accept exclusive jobs (EXCLUSIVE)")]
     NotExclusiveQueue(String),
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]

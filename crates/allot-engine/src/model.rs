@@ -189,6 +189,16 @@ pub struct EngineConfig {
     pub compute_units: Vec<ComputeUnitSpec>,
     /// Host groups, each with its hosts (for `bsub -m`).
     pub host_groups: BTreeMap<String, Vec<String>>,
+    /// Application profiles (`lsb.applications`, `bsub -app`): RUNLIMIT
+    /// and RUNTIME, seconds, for jobs that give no `-W` or `-We`.
+    pub applications: BTreeMap<String, AppSpec>,
+}
+
+/// What allot takes from an application profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AppSpec {
+    pub run_limit: Option<u64>,
+    pub runtime: Option<u64>,
 }
 
 /// A compute unit: its type and its hosts (a coarser unit's are those of
@@ -233,6 +243,7 @@ impl EngineConfig {
             default_compute_unit_type: None,
             compute_units: Vec::new(),
             host_groups: BTreeMap::new(),
+            applications: BTreeMap::new(),
         }
     }
 }
@@ -279,6 +290,10 @@ pub struct JobSpec {
     /// `-c`: the CPU limit, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<u64>,
+    /// `-app`: the application profile whose RUNLIMIT and RUNTIME apply
+    /// where `-W` and `-We` are not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
     /// `-x`: exclusive execution: the job starts only on hosts where
     /// nothing runs, and nothing else starts on them while it runs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

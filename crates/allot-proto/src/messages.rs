@@ -55,6 +55,9 @@ pub struct Submit {
     /// `-x`: exclusive execution.
     #[serde(default)]
     pub exclusive: bool,
+    /// `-app`: the application profile.
+    #[serde(default)]
+    pub app: Option<String>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

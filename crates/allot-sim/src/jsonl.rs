@@ -59,6 +59,7 @@ pub fn read(text: &str) -> Workload {
                 run_limit: opts.run_limit,
                 run_estimate: opts.estimated_run_time,
                 exclusive: opts.exclusive,
+                app: opts.app,
                 cpu_time: parsed.cpu_time,
                 exit: 0,
                 priority: opts.priority,

@@ -137,6 +137,7 @@ pub fn run(
                 run_limit: job.run_limit,
                 run_estimate: job.run_estimate,
                 exclusive: job.exclusive,
+                app: job.app.clone(),
                 group: job.charge_group.clone(),
                 depends: None,
                 array: None,

@@ -112,6 +112,7 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
         run_limit: (req_time > 0.0).then_some(req_time as u64),
         run_estimate: None,
         exclusive: false,
+        app: None,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },
         exit: match status as i64 {
             1 => 0,

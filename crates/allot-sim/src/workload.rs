@@ -25,6 +25,8 @@ pub struct WorkloadJob {
     pub run_estimate: Option<u64>,
     /// `bsub -x`.
     pub exclusive: bool,
+    /// `bsub -app`.
+    pub app: Option<String>,
     /// CPU seconds it uses in all.
     pub cpu_time: f64,
     /// Exit code when it ends by itself.

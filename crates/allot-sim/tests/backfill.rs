@@ -855,3 +855,33 @@ fn estimates_schedule_but_do_not_kill() {
     assert_eq!(pass(&mut e, hm(12, 0)), [job2.0]);
     assert!(e.is_pending(late) && e.is_pending(short));
 }
+
+/// Application profiles (`lsb.applications`, `bsub -app`): RUNTIME is the
+/// estimate and RUNLIMIT the limit of a job that gives neither `-We` nor
+/// `-W` (job level over application level). On the 4-CPU example: an
+/// `-app est` job with no limit backfills by its profile's hour, unless
+/// its own `-We` says 3 hours; an `-app lim` job backfills and is killed
+/// at its profile's hour; the estimate kills nothing.
+#[test]
+fn application_profiles_give_estimates_and_limits() {
+    let apps = "Begin Application\nNAME = est\nRUNTIME = 60\nEnd Application\n\
+                Begin Application\nNAME = lim\nRUNLIMIT = 60\nEnd Application\n";
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[1000]\nBACKFILL = Y");
+    let mut e = engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q), ("lsb.applications", apps)]);
+    let app = |name: &str, slots: u32| JobSpec { app: Some(name.into()), ..job("normal", slots, None, None) };
+    assert_eq!(
+        e.apply(hm(8, 0), &Event::Submit(app("nosuch", 1))),
+        Err(allot_engine::Rejection::NoSuchApplication("nosuch".into()))
+    );
+    let job1 = submit(&mut e, hm(8, 0), job("normal", 1, Some(120), None));
+    let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
+    assert_eq!(pass(&mut e, hm(8, 0)), [job1.0]);
+    let longer = submit(&mut e, hm(8, 30), JobSpec { run_estimate: Some(180 * 60), ..app("est", 2) });
+    assert_eq!(pass(&mut e, hm(8, 30)), Vec::<u64>::new(), "its own 3 hours go past job2's start");
+    let est = submit(&mut e, hm(8, 30), app("est", 2));
+    let lim = submit(&mut e, hm(8, 30), app("lim", 1));
+    assert_eq!(pass(&mut e, hm(8, 30)), [est.0, lim.0]);
+    assert_eq!((e.job_run_limit(est), e.job_run_limit(lim)), (None, Some(3600)));
+    assert_eq!(kills(&mut e, hm(9, 30)), [lim.0], "the profile's RUNLIMIT kills, its RUNTIME does not");
+    assert!(e.is_pending(longer) && e.is_pending(job2));
+}

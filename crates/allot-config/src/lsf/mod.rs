@@ -1,5 +1,6 @@
 //! LSF's configuration files.
 
+pub mod applications;
 pub mod cluster;
 pub mod hosts;
 pub mod params;

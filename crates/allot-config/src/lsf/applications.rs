@@ -1,0 +1,97 @@
+//! `lsb.applications`: `Begin Application` ... `End Application` sections,
+//! the application profiles `bsub -app` names. allot reads NAME,
+//! DESCRIPTION, RUNLIMIT and RUNTIME (the run time estimate: "LSF uses the
+//! RUNTIME estimate for scheduling purposes only", spec 004, "Backfill
+//! scheduling"); any other parameter is reported and ignored.
+
+use super::read::{at, value};
+use super::text::{Source, key_values, sections, unquote};
+use super::values::{name, run_limits};
+use crate::diag::Diagnostics;
+use crate::model::Application;
+
+pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Application> {
+    let mut out: Vec<Application> = Vec::new();
+    for section in sections(src, diags) {
+        if !section.is("Application") {
+            diags.warning(at(&section.begin, &section.name), format!("unknown section `{}`, ignored", section.name));
+            continue;
+        }
+        let kvs = key_values(&section, diags);
+        let Some((line, name_kv)) = kvs.iter().find(|(_, kv)| kv.key.eq_ignore_ascii_case("NAME")) else {
+            diags.error(section.begin.loc(0), "Application: expected a `NAME` parameter");
+            continue;
+        };
+        let Some(app_name) = value(diags, line, "NAME", name_kv.value, name) else { continue };
+        if out.iter().any(|a| a.name == app_name) {
+            diags.error(at(line, name_kv.value), format!("application `{app_name}` is defined twice"));
+            continue;
+        }
+        let mut app = Application { name: app_name.to_string(), ..Application::default() };
+        for (line, kv) in &kvs {
+            let key = kv.key.to_ascii_uppercase();
+            // One value, [hours:]minutes.
+            let minutes = |diags: &mut Diagnostics| match value(diags, line, &key, kv.value, run_limits) {
+                Some(v) if v.len() == 1 => Some(v[0].seconds),
+                Some(_) => {
+                    diags.error(at(line, kv.value), format!("{key}: expected one `[hours:]minutes`"));
+                    None
+                }
+                None => None,
+            };
+            match key.as_str() {
+                "NAME" => {}
+                "DESCRIPTION" => app.description = unquote(kv.value).to_string(),
+                "RUNLIMIT" => app.runlimit = minutes(diags),
+                "RUNTIME" => app.runtime = minutes(diags),
+                _ => diags.warning(
+                    at(line, kv.key),
+                    format!("application `{}`: `{}` is not used by allot, ignored", app.name, kv.key),
+                ),
+            }
+        }
+        out.push(app);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apps(text: &str) -> (Vec<Application>, Diagnostics) {
+        let mut d = Diagnostics::default();
+        let a = read(&Source { name: "lsb.applications", text }, &mut d);
+        (a, d)
+    }
+
+    #[test]
+    fn profiles_with_run_limits_and_estimates() {
+        let (a, d) = apps(
+            "Begin Application\nNAME = sim\nDESCRIPTION = \"simulations\"\nRUNTIME = 1:30\nRUNLIMIT = 180\nEnd Application\n\
+             Begin Application\nNAME = plain\nCPULIMIT = 10\nEnd Application\n",
+        );
+        assert_eq!(
+            d.0.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+            ["lsb.applications:9:1: warning: application `plain`: `CPULIMIT` is not used by allot, ignored"]
+        );
+        assert_eq!((a[0].name.as_str(), a[0].runtime, a[0].runlimit), ("sim", Some(5400), Some(10800)));
+        assert_eq!(a[0].description, "simulations");
+        assert_eq!((a[1].runtime, a[1].runlimit), (None, None));
+    }
+
+    #[test]
+    fn bad_profiles_are_located() {
+        let (a, d) = apps(
+            "Begin Application\nRUNTIME = 10\nEnd Application\n\
+             Begin Application\nNAME = x\nRUNTIME = soon\nEnd Application\n\
+             Begin Application\nNAME = x\nEnd Application\n",
+        );
+        let d: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].starts_with("lsb.applications:1:1: error: Application: expected a `NAME`"), "{d:?}");
+        assert!(d[1].starts_with("lsb.applications:6:11: error: RUNTIME"), "{d:?}");
+        assert!(d[2].contains("application `x` is defined twice"), "{d:?}");
+        assert_eq!(a.len(), 1);
+    }
+}
