@@ -513,7 +513,6 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     }
 }
 
-/// An option's value that failed to parse, where (columns from 1) and why.
 /// `bslots [-R "select"]`: the engine's backfill windows, on the hosts
 /// the requirement selects. Only a select string is taken, as LSF's
 /// bslots takes.
@@ -541,6 +540,7 @@ fn slots(state: &State, t: Time, select: Option<&str>) -> Response {
     )
 }
 
+/// An option's value that failed to parse, where (columns from 1) and why.
 fn at_column(option: &str, e: &allot_config::lsf::values::ValueError) -> String {
     format!("{option}: column {}: {}", e.offset + 1, e.message)
 }

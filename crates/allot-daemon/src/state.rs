@@ -219,9 +219,9 @@ impl State {
                 let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time, exit: *exit });
                 j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
                 j.end_time = Some(t.0);
-                self.finished.insert((t.0, *job));
                 j.exit = Some(*exit);
                 j.cpu_time = Some(*cpu_time);
+                self.finished.insert((t.0, *job));
             }
             Record::Removed { job } => {
                 let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: 0.0, exit: 130 });
@@ -374,13 +374,16 @@ impl State {
     /// environments no job holds any more go too.
     pub fn clean(&mut self, now: u64) {
         let mut forgot = false;
+        let period = self.clean_period;
+        // Ended that long ago (a job that ran again since has a later end).
+        let gone =
+            |j: &DaemonJob| !j.status.unfinished() && j.end_time.is_some_and(|e| e.saturating_add(period) <= now);
         while let Some(&(end, id)) = self.finished.first() {
-            if end.saturating_add(self.clean_period) > now {
+            if end.saturating_add(period) > now {
                 break;
             }
             self.finished.pop_first();
-            let ended_then = |j: &DaemonJob| !j.status.unfinished() && j.end_time == Some(end);
-            let Some(job) = self.jobs.get(&id).filter(|j| ended_then(j)) else { continue };
+            let Some(job) = self.jobs.get(&id).filter(|j| gone(j)) else { continue };
             match job.array {
                 None => {
                     self.jobs.remove(&id);
@@ -388,9 +391,6 @@ impl State {
                 }
                 Some((first, _)) => {
                     let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
-                    let gone = |j: &DaemonJob| {
-                        !j.status.unfinished() && j.end_time.is_some_and(|e| e.saturating_add(self.clean_period) <= now)
-                    };
                     if (first..first + size).all(|e| self.jobs.get(&e).is_none_or(gone)) {
                         for e in first..first + size {
                             self.jobs.remove(&e);

@@ -60,7 +60,6 @@ impl Engine {
         job.held = hold;
         let job = job.clone();
         self.release_running(id, &job, state, t, cpu_time);
-        let job = Job { backfill_limit: None, ..job };
         self.add_pending(id, &job);
         if let Some(j) = self.jobs.get_mut(&id) {
             j.backfill_limit = None;

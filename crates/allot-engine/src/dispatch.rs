@@ -264,8 +264,9 @@ impl Engine {
 
     /// Whether a failure of `job` (without a reservation of its own) tells
     /// of every job of its queue asking as many slots or more: no
-    /// requirement or host list, and no partition hosts, which differ by
-    /// user.
+    /// requirement, host list or `-x`, no partition hosts (which differ by
+    /// user), and a run limit that is the one backfill counts on (no
+    /// estimate, no interruptible backfill queue).
     fn is_plain(&self, job: &Job) -> bool {
         let q = &self.queues[job.queue];
         !job.constrained() && q.partitions.is_empty() && q.spec.interruptible.is_none() && job.run_estimate.is_none()
@@ -506,9 +507,6 @@ impl Engine {
         // The selector below sees what the holders changed.
         self.share_touched.clear();
         let inputs = PriorityInputs::default();
-        if self.selectors.len() <= policy {
-            self.selectors.resize_with(policy + 1, || None);
-        }
         let kept = self.selectors[policy].take();
         let tree = &self.fairshare.policies[policy].tree;
         let accounts = unit.by_account.iter().map(|(&a, jobs)| (a, jobs.len() as u64));
@@ -621,11 +619,7 @@ impl Engine {
     /// When a job started at `start` is killed: at its run limit, or at
     /// its termination deadline when that comes first.
     pub(crate) fn job_end(&self, job: &Job, start: Time) -> Option<Time> {
-        let by_limit = self.job_limit(job).map(|l| Time(start.0 + l));
-        match (by_limit, job.term_time) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        ends_by(start, self.job_limit(job), job.term_time)
     }
 
     /// Why a pending job cannot start now because of a limit, if one
@@ -730,19 +724,17 @@ impl Engine {
             let tried = plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until);
             // Any job needs that many slots free or borrowable (its own
             // reservation among them, when it may use that).
-            let free = self.host_sets[self.queues[queue].host_set].1.total();
             let hopeless = tried || u64::from(slots) > free + self.borrowable(until, t);
             if !hopeless {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
                 let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
                 if let Some(alloc) = self.place(job, t, &ask) {
-                    let mut job = job.clone();
+                    let job = job.clone();
                     let mut until = until;
                     if interruptible.is_some() {
                         let cut = self.interrupt_limit(&alloc, until, t, limit);
                         until = Time(t.0 + cut);
-                        job.backfill_limit = Some(cut);
                         if let Some(j) = self.jobs.get_mut(&id) {
                             j.backfill_limit = Some(cut);
                         }
@@ -792,7 +784,7 @@ impl Engine {
     fn commit(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) {
         let Some(job) = self.jobs.get(&id) else { return };
         let (queue, user, asked, limit) = (job.queue, job.user, job.slots, self.job_limit(job));
-        let expected = self.expected_end(job, t);
+        let (end, expected) = (self.job_end(job, t), self.expected_end(job, t));
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let accept = self.queues[queue].spec.accept_interval();
         let per_host = self.queues[queue].per_host_limits;
@@ -826,7 +818,6 @@ impl Engine {
         }
         q.user_used[user as usize] += slots;
         self.user_used[user as usize] += slots;
-        let end = self.jobs.get(&id).and_then(|j| self.job_end(j, t));
         if let Some(end) = end {
             self.deadlines.insert((end, id));
         }
@@ -873,5 +864,15 @@ impl Engine {
             self.fairshare.policies[*p].tree.start_job(*leaf, charge);
         }
         charges
+    }
+}
+
+/// After `seconds` from `start`, or at the termination deadline `term` when
+/// that comes first; `None` with neither.
+pub(crate) fn ends_by(start: Time, seconds: Option<u64>, term: Option<Time>) -> Option<Time> {
+    let by_time = seconds.map(|d| Time(start.0 + d));
+    match (by_time, term) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

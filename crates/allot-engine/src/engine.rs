@@ -239,6 +239,11 @@ impl HostState {
     pub(crate) fn unclaimed(&self) -> u32 {
         self.slots.saturating_sub(self.used + self.rsv_slots)
     }
+
+    /// What the free-slot indexes hold for the host: none while it is down.
+    fn indexed_free(&self) -> u32 {
+        if self.up { self.unclaimed() } else { 0 }
+    }
 }
 
 pub(crate) struct HostState {
@@ -381,6 +386,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(mut config: EngineConfig) -> Self {
         let fairshare = std::mem::take(&mut config.fairshare);
+        let policies = fairshare.policies.len();
         let mut hosts: Vec<HostState> = config
             .hosts
             .iter()
@@ -511,7 +517,7 @@ impl Engine {
             rsv_changes: 0,
             rsv_index: crate::reserve::RsvIndex::default(),
             share_touched: Vec::new(),
-            selectors: Vec::new(),
+            selectors: vec![None; policies],
             hosts_blocked: 0,
         }
     }
@@ -611,7 +617,7 @@ impl Engine {
     /// Brings the host's free count up to date in every host set it is in.
     pub(crate) fn refresh_host(&mut self, h: u32) {
         let host = &self.hosts[h as usize];
-        let free = if host.up { host.unclaimed() } else { 0 };
+        let free = host.indexed_free();
         for &(set, pos) in &host.in_sets {
             self.host_sets[set].1.set(pos, free);
         }
@@ -629,7 +635,7 @@ impl Engine {
         let mut per_set: Vec<(usize, Vec<(usize, u32)>)> = Vec::new();
         for &h in hs {
             let host = &self.hosts[h as usize];
-            let free = if host.up { host.unclaimed() } else { 0 };
+            let free = host.indexed_free();
             for &(set, pos) in &host.in_sets {
                 match per_set.iter_mut().find(|s| s.0 == set) {
                     Some(s) => s.1.push((pos, free)),
@@ -743,9 +749,7 @@ impl Engine {
     /// interruptible backfill queue ignores the job's own, estimate too.
     pub(crate) fn job_duration(&self, job: &Job) -> Option<u64> {
         let limit = self.job_limit(job);
-        let estimate = job
-            .run_estimate
-            .filter(|_| job.backfill_limit.is_none() && self.queues[job.queue].spec.interruptible.is_none());
+        let estimate = job.run_estimate.filter(|_| self.queues[job.queue].spec.interruptible.is_none());
         match (limit, estimate) {
             (Some(l), Some(e)) => Some(l.min(e)),
             (l, e) => l.or(e),
@@ -755,10 +759,6 @@ impl Engine {
     /// When a job started at `start` is expected to end: after its
     /// [`Engine::job_duration`], or at its termination deadline if sooner.
     pub(crate) fn expected_end(&self, job: &Job, start: Time) -> Option<Time> {
-        let by_duration = self.job_duration(job).map(|d| Time(start.0 + d));
-        match (by_duration, job.term_time) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        crate::dispatch::ends_by(start, self.job_duration(job), job.term_time)
     }
 }

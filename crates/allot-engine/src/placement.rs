@@ -138,7 +138,7 @@ impl Engine {
     /// host, whatever the ask says.
     pub(crate) fn host_cap_released(&self, h: u32, job: &Job, t: Time, ask: &Ask, released: (u32, f64)) -> u32 {
         let host = &self.hosts[h as usize];
-        if !host.up || host.excl_locks > 0 {
+        if host.blocked() {
             return 0;
         }
         // `bsub -x` runs only where nothing runs (once what is released
@@ -207,8 +207,8 @@ impl Engine {
     /// (`bsub -x`).
     pub(crate) fn hold_hosts(&mut self, res: Option<&ResReq>, exclusive: bool, alloc: &[(u32, u32)], hold: bool) {
         self.lock_cus(res, alloc, hold);
+        let hosts: SmallVec<[u32; 8]> = alloc.iter().map(|a| a.0).collect();
         if exclusive {
-            let hosts: SmallVec<[u32; 8]> = alloc.iter().map(|a| a.0).collect();
             self.lock_hosts(&hosts, hold);
         }
         let mem = res.and_then(|r| r.rusage_mem).unwrap_or(0.0);
@@ -223,7 +223,6 @@ impl Engine {
                 host.mem_reserved = (host.mem_reserved - mem).max(0.0);
             }
         }
-        let hosts: SmallVec<[u32; 8]> = alloc.iter().map(|a| a.0).collect();
         self.refresh_hosts(&hosts);
     }
 

@@ -312,9 +312,7 @@ impl Engine {
         // than it needs, and takes all it held again: with nothing free,
         // what it holds stays, on hosts that still give it (up, not taken
         // by an exclusive unit, and no per-host limit of its queue in play).
-        let stays = |r: &Reservation| {
-            r.hosts.iter().all(|&(h, _, _)| self.hosts[h as usize].up && self.hosts[h as usize].excl_locks == 0)
-        };
+        let stays = |r: &Reservation| r.hosts.iter().all(|&(h, _, _)| !self.hosts[h as usize].blocked());
         let simple = !job.constrained() && !self.queues[job.queue].per_host_limits && rusage_mem(job) <= 0.0;
         if simple && held.is_some_and(stays) && (nothing_free || self.grow(id, t)) {
             return;
@@ -356,31 +354,17 @@ impl Engine {
         if grew {
             // In place: only the hosts whose share changed are touched.
             for &(h, n, m) in &hosts {
-                let (was_n, was_m) = on(h);
-                if (n, m) == (was_n, was_m) {
-                    continue;
+                let was = on(h);
+                if (n, m) != was {
+                    self.set_reserved(h, id, (n, m), was);
                 }
-                let host = &mut self.hosts[h as usize];
-                match host.rsv.iter_mut().find(|r| r.0 == id) {
-                    Some(e) => (e.1, e.2) = (n, m),
-                    None => host.rsv.push((id, n, m)),
-                }
-                host.rsv_slots = host.rsv_slots + n - was_n;
-                host.rsv_mem = (host.rsv_mem + m - was_m).max(0.0);
-                self.rsv_hosts.insert(h);
             }
             let touched: Vec<u32> = hosts.iter().map(|x| x.0).collect();
             self.refresh_hosts(&touched);
             if let Some(r) = self.reservations.get_mut(&id) {
-                (r.hosts, r.predicted, r.spare) = (hosts, None, None);
+                r.hosts = hosts;
             }
-            self.rsv_changes += 1;
-            self.recharge_reserved(id);
-            if mem <= 0.0 {
-                self.take_free(taken, None);
-            } else {
-                self.invalidate_predictions();
-            }
+            self.reservation_grew(id, taken, mem > 0.0);
             return;
         }
         // Anything it let go of may bring the others' predictions forward.
@@ -393,11 +377,7 @@ impl Engine {
             }
         };
         for &(h, n, m) in &hosts {
-            let host = &mut self.hosts[h as usize];
-            host.rsv.push((id, n, m));
-            host.rsv_slots += n;
-            host.rsv_mem += m;
-            self.rsv_hosts.insert(h);
+            self.set_reserved(h, id, (n, m), (0, 0.0));
         }
         let touched: Vec<u32> = hosts.iter().map(|x| x.0).collect();
         self.refresh_hosts(&touched);
@@ -481,16 +461,11 @@ impl Engine {
         }
         let mut taken = 0;
         for &(h, have, n) in &more {
-            let host = &mut self.hosts[h as usize];
-            match host.rsv.iter_mut().find(|x| x.0 == id) {
-                Some(e) => e.1 = n,
-                None => host.rsv.push((id, n, 0.0)),
-            }
-            host.rsv_slots += n - have;
+            self.set_reserved(h, id, (n, 0.0), (have, 0.0));
             taken += n - have;
-            self.rsv_hosts.insert(h);
-            self.refresh_host(h);
         }
+        let touched: SmallVec<[u32; 8]> = more.iter().map(|m| m.0).collect();
+        self.refresh_hosts(&touched);
         if let Some(r) = self.reservations.get_mut(&id) {
             for &(h, _, n) in &more {
                 match r.hosts.binary_search_by_key(&h, |x| x.0) {
@@ -498,12 +473,39 @@ impl Engine {
                     Err(i) => r.hosts.insert(i, (h, n, 0.0)),
                 }
             }
+        }
+        self.reservation_grew(id, taken, false);
+        true
+    }
+
+    /// `id` holds `now` (slots, MB) on host `h`, where it held `was`; the
+    /// caller brings the free-slot indexes up to date.
+    fn set_reserved(&mut self, h: u32, id: JobId, now: (u32, f64), was: (u32, f64)) {
+        let host = &mut self.hosts[h as usize];
+        match host.rsv.iter_mut().find(|r| r.0 == id) {
+            Some(e) => (e.1, e.2) = now,
+            None => host.rsv.push((id, now.0, now.1)),
+        }
+        host.rsv_slots = host.rsv_slots + now.0 - was.0;
+        host.rsv_mem = (host.rsv_mem + now.1 - was.1).max(0.0);
+        self.rsv_hosts.insert(h);
+    }
+
+    /// After `id`'s reservation grew in place by `taken` slots that were
+    /// free (and memory, with `mem`): its prediction and charge are made
+    /// again, and the others' predictions kept where they still hold
+    /// ([`Engine::take_free`]; with memory, none is).
+    fn reservation_grew(&mut self, id: JobId, taken: u32, mem: bool) {
+        if let Some(r) = self.reservations.get_mut(&id) {
             (r.predicted, r.spare) = (None, None);
         }
         self.rsv_changes += 1;
         self.recharge_reserved(id);
-        self.take_free(taken, None);
-        true
+        if mem {
+            self.invalidate_predictions();
+        } else {
+            self.take_free(taken, None);
+        }
     }
 
     /// Adds (`sign` 1) or takes back (-1) reserved slots on share accounts;
@@ -682,8 +684,9 @@ impl Engine {
     }
 
     /// When pending job `id` is predicted to start, from now `t`, if the
-    /// running jobs end at their run limits (module docs); `None` when it
-    /// waits for a job with no run limit, or is not pending.
+    /// running jobs end when they are expected to (their estimates or run
+    /// limits, module docs); `None` when it waits for a job with neither,
+    /// or one past its estimate, or is not pending.
     pub fn predicted_start(&self, id: JobId, t: Time) -> Option<Time> {
         self.predict(id, t).0
     }
