@@ -34,7 +34,6 @@ use std::ops::Bound;
 
 use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, KillReason, QueueState};
 use crate::pools::{PoolQueue, entitlements};
-use crate::reasons::PendingReason;
 use crate::reserve::{Ask, View};
 use crate::shares::priority::PriorityInputs;
 use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, Selector};
@@ -270,22 +269,6 @@ impl Engine {
     fn is_plain(&self, job: &Job) -> bool {
         let q = &self.queues[job.queue];
         !job.constrained() && q.partitions.is_empty() && q.spec.interruptible.is_none() && job.run_estimate.is_none()
-    }
-
-    /// The run limit of an interruptible backfill job placed on `alloc`
-    /// (spec 004: "The job runtime limit is set in such way, that the job
-    /// releases the resource before it is needed by the slot reserving
-    /// job"): until the earliest predicted start of a reservation it may
-    /// borrow from on those hosts, and no longer than the queue's limit
-    /// (RUNLIMIT "corresponds to a maximum time slice for backfill").
-    fn interrupt_limit(&self, alloc: &[(u32, u32)], until: Time, t: Time, queue_limit: u64) -> u64 {
-        alloc
-            .iter()
-            .flat_map(|&(h, _)| self.hosts[h as usize].rsv.iter())
-            .filter_map(|r| self.reservations.get(&r.0).and_then(|x| x.predicted.flatten()))
-            .filter(|&p| p >= until)
-            .map(|p| p.0 - t.0)
-            .fold(queue_limit, u64::min)
     }
 
     pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
@@ -594,97 +577,6 @@ impl Engine {
         }
     }
 
-    /// Deadline constraint scheduling (spec 004, "How Deadline Constraint
-    /// Scheduling Works For Parallel Jobs"): a job with a termination
-    /// deadline (`bsub -t`) starts only if it can finish by then. With a
-    /// run limit, `deadline - now > run limit`; with a CPU limit and no
-    /// run limit, `deadline - now > CPU limit / minimum processors` (all
-    /// hosts run at CPU factor 1, so the limit on a candidate host is the
-    /// limit given). With neither, only before the deadline. The strict
-    /// `>` of the spec's formula holds for run limits too: a job that
-    /// would end exactly at its deadline does not start.
-    pub(crate) fn meets_deadline(&self, job: &Job, t: Time) -> bool {
-        let Some(deadline) = job.term_time else { return true };
-        if t >= deadline {
-            return false;
-        }
-        let left = deadline.0 - t.0;
-        match (self.job_limit(job), job.cpu_limit) {
-            (Some(limit), _) => left > limit,
-            (None, Some(cpu)) => left as f64 > cpu as f64 / f64::from(job.slots.max(1)),
-            (None, None) => true,
-        }
-    }
-
-    /// When a job started at `start` is killed: at its run limit, or at
-    /// its termination deadline when that comes first.
-    pub(crate) fn job_end(&self, job: &Job, start: Time) -> Option<Time> {
-        ends_by(start, self.job_limit(job), job.term_time)
-    }
-
-    /// Why a pending job cannot start now because of a limit, if one
-    /// stops it.
-    pub(crate) fn limit_reason(&self, id: JobId, job: &Job) -> Option<PendingReason> {
-        if job.outside_proclimit {
-            return Some(PendingReason::ProcLimit);
-        }
-        // Admission keeps an array's queued elements within its limit; this
-        // holds the limit even where a replayed log started more.
-        if let Some(a) = self.array_of(id).map(|f| &self.arrays[&f]) {
-            if a.limit.is_some_and(|l| a.running >= l) {
-                return Some(PendingReason::ArrayLimit);
-            }
-        }
-        let q = &self.queues[job.queue];
-        let l = &q.spec.limits;
-        // Other jobs' reservations count as slots in use.
-        let reserved = |counts: &dyn Fn(usize, u32) -> bool| {
-            if self.reservations.is_empty() { 0 } else { self.reserved_slots(id, counts) }
-        };
-        if let Some(max) = l.qjob {
-            if q.used + reserved(&|rq, _| rq == job.queue) + job.slots > max {
-                return Some(PendingReason::QueueLimit { queue: q.spec.name.clone(), limit: max });
-            }
-        }
-        if let Some(max) = l.ujob {
-            let used = q.user_used.get(job.user as usize).copied().unwrap_or(0)
-                + reserved(&|rq, ru| rq == job.queue && ru == job.user);
-            if used + job.slots > max {
-                return Some(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
-            }
-        }
-        if let (Some(e), Some(p)) = (q.entitled, q.pool) {
-            if u64::from(q.used + job.slots) > e {
-                return Some(PendingReason::SlotPool { pool: self.pools[p].0.clone(), entitled: e });
-            }
-        }
-        if q.pool.is_some() {
-            // Queues ahead in the pool's order keep the free slots they are
-            // still entitled to ("LSF orders the queues within each pool
-            // based on the shares the queues are entitled to").
-            let free = self.host_sets[q.host_set].1.total();
-            let held: u64 = q
-                .pool_ahead
-                .iter()
-                .map(|&a| {
-                    let qa = &self.queues[a];
-                    qa.entitled.unwrap_or(0).saturating_sub(u64::from(qa.used)).min(qa.pending_slots)
-                })
-                .sum();
-            if u64::from(job.slots) + held > free {
-                let pool = q.pool.map(|p| self.pools[p].0.clone()).unwrap_or_default();
-                return Some(PendingReason::SlotPool { pool, entitled: q.entitled.unwrap_or(0) });
-            }
-        }
-        let user = &self.users[job.user as usize];
-        if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
-            if self.user_used[job.user as usize] + reserved(&|_, ru| ru == job.user) + job.slots > max {
-                return Some(PendingReason::UserLimit { limit: max });
-            }
-        }
-        None
-    }
-
     /// Starts `id` now if its limits and the free slots allow: on free
     /// slots (and its own reservation), else as a backfill job; a job that
     /// does neither reserves if its queue says so ([`crate::reserve`]).
@@ -864,15 +756,5 @@ impl Engine {
             self.fairshare.policies[*p].tree.start_job(*leaf, charge);
         }
         charges
-    }
-}
-
-/// After `seconds` from `start`, or at the termination deadline `term` when
-/// that comes first; `None` with neither.
-pub(crate) fn ends_by(start: Time, seconds: Option<u64>, term: Option<Time>) -> Option<Time> {
-    let by_time = seconds.map(|d| Time(start.0 + d));
-    match (by_time, term) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }

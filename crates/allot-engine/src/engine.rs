@@ -367,9 +367,9 @@ pub struct Engine {
     pub(crate) rsv_freed: u64,
     pub(crate) rsv_epoch: u64,
     /// Counts changes of what reservations hold; with `rsv_epoch`, the key
-    /// of what [`crate::reserve::RsvIndex`] keeps.
+    /// of what [`crate::predict::RsvIndex`] keeps.
     pub(crate) rsv_changes: u64,
-    pub(crate) rsv_index: crate::reserve::RsvIndex,
+    pub(crate) rsv_index: crate::predict::RsvIndex,
     /// Share accounts whose reserved slots changed since the pass's
     /// selector last looked: their priorities are computed again.
     pub(crate) share_touched: Vec<(usize, NodeId)>,
@@ -515,7 +515,7 @@ impl Engine {
             rsv_freed: 0,
             rsv_epoch: 0,
             rsv_changes: 0,
-            rsv_index: crate::reserve::RsvIndex::default(),
+            rsv_index: crate::predict::RsvIndex::default(),
             share_touched: Vec::new(),
             selectors: vec![None; policies],
             hosts_blocked: 0,
@@ -721,44 +721,5 @@ impl Engine {
             }
             tree.finish_job(*leaf, charge, t);
         }
-    }
-
-    /// The run limit a job runs under: its `-W`, else the queue's RUNLIMIT
-    /// default, else its maximum.
-    pub(crate) fn effective_run_limit(&self, queue: usize, own: Option<u64>) -> Option<u64> {
-        own.or_else(|| self.queues[queue].spec.run_limit.map(|r| r.default.unwrap_or(r.max)))
-    }
-
-    /// A job's run limit: the one an interruptible backfill start gave it,
-    /// else its own (`-W`), else its queue's. In an interruptible backfill
-    /// queue the job's own is not used (spec 004: "The job runtime
-    /// requirement is ignored"; "The queue runtime limit is applied to the
-    /// regularly scheduled job").
-    pub(crate) fn job_limit(&self, job: &Job) -> Option<u64> {
-        if job.backfill_limit.is_some() {
-            return job.backfill_limit;
-        }
-        let own = job.run_limit.filter(|_| self.queues[job.queue].spec.interruptible.is_none());
-        self.effective_run_limit(job.queue, own)
-    }
-
-    /// How long scheduling counts on a job running: its estimate (`-We`,
-    /// LSF's RUNTIME: "LSF uses the RUNTIME estimate for scheduling
-    /// purposes only, and does not terminate jobs that exceed the RUNTIME
-    /// duration") within its run limit, else its run limit. An
-    /// interruptible backfill queue ignores the job's own, estimate too.
-    pub(crate) fn job_duration(&self, job: &Job) -> Option<u64> {
-        let limit = self.job_limit(job);
-        let estimate = job.run_estimate.filter(|_| self.queues[job.queue].spec.interruptible.is_none());
-        match (limit, estimate) {
-            (Some(l), Some(e)) => Some(l.min(e)),
-            (l, e) => l.or(e),
-        }
-    }
-
-    /// When a job started at `start` is expected to end: after its
-    /// [`Engine::job_duration`], or at its termination deadline if sooner.
-    pub(crate) fn expected_end(&self, job: &Job, start: Time) -> Option<Time> {
-        crate::dispatch::ends_by(start, self.job_duration(job), job.term_time)
     }
 }
