@@ -387,6 +387,18 @@ fn a_job_is_measured_whole_in_its_cgroup() {
     let used = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "cpu_used", &again.to_string()], &dir));
     let secs: f64 = used.split_whitespace().next().and_then(|s| s.parse().ok()).expect("CPU_USED");
     assert!(secs >= 0.2, "measured in the cgroup made again: {used}");
+    // allotd killed with -9 while a job runs: the job's supervisor, the
+    // last out, removes `allot-<tag>` as it ends.
+    let last = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep 1"], &dir));
+    d.wait_for(last, "RUN", &dir);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(base.exists(), "made for the job");
+    d.kill9();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while base.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!base.exists(), "{} is left after the last job ended", base.display());
 }
 
 /// `bsub -t` and `-c`: a job that could not finish its CPU limit before

@@ -46,16 +46,12 @@ impl Cgroups {
     /// controller enabled for its jobs when `parent` passes it on.
     pub fn make(parent: &Path, tag: &str) -> Option<Cgroups> {
         let base = parent.join(format!("allot-{tag}"));
-        made(&base).ok()?;
+        made_base(&base).ok()?;
         // A cgroup directory has its interface files; anything else (a
         // plain directory on another file system) is not one.
         if !base.join("cgroup.procs").exists() {
             let _ = std::fs::remove_dir(&base);
             return None;
-        }
-        let controllers = std::fs::read_to_string(base.join("cgroup.controllers")).unwrap_or_default();
-        if controllers.split_whitespace().any(|c| c == "memory") {
-            let _ = std::fs::write(base.join("cgroup.subtree_control"), "+memory");
         }
         Some(Cgroups { base })
     }
@@ -67,20 +63,16 @@ impl Cgroups {
     /// Makes `allot-<tag>` again if it went ([`Cgroups::release`]), with
     /// the memory controller passed on as at first.
     pub fn ensure(&self) {
-        if self.base.join("cgroup.procs").exists() {
-            return;
-        }
-        if made(&self.base).is_ok() {
-            let controllers = std::fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
-            if controllers.split_whitespace().any(|c| c == "memory") {
-                let _ = std::fs::write(self.base.join("cgroup.subtree_control"), "+memory");
-            }
+        if !self.base.join("cgroup.procs").exists() {
+            let _ = made_base(&self.base);
         }
     }
 
     /// Removes `allot-<tag>` while no job runs (it fails, harmlessly,
     /// while one does): an allotd killed with -9 while idle leaves no
-    /// empty cgroup behind.
+    /// empty cgroup behind. Each job's supervisor tries the same as it
+    /// leaves ([`leave_job`]), so that the last job to end removes it when
+    /// allotd was killed while they ran.
     pub fn release(&self) {
         let _ = std::fs::remove_dir(&self.base);
     }
@@ -157,6 +149,47 @@ pub fn read_usage(dir: &Path) -> Option<CgroupUsage> {
 pub fn enter(dir: &Path) -> std::io::Result<()> {
     made(dir)?;
     std::fs::write(dir.join("cgroup.procs"), "0")
+}
+
+/// Moves this process into its job's cgroup `dir`
+/// (`<allotd's>/allot-<tag>/job.<id>`), made, with `allot-<tag>` made
+/// again when the last job before it removed it ([`leave_job`]) between
+/// allotd's [`Cgroups::ensure`] and now.
+pub fn enter_job(dir: &Path) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match enter(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 3 => {
+                tries += 1;
+                if let Some(base) = dir.parent() {
+                    made_base(base)?;
+                }
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Moves this process back to `home` and removes its job's cgroup `dir`
+/// (not while a process that left the job still runs in it), then
+/// `allot-<tag>` when no other job's cgroup is in it.
+pub fn leave_job(dir: &Path, home: &Path) {
+    let _ = enter(home);
+    let _ = std::fs::remove_dir(dir);
+    if let Some(base) = dir.parent() {
+        let _ = std::fs::remove_dir(base);
+    }
+}
+
+/// `allot-<tag>` made, or already there, with the memory controller passed
+/// on to its jobs when it has it.
+fn made_base(base: &Path) -> std::io::Result<()> {
+    made(base)?;
+    let controllers = std::fs::read_to_string(base.join("cgroup.controllers")).unwrap_or_default();
+    if controllers.split_whitespace().any(|c| c == "memory") {
+        let _ = std::fs::write(base.join("cgroup.subtree_control"), "+memory");
+    }
+    Ok(())
 }
 
 /// `dir` made, or already there.

@@ -438,7 +438,7 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
     // allotd's own cgroup, where allotd started the supervisor: the job's
     // cgroup is `<allotd's>/allot-<tag>/job.<id>` (see `cgroup`).
     let came_from = spec.cgroup.as_deref().and_then(Path::parent).and_then(Path::parent).map(Path::to_path_buf);
-    let in_cgroup = spec.cgroup.as_deref().filter(|dir| match cgroup::enter(dir) {
+    let in_cgroup = spec.cgroup.as_deref().filter(|dir| match cgroup::enter_job(dir) {
         Ok(()) => true,
         Err(e) => {
             eprintln!("allot-supervise: job {}: not measured by cgroup {}: {e}", spec.job, dir.display());
@@ -452,9 +452,7 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
     });
     let measured = in_cgroup.and_then(cgroup::read_usage);
     if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
-        let _ = cgroup::enter(home);
-        // Not removed while a process that left the job still runs in it.
-        let _ = std::fs::remove_dir(dir);
+        cgroup::leave_job(dir, home);
     }
     let status = status.map_err(|source| ExecError::Spawn { job: spec.job, program, source })?;
     let exit = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
@@ -507,14 +505,18 @@ mod tests {
 
     /// On a machine with a writable cgroup v2 (this one: a hybrid layout
     /// whose v2 hierarchy has no controllers, so CPU only), the job is born
-    /// in its cgroup, measured from it, and the cgroup is gone after.
-    /// Elsewhere there is nothing to test: it says so.
+    /// in its cgroup, measured from it, and the cgroup is gone after, with
+    /// allotd's `allot-<tag>` that it was the last job in. `allot-<tag>`
+    /// went before the job started (a job ending just then removed it): it
+    /// is made again. Elsewhere there is nothing to test: it says so.
     #[test]
     fn a_job_runs_in_its_own_cgroup_when_there_is_cgroup_v2() {
         let Some(cgroups) = cgroup::Cgroups::detect(&format!("test-{}", std::process::id())) else {
             eprintln!("no writable cgroup v2 here: jobs are measured from /proc");
             return;
         };
+        cgroups.release();
+        assert!(!cgroups.base().exists());
         let dir = temp("cgroup");
         let mut s = spec(&dir, 9, "( i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done & ) ; sleep 1.5");
         s.cgroup = Some(cgroups.job_dir(9));
@@ -533,7 +535,7 @@ mod tests {
         assert!(!job_dir.exists(), "removed once the job ended");
         let own = cgroup::current().expect("a cgroup v2 process");
         assert!(!own.starts_with(cgroups.base()), "the supervisor went back: {}", own.display());
-        let _ = std::fs::remove_dir(cgroups.base());
+        assert!(!cgroups.base().exists(), "the last job out removes allot-<tag>");
     }
 
     #[test]
