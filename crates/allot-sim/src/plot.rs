@@ -24,23 +24,27 @@ pub struct PlotError {
     message: String,
 }
 
-/// Slot-seconds per bucket of `[t0, t0 + width * BUCKETS)` for the records
-/// `keep` selects.
-fn bucketed(records: &[JobRecord], t0: u64, width: f64, keep: impl Fn(&JobRecord) -> bool) -> Vec<f64> {
+/// Slot-seconds per bucket of `[t0, t0 + width * BUCKETS)` of `records`.
+fn bucketed(records: &[JobRecord], t0: u64, width: f64) -> Vec<f64> {
     let mut out = vec![0.0; BUCKETS];
-    for r in records.iter().filter(|r| keep(r)) {
-        let (s, e) = ((r.start - t0) as f64, (r.end - t0) as f64);
-        let first = ((s / width) as usize).min(BUCKETS - 1);
-        let last = ((e / width) as usize).min(BUCKETS - 1);
-        for (b, slot) in out.iter_mut().enumerate().take(last + 1).skip(first) {
-            let lo = s.max(b as f64 * width);
-            let hi = e.min((b + 1) as f64 * width);
-            if hi > lo {
-                *slot += (hi - lo) * f64::from(r.slots);
-            }
-        }
+    for r in records {
+        add_to_buckets(&mut out, r, t0, width);
     }
     out
+}
+
+/// Adds `r`'s slot-seconds to the buckets of `out` it ran in.
+fn add_to_buckets(out: &mut [f64], r: &JobRecord, t0: u64, width: f64) {
+    let (s, e) = ((r.start - t0) as f64, (r.end - t0) as f64);
+    let first = ((s / width) as usize).min(BUCKETS - 1);
+    let last = ((e / width) as usize).min(BUCKETS - 1);
+    for (b, slot) in out.iter_mut().enumerate().take(last + 1).skip(first) {
+        let lo = s.max(b as f64 * width);
+        let hi = e.min((b + 1) as f64 * width);
+        if hi > lo {
+            *slot += (hi - lo) * f64::from(r.slots);
+        }
+    }
 }
 
 /// The top-level account a user's usage counts for: the top node above
@@ -71,7 +75,7 @@ pub fn write_plots(dir: &Path, records: &[JobRecord], total_slots: u64, set: &Fa
     let day = |b: usize| (b as f64 + 0.5) * width / 86_400.0;
     let days = (t1 - t0) as f64 / 86_400.0;
 
-    let all = bucketed(records, t0, width, |_| true);
+    let all = bucketed(records, t0, width);
     let path = dir.join("utilization.svg");
     let points: Vec<(f64, f64)> =
         all.iter().enumerate().map(|(b, ss)| (day(b), 100.0 * ss / (width * total_slots as f64))).collect();
@@ -104,8 +108,17 @@ pub fn write_plots(dir: &Path, records: &[JobRecord], total_slots: u64, set: &Fa
     let all_so_far = cumulative(&all);
     let mut series = Vec::new();
     let mut y_max: f64 = 1.0;
-    for account in &top {
-        let mine = cumulative(&bucketed(records, t0, width, |r| account_of.get(r.user.as_str()) == Some(account)));
+    // Each top account's buckets, in one pass over the records.
+    let top_of: BTreeMap<&str, usize> =
+        account_of.iter().filter_map(|(&u, a)| Some((u, top.iter().position(|t| t == a)?))).collect();
+    let mut by_top = vec![vec![0.0; BUCKETS]; top.len()];
+    for r in records {
+        if let Some(&i) = top_of.get(r.user.as_str()) {
+            add_to_buckets(&mut by_top[i], r, t0, width);
+        }
+    }
+    for (account, buckets) in top.iter().zip(&by_top) {
+        let mine = cumulative(buckets);
         let points: Vec<(f64, f64)> = mine
             .iter()
             .zip(&all_so_far)

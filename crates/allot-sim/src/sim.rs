@@ -9,6 +9,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt::Write as _;
 
 use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
 
@@ -180,7 +181,13 @@ pub fn run(
 }
 
 fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecord {
-    let hosts = r.alloc.iter().map(|&(h, n)| format!("{}*{n}", engine.host_name(h))).collect::<Vec<_>>().join(" ");
+    let mut hosts = String::new();
+    for &(h, n) in &r.alloc {
+        if !hosts.is_empty() {
+            hosts.push(' ');
+        }
+        let _ = write!(hosts, "{}*{n}", engine.host_name(h));
+    }
     JobRecord {
         id: job.id,
         user: job.user.clone(),
