@@ -22,6 +22,7 @@ pub mod engine;
 mod jobs;
 mod limits;
 pub mod model;
+pub mod multifactor;
 pub(crate) mod placement;
 pub mod pools;
 mod predict;

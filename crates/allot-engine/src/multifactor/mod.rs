@@ -1,0 +1,385 @@
+//! Multifactor fair-share: Slurm's classic, fair tree and ticket-based
+//! (multifactor2, spec 001) factors and flux-accounting's weighted tree, on
+//! one tree of associations.
+//!
+//! - [`AccountTree`]: accounts (Slurm) or banks (Flux) under `root`, and
+//!   user associations (an account and a user) as leaves. A user may have
+//!   several associations; each is charged and ranked on its own.
+//! - [`compute`]: one policy's values for every association from the raw
+//!   usage of the user associations (already decayed) and, for tickets,
+//!   their pending job counts: the rows `sshare -l` prints, and each user
+//!   association's fair-share factor in `[0, 1]` for the job priority.
+//!
+//! Invariants: an account's raw usage is the sum of its user associations'
+//! (usage is charged to leaves only); sibling sums count only the siblings
+//! that compete (not `Fairshare=parent` ones); no NaN or infinity reaches a
+//! factor (zero shares give 0; zero usage gives the largest level
+//! fair-share, which is infinite in [`FairshareRow::level_fs`] only, as
+//! `sshare` shows it).
+//!
+//! `Fairshare=parent` ([`RawShares::Parent`]), in every policy:
+//! - an account so marked is flattened: its children compete as children
+//!   of its parent (Slurm's documentation: "disable the fairshare at
+//!   certain levels"); its row shows its parent's values;
+//! - a user so marked stands for its account: it takes no part in its
+//!   siblings' share sums and gets its account's values (classic: the
+//!   account's normalized shares and effective usage, as Slurm documents;
+//!   tickets: the account's `S*F`, competing for the account's tickets
+//!   with its siblings; fair tree and flux: it ranks first in its account,
+//!   tied with the other such users, since the account's place among its
+//!   siblings already holds its fair share).
+
+mod classic;
+mod ranked;
+#[cfg(test)]
+mod tests;
+mod tickets;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// An association: an account (or bank), or a user in an account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AssocId(pub u32);
+
+impl AssocId {
+    pub const ROOT: AssocId = AssocId(0);
+}
+
+/// The shares an association holds among its siblings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RawShares {
+    Count(u32),
+    /// `Fairshare=parent`.
+    Parent,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assoc {
+    pub account: String,
+    /// `None` on an account.
+    pub user: Option<String>,
+    pub shares: RawShares,
+    pub parent: Option<AssocId>,
+    pub children: Vec<AssocId>,
+}
+
+impl Assoc {
+    pub fn is_user(&self) -> bool {
+        self.user.is_some()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TreeError {
+    #[error("account `{0}` is defined twice")]
+    DuplicateAccount(String),
+    #[error("user `{user}` is in account `{account}` twice")]
+    DuplicateUser { account: String, user: String },
+    #[error("`{0}` is a user association; accounts and users go under accounts")]
+    UnderUser(String),
+}
+
+/// Accounts under `root` and the users in them. Parents come before their
+/// children (ids grow down the tree); children keep the order they were
+/// added in, which is the tree order of `sshare` and the last tie-break.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccountTree {
+    assocs: Vec<Assoc>,
+    accounts: BTreeMap<String, AssocId>,
+    users: BTreeMap<String, Vec<AssocId>>,
+}
+
+impl Default for AccountTree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AccountTree {
+    /// A tree with only the account `root`.
+    pub fn new() -> AccountTree {
+        let root =
+            Assoc { account: "root".into(), user: None, shares: RawShares::Count(1), parent: None, children: vec![] };
+        AccountTree {
+            assocs: vec![root],
+            accounts: BTreeMap::from([("root".into(), AssocId::ROOT)]),
+            users: BTreeMap::new(),
+        }
+    }
+
+    pub fn add_account(&mut self, parent: AssocId, name: &str, shares: RawShares) -> Result<AssocId, TreeError> {
+        if self.accounts.contains_key(name) {
+            return Err(TreeError::DuplicateAccount(name.into()));
+        }
+        let id = self
+            .push(parent, Assoc { account: name.into(), user: None, shares, parent: Some(parent), children: vec![] })?;
+        self.accounts.insert(name.into(), id);
+        Ok(id)
+    }
+
+    pub fn add_user(&mut self, account: AssocId, user: &str, shares: RawShares) -> Result<AssocId, TreeError> {
+        let name = self.assocs[account.0 as usize].account.clone();
+        if self.assoc(&name, user).is_some() {
+            return Err(TreeError::DuplicateUser { account: name, user: user.into() });
+        }
+        let a = Assoc { account: name, user: Some(user.into()), shares, parent: Some(account), children: vec![] };
+        let id = self.push(account, a)?;
+        self.users.entry(user.into()).or_default().push(id);
+        Ok(id)
+    }
+
+    fn push(&mut self, parent: AssocId, a: Assoc) -> Result<AssocId, TreeError> {
+        let p = &self.assocs[parent.0 as usize];
+        if let Some(u) = &p.user {
+            return Err(TreeError::UnderUser(u.clone()));
+        }
+        let id = AssocId(self.assocs.len() as u32);
+        self.assocs.push(a);
+        self.assocs[parent.0 as usize].children.push(id);
+        Ok(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.assocs.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.assocs.is_empty()
+    }
+    pub fn get(&self, id: AssocId) -> &Assoc {
+        &self.assocs[id.0 as usize]
+    }
+    pub fn account(&self, name: &str) -> Option<AssocId> {
+        self.accounts.get(name).copied()
+    }
+    /// A user's associations, in the order they were added.
+    pub fn user_assocs(&self, user: &str) -> &[AssocId] {
+        self.users.get(user).map_or(&[], Vec::as_slice)
+    }
+    pub fn assoc(&self, account: &str, user: &str) -> Option<AssocId> {
+        self.user_assocs(user).iter().copied().find(|&a| self.get(a).account == account)
+    }
+    /// How many user associations the tree has (`N` of fair tree's and
+    /// flux's `rank/N`).
+    pub fn user_count(&self) -> usize {
+        self.users.values().map(Vec::len).sum()
+    }
+
+    /// Every association, depth first, children in the order added: the
+    /// rows of `sshare`.
+    pub fn tree_order(&self) -> Vec<AssocId> {
+        let mut out = Vec::with_capacity(self.assocs.len());
+        let mut stack = vec![AssocId::ROOT];
+        while let Some(a) = stack.pop() {
+            out.push(a);
+            stack.extend(self.get(a).children.iter().rev());
+        }
+        out
+    }
+
+    fn is_flattened(&self, a: AssocId) -> bool {
+        let x = self.get(a);
+        !x.is_user() && x.shares == RawShares::Parent && a != AssocId::ROOT
+    }
+
+    /// The children of `a` that compete among themselves: flattened
+    /// accounts give way to their own children, and `Fairshare=parent`
+    /// users stand aside ([`AccountTree::stand_ins`]).
+    fn competing(&self, a: AssocId) -> Vec<AssocId> {
+        let mut out = Vec::new();
+        for &c in &self.get(a).children {
+            if self.is_flattened(c) {
+                out.extend(self.competing(c));
+            } else if self.get(c).shares != RawShares::Parent {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The `Fairshare=parent` users that stand for `a`, including those of
+    /// accounts flattened into it.
+    fn stand_ins(&self, a: AssocId) -> Vec<AssocId> {
+        let mut out = Vec::new();
+        for &c in &self.get(a).children {
+            if self.is_flattened(c) {
+                out.extend(self.stand_ins(c));
+            } else if self.get(c).is_user() && self.get(c).shares == RawShares::Parent {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The nearest ancestor of `a` that is not flattened.
+    fn effective_parent(&self, a: AssocId) -> Option<AssocId> {
+        let mut p = self.get(a).parent?;
+        while self.is_flattened(p) {
+            p = self.get(p).parent?;
+        }
+        Some(p)
+    }
+
+    fn raw_shares(&self, a: AssocId) -> f64 {
+        match self.get(a).shares {
+            RawShares::Count(n) => f64::from(n),
+            RawShares::Parent => 0.0,
+        }
+    }
+
+    /// Raw usage of every association: the given usage of user
+    /// associations, summed up the tree.
+    fn aggregate(&self, usage: &[f64]) -> Vec<f64> {
+        let mut raw: Vec<f64> = (0..self.assocs.len())
+            .map(|i| if self.assocs[i].is_user() { usage.get(i).copied().unwrap_or(0.0).max(0.0) } else { 0.0 })
+            .collect();
+        // Children have larger ids than their parents.
+        for i in (1..self.assocs.len()).rev() {
+            if let Some(p) = self.assocs[i].parent {
+                raw[p.0 as usize] += raw[i];
+            }
+        }
+        raw
+    }
+
+    /// Whether `a` or an association below it has pending jobs.
+    fn active(&self, pending: &[u32]) -> Vec<bool> {
+        let mut active: Vec<bool> = (0..self.assocs.len())
+            .map(|i| self.assocs[i].is_user() && pending.get(i).is_some_and(|&n| n > 0))
+            .collect();
+        for i in (1..self.assocs.len()).rev() {
+            if active[i] {
+                if let Some(p) = self.assocs[i].parent {
+                    active[p.0 as usize] = true;
+                }
+            }
+        }
+        active
+    }
+}
+
+/// The fair-share policy of a cluster (`[priority] policy` of `allot.toml`,
+/// but for `lsf`, which is the share trees of [`crate::shares`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum FairsharePolicy {
+    /// Slurm's classic factor, `F = 2^(-UE/S/d)` with `d` the
+    /// FairShareDampeningFactor (1 by default).
+    Classic { dampening: f64 },
+    /// Slurm's fair tree.
+    FairTree,
+    /// Slurm's multifactor2 tickets (spec 001).
+    Tickets,
+    /// flux-accounting's weighted tree.
+    Flux,
+}
+
+impl FairsharePolicy {
+    pub fn name(&self) -> &'static str {
+        match self {
+            FairsharePolicy::Classic { .. } => "slurm-classic",
+            FairsharePolicy::FairTree => "slurm-fairtree",
+            FairsharePolicy::Tickets => "slurm-tickets",
+            FairsharePolicy::Flux => "flux-accounting",
+        }
+    }
+}
+
+/// One association's values under a policy: the columns of `sshare -l`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FairshareRow {
+    pub assoc: AssocId,
+    /// Classic and tickets: the share of the whole machine (the product
+    /// down the tree); fair tree and flux: the share among its siblings.
+    pub norm_shares: f64,
+    pub raw_usage: f64,
+    /// The share of all usage.
+    pub norm_usage: f64,
+    /// Classic: `UE`; tickets: `max(U, 0.01*S)`; fair tree and flux: the
+    /// usage among its siblings.
+    pub effective_usage: f64,
+    /// Classic: `2^(-UE/S/d)`; tickets: `S/U_eff`; fair tree and flux:
+    /// `rank/N`, on user associations only.
+    pub fairshare: Option<f64>,
+    /// Fair tree and flux: `S/U` among siblings (infinite without usage).
+    pub level_fs: Option<f64>,
+    /// Tickets only.
+    pub tickets: Option<f64>,
+    /// The job priority's fair-share factor, in `[0, 1]`: classic `F`,
+    /// tickets `T/T_max`, fair tree and flux `rank/N`. Users only.
+    pub factor: Option<f64>,
+}
+
+impl FairshareRow {
+    fn new(assoc: AssocId) -> FairshareRow {
+        FairshareRow {
+            assoc,
+            norm_shares: 0.0,
+            raw_usage: 0.0,
+            norm_usage: 0.0,
+            effective_usage: 0.0,
+            fairshare: None,
+            level_fs: None,
+            tickets: None,
+            factor: None,
+        }
+    }
+}
+
+/// `policy`'s values for every association of `tree` (indexed by
+/// [`AssocId`]). `usage[i]` is the raw (decayed) usage of user association
+/// `i`, `pending[i]` its pending jobs; both may be shorter than the tree
+/// (missing entries are 0), and entries of accounts are ignored.
+pub fn compute(policy: FairsharePolicy, tree: &AccountTree, usage: &[f64], pending: &[u32]) -> Vec<FairshareRow> {
+    let raw = tree.aggregate(usage);
+    let total = raw[0];
+    let mut rows: Vec<FairshareRow> = (0..tree.len())
+        .map(|i| {
+            let mut r = FairshareRow::new(AssocId(i as u32));
+            r.raw_usage = raw[i];
+            r.norm_usage = if total > 0.0 { raw[i] / total } else { 0.0 };
+            r
+        })
+        .collect();
+    rows[0].norm_shares = 1.0;
+    rows[0].effective_usage = rows[0].norm_usage;
+    match policy {
+        FairsharePolicy::Classic { dampening } => classic::compute(tree, &mut rows, dampening),
+        FairsharePolicy::Tickets => tickets::compute(tree, &mut rows, &tree.active(pending)),
+        FairsharePolicy::FairTree => ranked::compute(tree, &mut rows, ranked::Ties::FairTree),
+        FairsharePolicy::Flux => ranked::compute(tree, &mut rows, ranked::Ties::Flux),
+    }
+    // A flattened account shows the values of the account it is part of.
+    for a in tree.tree_order() {
+        if tree.is_flattened(a) {
+            if let Some(p) = tree.effective_parent(a) {
+                let mut r = rows[p.0 as usize].clone();
+                r.assoc = a;
+                r.raw_usage = rows[a.0 as usize].raw_usage;
+                r.norm_usage = rows[a.0 as usize].norm_usage;
+                rows[a.0 as usize] = r;
+            }
+        }
+    }
+    rows
+}
+
+/// The global normalized shares of classic and tickets:
+/// `S = (S_self / S_siblings) * (S_parent / S_parent_siblings) * ...`.
+fn global_shares(tree: &AccountTree, rows: &mut [FairshareRow]) {
+    for a in tree.tree_order() {
+        if tree.get(a).is_user() || tree.is_flattened(a) {
+            continue;
+        }
+        let competing = tree.competing(a);
+        let sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
+        let s = rows[a.0 as usize].norm_shares;
+        for c in competing {
+            rows[c.0 as usize].norm_shares = if sum > 0.0 { s * tree.raw_shares(c) / sum } else { 0.0 };
+        }
+        for u in tree.stand_ins(a) {
+            rows[u.0 as usize].norm_shares = s;
+        }
+    }
+}
