@@ -20,4 +20,5 @@ pub mod bsub;
 pub mod deps;
 pub mod engine;
 pub mod resreq;
+pub mod sacctmgr;
 pub mod usage;
