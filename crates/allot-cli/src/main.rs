@@ -11,6 +11,7 @@ mod job_long;
 mod lsf;
 mod shares_cmd;
 mod sim_cmd;
+mod sshare_cmd;
 mod views;
 
 use std::path::PathBuf;
@@ -58,6 +59,20 @@ enum Command {
         /// The tables of the running allotd, with its usage now.
         #[arg(long)]
         live: bool,
+    },
+    /// The fair-share of the multifactor policies (slurm-classic,
+    /// slurm-fairtree, slurm-tickets, flux-accounting), as Slurm's `sshare -l`.
+    Sshare {
+        /// Configuration directory: allot.toml's [priority] policy, and its
+        /// associations ([priority] accounts, or the lsb.users share trees).
+        #[arg(long)]
+        config: PathBuf,
+        /// Usage per association: a JSON list of {"account", "user", "usage", "pending"}.
+        #[arg(long)]
+        usage: PathBuf,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
     },
     /// Replays a workload (SWF, gzip-compressed or not, or JSON lines)
     /// through the engine and writes jobs.csv, summary.json and plots.
@@ -166,6 +181,7 @@ fn main() -> ExitCode {
             bench_cmd::daemon(jobs, connections, keep)
         }
         Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
+        Command::Sshare { config, usage, json } => sshare_cmd::run(&config, &usage, json),
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }

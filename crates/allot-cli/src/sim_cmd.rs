@@ -53,6 +53,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         (Some(dir), None) => match allot_config::load_dir(dir) {
             Ok((config, warnings)) => {
                 eprint!("{warnings}");
+                config.check_dispatchable().map_err(|e| anyhow!("{}: {e}", dir.display()))?;
                 let name = if config.fairshare_policies().is_empty() { "fcfs" } else { "fairshare" };
                 (config.engine_config(), format!("{name} ({})", dir.display()))
             }

@@ -351,3 +351,93 @@ fn install_links_makes_the_commands_callable_by_name() {
     let version = Command::new(dir.join("allot")).arg("--version").output().expect("runs");
     assert!(stdout(&version).starts_with("allot "), "{}", stdout(&version));
 }
+
+/// `allot sshare` on `examples/multifactor` (Slurm's classic example as a
+/// `sacctmgr dump`, under slurm-tickets with users 2 and 5 pending): the
+/// spec 001 tickets (A 198, D 802; user 2 198, user 5 802) in the table,
+/// and the same rows as JSON.
+#[test]
+fn sshare_shows_the_ticket_example() {
+    let dir = examples().join("multifactor");
+    let usage = dir.join("usage.json");
+    let out = allot(&["sshare", "--config", dir.to_str().expect("utf-8"), "--usage", usage.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!("sshare_tickets", stdout(&out));
+    let out = allot(&[
+        "sshare",
+        "--config",
+        dir.to_str().expect("utf-8"),
+        "--usage",
+        usage.to_str().expect("utf-8"),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let row = |user: &str| rows.as_array().expect("list").iter().find(|r| r["user"] == user).expect("row").clone();
+    assert_eq!(row("user2")["tickets"].as_f64().map(f64::round), Some(198.0));
+    assert_eq!(row("user5")["tickets"].as_f64().map(f64::round), Some(802.0));
+    assert_eq!(row("user5")["fairshare"], 100.0);
+    assert_eq!(row("user5")["level_fs"], serde_json::Value::Null);
+    assert_eq!(rows[0]["user"], serde_json::Value::Null);
+    assert_eq!(rows[0]["raw_shares"], serde_json::Value::Null);
+}
+
+/// Switching policy is one line of allot.toml; an unknown policy, or an
+/// association file that is not there, is a located error; sshare on
+/// `lsf` says what to use instead; a user of no account is refused with
+/// the entry's place.
+#[test]
+fn sshare_policies_and_errors() {
+    let src = examples().join("multifactor");
+    let dir = std::env::temp_dir().join(format!("allot-sshare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::copy(src.join("assoc.cfg"), dir.join("assoc.cfg")).expect("copy");
+    let toml = std::fs::read_to_string(src.join("allot.toml")).expect("allot.toml");
+    let usage = src.join("usage.json");
+    let sshare = |toml: &str, usage: &Path| {
+        std::fs::write(dir.join("allot.toml"), toml).expect("write");
+        allot(&[
+            "sshare",
+            "--config",
+            dir.to_str().expect("utf-8"),
+            "--usage",
+            usage.to_str().expect("utf-8"),
+            "--json",
+        ])
+    };
+    let factor = |out: &Output, user: &str| -> f64 {
+        let rows: serde_json::Value = serde_json::from_str(&stdout(out)).expect("JSON");
+        let rows = rows.as_array().expect("list").clone();
+        rows.iter().find(|r| r["user"] == user).and_then(|r| r["fairshare"].as_f64()).expect("fairshare")
+    };
+    let classic = sshare(&toml.replace("slurm-tickets", "slurm-classic"), &usage);
+    assert!(classic.status.success(), "{}", stderr(&classic));
+    assert!((factor(&classic, "user1") - 0.408479).abs() < 1e-6);
+    let fair_tree = sshare(&toml.replace("slurm-tickets", "slurm-fairtree"), &usage);
+    assert_eq!(factor(&fair_tree, "user5"), 1.0);
+    let flux = sshare(&toml.replace("slurm-tickets", "flux-accounting"), &usage);
+    assert_eq!(factor(&flux, "user5"), 1.0);
+
+    let bad = sshare(&toml.replace("slurm-tickets", "slurm"), &usage);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("allot.toml:4:10: error: [priority] policy: expected one of"), "{}", stderr(&bad));
+    let missing = sshare(&toml.replace("assoc.cfg", "nosuch.cfg"), &usage);
+    assert!(
+        stderr(&missing).contains(
+            "allot.toml:5:12: error: [priority] accounts: `nosuch.cfg` is not in the configuration directory"
+        ),
+        "{}",
+        stderr(&missing)
+    );
+    let lsf = sshare(&toml.replace("slurm-tickets", "lsf"), &usage);
+    assert!(stderr(&lsf).contains("`allot shares` shows LSF's share tables"), "{}", stderr(&lsf));
+    let wrong = dir.join("wrong.json");
+    std::fs::write(&wrong, "[\n  {\"user\": \"user9\", \"usage\": 1}\n]\n").expect("write");
+    let out = sshare(&toml, &wrong);
+    assert!(
+        stderr(&out).contains("wrong.json:2:4: error: entry 1 (user `user9`): no association for user `user9`"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

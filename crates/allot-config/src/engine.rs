@@ -10,6 +10,32 @@ use allot_engine::resreq::Resource;
 use crate::model::{Config, HostRef};
 
 impl Config {
+    /// Refuses a configuration whose `[priority] policy` the dispatcher
+    /// does not run: the multifactor policies' fair-share is computed
+    /// (`allot sshare`), and jobs are ordered by LSF's fairshare alone
+    /// until their job priority is in the dispatch pass, so a cluster
+    /// configured for one would silently run another.
+    pub fn check_dispatchable(&self) -> Result<(), String> {
+        match self.settings.policy.as_str() {
+            "lsf" => Ok(()),
+            other => Err(format!(
+                "[priority] policy `{other}`: `allot sshare` computes its fair-share, but the dispatcher orders jobs by `lsf` only so far"
+            )),
+        }
+    }
+
+    /// Where a job that names no queue goes: DEFAULT_QUEUE's queues;
+    /// without it, `normal` if there is one, else the first queue.
+    pub fn default_queues(&self) -> Vec<String> {
+        if !self.params.default_queue.is_empty() {
+            self.params.default_queue.clone()
+        } else if self.queue("normal").is_some() {
+            vec!["normal".to_string()]
+        } else {
+            self.queues.first().map(|q| vec![q.name.clone()]).unwrap_or_default()
+        }
+    }
+
     /// The engine's configuration. A job that names no queue goes to the
     /// first DEFAULT_QUEUE; without DEFAULT_QUEUE, to the queue named
     /// `normal` if there is one, else the first queue.
@@ -89,13 +115,7 @@ impl Config {
                 }
             })
             .collect();
-        let default_queues = if !self.params.default_queue.is_empty() {
-            self.params.default_queue.clone()
-        } else if self.queue("normal").is_some() {
-            vec!["normal".to_string()]
-        } else {
-            self.queues.first().map(|q| vec![q.name.clone()]).unwrap_or_default()
-        };
+        let default_queues = self.default_queues();
         EngineConfig {
             hosts,
             queues,

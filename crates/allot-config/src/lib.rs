@@ -16,6 +16,7 @@ pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
 pub mod array;
+pub mod assoc_usage;
 pub mod bsub;
 pub mod deps;
 pub mod engine;

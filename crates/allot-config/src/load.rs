@@ -61,7 +61,24 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
             Err(e) => diags.error(Location { file: name, line: 1, col: 1 }, format!("cannot read: {e}")),
         }
     }
+    // The association file `[priority] accounts` names, under the name
+    // written there (settings::read reports a malformed allot.toml).
+    let accounts = texts.iter().find(|(n, _)| n == "allot.toml").and_then(|(_, t)| accounts_file(t));
+    if let Some(name) = accounts {
+        match std::fs::read_to_string(dir.join(&name)) {
+            Ok(text) => texts.push((name, text)),
+            // from_texts says where it was named.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => diags.error(Location { file: name, line: 1, col: 1 }, format!("cannot read: {e}")),
+        }
+    }
     if diags.has_errors() { Err(diags) } else { Ok(texts) }
+}
+
+/// `[priority] accounts` of an `allot.toml` text, if it names one.
+fn accounts_file(text: &str) -> Option<String> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    table.get("priority")?.get("accounts")?.as_str().map(str::to_string)
 }
 
 /// Reads configuration files given as (file name, text) pairs; the names
@@ -90,8 +107,15 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         let (settings, hosts) = settings::read(src.name, src.text, diags);
         config.settings = settings;
         all_hosts.extend(hosts);
-    } else {
-        config.settings.policy = "lsf".into();
+    }
+    if let Some((name, loc)) = config.settings.accounts.clone() {
+        match texts.iter().find(|(n, _)| *n == name) {
+            Some((_, text)) => match crate::sacctmgr::read(&name, text) {
+                Ok(tree) => config.accounts = Some(tree),
+                Err(d) => diags.0.extend(d.0),
+            },
+            None => diags.error(loc, format!("[priority] accounts: `{name}` is not in the configuration directory")),
+        }
     }
     let lsb_hosts = get("lsb.hosts").map(|src| hosts::read(&src, diags)).unwrap_or_default();
     config.hosts = validate::merge_hosts(all_hosts, &lsb_hosts.hosts, diags);

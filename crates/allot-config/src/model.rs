@@ -252,10 +252,15 @@ pub struct ComputeUnit {
 }
 
 /// allot's own settings (`allot.toml`).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AllotSettings {
-    /// The priority policy: `lsf` (the default).
+    /// The priority policy: `lsf` (the default), `slurm-classic`,
+    /// `slurm-fairtree`, `slurm-tickets` or `flux-accounting`.
     pub policy: String,
+    /// `[priority] accounts`: a `sacctmgr dump` file, as written, and where.
+    pub accounts: Option<(String, Location)>,
+    /// `[priority] dampening`: slurm-classic's FairShareDampeningFactor.
+    pub dampening: f64,
     /// Where state lives; `None`: the default state directory.
     pub state_dir: Option<String>,
     /// The fairshare adjustment: none, or the memory-based example.
@@ -268,6 +273,21 @@ pub struct AllotSettings {
     /// `[daemon] usage_interval`: seconds between measurements of running
     /// jobs' CPU time and memory (10 when not given).
     pub usage_interval: Option<u64>,
+}
+
+impl Default for AllotSettings {
+    fn default() -> Self {
+        AllotSettings {
+            policy: "lsf".into(),
+            accounts: None,
+            dampening: 1.0,
+            state_dir: None,
+            memory_adjustment_threshold: None,
+            admins: Vec::new(),
+            metrics: None,
+            usage_interval: None,
+        }
+    }
 }
 
 /// A whole configuration directory, read and validated.
@@ -284,4 +304,6 @@ pub struct Config {
     pub partitions: Vec<HostPartition>,
     pub compute_units: Vec<ComputeUnit>,
     pub settings: AllotSettings,
+    /// The associations of `[priority] accounts`, when named.
+    pub accounts: Option<allot_engine::multifactor::AccountTree>,
 }

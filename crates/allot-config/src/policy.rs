@@ -125,3 +125,40 @@ impl Config {
         }
     }
 }
+
+impl Config {
+    /// The multifactor fair-share of `[priority] policy`; `None` for `lsf`.
+    pub fn multifactor_policy(&self) -> Option<allot_engine::multifactor::FairsharePolicy> {
+        use allot_engine::multifactor::FairsharePolicy;
+        match self.settings.policy.as_str() {
+            "slurm-classic" => Some(FairsharePolicy::Classic { dampening: self.settings.dampening }),
+            "slurm-fairtree" => Some(FairsharePolicy::FairTree),
+            "slurm-tickets" => Some(FairsharePolicy::Tickets),
+            "flux-accounting" => Some(FairsharePolicy::Flux),
+            _ => None,
+        }
+    }
+
+    /// The associations the multifactor policies rank: `[priority]
+    /// accounts` when named; else the share tree of the default queue's
+    /// fairshare policy (the first fairshare policy when the default queue
+    /// has none), with `users` placed as LSF places them.
+    pub fn account_tree(
+        &self,
+        users: impl IntoIterator<Item = String>,
+    ) -> Result<allot_engine::multifactor::AccountTree, String> {
+        if let Some(tree) = &self.accounts {
+            return Ok(tree.clone());
+        }
+        let policies = self.fairshare_policies();
+        let default = self.default_queues();
+        let policy = policies
+            .iter()
+            .find(|p| matches!(&p.kind, PolicyKind::Queue { queues } if default.first().is_some_and(|d| queues.contains(d))))
+            .or(policies.first())
+            .ok_or("no associations: name a `sacctmgr dump` file in allot.toml ([priority] accounts) or give a queue FAIRSHARE")?;
+        let tree = self.share_tree(policy, users);
+        allot_engine::multifactor::AccountTree::from_share_tree(&tree)
+            .map_err(|e| format!("the share tree of `{}` as associations: {e}", policy.name))
+    }
+}

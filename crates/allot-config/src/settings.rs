@@ -3,7 +3,9 @@
 //!
 //! ```toml
 //! [priority]
-//! policy = "lsf"              # the only policy so far
+//! policy = "lsf"              # or slurm-classic, slurm-fairtree, slurm-tickets, flux-accounting
+//! accounts = "assoc.cfg"      # a `sacctmgr dump` file (relative to this directory)
+//! dampening = 1               # slurm-classic's FairShareDampeningFactor
 //! [state]
 //! dir = "/var/lib/allot"
 //! [fairshare]
@@ -58,6 +60,8 @@ struct Daemon {
 #[serde(deny_unknown_fields)]
 struct Priority {
     policy: Option<toml::Spanned<String>>,
+    accounts: Option<toml::Spanned<String>>,
+    dampening: Option<toml::Spanned<f64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -99,8 +103,8 @@ pub fn line_col(file: &str, text: &str, offset: usize) -> Location {
     Location { file: file.to_string(), line, col }
 }
 
-/// The policies `[priority] policy` may name today.
-pub const POLICIES: &[&str] = &["lsf"];
+/// The policies `[priority] policy` may name.
+pub const POLICIES: &[&str] = &["lsf", "slurm-classic", "slurm-fairtree", "slurm-tickets", "flux-accounting"];
 
 pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, Vec<Host>) {
     let file: File = match toml::from_str(text) {
@@ -108,15 +112,10 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
         Err(e) => {
             let loc = line_col(name, text, e.span().map_or(0, |s| s.start));
             diags.error(loc, e.message().trim().to_string());
-            return (AllotSettings { policy: "lsf".into(), ..Default::default() }, Vec::new());
+            return (AllotSettings::default(), Vec::new());
         }
     };
-    let mut s = AllotSettings {
-        policy: "lsf".into(),
-        state_dir: file.state.dir,
-        admins: file.daemon.admins,
-        ..AllotSettings::default()
-    };
+    let mut s = AllotSettings { state_dir: file.state.dir, admins: file.daemon.admins, ..AllotSettings::default() };
     if let Some(m) = file.daemon.metrics {
         match m.get_ref().parse::<std::net::SocketAddr>() {
             Ok(addr) => s.metrics = Some(addr),
@@ -147,6 +146,17 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
                 loc,
                 format!("[priority] policy: expected one of {}, found `{}`", quoted(POLICIES), p.get_ref()),
             );
+        }
+    }
+    if let Some(a) = file.priority.accounts {
+        s.accounts = Some((a.get_ref().clone(), line_col(name, text, a.span().start)));
+    }
+    if let Some(d) = file.priority.dampening {
+        if *d.get_ref() >= 1.0 && d.get_ref().is_finite() {
+            s.dampening = *d.get_ref();
+        } else {
+            let loc = line_col(name, text, d.span().start);
+            diags.error(loc, format!("[priority] dampening: expected a number, at least 1, found `{}`", d.get_ref()));
         }
     }
     match file.fairshare.adjustment.as_ref().map(|a| (a.get_ref().as_str(), a.span())) {
@@ -235,10 +245,10 @@ mod tests {
     #[test]
     fn errors_are_located() {
         let mut d = Diagnostics::default();
-        read("allot.toml", "[priority]\npolicy = \"slurm-fairtree\"\n", &mut d);
+        read("allot.toml", "[priority]\npolicy = \"slurm-fair-tree\"\n", &mut d);
         assert_eq!(
             d.0[0].to_string(),
-            "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, found `slurm-fairtree`"
+            "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, `slurm-classic`, `slurm-fairtree`, `slurm-tickets`, `flux-accounting`, found `slurm-fair-tree`"
         );
         let mut d = Diagnostics::default();
         read("allot.toml", "[daemon]\nmetrics = \"localhost\"\n", &mut d);

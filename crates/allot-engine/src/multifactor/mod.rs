@@ -142,6 +142,40 @@ impl AccountTree {
         Ok(id)
     }
 
+    /// The associations of an LSF share tree (`lsb.users` groups below a
+    /// queue's or partition's top-level assignment): a group with its own
+    /// share tree is an account, a user a user association of the account
+    /// above; a group charged collectively (no share tree of its own) and
+    /// `others` are one association each, named after the group (or
+    /// `others`), as if a user of the account above. Users placed on the
+    /// tree (named, or placed by `default` when first seen) are the users.
+    pub fn from_share_tree(tree: &crate::shares::ShareTree) -> Result<AccountTree, TreeError> {
+        use crate::shares::{NodeId, NodeKind};
+        let mut out = AccountTree::new();
+        let mut stack: Vec<(NodeId, AssocId)> = vec![(NodeId::ROOT, AssocId::ROOT)];
+        while let Some((n, into)) = stack.pop() {
+            let mut below = Vec::new();
+            for &c in tree.children(n) {
+                let shares = RawShares::Count(tree.shares(c));
+                match tree.kind(c) {
+                    NodeKind::Group { name, subtree: true } => {
+                        let a = out.add_account(into, name, shares)?;
+                        below.push((c, a));
+                    }
+                    NodeKind::Group { name, subtree: false } | NodeKind::User(name) => {
+                        out.add_user(into, name, shares)?;
+                    }
+                    NodeKind::Others => {
+                        out.add_user(into, "others", shares)?;
+                    }
+                    NodeKind::Root => {}
+                }
+            }
+            stack.extend(below.into_iter().rev());
+        }
+        Ok(out)
+    }
+
     pub fn len(&self) -> usize {
         self.assocs.len()
     }

@@ -386,3 +386,39 @@ fn the_tree_refuses_duplicates_and_children_of_users() {
     assert_eq!(t.user_count(), 2);
     assert_eq!(t.tree_order(), [AssocId::ROOT, a, u, b, u2]);
 }
+
+/// An LSF share tree as associations: GroupA has a share tree (an
+/// account), GroupB none (charged collectively: one association), users
+/// are users, `others` one association.
+#[test]
+fn an_lsf_share_tree_gives_the_associations() {
+    use crate::shares::{GroupTable, LsfFactors, Member, ShareAssignment, ShareTarget, ShareTree, UserGroup};
+    let a = |t: ShareTarget, n| ShareAssignment::new(t, n);
+    let group_a = UserGroup {
+        name: "GroupA".into(),
+        members: vec![Member::Group("GroupB".into()), Member::User("User5".into())],
+        shares: vec![a(ShareTarget::Group("GroupB".into()), 6), a(ShareTarget::User("User5".into()), 2)],
+    };
+    let group_b = UserGroup {
+        name: "GroupB".into(),
+        members: vec![Member::User("User1".into()), Member::User("User2".into())],
+        shares: vec![],
+    };
+    let top = [
+        a(ShareTarget::Group("GroupA".into()), 10),
+        a(ShareTarget::User("User9".into()), 5),
+        a(ShareTarget::Others, 1),
+    ];
+    let lsf = ShareTree::new("q", &top, GroupTable::new(vec![group_a, group_b]), LsfFactors::default(), vec![]);
+    let t = AccountTree::from_share_tree(&lsf).expect("converts");
+    let rows: Vec<String> = t
+        .tree_order()
+        .into_iter()
+        .map(|x| {
+            let x = t.get(x);
+            let RawShares::Count(n) = x.shares else { panic!("no parent shares in LSF") };
+            format!("{}/{}={n}", x.account, x.user.as_deref().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(rows, ["root/=1", "GroupA/=10", "GroupA/GroupB=6", "GroupA/User5=2", "root/User9=5", "root/others=1"]);
+}

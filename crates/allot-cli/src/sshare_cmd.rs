@@ -1,0 +1,166 @@
+//! `allot sshare`: the fair-share of the multifactor policies, as Slurm's
+//! `sshare -l` prints it, for a configuration directory charged with a
+//! usage file ([`allot_config::assoc_usage`]).
+//!
+//! Rows in tree order, accounts indented one space a level (a user row
+//! shows its account one level further in). RawShares is `parent` for
+//! `Fairshare=parent`; RawUsage is whole billed seconds; LevelFS is `inf`
+//! for an association with shares and no usage. `--json` gives the same
+//! rows with keys `account`, `user` (null on account rows), `raw_shares`
+//! (a number, `"parent"`, or null for root), `norm_shares`, `raw_usage`,
+//! `norm_usage`, `effective_usage`, `fairshare`, `level_fs` (null where
+//! the policy has none; the string `"inf"` where infinite, JSON having no
+//! infinity) and, under slurm-tickets, `tickets`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use allot_config::assoc_usage;
+use allot_engine::multifactor::{self, AccountTree, FairsharePolicy, FairshareRow, RawShares};
+use anyhow::{Context, anyhow, bail};
+use serde_json::{Value, json};
+
+pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let config = match allot_config::load_dir(config_dir) {
+        Ok((config, warnings)) => {
+            eprint!("{warnings}");
+            config
+        }
+        Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", config_dir.display())),
+    };
+    let Some(policy) = config.multifactor_policy() else {
+        bail!(
+            "{}: [priority] policy is `{}`: sshare shows slurm-classic, slurm-fairtree, slurm-tickets and flux-accounting (`allot shares` shows LSF's share tables)",
+            config_dir.display(),
+            config.settings.policy
+        );
+    };
+    let name = usage_file.display().to_string();
+    let text = std::fs::read_to_string(usage_file).with_context(|| format!("cannot read {name}"))?;
+    let entries = assoc_usage::entries(&name, &text).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
+    let tree = config
+        .account_tree(entries.iter().map(|e| e.user.clone()))
+        .map_err(|e| anyhow!("{}: {e}", config_dir.display()))?;
+    let (usage, pending) =
+        assoc_usage::charge(&name, &text, &entries, &tree).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
+    let rows = multifactor::compute(policy, &tree, &usage, &pending);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows_json(policy, &tree, &rows))?);
+    } else {
+        print!("{}", render(policy, &tree, &rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn depth(tree: &AccountTree, a: multifactor::AssocId) -> usize {
+    let mut d = 0;
+    let mut at = tree.get(a).parent;
+    while let Some(p) = at {
+        d += 1;
+        at = tree.get(p).parent;
+    }
+    d
+}
+
+fn raw_shares(tree: &AccountTree, a: multifactor::AssocId) -> Option<RawShares> {
+    (a != multifactor::AssocId::ROOT).then(|| tree.get(a).shares)
+}
+
+/// The table of `sshare -l`.
+pub fn render(policy: FairsharePolicy, tree: &AccountTree, rows: &[FairshareRow]) -> String {
+    let tickets = policy == FairsharePolicy::Tickets;
+    let mut out = format!(
+        "{:<20} {:<10} {:>10} {:>11} {:>11} {:>11} {:>13} {:>10} {:>10}",
+        "Account", "User", "RawShares", "NormShares", "RawUsage", "NormUsage", "EffectvUsage", "FairShare", "LevelFS"
+    );
+    let mut rule = format!(
+        "{} {} {} {} {} {} {} {} {}",
+        "-".repeat(20),
+        "-".repeat(10),
+        "-".repeat(10),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(13),
+        "-".repeat(10),
+        "-".repeat(10)
+    );
+    if tickets {
+        out.push_str(&format!(" {:>10}", "Tickets"));
+        rule.push_str(&format!(" {}", "-".repeat(10)));
+    }
+    out.push('\n');
+    out.push_str(&rule);
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
+    for a in tree.tree_order() {
+        let x = tree.get(a);
+        let r = &rows[a.0 as usize];
+        let account = format!("{}{}", " ".repeat(depth(tree, a)), x.account);
+        let shares = match raw_shares(tree, a) {
+            None => String::new(),
+            Some(RawShares::Count(n)) => n.to_string(),
+            Some(RawShares::Parent) => "parent".into(),
+        };
+        let level = match r.level_fs {
+            Some(v) if v.is_infinite() => "inf".to_string(),
+            v => opt(v),
+        };
+        let _ = write!(
+            out,
+            "{:<20} {:<10} {:>10} {:>11.6} {:>11.0} {:>11.6} {:>13.6} {:>10} {:>10}",
+            account,
+            x.user.as_deref().unwrap_or(""),
+            shares,
+            r.norm_shares,
+            r.raw_usage,
+            r.norm_usage,
+            r.effective_usage,
+            opt(r.fairshare),
+            level
+        );
+        if tickets {
+            let _ = write!(out, " {:>10}", r.tickets.map_or(String::new(), |t| format!("{t:.0}")));
+        }
+        out = out.trim_end().to_string();
+        out.push('\n');
+    }
+    out
+}
+
+pub fn rows_json(policy: FairsharePolicy, tree: &AccountTree, rows: &[FairshareRow]) -> Value {
+    let list: Vec<Value> = tree
+        .tree_order()
+        .into_iter()
+        .map(|a| {
+            let x = tree.get(a);
+            let r = &rows[a.0 as usize];
+            let shares = match raw_shares(tree, a) {
+                None => Value::Null,
+                Some(RawShares::Count(n)) => json!(n),
+                Some(RawShares::Parent) => json!("parent"),
+            };
+            let level = match r.level_fs {
+                Some(v) if v.is_infinite() => json!("inf"),
+                v => json!(v),
+            };
+            let mut row = json!({
+                "account": x.account,
+                "user": x.user,
+                "raw_shares": shares,
+                "norm_shares": r.norm_shares,
+                "raw_usage": r.raw_usage,
+                "norm_usage": r.norm_usage,
+                "effective_usage": r.effective_usage,
+                "fairshare": r.fairshare,
+                "level_fs": level,
+            });
+            if policy == FairsharePolicy::Tickets {
+                row["tickets"] = json!(r.tickets);
+            }
+            row
+        })
+        .collect();
+    Value::Array(list)
+}
