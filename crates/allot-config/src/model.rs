@@ -261,6 +261,12 @@ pub struct AllotSettings {
     pub accounts: Option<(String, Location)>,
     /// `[priority] dampening`: slurm-classic's FairShareDampeningFactor.
     pub dampening: f64,
+    /// `[priority] half_life`, seconds (0: usage does not decay); one week
+    /// unless given, as the Flux document found best.
+    pub half_life: u64,
+    /// The job priority's weights, maximum wait, job size direction and
+    /// QoS levels.
+    pub priority: allot_engine::multifactor::priority::PriorityParams,
     /// Where state lives; `None`: the default state directory.
     pub state_dir: Option<String>,
     /// The fairshare adjustment: none, or the memory-based example.
@@ -281,6 +287,8 @@ impl Default for AllotSettings {
             policy: "lsf".into(),
             accounts: None,
             dampening: 1.0,
+            half_life: 7 * 86_400,
+            priority: Default::default(),
             state_dir: None,
             memory_adjustment_threshold: None,
             admins: Vec::new(),

@@ -6,6 +6,21 @@
 //! policy = "lsf"              # or slurm-classic, slurm-fairtree, slurm-tickets, flux-accounting
 //! accounts = "assoc.cfg"      # a `sacctmgr dump` file (relative to this directory)
 //! dampening = 1               # slurm-classic's FairShareDampeningFactor
+//! half_life = "7d"            # usage half-life (s, m, h, d, w; 0: no decay)
+//! max_wait = "7d"             # the wait time that makes the wait factor 1
+//! favor_small = false         # the job size factor favours small jobs
+//! [priority.weights]          # the six factors of spec 002 (0 when not given)
+//! wait_time = 1000
+//! fair_share = 100000
+//! qos = 0
+//! queue = 0
+//! job_size = 0
+//! user = 1000
+//! [[priority.qos]]            # replaces expedite (2), normal (1), standby (0)
+//! name = "expedite"
+//! priority = 2
+//! users = ["alice"]           # who may ask for it (everyone without it)
+//! exempt = false              # exempt from size and run-time limits
 //! [state]
 //! dir = "/var/lib/allot"
 //! [fairshare]
@@ -62,6 +77,33 @@ struct Priority {
     policy: Option<toml::Spanned<String>>,
     accounts: Option<toml::Spanned<String>>,
     dampening: Option<toml::Spanned<f64>>,
+    half_life: Option<toml::Spanned<toml::Value>>,
+    max_wait: Option<toml::Spanned<toml::Value>>,
+    favor_small: Option<bool>,
+    #[serde(default)]
+    weights: Weights,
+    qos: Option<Vec<Qos>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Weights {
+    wait_time: Option<toml::Spanned<toml::Value>>,
+    fair_share: Option<toml::Spanned<toml::Value>>,
+    qos: Option<toml::Spanned<toml::Value>>,
+    queue: Option<toml::Spanned<toml::Value>>,
+    job_size: Option<toml::Spanned<toml::Value>>,
+    user: Option<toml::Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Qos {
+    name: String,
+    priority: u32,
+    users: Option<Vec<String>>,
+    #[serde(default)]
+    exempt: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -137,7 +179,7 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
             ),
         }
     }
-    if let Some(p) = file.priority.policy {
+    if let Some(p) = &file.priority.policy {
         if POLICIES.contains(&p.get_ref().as_str()) {
             s.policy = p.get_ref().clone();
         } else {
@@ -148,10 +190,10 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
             );
         }
     }
-    if let Some(a) = file.priority.accounts {
+    if let Some(a) = &file.priority.accounts {
         s.accounts = Some((a.get_ref().clone(), line_col(name, text, a.span().start)));
     }
-    if let Some(d) = file.priority.dampening {
+    if let Some(d) = &file.priority.dampening {
         if *d.get_ref() >= 1.0 && d.get_ref().is_finite() {
             s.dampening = *d.get_ref();
         } else {
@@ -159,6 +201,7 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
             diags.error(loc, format!("[priority] dampening: expected a number, at least 1, found `{}`", d.get_ref()));
         }
     }
+    priority_factors(name, text, file.priority, &mut s, diags);
     match file.fairshare.adjustment.as_ref().map(|a| (a.get_ref().as_str(), a.span())) {
         None | Some(("none", _)) => {}
         Some(("memory", _)) => {
@@ -179,6 +222,82 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
     }
     let hosts = file.hosts.into_iter().map(|h| host(name, text, h, diags)).collect();
     (s, hosts)
+}
+
+/// The job priority's parameters: durations, weights, QoS levels.
+fn priority_factors(name: &str, text: &str, p: Priority, s: &mut AllotSettings, diags: &mut Diagnostics) {
+    let mut duration = |key: &str, v: &toml::Spanned<toml::Value>| -> Option<u64> {
+        let parsed = match v.get_ref() {
+            toml::Value::Integer(n) => u64::try_from(*n).ok(),
+            toml::Value::String(t) => crate::lsf::values::parse_all(seconds, t).ok(),
+            _ => None,
+        };
+        if parsed.is_none() {
+            let loc = line_col(name, text, v.span().start);
+            diags.error(loc, format!("[priority] {key}: expected seconds, or a number with s, m, h, d or w (`7d`)"));
+        }
+        parsed
+    };
+    if let Some(v) = &p.half_life {
+        s.half_life = duration("half_life", v).unwrap_or(s.half_life);
+    }
+    if let Some(v) = &p.max_wait {
+        s.priority.max_wait = duration("max_wait", v).unwrap_or(s.priority.max_wait);
+    }
+    s.priority.favor_small = p.favor_small.unwrap_or(false);
+    let w = &mut s.priority.weights;
+    let weights = [
+        ("wait_time", &p.weights.wait_time, &mut w.wait_time),
+        ("fair_share", &p.weights.fair_share, &mut w.fair_share),
+        ("qos", &p.weights.qos, &mut w.qos),
+        ("queue", &p.weights.queue, &mut w.queue),
+        ("job_size", &p.weights.job_size, &mut w.job_size),
+        ("user", &p.weights.user, &mut w.user),
+    ];
+    for (key, given, into) in weights {
+        let Some(v) = given else { continue };
+        let n = match v.get_ref() {
+            toml::Value::Integer(n) => Some(*n as f64),
+            toml::Value::Float(x) => Some(*x),
+            _ => None,
+        };
+        match n {
+            Some(n) if n >= 0.0 && n.is_finite() => *into = n,
+            _ => diags.error(
+                line_col(name, text, v.span().start),
+                format!("[priority.weights] {key}: expected a number, 0 or more"),
+            ),
+        }
+    }
+    if let Some(levels) = p.qos {
+        s.priority.qos = levels
+            .into_iter()
+            .map(|q| allot_engine::multifactor::priority::QosLevel {
+                name: q.name,
+                priority: q.priority,
+                users: q.users,
+                exempt: q.exempt,
+            })
+            .collect();
+    }
+}
+
+/// `7d`, `36h`, `90m`, `45s`, `2w`, or seconds.
+fn seconds(input: &mut &str) -> winnow::ModalResult<u64> {
+    use winnow::Parser;
+    use winnow::ascii::dec_uint;
+    use winnow::combinator::opt;
+    use winnow::token::one_of;
+    let n: u64 = dec_uint.parse_next(input)?;
+    let unit = opt(one_of(['s', 'm', 'h', 'd', 'w'])).parse_next(input)?;
+    let scale = match unit {
+        Some('m') => 60,
+        Some('h') => 3600,
+        Some('d') => 86_400,
+        Some('w') => 7 * 86_400,
+        _ => 1,
+    };
+    Ok(n.saturating_mul(scale))
 }
 
 fn quoted(list: &[&str]) -> String {
@@ -240,6 +359,58 @@ mod tests {
         assert_eq!(hosts[0].booleans, ["fast"]);
         assert_eq!(hosts[0].strings["hgconnect"], "hg1");
         assert_eq!(hosts[0].loc.to_string(), "allot.toml:9:8");
+    }
+
+    /// The issue's own `[priority]` example, and its errors located: an
+    /// unknown weight, a bad duration, a negative weight.
+    #[test]
+    fn priority_weights_durations_and_qos_read() {
+        let mut d = Diagnostics::default();
+        let text = "[priority]\npolicy = \"slurm-fairtree\"\naccounts = \"associations.cfg\"\nhalf_life = \"7d\"\n\
+                    max_wait = 86400\nfavor_small = true\n\
+                    [priority.weights]\nwait_time = 1000\nfair_share = 100000\nqos = 0\nqueue = 0\njob_size = 0\nuser = 1000\n\
+                    [[priority.qos]]\nname = \"gold\"\npriority = 5\nusers = [\"alice\"]\n\
+                    [[priority.qos]]\nname = \"scavenger\"\npriority = 0\nexempt = true\n";
+        let (s, _) = read("allot.toml", text, &mut d);
+        assert!(d.0.is_empty(), "{d}");
+        assert_eq!((s.policy.as_str(), s.half_life, s.priority.max_wait), ("slurm-fairtree", 7 * 86_400, 86_400));
+        assert_eq!(
+            s.accounts.as_ref().map(|a| (a.0.as_str(), a.1.to_string())),
+            Some(("associations.cfg", "allot.toml:3:12".into()))
+        );
+        assert!(s.priority.favor_small);
+        let w = s.priority.weights;
+        assert_eq!(
+            [w.wait_time, w.fair_share, w.qos, w.queue, w.job_size, w.user],
+            [1000.0, 100_000.0, 0.0, 0.0, 0.0, 1000.0]
+        );
+        assert_eq!(s.priority.qos.len(), 2);
+        assert!(s.priority.may_use_qos("gold", "alice") && !s.priority.may_use_qos("gold", "bob"));
+        assert!(s.priority.qos_level("scavenger").is_some_and(|q| q.exempt));
+        // Defaults: one week, the three levels.
+        let (s, _) = read("allot.toml", "", &mut d);
+        assert_eq!((s.half_life, s.priority.max_wait, s.priority.qos.len()), (604_800, 604_800, 3));
+
+        let cases = [
+            ("[priority.weights]\nage = 3\n", "allot.toml:2:1: error: unknown field `age`"),
+            (
+                "[priority]\nhalf_life = \"7 days\"\n",
+                "allot.toml:2:13: error: [priority] half_life: expected seconds, or a number with s, m, h, d or w (`7d`)",
+            ),
+            (
+                "[priority.weights]\nuser = -1\n",
+                "allot.toml:2:8: error: [priority.weights] user: expected a number, 0 or more",
+            ),
+            (
+                "[priority]\ndampening = 0.5\n",
+                "allot.toml:2:13: error: [priority] dampening: expected a number, at least 1, found `0.5`",
+            ),
+        ];
+        for (text, want) in cases {
+            let mut d = Diagnostics::default();
+            read("allot.toml", text, &mut d);
+            assert!(d.0.first().is_some_and(|x| x.to_string().starts_with(want)), "{text}: {d}");
+        }
     }
 
     #[test]

@@ -1,0 +1,238 @@
+//! The multi-factor job priority (spec 002, "Job Priority Plugin"):
+//!
+//!   priority = wait_time_weight * wait_time_factor
+//!            + fair_share_weight * fair_share_factor
+//!            + qos_weight * qos_factor
+//!            + queue_weight * queue_factor
+//!            + job_size_weight * job_size_factor
+//!            + user_weight * user_factor
+//!
+//! Each factor is in [0, 1], so that "the associated weights [can] be
+//! compared at face value"; a weight of 0 removes its factor.
+//!
+//! - wait time: `min(waited / max_wait, 1)` ("Jobs that wait longer than
+//!   the maximum wait time accrue no further priority increases");
+//! - fair share: the cluster's policy's factor for the job's association
+//!   ([`super::FairshareRow::factor`]);
+//! - QoS: the job's QoS level's priority over the highest level's (by
+//!   default expedite 2, normal 1, standby 0: 1, 0.5 and 0);
+//! - queue: the queue's PRIORITY over the highest queue PRIORITY;
+//! - job size: the job's slots over the cluster's (large jobs first), or,
+//!   favouring small jobs, `(total - slots + 1) / total` (a one-slot job 1);
+//!   capped to the cluster's size;
+//! - user: what the owner set, in [0, 1], 1 unless set: "can only lower a
+//!   job's priority, not raise it" above where it started.
+
+use serde::{Deserialize, Serialize};
+
+/// The six weights.
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Weights {
+    pub wait_time: f64,
+    pub fair_share: f64,
+    pub qos: f64,
+    pub queue: f64,
+    pub job_size: f64,
+    pub user: f64,
+}
+
+/// A job's six factors, each in [0, 1].
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Factors {
+    pub wait_time: f64,
+    pub fair_share: f64,
+    pub qos: f64,
+    pub queue: f64,
+    pub job_size: f64,
+    pub user: f64,
+}
+
+impl Factors {
+    /// The weighted sum.
+    pub fn priority(&self, w: &Weights) -> f64 {
+        w.wait_time * self.wait_time
+            + w.fair_share * self.fair_share
+            + w.qos * self.qos
+            + w.queue * self.queue
+            + w.job_size * self.job_size
+            + w.user * self.user
+    }
+}
+
+/// A QoS level: its priority, and who may ask for it (`None`: everyone).
+/// A level marked `exempt` lifts run-time and size limits ("standby").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QosLevel {
+    pub name: String,
+    pub priority: u32,
+    pub users: Option<Vec<String>>,
+    pub exempt: bool,
+}
+
+/// The default levels: expedite (2, granted to nobody until configured),
+/// normal (1) and standby (0, exempt from size and run-time limits).
+pub fn default_qos() -> Vec<QosLevel> {
+    vec![
+        QosLevel { name: "expedite".into(), priority: 2, users: Some(Vec::new()), exempt: false },
+        QosLevel { name: "normal".into(), priority: 1, users: None, exempt: false },
+        QosLevel { name: "standby".into(), priority: 0, users: None, exempt: true },
+    ]
+}
+
+/// What the factors are measured against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriorityParams {
+    pub weights: Weights,
+    /// Seconds of waiting that make the wait-time factor 1.
+    pub max_wait: u64,
+    pub favor_small: bool,
+    pub qos: Vec<QosLevel>,
+}
+
+impl Default for PriorityParams {
+    fn default() -> Self {
+        PriorityParams { weights: Weights::default(), max_wait: 7 * 86_400, favor_small: false, qos: default_qos() }
+    }
+}
+
+/// What one job brings to its factors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JobInputs {
+    /// Seconds since submission.
+    pub waited: u64,
+    /// Its association's fair-share factor.
+    pub fair_share: f64,
+    /// Its QoS level's priority.
+    pub qos_priority: u32,
+    pub queue_priority: i64,
+    pub slots: u32,
+    pub user_factor: f64,
+}
+
+/// The cluster-wide maxima the factors divide by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Maxima {
+    pub queue_priority: i64,
+    pub total_slots: u64,
+}
+
+impl PriorityParams {
+    pub fn qos_level(&self, name: &str) -> Option<&QosLevel> {
+        self.qos.iter().find(|q| q.name == name)
+    }
+
+    /// Whether `user` may ask for QoS `name`.
+    pub fn may_use_qos(&self, name: &str, user: &str) -> bool {
+        self.qos_level(name).is_some_and(|q| q.users.as_ref().is_none_or(|u| u.iter().any(|x| x == user)))
+    }
+
+    fn max_qos_priority(&self) -> u32 {
+        self.qos.iter().map(|q| q.priority).max().unwrap_or(0)
+    }
+
+    /// A job's six factors.
+    pub fn factors(&self, job: &JobInputs, max: &Maxima) -> Factors {
+        let ratio = |x: f64, of: f64| if of > 0.0 { (x / of).clamp(0.0, 1.0) } else { 0.0 };
+        let total = max.total_slots.max(1) as f64;
+        let slots = f64::from(job.slots.max(1)).min(total);
+        Factors {
+            wait_time: ratio(job.waited as f64, self.max_wait as f64),
+            fair_share: job.fair_share.clamp(0.0, 1.0),
+            qos: ratio(f64::from(job.qos_priority), f64::from(self.max_qos_priority())),
+            queue: ratio(job.queue_priority as f64, max.queue_priority as f64),
+            job_size: if self.favor_small { (total - slots + 1.0) / total } else { slots / total },
+            user: if job.user_factor.is_finite() { job.user_factor.clamp(0.0, 1.0) } else { 1.0 },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: max_wait one day, 100 slots, queue priorities up to 40.
+    /// A job that waited 6 hours (0.25), fair share 0.8, QoS normal (1 of
+    /// 2: 0.5), queue 30 (0.75), 25 slots (0.25; favouring small jobs
+    /// (100 - 25 + 1)/100 = 0.76), user factor 0.5. Weights 1000, 100000, 10000,
+    /// 1000, 500, 2000: 250 + 80000 + 5000 + 750 + 125 + 1000 = 87125.
+    #[test]
+    fn the_six_factors_and_their_weighted_sum() {
+        let mut p = PriorityParams { max_wait: 86_400, ..PriorityParams::default() };
+        p.weights = Weights {
+            wait_time: 1000.0,
+            fair_share: 100_000.0,
+            qos: 10_000.0,
+            queue: 1000.0,
+            job_size: 500.0,
+            user: 2000.0,
+        };
+        let job = JobInputs {
+            waited: 6 * 3600,
+            fair_share: 0.8,
+            qos_priority: 1,
+            queue_priority: 30,
+            slots: 25,
+            user_factor: 0.5,
+        };
+        let max = Maxima { queue_priority: 40, total_slots: 100 };
+        let f = p.factors(&job, &max);
+        assert_eq!(f, Factors { wait_time: 0.25, fair_share: 0.8, qos: 0.5, queue: 0.75, job_size: 0.25, user: 0.5 });
+        assert_eq!(f.priority(&p.weights), 87_125.0);
+        p.favor_small = true;
+        assert_eq!(p.factors(&job, &max).job_size, 0.76);
+        // Capped: waiting past max_wait, more slots than the cluster.
+        let long = JobInputs { waited: 10 * 86_400, slots: 500, ..job };
+        let f = p.factors(&long, &max);
+        assert_eq!((f.wait_time, f.job_size), (1.0, 0.01));
+        p.favor_small = false;
+        assert_eq!(p.factors(&long, &max).job_size, 1.0);
+        // A zero weight removes its factor.
+        p.weights.fair_share = 0.0;
+        assert_eq!(p.factors(&job, &max).priority(&p.weights), 87_125.0 - 80_000.0);
+    }
+
+    /// QoS: expedite 1, normal 0.5, standby 0 (exempt from limits);
+    /// expedite only for those it is granted to.
+    #[test]
+    fn qos_levels_and_who_may_use_them() {
+        let mut p = PriorityParams::default();
+        let max = Maxima { queue_priority: 0, total_slots: 1 };
+        let f = |p: &PriorityParams, level: &str| {
+            let q = p.qos_level(level).expect("level").priority;
+            p.factors(
+                &JobInputs {
+                    waited: 0,
+                    fair_share: 0.0,
+                    qos_priority: q,
+                    queue_priority: 0,
+                    slots: 1,
+                    user_factor: 1.0,
+                },
+                &max,
+            )
+            .qos
+        };
+        assert_eq!([f(&p, "expedite"), f(&p, "normal"), f(&p, "standby")], [1.0, 0.5, 0.0]);
+        assert!(p.qos_level("standby").is_some_and(|q| q.exempt));
+        assert!(!p.may_use_qos("expedite", "alice") && p.may_use_qos("normal", "alice"));
+        p.qos[0].users = Some(vec!["alice".into()]);
+        assert!(p.may_use_qos("expedite", "alice") && !p.may_use_qos("expedite", "bob"));
+        assert!(!p.may_use_qos("gold", "alice"), "an unknown level");
+    }
+
+    /// No NaN from zero maxima, a user factor out of range is clamped.
+    #[test]
+    fn degenerate_inputs_stay_in_range() {
+        let p = PriorityParams { max_wait: 0, qos: Vec::new(), ..PriorityParams::default() };
+        let job = JobInputs {
+            waited: 100,
+            fair_share: 2.0,
+            qos_priority: 3,
+            queue_priority: -5,
+            slots: 0,
+            user_factor: -1.0,
+        };
+        let f = p.factors(&job, &Maxima { queue_priority: 0, total_slots: 0 });
+        assert_eq!(f, Factors { wait_time: 0.0, fair_share: 1.0, qos: 0.0, queue: 0.0, job_size: 1.0, user: 0.0 });
+    }
+}
