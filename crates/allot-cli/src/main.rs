@@ -11,6 +11,7 @@ mod job_long;
 mod lsf;
 mod shares_cmd;
 mod sim_cmd;
+mod sprio_cmd;
 mod sshare_cmd;
 mod views;
 
@@ -68,6 +69,19 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
         /// Usage per association: a JSON list of {"account", "user", "usage", "pending"}.
+        #[arg(long)]
+        usage: PathBuf,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The multi-factor priority (spec 002) of the pending jobs a usage
+    /// file lists, each factor weighted, as Slurm's `sprio`.
+    Sprio {
+        /// Configuration directory: allot.toml's [priority] policy, weights and QoS levels.
+        #[arg(long)]
+        config: PathBuf,
+        /// Usage per association, with its pending jobs ("jobs", or a "pending" count).
         #[arg(long)]
         usage: PathBuf,
         /// Print JSON instead of the table.
@@ -182,6 +196,7 @@ fn main() -> ExitCode {
         }
         Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
         Command::Sshare { config, usage, json } => sshare_cmd::run(&config, &usage, json),
+        Command::Sprio { config, usage, json } => sprio_cmd::run(&config, &usage, json),
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }

@@ -21,7 +21,29 @@ use allot_engine::multifactor::{self, AccountTree, FairsharePolicy, FairshareRow
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
+/// A configuration directory charged with a usage file: what `sshare`
+/// and `sprio` show.
+pub struct Charged {
+    pub config: allot_config::Config,
+    pub policy: FairsharePolicy,
+    pub tree: AccountTree,
+    pub entries: Vec<assoc_usage::Entry>,
+    pub rows: Vec<FairshareRow>,
+}
+
 pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let Charged { policy, tree, rows, .. } = charged(config_dir, usage_file, "sshare")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows_json(policy, &tree, &rows))?);
+    } else {
+        print!("{}", render(policy, &tree, &rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads `config_dir`, charges its associations with `usage_file`, and
+/// computes its policy's fair-share; `command` names who asks, in errors.
+pub fn charged(config_dir: &Path, usage_file: &Path, command: &str) -> anyhow::Result<Charged> {
     let config = match allot_config::load_dir(config_dir) {
         Ok((config, warnings)) => {
             eprint!("{warnings}");
@@ -31,7 +53,7 @@ pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<E
     };
     let Some(policy) = config.multifactor_policy() else {
         bail!(
-            "{}: [priority] policy is `{}`: sshare shows slurm-classic, slurm-fairtree, slurm-tickets and flux-accounting (`allot shares` shows LSF's share tables)",
+            "{}: [priority] policy is `{}`: {command} shows slurm-classic, slurm-fairtree, slurm-tickets and flux-accounting (`allot shares` shows LSF's share tables)",
             config_dir.display(),
             config.settings.policy
         );
@@ -45,12 +67,7 @@ pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<E
     let (usage, pending) =
         assoc_usage::charge(&name, &text, &entries, &tree).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
     let rows = multifactor::compute(policy, &tree, &usage, &pending);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&rows_json(policy, &tree, &rows))?);
-    } else {
-        print!("{}", render(policy, &tree, &rows));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Charged { config, policy, tree, entries, rows })
 }
 
 fn depth(tree: &AccountTree, a: multifactor::AssocId) -> usize {

@@ -441,3 +441,51 @@ fn sshare_policies_and_errors() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `allot sprio` on `examples/multifactor` (64 slots, max_wait one day;
+/// weights wait 1000, fair share 10000, QoS 1000, size 100). Job 100
+/// (user 5, 16 slots, waited 2 h, standby): 1000*7200/86400 + 10000*1
+/// + 1000*0 + 100*16/64 = 83.33 + 10000 + 25 = 10108.33. User 2's four
+/// jobs (no job list: ids 101..104, 1 slot, normal QoS 1 of 2):
+/// 10000*198.02/801.98 + 500 + 100/64 = 2469.1 + 500 + 1.56.
+#[test]
+fn sprio_weighs_the_six_factors() {
+    let dir = examples().join("multifactor");
+    let usage = dir.join("usage.json");
+    let out = allot(&[
+        "sprio",
+        "--config",
+        dir.to_str().expect("utf-8"),
+        "--usage",
+        usage.to_str().expect("utf-8"),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jobs: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let jobs = jobs.as_array().expect("list");
+    let ids: Vec<u64> = jobs.iter().filter_map(|j| j["id"].as_u64()).collect();
+    assert_eq!(ids, [100, 101, 102, 103, 104], "highest priority first, then job ID");
+    let p = |i: usize| jobs[i]["priority"].as_f64().expect("priority");
+    assert!((p(0) - (1000.0 * 7200.0 / 86400.0 + 10000.0 + 25.0)).abs() < 1e-9, "{}", p(0));
+    let fair_share =
+        0.4 * (0.4 / 0.45) / (0.4 * (0.4 / 0.45) + 0.6 * 2.4) / (0.6 * 2.4 / (0.4 * (0.4 / 0.45) + 0.6 * 2.4));
+    assert!((p(1) - (10000.0 * fair_share + 500.0 + 100.0 / 64.0)).abs() < 1e-6, "{}", p(1));
+    assert_eq!(jobs[0]["weighted"]["job_size"], 25.0);
+    assert_eq!(jobs[1]["factors"]["qos"], 0.5);
+    let table = allot(&["sprio", "--config", dir.to_str().expect("utf-8"), "--usage", usage.to_str().expect("utf-8")]);
+    let first = stdout(&table).lines().nth(1).map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    assert_eq!(first.as_deref(), Some("100 user5 10108"));
+    // expedite is granted to nobody by default; a user factor above 1
+    // would raise a job's priority.
+    let bad = std::env::temp_dir().join(format!("allot-sprio-{}.json", std::process::id()));
+    for (job, want) in [
+        ("{\"qos\": \"expedite\"}", "entry 1 (user `user1`): qos `expedite`: the user may not use it"),
+        ("{\"user_factor\": 1.5}", "entry 1 (user `user1`): user_factor: expected a number from 0 to 1"),
+        ("{\"queue\": \"nosuch\"}", "entry 1 (user `user1`): queue `nosuch`: no such queue"),
+    ] {
+        std::fs::write(&bad, format!("[{{\"user\": \"user1\", \"usage\": 1, \"jobs\": [{job}]}}]")).expect("write");
+        let out = allot(&["sprio", "--config", dir.to_str().expect("utf-8"), "--usage", bad.to_str().expect("utf-8")]);
+        assert!(!out.status.success() && stderr(&out).contains(want), "{}", stderr(&out));
+    }
+    let _ = std::fs::remove_file(&bad);
+}

@@ -8,7 +8,13 @@
 //! ```
 //!
 //! `account` may be left out when the user has one association;
-//! `pending` is 0 when left out. An association given twice, an unknown
+//! `pending` is 0 when left out. For `sprio`, an entry may list its
+//! pending jobs, each with any of `id` (numbered on from the largest given
+//! otherwise), `queue` (the default queue), `slots` (1), `waited` (seconds
+//! since submission, 0), `qos` (`normal`) and `user_factor` (1):
+//! `{"user": "u1", "usage": 5, "jobs": [{"id": 7, "slots": 4, "waited": 3600}]}`;
+//! `pending` is then the number of jobs listed (a different one is an
+//! error), and without `jobs`, `pending` jobs with every default. An association given twice, an unknown
 //! user or account, or a usage that is negative or not a number is an
 //! error that names the entry and its line.
 
@@ -25,7 +31,29 @@ pub struct Entry {
     pub user: String,
     pub usage: f64,
     #[serde(default)]
-    pub pending: u32,
+    pub pending: Option<u32>,
+    #[serde(default)]
+    pub jobs: Vec<JobEntry>,
+}
+
+impl Entry {
+    /// Its pending jobs: those listed, or `pending` of them.
+    pub fn pending(&self) -> u32 {
+        if self.jobs.is_empty() { self.pending.unwrap_or(0) } else { self.jobs.len() as u32 }
+    }
+}
+
+/// A pending job of an association, for `sprio`.
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JobEntry {
+    pub id: Option<u64>,
+    pub queue: Option<String>,
+    pub slots: Option<u32>,
+    #[serde(default)]
+    pub waited: u64,
+    pub qos: Option<String>,
+    pub user_factor: Option<f64>,
 }
 
 /// The entries of a usage file, unchecked: their users are the ones an
@@ -72,6 +100,9 @@ pub fn charge(
         };
         match assoc {
             Err(m) => diags.error(loc, m),
+            Ok(_) if !e.jobs.is_empty() && e.pending.is_some_and(|n| n as usize != e.jobs.len()) => {
+                diags.error(loc, format!("{what}: pending: {} jobs are listed", e.jobs.len()))
+            }
             Ok(_) if !e.usage.is_finite() || e.usage < 0.0 => {
                 diags.error(loc, format!("{what}: usage: expected a number, 0 or more, found {}", e.usage))
             }
@@ -79,7 +110,7 @@ pub fn charge(
             Ok(a) => {
                 given[a.0 as usize] = true;
                 usage[a.0 as usize] = e.usage;
-                pending[a.0 as usize] = e.pending;
+                pending[a.0 as usize] = e.pending();
             }
         }
     }
@@ -144,7 +175,11 @@ mod tests {
                 "u.json:2:2: error: entry 2 (user `u1`): the association is given twice",
             ),
         ];
-        for (text, want) in cases {
+        let more = [(
+            "[{\"user\": \"u1\", \"usage\": 1, \"pending\": 3, \"jobs\": [{\"slots\": 2}]}]",
+            "u.json:1:3: error: entry 1 (user `u1`): pending: 1 jobs are listed",
+        )];
+        for (text, want) in cases.into_iter().chain(more) {
             let e = entries("u.json", text).expect(text);
             let d = charge("u.json", text, &e, &t).expect_err(text);
             assert_eq!(d.0[0].to_string(), want);

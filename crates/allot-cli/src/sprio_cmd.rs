@@ -1,0 +1,135 @@
+//! `allot sprio`: the multi-factor priority (spec 002) of the pending jobs
+//! a usage file lists ([`allot_config::assoc_usage`]), as Slurm's
+//! `sprio` shows it: each factor weighted (`sprio`'s default), highest
+//! priority first, then job ID. `--json` gives, per job, `id`, `user`,
+//! `account`, `priority`, and `factors` and `weighted` (each with
+//! `wait_time`, `fair_share`, `qos`, `queue`, `job_size`, `user`).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use allot_engine::multifactor::priority::{Factors, JobInputs, Maxima};
+use anyhow::bail;
+use serde_json::json;
+
+use crate::sshare_cmd::{Charged, charged};
+
+/// One job's priority.
+struct Row {
+    id: u64,
+    user: String,
+    account: String,
+    factors: Factors,
+    priority: f64,
+}
+
+pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let c = charged(config_dir, usage_file, "sprio")?;
+    let rows = priorities(&c)?;
+    let w = c.config.settings.priority.weights;
+    if json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let f = r.factors;
+                let weighted = Factors {
+                    wait_time: w.wait_time * f.wait_time,
+                    fair_share: w.fair_share * f.fair_share,
+                    qos: w.qos * f.qos,
+                    queue: w.queue * f.queue,
+                    job_size: w.job_size * f.job_size,
+                    user: w.user * f.user,
+                };
+                json!({"id": r.id, "user": r.user, "account": r.account, "priority": r.priority,
+                       "factors": f, "weighted": weighted})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "{:>10} {:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+        "JOBID", "USER", "PRIORITY", "WAIT_TIME", "FAIRSHARE", "QOS", "QUEUE", "JOBSIZE", "USER_FACT"
+    );
+    for r in &rows {
+        let f = r.factors;
+        let _ = writeln!(
+            out,
+            "{:>10} {:<10} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0}",
+            r.id,
+            r.user,
+            r.priority,
+            w.wait_time * f.wait_time,
+            w.fair_share * f.fair_share,
+            w.qos * f.qos,
+            w.queue * f.queue,
+            w.job_size * f.job_size,
+            w.user * f.user
+        );
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every listed pending job's factors and priority, highest first.
+fn priorities(c: &Charged) -> anyhow::Result<Vec<Row>> {
+    let params = &c.config.settings.priority;
+    let engine = c.config.engine_config();
+    let max = Maxima {
+        queue_priority: engine.queues.iter().map(|q| i64::from(q.priority)).max().unwrap_or(0),
+        total_slots: engine.hosts.iter().map(|h| u64::from(h.slots)).sum(),
+    };
+    let default_queue = engine.default_queues.first().cloned();
+    let mut next_id = c.entries.iter().flat_map(|e| e.jobs.iter().filter_map(|j| j.id)).max().unwrap_or(0) + 1;
+    let mut rows = Vec::new();
+    for (i, e) in c.entries.iter().enumerate() {
+        let what = format!("entry {} (user `{}`)", i + 1, e.user);
+        let assoc = match &e.account {
+            Some(a) => c.tree.assoc(a, &e.user),
+            None => c.tree.user_assocs(&e.user).first().copied(),
+        };
+        let Some(assoc) = assoc else { bail!("{what}: no association") };
+        let fair_share = c.rows[assoc.0 as usize].factor.unwrap_or(0.0);
+        let defaults = vec![Default::default(); if e.jobs.is_empty() { e.pending() as usize } else { 0 }];
+        for j in e.jobs.iter().chain(&defaults) {
+            let queue = j.queue.clone().or_else(|| default_queue.clone()).unwrap_or_default();
+            let queue_priority = match engine.queues.iter().find(|q| q.name == queue) {
+                Some(q) => i64::from(q.priority),
+                None if j.queue.is_none() => 0,
+                None => bail!("{what}: queue `{queue}`: no such queue"),
+            };
+            let qos = j.qos.as_deref().unwrap_or("normal");
+            let Some(level) = params.qos_level(qos) else { bail!("{what}: qos `{qos}`: no such QoS level") };
+            if !params.may_use_qos(qos, &e.user) {
+                bail!("{what}: qos `{qos}`: the user may not use it");
+            }
+            let user_factor = j.user_factor.unwrap_or(1.0);
+            if !(0.0..=1.0).contains(&user_factor) {
+                bail!("{what}: user_factor: expected a number from 0 to 1 (it only lowers a job's priority)");
+            }
+            let inputs = JobInputs {
+                waited: j.waited,
+                fair_share,
+                qos_priority: level.priority,
+                queue_priority,
+                slots: j.slots.unwrap_or(1),
+                user_factor,
+            };
+            let factors = params.factors(&inputs, &max);
+            let id = j.id.unwrap_or_else(|| {
+                next_id += 1;
+                next_id - 1
+            });
+            rows.push(Row {
+                id,
+                user: e.user.clone(),
+                account: c.tree.get(assoc).account.clone(),
+                factors,
+                priority: factors.priority(&params.weights),
+            });
+        }
+    }
+    rows.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(a.id.cmp(&b.id)));
+    Ok(rows)
+}
