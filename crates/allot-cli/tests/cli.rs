@@ -444,10 +444,10 @@ fn sshare_policies_and_errors() {
 
 /// `allot sprio` on `examples/multifactor` (64 slots, max_wait one day;
 /// weights wait 1000, fair share 10000, QoS 1000, size 100). Job 100
-/// (user 5, 16 slots, waited 2 h, standby): 1000*7200/86400 + 10000*1
-/// + 1000*0 + 100*16/64 = 83.33 + 10000 + 25 = 10108.33. User 2's four
-/// jobs (no job list: ids 101..104, 1 slot, normal QoS 1 of 2):
-/// 10000*198.02/801.98 + 500 + 100/64 = 2469.1 + 500 + 1.56.
+/// (user 5, 16 slots, waited 2 h, standby) has 1000*7200/86400 plus
+/// 10000*1 plus 1000*0 plus 100*16/64, that is 83.33, 10000 and 25:
+/// 10108.33. User 2's four jobs (no job list: ids 101..104, 1 slot,
+/// normal QoS, 1 of 2) have 10000*198.02/801.98, 500 and 100/64.
 #[test]
 fn sprio_weighs_the_six_factors() {
     let dir = examples().join("multifactor");
