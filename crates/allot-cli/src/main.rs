@@ -18,7 +18,7 @@ mod views;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "allot", version, about = "allot: a batch job scheduler with LSF, Slurm and Flux fairshare")]
@@ -63,31 +63,10 @@ enum Command {
     },
     /// The fair-share of the multifactor policies (slurm-classic,
     /// slurm-fairtree, slurm-tickets, flux-accounting), as Slurm's `sshare -l`.
-    Sshare {
-        /// Configuration directory: allot.toml's [priority] policy, and its
-        /// associations ([priority] accounts, or the lsb.users share trees).
-        #[arg(long)]
-        config: PathBuf,
-        /// Usage per association: a JSON list of {"account", "user", "usage", "pending"}.
-        #[arg(long)]
-        usage: PathBuf,
-        /// Print JSON instead of the table.
-        #[arg(long)]
-        json: bool,
-    },
+    Sshare(MultifactorArgs),
     /// The multi-factor priority (spec 002) of the pending jobs a usage
     /// file lists, each factor weighted, as Slurm's `sprio`.
-    Sprio {
-        /// Configuration directory: allot.toml's [priority] policy, weights and QoS levels.
-        #[arg(long)]
-        config: PathBuf,
-        /// Usage per association, with its pending jobs ("jobs", or a "pending" count).
-        #[arg(long)]
-        usage: PathBuf,
-        /// Print JSON instead of the table.
-        #[arg(long)]
-        json: bool,
-    },
+    Sprio(MultifactorArgs),
     /// Replays a workload (SWF, gzip-compressed or not, or JSON lines)
     /// through the engine and writes jobs.csv, summary.json and plots.
     Sim {
@@ -129,6 +108,23 @@ enum Command {
         #[command(subcommand)]
         command: BenchCommand,
     },
+}
+
+/// What `sshare` and `sprio` read.
+#[derive(Args)]
+struct MultifactorArgs {
+    /// Configuration directory: allot.toml's [priority] policy, weights and
+    /// QoS levels, and its associations ([priority] accounts, or the
+    /// lsb.users share trees).
+    #[arg(long)]
+    config: PathBuf,
+    /// Usage per association: a JSON list of {"account", "user", "usage",
+    /// "pending"} (sprio: with the pending "jobs", or a "pending" count).
+    #[arg(long)]
+    usage: PathBuf,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -195,8 +191,8 @@ fn main() -> ExitCode {
             bench_cmd::daemon(jobs, connections, keep)
         }
         Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
-        Command::Sshare { config, usage, json } => sshare_cmd::run(&config, &usage, json),
-        Command::Sprio { config, usage, json } => sprio_cmd::run(&config, &usage, json),
+        Command::Sshare(a) => sshare_cmd::run(&a.config, &a.usage, a.json),
+        Command::Sprio(a) => sprio_cmd::run(&a.config, &a.usage, a.json),
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }
