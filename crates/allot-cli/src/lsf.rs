@@ -185,7 +185,7 @@ pub fn push_lsf_time(out: &mut String, secs: u64) {
 fn minute_of(secs: u64) -> String {
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let rem = secs % 86_400;
-    let (_, month, day) = allot_config::bsub::civil_from_days((secs / 86_400) as i64);
+    let (_, month, day) = allot_engine::time::civil_from_days((secs / 86_400) as i64);
     format!("{} {:>2} {:02}:{:02}", MONTHS[(month - 1) as usize], day, rem / 3600, (rem % 3600) / 60)
 }
 

@@ -264,6 +264,10 @@ pub struct AllotSettings {
     /// `[priority] half_life`, seconds (0: usage does not decay); one week
     /// unless given, as the Flux document found best.
     pub half_life: u64,
+    /// `[priority] reset`: when usage starts again from 0.
+    pub usage_reset: allot_engine::multifactor::ledger::ResetPeriod,
+    /// `[priority.billing]`: what each resource is billed a second.
+    pub billing: allot_engine::multifactor::ledger::Billing,
     /// The job priority's weights, maximum wait, job size direction and
     /// QoS levels.
     pub priority: allot_engine::multifactor::priority::PriorityParams,
@@ -288,6 +292,8 @@ impl Default for AllotSettings {
             accounts: None,
             dampening: 1.0,
             half_life: 7 * 86_400,
+            usage_reset: allot_engine::multifactor::ledger::ResetPeriod::None,
+            billing: Default::default(),
             priority: Default::default(),
             state_dir: None,
             memory_adjustment_threshold: None,

@@ -9,6 +9,13 @@
 //! half_life = "7d"            # usage half-life (s, m, h, d, w; 0: no decay)
 //! max_wait = "7d"             # the wait time that makes the wait factor 1
 //! favor_small = false         # the job size factor favours small jobs
+//! reset = "none"              # usage reset: none, daily, weekly, monthly, quarterly, yearly
+//! [priority.billing]          # billed units per second of each resource (cpu 1, others 0)
+//! cpu = 1.0                   # per slot
+//! memory_gb = 0.25
+//! gpu = 2.0
+//! node = 0.0
+//! energy_joule = 0.0          # per joule a job reports at its end
 //! [priority.weights]          # the six factors of spec 002 (0 when not given)
 //! wait_time = 1000
 //! fair_share = 100000
@@ -80,6 +87,8 @@ struct Priority {
     half_life: Option<toml::Spanned<toml::Value>>,
     max_wait: Option<toml::Spanned<toml::Value>>,
     favor_small: Option<bool>,
+    reset: Option<toml::Spanned<String>>,
+    billing: Option<Billing>,
     #[serde(default)]
     weights: Weights,
     qos: Option<Vec<Qos>>,
@@ -94,6 +103,16 @@ struct Weights {
     queue: Option<toml::Spanned<toml::Value>>,
     job_size: Option<toml::Spanned<toml::Value>>,
     user: Option<toml::Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Billing {
+    cpu: Option<f64>,
+    memory_gb: Option<f64>,
+    gpu: Option<f64>,
+    node: Option<f64>,
+    energy_joule: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +264,44 @@ fn priority_factors(name: &str, text: &str, p: Priority, s: &mut AllotSettings, 
         s.priority.max_wait = duration("max_wait", v).unwrap_or(s.priority.max_wait);
     }
     s.priority.favor_small = p.favor_small.unwrap_or(false);
+    if let Some(r) = &p.reset {
+        use allot_engine::multifactor::ledger::ResetPeriod;
+        let period = match r.get_ref().as_str() {
+            "none" => Some(ResetPeriod::None),
+            "daily" => Some(ResetPeriod::Daily),
+            "weekly" => Some(ResetPeriod::Weekly),
+            "monthly" => Some(ResetPeriod::Monthly),
+            "quarterly" => Some(ResetPeriod::Quarterly),
+            "yearly" => Some(ResetPeriod::Yearly),
+            _ => None,
+        };
+        match period {
+            Some(period) => s.usage_reset = period,
+            None => diags.error(
+                line_col(name, text, r.span().start),
+                format!(
+                    "[priority] reset: expected `none`, `daily`, `weekly`, `monthly`, `quarterly` or `yearly`, found `{}`",
+                    r.get_ref()
+                ),
+            ),
+        }
+    }
+    if let Some(b) = &p.billing {
+        let d = allot_engine::multifactor::ledger::Billing::default();
+        let weights = [b.cpu, b.memory_gb, b.gpu, b.node, b.energy_joule];
+        if weights.iter().flatten().any(|w| !w.is_finite() || *w < 0.0) {
+            let loc = line_col(name, text, text.find("[priority.billing]").unwrap_or(0));
+            diags.error(loc, "[priority.billing]: expected numbers, 0 or more");
+        } else {
+            s.billing = allot_engine::multifactor::ledger::Billing {
+                cpu: b.cpu.unwrap_or(d.cpu),
+                memory_gb: b.memory_gb.unwrap_or(d.memory_gb),
+                gpu: b.gpu.unwrap_or(d.gpu),
+                node: b.node.unwrap_or(d.node),
+                energy_joule: b.energy_joule.unwrap_or(d.energy_joule),
+            };
+        }
+    }
     let w = &mut s.priority.weights;
     let weights = [
         ("wait_time", &p.weights.wait_time, &mut w.wait_time),
@@ -387,6 +444,9 @@ mod tests {
         assert_eq!(s.priority.qos.len(), 2);
         assert!(s.priority.may_use_qos("gold", "alice") && !s.priority.may_use_qos("gold", "bob"));
         assert!(s.priority.qos_level("scavenger").is_some_and(|q| q.exempt));
+        let (s, _) = read("allot.toml", "[priority]\nreset = \"monthly\"\n[priority.billing]\ngpu = 2.5\n", &mut d);
+        assert_eq!(s.usage_reset, allot_engine::multifactor::ledger::ResetPeriod::Monthly);
+        assert_eq!((s.billing.cpu, s.billing.gpu, s.billing.memory_gb), (1.0, 2.5, 0.0));
         // Defaults: one week, the three levels.
         let (s, _) = read("allot.toml", "", &mut d);
         assert_eq!((s.half_life, s.priority.max_wait, s.priority.qos.len()), (604_800, 604_800, 3));
@@ -401,6 +461,12 @@ mod tests {
                 "[priority.weights]\nuser = -1\n",
                 "allot.toml:2:8: error: [priority.weights] user: expected a number, 0 or more",
             ),
+            ("[priority]\nreset = \"hourly\"\n", "allot.toml:2:9: error: [priority] reset: expected `none`, `daily`"),
+            (
+                "[priority.billing]\ncpu = -1.0\n",
+                "allot.toml:1:1: error: [priority.billing]: expected numbers, 0 or more",
+            ),
+            ("[priority.billing]\ncpus = 1.0\n", "allot.toml:2:1: error: unknown field `cpus`"),
             (
                 "[priority]\ndampening = 0.5\n",
                 "allot.toml:2:13: error: [priority] dampening: expected a number, at least 1, found `0.5`",

@@ -30,6 +30,7 @@
 //!   siblings already holds its fair share).
 
 mod classic;
+pub mod ledger;
 pub mod priority;
 mod ranked;
 #[cfg(test)]

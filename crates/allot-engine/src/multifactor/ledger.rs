@@ -1,0 +1,245 @@
+//! Usage per association for the multifactor policies: billed seconds,
+//! charged while jobs run, decayed exactly with a half-life and evaluated
+//! lazily; nothing is walked periodically.
+//!
+//! A job running since `s` at a billing rate `r` (billed units per second,
+//! [`Billing::rate`]) has, at `t`, charged
+//!
+//!   r * (t - s)                              without decay (half-life 0)
+//!   r * h/ln 2 * (1 - 2^(-(t - s)/h))        with half-life h
+//!
+//! (the integral of `r * 2^(-(t - u)/h)` over `u` in `[s, t]`), and a
+//! settled value `v` recorded at `t0` is worth `v * 2^(-(t - t0)/h)` at `t`.
+//! When the job ends its charge joins its association's settled value,
+//! with what it reports only at its end (energy).
+//!
+//! A usage reset period sets every association's usage to 0 at each
+//! period's start (UTC midnight; Mondays; the 1st of a month, of January,
+//! April, July and October, of January), as Slurm's
+//! PriorityUsageResetPeriod does; jobs running then are charged from
+//! there on.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::AssocId;
+use crate::time::{Time, civil_from_days, days_from_civil};
+
+/// What a second of each resource is billed, per unit (the Flux document's
+/// "each chargeable resource"): per slot (CPU), per GB of memory, per GPU,
+/// per node; energy, per joule reported at the job's end.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Billing {
+    pub cpu: f64,
+    pub memory_gb: f64,
+    pub gpu: f64,
+    pub node: f64,
+    pub energy_joule: f64,
+}
+
+impl Default for Billing {
+    /// CPU-seconds only.
+    fn default() -> Self {
+        Billing { cpu: 1.0, memory_gb: 0.0, gpu: 0.0, node: 0.0, energy_joule: 0.0 }
+    }
+}
+
+/// What a running job holds.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Held {
+    pub slots: u32,
+    pub memory_gb: f64,
+    pub gpus: u32,
+    pub nodes: u32,
+}
+
+impl Billing {
+    /// Billed units per second of a job holding `h`.
+    pub fn rate(&self, h: &Held) -> f64 {
+        self.cpu * f64::from(h.slots)
+            + self.memory_gb * h.memory_gb
+            + self.gpu * f64::from(h.gpus)
+            + self.node * f64::from(h.nodes)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ResetPeriod {
+    None,
+    Daily,
+    Weekly,
+    Monthly,
+    Quarterly,
+    Yearly,
+}
+
+impl ResetPeriod {
+    /// The start of the period `t` is in (`None`: the beginning of time).
+    pub fn period_start(self, t: Time) -> Time {
+        let day = (t.0 / 86_400) as i64;
+        let (y, m, _) = civil_from_days(day);
+        let first = |y: i64, m: u32| Time((days_from_civil(y, m, 1) * 86_400).max(0) as u64);
+        match self {
+            ResetPeriod::None => Time(0),
+            ResetPeriod::Daily => Time(day as u64 * 86_400),
+            // 1970-01-01 was a Thursday: Monday is 3 days before a
+            // multiple of 7 days after it.
+            ResetPeriod::Weekly => Time((day - (day + 3).rem_euclid(7)).max(0) as u64 * 86_400),
+            ResetPeriod::Monthly => first(y, m),
+            ResetPeriod::Quarterly => first(y, (m - 1) / 3 * 3 + 1),
+            ResetPeriod::Yearly => first(y, 1),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Running {
+    assoc: AssocId,
+    rate: f64,
+    since: Time,
+}
+
+/// Usage per association of an account tree (indexed by [`AssocId`]).
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    half_life: u64,
+    reset: ResetPeriod,
+    /// Per association: its settled usage and when it was worth that.
+    settled: Vec<(f64, Time)>,
+    running: BTreeMap<u64, Running>,
+}
+
+impl Ledger {
+    pub fn new(assocs: usize, half_life: u64, reset: ResetPeriod) -> Ledger {
+        Ledger { half_life, reset, settled: vec![(0.0, Time(0)); assocs], running: BTreeMap::new() }
+    }
+
+    /// `2^(-dt/h)`: what a unit recorded `dt` seconds ago is worth.
+    fn decay(&self, dt: u64) -> f64 {
+        if self.half_life == 0 { 1.0 } else { (-(dt as f64) / self.half_life as f64).exp2() }
+    }
+
+    /// What a job billed at `rate` since `since` has charged by `t`.
+    fn accrued(&self, rate: f64, since: Time, t: Time) -> f64 {
+        let dt = t.0.saturating_sub(since.0) as f64;
+        if self.half_life == 0 {
+            rate * dt
+        } else {
+            let h = self.half_life as f64;
+            rate * h / std::f64::consts::LN_2 * (1.0 - (-dt / h).exp2())
+        }
+    }
+
+    /// Where the charges of a job running since `since` count from at `t`:
+    /// the start of `t`'s reset period if that is later.
+    fn counted_from(&self, since: Time, t: Time) -> Time {
+        since.max(self.reset.period_start(t))
+    }
+
+    /// Job `job` of `assoc` starts at `t`, billed `rate` a second.
+    pub fn start(&mut self, job: u64, assoc: AssocId, rate: f64, t: Time) {
+        self.running.insert(job, Running { assoc, rate: rate.max(0.0), since: t });
+    }
+
+    /// Job `job` ends at `t`, with `extra` billed units it reports at its
+    /// end (energy times its weight); its charge is settled.
+    pub fn finish(&mut self, job: u64, t: Time, extra: f64) {
+        let Some(r) = self.running.remove(&job) else { return };
+        let from = self.counted_from(r.since, t);
+        let charge = self.accrued(r.rate, from, t) + extra.max(0.0);
+        let now = self.settled_at(r.assoc, t);
+        self.settled[r.assoc.0 as usize] = (now + charge, t);
+    }
+
+    /// `assoc`'s settled usage at `t`, decayed (0 if a reset came since).
+    fn settled_at(&self, assoc: AssocId, t: Time) -> f64 {
+        let Some(&(v, at)) = self.settled.get(assoc.0 as usize) else { return 0.0 };
+        if at < self.reset.period_start(t) && self.reset != ResetPeriod::None {
+            return 0.0;
+        }
+        v * self.decay(t.0.saturating_sub(at.0))
+    }
+
+    /// Every association's usage at `t`: settled, decayed, plus what its
+    /// running jobs have charged so far (user associations only; the
+    /// account tree sums them up).
+    pub fn usage(&self, t: Time) -> Vec<f64> {
+        let mut out: Vec<f64> = (0..self.settled.len()).map(|a| self.settled_at(AssocId(a as u32), t)).collect();
+        for r in self.running.values() {
+            if let Some(u) = out.get_mut(r.assoc.0 as usize) {
+                *u += self.accrued(r.rate, self.counted_from(r.since, t), t);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: u64 = 86_400;
+
+    #[test]
+    fn without_decay_usage_is_rate_times_time() {
+        let mut l = Ledger::new(2, 0, ResetPeriod::None);
+        let billing = Billing { cpu: 1.0, memory_gb: 0.5, ..Billing::default() };
+        let rate = billing.rate(&Held { slots: 4, memory_gb: 8.0, ..Held::default() });
+        assert_eq!(rate, 8.0);
+        l.start(1, AssocId(1), rate, Time(100));
+        // Charged while it runs, not only at its end.
+        assert_eq!(l.usage(Time(200))[1], 800.0);
+        l.finish(1, Time(300), 5.0);
+        assert_eq!(l.usage(Time(10_000))[1], 1605.0);
+    }
+
+    /// With a half-life of one day: 100 units settled are worth 50 a day
+    /// later and 25 two days later; a job billed 1 a second for one
+    /// half-life has charged h/ln 2 * (1 - 1/2) = h / (2 ln 2).
+    #[test]
+    fn decay_halves_per_half_life_and_running_jobs_integrate_it() {
+        let mut l = Ledger::new(2, DAY, ResetPeriod::None);
+        l.start(1, AssocId(1), 100.0, Time(0));
+        l.finish(1, Time(1), 0.0);
+        let at = |l: &Ledger, t: u64| l.usage(Time(t))[1];
+        let one = at(&l, 1);
+        assert!((one - 100.0 * DAY as f64 / std::f64::consts::LN_2 * (1.0 - (-1.0 / DAY as f64).exp2())).abs() < 1e-9);
+        assert!((at(&l, 1 + DAY) - one / 2.0).abs() < 1e-9);
+        assert!((at(&l, 1 + 2 * DAY) - one / 4.0).abs() < 1e-9);
+        let mut l = Ledger::new(2, DAY, ResetPeriod::None);
+        l.start(7, AssocId(1), 1.0, Time(0));
+        let expected = DAY as f64 / (2.0 * std::f64::consts::LN_2);
+        assert!((at(&l, DAY) - expected).abs() < 1e-6, "{}", at(&l, DAY));
+        // Settling changes nothing about the value.
+        l.finish(7, Time(DAY), 0.0);
+        assert!((at(&l, DAY) - expected).abs() < 1e-6);
+    }
+
+    /// Reset periods: the start of each, in UTC. 2026-11-22 (a Sunday).
+    #[test]
+    fn reset_periods_start_where_the_calendar_says() {
+        let t = Time(days_from_civil(2026, 11, 22) as u64 * DAY + 3600);
+        let day = |y, m, d| Time(days_from_civil(y, m, d) as u64 * DAY);
+        assert_eq!(ResetPeriod::Daily.period_start(t), day(2026, 11, 22));
+        assert_eq!(ResetPeriod::Weekly.period_start(t), day(2026, 11, 16), "the Monday before");
+        assert_eq!(ResetPeriod::Monthly.period_start(t), day(2026, 11, 1));
+        assert_eq!(ResetPeriod::Quarterly.period_start(t), day(2026, 10, 1));
+        assert_eq!(ResetPeriod::Yearly.period_start(t), day(2026, 1, 1));
+        assert_eq!(ResetPeriod::None.period_start(t), Time(0));
+        assert_eq!(ResetPeriod::Weekly.period_start(day(2026, 11, 16)), day(2026, 11, 16), "a Monday starts its week");
+    }
+
+    /// A daily reset: settled usage is gone the next day, and a job
+    /// running across midnight is charged from midnight on.
+    #[test]
+    fn a_reset_clears_usage_and_running_jobs_count_from_it() {
+        let mut l = Ledger::new(2, 0, ResetPeriod::Daily);
+        l.start(1, AssocId(1), 1.0, Time(DAY - 100));
+        assert_eq!(l.usage(Time(DAY - 10))[1], 90.0);
+        assert_eq!(l.usage(Time(DAY + 50))[1], 50.0, "from midnight on");
+        l.finish(1, Time(DAY + 50), 0.0);
+        assert_eq!(l.usage(Time(DAY + 60))[1], 50.0);
+        assert_eq!(l.usage(Time(2 * DAY + 1))[1], 0.0, "reset the next day");
+    }
+}
