@@ -76,7 +76,8 @@ enum Command {
         /// and one queue `normal`.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Without --config: an FCFS queue, or FAIRSHARE = USER_SHARES[[default, 1]] (the default).
+        /// Without --config: an FCFS queue, FAIRSHARE = USER_SHARES[[default, 1]] (the default), or
+        /// a multifactor policy over the same shares (every user one share under root).
         #[arg(long, value_enum)]
         policy: Option<PolicyArg>,
         /// Output directory (default: a new directory named after the workload).
@@ -147,6 +148,10 @@ enum BenchCommand {
 enum PolicyArg {
     Fcfs,
     Fairshare,
+    SlurmClassic,
+    SlurmFairtree,
+    SlurmTickets,
+    FluxAccounting,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -200,9 +205,17 @@ fn main() -> ExitCode {
             sim_cmd::run(sim_cmd::SimArgs {
                 workload,
                 config,
-                policy: policy.map(|p| match p {
-                    PolicyArg::Fcfs => allot_sim::machine::Policy::Fcfs,
-                    PolicyArg::Fairshare => allot_sim::machine::Policy::Fairshare,
+                policy: policy.map(|p| {
+                    use allot_engine::multifactor::FairsharePolicy as F;
+                    use allot_sim::machine::Policy;
+                    match p {
+                        PolicyArg::Fcfs => Policy::Fcfs,
+                        PolicyArg::Fairshare => Policy::Fairshare,
+                        PolicyArg::SlurmClassic => Policy::Multifactor(F::Classic { dampening: 1.0 }),
+                        PolicyArg::SlurmFairtree => Policy::Multifactor(F::FairTree),
+                        PolicyArg::SlurmTickets => Policy::Multifactor(F::Tickets),
+                        PolicyArg::FluxAccounting => Policy::Multifactor(F::Flux),
+                    }
                 }),
                 out,
                 report_at,

@@ -53,9 +53,13 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         (Some(dir), None) => match allot_config::load_dir(dir) {
             Ok((config, warnings)) => {
                 eprint!("{warnings}");
-                config.check_dispatchable().map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-                let name = if config.fairshare_policies().is_empty() { "fcfs" } else { "fairshare" };
-                (config.engine_config(), format!("{name} ({})", dir.display()))
+                let name = match config.multifactor_policy() {
+                    Some(p) => p.name(),
+                    None if config.fairshare_policies().is_empty() => "fcfs",
+                    None => "fairshare",
+                };
+                let users: std::collections::BTreeSet<String> = workload.jobs.iter().map(|j| j.user.clone()).collect();
+                (config.engine_config_for(users.into_iter().collect()), format!("{name} ({})", dir.display()))
             }
             Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", dir.display())),
         },

@@ -264,7 +264,7 @@ fn sim_runs_a_real_trace_with_nothing_else() {
     }
     assert_eq!(summary["policy"], "fairshare");
     let csv = std::fs::read_to_string(sim.join("jobs.csv")).expect("jobs.csv");
-    assert!(csv.starts_with("id,user,queue,submit,start,end,slots,hosts,exit\n"));
+    assert!(csv.starts_with("id,user,queue,submit,start,end,slots,hosts,exit,priority\n"));
     assert_eq!(csv.lines().count(), 28_476);
     for file in ["utilization.svg", "shares.svg", "shares-86400.json"] {
         assert!(sim.join(file).exists(), "{file}");

@@ -10,20 +10,6 @@ use allot_engine::resreq::Resource;
 use crate::model::{Config, HostRef};
 
 impl Config {
-    /// Refuses a configuration whose `[priority] policy` the dispatcher
-    /// does not run: the multifactor policies' fair-share is computed
-    /// (`allot sshare`), and jobs are ordered by LSF's fairshare alone
-    /// until their job priority is in the dispatch pass, so a cluster
-    /// configured for one would silently run another.
-    pub fn check_dispatchable(&self) -> Result<(), String> {
-        match self.settings.policy.as_str() {
-            "lsf" => Ok(()),
-            other => Err(format!(
-                "[priority] policy `{other}`: `allot sshare` computes its fair-share, but the dispatcher orders jobs by `lsf` only so far"
-            )),
-        }
-    }
-
     /// Where a job that names no queue goes: DEFAULT_QUEUE's queues;
     /// without it, `normal` if there is one, else the first queue.
     pub fn default_queues(&self) -> Vec<String> {
@@ -40,6 +26,14 @@ impl Config {
     /// first DEFAULT_QUEUE; without DEFAULT_QUEUE, to the queue named
     /// `normal` if there is one, else the first queue.
     pub fn engine_config(&self) -> EngineConfig {
+        self.engine_config_for(Vec::new())
+    }
+
+    /// [`Config::engine_config`], with `users` (besides those the
+    /// configuration names) placed in the share trees a multifactor
+    /// policy takes its associations from, as `default` places them: the
+    /// simulator knows a trace's users ahead.
+    pub fn engine_config_for(&self, users: Vec<String>) -> EngineConfig {
         let hosts = self
             .hosts
             .iter()
@@ -138,6 +132,19 @@ impl Config {
                 .iter()
                 .map(|a| (a.name.clone(), allot_engine::model::AppSpec { run_limit: a.runlimit, runtime: a.runtime }))
                 .collect(),
+            multifactor: self.multifactor_policy().and_then(|policy| {
+                // validate() made sure there are associations.
+                let tree = self.account_tree(users).ok()?;
+                let s = &self.settings;
+                Some(allot_engine::model::MultifactorSpec {
+                    policy,
+                    tree,
+                    params: s.priority.clone(),
+                    half_life: s.half_life,
+                    reset: s.usage_reset,
+                    billing: s.billing,
+                })
+            }),
         }
     }
 }

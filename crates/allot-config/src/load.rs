@@ -129,6 +129,14 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         config.applications = crate::lsf::applications::read(&src, diags);
     }
     validate::validate(&mut config, diags);
+    // A multifactor policy ranks associations: it needs some.
+    if config.multifactor_policy().is_some() && config.accounts.is_none() && !diags.has_errors() {
+        if let Err(e) = config.account_tree(Vec::new()) {
+            let loc =
+                config.settings.policy_loc.clone().unwrap_or(Location { file: "allot.toml".into(), line: 1, col: 1 });
+            diags.error(loc, format!("[priority] policy `{}`: {e}", config.settings.policy));
+        }
+    }
     config
 }
 

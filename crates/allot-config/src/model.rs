@@ -257,6 +257,8 @@ pub struct AllotSettings {
     /// The priority policy: `lsf` (the default), `slurm-classic`,
     /// `slurm-fairtree`, `slurm-tickets` or `flux-accounting`.
     pub policy: String,
+    /// Where `[priority] policy` was set.
+    pub policy_loc: Option<Location>,
     /// `[priority] accounts`: a `sacctmgr dump` file, as written, and where.
     pub accounts: Option<(String, Location)>,
     /// `[priority] dampening`: slurm-classic's FairShareDampeningFactor.
@@ -289,6 +291,7 @@ impl Default for AllotSettings {
     fn default() -> Self {
         AllotSettings {
             policy: "lsf".into(),
+            policy_loc: None,
             accounts: None,
             dampening: 1.0,
             half_life: 7 * 86_400,

@@ -8,6 +8,7 @@
 //! dampening = 1               # slurm-classic's FairShareDampeningFactor
 //! half_life = "7d"            # usage half-life (s, m, h, d, w; 0: no decay)
 //! max_wait = "7d"             # the wait time that makes the wait factor 1
+//! calc_period = "5m"          # priorities recomputed this often while jobs wait (and every pass)
 //! favor_small = false         # the job size factor favours small jobs
 //! reset = "none"              # usage reset: none, daily, weekly, monthly, quarterly, yearly
 //! [priority.billing]          # billed units per second of each resource (cpu 1, others 0)
@@ -86,6 +87,7 @@ struct Priority {
     dampening: Option<toml::Spanned<f64>>,
     half_life: Option<toml::Spanned<toml::Value>>,
     max_wait: Option<toml::Spanned<toml::Value>>,
+    calc_period: Option<toml::Spanned<toml::Value>>,
     favor_small: Option<bool>,
     reset: Option<toml::Spanned<String>>,
     billing: Option<Billing>,
@@ -201,6 +203,7 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
     if let Some(p) = &file.priority.policy {
         if POLICIES.contains(&p.get_ref().as_str()) {
             s.policy = p.get_ref().clone();
+            s.policy_loc = Some(line_col(name, text, p.span().start));
         } else {
             let loc = line_col(name, text, p.span().start);
             diags.error(
@@ -262,6 +265,9 @@ fn priority_factors(name: &str, text: &str, p: Priority, s: &mut AllotSettings, 
     }
     if let Some(v) = &p.max_wait {
         s.priority.max_wait = duration("max_wait", v).unwrap_or(s.priority.max_wait);
+    }
+    if let Some(v) = &p.calc_period {
+        s.priority.calc_period = duration("calc_period", v).unwrap_or(s.priority.calc_period);
     }
     s.priority.favor_small = p.favor_small.unwrap_or(false);
     if let Some(r) = &p.reset {
@@ -424,7 +430,7 @@ mod tests {
     fn priority_weights_durations_and_qos_read() {
         let mut d = Diagnostics::default();
         let text = "[priority]\npolicy = \"slurm-fairtree\"\naccounts = \"associations.cfg\"\nhalf_life = \"7d\"\n\
-                    max_wait = 86400\nfavor_small = true\n\
+                    max_wait = 86400\nfavor_small = true\ncalc_period = \"1m\"\n\
                     [priority.weights]\nwait_time = 1000\nfair_share = 100000\nqos = 0\nqueue = 0\njob_size = 0\nuser = 1000\n\
                     [[priority.qos]]\nname = \"gold\"\npriority = 5\nusers = [\"alice\"]\n\
                     [[priority.qos]]\nname = \"scavenger\"\npriority = 0\nexempt = true\n";
@@ -436,6 +442,7 @@ mod tests {
             Some(("associations.cfg", "allot.toml:3:12".into()))
         );
         assert!(s.priority.favor_small);
+        assert_eq!(s.priority.calc_period, 60);
         let w = s.priority.weights;
         assert_eq!(
             [w.wait_time, w.fair_share, w.qos, w.queue, w.job_size, w.user],

@@ -269,10 +269,10 @@ fn lsf_conf_turns_on_parallel_fairshare() {
 }
 
 /// A multifactor policy reads its associations (`[priority] accounts`) or
-/// takes the default queue's share tree; the dispatcher refuses it until
-/// its job priority runs there, rather than run LSF's in its place.
+/// takes the default queue's share tree, and the engine's configuration
+/// carries it; without any associations it is a located error.
 #[test]
-fn multifactor_policies_have_associations_and_are_not_dispatched_yet() {
+fn multifactor_policies_have_associations() {
     let toml = "[priority]\npolicy = \"slurm-fairtree\"\naccounts = \"assoc.cfg\"\n";
     let dump = "Parent - 'root'\nAccount - 'A':Fairshare=2\nParent - 'A'\nUser - 'u1'\n";
     let (c, errors) = load(&[("allot.toml", toml), ("assoc.cfg", dump)]);
@@ -280,17 +280,25 @@ fn multifactor_policies_have_associations_and_are_not_dispatched_yet() {
     let tree = c.account_tree(Vec::new()).expect("associations");
     assert_eq!(tree.user_assocs("u1").len(), 1);
     assert_eq!(c.multifactor_policy(), Some(allot_engine::multifactor::FairsharePolicy::FairTree));
-    let refused = c.check_dispatchable().expect_err("not dispatched");
-    assert!(refused.contains("[priority] policy `slurm-fairtree`"), "{refused}");
-    // Without an accounts file: the default queue's share tree.
-    let queues = queue("normal", "FAIRSHARE = USER_SHARES[[u1, 3] [u2, 1]]");
+    let mf = c.engine_config().multifactor.expect("the engine orders by it");
+    assert_eq!((mf.policy, mf.tree.user_count()), (allot_engine::multifactor::FairsharePolicy::FairTree, 1));
+    // Without an accounts file: the default queue's share tree, with the
+    // users the simulator names placed by `default`.
+    let queues = queue("normal", "FAIRSHARE = USER_SHARES[[u1, 3] [default, 1]]");
     let (c, errors) =
         load(&[("allot.toml", "[priority]\npolicy = \"slurm-classic\"\ndampening = 2\n"), ("lsb.queues", &queues)]);
     assert!(errors.is_empty(), "{errors:?}");
     let tree = c.account_tree(Vec::new()).expect("from the share tree");
-    assert_eq!((tree.user_count(), tree.user_assocs("u1").len()), (2, 1));
-    assert_eq!(c.multifactor_policy(), Some(allot_engine::multifactor::FairsharePolicy::Classic { dampening: 2.0 }));
+    assert_eq!((tree.user_count(), tree.user_assocs("u1").len()), (1, 1));
+    let mf = c.engine_config_for(vec!["u7".into()]).multifactor.expect("multifactor");
+    assert_eq!(mf.tree.user_assocs("u7").len(), 1, "placed by default");
+    assert_eq!(mf.policy, allot_engine::multifactor::FairsharePolicy::Classic { dampening: 2.0 });
     let (c, _) = load(&[]);
-    assert_eq!(c.check_dispatchable(), Ok(()));
-    assert!(c.account_tree(Vec::new()).is_err(), "no fairshare queue, no accounts file");
+    assert!(c.engine_config().multifactor.is_none());
+    let (_, errors) = load(&[("allot.toml", "[priority]\npolicy = \"flux-accounting\"\n")]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("allot.toml:2:10: error: [priority] policy `flux-accounting`: no associations"),
+        "{errors:?}"
+    );
 }

@@ -61,7 +61,6 @@ impl Source {
             });
         }
         let (config, warnings) = allot_config::load::load_texts(&self.files).map_err(|d| d.to_string())?;
-        config.check_dispatchable()?;
         Ok(Loaded {
             engine: config.engine_config(),
             admins: config.settings.admins.clone(),

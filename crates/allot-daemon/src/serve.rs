@@ -489,7 +489,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
     if let Some(q) = spec.queue.as_ref().filter(|q| state.closed_queues.contains(*q)) {
         return Response::Error(format!("Queue <{q}> is closed. Job not submitted."));
     }
-    match state.engine.submit(&spec) {
+    match state.engine.submit_at(&spec, t) {
         Ok(id) => {
             let queue = state.engine.job_queue(id).unwrap_or_default().to_string();
             let record = JobRecord {

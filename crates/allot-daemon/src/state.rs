@@ -170,7 +170,7 @@ impl State {
                     }
                     None => None,
                 };
-                let id = self.engine.submit(&record.spec).map_err(|e| format!("job {job}: {e}"))?;
+                let id = self.engine.submit_at(&record.spec, t).map_err(|e| format!("job {job}: {e}"))?;
                 if id.0 != *job {
                     return Err(format!("job {job} was replayed as job {id}"));
                 }

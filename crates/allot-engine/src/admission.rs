@@ -55,6 +55,11 @@ impl Engine {
     /// the job can ever fit, and `-W` is within RUNLIMIT. A job array's
     /// elements take consecutive ids; the first is returned.
     pub fn submit(&mut self, spec: &JobSpec) -> Result<JobId, Rejection> {
+        self.submit_at(spec, crate::time::Time(0))
+    }
+
+    /// [`Engine::submit`] at `t`: the time its wait counts from.
+    pub fn submit_at(&mut self, spec: &JobSpec, t: crate::time::Time) -> Result<JobId, Rejection> {
         if let Some(shape) = spec.array {
             let max = self.config.max_job_array_size;
             if shape.size == 0 {
@@ -67,7 +72,8 @@ impl Engine {
                 return Err(Rejection::ZeroArrayLimit);
             }
         }
-        let job = self.admit(spec)?;
+        let mut job = self.admit(spec)?;
+        job.submitted = t;
         let first = JobId(self.next_id);
         if let Some(shape) = spec.array {
             self.arrays.insert(first, crate::arrays::ArrayState::new(shape.size, shape.limit));
@@ -124,6 +130,7 @@ impl Engine {
         let admission =
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
         let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
+        let assoc = self.mf_assoc(&spec.user, spec.group.as_deref())?;
         if let Some(id) = spec.depends.as_ref().and_then(|d| self.unknown_target(d)) {
             return Err(Rejection::UnknownDependency(id));
         }
@@ -160,6 +167,8 @@ impl Engine {
             depends: spec.depends.clone(),
             waiting,
             priority,
+            submitted: crate::time::Time(0),
+            assoc,
         })
     }
 

@@ -36,6 +36,7 @@ impl Engine {
         match self.admit(spec) {
             Ok(mut job) => {
                 job.held = old.held;
+                job.submitted = old.submitted;
                 self.add_pending(id, &job);
                 if let Some(j) = self.jobs.get_mut(&id) {
                     *j = job;
@@ -68,7 +69,7 @@ impl Engine {
     }
 
     /// A finished job comes back (see [`Event::Resubmit`]).
-    pub(crate) fn resubmit(&mut self, id: JobId, spec: &JobSpec, hold: bool) -> Result<(), Rejection> {
+    pub(crate) fn resubmit(&mut self, id: JobId, spec: &JobSpec, hold: bool, t: Time) -> Result<(), Rejection> {
         if id.0 == 0 || id.0 >= self.next_id {
             return Err(Rejection::NoSuchJob(id));
         }
@@ -77,6 +78,7 @@ impl Engine {
         }
         let mut job = self.admit(spec)?;
         job.held = hold;
+        job.submitted = t;
         self.ended.remove(&id);
         self.dep_changed.push(id);
         self.add_pending(id, &job);

@@ -43,7 +43,12 @@ use crate::time::Time;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum UnitKind {
     Fcfs,
-    Fairshare { policy: usize },
+    Fairshare {
+        policy: usize,
+    },
+    /// Every queue, ordered by the multifactor priority
+    /// ([`crate::multifactor::live`]).
+    Multifactor,
 }
 
 /// A pending job's place in its unit (module docs).
@@ -160,10 +165,16 @@ pub(crate) fn build_units(
     sets: &[(Vec<u32>, SlotIndex)],
     hosts: &[HostState],
     fairshare: &FairshareSet,
+    multifactor: bool,
 ) -> (Vec<Unit>, Vec<usize>) {
     let mut order: Vec<usize> = (0..queues.len()).collect();
     // Stable: equal priorities keep configuration order.
     order.sort_by_key(|&q| std::cmp::Reverse(queues[q].spec.priority));
+    if multifactor {
+        let mut unit = Unit::new(UnitKind::Multifactor, order.first().copied().unwrap_or(0));
+        unit.queues = order;
+        return (vec![unit], vec![0; queues.len()]);
+    }
     let mut units: Vec<Unit> = Vec::new();
     let mut queue_unit = vec![0; queues.len()];
     let mut set_unit: BTreeMap<usize, usize> = BTreeMap::new();
@@ -243,7 +254,7 @@ impl Engine {
     fn account_in(kind: &UnitKind, job: &Job) -> Option<NodeId> {
         match *kind {
             UnitKind::Fairshare { policy } => job.accounts.iter().find(|a| a.0 == policy).map(|a| a.1),
-            UnitKind::Fcfs => None,
+            UnitKind::Fcfs | UnitKind::Multifactor => None,
         }
     }
 
@@ -328,6 +339,7 @@ impl Engine {
             match unit.kind {
                 UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut failed, &mut out),
                 UnitKind::Fairshare { policy } => self.dispatch_fairshare(&mut unit, policy, t, &mut failed, &mut out),
+                UnitKind::Multifactor => self.dispatch_multifactor(&mut unit, t, &mut failed, &mut out),
             }
             self.units[u] = unit;
         }
@@ -343,8 +355,37 @@ impl Engine {
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let holders = self.dispatch_holders(unit, t, failed, out);
+        let started = self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, failed, out);
+        self.forget_started(unit, started);
+    }
+
+    /// The multifactor unit: its jobs in this pass's priority order
+    /// (computed even when nothing can start, for the queries).
+    fn dispatch_multifactor(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
+        let order = self.mf_order(unit, t);
+        let period = self.mf.as_ref().map_or(0, |m| m.spec.params.calc_period);
+        if period > 0 && !unit.fcfs.is_empty() {
+            // Waiting changes the priorities: a pass again then.
+            self.wakeups.insert(Time(t.0 + period));
+        }
+        let holders = self.dispatch_holders(unit, t, failed, out);
+        let started = self.try_in_order(unit, order.into_iter(), &holders, t, failed, out);
+        self.forget_started(unit, started);
+    }
+
+    /// Tries the jobs of an FCFS or multifactor unit in `order`, until the
+    /// unit is full or no job left could start; returns those started.
+    fn try_in_order(
+        &mut self,
+        unit: &Unit,
+        order: impl Iterator<Item = Place>,
+        holders: &BTreeSet<JobId>,
+        t: Time,
+        failed: &mut Failed,
+        out: &mut Vec<Decision>,
+    ) -> Vec<Place> {
         let mut started = Vec::new();
-        for &place in unit.fcfs.iter() {
+        for place in order {
             if self.unit_full(unit) {
                 break;
             }
@@ -359,6 +400,10 @@ impl Engine {
                 out.push(d);
             }
         }
+        started
+    }
+
+    fn forget_started(&self, unit: &mut Unit, started: Vec<Place>) {
         for place in started {
             let Some(job) = self.jobs.get(&place.id) else { continue };
             unit.forget(None, place, job, self.is_plain(job));
@@ -743,6 +788,7 @@ impl Engine {
 
     /// Charges a started job to its accounts ([`Engine::charged_accounts`]).
     pub(crate) fn charge_start(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time, limit: Option<u64>) -> Charges {
+        self.mf_started(id, alloc, t);
         let Some(job) = self.jobs.get(&id) else { return Charges::new() };
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         let mut charges = Charges::new();

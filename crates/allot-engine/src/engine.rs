@@ -57,6 +57,8 @@ pub enum Rejection {
     BadHosts(String),
     #[error("-app {0}: no such application profile (lsb.applications)")]
     NoSuchApplication(String),
+    #[error("user `{user}` has no association{}", account.as_ref().map(|a| format!(" in account `{a}`")).unwrap_or_default())]
+    NoAssociation { user: String, account: Option<String> },
     #[error("-x: queue `{0}` does not accept exclusive jobs (EXCLUSIVE)")]
     NotExclusiveQueue(String),
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
@@ -219,6 +221,10 @@ pub(crate) struct Job {
     /// The user-assigned job priority (`bsub -sp`; MAX_USER_PRIORITY / 2
     /// when not given, 0 when job priorities are not enabled).
     pub(crate) priority: u32,
+    /// When it was submitted (the multifactor wait time counts from here).
+    pub(crate) submitted: Time,
+    /// Its association under a multifactor policy.
+    pub(crate) assoc: Option<crate::multifactor::AssocId>,
 }
 
 impl Job {
@@ -376,6 +382,8 @@ pub struct Engine {
     /// Each policy's selector of the last pass, its memory reused by the
     /// next ([`crate::shares::Selector::reuse`]).
     pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
+    /// The multifactor policy's state, when the cluster has one.
+    pub(crate) mf: Option<crate::multifactor::live::MfState>,
     /// Hosts down or held by an exclusive compute unit job.
     pub(crate) hosts_blocked: u32,
     /// Whether no host has more slots than CPUs (so the CPU cap of
@@ -480,9 +488,10 @@ impl Engine {
         }
         let pool_lambda =
             if config.hist_hours > 0.0 { std::f64::consts::LN_10 / (config.hist_hours * 3600.0) } else { 0.0 };
-        let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare);
+        let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare, config.multifactor.is_some());
         let cus = crate::cu::build(&config, &hosts);
         let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
+        let mf = config.multifactor.as_ref().map(crate::multifactor::live::MfState::new);
         Engine {
             slots_within_cpus,
             hosts,
@@ -518,6 +527,7 @@ impl Engine {
             rsv_index: crate::predict::RsvIndex::default(),
             share_touched: Vec::new(),
             selectors: vec![None; policies],
+            mf,
             hosts_blocked: 0,
         }
     }
@@ -525,7 +535,7 @@ impl Engine {
     /// Applies an event at `t`. A submission returns the new job's id.
     pub fn apply(&mut self, t: Time, event: &Event) -> Result<Option<JobId>, Rejection> {
         match event {
-            Event::Submit(spec) => self.submit(spec).map(Some),
+            Event::Submit(spec) => self.submit_at(spec, t).map(Some),
             Event::Finish { job, cpu_time, exit } => {
                 self.finish(*job, t, *cpu_time, *exit);
                 Ok(None)
@@ -550,7 +560,7 @@ impl Engine {
             Event::Release(id) => self.set_held(*id, false).map(|()| None),
             Event::Modify { job, spec } => self.modify(*job, spec).map(|()| None),
             Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
-            Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold).map(|()| None),
+            Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold, t).map(|()| None),
             Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),
         }
     }
@@ -689,6 +699,7 @@ impl Engine {
     pub(crate) fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
         let JobState::Running { start, alloc, charges, cpu_reported } = state else { return };
         self.dirty = true;
+        self.mf_ended(id, t);
         self.array_stops(id);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         for &(h, n) in &alloc {

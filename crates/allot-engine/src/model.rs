@@ -192,6 +192,22 @@ pub struct EngineConfig {
     /// Application profiles (`lsb.applications`, `bsub -app`): RUNLIMIT
     /// and RUNTIME, seconds, for jobs that give no `-W` or `-We`.
     pub applications: BTreeMap<String, AppSpec>,
+    /// A multifactor priority policy (`[priority] policy` other than
+    /// `lsf`): every queue's jobs in one order, by spec 002's weighted
+    /// factors ([`crate::multifactor`]).
+    pub multifactor: Option<MultifactorSpec>,
+}
+
+/// What the multifactor policies schedule with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MultifactorSpec {
+    pub policy: crate::multifactor::FairsharePolicy,
+    pub tree: crate::multifactor::AccountTree,
+    pub params: crate::multifactor::priority::PriorityParams,
+    /// Seconds; 0: usage does not decay.
+    pub half_life: u64,
+    pub reset: crate::multifactor::ledger::ResetPeriod,
+    pub billing: crate::multifactor::ledger::Billing,
 }
 
 /// What allot takes from an application profile.
@@ -244,6 +260,7 @@ impl EngineConfig {
             compute_units: Vec::new(),
             host_groups: BTreeMap::new(),
             applications: BTreeMap::new(),
+            multifactor: None,
         }
     }
 }

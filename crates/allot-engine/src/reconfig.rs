@@ -71,8 +71,18 @@ impl Engine {
         Ok(())
     }
 
-    /// Usage history, policy by policy and account by account path.
+    /// Usage history, policy by policy and account by account path; the
+    /// multifactor ledger's, association by account and user name.
     fn move_usage(&self, next: &mut Engine, t: Time) {
+        if let (Some(old), Some(new)) = (&self.mf, &mut next.mf) {
+            for (i, v) in old.ledger.settled(t).into_iter().enumerate().filter(|(_, v)| *v > 0.0) {
+                let a = old.spec.tree.get(crate::multifactor::AssocId(i as u32));
+                let Some(user) = &a.user else { continue };
+                if let Some(to) = new.spec.tree.assoc(&a.account, user) {
+                    new.ledger.add_settled(to, v, t);
+                }
+            }
+        }
         for old in &self.fairshare.policies {
             let Some(np) = next.fairshare.policies.iter_mut().find(|p| p.tree.policy() == old.tree.policy()) else {
                 continue;
@@ -114,6 +124,8 @@ impl Engine {
             Ok(adm) => adm.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect(),
             Err(_) => Vec::new(),
         };
+        // A job whose association went waits with a fair-share factor of 0.
+        job.assoc = self.mf_assoc(&user, job.group.as_deref()).ok().flatten();
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => {
                 // "Pending jobs with no processor requirements use the new

@@ -2,17 +2,24 @@
 //! given: from the SWF header, MaxNodes hosts sharing MaxProcs slots (the
 //! remainder going one each to the first hosts, so the total is exact), or
 //! MaxProcs one-slot hosts when MaxNodes is missing or not a number; one
-//! queue `normal`, FCFS or `FAIRSHARE = USER_SHARES[[default, 1]]`. With
-//! no MaxProcs either, one host as large as the largest job.
+//! queue `normal`, FCFS or `FAIRSHARE = USER_SHARES[[default, 1]]`, or a
+//! multifactor policy over the same shares (every user of the workload an
+//! association of one share under `root`) with the weights of issue 6's
+//! example ([`multifactor`]). With no MaxProcs either, one host as large
+//! as the largest job.
 
-use allot_engine::model::{EngineConfig, HostSpec, Reserve};
+use allot_engine::model::{EngineConfig, HostSpec, MultifactorSpec, Reserve};
+use allot_engine::multifactor::ledger::{Billing, ResetPeriod};
+use allot_engine::multifactor::priority::{PriorityParams, Weights};
+use allot_engine::multifactor::{AccountTree, AssocId, FairsharePolicy, RawShares};
 
 use crate::workload::Workload;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Policy {
     Fcfs,
     Fairshare,
+    Multifactor(FairsharePolicy),
 }
 
 impl Policy {
@@ -20,7 +27,32 @@ impl Policy {
         match self {
             Policy::Fcfs => "fcfs",
             Policy::Fairshare => "fairshare",
+            Policy::Multifactor(p) => p.name(),
         }
+    }
+}
+
+/// The multifactor policies over the workload's users, one share each:
+/// weights wait time 1000 (7 days to the full factor) and fair share
+/// 100000, the others 0; usage is CPU-seconds with a half-life of 7 days.
+pub fn multifactor(w: &Workload, policy: FairsharePolicy) -> MultifactorSpec {
+    let mut tree = AccountTree::new();
+    let users: std::collections::BTreeSet<&str> = w.jobs.iter().map(|j| j.user.as_str()).collect();
+    for u in users {
+        // Users are distinct: a tree of users under root cannot refuse one.
+        let _ = tree.add_user(AssocId::ROOT, u, RawShares::Count(1));
+    }
+    let params = PriorityParams {
+        weights: Weights { wait_time: 1000.0, fair_share: 100_000.0, ..Weights::default() },
+        ..PriorityParams::default()
+    };
+    MultifactorSpec {
+        policy,
+        tree,
+        params,
+        half_life: 7 * 86_400,
+        reset: ResetPeriod::None,
+        billing: Billing::default(),
     }
 }
 
@@ -35,7 +67,11 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
             HostSpec::new(format!("node{:0width$}", i + 1), slots, slots)
         })
         .collect();
-    EngineConfig::one_queue(hosts, policy == Policy::Fairshare)
+    let mut config = EngineConfig::one_queue(hosts, policy == Policy::Fairshare);
+    if let Policy::Multifactor(p) = policy {
+        config.multifactor = Some(multifactor(w, p));
+    }
+    config
 }
 
 /// Reservation time of [`backfill`]: the spec's example,

@@ -12,14 +12,25 @@ use serde_json::{Value, json};
 use crate::sim::{JobRecord, Outcome};
 use crate::workload::Workload;
 
-/// `id,user,queue,submit,start,end,slots,hosts,exit`, one row per job.
+/// `id,user,queue,submit,start,end,slots,hosts,exit,priority`, one row per
+/// job; `priority` is the multifactor priority the job started with
+/// (empty under LSF's policies).
 pub fn jobs_csv(records: &[JobRecord]) -> String {
-    let mut out = String::from("id,user,queue,submit,start,end,slots,hosts,exit\n");
+    let mut out = String::from("id,user,queue,submit,start,end,slots,hosts,exit,priority\n");
     for r in records {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{}",
-            r.id, r.user, r.queue, r.submit, r.start, r.end, r.slots, r.hosts, r.exit
+            "{},{},{},{},{},{},{},{},{},{}",
+            r.id,
+            r.user,
+            r.queue,
+            r.submit,
+            r.start,
+            r.end,
+            r.slots,
+            r.hosts,
+            r.exit,
+            r.priority.map_or(String::new(), |p| format!("{p:.3}"))
         );
     }
     out

@@ -34,6 +34,9 @@ pub struct JobRecord {
     pub slots: u32,
     /// `hostA*4 hostB*2`.
     pub hosts: String,
+    /// Its multifactor priority when it started (none under LSF's
+    /// policies).
+    pub priority: Option<f64>,
     pub exit: i32,
 }
 
@@ -69,6 +72,7 @@ struct Running {
     start: u64,
     alloc: Vec<(u32, u32)>,
     killed: bool,
+    priority: Option<f64>,
 }
 
 /// Replays `w` through `engine`. `report` renders the engine's share
@@ -170,7 +174,8 @@ pub fn run(
             };
             ends.push(Reverse((end, id)));
             let queue = engine.job_queue(id).unwrap_or_default().to_string();
-            running.insert(id, Running { job: widx, queue, start: t, alloc, killed });
+            let priority = engine.multifactor_priority(id).map(|p| p.0);
+            running.insert(id, Running { job: widx, queue, start: t, alloc, killed, priority });
         }
     }
     for r in reports {
@@ -197,6 +202,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         end,
         slots: job.slots,
         hosts,
+        priority: r.priority,
         exit: if r.killed { KILLED_EXIT } else { job.exit },
     }
 }

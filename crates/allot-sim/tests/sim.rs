@@ -31,10 +31,10 @@ fn fcfs_on_the_header_machine() {
     let out = simulate(&mut e, &w, &SimOptions::default());
     assert_eq!(
         jobs_csv(&out.records),
-        "id,user,queue,submit,start,end,slots,hosts,exit\n\
-         3,user2,normal,20,20,50,1,node2*1,1\n\
-         1,user1,normal,0,0,100,3,node1*2 node2*1,0\n\
-         2,user2,normal,10,100,150,2,node1*2,0\n"
+        "id,user,queue,submit,start,end,slots,hosts,exit,priority\n\
+         3,user2,normal,20,20,50,1,node2*1,1,\n\
+         1,user1,normal,0,0,100,3,node1*2 node2*1,0,\n\
+         2,user2,normal,10,100,150,2,node1*2,0,\n"
     );
     let s = summary("fcfs", &w, &out, &e);
     assert_eq!((s["jobs"].as_u64(), s["rejected"].as_u64(), s["makespan"].as_u64()), (Some(3), Some(0), Some(150)));
@@ -100,9 +100,9 @@ not json
         [(4, "user `dave` has no share assignment in `normal`"), (5, "queue `nosuch` does not exist")]
     );
     let csv = jobs_csv(&out.records);
-    assert!(csv.contains("\n1,alice,normal,0,0,100,2,h1*2,0\n"), "{csv}");
-    assert!(csv.contains("\n2,bob,normal,0,0,100,2,h2*2,0\n"), "{csv}");
-    assert!(csv.contains("\n3,carol,short,5,100,110,1,h1*1,0\n"), "carol waits for a slot: {csv}");
+    assert!(csv.contains("\n1,alice,normal,0,0,100,2,h1*2,0,\n"), "{csv}");
+    assert!(csv.contains("\n2,bob,normal,0,0,100,2,h2*2,0,\n"), "{csv}");
+    assert!(csv.contains("\n3,carol,short,5,100,110,1,h1*1,0,\n"), "carol waits for a slot: {csv}");
     // At t=50 alice and bob each hold 2 slots.
     let (t, tables) = &out.reports[0];
     assert_eq!(*t, 50);

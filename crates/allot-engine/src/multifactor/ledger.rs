@@ -161,11 +161,26 @@ impl Ledger {
         v * self.decay(t.0.saturating_sub(at.0))
     }
 
+    /// Every association's settled usage at `t`, without its running jobs'
+    /// charges (a reconfiguration moves this; running jobs are taken over
+    /// from their own start).
+    pub fn settled(&self, t: Time) -> Vec<f64> {
+        (0..self.settled.len()).map(|a| self.settled_at(AssocId(a as u32), t)).collect()
+    }
+
+    /// Adds `v` to `assoc`'s settled usage at `t`.
+    pub fn add_settled(&mut self, assoc: AssocId, v: f64, t: Time) {
+        let now = self.settled_at(assoc, t);
+        if let Some(s) = self.settled.get_mut(assoc.0 as usize) {
+            *s = (now + v.max(0.0), t);
+        }
+    }
+
     /// Every association's usage at `t`: settled, decayed, plus what its
     /// running jobs have charged so far (user associations only; the
     /// account tree sums them up).
     pub fn usage(&self, t: Time) -> Vec<f64> {
-        let mut out: Vec<f64> = (0..self.settled.len()).map(|a| self.settled_at(AssocId(a as u32), t)).collect();
+        let mut out = self.settled(t);
         for r in self.running.values() {
             if let Some(u) = out.get_mut(r.assoc.0 as usize) {
                 *u += self.accrued(r.rate, self.counted_from(r.since, t), t);

@@ -31,6 +31,7 @@
 
 mod classic;
 pub mod ledger;
+pub(crate) mod live;
 pub mod priority;
 mod ranked;
 #[cfg(test)]

@@ -87,11 +87,20 @@ pub struct PriorityParams {
     pub max_wait: u64,
     pub favor_small: bool,
     pub qos: Vec<QosLevel>,
+    /// Seconds between recomputations while jobs wait, besides every pass
+    /// (Slurm's PriorityCalcPeriod, 5 minutes); 0: at passes only.
+    pub calc_period: u64,
 }
 
 impl Default for PriorityParams {
     fn default() -> Self {
-        PriorityParams { weights: Weights::default(), max_wait: 7 * 86_400, favor_small: false, qos: default_qos() }
+        PriorityParams {
+            weights: Weights::default(),
+            max_wait: 7 * 86_400,
+            favor_small: false,
+            qos: default_qos(),
+            calc_period: 300,
+        }
     }
 }
 

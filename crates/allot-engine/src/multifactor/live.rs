@@ -1,0 +1,130 @@
+//! A multifactor policy in the engine: every queue's pending jobs form one
+//! dispatch unit, ordered at each pass by spec 002's priority (highest
+//! first; equal priorities in the unit's own order: `bsub -sp`, then
+//! submission). The fair-share factor is the cluster's policy's, computed
+//! at each pass from the usage ledger (running jobs charged so far) and the
+//! pending jobs of each association (which the ticket policy needs), so
+//! "priorities [are] recomputed ... at every scheduling pass".
+//!
+//! A job is charged to one association: `-G` names its account; without
+//! it, the user's first association (its default account, first in the
+//! account file). A user with no association, or none in the account `-G`
+//! names, is refused at submission.
+//!
+//! Jobs carry no QoS or user factor of their own yet: every job is at QoS
+//! `normal` (its level's priority over the highest level's) with a user
+//! factor of 1.
+
+use std::collections::BTreeMap;
+
+use super::ledger::{Held, Ledger};
+use super::priority::{Factors, JobInputs, Maxima};
+use super::{AssocId, compute};
+use crate::dispatch::{Place, Unit};
+use crate::engine::{Engine, JobId, Rejection};
+use crate::model::MultifactorSpec;
+use crate::time::Time;
+
+#[derive(Clone, Debug)]
+pub(crate) struct MfState {
+    pub(crate) spec: MultifactorSpec,
+    pub(crate) ledger: Ledger,
+    /// Each pending job's priority and factors at the last pass.
+    pub(crate) last: BTreeMap<JobId, (f64, Factors)>,
+}
+
+impl MfState {
+    pub(crate) fn new(spec: &MultifactorSpec) -> MfState {
+        MfState {
+            ledger: Ledger::new(spec.tree.len(), spec.half_life, spec.reset),
+            spec: spec.clone(),
+            last: BTreeMap::new(),
+        }
+    }
+}
+
+impl Engine {
+    /// The association a job of `user` is charged to (module docs);
+    /// `None` without a multifactor policy.
+    pub(crate) fn mf_assoc(&self, user: &str, account: Option<&str>) -> Result<Option<AssocId>, Rejection> {
+        let Some(mf) = &self.mf else { return Ok(None) };
+        let tree = &mf.spec.tree;
+        let found = match account {
+            Some(a) => tree.assoc(a, user),
+            None => tree.user_assocs(user).first().copied(),
+        };
+        found
+            .map(Some)
+            .ok_or_else(|| Rejection::NoAssociation { user: user.to_string(), account: account.map(str::to_string) })
+    }
+
+    /// A job starts (or is taken over running, from its own start):
+    /// its association is billed for what it holds from `t` on.
+    pub(crate) fn mf_started(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time) {
+        let Some(assoc) = self.jobs.get(&id).and_then(|j| j.assoc) else { return };
+        let Some(mf) = &mut self.mf else { return };
+        let held = Held { slots: alloc.iter().map(|a| a.1).sum(), nodes: alloc.len() as u32, ..Held::default() };
+        mf.ledger.start(id.0, assoc, mf.spec.billing.rate(&held), t);
+    }
+
+    /// A job stops running at `t` (ended, killed or requeued).
+    pub(crate) fn mf_ended(&mut self, id: JobId, t: Time) {
+        if let Some(mf) = &mut self.mf {
+            mf.ledger.finish(id.0, t, 0.0);
+        }
+    }
+
+    /// The pending jobs of `unit` in this pass's order (module docs).
+    pub(crate) fn mf_order(&mut self, unit: &Unit, t: Time) -> Vec<Place> {
+        let Some(mf) = &self.mf else { return unit.fcfs.iter().copied().collect() };
+        let tree = &mf.spec.tree;
+        let usage = mf.ledger.usage(t);
+        let mut pending = vec![0u32; tree.len()];
+        for place in &unit.fcfs {
+            if let Some(a) = self.jobs.get(&place.id).and_then(|j| j.assoc) {
+                pending[a.0 as usize] += 1;
+            }
+        }
+        let rows = compute(mf.spec.policy, tree, &usage, &pending);
+        let params = &mf.spec.params;
+        let max = Maxima {
+            queue_priority: self.queues.iter().map(|q| i64::from(q.spec.priority)).max().unwrap_or(0),
+            total_slots: self.hosts.iter().map(|h| u64::from(h.slots)).sum(),
+        };
+        let normal = params.qos_level("normal").map_or(0, |q| q.priority);
+        let mut order: Vec<(f64, Factors, Place)> = unit
+            .fcfs
+            .iter()
+            .filter_map(|&place| {
+                let job = self.jobs.get(&place.id)?;
+                let inputs = JobInputs {
+                    waited: t.0.saturating_sub(job.submitted.0),
+                    fair_share: job.assoc.and_then(|a| rows[a.0 as usize].factor).unwrap_or(0.0),
+                    qos_priority: normal,
+                    queue_priority: i64::from(self.queues[job.queue].spec.priority),
+                    slots: job.slots,
+                    user_factor: 1.0,
+                };
+                let factors = params.factors(&inputs, &max);
+                Some((factors.priority(&params.weights), factors, place))
+            })
+            .collect();
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        let last = order.iter().map(|&(p, f, place)| (place.id, (p, f))).collect();
+        if let Some(mf) = &mut self.mf {
+            mf.last = last;
+        }
+        order.into_iter().map(|x| x.2).collect()
+    }
+
+    /// A pending job's multifactor priority and its factors at the last
+    /// pass; `None` without a multifactor policy or before its first pass.
+    pub fn multifactor_priority(&self, id: JobId) -> Option<(f64, Factors)> {
+        self.mf.as_ref()?.last.get(&id).copied()
+    }
+
+    /// The multifactor policy's name, when the cluster has one.
+    pub fn multifactor_policy(&self) -> Option<&'static str> {
+        self.mf.as_ref().map(|m| m.spec.policy.name())
+    }
+}

@@ -1,0 +1,132 @@
+//! The multifactor policies in the dispatch pass (issue 6), driven from
+//! configuration text: jobs in spec 002's priority order, usage charged
+//! while jobs run, associations chosen by `-G`, and jobs of users without
+//! one refused.
+
+mod common;
+
+use allot_engine::{Engine, Event, JobSpec, Rejection, Time};
+use allot_sim::testing::engine_from;
+use common::*;
+
+const ONE_CPU: &str = "Begin Host\nHOST_NAME MXJ\nhostA 1\nEnd Host\n";
+const NORMAL: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n";
+
+/// Accounts `phys` (users alice and bob) and `chem` (carol, and bob
+/// again), 1 share each.
+const DUMP: &str = "Parent - 'root'\nAccount - 'phys'\nAccount - 'chem'\n\
+                    Parent - 'phys'\nUser - 'alice'\nUser - 'bob'\n\
+                    Parent - 'chem'\nUser - 'carol'\nUser - 'bob'\n";
+
+fn engine(policy: &str, weights: &str) -> Engine {
+    let toml = format!(
+        "[priority]\npolicy = \"{policy}\"\naccounts = \"assoc.cfg\"\nmax_wait = 1000\n[priority.weights]\n{weights}"
+    );
+    engine_from(&[("lsb.hosts", ONE_CPU), ("lsb.queues", NORMAL), ("allot.toml", &toml), ("assoc.cfg", DUMP)])
+}
+
+fn by(user: &str, group: Option<&str>) -> JobSpec {
+    JobSpec { user: user.into(), slots: 1, group: group.map(str::to_string), ..JobSpec::default() }
+}
+
+/// The one slot busy with alice's long job; alice, then bob (chem), then
+/// carol submit. With the fair share weighing most, the next job is one
+/// of chem's (phys has all the usage: fair tree ranks chem's users first,
+/// tied as neither used anything), bob's as he waited longer, never
+/// alice's, though she asked first; with only the wait time weighing,
+/// the order is first come, first served.
+#[test]
+fn the_priority_orders_every_queue_and_fair_share_outranks_waiting() {
+    for (weights, expect_first) in [("fair_share = 10000\nwait_time = 1", "bob"), ("wait_time = 1000", "alice")] {
+        let mut e = engine("slurm-fairtree", weights);
+        let long = submit(&mut e, Time(0), by("alice", None));
+        assert_eq!(pass(&mut e, Time(0)), [long.0]);
+        let a = submit(&mut e, Time(100), by("alice", None));
+        let b = submit(&mut e, Time(110), by("bob", Some("chem")));
+        let c = submit(&mut e, Time(120), by("carol", None));
+        assert_eq!(pass(&mut e, Time(200)), Vec::<u64>::new(), "the slot is busy");
+        let (pa, fa) = e.multifactor_priority(a).expect("a priority");
+        let (pc, fc) = e.multifactor_priority(c).expect("a priority");
+        // Waited 100 and 80 of max_wait 1000.
+        assert_eq!((fa.wait_time, fc.wait_time), (0.1, 0.08));
+        end(&mut e, Time(300), long);
+        let next = pass(&mut e, Time(300));
+        let first = match next[..] {
+            [id] if id == a.0 => "alice",
+            [id] if id == b.0 => "bob",
+            [id] if id == c.0 => "carol",
+            _ => panic!("one job starts: {next:?}"),
+        };
+        assert_eq!(first, expect_first, "{weights}: alice {pa} {fa:?}, carol {pc} {fc:?}");
+    }
+}
+
+/// Usage counts while a job runs: alice's pending job loses fair-share
+/// against carol's as alice's running job goes on (classic: F falls as
+/// her usage grows), before any job ends.
+#[test]
+fn running_jobs_are_charged_as_they_run() {
+    let mut e = engine("slurm-classic", "fair_share = 10000");
+    let carol_first = submit(&mut e, Time(0), by("carol", None));
+    assert_eq!(pass(&mut e, Time(0)), [carol_first.0]);
+    let alice = submit(&mut e, Time(10), by("alice", None));
+    let _ = pass(&mut e, Time(10));
+    let early = e.multifactor_priority(alice).expect("priority").1.fair_share;
+    // alice used nothing; carol's running job is all the usage so far.
+    assert_eq!(early, 1.0);
+    e.apply(Time(500), &Event::Finish { job: carol_first, cpu_time: 0.0, exit: 0 }).expect("ends");
+    let started = pass(&mut e, Time(500));
+    assert_eq!(started, [alice.0]);
+    let carol = submit(&mut e, Time(600), by("carol", None));
+    let _ = pass(&mut e, Time(600));
+    let f600 = e.multifactor_priority(carol).expect("priority").1.fair_share;
+    let _ = pass(&mut e, Time(5000));
+    let f5000 = e.multifactor_priority(carol).expect("priority").1.fair_share;
+    // As alice's job runs, carol's share of all usage falls, her factor
+    // rises: usage charged while alice's job runs, not at its end.
+    assert!(f5000 > f600, "{f600} -> {f5000}");
+}
+
+/// `-G` names the account to charge; a user of no account, or not of the
+/// account named, is refused.
+#[test]
+fn associations_come_from_g_and_strangers_are_refused() {
+    let mut e = engine("flux-accounting", "fair_share = 1");
+    assert!(e.apply(Time(0), &Event::Submit(by("bob", Some("chem")))).is_ok());
+    assert!(e.apply(Time(0), &Event::Submit(by("bob", None))).is_ok(), "his first account, phys");
+    let refused = e.apply(Time(0), &Event::Submit(by("dave", None))).expect_err("no association");
+    assert_eq!(refused, Rejection::NoAssociation { user: "dave".into(), account: None });
+    assert_eq!(refused.to_string(), "user `dave` has no association");
+    let refused = e.apply(Time(0), &Event::Submit(by("alice", Some("chem")))).expect_err("not in chem");
+    assert_eq!(refused.to_string(), "user `alice` has no association in account `chem`");
+    assert_eq!(e.multifactor_policy(), Some("flux-accounting"));
+}
+
+/// A reconfiguration keeps the usage history by account and user, and
+/// the policy may change with it.
+#[test]
+fn a_reconfiguration_keeps_the_usage() {
+    let mut e = engine("slurm-classic", "fair_share = 10000");
+    let first = submit(&mut e, Time(0), by("alice", None));
+    assert_eq!(pass(&mut e, Time(0)), [first.0]);
+    end(&mut e, Time(1000), first);
+    let next = allot_sim::testing::engine_config_from(&[
+        ("lsb.hosts", ONE_CPU),
+        ("lsb.queues", NORMAL),
+        (
+            "allot.toml",
+            "[priority]\npolicy = \"slurm-fairtree\"\naccounts = \"assoc.cfg\"\n[priority.weights]\nfair_share = 1\n",
+        ),
+        ("assoc.cfg", DUMP),
+    ]);
+    e.reconfigure(Time(1000), next).expect("reconfigured");
+    let hold = submit(&mut e, Time(1000), by("carol", None));
+    assert_eq!(pass(&mut e, Time(1000)), [hold.0]);
+    let a = submit(&mut e, Time(1001), by("alice", None));
+    let c = submit(&mut e, Time(1001), by("carol", None));
+    let _ = pass(&mut e, Time(1001));
+    let fa = e.multifactor_priority(a).expect("priority").1.fair_share;
+    let fc = e.multifactor_priority(c).expect("priority").1.fair_share;
+    assert!(fc > fa, "alice's 1000 s before the reconfiguration still count: {fa} vs {fc}");
+    assert_eq!(e.multifactor_policy(), Some("slurm-fairtree"));
+}
