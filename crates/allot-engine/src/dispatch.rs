@@ -363,10 +363,14 @@ impl Engine {
     /// (computed even when nothing can start, for the queries).
     fn dispatch_multifactor(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let order = self.mf_order(unit, t);
-        let period = self.mf.as_ref().map_or(0, |m| m.spec.params.calc_period);
-        if period > 0 && !unit.fcfs.is_empty() {
-            // Waiting changes the priorities: a pass again then.
-            self.wakeups.insert(Time(t.0 + period));
+        // Waiting changes the priorities: a pass again a period after the
+        // last periodic one (one chain of wake-ups, not one per pass).
+        if let Some(mf) = self.mf.as_mut().filter(|m| m.spec.params.calc_period > 0 && !unit.fcfs.is_empty()) {
+            if mf.next_calc.is_none_or(|due| due <= t) {
+                let next = Time(t.0 + mf.spec.params.calc_period);
+                mf.next_calc = Some(next);
+                self.wakeups.insert(next);
+            }
         }
         let holders = self.dispatch_holders(unit, t, failed, out);
         let started = self.try_in_order(unit, order.into_iter(), &holders, t, failed, out);

@@ -31,6 +31,8 @@ pub(crate) struct MfState {
     pub(crate) ledger: Ledger,
     /// Each pending job's priority and factors at the last pass.
     pub(crate) last: BTreeMap<JobId, (f64, Factors)>,
+    /// The periodic recomputation's next wake-up.
+    pub(crate) next_calc: Option<Time>,
 }
 
 impl MfState {
@@ -39,6 +41,7 @@ impl MfState {
             ledger: Ledger::new(spec.tree.len(), spec.half_life, spec.reset),
             spec: spec.clone(),
             last: BTreeMap::new(),
+            next_calc: None,
         }
     }
 }
