@@ -52,8 +52,9 @@ pub const SLOWDOWN_THRESHOLD: f64 = 10.0;
 /// (mean, 50th and 95th percentile), mean bounded slowdown
 /// `max(1, (wait + run) / max(run, 10 s))`, and per user jobs, slot-seconds
 /// and the share of the cluster used versus entitled (the entitlement of
-/// the user's account in the first fairshare policy that has one; `null`
-/// under FCFS).
+/// the user's account in the first fairshare policy that has one, or under
+/// a multifactor policy the normalized shares of the user's associations;
+/// `null` under FCFS).
 pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Value {
     let records = &out.records;
     let first_submit = w.jobs.first().map_or(0, |j| j.submit);
@@ -80,11 +81,16 @@ pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Va
         e.0 += 1;
         e.1 += slot_seconds(r);
     }
+    let multifactor = engine.multifactor_entitlements();
     let users: BTreeMap<&str, Value> = users
         .into_iter()
         .map(|(u, (jobs, ss))| {
             let used_share = if used > 0.0 { ss / used } else { 0.0 };
-            (u, json!({"jobs": jobs, "slot_seconds": ss, "used_share": used_share, "entitled_share": entitled(engine.fairshare(), u)}))
+            let entitled = match &multifactor {
+                Some(m) => m.get(u).copied(),
+                None => entitled(engine.fairshare(), u),
+            };
+            (u, json!({"jobs": jobs, "slot_seconds": ss, "used_share": used_share, "entitled_share": entitled}))
         })
         .collect();
     json!({

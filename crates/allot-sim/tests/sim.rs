@@ -236,3 +236,25 @@ fn requeued_jobs_run_again_where_they_stopped() {
     );
     assert_eq!((out.requeued, out.never_started), (3, 0));
 }
+
+/// A trace under a multifactor policy (`allot sim --policy
+/// slurm-fairtree`): every user one share under root, so each is entitled
+/// to half; `jobs.csv` gives each job's priority at its start, and the
+/// summary names the policy. Job 3 (user2) starts at once with fair
+/// share 1 (no usage yet): 100000 * 1 + 1000 * 0 waited.
+#[test]
+fn a_multifactor_trace_reports_priorities_and_entitlements() {
+    use allot_engine::multifactor::FairsharePolicy;
+    let w = swf::read(SWF.as_bytes(), swf::QueueField::None).expect("read");
+    let policy = Policy::Multifactor(FairsharePolicy::FairTree);
+    let mut e = Engine::new(default_engine(&w, policy));
+    let out = simulate(&mut e, &w, &SimOptions::default());
+    let csv = jobs_csv(&out.records);
+    assert!(csv.starts_with("id,user,queue,submit,start,end,slots,hosts,exit,priority\n"), "{csv}");
+    assert!(csv.contains("\n1,user1,normal,0,0,100,3,node1*2 node2*1,0,100000.000\n"), "{csv}");
+    let s = summary(policy.name(), &w, &out, &e);
+    assert_eq!(s["policy"], "slurm-fairtree");
+    assert_eq!(s["users"]["user1"]["entitled_share"], 0.5);
+    assert_eq!(s["users"]["user2"]["entitled_share"], 0.5);
+    assert_eq!(s["jobs"], 3);
+}

@@ -126,6 +126,21 @@ impl Engine {
         self.mf.as_ref()?.last.get(&id).copied()
     }
 
+    /// Each user's entitled share of the cluster under a multifactor
+    /// policy: the normalized shares (`S`, the product down the tree) of
+    /// their associations, summed.
+    pub fn multifactor_entitlements(&self) -> Option<BTreeMap<String, f64>> {
+        let tree = &self.mf.as_ref()?.spec.tree;
+        let rows = compute(super::FairsharePolicy::Classic { dampening: 1.0 }, tree, &[], &[]);
+        let mut out: BTreeMap<String, f64> = BTreeMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            if let Some(user) = &tree.get(AssocId(i as u32)).user {
+                *out.entry(user.clone()).or_default() += r.norm_shares;
+            }
+        }
+        Some(out)
+    }
+
     /// The multifactor policy's name, when the cluster has one.
     pub fn multifactor_policy(&self) -> Option<&'static str> {
         self.mf.as_ref().map(|m| m.spec.policy.name())
