@@ -14,23 +14,23 @@ use super::{AccountTree, AssocId, FairshareRow, global_shares};
 pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], dampening: f64) {
     global_shares(tree, rows);
     let d = if dampening > 0.0 { dampening } else { 1.0 };
-    for a in tree.tree_order() {
+    for &a in tree.order() {
         if tree.get(a).is_user() || tree.is_flattened(a) {
             continue;
         }
         let competing = tree.competing(a);
         let sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
         let parent_ue = rows[a.0 as usize].effective_usage;
-        for c in competing {
+        for &c in competing {
             let u = rows[c.0 as usize].norm_usage;
             rows[c.0 as usize].effective_usage =
                 if a == AssocId::ROOT || sum == 0.0 { u } else { u + (parent_ue - u) * tree.raw_shares(c) / sum };
         }
-        for s in tree.stand_ins(a) {
+        for &s in tree.stand_ins(a) {
             rows[s.0 as usize].effective_usage = parent_ue;
         }
     }
-    for a in tree.tree_order().into_iter().skip(1) {
+    for &a in tree.order().iter().skip(1) {
         let r = &mut rows[a.0 as usize];
         let f = if r.norm_shares > 0.0 { (-r.effective_usage / r.norm_shares / d).exp2() } else { 0.0 };
         r.fairshare = Some(f);

@@ -101,23 +101,31 @@ struct Running {
 }
 
 /// Usage per association of an account tree (indexed by [`AssocId`]).
+///
+/// Settled usage is kept as its worth at one time `base` for every
+/// association (`worth * 2^(-(t - base)/h)` at `t`), so that reading all
+/// of it costs one `exp2`; `base` moves up when adding would otherwise
+/// scale values past `2^32`.
 #[derive(Clone, Debug)]
 pub struct Ledger {
     half_life: u64,
     reset: ResetPeriod,
-    /// Per association: its settled usage and when it was worth that.
-    settled: Vec<(f64, Time)>,
+    base: Time,
+    worth: Vec<f64>,
+    /// The reset period the settled values belong to.
+    period: Time,
     running: BTreeMap<u64, Running>,
 }
 
 impl Ledger {
     pub fn new(assocs: usize, half_life: u64, reset: ResetPeriod) -> Ledger {
-        Ledger { half_life, reset, settled: vec![(0.0, Time(0)); assocs], running: BTreeMap::new() }
+        Ledger { half_life, reset, base: Time(0), worth: vec![0.0; assocs], period: Time(0), running: BTreeMap::new() }
     }
 
-    /// `2^(-dt/h)`: what a unit recorded `dt` seconds ago is worth.
-    fn decay(&self, dt: u64) -> f64 {
-        if self.half_life == 0 { 1.0 } else { (-(dt as f64) / self.half_life as f64).exp2() }
+    /// `2^(-dt/h)`: what a unit recorded `dt` seconds before is worth
+    /// (`dt` may be negative: worth grows back in time).
+    fn decay(&self, dt: f64) -> f64 {
+        if self.half_life == 0 { 1.0 } else { (-dt / self.half_life as f64).exp2() }
     }
 
     /// What a job billed at `rate` since `since` has charged by `t`.
@@ -131,10 +139,24 @@ impl Ledger {
         }
     }
 
-    /// Where the charges of a job running since `since` count from at `t`:
-    /// the start of `t`'s reset period if that is later.
-    fn counted_from(&self, since: Time, t: Time) -> Time {
-        since.max(self.reset.period_start(t))
+    /// Whether `t` is in a later reset period than the settled values.
+    fn reset_since(&self, t: Time) -> bool {
+        self.reset != ResetPeriod::None && self.reset.period_start(t) > self.period
+    }
+
+    /// Brings the settled values to `t`'s reset period and, when far, the
+    /// base up to `t`.
+    fn roll(&mut self, t: Time) {
+        if self.reset_since(t) {
+            self.worth.iter_mut().for_each(|w| *w = 0.0);
+            self.period = self.reset.period_start(t);
+            self.base = t;
+        }
+        if self.half_life > 0 && t.0.saturating_sub(self.base.0) > 32 * self.half_life {
+            let k = self.decay(t.0.saturating_sub(self.base.0) as f64);
+            self.worth.iter_mut().for_each(|w| *w *= k);
+            self.base = t;
+        }
     }
 
     /// Job `job` of `assoc` starts at `t`, billed `rate` a second.
@@ -146,33 +168,28 @@ impl Ledger {
     /// end (energy times its weight); its charge is settled.
     pub fn finish(&mut self, job: u64, t: Time, extra: f64) {
         let Some(r) = self.running.remove(&job) else { return };
-        let from = self.counted_from(r.since, t);
+        let from = r.since.max(self.reset.period_start(t));
         let charge = self.accrued(r.rate, from, t) + extra.max(0.0);
-        let now = self.settled_at(r.assoc, t);
-        self.settled[r.assoc.0 as usize] = (now + charge, t);
-    }
-
-    /// `assoc`'s settled usage at `t`, decayed (0 if a reset came since).
-    fn settled_at(&self, assoc: AssocId, t: Time) -> f64 {
-        let Some(&(v, at)) = self.settled.get(assoc.0 as usize) else { return 0.0 };
-        if at < self.reset.period_start(t) && self.reset != ResetPeriod::None {
-            return 0.0;
-        }
-        v * self.decay(t.0.saturating_sub(at.0))
+        self.add_settled(r.assoc, charge, t);
     }
 
     /// Every association's settled usage at `t`, without its running jobs'
     /// charges (a reconfiguration moves this; running jobs are taken over
     /// from their own start).
     pub fn settled(&self, t: Time) -> Vec<f64> {
-        (0..self.settled.len()).map(|a| self.settled_at(AssocId(a as u32), t)).collect()
+        if self.reset_since(t) {
+            return vec![0.0; self.worth.len()];
+        }
+        let k = self.decay(t.0 as f64 - self.base.0 as f64);
+        self.worth.iter().map(|w| w * k).collect()
     }
 
     /// Adds `v` to `assoc`'s settled usage at `t`.
     pub fn add_settled(&mut self, assoc: AssocId, v: f64, t: Time) {
-        let now = self.settled_at(assoc, t);
-        if let Some(s) = self.settled.get_mut(assoc.0 as usize) {
-            *s = (now + v.max(0.0), t);
+        self.roll(t);
+        let grow = self.decay(self.base.0 as f64 - t.0 as f64);
+        if let Some(w) = self.worth.get_mut(assoc.0 as usize) {
+            *w += v.max(0.0) * grow;
         }
     }
 
@@ -181,9 +198,10 @@ impl Ledger {
     /// account tree sums them up).
     pub fn usage(&self, t: Time) -> Vec<f64> {
         let mut out = self.settled(t);
+        let period = self.reset.period_start(t);
         for r in self.running.values() {
             if let Some(u) = out.get_mut(r.assoc.0 as usize) {
-                *u += self.accrued(r.rate, self.counted_from(r.since, t), t);
+                *u += self.accrued(r.rate, r.since.max(period), t);
             }
         }
         out
@@ -229,6 +247,19 @@ mod tests {
         // Settling changes nothing about the value.
         l.finish(7, Time(DAY), 0.0);
         assert!((at(&l, DAY) - expected).abs() < 1e-6);
+    }
+
+    /// Values added far apart in time (here at the daemon's Unix clock, a
+    /// thousand half-lives in) stay exact: the common base moves up.
+    #[test]
+    fn far_times_neither_overflow_nor_lose_values() {
+        let mut l = Ledger::new(2, DAY, ResetPeriod::None);
+        let far = 1_700_000_000;
+        l.add_settled(AssocId(1), 100.0, Time(far));
+        assert!((l.usage(Time(far + DAY))[1] - 50.0).abs() < 1e-9);
+        l.add_settled(AssocId(1), 10.0, Time(far + 40 * DAY));
+        let u = l.usage(Time(far + 41 * DAY))[1];
+        assert!((u - (5.0 + 100.0 * (-41f64).exp2())).abs() < 1e-9, "{u}");
     }
 
     /// Reset periods: the start of each, in UTC. 2026-11-22 (a Sunday).

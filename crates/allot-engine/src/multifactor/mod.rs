@@ -88,11 +88,30 @@ pub enum TreeError {
 /// Accounts under `root` and the users in them. Parents come before their
 /// children (ids grow down the tree); children keep the order they were
 /// added in, which is the tree order of `sshare` and the last tie-break.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct AccountTree {
     assocs: Vec<Assoc>,
     accounts: BTreeMap<String, AssocId>,
     users: BTreeMap<String, Vec<AssocId>>,
+    /// What every computation walks, made once after the last change.
+    layout: std::sync::OnceLock<Layout>,
+}
+
+/// The tree's order and each account's sibling sets, flattening and
+/// `Fairshare=parent` applied ([`AccountTree::competing`]).
+#[derive(Clone, Debug, Default)]
+struct Layout {
+    order: Vec<AssocId>,
+    competing: Vec<Vec<AssocId>>,
+    stand_ins: Vec<Vec<AssocId>>,
+    effective_parent: Vec<Option<AssocId>>,
+}
+
+/// Trees are equal when their associations are; the layout is a cache.
+impl PartialEq for AccountTree {
+    fn eq(&self, other: &Self) -> bool {
+        self.assocs == other.assocs
+    }
 }
 
 impl Default for AccountTree {
@@ -110,6 +129,7 @@ impl AccountTree {
             assocs: vec![root],
             accounts: BTreeMap::from([("root".into(), AssocId::ROOT)]),
             users: BTreeMap::new(),
+            layout: std::sync::OnceLock::new(),
         }
     }
 
@@ -140,6 +160,7 @@ impl AccountTree {
             return Err(TreeError::UnderUser(u.clone()));
         }
         let id = AssocId(self.assocs.len() as u32);
+        self.layout = std::sync::OnceLock::new();
         self.assocs.push(a);
         self.assocs[parent.0 as usize].children.push(id);
         Ok(id)
@@ -207,13 +228,47 @@ impl AccountTree {
     /// Every association, depth first, children in the order added: the
     /// rows of `sshare`.
     pub fn tree_order(&self) -> Vec<AssocId> {
-        let mut out = Vec::with_capacity(self.assocs.len());
-        let mut stack = vec![AssocId::ROOT];
-        while let Some(a) = stack.pop() {
-            out.push(a);
-            stack.extend(self.get(a).children.iter().rev());
-        }
-        out
+        self.order().to_vec()
+    }
+
+    fn layout(&self) -> &Layout {
+        self.layout.get_or_init(|| {
+            let mut order = Vec::with_capacity(self.assocs.len());
+            let mut stack = vec![AssocId::ROOT];
+            while let Some(a) = stack.pop() {
+                order.push(a);
+                stack.extend(self.get(a).children.iter().rev());
+            }
+            let ids = (0..self.assocs.len() as u32).map(AssocId);
+            Layout {
+                order,
+                competing: ids.clone().map(|a| self.find_competing(a)).collect(),
+                stand_ins: ids.clone().map(|a| self.find_stand_ins(a)).collect(),
+                effective_parent: ids.map(|a| self.find_effective_parent(a)).collect(),
+            }
+        })
+    }
+
+    fn order(&self) -> &[AssocId] {
+        &self.layout().order
+    }
+
+    /// The children of `a` that compete among themselves: flattened
+    /// accounts give way to their own children, and `Fairshare=parent`
+    /// users stand aside ([`AccountTree::stand_ins`]).
+    fn competing(&self, a: AssocId) -> &[AssocId] {
+        &self.layout().competing[a.0 as usize]
+    }
+
+    /// The `Fairshare=parent` users that stand for `a`, including those of
+    /// accounts flattened into it.
+    fn stand_ins(&self, a: AssocId) -> &[AssocId] {
+        &self.layout().stand_ins[a.0 as usize]
+    }
+
+    /// The nearest ancestor of `a` that is not flattened.
+    fn effective_parent(&self, a: AssocId) -> Option<AssocId> {
+        self.layout().effective_parent[a.0 as usize]
     }
 
     fn is_flattened(&self, a: AssocId) -> bool {
@@ -221,14 +276,11 @@ impl AccountTree {
         !x.is_user() && x.shares == RawShares::Parent && a != AssocId::ROOT
     }
 
-    /// The children of `a` that compete among themselves: flattened
-    /// accounts give way to their own children, and `Fairshare=parent`
-    /// users stand aside ([`AccountTree::stand_ins`]).
-    fn competing(&self, a: AssocId) -> Vec<AssocId> {
+    fn find_competing(&self, a: AssocId) -> Vec<AssocId> {
         let mut out = Vec::new();
         for &c in &self.get(a).children {
             if self.is_flattened(c) {
-                out.extend(self.competing(c));
+                out.extend(self.find_competing(c));
             } else if self.get(c).shares != RawShares::Parent {
                 out.push(c);
             }
@@ -236,13 +288,11 @@ impl AccountTree {
         out
     }
 
-    /// The `Fairshare=parent` users that stand for `a`, including those of
-    /// accounts flattened into it.
-    fn stand_ins(&self, a: AssocId) -> Vec<AssocId> {
+    fn find_stand_ins(&self, a: AssocId) -> Vec<AssocId> {
         let mut out = Vec::new();
         for &c in &self.get(a).children {
             if self.is_flattened(c) {
-                out.extend(self.stand_ins(c));
+                out.extend(self.find_stand_ins(c));
             } else if self.get(c).is_user() && self.get(c).shares == RawShares::Parent {
                 out.push(c);
             }
@@ -250,8 +300,7 @@ impl AccountTree {
         out
     }
 
-    /// The nearest ancestor of `a` that is not flattened.
-    fn effective_parent(&self, a: AssocId) -> Option<AssocId> {
+    fn find_effective_parent(&self, a: AssocId) -> Option<AssocId> {
         let mut p = self.get(a).parent?;
         while self.is_flattened(p) {
             p = self.get(p).parent?;
@@ -388,7 +437,7 @@ pub fn compute(policy: FairsharePolicy, tree: &AccountTree, usage: &[f64], pendi
         FairsharePolicy::Flux => ranked::compute(tree, &mut rows, ranked::Ties::Flux),
     }
     // A flattened account shows the values of the account it is part of.
-    for a in tree.tree_order() {
+    for &a in tree.order() {
         if tree.is_flattened(a) {
             if let Some(p) = tree.effective_parent(a) {
                 let mut r = rows[p.0 as usize].clone();
@@ -405,17 +454,17 @@ pub fn compute(policy: FairsharePolicy, tree: &AccountTree, usage: &[f64], pendi
 /// The global normalized shares of classic and tickets:
 /// `S = (S_self / S_siblings) * (S_parent / S_parent_siblings) * ...`.
 fn global_shares(tree: &AccountTree, rows: &mut [FairshareRow]) {
-    for a in tree.tree_order() {
+    for &a in tree.order() {
         if tree.get(a).is_user() || tree.is_flattened(a) {
             continue;
         }
         let competing = tree.competing(a);
         let sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
         let s = rows[a.0 as usize].norm_shares;
-        for c in competing {
+        for &c in competing {
             rows[c.0 as usize].norm_shares = if sum > 0.0 { s * tree.raw_shares(c) / sum } else { 0.0 };
         }
-        for u in tree.stand_ins(a) {
+        for &u in tree.stand_ins(a) {
             rows[u.0 as usize].norm_shares = s;
         }
     }

@@ -37,14 +37,14 @@ pub(super) enum Ties {
 }
 
 pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties) {
-    for a in tree.tree_order() {
+    for &a in tree.order() {
         if tree.get(a).is_user() || tree.is_flattened(a) {
             continue;
         }
         let competing = tree.competing(a);
         let s_sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
         let u_sum: f64 = competing.iter().map(|&c| rows[c.0 as usize].raw_usage).sum();
-        for c in competing {
+        for &c in competing {
             let (s, u) = (tree.raw_shares(c), rows[c.0 as usize].raw_usage);
             let r = &mut rows[c.0 as usize];
             r.norm_shares = if s_sum > 0.0 { s / s_sum } else { 0.0 };
@@ -52,7 +52,7 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
             r.level_fs = Some(level_fs(s, u, s_sum, u_sum));
         }
         let own = rows[a.0 as usize].clone();
-        for s in tree.stand_ins(a) {
+        for &s in tree.stand_ins(a) {
             let r = &mut rows[s.0 as usize];
             (r.norm_shares, r.effective_usage, r.level_fs) = (own.norm_shares, own.effective_usage, own.level_fs);
         }
@@ -89,14 +89,14 @@ fn visit(
     counter: &mut usize,
     ranks: &mut [Option<usize>],
 ) {
-    let stand_ins: Vec<AssocId> = accounts.iter().flat_map(|&a| tree.stand_ins(a)).collect();
+    let stand_ins: Vec<AssocId> = accounts.iter().flat_map(|&a| tree.stand_ins(a)).copied().collect();
     let top = *counter;
     for &s in &stand_ins {
         ranks[s.0 as usize] = Some(top);
     }
     *counter -= stand_ins.len();
     let lf = |a: AssocId| rows[a.0 as usize].level_fs.unwrap_or(0.0);
-    let mut kids: Vec<AssocId> = accounts.iter().flat_map(|&a| tree.competing(a)).collect();
+    let mut kids: Vec<AssocId> = accounts.iter().flat_map(|&a| tree.competing(a)).copied().collect();
     // Highest LF first; flux: banks before users; then tree order (ids
     // grow in tree order among siblings; merged lists keep account order).
     let key = |a: AssocId| match ties {

@@ -17,7 +17,7 @@ pub const ROOT_TICKETS: f64 = 1000.0;
 
 pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], active: &[bool]) {
     global_shares(tree, rows);
-    for a in tree.tree_order().into_iter().skip(1) {
+    for &a in tree.order().iter().skip(1) {
         let r = &mut rows[a.0 as usize];
         r.effective_usage = r.norm_usage.max(0.01 * r.norm_shares);
         let f = if r.norm_shares > 0.0 { r.norm_shares / r.effective_usage } else { 0.0 };
@@ -27,7 +27,7 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], active: &[b
     rows[0].tickets = Some(if active[0] { ROOT_TICKETS } else { 0.0 });
     // Each account's tickets go to its active children, in proportion to
     // S*F; a `Fairshare=parent` user competes with the account's own S*F.
-    for a in tree.tree_order() {
+    for &a in tree.order() {
         if tree.get(a).is_user() || tree.is_flattened(a) {
             continue;
         }
@@ -37,25 +37,26 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], active: &[b
             r.norm_shares * r.fairshare.unwrap_or(0.0)
         };
         let contenders: Vec<AssocId> =
-            tree.competing(a).into_iter().chain(tree.stand_ins(a)).filter(|c| active[c.0 as usize]).collect();
+            tree.competing(a).iter().chain(tree.stand_ins(a)).copied().filter(|c| active[c.0 as usize]).collect();
         let sum: f64 = contenders.iter().map(|&c| weight(c, rows)).sum();
         let t = own.tickets.unwrap_or(0.0);
         for c in contenders {
             let w = weight(c, rows);
             rows[c.0 as usize].tickets = Some(if sum > 0.0 { t * w / sum } else { 0.0 });
         }
-        for s in tree.stand_ins(a) {
+        for &s in tree.stand_ins(a) {
             rows[s.0 as usize].effective_usage = own.effective_usage;
             rows[s.0 as usize].fairshare = own.fairshare;
         }
     }
     let max = tree
-        .tree_order()
-        .into_iter()
+        .order()
+        .iter()
+        .copied()
         .filter(|&a| tree.get(a).is_user())
         .map(|a| rows[a.0 as usize].tickets.unwrap_or(0.0))
         .fold(0.0, f64::max);
-    for a in tree.tree_order() {
+    for &a in tree.order() {
         if tree.get(a).is_user() {
             let t = rows[a.0 as usize].tickets.unwrap_or(0.0);
             rows[a.0 as usize].factor = Some(if max > 0.0 { t / max } else { 0.0 });
