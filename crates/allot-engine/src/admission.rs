@@ -169,6 +169,7 @@ impl Engine {
             priority,
             submitted: crate::time::Time(0),
             assoc,
+            mf_priority: None,
         })
     }
 

@@ -225,6 +225,8 @@ pub(crate) struct Job {
     pub(crate) submitted: Time,
     /// Its association under a multifactor policy.
     pub(crate) assoc: Option<crate::multifactor::AssocId>,
+    /// Its multifactor priority and factors at the last pass.
+    pub(crate) mf_priority: Option<(f64, crate::multifactor::priority::Factors)>,
 }
 
 impl Job {

@@ -15,7 +15,8 @@
 //! `normal` (its level's priority over the highest level's) with a user
 //! factor of 1.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use super::ledger::{Held, Ledger};
 use super::priority::{Factors, JobInputs, Maxima};
@@ -25,12 +26,37 @@ use crate::engine::{Engine, JobId, Rejection};
 use crate::model::MultifactorSpec;
 use crate::time::Time;
 
+/// A pending job in a pass's order: the highest priority first, then the
+/// unit's own order ([`Place`]).
+struct Ranked {
+    priority: f64,
+    place: Place,
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority.total_cmp(&other.priority).then(other.place.cmp(&self.place))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked {}
+
 #[derive(Clone, Debug)]
 pub(crate) struct MfState {
     pub(crate) spec: MultifactorSpec,
     pub(crate) ledger: Ledger,
-    /// Each pending job's priority and factors at the last pass.
-    pub(crate) last: BTreeMap<JobId, (f64, Factors)>,
     /// The periodic recomputation's next wake-up.
     pub(crate) next_calc: Option<Time>,
 }
@@ -40,7 +66,6 @@ impl MfState {
         MfState {
             ledger: Ledger::new(spec.tree.len(), spec.half_life, spec.reset),
             spec: spec.clone(),
-            last: BTreeMap::new(),
             next_calc: None,
         }
     }
@@ -77,9 +102,17 @@ impl Engine {
         }
     }
 
-    /// The pending jobs of `unit` in this pass's order (module docs).
-    pub(crate) fn mf_order(&mut self, unit: &Unit, t: Time) -> Vec<Place> {
-        let Some(mf) = &self.mf else { return unit.fcfs.iter().copied().collect() };
+    /// The pending jobs of `unit` in this pass's order (module docs),
+    /// taken one by one: a pass that stops early sorts no more than it
+    /// took. Each job keeps its priority for [`Engine::multifactor_priority`].
+    pub(crate) fn mf_order(&mut self, unit: &Unit, t: Time) -> impl Iterator<Item = Place> + use<> {
+        let mut heap = self.mf_ranked(unit, t);
+        std::iter::from_fn(move || heap.pop().map(|r| r.place))
+    }
+
+    /// Every pending job of `unit` with its priority, in a heap.
+    fn mf_ranked(&mut self, unit: &Unit, t: Time) -> BinaryHeap<Ranked> {
+        let Some(mf) = &self.mf else { return BinaryHeap::new() };
         let tree = &mf.spec.tree;
         let usage = mf.ledger.usage(t);
         let mut pending = vec![0u32; tree.len()];
@@ -95,35 +128,31 @@ impl Engine {
             total_slots: self.hosts.iter().map(|h| u64::from(h.slots)).sum(),
         };
         let normal = params.qos_level("normal").map_or(0, |q| q.priority);
-        let mut order: Vec<(f64, Factors, Place)> = unit
-            .fcfs
-            .iter()
-            .filter_map(|&place| {
-                let job = self.jobs.get(&place.id)?;
-                let inputs = JobInputs {
-                    waited: t.0.saturating_sub(job.submitted.0),
-                    fair_share: job.assoc.and_then(|a| rows[a.0 as usize].factor).unwrap_or(0.0),
-                    qos_priority: normal,
-                    queue_priority: i64::from(self.queues[job.queue].spec.priority),
-                    slots: job.slots,
-                    user_factor: 1.0,
-                };
-                let factors = params.factors(&inputs, &max);
-                Some((factors.priority(&params.weights), factors, place))
-            })
-            .collect();
-        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        let last = order.iter().map(|&(p, f, place)| (place.id, (p, f))).collect();
-        if let Some(mf) = &mut self.mf {
-            mf.last = last;
+        let params = params.clone();
+        let queue_priority: Vec<i64> = self.queues.iter().map(|q| i64::from(q.spec.priority)).collect();
+        let mut ranked = Vec::with_capacity(unit.fcfs.len());
+        for &place in &unit.fcfs {
+            let Some(job) = self.jobs.get_mut(&place.id) else { continue };
+            let inputs = JobInputs {
+                waited: t.0.saturating_sub(job.submitted.0),
+                fair_share: job.assoc.and_then(|a| rows[a.0 as usize].factor).unwrap_or(0.0),
+                qos_priority: normal,
+                queue_priority: queue_priority[job.queue],
+                slots: job.slots,
+                user_factor: 1.0,
+            };
+            let factors = params.factors(&inputs, &max);
+            let priority = factors.priority(&params.weights);
+            job.mf_priority = Some((priority, factors));
+            ranked.push(Ranked { priority, place });
         }
-        order.into_iter().map(|x| x.2).collect()
+        BinaryHeap::from(ranked)
     }
 
     /// A pending job's multifactor priority and its factors at the last
     /// pass; `None` without a multifactor policy or before its first pass.
     pub fn multifactor_priority(&self, id: JobId) -> Option<(f64, Factors)> {
-        self.mf.as_ref()?.last.get(&id).copied()
+        self.jobs.get(&id)?.mf_priority
     }
 
     /// Each user's entitled share of the cluster under a multifactor

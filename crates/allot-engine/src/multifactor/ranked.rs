@@ -51,10 +51,11 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
             r.effective_usage = if u_sum > 0.0 { u / u_sum } else { 0.0 };
             r.level_fs = Some(level_fs(s, u, s_sum, u_sum));
         }
-        let own = rows[a.0 as usize].clone();
+        let own = &rows[a.0 as usize];
+        let own = (own.norm_shares, own.effective_usage, own.level_fs);
         for &s in tree.stand_ins(a) {
             let r = &mut rows[s.0 as usize];
-            (r.norm_shares, r.effective_usage, r.level_fs) = (own.norm_shares, own.effective_usage, own.level_fs);
+            (r.norm_shares, r.effective_usage, r.level_fs) = own;
         }
     }
     let n = tree.user_count();
@@ -95,24 +96,30 @@ fn visit(
         ranks[s.0 as usize] = Some(top);
     }
     *counter -= stand_ins.len();
-    let lf = |a: AssocId| rows[a.0 as usize].level_fs.unwrap_or(0.0);
-    let mut kids: Vec<AssocId> = accounts.iter().flat_map(|&a| tree.competing(a)).copied().collect();
-    // Highest LF first; flux: banks before users; then tree order (ids
-    // grow in tree order among siblings; merged lists keep account order).
-    let key = |a: AssocId| match ties {
-        Ties::FairTree => 0,
-        Ties::Flux => u8::from(tree.get(a).is_user()),
-    };
-    kids.sort_by(|&a, &b| key(a).cmp(&key(b)).then(lf(b).total_cmp(&lf(a))));
+    // Highest LF first; flux: banks before users; then the order of the
+    // children (tree order; merged lists keep the accounts' order).
+    let mut kids: Vec<(u8, f64, usize, AssocId)> = accounts
+        .iter()
+        .flat_map(|&a| tree.competing(a))
+        .enumerate()
+        .map(|(i, &a)| {
+            let kind = match ties {
+                Ties::FairTree => 0,
+                Ties::Flux => u8::from(tree.get(a).is_user()),
+            };
+            (kind, rows[a.0 as usize].level_fs.unwrap_or(0.0), i, a)
+        })
+        .collect();
+    kids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut i = 0;
     while i < kids.len() {
         let mut j = i + 1;
-        while j < kids.len() && key(kids[j]) == key(kids[i]) && lf(kids[j]) == lf(kids[i]) {
+        while j < kids.len() && kids[j].0 == kids[i].0 && kids[j].1 == kids[i].1 {
             j += 1;
         }
         let group = &kids[i..j];
-        let accounts: Vec<AssocId> = group.iter().copied().filter(|&a| !tree.get(a).is_user()).collect();
-        let users: Vec<AssocId> = group.iter().copied().filter(|&a| tree.get(a).is_user()).collect();
+        let accounts: Vec<AssocId> = group.iter().map(|k| k.3).filter(|&a| !tree.get(a).is_user()).collect();
+        let users = group.iter().map(|k| k.3).filter(|&a| tree.get(a).is_user());
         let start = *counter;
         if !accounts.is_empty() {
             visit(tree, rows, ties, &accounts, counter, ranks);
