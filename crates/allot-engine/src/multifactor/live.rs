@@ -112,7 +112,7 @@ impl Engine {
 
     /// Every pending job of `unit` with its priority, in a heap.
     fn mf_ranked(&mut self, unit: &Unit, t: Time) -> BinaryHeap<Ranked> {
-        let Some(mf) = &self.mf else { return BinaryHeap::new() };
+        let Some(mf) = self.mf.as_ref().filter(|_| !unit.fcfs.is_empty()) else { return BinaryHeap::new() };
         let tree = &mf.spec.tree;
         let usage = mf.ledger.usage(t);
         let mut pending = vec![0u32; tree.len()];
