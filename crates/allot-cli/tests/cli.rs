@@ -352,6 +352,17 @@ fn install_links_makes_the_commands_callable_by_name() {
     assert!(stdout(&version).starts_with("allot "), "{}", stdout(&version));
 }
 
+/// `allot sshare` or `allot sprio` on a configuration directory and a
+/// usage file, with `--json` when asked.
+fn multifactor(command: &str, dir: &Path, usage: &Path, json: bool) -> Output {
+    let (dir, usage) = (dir.to_str().expect("utf-8"), usage.to_str().expect("utf-8"));
+    let mut args = vec![command, "--config", dir, "--usage", usage];
+    if json {
+        args.push("--json");
+    }
+    allot(&args)
+}
+
 /// `allot sshare` on `examples/multifactor` (Slurm's classic example as a
 /// `sacctmgr dump`, under slurm-tickets with users 2 and 5 pending): the
 /// spec 001 tickets (A 198, D 802; user 2 198, user 5 802) in the table,
@@ -360,17 +371,10 @@ fn install_links_makes_the_commands_callable_by_name() {
 fn sshare_shows_the_ticket_example() {
     let dir = examples().join("multifactor");
     let usage = dir.join("usage.json");
-    let out = allot(&["sshare", "--config", dir.to_str().expect("utf-8"), "--usage", usage.to_str().expect("utf-8")]);
+    let out = multifactor("sshare", &dir, &usage, false);
     assert!(out.status.success(), "{}", stderr(&out));
     insta::assert_snapshot!("sshare_tickets", stdout(&out));
-    let out = allot(&[
-        "sshare",
-        "--config",
-        dir.to_str().expect("utf-8"),
-        "--usage",
-        usage.to_str().expect("utf-8"),
-        "--json",
-    ]);
+    let out = multifactor("sshare", &dir, &usage, true);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     let row = |user: &str| rows.as_array().expect("list").iter().find(|r| r["user"] == user).expect("row").clone();
@@ -396,14 +400,7 @@ fn sshare_policies_and_errors() {
     let usage = src.join("usage.json");
     let sshare = |toml: &str, usage: &Path| {
         std::fs::write(dir.join("allot.toml"), toml).expect("write");
-        allot(&[
-            "sshare",
-            "--config",
-            dir.to_str().expect("utf-8"),
-            "--usage",
-            usage.to_str().expect("utf-8"),
-            "--json",
-        ])
+        multifactor("sshare", &dir, usage, true)
     };
     let factor = |out: &Output, user: &str| -> f64 {
         let rows: serde_json::Value = serde_json::from_str(&stdout(out)).expect("JSON");
@@ -452,14 +449,7 @@ fn sshare_policies_and_errors() {
 fn sprio_weighs_the_six_factors() {
     let dir = examples().join("multifactor");
     let usage = dir.join("usage.json");
-    let out = allot(&[
-        "sprio",
-        "--config",
-        dir.to_str().expect("utf-8"),
-        "--usage",
-        usage.to_str().expect("utf-8"),
-        "--json",
-    ]);
+    let out = multifactor("sprio", &dir, &usage, true);
     assert!(out.status.success(), "{}", stderr(&out));
     let jobs: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     let jobs = jobs.as_array().expect("list");
@@ -472,7 +462,7 @@ fn sprio_weighs_the_six_factors() {
     assert!((p(1) - (10000.0 * fair_share + 500.0 + 100.0 / 64.0)).abs() < 1e-6, "{}", p(1));
     assert_eq!(jobs[0]["weighted"]["job_size"], 25.0);
     assert_eq!(jobs[1]["factors"]["qos"], 0.5);
-    let table = allot(&["sprio", "--config", dir.to_str().expect("utf-8"), "--usage", usage.to_str().expect("utf-8")]);
+    let table = multifactor("sprio", &dir, &usage, false);
     let first = stdout(&table).lines().nth(1).map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     assert_eq!(first.as_deref(), Some("100 user5 10108"));
     // expedite is granted to nobody by default; a user factor above 1
@@ -484,7 +474,7 @@ fn sprio_weighs_the_six_factors() {
         ("{\"queue\": \"nosuch\"}", "entry 1 (user `user1`): queue `nosuch`: no such queue"),
     ] {
         std::fs::write(&bad, format!("[{{\"user\": \"user1\", \"usage\": 1, \"jobs\": [{job}]}}]")).expect("write");
-        let out = allot(&["sprio", "--config", dir.to_str().expect("utf-8"), "--usage", bad.to_str().expect("utf-8")]);
+        let out = multifactor("sprio", &dir, &bad, false);
         assert!(!out.status.success() && stderr(&out).contains(want), "{}", stderr(&out));
     }
     let _ = std::fs::remove_file(&bad);
