@@ -190,6 +190,8 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
     if o.priority.is_some() {
         c.priority = Some(o.priority);
     }
+    c.qos = o.qos;
+    c.user_factor = o.user_factor;
     match o.name {
         Some(limit) if limit.starts_with('%') => {
             let n = limit[1..].parse::<u32>().ok().filter(|&n| n >= 1);
@@ -233,6 +235,8 @@ mod tests {
         assert_eq!(c.priority, Some(Some(9)));
         let (c, _) = parse_bmod(&words("-spn 7")).expect("valid");
         assert_eq!(c.priority, Some(None));
+        let (c, _) = parse_bmod(&words("-uf 0.5 -qos standby 7")).expect("valid");
+        assert_eq!((c.user_factor, c.qos.as_deref()), (Some(0.5), Some("standby")));
         let (c, _) = parse_bmod(&words("-J %5 7")).expect("valid");
         assert_eq!((c.array_limit, c.name), (Some(5), None), "`%n` is the array's limit, not a name");
     }

@@ -118,6 +118,8 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         cpu_limit: o.cpu_limit,
         exclusive: o.exclusive,
         app: o.app,
+        qos: o.qos,
+        user_factor: o.user_factor,
     };
     let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
         bail!("bsub: unexpected answer");

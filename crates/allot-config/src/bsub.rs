@@ -30,6 +30,8 @@ pub enum BsubError {
     BadEstimate(String),
     #[error("-sp {0}: expected a job priority, a whole number of at least 1")]
     BadPriority(String),
+    #[error("-uf {0}: expected a user factor, a number from 0 to 1")]
+    BadUserFactor(String),
     #[error("-c {0}: expected `[hours:]minutes[/host]`")]
     BadCpuLimit(String),
     #[error("-t {0}: expected `[[[year:]month:]day:]hour:minute`")]
@@ -46,7 +48,7 @@ pub struct SlotRange {
 }
 
 /// The options of one submission.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BsubOptions {
     pub slots: Option<SlotRange>,
     pub queue: Option<String>,
@@ -85,6 +87,10 @@ pub struct BsubOptions {
     pub cpu_limit: Option<u64>,
     /// `-t`, as written ([`TermTime::resolve`] gives the time).
     pub term_time: Option<TermTime>,
+    /// `-qos`: the QoS level (multifactor policies).
+    pub qos: Option<String>,
+    /// `-uf`: the user factor, 0 to 1 (multifactor policies).
+    pub user_factor: Option<f64>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -95,7 +101,7 @@ pub struct BsubOptions {
 /// before the command is an error.
 const WITH_VALUE: &[&str] = &[
     "-n", "-q", "-W", "-G", "-P", "-J", "-R", "-m", "-o", "-oo", "-e", "-eo", "-u", "-b", "-t", "-w", "-sp", "-app",
-    "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v",
+    "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf",
 ];
 const FLAGS: &[&str] = &["-x", "-B", "-N", "-r", "-rn", "-H", "-I", "-Ip", "-Is", "-K", "-hl"];
 
@@ -185,6 +191,11 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             "-t" => o.term_time = Some(TermTime::parse(&value)?),
             "-G" => o.group = Some(value),
             "-app" => o.app = Some(value),
+            "-qos" => o.qos = Some(value),
+            "-uf" => {
+                let f = value.parse::<f64>().ok().filter(|f| (0.0..=1.0).contains(f));
+                o.user_factor = Some(f.ok_or_else(|| BsubError::BadUserFactor(value.clone()))?);
+            }
             "-P" => o.project = Some(value),
             "-J" => o.name = Some(value),
             "-R" => o.res_req.push(value),
@@ -360,6 +371,10 @@ mod tests {
         assert_eq!(parse_line("-W soon x"), Err(BsubError::BadRunLimit("soon".into())));
         assert_eq!(parse_line("-sp 20 x").map(|o| o.priority), Ok(Some(20)));
         assert_eq!(parse_line("-sp 0 x"), Err(BsubError::BadPriority("0".into())));
+        assert_eq!(parse_line("-uf 1.5 x"), Err(BsubError::BadUserFactor("1.5".into())));
+        assert_eq!(parse_line("-uf lots x"), Err(BsubError::BadUserFactor("lots".into())));
+        let o = parse_line("-qos standby -uf 0.25 x").expect("parses");
+        assert_eq!((o.qos.as_deref(), o.user_factor), (Some("standby"), Some(0.25)));
         assert_eq!(parse_line("-sp high x"), Err(BsubError::BadPriority("high".into())));
     }
 

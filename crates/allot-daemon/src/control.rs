@@ -283,6 +283,12 @@ fn apply_changes(r: &mut JobRecord, c: &Changes) {
     if let Some(p) = c.priority {
         r.spec.priority = p;
     }
+    if let Some(q) = &c.qos {
+        r.spec.qos = Some(q.clone());
+    }
+    if let Some(f) = c.user_factor {
+        r.spec.user_factor = Some(f);
+    }
 }
 
 /// `brequeue`: a running (or stopped) job is killed and goes back to

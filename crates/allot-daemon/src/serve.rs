@@ -470,6 +470,8 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         cpu_limit: s.cpu_limit,
         exclusive: s.exclusive,
         app: s.app.clone(),
+        qos: s.qos.clone(),
+        user_factor: s.user_factor,
     };
     // A job that names no queue goes to the first default queue that
     // takes it, closed queues left out (automatic queue selection).

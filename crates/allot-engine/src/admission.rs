@@ -96,9 +96,10 @@ impl Engine {
             }
             None => self.choose_queue_index(spec, &|_| false)?,
         };
-        let q = &self.queues[queue];
         self.allows_user(queue, &spec.user)?;
-        let (min, max) = proc_limit(q.spec.proclimit, asked, &q.spec.name)?;
+        let (qos, user_factor) = self.mf_qos(spec)?;
+        let q = &self.queues[queue];
+        let (min, max) = proc_limit(self.proclimit_for(queue, qos.1), asked, &q.spec.name)?;
         let available = q.capacity;
         if u64::from(min) > available {
             return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
@@ -116,7 +117,7 @@ impl Engine {
         }
         // An interruptible backfill queue ignores the job's run limit (spec
         // 004's `bsub -q lazy -W 3:0` goes in under RUNLIMIT=60).
-        if let (Some(limit), Some(rl), None) = (spec.run_limit, q.spec.run_limit, q.spec.interruptible) {
+        if let (Some(limit), Some(rl), None, false) = (spec.run_limit, q.spec.run_limit, q.spec.interruptible, qos.1) {
             if limit > rl.max {
                 return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
             }
@@ -170,7 +171,16 @@ impl Engine {
             submitted: crate::time::Time(0),
             assoc,
             mf_priority: None,
+            qos,
+            user_factor,
         })
+    }
+
+    /// A queue's PROCLIMIT for a job; a standby job (`exempt`) is exempt
+    /// from size limits: from its maximum.
+    fn proclimit_for(&self, queue: usize, exempt: bool) -> Option<crate::model::ProcLimit> {
+        let limit = self.queues[queue].spec.proclimit;
+        limit.map(|p| if exempt { crate::model::ProcLimit { max: u32::MAX, ..p } } else { p })
     }
 
     /// USERS: whether the queue takes jobs of `user`.
@@ -195,6 +205,7 @@ impl Engine {
 
     fn choose_queue_index(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<usize, Rejection> {
         let asked = asked_slots(spec)?;
+        let exempt = self.mf_qos(spec).is_ok_and(|(qos, _)| qos.1);
         let names = &self.config.default_queues;
         let mut last = Rejection::NoDefaultQueue;
         let mut tried = 0;
@@ -202,7 +213,7 @@ impl Engine {
             let q = self.queues.iter().position(|s| s.spec.name == *name).ok_or(Rejection::NoSuchQueue(name.clone()));
             let fits = q.and_then(|q| {
                 self.allows_user(q, &spec.user)?;
-                proc_limit(self.queues[q].spec.proclimit, asked, name)?;
+                proc_limit(self.proclimit_for(q, exempt), asked, name)?;
                 Ok(q)
             });
             tried += 1;

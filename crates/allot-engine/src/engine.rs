@@ -59,6 +59,15 @@ pub enum Rejection {
     NoSuchApplication(String),
     #[error("user `{user}` has no association{}", account.as_ref().map(|a| format!(" in account `{a}`")).unwrap_or_default())]
     NoAssociation { user: String, account: Option<String> },
+    #[error("-qos {0}: no such QoS level")]
+    NoSuchQos(String),
+    #[error("-qos {qos}: user `{user}` may not use this QoS level")]
+    QosNotAllowed { qos: String, user: String },
+    /// The factor as given (a float: kept as its text).
+    #[error("-uf {0}: the user factor is a number from 0 to 1")]
+    BadUserFactor(String),
+    #[error("{0}: the cluster's priority policy is lsf, which has no QoS or user factor")]
+    NotMultifactor(&'static str),
     #[error("-x: queue `{0}` does not accept exclusive jobs (EXCLUSIVE)")]
     NotExclusiveQueue(String),
     #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
@@ -227,6 +236,10 @@ pub(crate) struct Job {
     pub(crate) assoc: Option<crate::multifactor::AssocId>,
     /// Its multifactor priority and factors at the last pass.
     pub(crate) mf_priority: Option<(f64, crate::multifactor::priority::Factors)>,
+    /// Its QoS level's priority and whether the level lifts run-time and
+    /// size limits (standby), and its user factor (multifactor only).
+    pub(crate) qos: (u32, bool),
+    pub(crate) user_factor: f64,
 }
 
 impl Job {

@@ -26,6 +26,10 @@ impl Engine {
             return job.backfill_limit;
         }
         let own = job.run_limit.filter(|_| self.queues[job.queue].spec.interruptible.is_none());
+        // A standby job is exempt from the queue's run-time limit.
+        if job.qos.1 {
+            return own;
+        }
         self.effective_run_limit(job.queue, own)
     }
 

@@ -315,6 +315,14 @@ pub struct JobSpec {
     /// nothing runs, and nothing else starts on them while it runs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exclusive: bool,
+    /// `-qos`: the QoS level under a multifactor policy (`normal` when
+    /// not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
+    /// `-uf`: the user factor of the multifactor priority, 0 to 1 (1 when
+    /// not given): the owner lowers their job's priority with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_factor: Option<f64>,
 }
 
 /// A job array as the engine sees it: how many elements (they take

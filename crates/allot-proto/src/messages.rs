@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A job submission, as `bsub` sends it: what the engine needs, and what
 /// running the job needs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Submit {
     pub queue: Option<String>,
     /// `-n min[,max]`; 0 when `-n` is not given (the queue's PROCLIMIT
@@ -58,6 +58,12 @@ pub struct Submit {
     /// `-app`: the application profile.
     #[serde(default)]
     pub app: Option<String>,
+    /// `-qos`: the QoS level (multifactor policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
+    /// `-uf`: the user factor, 0 to 1 (multifactor policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_factor: Option<f64>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,
@@ -113,7 +119,7 @@ pub struct JobQuery {
     pub brief: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
     Submit(Submit),
     Jobs(JobQuery),
@@ -207,7 +213,7 @@ fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resul
 
 /// What `bmod` changes; `None` leaves a field as it is, `Some(None)`
 /// (from `-Wn`, `-Pn`, ...) clears it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Changes {
     pub queue: Option<String>,
     pub slots: Option<u32>,
@@ -233,6 +239,12 @@ pub struct Changes {
     /// `-sp n`; `-spn` (`Some(None)`) goes back to the default.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub priority: Option<Option<u32>>,
+    /// `-qos`: another QoS level (multifactor policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
+    /// `-uf`: another user factor, 0 to 1 (multifactor policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_factor: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

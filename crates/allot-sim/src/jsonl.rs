@@ -63,6 +63,8 @@ pub fn read(text: &str) -> Workload {
                 cpu_time: parsed.cpu_time,
                 exit: 0,
                 priority: opts.priority,
+                qos: opts.qos,
+                user_factor: opts.user_factor,
             }),
             Err(e) => w.skipped.push(Skipped { line, reason: format!("bsub: {e}") }),
         }

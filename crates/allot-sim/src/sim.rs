@@ -149,6 +149,8 @@ pub fn run(
                 priority: job.priority,
                 term_time: None,
                 cpu_limit: None,
+                qos: job.qos.clone(),
+                user_factor: job.user_factor,
             };
             match engine.apply(Time(t), &Event::Submit(spec)) {
                 Ok(Some(id)) => {

@@ -33,6 +33,9 @@ pub struct WorkloadJob {
     pub exit: i32,
     /// `bsub -sp`.
     pub priority: Option<u32>,
+    /// `bsub -qos` and `-uf` (multifactor policies).
+    pub qos: Option<String>,
+    pub user_factor: Option<f64>,
 }
 
 /// A line that is not a job, and why.

@@ -130,3 +130,55 @@ fn a_reconfiguration_keeps_the_usage() {
     assert!(fc > fa, "alice's 1000 s before the reconfiguration still count: {fa} vs {fc}");
     assert_eq!(e.multifactor_policy(), Some("slurm-fairtree"));
 }
+
+/// QoS levels and the user factor (spec 002): expedite only for whom it
+/// is granted, standby exempt from the queue's RUNLIMIT and PROCLIMIT
+/// maximum, a user factor from 0 to 1 that lowers the job's priority;
+/// on an LSF cluster neither option is taken.
+#[test]
+fn qos_levels_and_the_user_factor() {
+    let queues = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nRUNLIMIT = 10\nPROCLIMIT = 1\nEnd Queue\n";
+    let toml = "[priority]\npolicy = \"slurm-classic\"\naccounts = \"assoc.cfg\"\n\
+                [priority.weights]\nqos = 1000\nuser = 100\n\
+                [[priority.qos]]\nname = \"expedite\"\npriority = 2\nusers = [\"carol\"]\n\
+                [[priority.qos]]\nname = \"normal\"\npriority = 1\n\
+                [[priority.qos]]\nname = \"standby\"\npriority = 0\nexempt = true\n";
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 2\nEnd Host\n";
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", queues), ("allot.toml", toml), ("assoc.cfg", DUMP)]);
+    let with = |user: &str, qos: Option<&str>, uf: Option<f64>| JobSpec {
+        qos: qos.map(str::to_string),
+        user_factor: uf,
+        ..by(user, None)
+    };
+    let refused =
+        |e: &mut Engine, spec: JobSpec| e.apply(Time(0), &Event::Submit(spec)).expect_err("refused").to_string();
+    assert_eq!(
+        refused(&mut e, with("alice", Some("expedite"), None)),
+        "-qos expedite: user `alice` may not use this QoS level"
+    );
+    assert_eq!(refused(&mut e, with("alice", Some("gold"), None)), "-qos gold: no such QoS level");
+    assert_eq!(refused(&mut e, with("alice", None, Some(1.5))), "-uf 1.5: the user factor is a number from 0 to 1");
+    // RUNLIMIT 10 minutes and PROCLIMIT 1 hold for normal jobs, not standby.
+    let long = JobSpec { run_limit: Some(3600), ..with("alice", None, None) };
+    assert_eq!(refused(&mut e, long), "-W 3600: more than the RUNLIMIT of queue `normal` (600 s)");
+    let wide = JobSpec { slots: 2, ..with("alice", None, None) };
+    assert!(refused(&mut e, wide).contains("PROCLIMIT"));
+    let standby =
+        submit(&mut e, Time(0), JobSpec { run_limit: Some(3600), slots: 2, ..with("alice", Some("standby"), None) });
+    assert_eq!(e.job_run_limit(standby), Some(3600), "its own limit, not the queue's 10 minutes");
+    // Priorities: expedite 1000 * 1 + 100 * 1; normal 500 + 100; normal
+    // with -uf 0.25: 500 + 25; standby 0 + 100.
+    let ex = submit(&mut e, Time(0), with("carol", Some("expedite"), None));
+    let normal = submit(&mut e, Time(0), with("bob", None, None));
+    let lowered = submit(&mut e, Time(0), with("bob", None, Some(0.25)));
+    let order = pass(&mut e, Time(0));
+    assert_eq!(order, [ex.0, normal.0], "two slots: expedite, then normal");
+    assert_eq!(e.multifactor_priority(lowered).map(|p| p.0), Some(525.0));
+    assert_eq!(e.multifactor_priority(standby).map(|p| p.0), Some(100.0));
+
+    let mut lsf = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", queues)]);
+    assert_eq!(
+        refused(&mut lsf, with("alice", Some("standby"), None)),
+        "-qos: the cluster's priority policy is lsf, which has no QoS or user factor"
+    );
+}

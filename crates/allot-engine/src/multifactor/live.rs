@@ -11,9 +11,10 @@
 //! account file). A user with no association, or none in the account `-G`
 //! names, is refused at submission.
 //!
-//! Jobs carry no QoS or user factor of their own yet: every job is at QoS
-//! `normal` (its level's priority over the highest level's) with a user
-//! factor of 1.
+//! A job's QoS level (`-qos`, `normal` by default) must be one the user
+//! may use; `standby` (any level marked exempt) lifts the queue's
+//! RUNLIMIT and PROCLIMIT maximum. Its user factor (`-uf`, 1 by default)
+//! is from 0 to 1.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -86,6 +87,36 @@ impl Engine {
             .ok_or_else(|| Rejection::NoAssociation { user: user.to_string(), account: account.map(str::to_string) })
     }
 
+    /// A job's QoS level (priority, and whether it is exempt from limits)
+    /// and user factor: `normal` and 1 unless the job names others, which
+    /// only a multifactor policy takes. The user factor only lowers: it is
+    /// from 0 to 1, at submission and at `bmod` alike.
+    pub(crate) fn mf_qos(&self, spec: &crate::model::JobSpec) -> Result<((u32, bool), f64), Rejection> {
+        let Some(mf) = &self.mf else {
+            if spec.qos.is_some() {
+                return Err(Rejection::NotMultifactor("-qos"));
+            }
+            if spec.user_factor.is_some() {
+                return Err(Rejection::NotMultifactor("-uf"));
+            }
+            return Ok(((0, false), 1.0));
+        };
+        let params = &mf.spec.params;
+        let name = spec.qos.as_deref().unwrap_or("normal");
+        let qos = match params.qos_level(name) {
+            Some(level) if params.may_use_qos(name, &spec.user) => (level.priority, level.exempt),
+            Some(_) => return Err(Rejection::QosNotAllowed { qos: name.into(), user: spec.user.clone() }),
+            // A configuration without a `normal` level: its jobs at 0.
+            None if spec.qos.is_none() => (0, false),
+            None => return Err(Rejection::NoSuchQos(name.into())),
+        };
+        let factor = spec.user_factor.unwrap_or(1.0);
+        if !(0.0..=1.0).contains(&factor) {
+            return Err(Rejection::BadUserFactor(factor.to_string()));
+        }
+        Ok((qos, factor))
+    }
+
     /// A job starts (or is taken over running, from its own start):
     /// its association is billed for what it holds from `t` on.
     pub(crate) fn mf_started(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time) {
@@ -127,7 +158,6 @@ impl Engine {
             queue_priority: self.queues.iter().map(|q| i64::from(q.spec.priority)).max().unwrap_or(0),
             total_slots: self.hosts.iter().map(|h| u64::from(h.slots)).sum(),
         };
-        let normal = params.qos_level("normal").map_or(0, |q| q.priority);
         let params = params.clone();
         let queue_priority: Vec<i64> = self.queues.iter().map(|q| i64::from(q.spec.priority)).collect();
         let mut ranked = Vec::with_capacity(unit.fcfs.len());
@@ -136,10 +166,10 @@ impl Engine {
             let inputs = JobInputs {
                 waited: t.0.saturating_sub(job.submitted.0),
                 fair_share: job.assoc.and_then(|a| rows[a.0 as usize].factor).unwrap_or(0.0),
-                qos_priority: normal,
+                qos_priority: job.qos.0,
                 queue_priority: queue_priority[job.queue],
                 slots: job.slots,
-                user_factor: 1.0,
+                user_factor: job.user_factor,
             };
             let factors = params.factors(&inputs, &max);
             let priority = factors.priority(&params.weights);
