@@ -537,3 +537,37 @@ fn interruptible_backfill_jobs_show_their_cut_run_limit() {
     );
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// A multifactor policy on the real daemon: `bsub -G` picks the account,
+/// `-uf` lowers a job's priority and the job runs, `-qos` a level the
+/// user may not use is refused, and a user of no account too.
+#[test]
+fn a_multifactor_cluster_takes_jobs_by_association() {
+    let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective()).ok().flatten().expect("me").name;
+    let dir = tempdir("multifactor");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    let toml = format!("{ONE_HOST}\n[priority]\npolicy = \"slurm-fairtree\"\naccounts = \"assoc.cfg\"\n");
+    std::fs::write(config.join("allot.toml"), toml).expect("allot.toml");
+    std::fs::write(
+        config.join("assoc.cfg"),
+        format!("Parent - 'root'\nAccount - 'phys'\nAccount - 'chem'\nParent - 'chem'\nUser - '{me}'\n"),
+    )
+    .expect("assoc.cfg");
+    std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n")
+        .expect("lsb.queues");
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let job = submitted_id(&d.cmd(&["bsub", "-G", "chem", "-uf", "0.5", "-o", "/dev/null", "/bin/true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    let refused = d.cmd(&["bsub", "-qos", "expedite", "/bin/true"], &dir);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("-qos expedite: user"), "{}", stderr(&refused));
+    let refused = d.cmd(&["bsub", "-G", "phys", "/bin/true"], &dir);
+    assert!(
+        stderr(&refused).contains(&format!("user `{me}` has no association in account `phys`")),
+        "{}",
+        stderr(&refused)
+    );
+    let refused = d.cmd(&["bsub", "-uf", "2", "/bin/true"], &dir);
+    assert!(stderr(&refused).contains("-uf 2: expected a user factor"), "{}", stderr(&refused));
+}
