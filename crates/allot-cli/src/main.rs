@@ -117,15 +117,18 @@ struct MultifactorArgs {
     /// Configuration directory: allot.toml's [priority] policy, weights and
     /// QoS levels, and its associations ([priority] accounts, or the
     /// lsb.users share trees).
-    #[arg(long)]
-    config: PathBuf,
+    #[arg(long, required_unless_present = "live", requires = "usage")]
+    config: Option<PathBuf>,
     /// Usage per association: a JSON list of {"account", "user", "usage",
     /// "pending"} (sprio: with the pending "jobs", or a "pending" count).
-    #[arg(long)]
-    usage: PathBuf,
+    #[arg(long, required_unless_present = "live", requires = "config")]
+    usage: Option<PathBuf>,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// The running allotd's state now, instead of --config and --usage.
+    #[arg(long, conflicts_with_all = ["config", "usage"])]
+    live: bool,
 }
 
 #[derive(Subcommand)]
@@ -196,8 +199,8 @@ fn main() -> ExitCode {
             bench_cmd::daemon(jobs, connections, keep)
         }
         Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
-        Command::Sshare(a) => sshare_cmd::run(&a.config, &a.usage, a.json),
-        Command::Sprio(a) => sprio_cmd::run(&a.config, &a.usage, a.json),
+        Command::Sshare(a) => sshare_cmd::run(a.config.as_deref().zip(a.usage.as_deref()), a.json),
+        Command::Sprio(a) => sprio_cmd::run(a.config.as_deref().zip(a.usage.as_deref()), a.json),
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use allot_engine::multifactor::priority::{Factors, JobInputs, Maxima};
+use allot_engine::multifactor::priority::{Factors, JobInputs, Maxima, Weights};
 use anyhow::bail;
 use serde_json::json;
 
@@ -24,10 +24,16 @@ struct Row {
     priority: f64,
 }
 
-pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let c = charged(config_dir, usage_file, "sprio")?;
-    let rows = priorities(&c)?;
-    let w = c.config.settings.priority.weights;
+/// Offline (`Some((config, usage))`) or on the running allotd's state
+/// (each pending job's priority at allotd's last pass).
+pub fn run(offline: Option<(&Path, &Path)>, json: bool) -> anyhow::Result<ExitCode> {
+    let (w, rows) = match offline {
+        Some((config_dir, usage_file)) => {
+            let c = charged(config_dir, usage_file, "sprio")?;
+            (c.config.settings.priority.weights, priorities(&c)?)
+        }
+        None => live()?,
+    };
     if json {
         let list: Vec<_> = rows
             .iter()
@@ -70,6 +76,28 @@ pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<E
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The running allotd's pending jobs, highest priority first.
+fn live() -> anyhow::Result<(Weights, Vec<Row>)> {
+    let l = match crate::lsf::call(allot_proto::Request::Priorities)? {
+        allot_proto::Response::Priorities(l) => l,
+        allot_proto::Response::Error(e) => bail!("sprio: {e}"),
+        _ => bail!("sprio: unexpected answer"),
+    };
+    let [wait_time, fair_share, qos, queue, job_size, user] = l.weights;
+    let weights = Weights { wait_time, fair_share, qos, queue, job_size, user };
+    let mut rows: Vec<Row> = l
+        .jobs
+        .into_iter()
+        .map(|j| {
+            let [wait_time, fair_share, qos, queue, job_size, user] = j.factors;
+            let factors = Factors { wait_time, fair_share, qos, queue, job_size, user };
+            Row { id: j.id, user: j.user, account: j.account, factors, priority: j.priority }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(a.id.cmp(&b.id)));
+    Ok((weights, rows))
 }
 
 /// Every listed pending job's factors and priority, highest first.

@@ -31,14 +31,50 @@ pub struct Charged {
     pub rows: Vec<FairshareRow>,
 }
 
-pub fn run(config_dir: &Path, usage_file: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let Charged { policy, tree, rows, .. } = charged(config_dir, usage_file, "sshare")?;
+/// Offline (`Some((config, usage))`) or on the running allotd's state.
+pub fn run(offline: Option<(&Path, &Path)>, json: bool) -> anyhow::Result<ExitCode> {
+    let (policy, tree, rows) = match offline {
+        Some((config_dir, usage_file)) => {
+            let Charged { policy, tree, rows, .. } = charged(config_dir, usage_file, "sshare")?;
+            (policy, tree, rows)
+        }
+        None => live()?,
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&rows_json(policy, &tree, &rows))?);
     } else {
         print!("{}", render(policy, &tree, &rows));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The running allotd's associations, with the fair-share computed here
+/// by the engine's code from its usage and pending jobs.
+fn live() -> anyhow::Result<(FairsharePolicy, AccountTree, Vec<FairshareRow>)> {
+    let l = match crate::lsf::call(allot_proto::Request::Associations)? {
+        allot_proto::Response::Associations(l) => l,
+        allot_proto::Response::Error(e) => bail!("sshare: {e}"),
+        _ => bail!("sshare: unexpected answer"),
+    };
+    let policy = match l.policy.as_str() {
+        "slurm-classic" => FairsharePolicy::Classic { dampening: l.dampening },
+        "slurm-fairtree" => FairsharePolicy::FairTree,
+        "slurm-tickets" => FairsharePolicy::Tickets,
+        "flux-accounting" => FairsharePolicy::Flux,
+        other => bail!("sshare: allotd runs policy `{other}`, which this allot does not know"),
+    };
+    let mut tree = AccountTree::new();
+    for a in l.assocs.iter().skip(1) {
+        let parent = multifactor::AssocId(a.parent.unwrap_or(0));
+        let shares = a.shares.map_or(RawShares::Parent, RawShares::Count);
+        match &a.user {
+            Some(u) => tree.add_user(parent, u, shares),
+            None => tree.add_account(parent, &a.account, shares),
+        }
+        .map_err(|e| anyhow!("sshare: allotd's associations: {e}"))?;
+    }
+    let rows = multifactor::compute(policy, &tree, &l.usage, &l.pending);
+    Ok((policy, tree, rows))
 }
 
 /// Loads `config_dir`, charges its associations with `usage_file`, and

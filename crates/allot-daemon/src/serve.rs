@@ -351,6 +351,8 @@ fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut Vec<JobList>
             Request::Hosts => Response::Hosts(views::hosts(state)),
             Request::Slots { select } => slots(state, t, select.as_deref()),
             Request::Shares => Response::Shares(views::shares(&state.engine, t)),
+            Request::Associations => views::associations(&state.engine, t),
+            Request::Priorities => views::priorities(&state.engine),
             Request::Groups => Response::Groups(views::groups(&state.engine)),
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown

@@ -110,6 +110,63 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
 }
 
 /// Every fairshare policy with its share tables at `t`.
+/// `allot sshare --live`: the multifactor policy's associations, usage
+/// and pending jobs now.
+pub fn associations(engine: &Engine, t: Time) -> allot_proto::Response {
+    use allot_engine::multifactor::{AssocId, FairsharePolicy, RawShares};
+    let Some((policy, tree, usage, pending)) = engine.multifactor_inputs(t) else {
+        return allot_proto::Response::Error("the cluster's priority policy is lsf: see `allot shares --live`".into());
+    };
+    let assocs = (0..tree.len() as u32)
+        .map(|i| {
+            let a = tree.get(AssocId(i));
+            allot_proto::WireAssoc {
+                account: a.account.clone(),
+                user: a.user.clone(),
+                parent: a.parent.map(|p| p.0),
+                shares: match a.shares {
+                    RawShares::Count(n) => Some(n),
+                    RawShares::Parent => None,
+                },
+            }
+        })
+        .collect();
+    let dampening = match policy {
+        FairsharePolicy::Classic { dampening } => dampening,
+        _ => 1.0,
+    };
+    allot_proto::Response::Associations(allot_proto::LiveAssociations {
+        policy: policy.name().to_string(),
+        dampening,
+        assocs,
+        usage,
+        pending,
+    })
+}
+
+/// `allot sprio --live`: the pending jobs' priorities at the last pass.
+pub fn priorities(engine: &Engine) -> allot_proto::Response {
+    let Some((w, jobs)) = engine.multifactor_pending() else {
+        return allot_proto::Response::Error(
+            "the cluster's priority policy is lsf, which has no job priorities".into(),
+        );
+    };
+    let jobs = jobs
+        .into_iter()
+        .map(|(id, user, account, priority, f)| allot_proto::JobPriority {
+            id: id.0,
+            user: user.to_string(),
+            account: account.to_string(),
+            priority,
+            factors: [f.wait_time, f.fair_share, f.qos, f.queue, f.job_size, f.user],
+        })
+        .collect();
+    allot_proto::Response::Priorities(allot_proto::LivePriorities {
+        weights: [w.wait_time, w.fair_share, w.qos, w.queue, w.job_size, w.user],
+        jobs,
+    })
+}
+
 pub fn shares(engine: &Engine, t: Time) -> Vec<PolicyShares> {
     let inputs = PriorityInputs::default();
     engine.fairshare().policies.iter().map(|p| policy_shares(p, t, &inputs)).collect()

@@ -570,4 +570,25 @@ fn a_multifactor_cluster_takes_jobs_by_association() {
     );
     let refused = d.cmd(&["bsub", "-uf", "2", "/bin/true"], &dir);
     assert!(stderr(&refused).contains("-uf 2: expected a user factor"), "{}", stderr(&refused));
+    // The live state: one job runs on the one CPU, one waits with -uf 0.5.
+    let running = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep", "30"], &dir));
+    d.wait_for(running, "RUN", &dir);
+    let waiting = submitted_id(&d.cmd(&["bsub", "-uf", "0.5", "-o", "/dev/null", "/bin/true"], &dir));
+    // Engine time is whole seconds: let the running job's charge show.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let out = d.cmd(&["sshare", "--live", "--json"], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let mine =
+        rows.as_array().expect("rows").iter().find(|r| r["user"] == me.as_str()).expect("my association").clone();
+    assert_eq!(mine["account"], "chem");
+    assert!(mine["raw_usage"].as_f64().is_some_and(|u| u > 0.0), "charged while it runs: {mine}");
+    let out = d.cmd(&["sprio", "--live", "--json"], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jobs: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let jobs = jobs.as_array().expect("jobs");
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0]["id"].as_u64(), Some(waiting));
+    assert_eq!(jobs[0]["factors"]["user"], 0.5);
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }

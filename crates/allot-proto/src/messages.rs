@@ -187,6 +187,11 @@ pub enum Request {
     /// `bhpart`, `bqueues -l`, `allot shares --live`: every fairshare
     /// policy with its share tables now.
     Shares,
+    /// `allot sshare --live`: the multifactor policy's associations with
+    /// their usage and pending jobs now.
+    Associations,
+    /// `allot sprio --live`: the pending jobs' multifactor priorities.
+    Priorities,
     /// `bugroup`: the user groups of `lsb.users`.
     Groups,
     /// `busers`: job slots of these users (none: the caller; `all`:
@@ -614,6 +619,53 @@ pub struct QueueInfo {
     pub rsv: u32,
 }
 
+/// A multifactor cluster's associations as the daemon holds them: the
+/// command computes the policy's fair-share from these with the engine's
+/// own code, as it does from a configuration and a usage file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveAssociations {
+    /// `slurm-classic`, `slurm-fairtree`, `slurm-tickets` or `flux-accounting`.
+    pub policy: String,
+    /// slurm-classic's dampening factor.
+    pub dampening: f64,
+    /// Parents before children; the first is `root`.
+    pub assocs: Vec<WireAssoc>,
+    /// Per association: billed usage now (decayed, running jobs' so far)
+    /// and pending jobs.
+    pub usage: Vec<f64>,
+    pub pending: Vec<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireAssoc {
+    pub account: String,
+    /// `None` on an account.
+    pub user: Option<String>,
+    /// Index of the parent in the list; `None` for `root`.
+    pub parent: Option<u32>,
+    /// Raw shares; `None` for `Fairshare=parent`.
+    pub shares: Option<u32>,
+}
+
+/// The pending jobs' multifactor priorities at the last pass, and the
+/// weights they were computed with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LivePriorities {
+    /// wait time, fair share, QoS, queue, job size, user.
+    pub weights: [f64; 6],
+    pub jobs: Vec<JobPriority>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobPriority {
+    pub id: u64,
+    pub user: String,
+    pub account: String,
+    pub priority: f64,
+    /// Each factor in [0, 1], in the order of [`LivePriorities::weights`].
+    pub factors: [f64; 6],
+}
+
 /// One fairshare policy and its share tables (`SHARE_INFO_FOR`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PolicyShares {
@@ -723,6 +775,8 @@ pub enum Response {
     /// `bhist`: each job's events, oldest first.
     History(Vec<JobHistory>),
     Shares(Vec<PolicyShares>),
+    Associations(LiveAssociations),
+    Priorities(LivePriorities),
     Groups(Vec<GroupInfo>),
     Users(Vec<UserInfo>),
     Done,

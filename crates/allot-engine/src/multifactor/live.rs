@@ -200,6 +200,44 @@ impl Engine {
         Some(out)
     }
 
+    /// The multifactor policy's inputs at `t`: the policy, its
+    /// associations, each association's usage (its running jobs' charges
+    /// so far included) and its dispatchable pending jobs: what
+    /// [`super::compute`] takes, for `sshare` on the live state.
+    pub fn multifactor_inputs(
+        &self,
+        t: Time,
+    ) -> Option<(super::FairsharePolicy, &super::AccountTree, Vec<f64>, Vec<u32>)> {
+        let mf = self.mf.as_ref()?;
+        let mut pending = vec![0u32; mf.spec.tree.len()];
+        for unit in &self.units {
+            for place in &unit.fcfs {
+                if let Some(a) = self.jobs.get(&place.id).and_then(|j| j.assoc) {
+                    pending[a.0 as usize] += 1;
+                }
+            }
+        }
+        Some((mf.spec.policy, &mf.spec.tree, mf.ledger.usage(t), pending))
+    }
+
+    /// The pending jobs that have a multifactor priority (from the last
+    /// pass), in job id order: id, user, account, priority, factors; and
+    /// the weights.
+    pub fn multifactor_pending(&self) -> Option<(super::priority::Weights, Vec<(JobId, &str, &str, f64, Factors)>)> {
+        let mf = self.mf.as_ref()?;
+        let mut jobs = Vec::new();
+        for unit in &self.units {
+            for place in &unit.fcfs {
+                let Some(job) = self.jobs.get(&place.id) else { continue };
+                let (Some((priority, factors)), Some(assoc)) = (job.mf_priority, job.assoc) else { continue };
+                let account = mf.spec.tree.get(assoc).account.as_str();
+                jobs.push((place.id, self.users[job.user as usize].as_str(), account, priority, factors));
+            }
+        }
+        jobs.sort_by_key(|j| j.0);
+        Some((mf.spec.params.weights, jobs))
+    }
+
     /// The multifactor policy's name, when the cluster has one.
     pub fn multifactor_policy(&self) -> Option<&'static str> {
         self.mf.as_ref().map(|m| m.spec.policy.name())
