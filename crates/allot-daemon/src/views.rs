@@ -153,12 +153,15 @@ pub fn priorities(engine: &Engine) -> allot_proto::Response {
     };
     let jobs = jobs
         .into_iter()
-        .map(|(id, user, account, priority, f)| allot_proto::JobPriority {
-            id: id.0,
-            user: user.to_string(),
-            account: account.to_string(),
-            priority,
-            factors: [f.wait_time, f.fair_share, f.qos, f.queue, f.job_size, f.user],
+        .map(|p| {
+            let f = p.factors;
+            allot_proto::JobPriority {
+                id: p.id.0,
+                user: p.user.to_string(),
+                account: p.account.to_string(),
+                priority: p.priority,
+                factors: [f.wait_time, f.fair_share, f.qos, f.queue, f.job_size, f.user],
+            }
         })
         .collect();
     allot_proto::Response::Priorities(allot_proto::LivePriorities {

@@ -27,6 +27,16 @@ use crate::engine::{Engine, JobId, Rejection};
 use crate::model::MultifactorSpec;
 use crate::time::Time;
 
+/// A pending job's multifactor priority, for `sprio`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PendingPriority<'a> {
+    pub id: JobId,
+    pub user: &'a str,
+    pub account: &'a str,
+    pub priority: f64,
+    pub factors: Factors,
+}
+
 /// A pending job in a pass's order: the highest priority first, then the
 /// unit's own order ([`Place`]).
 struct Ranked {
@@ -221,9 +231,8 @@ impl Engine {
     }
 
     /// The pending jobs that have a multifactor priority (from the last
-    /// pass), in job id order: id, user, account, priority, factors; and
-    /// the weights.
-    pub fn multifactor_pending(&self) -> Option<(super::priority::Weights, Vec<(JobId, &str, &str, f64, Factors)>)> {
+    /// pass), in job id order, and the weights.
+    pub fn multifactor_pending(&self) -> Option<(super::priority::Weights, Vec<PendingPriority<'_>>)> {
         let mf = self.mf.as_ref()?;
         let mut jobs = Vec::new();
         for unit in &self.units {
@@ -231,10 +240,11 @@ impl Engine {
                 let Some(job) = self.jobs.get(&place.id) else { continue };
                 let (Some((priority, factors)), Some(assoc)) = (job.mf_priority, job.assoc) else { continue };
                 let account = mf.spec.tree.get(assoc).account.as_str();
-                jobs.push((place.id, self.users[job.user as usize].as_str(), account, priority, factors));
+                let user = self.users[job.user as usize].as_str();
+                jobs.push(PendingPriority { id: place.id, user, account, priority, factors });
             }
         }
-        jobs.sort_by_key(|j| j.0);
+        jobs.sort_by_key(|j| j.id);
         Some((mf.spec.params.weights, jobs))
     }
 

@@ -32,6 +32,7 @@
 mod classic;
 pub mod ledger;
 pub(crate) mod live;
+pub use live::PendingPriority;
 pub mod priority;
 mod ranked;
 #[cfg(test)]
