@@ -267,6 +267,7 @@ fn apply_changes(r: &mut JobRecord, c: &Changes) {
     }
     if let Some(p) = &c.project {
         r.project = p.clone();
+        r.spec.project = p.clone();
     }
     if let Some(o) = &c.output {
         r.output = o.clone();

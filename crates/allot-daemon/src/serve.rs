@@ -474,6 +474,7 @@ fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, r
         app: s.app.clone(),
         qos: s.qos.clone(),
         user_factor: s.user_factor,
+        project: s.project.clone(),
     };
     // A job that names no queue goes to the first default queue that
     // takes it, closed queues left out (automatic queue selection).

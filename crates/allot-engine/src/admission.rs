@@ -131,7 +131,8 @@ impl Engine {
         let admission =
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
         let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
-        let assoc = self.mf_assoc(&spec.user, spec.group.as_deref())?;
+        let account = spec.group.clone().or_else(|| spec.project.clone());
+        let assoc = self.mf_assoc(&spec.user, account.as_deref())?;
         if let Some(id) = spec.depends.as_ref().and_then(|d| self.unknown_target(d)) {
             return Err(Rejection::UnknownDependency(id));
         }
@@ -170,6 +171,7 @@ impl Engine {
             priority,
             submitted: crate::time::Time(0),
             assoc,
+            account,
             mf_priority: None,
             qos,
             user_factor,

@@ -232,8 +232,10 @@ pub(crate) struct Job {
     pub(crate) priority: u32,
     /// When it was submitted (the multifactor wait time counts from here).
     pub(crate) submitted: Time,
-    /// Its association under a multifactor policy.
+    /// Its association under a multifactor policy, and the account it
+    /// named for it (`-G`, else `-P`).
     pub(crate) assoc: Option<crate::multifactor::AssocId>,
+    pub(crate) account: Option<String>,
     /// Its multifactor priority and factors at the last pass.
     pub(crate) mf_priority: Option<(f64, crate::multifactor::priority::Factors)>,
     /// Its QoS level's priority and whether the level lifts run-time and

@@ -323,6 +323,10 @@ pub struct JobSpec {
     /// not given): the owner lowers their job's priority with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_factor: Option<f64>,
+    /// `-P`: the project; under a multifactor policy it names the account
+    /// to charge when `-G` does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// A job array as the engine sees it: how many elements (they take

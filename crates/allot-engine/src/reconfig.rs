@@ -125,7 +125,7 @@ impl Engine {
             Err(_) => Vec::new(),
         };
         // A job whose association went waits with a fair-share factor of 0.
-        job.assoc = self.mf_assoc(&user, job.group.as_deref()).ok().flatten();
+        job.assoc = self.mf_assoc(&user, job.account.as_deref()).ok().flatten();
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => {
                 // "Pending jobs with no processor requirements use the new

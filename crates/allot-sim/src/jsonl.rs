@@ -63,6 +63,7 @@ pub fn read(text: &str) -> Workload {
                 cpu_time: parsed.cpu_time,
                 exit: 0,
                 priority: opts.priority,
+                project: opts.project,
                 qos: opts.qos,
                 user_factor: opts.user_factor,
             }),

@@ -151,6 +151,7 @@ pub fn run(
                 cpu_limit: None,
                 qos: job.qos.clone(),
                 user_factor: job.user_factor,
+                project: job.project.clone(),
             };
             match engine.apply(Time(t), &Event::Submit(spec)) {
                 Ok(Some(id)) => {

@@ -113,6 +113,7 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
         run_estimate: None,
         exclusive: false,
         app: None,
+        project: None,
         qos: None,
         user_factor: None,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },

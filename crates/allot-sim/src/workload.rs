@@ -33,6 +33,8 @@ pub struct WorkloadJob {
     pub exit: i32,
     /// `bsub -sp`.
     pub priority: Option<u32>,
+    /// `bsub -P`.
+    pub project: Option<String>,
     /// `bsub -qos` and `-uf` (multifactor policies).
     pub qos: Option<String>,
     pub user_factor: Option<f64>,

@@ -87,13 +87,18 @@ fn running_jobs_are_charged_as_they_run() {
     assert!(f5000 > f600, "{f600} -> {f5000}");
 }
 
-/// `-G` names the account to charge; a user of no account, or not of the
-/// account named, is refused.
+/// `-G` (else `-P`) names the account to charge; a user of no account, or
+/// not of the account named, is refused.
 #[test]
 fn associations_come_from_g_and_strangers_are_refused() {
     let mut e = engine("flux-accounting", "fair_share = 1");
     assert!(e.apply(Time(0), &Event::Submit(by("bob", Some("chem")))).is_ok());
     assert!(e.apply(Time(0), &Event::Submit(by("bob", None))).is_ok(), "his first account, phys");
+    // -P names the account when -G does not.
+    let project = |p: &str| JobSpec { project: Some(p.into()), ..by("alice", None) };
+    assert!(e.apply(Time(0), &Event::Submit(project("phys"))).is_ok());
+    let refused = e.apply(Time(0), &Event::Submit(project("chem"))).expect_err("not in chem");
+    assert_eq!(refused.to_string(), "user `alice` has no association in account `chem`");
     let refused = e.apply(Time(0), &Event::Submit(by("dave", None))).expect_err("no association");
     assert_eq!(refused, Rejection::NoAssociation { user: "dave".into(), account: None });
     assert_eq!(refused.to_string(), "user `dave` has no association");

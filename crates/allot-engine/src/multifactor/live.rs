@@ -6,8 +6,8 @@
 //! pending jobs of each association (which the ticket policy needs), so
 //! "priorities [are] recomputed ... at every scheduling pass".
 //!
-//! A job is charged to one association: `-G` names its account; without
-//! it, the user's first association (its default account, first in the
+//! A job is charged to one association: `-G` (else `-P`) names its
+//! account; without either, the user's first association (its default account, first in the
 //! account file). A user with no association, or none in the account `-G`
 //! names, is refused at submission.
 //!
