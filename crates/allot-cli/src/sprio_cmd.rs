@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use allot_engine::multifactor::priority::{Factors, JobInputs, Maxima, Weights};
-use anyhow::bail;
+use allot_engine::multifactor::priority::{Factors, JobInputs, Maxima, QosRefusal, Weights, valid_user_factor};
+use anyhow::{anyhow, bail};
 use serde_json::json;
 
 use crate::sshare_cmd::{Charged, charged};
@@ -25,30 +25,23 @@ struct Row {
 }
 
 /// Offline (`Some((config, usage))`) or on the running allotd's state
-/// (each pending job's priority at allotd's last pass).
+/// (each pending job's priority at allotd's last pass); highest priority
+/// first, then job ID.
 pub fn run(offline: Option<(&Path, &Path)>, json: bool) -> anyhow::Result<ExitCode> {
-    let (w, rows) = match offline {
+    let (w, mut rows) = match offline {
         Some((config_dir, usage_file)) => {
             let c = charged(config_dir, usage_file, "sprio")?;
             (c.config.settings.priority.weights, priorities(&c)?)
         }
         None => live()?,
     };
+    rows.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(a.id.cmp(&b.id)));
     if json {
         let list: Vec<_> = rows
             .iter()
             .map(|r| {
-                let f = r.factors;
-                let weighted = Factors {
-                    wait_time: w.wait_time * f.wait_time,
-                    fair_share: w.fair_share * f.fair_share,
-                    qos: w.qos * f.qos,
-                    queue: w.queue * f.queue,
-                    job_size: w.job_size * f.job_size,
-                    user: w.user * f.user,
-                };
                 json!({"id": r.id, "user": r.user, "account": r.account, "priority": r.priority,
-                       "factors": f, "weighted": weighted})
+                       "factors": r.factors, "weighted": r.factors.weighted(&w)})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -59,26 +52,18 @@ pub fn run(offline: Option<(&Path, &Path)>, json: bool) -> anyhow::Result<ExitCo
         "JOBID", "USER", "PRIORITY", "WAIT_TIME", "FAIRSHARE", "QOS", "QUEUE", "JOBSIZE", "USER_FACT"
     );
     for r in &rows {
-        let f = r.factors;
+        let f = r.factors.weighted(&w);
         let _ = writeln!(
             out,
             "{:>10} {:<10} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>10.0}",
-            r.id,
-            r.user,
-            r.priority,
-            w.wait_time * f.wait_time,
-            w.fair_share * f.fair_share,
-            w.qos * f.qos,
-            w.queue * f.queue,
-            w.job_size * f.job_size,
-            w.user * f.user
+            r.id, r.user, r.priority, f.wait_time, f.fair_share, f.qos, f.queue, f.job_size, f.user
         );
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
-/// The running allotd's pending jobs, highest priority first.
+/// The running allotd's pending jobs.
 fn live() -> anyhow::Result<(Weights, Vec<Row>)> {
     let l = match crate::lsf::call(allot_proto::Request::Priorities)? {
         allot_proto::Response::Priorities(l) => l,
@@ -87,7 +72,7 @@ fn live() -> anyhow::Result<(Weights, Vec<Row>)> {
     };
     let [wait_time, fair_share, qos, queue, job_size, user] = l.weights;
     let weights = Weights { wait_time, fair_share, qos, queue, job_size, user };
-    let mut rows: Vec<Row> = l
+    let rows: Vec<Row> = l
         .jobs
         .into_iter()
         .map(|j| {
@@ -96,28 +81,19 @@ fn live() -> anyhow::Result<(Weights, Vec<Row>)> {
             Row { id: j.id, user: j.user, account: j.account, factors, priority: j.priority }
         })
         .collect();
-    rows.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(a.id.cmp(&b.id)));
     Ok((weights, rows))
 }
 
-/// Every listed pending job's factors and priority, highest first.
+/// Every listed pending job's factors and priority.
 fn priorities(c: &Charged) -> anyhow::Result<Vec<Row>> {
     let params = &c.config.settings.priority;
     let engine = c.config.engine_config();
-    let max = Maxima {
-        queue_priority: engine.queues.iter().map(|q| i64::from(q.priority)).max().unwrap_or(0),
-        total_slots: engine.hosts.iter().map(|h| u64::from(h.slots)).sum(),
-    };
+    let max = Maxima::of(&engine);
     let default_queue = engine.default_queues.first().cloned();
     let mut next_id = c.entries.iter().flat_map(|e| e.jobs.iter().filter_map(|j| j.id)).max().unwrap_or(0) + 1;
     let mut rows = Vec::new();
-    for (i, e) in c.entries.iter().enumerate() {
+    for (i, (e, &assoc)) in c.entries.iter().zip(&c.assocs).enumerate() {
         let what = format!("entry {} (user `{}`)", i + 1, e.user);
-        let assoc = match &e.account {
-            Some(a) => c.tree.assoc(a, &e.user),
-            None => c.tree.user_assocs(&e.user).first().copied(),
-        };
-        let Some(assoc) = assoc else { bail!("{what}: no association") };
         let fair_share = c.rows[assoc.0 as usize].factor.unwrap_or(0.0);
         let defaults = vec![Default::default(); if e.jobs.is_empty() { e.pending() as usize } else { 0 }];
         for j in e.jobs.iter().chain(&defaults) {
@@ -128,18 +104,18 @@ fn priorities(c: &Charged) -> anyhow::Result<Vec<Row>> {
                 None => bail!("{what}: queue `{queue}`: no such queue"),
             };
             let qos = j.qos.as_deref().unwrap_or("normal");
-            let Some(level) = params.qos_level(qos) else { bail!("{what}: qos `{qos}`: no such QoS level") };
-            if !params.may_use_qos(qos, &e.user) {
-                bail!("{what}: qos `{qos}`: the user may not use it");
-            }
+            let (qos_priority, _) = params.job_qos(j.qos.as_deref(), &e.user).map_err(|r| match r {
+                QosRefusal::Unknown => anyhow!("{what}: qos `{qos}`: no such QoS level"),
+                QosRefusal::NotAllowed => anyhow!("{what}: qos `{qos}`: the user may not use it"),
+            })?;
             let user_factor = j.user_factor.unwrap_or(1.0);
-            if !(0.0..=1.0).contains(&user_factor) {
+            if !valid_user_factor(user_factor) {
                 bail!("{what}: user_factor: expected a number from 0 to 1 (it only lowers a job's priority)");
             }
             let inputs = JobInputs {
                 waited: j.waited,
                 fair_share,
-                qos_priority: level.priority,
+                qos_priority,
                 queue_priority,
                 slots: j.slots.unwrap_or(1),
                 user_factor,
@@ -158,6 +134,5 @@ fn priorities(c: &Charged) -> anyhow::Result<Vec<Row>> {
             });
         }
     }
-    rows.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(a.id.cmp(&b.id)));
     Ok(rows)
 }

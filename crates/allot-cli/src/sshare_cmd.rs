@@ -28,6 +28,8 @@ pub struct Charged {
     pub policy: FairsharePolicy,
     pub tree: AccountTree,
     pub entries: Vec<assoc_usage::Entry>,
+    /// Each entry's association.
+    pub assocs: Vec<multifactor::AssocId>,
     pub rows: Vec<FairshareRow>,
 }
 
@@ -100,10 +102,9 @@ pub fn charged(config_dir: &Path, usage_file: &Path, command: &str) -> anyhow::R
     let tree = config
         .account_tree(entries.iter().map(|e| e.user.clone()))
         .map_err(|e| anyhow!("{}: {e}", config_dir.display()))?;
-    let (usage, pending) =
-        assoc_usage::charge(&name, &text, &entries, &tree).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
-    let rows = multifactor::compute(policy, &tree, &usage, &pending);
-    Ok(Charged { config, policy, tree, entries, rows })
+    let charges = assoc_usage::charge(&name, &text, &entries, &tree).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
+    let rows = multifactor::compute(policy, &tree, &charges.usage, &charges.pending);
+    Ok(Charged { config, policy, tree, entries, assocs: charges.assocs, rows })
 }
 
 fn depth(tree: &AccountTree, a: multifactor::AssocId) -> usize {

@@ -67,17 +67,22 @@ pub fn entries(file: &str, text: &str) -> Result<Vec<Entry>, Diagnostics> {
     })
 }
 
-/// Usage and pending jobs per association of `tree` (indexed by
-/// [`AssocId`]), from `entries` read from `file`'s `text`.
-pub fn charge(
-    file: &str,
-    text: &str,
-    entries: &[Entry],
-    tree: &AccountTree,
-) -> Result<(Vec<f64>, Vec<u32>), Diagnostics> {
+/// What a usage file charges to an account tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Charges {
+    /// Usage and pending jobs per association (indexed by [`AssocId`]).
+    pub usage: Vec<f64>,
+    pub pending: Vec<u32>,
+    /// Each entry's association, in the file's order.
+    pub assocs: Vec<AssocId>,
+}
+
+/// What `entries`, read from `file`'s `text`, charge to `tree`.
+pub fn charge(file: &str, text: &str, entries: &[Entry], tree: &AccountTree) -> Result<Charges, Diagnostics> {
     let mut diags = Diagnostics::default();
     let mut usage = vec![0.0; tree.len()];
     let mut pending = vec![0; tree.len()];
+    let mut assocs = Vec::with_capacity(entries.len());
     let mut given = vec![false; tree.len()];
     // Entry i's place: the i-th `"user"` key of the text.
     let mut at = text.match_indices("\"user\"").map(|(i, _)| i);
@@ -111,10 +116,11 @@ pub fn charge(
                 given[a.0 as usize] = true;
                 usage[a.0 as usize] = e.usage;
                 pending[a.0 as usize] = e.pending();
+                assocs.push(a);
             }
         }
     }
-    if diags.has_errors() { Err(diags) } else { Ok((usage, pending)) }
+    if diags.has_errors() { Err(diags) } else { Ok(Charges { usage, pending, assocs }) }
 }
 
 #[cfg(test)]
@@ -138,9 +144,10 @@ mod tests {
         let t = tree();
         let text = r#"[{"user": "u1", "usage": 20, "pending": 2}, {"account": "B", "user": "u2", "usage": 5.5}]"#;
         let e = entries("u.json", text).expect("reads");
-        let (usage, pending) = charge("u.json", text, &e, &t).expect("charges");
+        let Charges { usage, pending, assocs } = charge("u.json", text, &e, &t).expect("charges");
         let u1 = t.assoc("A", "u1").expect("u1");
         let u2b = t.assoc("B", "u2").expect("u2");
+        assert_eq!(assocs, [u1, u2b], "each entry's association");
         assert_eq!((usage[u1.0 as usize], pending[u1.0 as usize]), (20.0, 2));
         assert_eq!((usage[u2b.0 as usize], pending[u2b.0 as usize]), (5.5, 0));
         assert_eq!(usage.iter().sum::<f64>(), 25.5);

@@ -193,7 +193,8 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             "-app" => o.app = Some(value),
             "-qos" => o.qos = Some(value),
             "-uf" => {
-                let f = value.parse::<f64>().ok().filter(|f| (0.0..=1.0).contains(f));
+                let f =
+                    value.parse::<f64>().ok().filter(|&f| allot_engine::multifactor::priority::valid_user_factor(f));
                 o.user_factor = Some(f.ok_or_else(|| BsubError::BadUserFactor(value.clone()))?);
             }
             "-P" => o.project = Some(value),

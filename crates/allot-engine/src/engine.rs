@@ -508,7 +508,7 @@ impl Engine {
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare, config.multifactor.is_some());
         let cus = crate::cu::build(&config, &hosts);
         let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
-        let mf = config.multifactor.as_ref().map(crate::multifactor::live::MfState::new);
+        let mf = config.multifactor.as_ref().map(|spec| crate::multifactor::live::MfState::new(&config, spec));
         Engine {
             slots_within_cpus,
             hosts,

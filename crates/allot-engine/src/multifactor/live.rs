@@ -7,9 +7,9 @@
 //! "priorities [are] recomputed ... at every scheduling pass".
 //!
 //! A job is charged to one association: `-G` (else `-P`) names its
-//! account; without either, the user's first association (its default account, first in the
-//! account file). A user with no association, or none in the account `-G`
-//! names, is refused at submission.
+//! account; without either, the user's first association (its default
+//! account, first in the account file). A user with no association, or
+//! none in the account named, is refused at submission.
 //!
 //! A job's QoS level (`-qos`, `normal` by default) must be one the user
 //! may use; `standby` (any level marked exempt) lifts the queue's
@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use super::ledger::{Held, Ledger};
-use super::priority::{Factors, JobInputs, Maxima};
+use super::priority::{Factors, JobInputs, Maxima, QosRefusal, valid_user_factor};
 use super::{AssocId, compute};
 use crate::dispatch::{Place, Unit};
 use crate::engine::{Engine, JobId, Rejection};
@@ -67,15 +67,19 @@ impl Eq for Ranked {}
 #[derive(Clone, Debug)]
 pub(crate) struct MfState {
     pub(crate) spec: MultifactorSpec,
+    /// What the queue and job size factors divide by (the configuration's
+    /// queues and hosts: fixed until a reconfiguration makes a new engine).
+    pub(crate) max: Maxima,
     pub(crate) ledger: Ledger,
     /// The periodic recomputation's next wake-up.
     pub(crate) next_calc: Option<Time>,
 }
 
 impl MfState {
-    pub(crate) fn new(spec: &MultifactorSpec) -> MfState {
+    pub(crate) fn new(config: &crate::model::EngineConfig, spec: &MultifactorSpec) -> MfState {
         MfState {
             ledger: Ledger::new(spec.tree.len(), spec.half_life, spec.reset),
+            max: Maxima::of(config),
             spec: spec.clone(),
             next_calc: None,
         }
@@ -111,17 +115,13 @@ impl Engine {
             }
             return Ok(((0, false), 1.0));
         };
-        let params = &mf.spec.params;
-        let name = spec.qos.as_deref().unwrap_or("normal");
-        let qos = match params.qos_level(name) {
-            Some(level) if params.may_use_qos(name, &spec.user) => (level.priority, level.exempt),
-            Some(_) => return Err(Rejection::QosNotAllowed { qos: name.into(), user: spec.user.clone() }),
-            // A configuration without a `normal` level: its jobs at 0.
-            None if spec.qos.is_none() => (0, false),
-            None => return Err(Rejection::NoSuchQos(name.into())),
-        };
+        let name = || spec.qos.clone().unwrap_or_else(|| "normal".into());
+        let qos = mf.spec.params.job_qos(spec.qos.as_deref(), &spec.user).map_err(|r| match r {
+            QosRefusal::NotAllowed => Rejection::QosNotAllowed { qos: name(), user: spec.user.clone() },
+            QosRefusal::Unknown => Rejection::NoSuchQos(name()),
+        })?;
         let factor = spec.user_factor.unwrap_or(1.0);
-        if !(0.0..=1.0).contains(&factor) {
+        if !valid_user_factor(factor) {
             return Err(Rejection::BadUserFactor(factor.to_string()));
         }
         Ok((qos, factor))
@@ -151,24 +151,25 @@ impl Engine {
         std::iter::from_fn(move || heap.pop().map(|r| r.place))
     }
 
-    /// Every pending job of `unit` with its priority, in a heap.
-    fn mf_ranked(&mut self, unit: &Unit, t: Time) -> BinaryHeap<Ranked> {
-        let Some(mf) = self.mf.as_ref().filter(|_| !unit.fcfs.is_empty()) else { return BinaryHeap::new() };
-        let tree = &mf.spec.tree;
-        let usage = mf.ledger.usage(t);
-        let mut pending = vec![0u32; tree.len()];
-        for place in &unit.fcfs {
+    /// Pending jobs per association, of the jobs at `places`.
+    fn mf_pending<'a>(&self, places: impl Iterator<Item = &'a Place>) -> Vec<u32> {
+        let mut pending = vec![0u32; self.mf.as_ref().map_or(0, |m| m.spec.tree.len())];
+        for place in places {
             if let Some(a) = self.jobs.get(&place.id).and_then(|j| j.assoc) {
                 pending[a.0 as usize] += 1;
             }
         }
-        let rows = compute(mf.spec.policy, tree, &usage, &pending);
-        let params = &mf.spec.params;
-        let max = Maxima {
-            queue_priority: self.queues.iter().map(|q| i64::from(q.spec.priority)).max().unwrap_or(0),
-            total_slots: self.hosts.iter().map(|h| u64::from(h.slots)).sum(),
-        };
-        let params = params.clone();
+        pending
+    }
+
+    /// Every pending job of `unit` with its priority, in a heap. (The unit
+    /// is out of `self.units` during its pass: its jobs are counted from
+    /// it.)
+    fn mf_ranked(&mut self, unit: &Unit, t: Time) -> BinaryHeap<Ranked> {
+        let Some(mf) = self.mf.as_ref().filter(|_| !unit.fcfs.is_empty()) else { return BinaryHeap::new() };
+        let pending = self.mf_pending(unit.fcfs.iter());
+        let rows = compute(mf.spec.policy, &mf.spec.tree, &mf.ledger.usage(t), &pending);
+        let (params, max) = (mf.spec.params.clone(), mf.max);
         let queue_priority: Vec<i64> = self.queues.iter().map(|q| i64::from(q.spec.priority)).collect();
         let mut ranked = Vec::with_capacity(unit.fcfs.len());
         for &place in &unit.fcfs {
@@ -219,14 +220,7 @@ impl Engine {
         t: Time,
     ) -> Option<(super::FairsharePolicy, &super::AccountTree, Vec<f64>, Vec<u32>)> {
         let mf = self.mf.as_ref()?;
-        let mut pending = vec![0u32; mf.spec.tree.len()];
-        for unit in &self.units {
-            for place in &unit.fcfs {
-                if let Some(a) = self.jobs.get(&place.id).and_then(|j| j.assoc) {
-                    pending[a.0 as usize] += 1;
-                }
-            }
-        }
+        let pending = self.mf_pending(self.units.iter().flat_map(|u| &u.fcfs));
         Some((mf.spec.policy, &mf.spec.tree, mf.ledger.usage(t), pending))
     }
 

@@ -48,15 +48,35 @@ pub struct Factors {
 }
 
 impl Factors {
+    /// Each factor times its weight (what `sprio` shows).
+    pub fn weighted(&self, w: &Weights) -> Factors {
+        Factors {
+            wait_time: w.wait_time * self.wait_time,
+            fair_share: w.fair_share * self.fair_share,
+            qos: w.qos * self.qos,
+            queue: w.queue * self.queue,
+            job_size: w.job_size * self.job_size,
+            user: w.user * self.user,
+        }
+    }
+
     /// The weighted sum.
     pub fn priority(&self, w: &Weights) -> f64 {
-        w.wait_time * self.wait_time
-            + w.fair_share * self.fair_share
-            + w.qos * self.qos
-            + w.queue * self.queue
-            + w.job_size * self.job_size
-            + w.user * self.user
+        let p = self.weighted(w);
+        p.wait_time + p.fair_share + p.qos + p.queue + p.job_size + p.user
     }
+}
+
+/// Why a job may not have the QoS level it asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QosRefusal {
+    Unknown,
+    NotAllowed,
+}
+
+/// Whether `f` is a user factor: from 0 to 1 (it only lowers a priority).
+pub fn valid_user_factor(f: f64) -> bool {
+    (0.0..=1.0).contains(&f)
 }
 
 /// A QoS level: its priority, and who may ask for it (`None`: everyone).
@@ -125,6 +145,16 @@ pub struct Maxima {
     pub total_slots: u64,
 }
 
+impl Maxima {
+    /// The highest queue PRIORITY and the job slots of `config`'s hosts.
+    pub fn of(config: &crate::model::EngineConfig) -> Maxima {
+        Maxima {
+            queue_priority: config.queues.iter().map(|q| i64::from(q.priority)).max().unwrap_or(0),
+            total_slots: config.hosts.iter().map(|h| u64::from(h.slots)).sum(),
+        }
+    }
+}
+
 impl PriorityParams {
     pub fn qos_level(&self, name: &str) -> Option<&QosLevel> {
         self.qos.iter().find(|q| q.name == name)
@@ -133,6 +163,20 @@ impl PriorityParams {
     /// Whether `user` may ask for QoS `name`.
     pub fn may_use_qos(&self, name: &str, user: &str) -> bool {
         self.qos_level(name).is_some_and(|q| q.users.as_ref().is_none_or(|u| u.iter().any(|x| x == user)))
+    }
+
+    /// The level a job of `user` asking for `asked` (`normal` when none)
+    /// runs at: its priority and whether it is exempt from limits. A
+    /// configuration without a `normal` level puts jobs that ask for none
+    /// at 0.
+    pub fn job_qos(&self, asked: Option<&str>, user: &str) -> Result<(u32, bool), QosRefusal> {
+        let name = asked.unwrap_or("normal");
+        match self.qos_level(name) {
+            Some(level) if self.may_use_qos(name, user) => Ok((level.priority, level.exempt)),
+            Some(_) => Err(QosRefusal::NotAllowed),
+            None if asked.is_none() => Ok((0, false)),
+            None => Err(QosRefusal::Unknown),
+        }
     }
 
     fn max_qos_priority(&self) -> u32 {
