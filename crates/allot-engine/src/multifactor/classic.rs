@@ -14,10 +14,7 @@ use super::{AccountTree, AssocId, FairshareRow, global_shares};
 pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], dampening: f64) {
     global_shares(tree, rows);
     let d = if dampening > 0.0 { dampening } else { 1.0 };
-    for &a in tree.order() {
-        if tree.get(a).is_user() || tree.is_flattened(a) {
-            continue;
-        }
+    for &a in tree.sibling_parents() {
         let competing = tree.competing(a);
         let sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
         let parent_ue = rows[a.0 as usize].effective_usage;

@@ -103,6 +103,9 @@ pub struct AccountTree {
 #[derive(Clone, Debug, Default)]
 struct Layout {
     order: Vec<AssocId>,
+    /// The accounts whose children form a sibling set (not flattened), in
+    /// tree order: parents before children.
+    sibling_parents: Vec<AssocId>,
     competing: Vec<Vec<AssocId>>,
     stand_ins: Vec<Vec<AssocId>>,
     effective_parent: Vec<Option<AssocId>>,
@@ -241,7 +244,10 @@ impl AccountTree {
                 stack.extend(self.get(a).children.iter().rev());
             }
             let ids = (0..self.assocs.len() as u32).map(AssocId);
+            let sibling_parents =
+                order.iter().copied().filter(|&a| !self.get(a).is_user() && !self.is_flattened(a)).collect();
             Layout {
+                sibling_parents,
                 order,
                 competing: ids.clone().map(|a| self.find_competing(a)).collect(),
                 stand_ins: ids.clone().map(|a| self.find_stand_ins(a)).collect(),
@@ -252,6 +258,11 @@ impl AccountTree {
 
     fn order(&self) -> &[AssocId] {
         &self.layout().order
+    }
+
+    /// The accounts whose children compete as siblings, parents first.
+    fn sibling_parents(&self) -> &[AssocId] {
+        &self.layout().sibling_parents
     }
 
     /// The children of `a` that compete among themselves: flattened
@@ -455,10 +466,7 @@ pub fn compute(policy: FairsharePolicy, tree: &AccountTree, usage: &[f64], pendi
 /// The global normalized shares of classic and tickets:
 /// `S = (S_self / S_siblings) * (S_parent / S_parent_siblings) * ...`.
 fn global_shares(tree: &AccountTree, rows: &mut [FairshareRow]) {
-    for &a in tree.order() {
-        if tree.get(a).is_user() || tree.is_flattened(a) {
-            continue;
-        }
+    for &a in tree.sibling_parents() {
         let competing = tree.competing(a);
         let sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
         let s = rows[a.0 as usize].norm_shares;

@@ -37,10 +37,7 @@ pub(super) enum Ties {
 }
 
 pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties) {
-    for &a in tree.order() {
-        if tree.get(a).is_user() || tree.is_flattened(a) {
-            continue;
-        }
+    for &a in tree.sibling_parents() {
         let competing = tree.competing(a);
         let s_sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
         let u_sum: f64 = competing.iter().map(|&c| rows[c.0 as usize].raw_usage).sum();

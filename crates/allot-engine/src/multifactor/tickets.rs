@@ -27,10 +27,7 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], active: &[b
     rows[0].tickets = Some(if active[0] { ROOT_TICKETS } else { 0.0 });
     // Each account's tickets go to its active children, in proportion to
     // S*F; a `Fairshare=parent` user competes with the account's own S*F.
-    for &a in tree.order() {
-        if tree.get(a).is_user() || tree.is_flattened(a) {
-            continue;
-        }
+    for &a in tree.sibling_parents() {
         let own = rows[a.0 as usize].clone();
         let weight = |c: AssocId, rows: &[FairshareRow]| -> f64 {
             let r = if tree.get(c).shares == super::RawShares::Parent { &own } else { &rows[c.0 as usize] };
