@@ -32,11 +32,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::engine::{Alloc, Charges, Decision, Engine, HostState, Job, JobId, JobState, KillReason, QueueState};
+use crate::engine::{Decision, Engine, HostState, Job, JobId, JobState, KillReason, QueueState};
 use crate::pools::{PoolQueue, entitlements};
 use crate::reserve::{Ask, View};
 use crate::shares::priority::PriorityInputs;
-use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, Selector};
+use crate::shares::{FairshareSet, NodeId, Scope, Selector};
 use crate::slots::SlotIndex;
 use crate::time::Time;
 
@@ -690,121 +690,5 @@ impl Engine {
         }
         self.reserve(id, t);
         Err(())
-    }
-
-    /// Starts `id` on `alloc`, `borrowed` (in part) from reservations.
-    fn start(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) -> Decision {
-        let decision = Decision::Start { job: id, alloc: alloc.to_vec() };
-        self.commit(id, alloc, t, borrowed);
-        decision
-    }
-
-    /// Starts a pending job on a given allocation, as a replayed log says
-    /// it started: the same booking as a start decided here, without
-    /// placement. Refused if the job is not pending or a host is unknown.
-    pub fn force_start(&mut self, id: JobId, alloc: Vec<(u32, u32)>, t: Time) -> Result<(), String> {
-        let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
-        if !matches!(job.state, JobState::Pending) || job.held || job.waiting {
-            return Err(format!("job {id} is not pending, or is held"));
-        }
-        if alloc.iter().any(|&(h, _)| h as usize >= self.hosts.len()) {
-            return Err(format!("job {id}: a host of its allocation is unknown"));
-        }
-        let job = job.clone();
-        self.array_unpark_for_start(id);
-        self.dequeue(id, &job);
-        self.commit(id, alloc.into_iter().collect(), t, false);
-        self.dirty = true;
-        Ok(())
-    }
-
-    /// Books a started job: hosts, limits, run-limit deadline, usage.
-    /// What it takes of the free slots may move predicted starts
-    /// ([`Engine::take_free`]); what it held reserved, given back for the
-    /// others to see it ending, may too; what it `borrowed` was seen to.
-    fn commit(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) {
-        let Some(job) = self.jobs.get(&id) else { return };
-        let (queue, user, asked, limit) = (job.queue, job.user, job.slots, self.job_limit(job));
-        let (end, expected) = (self.job_end(job, t), self.expected_end(job, t));
-        let slots: u32 = alloc.iter().map(|a| a.1).sum();
-        let accept = self.queues[queue].spec.accept_interval();
-        let per_host = self.queues[queue].per_host_limits;
-        let (res, exclusive) = (job.res.clone(), job.exclusive);
-        if self.drop_reservation(id).is_none() && !borrowed {
-            if res.is_some() {
-                self.invalidate_predictions();
-            } else {
-                self.take_free(slots, expected);
-            }
-        }
-        if per_host {
-            for &(h, n) in &alloc {
-                let e = self.hosts[h as usize].per_queue.entry(queue).or_insert((0, t));
-                e.0 += n;
-                e.1 = t;
-            }
-        }
-        self.hold_hosts(res.as_deref(), exclusive, &alloc, true);
-        if let Some(n) = accept {
-            self.wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
-        }
-        let lambda = self.pool_lambda;
-        let q = &mut self.queues[queue];
-        q.accumulated.update(t.0, q.used, lambda);
-        q.used += slots;
-        q.pending -= 1;
-        q.pending_slots = q.pending_slots.saturating_sub(u64::from(asked));
-        if q.user_used.len() <= user as usize {
-            q.user_used.resize(user as usize + 1, 0);
-        }
-        q.user_used[user as usize] += slots;
-        self.user_used[user as usize] += slots;
-        if let Some(end) = end {
-            self.deadlines.insert((end, id));
-        }
-        if let Some(e) = expected {
-            self.expected_ends.insert((e, id));
-            if Some(e) != end {
-                // Past its estimate it has no end to count on.
-                self.wakeups.insert(e);
-            }
-        }
-        let charges = self.charge_start(id, &alloc, t, limit);
-        if let Some(job) = self.jobs.get_mut(&id) {
-            job.state = JobState::Running { start: t, alloc, charges, cpu_reported: 0.0 };
-        }
-        self.array_starts(id);
-        self.dep_changed.push(id);
-    }
-
-    /// The accounts a job's slots on hosts starting with `first` are
-    /// charged to: its queue policy's account, and the account of the
-    /// partition `first` is in.
-    pub(crate) fn charged_accounts<'a>(
-        &'a self,
-        job: &'a Job,
-        first: Option<u32>,
-    ) -> impl Iterator<Item = (usize, NodeId)> + 'a {
-        let policy = self.queues[job.queue].policy;
-        let partition = first.and_then(|h| self.hosts[h as usize].partition);
-        job.accounts.iter().copied().filter(move |&(p, _)| Some(p) == policy || Some(p) == partition)
-    }
-
-    /// Charges a started job to its accounts ([`Engine::charged_accounts`]).
-    pub(crate) fn charge_start(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time, limit: Option<u64>) -> Charges {
-        self.mf_started(id, alloc, t);
-        let Some(job) = self.jobs.get(&id) else { return Charges::new() };
-        let slots: u32 = alloc.iter().map(|a| a.1).sum();
-        let mut charges = Charges::new();
-        for (p, leaf) in self.charged_accounts(job, alloc.first().map(|a| a.0)) {
-            let tree = &self.fairshare.policies[p].tree;
-            let committed = (tree.factors().committed_run_time_factor > 0.0).then_some(limit).flatten();
-            let charge = JobCharge { slots, run_weight: tree.run_weight(slots), committed, memory: 0.0, start: t };
-            charges.push((p, leaf, charge));
-        }
-        for (p, leaf, charge) in &charges {
-            self.fairshare.policies[*p].tree.start_job(*leaf, charge);
-        }
-        charges
     }
 }

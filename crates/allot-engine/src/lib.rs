@@ -33,6 +33,7 @@ pub mod reserve;
 pub mod resreq;
 pub mod shares;
 pub mod slots;
+mod start;
 pub mod time;
 mod windows;
 
