@@ -9,9 +9,11 @@
 pub mod frame;
 pub mod messages;
 pub mod paths;
+pub mod shares;
 
 pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
 pub use messages::*;
+pub use shares::*;
 
 use std::os::unix::net::UnixStream;
 use std::path::Path;
