@@ -58,12 +58,8 @@ fn live() -> anyhow::Result<(FairsharePolicy, AccountTree, Vec<FairshareRow>)> {
         allot_proto::Response::Error(e) => bail!("sshare: {e}"),
         _ => bail!("sshare: unexpected answer"),
     };
-    let policy = match l.policy.as_str() {
-        "slurm-classic" => FairsharePolicy::Classic { dampening: l.dampening },
-        "slurm-fairtree" => FairsharePolicy::FairTree,
-        "slurm-tickets" => FairsharePolicy::Tickets,
-        "flux-accounting" => FairsharePolicy::Flux,
-        other => bail!("sshare: allotd runs policy `{other}`, which this allot does not know"),
+    let Some(policy) = FairsharePolicy::from_name(&l.policy, l.dampening) else {
+        bail!("sshare: allotd runs policy `{}`, which this allot does not know", l.policy)
     };
     let mut tree = AccountTree::new();
     for a in l.assocs.iter().skip(1) {

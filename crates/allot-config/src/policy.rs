@@ -129,14 +129,7 @@ impl Config {
 impl Config {
     /// The multifactor fair-share of `[priority] policy`; `None` for `lsf`.
     pub fn multifactor_policy(&self) -> Option<allot_engine::multifactor::FairsharePolicy> {
-        use allot_engine::multifactor::FairsharePolicy;
-        match self.settings.policy.as_str() {
-            "slurm-classic" => Some(FairsharePolicy::Classic { dampening: self.settings.dampening }),
-            "slurm-fairtree" => Some(FairsharePolicy::FairTree),
-            "slurm-tickets" => Some(FairsharePolicy::Tickets),
-            "flux-accounting" => Some(FairsharePolicy::Flux),
-            _ => None,
-        }
+        allot_engine::multifactor::FairsharePolicy::from_name(&self.settings.policy, self.settings.dampening)
     }
 
     /// The associations the multifactor policies rank: `[priority]

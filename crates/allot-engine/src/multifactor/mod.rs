@@ -374,6 +374,18 @@ pub enum FairsharePolicy {
 }
 
 impl FairsharePolicy {
+    /// The policy `[priority] policy` names, with slurm-classic's
+    /// dampening factor; `None` for `lsf` or an unknown name.
+    pub fn from_name(name: &str, dampening: f64) -> Option<FairsharePolicy> {
+        match name {
+            "slurm-classic" => Some(FairsharePolicy::Classic { dampening }),
+            "slurm-fairtree" => Some(FairsharePolicy::FairTree),
+            "slurm-tickets" => Some(FairsharePolicy::Tickets),
+            "flux-accounting" => Some(FairsharePolicy::Flux),
+            _ => None,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             FairsharePolicy::Classic { .. } => "slurm-classic",
