@@ -58,8 +58,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
                     None if config.fairshare_policies().is_empty() => "fcfs",
                     None => "fairshare",
                 };
-                let users: std::collections::BTreeSet<String> = workload.jobs.iter().map(|j| j.user.clone()).collect();
-                (config.engine_config_for(users.into_iter().collect()), format!("{name} ({})", dir.display()))
+                let users = workload.users().into_iter().map(str::to_string).collect();
+                (config.engine_config_for(users), format!("{name} ({})", dir.display()))
             }
             Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", dir.display())),
         },

@@ -37,8 +37,7 @@ impl Policy {
 /// 100000, the others 0; usage is CPU-seconds with a half-life of 7 days.
 pub fn multifactor(w: &Workload, policy: FairsharePolicy) -> MultifactorSpec {
     let mut tree = AccountTree::new();
-    let users: std::collections::BTreeSet<&str> = w.jobs.iter().map(|j| j.user.as_str()).collect();
-    for u in users {
+    for u in w.users() {
         // Users are distinct: a tree of users under root cannot refuse one.
         let _ = tree.add_user(AssocId::ROOT, u, RawShares::Count(1));
     }

@@ -62,3 +62,10 @@ pub struct Workload {
     pub skipped: Vec<Skipped>,
     pub machine: Machine,
 }
+
+impl Workload {
+    /// The users who submit its jobs, each once, in name order.
+    pub fn users(&self) -> std::collections::BTreeSet<&str> {
+        self.jobs.iter().map(|j| j.user.as_str()).collect()
+    }
+}
