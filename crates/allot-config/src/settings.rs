@@ -13,10 +13,10 @@
 //! reset = "none"              # usage reset: none, daily, weekly, monthly, quarterly, yearly
 //! [priority.billing]          # billed units per second of each resource (cpu 1, others 0)
 //! cpu = 1.0                   # per slot
-//! memory_gb = 0.25
-//! gpu = 2.0
-//! node = 0.0
-//! energy_joule = 0.0          # per joule a job reports at its end
+//! memory_gb = 0.25            # per GB: reserved (rusage[mem]), or used when more
+//! gpu = 2.0                   # per GPU a job reports holding
+//! node = 0.0                  # per host of its allocation
+//! energy_joule = 0.0          # per joule a job reports
 //! [priority.weights]          # the six factors of spec 002 (0 when not given)
 //! wait_time = 1000
 //! fair_share = 100000

@@ -131,10 +131,22 @@ pub enum Event {
         seconds: f64,
     },
     /// The memory a running job holds now, MB (what the memory-based
-    /// fairshare adjustment counts).
+    /// fairshare adjustment counts, and what a multifactor policy bills).
     Memory {
         job: JobId,
         mb: f64,
+    },
+    /// The GPUs a running job holds now (what a multifactor policy bills;
+    /// allot places no GPUs itself, a workload says what its jobs held).
+    Gpus {
+        job: JobId,
+        count: u32,
+    },
+    /// Energy a job used since it last reported, joules (a multifactor
+    /// policy bills it at once; for a job that ran, at its end).
+    Energy {
+        job: JobId,
+        joules: f64,
     },
     HostDown(u32),
     HostUp(u32),
@@ -563,6 +575,15 @@ impl Engine {
             }
             Event::Memory { job, mb } => {
                 self.set_memory(*job, *mb);
+                self.mf_holds(*job, t, Some(*mb), None);
+                Ok(None)
+            }
+            Event::Gpus { job, count } => {
+                self.mf_holds(*job, t, None, Some(*count));
+                Ok(None)
+            }
+            Event::Energy { job, joules } => {
+                self.mf_energy(*job, t, *joules);
                 Ok(None)
             }
             Event::HostDown(h) => {

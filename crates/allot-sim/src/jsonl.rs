@@ -1,7 +1,8 @@
 //! allot's own workload format: JSON lines, one job per line, with
 //! `submit` (seconds), `user`, `runtime` (seconds it really runs), optional
-//! `cpu_time`, `mem`, and `bsub`, the options as a user types them after
-//! `bsub` (`"-n 4,8 -q short -W 30 -G groupB"`).
+//! `cpu_time`, what the job reports while it runs, `mem` (MB in all) and
+//! `gpus`, and at its end, `energy` (joules), and `bsub`, the options as a
+//! user types them after `bsub` (`"-n 4,8 -q short -W 30 -G groupB"`).
 
 use serde::Deserialize;
 
@@ -17,6 +18,10 @@ struct Line {
     cpu_time: f64,
     #[serde(default)]
     mem: f64,
+    #[serde(default)]
+    gpus: u32,
+    #[serde(default)]
+    energy: f64,
     #[serde(default)]
     bsub: String,
 }
@@ -38,7 +43,6 @@ pub fn read(text: &str) -> Workload {
                 continue;
             }
         };
-        let _ = parsed.mem;
         match allot_config::bsub::parse_line(&parsed.bsub) {
             // A workload's times are its own clock's: a wall-clock deadline
             // means nothing there.
@@ -61,6 +65,9 @@ pub fn read(text: &str) -> Workload {
                 exclusive: opts.exclusive,
                 app: opts.app,
                 cpu_time: parsed.cpu_time,
+                memory_mb: (parsed.mem > 0.0).then_some(parsed.mem),
+                gpus: parsed.gpus,
+                energy: parsed.energy,
                 exit: 0,
                 priority: opts.priority,
                 project: opts.project,

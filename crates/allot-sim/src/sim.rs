@@ -127,6 +127,9 @@ pub fn run(
                     pending.insert(id, r.job);
                     out.requeued += 1;
                 } else {
+                    if job.energy > 0.0 {
+                        let _ = engine.apply(Time(t), &Event::Energy { job: id, joules: job.energy });
+                    }
                     let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time, exit });
                 }
             }
@@ -176,6 +179,14 @@ pub fn run(
                 _ => (t + runtime, false),
             };
             ends.push(Reverse((end, id)));
+            // What it reports as it runs (the trace gives one figure for
+            // the whole run): reported as it starts.
+            if let Some(mb) = job.memory_mb {
+                let _ = engine.apply(Time(t), &Event::Memory { job: id, mb });
+            }
+            if job.gpus > 0 {
+                let _ = engine.apply(Time(t), &Event::Gpus { job: id, count: job.gpus });
+            }
             let queue = engine.job_queue(id).unwrap_or_default().to_string();
             let priority = engine.multifactor_priority(id).map(|p| p.0);
             running.insert(id, Running { job: widx, queue, start: t, alloc, killed, priority });

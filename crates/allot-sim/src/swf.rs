@@ -9,7 +9,9 @@
 //! else the allocated count (field 5). The requested time (field 9) is the
 //! job's run limit. A job with unknown run time or processors, or with no
 //! processors, is skipped with its line number. Status (field 11): 1
-//! completed (exit 0), 0 failed (exit 1), 5 cancelled (exit 130).
+//! completed (exit 0), 0 failed (exit 1), 5 cancelled (exit 130). Used
+//! memory (field 7, KB per processor) times the processors is the memory
+//! the job reports while it runs.
 
 use std::io::BufRead;
 
@@ -77,6 +79,7 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
     let runtime = num(3)?;
     let allocated = num(4)?;
     let avg_cpu = num(5)?;
+    let used_kb = num(6)?;
     let requested = num(7)?;
     let req_time = num(8)?;
     let status = num(10)?;
@@ -117,6 +120,10 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
         qos: None,
         user_factor: None,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },
+        // Field 7 is KB per processor, on average.
+        memory_mb: (used_kb > 0.0).then(|| used_kb * f64::from(slots) / 1024.0),
+        gpus: 0,
+        energy: 0.0,
         exit: match status as i64 {
             1 => 0,
             5 => 130,
@@ -131,7 +138,7 @@ mod tests {
     use super::*;
 
     const SAMPLE: &str = "; Version: 2.2\n; MaxNodes: 100\n; MaxProcs: 100\n\
-        1 0 10 100 4 50 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n\
+        1 0 10 100 4 50 2048 4 200 -1 1 3 2 -1 1 -1 -1 -1\n\
         ;\tcomment in the middle\n\
         2 5 0 -1 1 -1 -1 1 60 -1 0 3 2 -1 -1 -1 -1 -1\n\
         3 9 0 30 8 -1 -1 -1 -1 -1 5 7 -1 -1 2 -1 -1 -1\n\
@@ -150,10 +157,12 @@ mod tests {
             ("user3", Some("group2"), Some("queue1"))
         );
         assert_eq!((j.cpu_time, j.exit), (200.0, 0));
+        // 2,048 KB per processor, 4 processors.
+        assert_eq!(j.memory_mb, Some(8.0));
         let k = &w.jobs[1];
         assert_eq!(
-            (k.slots, k.run_limit, k.exit, k.group.as_deref()),
-            (8, None, 130, None),
+            (k.slots, k.run_limit, k.exit, k.group.as_deref(), k.memory_mb),
+            (8, None, 130, None, None),
             "field 5 when 8 is unknown"
         );
         let reasons: Vec<(u64, &str)> = w.skipped.iter().map(|s| (s.line, s.reason.as_str())).collect();

@@ -29,6 +29,13 @@ pub struct WorkloadJob {
     pub app: Option<String>,
     /// CPU seconds it uses in all.
     pub cpu_time: f64,
+    /// What it reports while it runs, for a multifactor policy's billing
+    /// (and LSF's memory-based fairshare adjustment): the memory it uses,
+    /// MB over all its processors, and the GPUs it holds.
+    pub memory_mb: Option<f64>,
+    pub gpus: u32,
+    /// Energy it used, joules, reported at its end.
+    pub energy: f64,
     /// Exit code when it ends by itself.
     pub exit: i32,
     /// `bsub -sp`.

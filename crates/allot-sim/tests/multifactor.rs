@@ -187,3 +187,71 @@ fn qos_levels_and_the_user_factor() {
         "-qos: the cluster's priority policy is lsf, which has no QoS or user factor"
     );
 }
+
+/// What a job holds is billed with `[priority.billing]`'s weights, as it
+/// reports it. By hand, without decay: alice's `-n 2` job with
+/// `rusage[mem=1024]` on one host starts at 0, billed 2 slots × 1 +
+/// 1 GB × 2 + 1 node × 100 = 104 a second. At 100 it reports 3 GB in use
+/// (2 + 6 + 100 = 108); at 200 it uses 512 MB, less than it reserved, so
+/// 1 GB is billed again, and it holds 2 GPUs (+ 2 × 10: 124). At 300 it
+/// reports 1,000 J at 0.5 and ends: 100 × 104 + 100 × 108 + 100 × 124 +
+/// 500 = 34,100.
+#[test]
+fn memory_gpus_nodes_and_energy_are_billed_as_jobs_report_them() {
+    let hosts = "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\nhostA ! LINUX 1 () 4 8192\nEnd Host\n";
+    let toml = "[priority]\npolicy = \"slurm-classic\"\naccounts = \"assoc.cfg\"\nhalf_life = \"0\"\n\
+                [priority.billing]\ncpu = 1.0\nmemory_gb = 2.0\ngpu = 10.0\nnode = 100.0\nenergy_joule = 0.5\n\
+                [priority.weights]\nfair_share = 1000\n";
+    let mut e =
+        engine_from(&[("lsf.cluster.c", hosts), ("lsb.queues", NORMAL), ("allot.toml", toml), ("assoc.cfg", DUMP)]);
+    let res = allot_config::resreq::parse("rusage[mem=1024]").expect("a requirement");
+    let job = submit(&mut e, Time(0), JobSpec { slots: 2, res_req: Some(res), ..by("alice", None) });
+    assert_eq!(pass(&mut e, Time(0)), [job.0]);
+    let usage = |e: &Engine, t: u64| {
+        let (_, tree, usage, _) = e.multifactor_inputs(Time(t)).expect("multifactor");
+        usage[tree.assoc("phys", "alice").expect("alice in phys").0 as usize]
+    };
+    assert_eq!(usage(&e, 100), 10_400.0);
+    e.apply(Time(100), &Event::Memory { job, mb: 3072.0 }).expect("applies");
+    assert_eq!(usage(&e, 200), 10_400.0 + 10_800.0);
+    e.apply(Time(200), &Event::Memory { job, mb: 512.0 }).expect("applies");
+    e.apply(Time(200), &Event::Gpus { job, count: 2 }).expect("applies");
+    assert_eq!(usage(&e, 300), 33_600.0);
+    e.apply(Time(300), &Event::Energy { job, joules: 1000.0 }).expect("applies");
+    end(&mut e, Time(300), job);
+    assert_eq!(usage(&e, 1_000), 34_100.0);
+    // A report about a job that is not running changes nothing.
+    e.apply(Time(1_000), &Event::Gpus { job, count: 8 }).expect("applies");
+    e.apply(Time(1_000), &Event::Energy { job, joules: 1e6 }).expect("applies");
+    assert_eq!(usage(&e, 2_000), 34_100.0);
+}
+
+/// A replayed workload's jobs report what they used: `mem` and `gpus`
+/// while they run, `energy` at their end. Without decay, memory billed
+/// 1 per GB, GPUs 10 each, energy 0.01 per joule: alice's 100 s one-slot
+/// job with 2,048 MB, 1 GPU and 5,000 J charges 100 × (1 + 2 + 10) + 50
+/// = 1,350; carol's plain one, after it, 100.
+#[test]
+fn a_workload_reports_memory_gpus_and_energy() {
+    let toml = "[priority]\npolicy = \"slurm-classic\"\naccounts = \"assoc.cfg\"\nhalf_life = \"0\"\n\
+                [priority.billing]\nmemory_gb = 1.0\ngpu = 10.0\nenergy_joule = 0.01\n\
+                [priority.weights]\nfair_share = 1000\n";
+    let mut e =
+        engine_from(&[("lsb.hosts", ONE_CPU), ("lsb.queues", NORMAL), ("allot.toml", toml), ("assoc.cfg", DUMP)]);
+    let w = allot_sim::jsonl::read(
+        "{\"submit\": 0, \"user\": \"alice\", \"runtime\": 100, \"mem\": 2048, \"gpus\": 1, \"energy\": 5000}\n\
+         {\"submit\": 0, \"user\": \"carol\", \"runtime\": 100}\n",
+    );
+    assert!(w.skipped.is_empty(), "{:?}", w.skipped);
+    let out = allot_sim::sim::run(
+        &mut e,
+        &w,
+        &allot_sim::sim::SimOptions::default(),
+        &|_, _| serde_json::Value::Null,
+        &mut |_| {},
+    );
+    assert_eq!(out.records.len(), 2);
+    let (_, tree, usage, _) = e.multifactor_inputs(Time(1_000)).expect("multifactor");
+    let of = |account: &str, user: &str| usage[tree.assoc(account, user).expect("an association").0 as usize];
+    assert_eq!((of("phys", "alice"), of("chem", "carol")), (1_350.0, 100.0));
+}

@@ -164,6 +164,21 @@ impl Ledger {
         self.running.insert(job, Running { assoc, rate: rate.max(0.0), since: t });
     }
 
+    /// Job `job` is billed `rate` a second from `t` on: what it charged
+    /// at its old rate is settled first (a running job reports what it
+    /// holds, e.g. its memory, as it changes).
+    pub fn rerate(&mut self, job: u64, rate: f64, t: Time) {
+        let Some(r) = self.running.get(&job) else { return };
+        let (assoc, old, since) = (r.assoc, r.rate, r.since);
+        let from = since.max(self.reset.period_start(t));
+        let charge = self.accrued(old, from, t);
+        self.add_settled(assoc, charge, t);
+        if let Some(r) = self.running.get_mut(&job) {
+            r.rate = rate.max(0.0);
+            r.since = r.since.max(t);
+        }
+    }
+
     /// Job `job` ends at `t`, with `extra` billed units it reports at its
     /// end (energy times its weight); its charge is settled.
     pub fn finish(&mut self, job: u64, t: Time, extra: f64) {
@@ -225,6 +240,28 @@ mod tests {
         assert_eq!(l.usage(Time(200))[1], 800.0);
         l.finish(1, Time(300), 5.0);
         assert_eq!(l.usage(Time(10_000))[1], 1605.0);
+    }
+
+    /// A job billed 4 a second for 100 s, then 10 a second (it reported
+    /// more memory) for 50 s: 400 + 500. A rate change of a job that is
+    /// not running changes nothing.
+    #[test]
+    fn a_new_rate_counts_from_when_it_is_reported() {
+        let mut l = Ledger::new(2, 0, ResetPeriod::None);
+        l.start(1, AssocId(1), 4.0, Time(0));
+        l.rerate(1, 10.0, Time(100));
+        assert_eq!(l.usage(Time(100))[1], 400.0);
+        assert_eq!(l.usage(Time(150))[1], 900.0);
+        l.rerate(2, 1e9, Time(150));
+        l.finish(1, Time(150), 0.0);
+        assert_eq!(l.usage(Time(1_000))[1], 900.0);
+        // With decay the two pieces integrate as one job would: a job
+        // billed 1 a second throughout, rerated to 1, charges the same.
+        let (mut a, mut b) = (Ledger::new(2, DAY, ResetPeriod::None), Ledger::new(2, DAY, ResetPeriod::None));
+        a.start(1, AssocId(1), 1.0, Time(0));
+        b.start(1, AssocId(1), 1.0, Time(0));
+        b.rerate(1, 1.0, Time(DAY / 3));
+        assert!((a.usage(Time(DAY))[1] - b.usage(Time(DAY))[1]).abs() < 1e-6);
     }
 
     /// With a half-life of one day: 100 units settled are worth 50 a day

@@ -73,6 +73,9 @@ pub(crate) struct MfState {
     pub(crate) ledger: Ledger,
     /// The periodic recomputation's next wake-up.
     pub(crate) next_calc: Option<Time>,
+    /// What each running job is billed for, and the memory (GB) its
+    /// `rusage[mem]` reserved, the least it is billed for.
+    pub(crate) held: BTreeMap<JobId, (Held, f64)>,
 }
 
 impl MfState {
@@ -82,6 +85,7 @@ impl MfState {
             max: Maxima::of(config),
             spec: spec.clone(),
             next_calc: None,
+            held: BTreeMap::new(),
         }
     }
 }
@@ -128,18 +132,57 @@ impl Engine {
     }
 
     /// A job starts (or is taken over running, from its own start):
-    /// its association is billed for what it holds from `t` on.
+    /// its association is billed for what it holds from `t` on: its slots,
+    /// its hosts (nodes) and the memory its `rusage[mem]` reserves on them.
     pub(crate) fn mf_started(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time) {
+        let Some(job) = self.jobs.get(&id) else { return };
+        let Some(assoc) = job.assoc else { return };
+        let mem = crate::reserve::rusage_mem(job);
+        let reserved_gb = alloc.iter().map(|&(_, n)| self.rusage_on_host(mem, n)).sum::<f64>() / 1024.0;
+        let Some(mf) = &mut self.mf else { return };
+        let held = Held {
+            slots: alloc.iter().map(|a| a.1).sum(),
+            nodes: alloc.len() as u32,
+            memory_gb: reserved_gb,
+            ..Held::default()
+        };
+        mf.ledger.start(id.0, assoc, mf.spec.billing.rate(&held), t);
+        mf.held.insert(id, (held, reserved_gb));
+    }
+
+    /// A running job reports what it holds now: its memory (MB) or its
+    /// GPUs. It is billed for them from `t` on. Memory is billed as the
+    /// larger of what it uses and what its `rusage[mem]` reserved: a job
+    /// holds what it reserved, and more when it uses more.
+    pub(crate) fn mf_holds(&mut self, id: JobId, t: Time, memory_mb: Option<f64>, gpus: Option<u32>) {
+        let Some(mf) = &mut self.mf else { return };
+        let Some((held, reserved_gb)) = mf.held.get_mut(&id) else { return };
+        if let Some(mb) = memory_mb.filter(|m| m.is_finite()) {
+            held.memory_gb = (mb.max(0.0) / 1024.0).max(*reserved_gb);
+        }
+        if let Some(g) = gpus {
+            held.gpus = g;
+        }
+        let rate = mf.spec.billing.rate(held);
+        mf.ledger.rerate(id.0, rate, t);
+    }
+
+    /// A job reports energy it used (joules, at its end or along the
+    /// way): its association is charged its billing weight per joule at
+    /// once.
+    pub(crate) fn mf_energy(&mut self, id: JobId, t: Time, joules: f64) {
         let Some(assoc) = self.jobs.get(&id).and_then(|j| j.assoc) else { return };
         let Some(mf) = &mut self.mf else { return };
-        let held = Held { slots: alloc.iter().map(|a| a.1).sum(), nodes: alloc.len() as u32, ..Held::default() };
-        mf.ledger.start(id.0, assoc, mf.spec.billing.rate(&held), t);
+        if joules.is_finite() && joules > 0.0 {
+            mf.ledger.add_settled(assoc, joules * mf.spec.billing.energy_joule, t);
+        }
     }
 
     /// A job stops running at `t` (ended, killed or requeued).
     pub(crate) fn mf_ended(&mut self, id: JobId, t: Time) {
         if let Some(mf) = &mut self.mf {
             mf.ledger.finish(id.0, t, 0.0);
+            mf.held.remove(&id);
         }
     }
 
