@@ -118,6 +118,7 @@ fn priorities(c: &Charged) -> anyhow::Result<Vec<Row>> {
                 qos_priority,
                 queue_priority,
                 slots: j.slots.unwrap_or(1),
+                nodes: j.nodes.unwrap_or_else(|| max.nodes(j.slots.unwrap_or(1), None)),
                 user_factor,
             };
             let factors = params.factors(&inputs, &max);

@@ -50,6 +50,9 @@ pub struct JobEntry {
     pub id: Option<u64>,
     pub queue: Option<String>,
     pub slots: Option<u32>,
+    /// The hosts it asks for (job size by nodes); by default as many as
+    /// its slots fill on the largest hosts.
+    pub nodes: Option<u32>,
     #[serde(default)]
     pub waited: u64,
     pub qos: Option<String>,

@@ -10,6 +10,7 @@
 //! max_wait = "7d"             # the wait time that makes the wait factor 1
 //! calc_period = "5m"          # priorities recomputed this often while jobs wait (and every pass)
 //! favor_small = false         # the job size factor favours small jobs
+//! job_size = "slots"          # what the job size factor counts: slots, or nodes (hosts)
 //! reset = "none"              # usage reset: none, daily, weekly, monthly, quarterly, yearly
 //! [priority.billing]          # billed units per second of each resource (cpu 1, others 0)
 //! cpu = 1.0                   # per slot
@@ -89,6 +90,7 @@ struct Priority {
     max_wait: Option<toml::Spanned<toml::Value>>,
     calc_period: Option<toml::Spanned<toml::Value>>,
     favor_small: Option<bool>,
+    job_size: Option<toml::Spanned<String>>,
     reset: Option<toml::Spanned<String>>,
     billing: Option<Billing>,
     #[serde(default)]
@@ -270,6 +272,17 @@ fn priority_factors(name: &str, text: &str, p: Priority, s: &mut AllotSettings, 
         s.priority.calc_period = duration("calc_period", v).unwrap_or(s.priority.calc_period);
     }
     s.priority.favor_small = p.favor_small.unwrap_or(false);
+    if let Some(v) = &p.job_size {
+        use allot_engine::multifactor::priority::SizeBy;
+        match v.get_ref().as_str() {
+            "slots" => s.priority.size_by = SizeBy::Slots,
+            "nodes" => s.priority.size_by = SizeBy::Nodes,
+            other => diags.error(
+                line_col(name, text, v.span().start),
+                format!("[priority] job_size: expected `slots` or `nodes`, found `{other}`"),
+            ),
+        }
+    }
     if let Some(r) = &p.reset {
         use allot_engine::multifactor::ledger::ResetPeriod;
         let period = match r.get_ref().as_str() {
@@ -443,6 +456,9 @@ mod tests {
         );
         assert!(s.priority.favor_small);
         assert_eq!(s.priority.calc_period, 60);
+        assert_eq!(s.priority.size_by, allot_engine::multifactor::priority::SizeBy::Slots, "by default");
+        let (n, _) = read("allot.toml", "[priority]\njob_size = \"nodes\"\n", &mut d);
+        assert_eq!(n.priority.size_by, allot_engine::multifactor::priority::SizeBy::Nodes);
         let w = s.priority.weights;
         assert_eq!(
             [w.wait_time, w.fair_share, w.qos, w.queue, w.job_size, w.user],
@@ -469,6 +485,10 @@ mod tests {
                 "allot.toml:2:8: error: [priority.weights] user: expected a number, 0 or more",
             ),
             ("[priority]\nreset = \"hourly\"\n", "allot.toml:2:9: error: [priority] reset: expected `none`, `daily`"),
+            (
+                "[priority]\njob_size = \"cpus\"\n",
+                "allot.toml:2:12: error: [priority] job_size: expected `slots` or `nodes`, found `cpus`",
+            ),
             (
                 "[priority.billing]\ncpu = -1.0\n",
                 "allot.toml:1:1: error: [priority.billing]: expected numbers, 0 or more",

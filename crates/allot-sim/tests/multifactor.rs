@@ -255,3 +255,30 @@ fn a_workload_reports_memory_gpus_and_energy() {
     let of = |account: &str, user: &str| usage[tree.assoc(account, user).expect("an association").0 as usize];
     assert_eq!((of("phys", "alice"), of("chem", "carol")), (1_350.0, 100.0));
 }
+
+/// `job_size = "nodes"`: on two 4-slot hosts (held busy), a pending
+/// `-n 4` job fills one host (1/2), with `span[ptile=2]` both (1), and a
+/// `-n 2` job one (1/2); by slots they are 4/8, 4/8 and 2/8.
+#[test]
+fn the_job_size_factor_counts_nodes_when_told() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nhostB 4\nEnd Host\n";
+    for (size_by, want) in [("nodes", [0.5, 1.0, 0.5]), ("slots", [0.5, 0.5, 0.25])] {
+        let toml = format!(
+            "[priority]\npolicy = \"slurm-classic\"\naccounts = \"assoc.cfg\"\njob_size = \"{size_by}\"\n\
+             [priority.weights]\njob_size = 1000\n"
+        );
+        let mut e =
+            engine_from(&[("lsb.hosts", hosts), ("lsb.queues", NORMAL), ("allot.toml", &toml), ("assoc.cfg", DUMP)]);
+        let busy = submit(&mut e, Time(0), JobSpec { slots: 8, ..by("carol", None) });
+        assert_eq!(pass(&mut e, Time(0)), [busy.0]);
+        let ptile = allot_config::resreq::parse("span[ptile=2]").expect("a requirement");
+        let jobs = [
+            submit(&mut e, Time(1), JobSpec { slots: 4, ..by("alice", None) }),
+            submit(&mut e, Time(1), JobSpec { slots: 4, res_req: Some(ptile), ..by("alice", None) }),
+            submit(&mut e, Time(1), JobSpec { slots: 2, ..by("alice", None) }),
+        ];
+        let _ = pass(&mut e, Time(2));
+        let got = jobs.map(|j| e.multifactor_priority(j).expect("a priority").1.job_size);
+        assert_eq!(got, want, "{size_by}");
+    }
+}

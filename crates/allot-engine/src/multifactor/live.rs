@@ -223,6 +223,7 @@ impl Engine {
                 qos_priority: job.qos.0,
                 queue_priority: queue_priority[job.queue],
                 slots: job.slots,
+                nodes: max.nodes(job.slots, job.res.as_ref().and_then(|r| r.span.as_ref())),
                 user_factor: job.user_factor,
             };
             let factors = params.factors(&inputs, &max);

@@ -19,7 +19,12 @@
 //! - queue: the queue's PRIORITY over the highest queue PRIORITY;
 //! - job size: the job's slots over the cluster's (large jobs first), or,
 //!   favouring small jobs, `(total - slots + 1) / total` (a one-slot job 1);
-//!   capped to the cluster's size;
+//!   capped to the cluster's size. Measured in nodes instead (`job_size =
+//!   "nodes"`; the document's "nominally the number of nodes"), it is the
+//!   fewest hosts the job can run on over the cluster's hosts: 1 for
+//!   `span[hosts=1]`, `ceil(slots / ptile)` for `span[ptile=n]`, else
+//!   `ceil(slots / the most slots a host has)` (see
+//!   [`JobInputs::nodes`]);
 //! - user: what the owner set, in [0, 1], 1 unless set: "can only lower a
 //!   job's priority, not raise it" above where it started.
 
@@ -106,6 +111,9 @@ pub struct PriorityParams {
     /// Seconds of waiting that make the wait-time factor 1.
     pub max_wait: u64,
     pub favor_small: bool,
+    /// What the job size factor counts.
+    #[serde(default)]
+    pub size_by: SizeBy,
     pub qos: Vec<QosLevel>,
     /// Seconds between recomputations while jobs wait, besides every pass
     /// (Slurm's PriorityCalcPeriod, 5 minutes); 0: at passes only.
@@ -118,10 +126,19 @@ impl Default for PriorityParams {
             weights: Weights::default(),
             max_wait: 7 * 86_400,
             favor_small: false,
+            size_by: SizeBy::Slots,
             qos: default_qos(),
             calc_period: 300,
         }
     }
+}
+
+/// What the job size factor counts: slots (CPUs), or nodes (hosts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SizeBy {
+    #[default]
+    Slots,
+    Nodes,
 }
 
 /// What one job brings to its factors.
@@ -135,6 +152,8 @@ pub struct JobInputs {
     pub qos_priority: u32,
     pub queue_priority: i64,
     pub slots: u32,
+    /// The fewest hosts it can run on (what [`Maxima::nodes`] says).
+    pub nodes: u32,
     pub user_factor: f64,
 }
 
@@ -143,6 +162,9 @@ pub struct JobInputs {
 pub struct Maxima {
     pub queue_priority: i64,
     pub total_slots: u64,
+    pub total_hosts: u64,
+    /// The most job slots one host has.
+    pub host_slots: u32,
 }
 
 impl Maxima {
@@ -151,7 +173,27 @@ impl Maxima {
         Maxima {
             queue_priority: config.queues.iter().map(|q| i64::from(q.priority)).max().unwrap_or(0),
             total_slots: config.hosts.iter().map(|h| u64::from(h.slots)).sum(),
+            total_hosts: config.hosts.len() as u64,
+            host_slots: config.hosts.iter().map(|h| h.slots).max().unwrap_or(1),
         }
+    }
+
+    /// The fewest hosts a job of `slots` slots can run on: one with
+    /// `span[hosts=1]`, `ceil(slots / ptile)` with a ptile (the largest,
+    /// per host type, or a host's most with `'!'`), else as many as its
+    /// slots fill on the largest hosts.
+    pub fn nodes(&self, slots: u32, span: Option<&crate::resreq::Span>) -> u32 {
+        use crate::resreq::Span;
+        let per_host = match span {
+            Some(Span::OneHost) => return 1,
+            Some(Span::Ptile(p)) => *p,
+            Some(Span::PtileBy { default, values }) => {
+                let most = values.iter().map(|v| v.1).max().unwrap_or(0);
+                if *default { most.max(self.host_slots) } else { most }
+            }
+            Some(Span::Any) | None => self.host_slots,
+        };
+        slots.max(1).div_ceil(per_host.max(1))
     }
 }
 
@@ -186,14 +228,18 @@ impl PriorityParams {
     /// A job's six factors.
     pub fn factors(&self, job: &JobInputs, max: &Maxima) -> Factors {
         let ratio = |x: f64, of: f64| if of > 0.0 { (x / of).clamp(0.0, 1.0) } else { 0.0 };
-        let total = max.total_slots.max(1) as f64;
-        let slots = f64::from(job.slots.max(1)).min(total);
+        let (size, total) = match self.size_by {
+            SizeBy::Slots => (job.slots, max.total_slots),
+            SizeBy::Nodes => (job.nodes, max.total_hosts),
+        };
+        let total = total.max(1) as f64;
+        let size = f64::from(size.max(1)).min(total);
         Factors {
             wait_time: ratio(job.waited as f64, self.max_wait as f64),
             fair_share: job.fair_share.clamp(0.0, 1.0),
             qos: ratio(f64::from(job.qos_priority), f64::from(self.max_qos_priority())),
             queue: ratio(job.queue_priority as f64, max.queue_priority as f64),
-            job_size: if self.favor_small { (total - slots + 1.0) / total } else { slots / total },
+            job_size: if self.favor_small { (total - size + 1.0) / total } else { size / total },
             user: if job.user_factor.is_finite() { job.user_factor.clamp(0.0, 1.0) } else { 1.0 },
         }
     }
@@ -225,9 +271,10 @@ mod tests {
             qos_priority: 1,
             queue_priority: 30,
             slots: 25,
+            nodes: 2,
             user_factor: 0.5,
         };
-        let max = Maxima { queue_priority: 40, total_slots: 100 };
+        let max = Maxima { queue_priority: 40, total_slots: 100, total_hosts: 10, host_slots: 10 };
         let f = p.factors(&job, &max);
         assert_eq!(f, Factors { wait_time: 0.25, fair_share: 0.8, qos: 0.5, queue: 0.75, job_size: 0.25, user: 0.5 });
         assert_eq!(f.priority(&p.weights), 87_125.0);
@@ -244,12 +291,46 @@ mod tests {
         assert_eq!(p.factors(&job, &max).priority(&p.weights), 87_125.0 - 80_000.0);
     }
 
+    /// The job size in nodes, by hand, on 10 hosts of at most 8 slots:
+    /// 20 slots fill 3 hosts (20/8 rounded up): 0.3; with `span[ptile=4]`
+    /// 5 hosts (0.5), with `span[hosts=1]` one (0.1), with
+    /// `span[ptile='!',LINUX:2]` (others take up to 8) still 3, without
+    /// `'!'` 10 (1.0). Favouring small jobs, 3 nodes give
+    /// (10 - 3 + 1)/10 = 0.8.
+    #[test]
+    fn job_size_in_nodes() {
+        use crate::resreq::Span;
+        let mut p = PriorityParams { size_by: SizeBy::Nodes, ..PriorityParams::default() };
+        let max = Maxima { queue_priority: 0, total_slots: 80, total_hosts: 10, host_slots: 8 };
+        let by = |linux_only: bool| Span::PtileBy { default: !linux_only, values: vec![("LINUX".into(), 2)] };
+        let spans = [None, Some(Span::Ptile(4)), Some(Span::OneHost), Some(by(false)), Some(by(true)), Some(Span::Any)];
+        let nodes: Vec<u32> = spans.iter().map(|s| max.nodes(20, s.as_ref())).collect();
+        assert_eq!(nodes, [3, 5, 1, 3, 10, 3]);
+        let job = |nodes| JobInputs {
+            waited: 0,
+            fair_share: 0.0,
+            qos_priority: 0,
+            queue_priority: 0,
+            slots: 20,
+            nodes,
+            user_factor: 1.0,
+        };
+        let size = |p: &PriorityParams, n| p.factors(&job(n), &max).job_size;
+        assert_eq!([size(&p, 3), size(&p, 5), size(&p, 1), size(&p, 10)], [0.3, 0.5, 0.1, 1.0]);
+        p.favor_small = true;
+        assert_eq!(size(&p, 3), 0.8);
+        // By slots the same job is 20 of 80.
+        p.favor_small = false;
+        p.size_by = SizeBy::Slots;
+        assert_eq!(size(&p, 3), 0.25);
+    }
+
     /// QoS: expedite 1, normal 0.5, standby 0 (exempt from limits);
     /// expedite only for those it is granted to.
     #[test]
     fn qos_levels_and_who_may_use_them() {
         let mut p = PriorityParams::default();
-        let max = Maxima { queue_priority: 0, total_slots: 1 };
+        let max = Maxima { queue_priority: 0, total_slots: 1, total_hosts: 1, host_slots: 1 };
         let f = |p: &PriorityParams, level: &str| {
             let q = p.qos_level(level).expect("level").priority;
             p.factors(
@@ -259,6 +340,7 @@ mod tests {
                     qos_priority: q,
                     queue_priority: 0,
                     slots: 1,
+                    nodes: 1,
                     user_factor: 1.0,
                 },
                 &max,
@@ -283,9 +365,10 @@ mod tests {
             qos_priority: 3,
             queue_priority: -5,
             slots: 0,
+            nodes: 0,
             user_factor: -1.0,
         };
-        let f = p.factors(&job, &Maxima { queue_priority: 0, total_slots: 0 });
+        let f = p.factors(&job, &Maxima { queue_priority: 0, total_slots: 0, total_hosts: 0, host_slots: 0 });
         assert_eq!(f, Factors { wait_time: 0.0, fair_share: 1.0, qos: 0.0, queue: 0.0, job_size: 1.0, user: 0.0 });
     }
 }
