@@ -226,16 +226,12 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
         }
     }
     priority_factors(name, text, file.priority, &mut s, diags);
-    match file.fairshare.adjustment.as_ref().map(|a| (a.get_ref().as_str(), a.span())) {
-        None | Some(("none", _)) => {}
-        Some(("memory", _)) => {
-            let threshold = file.fairshare.memory_threshold.as_ref().map_or(1.0, |t| *t.get_ref());
-            s.memory_adjustment_threshold = Some(threshold);
-        }
-        Some((other, span)) => diags.error(
-            line_col(name, text, span.start),
-            format!("[fairshare] adjustment: expected `none` or `memory`, found `{other}`"),
-        ),
+    let memory = &[("none", false), ("memory", true)];
+    if let Some(true) =
+        file.fairshare.adjustment.as_ref().and_then(|a| one_of(name, text, "[fairshare] adjustment", a, memory, diags))
+    {
+        let threshold = file.fairshare.memory_threshold.as_ref().map_or(1.0, |t| *t.get_ref());
+        s.memory_adjustment_threshold = Some(threshold);
     }
     if let Some(t) = &file.fairshare.memory_threshold {
         if *t.get_ref() <= 0.0 || !t.get_ref().is_finite() {
@@ -274,36 +270,20 @@ fn priority_factors(name: &str, text: &str, p: Priority, s: &mut AllotSettings, 
     s.priority.favor_small = p.favor_small.unwrap_or(false);
     if let Some(v) = &p.job_size {
         use allot_engine::multifactor::priority::SizeBy;
-        match v.get_ref().as_str() {
-            "slots" => s.priority.size_by = SizeBy::Slots,
-            "nodes" => s.priority.size_by = SizeBy::Nodes,
-            other => diags.error(
-                line_col(name, text, v.span().start),
-                format!("[priority] job_size: expected `slots` or `nodes`, found `{other}`"),
-            ),
-        }
+        let sizes = &[("slots", SizeBy::Slots), ("nodes", SizeBy::Nodes)];
+        s.priority.size_by = one_of(name, text, "[priority] job_size", v, sizes, diags).unwrap_or(s.priority.size_by);
     }
-    if let Some(r) = &p.reset {
+    if let Some(v) = &p.reset {
         use allot_engine::multifactor::ledger::ResetPeriod;
-        let period = match r.get_ref().as_str() {
-            "none" => Some(ResetPeriod::None),
-            "daily" => Some(ResetPeriod::Daily),
-            "weekly" => Some(ResetPeriod::Weekly),
-            "monthly" => Some(ResetPeriod::Monthly),
-            "quarterly" => Some(ResetPeriod::Quarterly),
-            "yearly" => Some(ResetPeriod::Yearly),
-            _ => None,
-        };
-        match period {
-            Some(period) => s.usage_reset = period,
-            None => diags.error(
-                line_col(name, text, r.span().start),
-                format!(
-                    "[priority] reset: expected `none`, `daily`, `weekly`, `monthly`, `quarterly` or `yearly`, found `{}`",
-                    r.get_ref()
-                ),
-            ),
-        }
+        let periods = &[
+            ("none", ResetPeriod::None),
+            ("daily", ResetPeriod::Daily),
+            ("weekly", ResetPeriod::Weekly),
+            ("monthly", ResetPeriod::Monthly),
+            ("quarterly", ResetPeriod::Quarterly),
+            ("yearly", ResetPeriod::Yearly),
+        ];
+        s.usage_reset = one_of(name, text, "[priority] reset", v, periods, diags).unwrap_or(s.usage_reset);
     }
     if let Some(b) = &p.billing {
         let d = allot_engine::multifactor::ledger::Billing::default();
@@ -374,6 +354,28 @@ fn seconds(input: &mut &str) -> winnow::ModalResult<u64> {
         _ => 1,
     };
     Ok(n.saturating_mul(scale))
+}
+
+/// What the word a key gives stands for among `options`; a located error
+/// listing them (`expected `a`, `b` or `c`, found `x``) when none.
+fn one_of<T: Copy>(
+    name: &str,
+    text: &str,
+    key: &str,
+    v: &toml::Spanned<String>,
+    options: &[(&str, T)],
+    diags: &mut Diagnostics,
+) -> Option<T> {
+    let found = options.iter().find(|o| o.0 == v.get_ref()).map(|o| o.1);
+    if found.is_none() {
+        let words: Vec<&str> = options.iter().map(|o| o.0).collect();
+        let list = match words.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or `{last}`", quoted(rest)),
+            _ => quoted(&words),
+        };
+        diags.error(line_col(name, text, v.span().start), format!("{key}: expected {list}, found `{}`", v.get_ref()));
+    }
+    found
 }
 
 fn quoted(list: &[&str]) -> String {
@@ -484,7 +486,14 @@ mod tests {
                 "[priority.weights]\nuser = -1\n",
                 "allot.toml:2:8: error: [priority.weights] user: expected a number, 0 or more",
             ),
-            ("[priority]\nreset = \"hourly\"\n", "allot.toml:2:9: error: [priority] reset: expected `none`, `daily`"),
+            (
+                "[priority]\nreset = \"hourly\"\n",
+                "allot.toml:2:9: error: [priority] reset: expected `none`, `daily`, `weekly`, `monthly`, `quarterly` or `yearly`, found `hourly`",
+            ),
+            (
+                "[fairshare]\nadjustment = \"cpu\"\n",
+                "allot.toml:2:14: error: [fairshare] adjustment: expected `none` or `memory`, found `cpu`",
+            ),
             (
                 "[priority]\njob_size = \"cpus\"\n",
                 "allot.toml:2:12: error: [priority] job_size: expected `slots` or `nodes`, found `cpus`",
