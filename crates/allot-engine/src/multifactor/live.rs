@@ -73,9 +73,8 @@ pub(crate) struct MfState {
     pub(crate) ledger: Ledger,
     /// The periodic recomputation's next wake-up.
     pub(crate) next_calc: Option<Time>,
-    /// What each running job is billed for, and the memory (GB) its
-    /// `rusage[mem]` reserved, the least it is billed for.
-    pub(crate) held: BTreeMap<JobId, (Held, f64)>,
+    /// What each running job is billed for.
+    pub(crate) held: BTreeMap<JobId, Held>,
 }
 
 impl MfState {
@@ -135,19 +134,22 @@ impl Engine {
     /// its association is billed for what it holds from `t` on: its slots,
     /// its hosts (nodes) and the memory its `rusage[mem]` reserves on them.
     pub(crate) fn mf_started(&mut self, id: JobId, alloc: &[(u32, u32)], t: Time) {
-        let Some(job) = self.jobs.get(&id) else { return };
-        let Some(assoc) = job.assoc else { return };
-        let mem = crate::reserve::rusage_mem(job);
-        let reserved_gb = alloc.iter().map(|&(_, n)| self.rusage_on_host(mem, n)).sum::<f64>() / 1024.0;
-        let Some(mf) = &mut self.mf else { return };
+        let Some(assoc) = self.jobs.get(&id).and_then(|j| j.assoc) else { return };
         let held = Held {
             slots: alloc.iter().map(|a| a.1).sum(),
             nodes: alloc.len() as u32,
-            memory_gb: reserved_gb,
+            memory_gb: self.reserved_gb(id, alloc),
             ..Held::default()
         };
+        let Some(mf) = &mut self.mf else { return };
         mf.ledger.start(id.0, assoc, mf.spec.billing.rate(&held), t);
-        mf.held.insert(id, (held, reserved_gb));
+        mf.held.insert(id, held);
+    }
+
+    /// GB that job `id`'s `rusage[mem]` reserves on the hosts of `alloc`.
+    fn reserved_gb(&self, id: JobId, alloc: &[(u32, u32)]) -> f64 {
+        let mem = self.jobs.get(&id).map_or(0.0, crate::reserve::rusage_mem);
+        alloc.iter().map(|&(_, n)| self.rusage_on_host(mem, n)).sum::<f64>() / 1024.0
     }
 
     /// A running job reports what it holds now: its memory (MB) or its
@@ -155,10 +157,14 @@ impl Engine {
     /// larger of what it uses and what its `rusage[mem]` reserved: a job
     /// holds what it reserved, and more when it uses more.
     pub(crate) fn mf_holds(&mut self, id: JobId, t: Time, memory_mb: Option<f64>, gpus: Option<u32>) {
+        let reserved_gb = match self.jobs.get(&id).map(|j| &j.state) {
+            Some(crate::engine::JobState::Running { alloc, .. }) => self.reserved_gb(id, alloc),
+            _ => return,
+        };
         let Some(mf) = &mut self.mf else { return };
-        let Some((held, reserved_gb)) = mf.held.get_mut(&id) else { return };
+        let Some(held) = mf.held.get_mut(&id) else { return };
         if let Some(mb) = memory_mb.filter(|m| m.is_finite()) {
-            held.memory_gb = (mb.max(0.0) / 1024.0).max(*reserved_gb);
+            held.memory_gb = (mb.max(0.0) / 1024.0).max(reserved_gb);
         }
         if let Some(g) = gpus {
             held.gpus = g;
