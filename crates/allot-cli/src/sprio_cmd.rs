@@ -112,13 +112,14 @@ fn priorities(c: &Charged) -> anyhow::Result<Vec<Row>> {
             if !valid_user_factor(user_factor) {
                 bail!("{what}: user_factor: expected a number from 0 to 1 (it only lowers a job's priority)");
             }
+            let slots = j.slots.unwrap_or(1);
             let inputs = JobInputs {
                 waited: j.waited,
                 fair_share,
                 qos_priority,
                 queue_priority,
-                slots: j.slots.unwrap_or(1),
-                nodes: j.nodes.unwrap_or_else(|| max.nodes(j.slots.unwrap_or(1), None)),
+                slots,
+                nodes: j.nodes.unwrap_or_else(|| max.nodes(slots, None)),
                 user_factor,
             };
             let factors = params.factors(&inputs, &max);

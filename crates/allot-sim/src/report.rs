@@ -54,7 +54,8 @@ pub const SLOWDOWN_THRESHOLD: f64 = 10.0;
 /// and the share of the cluster used versus entitled (the entitlement of
 /// the user's account in the first fairshare policy that has one, or under
 /// a multifactor policy the normalized shares of the user's associations;
-/// `null` under FCFS).
+/// `null` under FCFS), and how far from it users got week by week
+/// ([`share_error`]).
 pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Value {
     let records = &out.records;
     let first_submit = w.jobs.first().map_or(0, |j| j.submit);
@@ -160,8 +161,9 @@ pub const SHARE_WINDOW: u64 = 7 * 86_400;
 /// in them; a window where fewer than two users competed says nothing
 /// and is left out. (Comparing used with entitled shares over a whole
 /// trace, or without the caps, says little: most users ask for less than
-/// their share most of the time.) `None` when no user has an entitlement
-/// (FCFS).
+/// their share most of the time.) `None` when a user who ran has no
+/// entitlement (FCFS, or a user in no share tree): there is no fair part
+/// to measure against.
 pub fn share_error(records: &[JobRecord], entitled: &dyn Fn(&str) -> Option<f64>, window: u64) -> Option<Value> {
     let window = window.max(1);
     let mut ent: BTreeMap<&str, f64> = BTreeMap::new();
