@@ -324,10 +324,20 @@ impl Engine {
         if !expired.is_empty() {
             self.dirty = true;
         }
+        // The cycle after an expiry needs a pass only if none ran since
+        // and it could change something.
+        if self.cooldown_ends.is_some_and(|c| c <= t) {
+            self.cooldown_ends = None;
+            if self.cooldown_matters() {
+                self.dirty = true;
+            }
+        }
         if !self.dirty {
             return out;
         }
         self.dirty = false;
+        self.passes += 1;
+        self.cooldown_ends = (!expired.is_empty()).then(|| Time(t.0 + u64::from(self.config.mbd_sleep_time.max(1))));
         self.rsv_cooldown = expired;
         self.invalidate_timed_predictions();
         self.divide_pools(t);

@@ -379,6 +379,8 @@ pub struct Engine {
     pub(crate) expected_ends: BTreeSet<(Time, JobId)>,
     pub(crate) wakeups: BTreeSet<Time>,
     pub(crate) dirty: bool,
+    /// Passes that considered jobs (not those that found nothing changed).
+    pub(crate) passes: u64,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
     /// The jobs whose dependencies name a job.
@@ -397,6 +399,9 @@ pub struct Engine {
     pub(crate) rsv_hosts: BTreeSet<u32>,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
+    /// The cycle after reservations expired, when their jobs may reserve
+    /// again, while no pass has given them that chance yet.
+    pub(crate) cooldown_ends: Option<Time>,
     /// Counts of reservations given up (slots freed) and of changes that
     /// may move predicted starts, for what a pass remembers of failures.
     pub(crate) rsv_freed: u64,
@@ -541,6 +546,7 @@ impl Engine {
             expected_ends: BTreeSet::new(),
             wakeups: BTreeSet::new(),
             dirty: false,
+            passes: 0,
             ended: BTreeMap::new(),
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
@@ -550,6 +556,7 @@ impl Engine {
             rsv_hosts: BTreeSet::new(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
+            cooldown_ends: None,
             rsv_freed: 0,
             rsv_epoch: 0,
             rsv_changes: 0,

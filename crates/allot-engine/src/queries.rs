@@ -13,10 +13,14 @@ impl Engine {
     pub fn next_wakeup(&self) -> Option<Time> {
         let deadline = self.deadlines.first().map(|d| d.0);
         let accept = self.wakeups.first().copied();
-        match (deadline, accept) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let expiry = self.rsv_expiry.first().map(|e| e.0);
+        [deadline, accept, expiry, self.cooldown_ends].into_iter().flatten().min()
+    }
+
+    /// How many passes considered jobs: those that found nothing changed
+    /// since the last one returned at once and are not counted.
+    pub fn passes(&self) -> u64 {
+        self.passes
     }
 
     /// The queue a job goes to when it names none (`DEFAULT_QUEUE`).

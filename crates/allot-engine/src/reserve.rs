@@ -192,11 +192,22 @@ impl Engine {
             self.drop_reservation(id);
             expired.push(id);
         }
-        if !expired.is_empty() {
-            // The next cycle, when they may reserve again.
-            self.wakeups.insert(Time(t.0 + u64::from(self.config.mbd_sleep_time.max(1))));
-        }
         expired
+    }
+
+    /// At the cycle after reservations expired: whether a pass would
+    /// change anything for the jobs that gave them up. Nothing else has
+    /// happened since the last pass (or this pass has other work), so the
+    /// only news is that they may reserve again, and a job holding nothing
+    /// reserves nothing where nothing is free ([`Engine::reserve`]).
+    pub(crate) fn cooldown_matters(&self) -> bool {
+        self.rsv_cooldown.iter().any(|id| {
+            self.jobs.get(id).is_some_and(|job| {
+                matches!(job.state, crate::engine::JobState::Pending)
+                    && self.reserves(job)
+                    && self.host_sets[self.queues[job.queue].host_set].1.total() > 0
+            })
+        })
     }
 
     /// Gives back all that `id` holds reserved: what it frees may bring
@@ -327,7 +338,6 @@ impl Engine {
         self.refresh_hosts(&touched);
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
-        self.wakeups.insert(expires);
         self.rsv_changes += 1;
         self.reservations.insert(
             id,

@@ -56,6 +56,7 @@ pub struct Outcome {
     pub never_started: u64,
     /// (time, what the callback returned) for each report time.
     pub reports: Vec<(u64, serde_json::Value)>,
+    /// Dispatch passes that considered jobs ([`Engine::passes`]).
     pub passes: u64,
     /// Runs that ended with a code of their queue's REQUEUE_EXIT_VALUES
     /// and went back to pending (each run is a record).
@@ -166,7 +167,6 @@ pub fn run(
             next += 1;
         }
         progress(next as u64);
-        out.passes += 1;
         for d in engine.schedule(Time(t)) {
             let Decision::Start { job: id, alloc } = d else { continue };
             let Some(widx) = pending.remove(&id) else { continue };
@@ -196,6 +196,7 @@ pub fn run(
         out.reports.push((r, report(engine, Time(r))));
     }
     out.never_started = pending.len() as u64;
+    out.passes = engine.passes();
     out
 }
 

@@ -145,6 +145,60 @@ fn a_reservation_expires_and_pauses_for_one_cycle() {
     assert_eq!((since, hosts), (Time(180), vec![(0, 2)]), "a new reservation time");
 }
 
+/// The cycle after an expiry is for the job to reserve again: a pass in
+/// between gave it that chance, and the engine does not wake for the
+/// cycle; where nothing is free at the cycle, it could reserve nothing
+/// and no pass runs.
+#[test]
+fn the_cycle_after_an_expiry_wakes_the_engine_only_when_it_matters() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]");
+    let params = "Begin Parameters\nMBD_SLEEP_TIME = 30\nEnd Parameters\n";
+    let files = [("lsb.hosts", FOUR_CPUS), ("lsb.queues", q.as_str()), ("lsb.params", params)];
+
+    // A submission at 160 brings a pass: the big job reserves then, and
+    // the next wake-up is the end of that reservation's time.
+    let mut e = engine_from(&files);
+    submit(&mut e, Time(0), job("normal", 1, None, None));
+    let big = submit(&mut e, Time(0), job("normal", 4, None, None));
+    pass(&mut e, Time(0));
+    pass(&mut e, Time(150));
+    assert_eq!(e.reservation(big), None);
+    assert_eq!(e.next_wakeup(), Some(Time(180)));
+    submit(&mut e, Time(160), job("normal", 1, None, None));
+    assert_eq!(pass(&mut e, Time(160)), Vec::<u64>::new(), "the big job is first, and reserves");
+    assert_eq!(e.reservation(big), Some((Time(160), vec![(0, 3)])), "at the first pass after the expiry");
+    assert_eq!(e.next_wakeup(), Some(Time(310)), "not 180: its chance came at 160");
+
+    // Three jobs take the three slots it gave up: at 180 it could reserve
+    // nothing, and no pass runs.
+    let mut e = engine_from(&files);
+    submit(&mut e, Time(0), job("normal", 1, None, None));
+    let big = submit(&mut e, Time(0), job("normal", 4, None, None));
+    pass(&mut e, Time(0));
+    let seq: Vec<_> = (0..3).map(|_| submit(&mut e, Time(150), job("normal", 1, None, None))).collect();
+    assert_eq!(pass(&mut e, Time(150)), seq.iter().map(|j| j.0).collect::<Vec<_>>());
+    assert_eq!(e.next_wakeup(), Some(Time(180)));
+    let passes = e.passes();
+    assert_eq!(pass(&mut e, Time(180)), Vec::<u64>::new());
+    assert_eq!((e.passes(), e.reservation(big)), (passes, None), "nothing free at 180: no pass");
+    assert_eq!(e.next_wakeup(), None);
+}
+
+/// A reservation given up before its time (its job started) leaves no
+/// wake-up behind.
+#[test]
+fn a_started_job_leaves_no_wake_up_for_its_reservation() {
+    let q = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]");
+    let mut e = engine_from(&[("lsb.hosts", FOUR_CPUS), ("lsb.queues", &q)]);
+    let first = submit(&mut e, Time(0), job("normal", 1, None, None));
+    let big = submit(&mut e, Time(0), job("normal", 4, None, None));
+    pass(&mut e, Time(0));
+    assert_eq!(e.next_wakeup(), Some(Time(300)), "5 cycles of the default 60 seconds");
+    end(&mut e, Time(100), first);
+    assert_eq!(pass(&mut e, Time(100)), [big.0]);
+    assert_eq!(e.next_wakeup(), None);
+}
+
 /// Reserved slots count against the queue's and the user's job slot
 /// limits.
 #[test]
