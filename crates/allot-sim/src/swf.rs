@@ -13,6 +13,7 @@
 //! memory (field 7, KB per processor) times the processors is the memory
 //! the job reports while it runs.
 
+use std::collections::BTreeMap;
 use std::io::BufRead;
 
 use crate::workload::{Machine, Skipped, Workload, WorkloadJob};
@@ -30,13 +31,16 @@ pub enum QueueField {
 }
 
 /// Reads an SWF workload, naming queues as `queues` says.
-pub fn read(input: impl BufRead, queues: QueueField) -> std::io::Result<Workload> {
+pub fn read(mut input: impl BufRead, queues: QueueField) -> std::io::Result<Workload> {
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes)?;
     let mut w = Workload::default();
-    for (i, line) in input.split(b'\n').enumerate() {
+    w.jobs.reserve(bytes.iter().filter(|&&b| b == b'\n').count() + 1);
+    let mut names = Names::default();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line_no = i as u64 + 1;
-        let bytes = line?;
         // Curie's header has bytes that are not UTF-8; only comments do.
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(line);
         let text = text.trim();
         if text.is_empty() {
             continue;
@@ -45,13 +49,38 @@ pub fn read(input: impl BufRead, queues: QueueField) -> std::io::Result<Workload
             header(comment.trim(), &mut w.machine);
             continue;
         }
-        match job(text, line_no, queues) {
+        match job(text, line_no, queues, &mut names) {
             Ok(j) => w.jobs.push(j),
             Err(reason) => w.skipped.push(Skipped { line: line_no, reason }),
         }
     }
     w.jobs.sort_by_key(|j| (j.submit, j.line));
     Ok(w)
+}
+
+/// The names made of numbers (`user3`, `group2`, `queue1`), each made
+/// once: a trace has many jobs per user.
+#[derive(Default)]
+struct Names(BTreeMap<(&'static str, i64), String>);
+
+impl Names {
+    fn get(&mut self, prefix: &'static str, n: i64) -> String {
+        self.0.entry((prefix, n)).or_insert_with(|| format!("{prefix}{n}")).clone()
+    }
+}
+
+/// A field's number: whole numbers (nearly all of them) read directly,
+/// others as decimals.
+fn number(field: &str) -> Option<f64> {
+    let (negative, digits) = match field.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, field),
+    };
+    if !digits.is_empty() && digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        let n = digits.bytes().fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+        return Some(if negative { -n as f64 } else { n as f64 });
+    }
+    field.parse::<f64>().ok()
 }
 
 fn header(comment: &str, m: &mut Machine) {
@@ -66,13 +95,20 @@ fn header(comment: &str, m: &mut Machine) {
     }
 }
 
-fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String> {
-    let f: Vec<&str> = text.split_whitespace().collect();
-    if f.len() != 18 {
-        return Err(format!("expected 18 fields, found {}", f.len()));
+fn job(text: &str, line: u64, queues: QueueField, names: &mut Names) -> Result<WorkloadJob, String> {
+    let mut f = [""; 18];
+    let mut count = 0;
+    for field in text.split_whitespace() {
+        if let Some(slot) = f.get_mut(count) {
+            *slot = field;
+        }
+        count += 1;
+    }
+    if count != 18 {
+        return Err(format!("expected 18 fields, found {count}"));
     }
     let num = |i: usize| -> Result<f64, String> {
-        f[i].parse::<f64>().map_err(|_| format!("field {} (`{}`) is not a number", i + 1, f[i]))
+        number(f[i]).ok_or_else(|| format!("field {} (`{}`) is not a number", i + 1, f[i]))
     };
     let id = num(0)?;
     let submit = num(1)?;
@@ -102,12 +138,12 @@ fn job(text: &str, line: u64, queues: QueueField) -> Result<WorkloadJob, String>
         id: id.max(0.0) as u64,
         line,
         submit: submit as u64,
-        user: format!("user{}", user as i64),
-        group: (group >= 0.0).then(|| format!("group{}", group as i64)),
+        user: names.get("user", user as i64),
+        group: (group >= 0.0).then(|| names.get("group", group as i64)),
         charge_group: None,
         queue: match queues {
-            QueueField::Queue if queue >= 0.0 => Some(format!("queue{}", queue as i64)),
-            QueueField::Partition if partition >= 0.0 => Some(format!("partition{}", partition as i64)),
+            QueueField::Queue if queue >= 0.0 => Some(names.get("queue", queue as i64)),
+            QueueField::Partition if partition >= 0.0 => Some(names.get("partition", partition as i64)),
             _ => None,
         },
         slots,
@@ -170,6 +206,20 @@ mod tests {
             reasons,
             [(6, "unknown run time"), (8, "unknown number of processors"), (9, "expected 18 fields, found 4")]
         );
+    }
+
+    /// Whole numbers are read directly; anything else as `f64` reads it.
+    #[test]
+    fn numbers_read_as_decimals_do() {
+        for s in ["0", "-1", "42", "007", "-0", "123456789012345", "1234567890123456789", "12.5", "+3", "1e3", "-2.25"]
+        {
+            assert_eq!(number(s), s.parse::<f64>().ok(), "{s}");
+        }
+        for s in ["", "-", "x1", "1x", "--1", "1-"] {
+            assert_eq!(number(s), None, "{s:?}");
+        }
+        let w = read("1 0 0 10 1 -1 -1 1 sixty -1 1 1 1 -1 3 7 -1 -1\n".as_bytes(), QueueField::None).expect("read");
+        assert_eq!(w.skipped[0].reason, "field 9 (`sixty`) is not a number");
     }
 
     #[test]
