@@ -102,6 +102,18 @@ impl Unit {
         }
     }
 
+    /// What stands in a unit's place while it is dispatched: allocates
+    /// nothing.
+    fn placeholder() -> Self {
+        Unit {
+            queues: Vec::new(),
+            kind: UnitKind::Fcfs,
+            fcfs: BTreeSet::new(),
+            by_account: BTreeMap::new(),
+            backlogs: BTreeMap::new(),
+        }
+    }
+
     fn new(kind: UnitKind, queue: usize) -> Self {
         Unit {
             queues: vec![queue],
@@ -345,7 +357,7 @@ impl Engine {
         // Each unit's selector computes priorities afresh.
         self.share_touched.clear();
         for u in 0..self.units.len() {
-            let mut unit = std::mem::replace(&mut self.units[u], Unit::new(UnitKind::Fcfs, 0));
+            let mut unit = std::mem::replace(&mut self.units[u], Unit::placeholder());
             match unit.kind {
                 UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut failed, &mut out),
                 UnitKind::Fairshare { policy } => self.dispatch_fairshare(&mut unit, policy, t, &mut failed, &mut out),
@@ -556,10 +568,14 @@ impl Engine {
             Some(s) => s.reuse(tree, t, &inputs, accounts),
             None => Selector::for_accounts(tree, t, &inputs, accounts),
         };
-        // Per account, the last job tried in this pass.
-        let mut cursor: Vec<Option<Place>> = vec![None; self.fairshare.policies[policy].tree.len()];
+        // Per account, the last job tried in this unit's turn (entries of
+        // earlier turns are stale: nothing is cleared between them).
+        let mut cursor = std::mem::take(&mut self.cursors);
+        cursor.resize(self.fairshare.policies[policy].tree.len(), None);
+        self.cursor_turn += 1;
+        let pass = self.cursor_turn;
         while let Some(leaf) = sel.next() {
-            let tried = cursor[leaf.0 as usize];
+            let tried = cursor[leaf.0 as usize].filter(|c| c.0 == pass).map(|c| c.1);
             if unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t)) {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
@@ -570,18 +586,20 @@ impl Engine {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             };
-            cursor[leaf.0 as usize] = Some(place);
+            cursor[leaf.0 as usize] = Some((pass, place));
             let started = if holders.contains(&place.id) { Err(()) } else { self.try_start(place.id, t, failed) };
             // Reserved slots changed these accounts' priorities.
             // (A start refreshes its own account below.)
             let mut touched = std::mem::take(&mut self.share_touched);
             touched.sort_unstable();
             touched.dedup();
-            for (p, account) in touched {
+            for &(p, account) in &touched {
                 if p == policy && (account != leaf || started.is_err()) {
                     sel.refresh_path(&self.fairshare.policies[policy].tree, account, &inputs);
                 }
             }
+            touched.clear();
+            self.share_touched = touched;
             if let Ok(d) = started {
                 out.push(d);
                 if let Some(job) = self.jobs.get(&place.id) {
@@ -599,6 +617,7 @@ impl Engine {
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
         }
         self.selectors[policy] = Some(sel);
+        self.cursors = cursor;
     }
 
     /// Each slot pool's division for this pass ([`crate::pools`]).

@@ -416,6 +416,12 @@ pub struct Engine {
     /// Each policy's selector of the last pass, its memory reused by the
     /// next ([`crate::shares::Selector::reuse`]).
     pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
+    /// Per share account, a fairshare unit's turn in a pass and the last
+    /// job of the account tried in it; the number of turns so far.
+    pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
+    pub(crate) cursor_turn: u64,
+    /// [`Engine::refresh_hosts`]'s list, its memory kept.
+    pub(crate) refresh_scratch: Vec<(usize, usize, u32)>,
     /// The multifactor policy's state, when the cluster has one.
     pub(crate) mf: Option<crate::multifactor::live::MfState>,
     /// Hosts down or held by an exclusive compute unit job.
@@ -563,6 +569,9 @@ impl Engine {
             rsv_index: crate::predict::RsvIndex::default(),
             share_touched: Vec::new(),
             selectors: vec![None; policies],
+            cursors: Vec::new(),
+            cursor_turn: 0,
+            refresh_scratch: Vec::new(),
             mf,
             hosts_blocked: 0,
         }
@@ -687,20 +696,19 @@ impl Engine {
             }
             return;
         }
-        let mut per_set: Vec<(usize, Vec<(usize, u32)>)> = Vec::new();
+        // Set, position, free: by set, positions ascending.
+        let mut items = std::mem::take(&mut self.refresh_scratch);
+        items.clear();
         for &h in hs {
             let host = &self.hosts[h as usize];
             let free = host.indexed_free();
-            for &(set, pos) in &host.in_sets {
-                match per_set.iter_mut().find(|s| s.0 == set) {
-                    Some(s) => s.1.push((pos, free)),
-                    None => per_set.push((set, vec![(pos, free)])),
-                }
-            }
+            items.extend(host.in_sets.iter().map(|&(set, pos)| (set, pos, free)));
         }
-        for (set, items) in per_set {
-            self.host_sets[set].1.set_many(&items);
+        items.sort_unstable();
+        for chunk in items.chunk_by(|a, b| a.0 == b.0) {
+            self.host_sets[chunk[0].0].1.set_many(chunk.iter().map(|&(_, pos, free)| (pos, free)));
         }
+        self.refresh_scratch = items;
     }
 
     fn add_cpu(&mut self, id: JobId, t: Time, seconds: f64) {

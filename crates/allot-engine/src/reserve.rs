@@ -227,7 +227,7 @@ impl Engine {
         for &(h, _, _) in &r.hosts {
             self.unreserve_quietly(h, id);
         }
-        let hosts: Vec<u32> = r.hosts.iter().map(|x| x.0).collect();
+        let hosts: SmallVec<[u32; 32]> = r.hosts.iter().map(|x| x.0).collect();
         self.refresh_hosts(&hosts);
         Some(r)
     }
@@ -295,13 +295,13 @@ impl Engine {
         if hosts.is_empty() && !holds {
             return;
         }
-        let mut held: Vec<(u32, u32, f64)> =
-            self.reservations.get(&id).map_or(Vec::new(), |r| r.hosts.iter().copied().collect());
+        let mut held: SmallVec<[(u32, u32, f64); 16]> =
+            self.reservations.get(&id).map_or(SmallVec::new(), |r| r.hosts.iter().copied().collect());
         held.sort_unstable_by_key(|x| x.0);
         let on = |h: u32| held.binary_search_by_key(&h, |x| x.0).map_or((0, 0.0), |i| (held[i].1, held[i].2));
         // Whether it only took more, and how many slots more: slots no
         // longer free to the others, for good.
-        let mut now: Vec<(u32, u32)> = hosts.iter().map(|x| (x.0, x.1)).collect();
+        let mut now: SmallVec<[(u32, u32); 32]> = hosts.iter().map(|x| (x.0, x.1)).collect();
         now.sort_unstable();
         let grew =
             holds && held.iter().all(|&(h, n, _)| now.binary_search_by_key(&h, |x| x.0).is_ok_and(|i| now[i].1 >= n));
@@ -314,7 +314,7 @@ impl Engine {
                     self.set_reserved(h, id, (n, m), was);
                 }
             }
-            let touched: Vec<u32> = hosts.iter().map(|x| x.0).collect();
+            let touched: SmallVec<[u32; 32]> = hosts.iter().map(|x| x.0).collect();
             self.refresh_hosts(&touched);
             if let Some(r) = self.reservations.get_mut(&id) {
                 r.hosts = hosts;
@@ -334,7 +334,7 @@ impl Engine {
         for &(h, n, m) in &hosts {
             self.set_reserved(h, id, (n, m), (0, 0.0));
         }
-        let touched: Vec<u32> = hosts.iter().map(|x| x.0).collect();
+        let touched: SmallVec<[u32; 32]> = hosts.iter().map(|x| x.0).collect();
         self.refresh_hosts(&touched);
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));

@@ -42,9 +42,9 @@ impl SlotIndex {
 
     /// Sets many positions at once, `items` in ascending position: each
     /// sum above them is computed once, not once per position below it.
-    pub fn set_many(&mut self, items: &[(usize, u32)]) {
-        let mut level: Vec<usize> = Vec::with_capacity(items.len());
-        for &(pos, free) in items {
+    pub fn set_many(&mut self, items: impl IntoIterator<Item = (usize, u32)>) {
+        let mut level: smallvec::SmallVec<[usize; 64]> = smallvec::SmallVec::new();
+        for (pos, free) in items {
             self.sums[self.size + pos] = u64::from(free);
             let parent = (self.size + pos) / 2;
             if level.last() != Some(&parent) {
@@ -114,7 +114,7 @@ mod tests {
         for &(p, f) in &items {
             one.set(p, f);
         }
-        many.set_many(&items);
+        many.set_many(items);
         assert_eq!(one.sums, many.sums);
         assert_eq!(many.total(), 2 + 9 + 1 + 5 + 6);
     }
