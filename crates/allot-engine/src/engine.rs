@@ -396,7 +396,7 @@ pub struct Engine {
     /// any, when each expires, and the jobs whose reservation expired in
     /// this pass.
     pub(crate) reservations: BTreeMap<JobId, crate::reserve::Reservation>,
-    pub(crate) rsv_hosts: BTreeSet<u32>,
+    pub(crate) rsv_hosts: crate::slots::HostBits,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
     /// The cycle after reservations expired, when their jobs may reserve
@@ -559,7 +559,7 @@ impl Engine {
             arrays: BTreeMap::new(),
             cus,
             reservations: BTreeMap::new(),
-            rsv_hosts: BTreeSet::new(),
+            rsv_hosts: crate::slots::HostBits::default(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,

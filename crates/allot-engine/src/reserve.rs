@@ -167,7 +167,7 @@ impl Engine {
             View::Own(id) | View::Reserve(id) => {
                 Box::new(self.reservations.get(&id).into_iter().flat_map(|r| r.hosts.iter().map(|h| h.0)))
             }
-            View::Backfill { .. } => Box::new(self.rsv_hosts.iter().copied()),
+            View::Backfill { .. } => Box::new(self.rsv_hosts.iter()),
         }
     }
 
@@ -247,7 +247,7 @@ impl Engine {
             host.rsv_mem = (host.rsv_mem - m).max(0.0);
         }
         if host.rsv.is_empty() {
-            self.rsv_hosts.remove(&h);
+            self.rsv_hosts.remove(h);
         }
     }
 

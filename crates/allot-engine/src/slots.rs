@@ -101,10 +101,78 @@ impl SlotIndex {
     }
 }
 
+/// A set of host indexes as bits: insertion, removal and emptiness in
+/// constant time, iteration in host order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HostBits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl HostBits {
+    pub(crate) fn insert(&mut self, h: u32) {
+        let (w, bit) = (h as usize / 64, 1u64 << (h % 64));
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        if self.words[w] & bit == 0 {
+            self.words[w] |= bit;
+            self.len += 1;
+        }
+    }
+
+    pub(crate) fn remove(&mut self, h: u32) {
+        if let Some(word) = self.words.get_mut(h as usize / 64) {
+            let bit = 1u64 << (h % 64);
+            if *word & bit != 0 {
+                *word &= !bit;
+                self.len -= 1;
+            }
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().filter(|(_, w)| **w != 0).flat_map(|(i, &w)| {
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (i * 64) as u32 + b
+                })
+            })
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Any sequence of insertions and removals leaves what a BTreeSet
+        /// would hold, in the same order.
+        #[test]
+        fn host_bits_hold_what_a_set_would(ops in prop::collection::vec((any::<bool>(), 0u32..300), 0..200)) {
+            let (mut bits, mut set) = (HostBits::default(), std::collections::BTreeSet::new());
+            for (add, h) in ops {
+                if add {
+                    bits.insert(h);
+                    set.insert(h);
+                } else {
+                    bits.remove(h);
+                    set.remove(&h);
+                }
+                prop_assert_eq!(bits.is_empty(), set.is_empty());
+            }
+            prop_assert_eq!(bits.iter().collect::<Vec<_>>(), set.into_iter().collect::<Vec<_>>());
+        }
+    }
 
     #[test]
     fn set_many_is_set_one_by_one() {
