@@ -188,6 +188,9 @@ pub enum Event {
 
 /// Where a running job runs: most jobs use one or two hosts.
 pub(crate) type Alloc = SmallVec<[(u32, u32); 2]>;
+
+/// Host set index and slots: what an allocation holds in each host set.
+pub(crate) type SlotsBySet = SmallVec<[(u32, u32); 2]>;
 /// The accounts a running job is charged to: almost always one.
 pub(crate) type Charges = SmallVec<[(usize, NodeId, JobCharge); 1]>;
 
@@ -375,8 +378,9 @@ pub struct Engine {
     pub(crate) deadlines: BTreeSet<(Time, JobId)>,
     /// When each running job is expected to end ([`Engine::expected_end`]):
     /// what predicted starts count on. A job still running past its entry
-    /// leaves it, and has no end to count on.
-    pub(crate) expected_ends: BTreeSet<(Time, JobId)>,
+    /// leaves it, and has no end to count on. With each, the slots it
+    /// holds in each host set ([`Engine::slots_by_set`]).
+    pub(crate) expected_ends: BTreeMap<(Time, JobId), SlotsBySet>,
     pub(crate) wakeups: BTreeSet<Time>,
     pub(crate) dirty: bool,
     /// Passes that considered jobs (not those that found nothing changed).
@@ -549,7 +553,7 @@ impl Engine {
             jobs: JobTable::new(1),
             next_id: 1,
             deadlines: BTreeSet::new(),
-            expected_ends: BTreeSet::new(),
+            expected_ends: BTreeMap::new(),
             wakeups: BTreeSet::new(),
             dirty: false,
             passes: 0,
@@ -685,6 +689,20 @@ impl Engine {
         for &(set, pos) in &host.in_sets {
             self.host_sets[set].1.set(pos, free);
         }
+    }
+
+    /// What `alloc` holds in each host set its hosts are in.
+    pub(crate) fn slots_by_set(&self, alloc: &[(u32, u32)]) -> SlotsBySet {
+        let mut by_set = SlotsBySet::new();
+        for &(h, n) in alloc {
+            for &(set, _) in &self.hosts[h as usize].in_sets {
+                match by_set.iter_mut().find(|s| s.0 as usize == set) {
+                    Some(s) => s.1 += n,
+                    None => by_set.push((set as u32, n)),
+                }
+            }
+        }
+        by_set
     }
 
     /// [`Engine::refresh_host`] for many hosts, in ascending order: the

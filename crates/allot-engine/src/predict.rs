@@ -230,13 +230,18 @@ impl Engine {
         // The first end after which it fits; the spare slots count every
         // end at that time.
         let mut fits: Option<Time> = None;
-        for &(end, jid) in &self.expected_ends {
+        for (&(end, jid), by_set) in &self.expected_ends {
             if let Some(p) = fits.filter(|&p| end > p) {
                 return (Some(p.max(t)), spare(total));
             }
-            let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
-            for &(h, n) in alloc.iter().filter(|a| in_set(a.0)) {
-                total += gain(h, n);
+            if sums {
+                // Every host gives all it frees: the slots in the set tell.
+                total += by_set.iter().find(|s| s.0 as usize == q.host_set).map_or(0, |s| u64::from(s.1));
+            } else {
+                let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
+                for &(h, n) in alloc.iter().filter(|a| in_set(a.0)) {
+                    total += gain(h, n);
+                }
             }
             if total >= u64::from(job.slots) && fits.is_none() {
                 fits = Some(end);
@@ -260,7 +265,7 @@ impl Engine {
         if fits(None) {
             return Some(t);
         }
-        let ends: Vec<(Time, JobId)> = self.expected_ends.iter().copied().collect();
+        let ends: Vec<(Time, JobId)> = self.expected_ends.keys().copied().collect();
         // The numbers of ends released at each distinct end time.
         let cuts: Vec<usize> = (1..=ends.len()).filter(|&m| m == ends.len() || ends[m].0 != ends[m - 1].0).collect();
         let fits_after = |c: usize| {

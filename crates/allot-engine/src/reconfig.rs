@@ -178,7 +178,8 @@ impl Engine {
                     self.deadlines.insert((end, id));
                 }
                 if let Some(end) = self.expected_end(&job, start) {
-                    self.expected_ends.insert((end, id));
+                    let by_set = self.slots_by_set(&alloc);
+                    self.expected_ends.insert((end, id), by_set);
                 }
                 self.jobs.insert(id, job);
                 self.array_runs(id);

@@ -274,7 +274,9 @@ impl Engine {
         }
         let Some(job) = self.jobs.get(&id) else { return };
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
-        let alloc = self.place(job, t, &ask).unwrap_or_default();
+        let fresh = simple && !self.reservations.contains_key(&id);
+        let alloc =
+            if fresh { self.first_fit_free(job, t, &ask) } else { self.place(job, t, &ask).unwrap_or_default() };
         let mem = rusage_mem(job);
         let hosts: SmallVec<[(u32, u32, f64); 4]> = alloc
             .iter()
@@ -430,6 +432,35 @@ impl Engine {
         }
         self.reservation_grew(id, taken, false);
         true
+    }
+
+    /// What placing `job` (without requirements, memory or per-host
+    /// limits, holding nothing reserved) under `ask` gives: first fit over
+    /// the free hosts in host order, each giving what it can, up to the
+    /// ask's most. The free-slot index finds the hosts.
+    fn first_fit_free(&self, job: &Job, t: Time, ask: &Ask) -> crate::engine::Alloc {
+        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
+        let mut alloc = crate::engine::Alloc::new();
+        let mut total = 0;
+        let mut next = index.next_free(0);
+        while let Some(i) = next {
+            let h = members[i];
+            let cap = self.host_cap(h, job, t, ask).min(ask.max - total);
+            if cap > 0 {
+                alloc.push((h, cap));
+                total += cap;
+                if total >= ask.max {
+                    break;
+                }
+            }
+            next = index.next_free(i + 1);
+        }
+        if total < ask.min {
+            alloc.clear();
+        }
+        alloc.sort_unstable();
+        debug_assert_eq!(alloc, self.place(job, t, ask).unwrap_or_default(), "first fit of job {}", job.slots);
+        alloc
     }
 
     /// `id` holds `now` (slots, MB) on host `h`, where it held `was`; the

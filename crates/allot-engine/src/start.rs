@@ -79,7 +79,8 @@ impl Engine {
             self.deadlines.insert((end, id));
         }
         if let Some(e) = expected {
-            self.expected_ends.insert((e, id));
+            let by_set = self.slots_by_set(&alloc);
+            self.expected_ends.insert((e, id), by_set);
             if Some(e) != end {
                 // Past its estimate it has no end to count on.
                 self.wakeups.insert(e);
