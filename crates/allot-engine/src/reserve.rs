@@ -437,7 +437,9 @@ impl Engine {
     /// What placing `job` (without requirements, memory or per-host
     /// limits, holding nothing reserved) under `ask` gives: first fit over
     /// the free hosts in host order, each giving what it can, up to the
-    /// ask's most. The free-slot index finds the hosts.
+    /// ask's most: [`Engine::place`]'s first fit, with no candidate beyond
+    /// the free hosts (members are in host order). The free-slot index
+    /// finds the hosts.
     fn first_fit_free(&self, job: &Job, t: Time, ask: &Ask) -> crate::engine::Alloc {
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let mut alloc = crate::engine::Alloc::new();
@@ -458,7 +460,6 @@ impl Engine {
         if total < ask.min {
             alloc.clear();
         }
-        alloc.sort_unstable();
         debug_assert_eq!(alloc, self.place(job, t, ask).unwrap_or_default(), "first fit of job {}", job.slots);
         alloc
     }
