@@ -54,8 +54,10 @@ pub const SLOWDOWN_THRESHOLD: f64 = 10.0;
 /// and the share of the cluster used versus entitled (the entitlement of
 /// the user's account in the first fairshare policy that has one, or under
 /// a multifactor policy the normalized shares of the user's associations;
-/// `null` under FCFS), and how far from it users got week by week
-/// ([`share_error`]).
+/// `null` under FCFS), how far from it users got week by week
+/// ([`share_error`]), and the dispatch passes that considered jobs
+/// (`dispatch_passes`: instants at which nothing had changed since the
+/// last pass do not count).
 pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Value {
     let records = &out.records;
     let first_submit = w.jobs.first().map_or(0, |j| j.submit);
