@@ -160,15 +160,16 @@ impl Engine {
         self.reservations.get(&id).and_then(|r| r.predicted.flatten()).is_some_and(|p| p >= until)
     }
 
-    /// Hosts a view sees reserved slots on, beyond the free ones.
-    pub(crate) fn view_hosts<'a>(&'a self, ask: &Ask) -> Box<dyn Iterator<Item = u32> + 'a> {
-        match ask.view {
-            View::Free => Box::new(std::iter::empty()),
-            View::Own(id) | View::Reserve(id) => {
-                Box::new(self.reservations.get(&id).into_iter().flat_map(|r| r.hosts.iter().map(|h| h.0)))
-            }
-            View::Backfill { .. } => Box::new(self.rsv_hosts.iter()),
-        }
+    /// Hosts a view sees reserved slots on, beyond the free ones: the
+    /// job's own reservation's, or with backfill every reservation's.
+    /// (One iterator type for every view: placement asks this each time.)
+    pub(crate) fn view_hosts(&self, ask: &Ask) -> impl Iterator<Item = u32> + '_ {
+        let own = match ask.view {
+            View::Own(id) | View::Reserve(id) => self.reservations.get(&id),
+            View::Free | View::Backfill { .. } => None,
+        };
+        let all = matches!(ask.view, View::Backfill { .. }).then(|| self.rsv_hosts.iter());
+        own.into_iter().flat_map(|r| r.hosts.iter().map(|h| h.0)).chain(all.into_iter().flatten())
     }
 
     /// Slots reserved by jobs other than `except` for which `counts` holds
@@ -274,9 +275,7 @@ impl Engine {
         }
         let Some(job) = self.jobs.get(&id) else { return };
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
-        let fresh = simple && !self.reservations.contains_key(&id);
-        let alloc =
-            if fresh { self.first_fit_free(job, t, &ask) } else { self.place(job, t, &ask).unwrap_or_default() };
+        let alloc = self.place(job, t, &ask).unwrap_or_default();
         let mem = rusage_mem(job);
         let hosts: SmallVec<[(u32, u32, f64); 4]> = alloc
             .iter()
@@ -432,36 +431,6 @@ impl Engine {
         }
         self.reservation_grew(id, taken, false);
         true
-    }
-
-    /// What placing `job` (without requirements, memory or per-host
-    /// limits, holding nothing reserved) under `ask` gives: first fit over
-    /// the free hosts in host order, each giving what it can, up to the
-    /// ask's most: [`Engine::place`]'s first fit, with no candidate beyond
-    /// the free hosts (members are in host order). The free-slot index
-    /// finds the hosts.
-    fn first_fit_free(&self, job: &Job, t: Time, ask: &Ask) -> crate::engine::Alloc {
-        let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
-        let mut alloc = crate::engine::Alloc::new();
-        let mut total = 0;
-        let mut next = index.next_free(0);
-        while let Some(i) = next {
-            let h = members[i];
-            let cap = self.host_cap(h, job, t, ask).min(ask.max - total);
-            if cap > 0 {
-                alloc.push((h, cap));
-                total += cap;
-                if total >= ask.max {
-                    break;
-                }
-            }
-            next = index.next_free(i + 1);
-        }
-        if total < ask.min {
-            alloc.clear();
-        }
-        debug_assert_eq!(alloc, self.place(job, t, ask).unwrap_or_default(), "first fit of job {}", job.slots);
-        alloc
     }
 
     /// `id` holds `now` (slots, MB) on host `h`, where it held `was`; the
