@@ -25,7 +25,8 @@
 //!
 //! Within a unit, the job's `span` shapes its share over the unit's hosts.
 
-use crate::engine::{Alloc, Engine, HostState, Rejection};
+use crate::engine::{Alloc, Engine, Rejection};
+use crate::hosts::HostState;
 use crate::model::EngineConfig;
 use crate::resreq::{CuPref, CuReq, ResReq, Span};
 

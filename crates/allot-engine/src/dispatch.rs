@@ -32,7 +32,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::engine::{Decision, Engine, HostState, Job, JobId, JobState, KillReason, QueueState};
+use crate::engine::{Decision, Engine, Job, JobId, JobState, KillReason, QueueState};
+use crate::hosts::HostState;
 use crate::pools::{PoolQueue, entitlements};
 use crate::reserve::{Ask, View};
 use crate::shares::priority::PriorityInputs;
@@ -573,9 +574,9 @@ impl Engine {
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.resize(self.fairshare.policies[policy].tree.len(), None);
         self.cursor_turn += 1;
-        let pass = self.cursor_turn;
+        let turn = self.cursor_turn;
         while let Some(leaf) = sel.next() {
-            let tried = cursor[leaf.0 as usize].filter(|c| c.0 == pass).map(|c| c.1);
+            let tried = cursor[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
             if unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t)) {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
@@ -586,7 +587,7 @@ impl Engine {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             };
-            cursor[leaf.0 as usize] = Some((pass, place));
+            cursor[leaf.0 as usize] = Some((turn, place));
             let started = if holders.contains(&place.id) { Err(()) } else { self.try_start(place.id, t, failed) };
             // Reserved slots changed these accounts' priorities.
             // (A start refreshes its own account below.)

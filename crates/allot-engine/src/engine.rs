@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use crate::deps::Dependency;
 use crate::dispatch::{Unit, build_units};
+use crate::hosts::{HostState, SlotsBySet};
 use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
 use crate::pools::Accumulated;
@@ -189,8 +190,6 @@ pub enum Event {
 /// Where a running job runs: most jobs use one or two hosts.
 pub(crate) type Alloc = SmallVec<[(u32, u32); 2]>;
 
-/// Host set index and slots: what an allocation holds in each host set.
-pub(crate) type SlotsBySet = SmallVec<[(u32, u32); 2]>;
 /// The accounts a running job is charged to: almost always one.
 pub(crate) type Charges = SmallVec<[(usize, NodeId, JobCharge); 1]>;
 
@@ -265,49 +264,6 @@ impl Job {
     pub(crate) fn constrained(&self) -> bool {
         self.res.is_some() || self.picks.is_some() || self.exclusive
     }
-}
-
-impl HostState {
-    /// Down, or held by an exclusive compute unit job: gives no job slots.
-    pub(crate) fn blocked(&self) -> bool {
-        !self.up || self.excl_locks > 0
-    }
-
-    /// Slots neither in use nor reserved.
-    pub(crate) fn unclaimed(&self) -> u32 {
-        self.slots.saturating_sub(self.used + self.rsv_slots)
-    }
-
-    /// What the free-slot indexes hold for the host: none while it is down.
-    fn indexed_free(&self) -> u32 {
-        if self.up { self.unclaimed() } else { 0 }
-    }
-}
-
-pub(crate) struct HostState {
-    pub(crate) name: String,
-    pub(crate) slots: u32,
-    pub(crate) cpus: u32,
-    pub(crate) attrs: crate::model::HostAttrs,
-    pub(crate) used: u32,
-    /// MB held by running jobs' `rusage[mem=...]`.
-    pub(crate) mem_reserved: f64,
-    /// Running `cu[excl]` jobs whose compute units hold this host: while
-    /// any does, no other job is placed here.
-    pub(crate) excl_locks: u32,
-    /// What pending jobs hold reserved here ([`crate::reserve`]): per job
-    /// (slots, MB), and the totals.
-    pub(crate) rsv: SmallVec<[(JobId, u32, f64); 1]>,
-    pub(crate) rsv_slots: u32,
-    pub(crate) rsv_mem: f64,
-    pub(crate) up: bool,
-    /// Host sets (index, position) this host belongs to.
-    pub(crate) in_sets: Vec<(usize, usize)>,
-    /// The partition policy this host belongs to.
-    pub(crate) partition: Option<usize>,
-    /// Slots in use per queue here, and when the queue last started a job
-    /// here (for PJOB_LIMIT, HJOB_LIMIT and JOB_ACCEPT_INTERVAL).
-    pub(crate) per_queue: BTreeMap<usize, (u32, Time)>,
 }
 
 pub(crate) struct QueueState {
@@ -669,64 +625,6 @@ impl Engine {
             }
         }
         self.dirty = true;
-    }
-
-    fn set_host_up(&mut self, h: u32, up: bool) {
-        if let Some(host) = self.hosts.get_mut(h as usize) {
-            let was = host.blocked();
-            host.up = up;
-            self.hosts_blocked = self.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
-            self.refresh_host(h);
-            self.invalidate_predictions();
-            self.dirty = true;
-        }
-    }
-
-    /// Brings the host's free count up to date in every host set it is in.
-    pub(crate) fn refresh_host(&mut self, h: u32) {
-        let host = &self.hosts[h as usize];
-        let free = host.indexed_free();
-        for &(set, pos) in &host.in_sets {
-            self.host_sets[set].1.set(pos, free);
-        }
-    }
-
-    /// What `alloc` holds in each host set its hosts are in.
-    pub(crate) fn slots_by_set(&self, alloc: &[(u32, u32)]) -> SlotsBySet {
-        let mut by_set = SlotsBySet::new();
-        for &(h, n) in alloc {
-            for &(set, _) in &self.hosts[h as usize].in_sets {
-                match by_set.iter_mut().find(|s| s.0 as usize == set) {
-                    Some(s) => s.1 += n,
-                    None => by_set.push((set as u32, n)),
-                }
-            }
-        }
-        by_set
-    }
-
-    /// [`Engine::refresh_host`] for many hosts, in ascending order: the
-    /// free-slot indexes recompute each sum above them once.
-    pub(crate) fn refresh_hosts(&mut self, hs: &[u32]) {
-        if hs.len() < 8 {
-            for &h in hs {
-                self.refresh_host(h);
-            }
-            return;
-        }
-        // Set, position, free: by set, positions ascending.
-        let mut items = std::mem::take(&mut self.refresh_scratch);
-        items.clear();
-        for &h in hs {
-            let host = &self.hosts[h as usize];
-            let free = host.indexed_free();
-            items.extend(host.in_sets.iter().map(|&(set, pos)| (set, pos, free)));
-        }
-        items.sort_unstable();
-        for chunk in items.chunk_by(|a, b| a.0 == b.0) {
-            self.host_sets[chunk[0].0].1.set_many(chunk.iter().map(|&(_, pos, free)| (pos, free)));
-        }
-        self.refresh_scratch = items;
     }
 
     fn add_cpu(&mut self, id: JobId, t: Time, seconds: f64) {

@@ -24,7 +24,8 @@
 
 use smallvec::SmallVec;
 
-use crate::engine::{Alloc, Engine, HostState, Job, Rejection};
+use crate::engine::{Alloc, Engine, Job, Rejection};
+use crate::hosts::HostState;
 use crate::model::HostPick;
 use crate::reserve::{Ask, View, rusage_mem};
 use crate::resreq::{ResReq, Span, Value, higher_is_better};

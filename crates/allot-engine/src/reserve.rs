@@ -44,7 +44,8 @@
 
 use smallvec::SmallVec;
 
-use crate::engine::{Engine, HostState, Job, JobId};
+use crate::engine::{Engine, Job, JobId};
+use crate::hosts::HostState;
 use crate::placement::free_mem;
 use crate::shares::NodeId;
 use crate::time::Time;
