@@ -136,21 +136,28 @@ impl Unit {
 struct Backlog {
     other: u32,
     /// The other jobs, per queue, slots asked and own run limit (`None`:
-    /// the queue's).
-    asks: BTreeMap<(usize, u32, Option<u64>), u32>,
+    /// the queue's), with how many ask it, in key order. (A sorted vector:
+    /// an account's distinct asks are few, and the pass reads them often.)
+    asks: Vec<(Demand, u32)>,
 }
+
+/// Queue, slots asked, own run limit.
+type Demand = (usize, u32, Option<u64>);
 
 impl Backlog {
     fn change(&mut self, job: &Job, plain: bool, add: bool) {
         if plain {
             let key = (job.queue, job.slots, job.run_limit);
-            if add {
-                *self.asks.entry(key).or_default() += 1;
-            } else if let std::collections::btree_map::Entry::Occupied(mut e) = self.asks.entry(key) {
-                *e.get_mut() -= 1;
-                if *e.get() == 0 {
-                    e.remove();
+            match self.asks.binary_search_by_key(&key, |a| a.0) {
+                Ok(i) if add => self.asks[i].1 += 1,
+                Ok(i) => {
+                    self.asks[i].1 -= 1;
+                    if self.asks[i].1 == 0 {
+                        self.asks.remove(i);
+                    }
                 }
+                Err(i) if add => self.asks.insert(i, (key, 1)),
+                Err(_) => {}
             }
         } else if add {
             self.other += 1;
@@ -495,12 +502,12 @@ impl Engine {
             return false;
         }
         failed.sync(self.rsv_freed, self.rsv_epoch);
-        let mut next = b.asks.keys().next().map(|k| k.0);
-        while let Some(q) = next {
-            let asks = b.asks.range((q, 0, None)..=(q, u32::MAX, Some(u64::MAX)));
-            let (Some((&(_, least, _), _)), Some((&(_, most, _), _))) = (asks.clone().next(), asks.last()) else {
-                return false;
-            };
+        let mut rest = &b.asks[..];
+        while let Some(&((q, least, _), _)) = rest.first() {
+            let len = rest.partition_point(|a| a.0.0 == q);
+            let (asks, after) = rest.split_at(len);
+            rest = after;
+            let most = asks[len - 1].0.1;
             let spec = &self.queues[q].spec;
             let free = self.host_sets[self.queues[q].host_set].1.total();
             let no_start = u64::from(least) > free || least >= failed.start[q];
@@ -513,8 +520,7 @@ impl Engine {
                 let mut shortest = u64::MAX;
                 // The asks in key order: by slots, then the queue's limit
                 // (`None`) before own limits, shortest first.
-                let asks = b.asks.range((q, 0, None)..=(q, u32::MAX, Some(u64::MAX)));
-                let mut asks = asks.map(|(k, _)| (k.1, k.2)).peekable();
+                let mut asks = asks.iter().map(|(k, _)| (k.1, k.2)).peekable();
                 while let Some((n, first)) = asks.next() {
                     let own = match first {
                         Some(l) => Some(l),
@@ -539,7 +545,6 @@ impl Engine {
                     }
                 }
             }
-            next = b.asks.range((q + 1, 0, None)..).next().map(|k| k.0.0);
         }
         true
     }

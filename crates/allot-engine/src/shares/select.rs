@@ -108,6 +108,10 @@ pub struct Selector {
     pending: Vec<u64>,
     /// Per node, its children that have pending work, best first.
     ready: Vec<Siblings>,
+    /// The nodes whose priority is known, the top's aside: all that a
+    /// reuse has to set back (a node with pending work, or ready
+    /// children, has its priority known).
+    touched: Vec<u32>,
 }
 
 impl Selector {
@@ -119,6 +123,7 @@ impl Selector {
             sel.prio[i] = tree.priority(NodeId(i as u32), t, inputs);
         }
         sel.known.fill(true);
+        sel.touched = (1..tree.len() as u32).collect();
         sel
     }
 
@@ -135,7 +140,15 @@ impl Selector {
         if let Some(top) = known.first_mut() {
             *top = true;
         }
-        Selector { t, prio: vec![0.0; n], known, pos, pending: vec![0; n], ready: vec![Siblings::default(); n] }
+        Selector {
+            t,
+            prio: vec![0.0; n],
+            known,
+            pos,
+            pending: vec![0; n],
+            ready: vec![Siblings::default(); n],
+            touched: Vec::new(),
+        }
     }
 
     /// As [`Selector::new`] followed by [`Selector::set_pending`] for each
@@ -166,18 +179,17 @@ impl Selector {
         }
         self.grow(tree);
         self.t = t;
-        self.prio.fill(0.0);
-        self.known.fill(false);
-        if let Some(top) = self.known.first_mut() {
-            *top = true;
-        }
-        self.pending.fill(0);
-        for r in &mut self.ready {
-            match r {
+        // Only what the earlier pass touched, and the top.
+        let mut touched = std::mem::take(&mut self.touched);
+        for i in touched.drain(..).chain(std::iter::once(0)) {
+            let i = i as usize;
+            (self.prio[i], self.known[i], self.pending[i]) = (0.0, i == 0, 0);
+            match &mut self.ready[i] {
                 Siblings::Small(v) => v.clear(),
-                Siblings::Large(_) => *r = Siblings::default(),
+                r @ Siblings::Large(_) => *r = Siblings::default(),
             }
         }
+        self.touched = touched;
         self.with_accounts(tree, inputs, accounts)
     }
 
@@ -196,12 +208,20 @@ impl Selector {
                 let i = node.0 as usize;
                 if i < n && !sel.known[i] {
                     sel.prio[i] = tree.priority(node, t, inputs);
-                    sel.known[i] = true;
+                    sel.know(i);
                 }
             }
             sel.set_pending(tree, leaf, count);
         }
         sel
+    }
+
+    /// Node `i`'s priority is now known.
+    fn know(&mut self, i: usize) {
+        self.known[i] = true;
+        if i != 0 {
+            self.touched.push(i as u32);
+        }
     }
 
     fn key(&self, n: NodeId) -> Key {
@@ -229,7 +249,7 @@ impl Selector {
                 // A path no priority was computed on: as for nodes added
                 // during the pass, with the recorded adjustment.
                 self.prio[i] = tree.priority(node, self.t, &PriorityInputs::default());
-                self.known[i] = true;
+                self.know(i);
             }
             let before = self.pending[i];
             let after = before - old + count;
@@ -254,6 +274,7 @@ impl Selector {
             self.pos.push(p as u32);
             self.prio.push(tree.priority(n, self.t, &inputs));
             self.known.push(true);
+            self.touched.push(i as u32);
             self.pending.push(0);
             self.ready.push(Siblings::default());
         }
@@ -278,7 +299,9 @@ impl Selector {
             let active = self.pending[i] > 0;
             let old_key = self.key(node);
             self.prio[i] = tree.priority(node, self.t, inputs);
-            self.known[i] = true;
+            if !self.known[i] {
+                self.know(i);
+            }
             if active {
                 let new_key = self.key(node);
                 let siblings = &mut self.ready[parent.0 as usize];
