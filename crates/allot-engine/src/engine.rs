@@ -380,8 +380,6 @@ pub struct Engine {
     /// job of the account tried in it; the number of turns so far.
     pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
     pub(crate) cursor_turn: u64,
-    /// [`Engine::refresh_hosts`]'s list, its memory kept.
-    pub(crate) refresh_scratch: Vec<(usize, usize, u32)>,
     /// The multifactor policy's state, when the cluster has one.
     pub(crate) mf: Option<crate::multifactor::live::MfState>,
     /// Hosts down or held by an exclusive compute unit job.
@@ -531,7 +529,6 @@ impl Engine {
             selectors: vec![None; policies],
             cursors: Vec::new(),
             cursor_turn: 0,
-            refresh_scratch: Vec::new(),
             mf,
             hosts_blocked: 0,
         }

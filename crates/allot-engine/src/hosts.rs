@@ -91,27 +91,10 @@ impl Engine {
         by_set
     }
 
-    /// [`Engine::refresh_host`] for many hosts, in ascending order: the
-    /// free-slot indexes recompute each sum above them once.
+    /// [`Engine::refresh_host`] for many hosts.
     pub(crate) fn refresh_hosts(&mut self, hs: &[u32]) {
-        if hs.len() < 8 {
-            for &h in hs {
-                self.refresh_host(h);
-            }
-            return;
-        }
-        // Set, position, free: by set, positions ascending.
-        let mut items = std::mem::take(&mut self.refresh_scratch);
-        items.clear();
         for &h in hs {
-            let host = &self.hosts[h as usize];
-            let free = host.indexed_free();
-            items.extend(host.in_sets.iter().map(|&(set, pos)| (set, pos, free)));
+            self.refresh_host(h);
         }
-        items.sort_unstable();
-        for chunk in items.chunk_by(|a, b| a.0 == b.0) {
-            self.host_sets[chunk[0].0].1.set_many(chunk.iter().map(|&(_, pos, free)| (pos, free)));
-        }
-        self.refresh_scratch = items;
     }
 }

@@ -1,103 +1,79 @@
-//! Free job slots over an ordered set of hosts, kept in a segment tree of
-//! sums so that "the total free" is O(1) and "the next host, in host order,
-//! with a free slot" is O(log n).
+//! Free job slots over an ordered set of hosts: each host's count, their
+//! total, and a two-level bit map of the hosts with a free slot, so that
+//! a change is O(1), "the total free" is O(1) and "the next host, in host
+//! order, with a free slot" looks at a few words (one summary bit per 64
+//! hosts, one summary word per 4,096).
 
 /// Free slots of the hosts of one host set, in host order.
 #[derive(Clone, Debug)]
 pub struct SlotIndex {
-    size: usize,
-    /// Leaves at `size..size + n`; node `i` holds the sum of `2i` and `2i+1`.
-    sums: Vec<u64>,
+    free: Vec<u32>,
+    total: u64,
+    /// Bit `i % 64` of word `i / 64`: host `i` has a free slot.
+    hosts: Vec<u64>,
+    /// Bit `w % 64` of word `w / 64`: word `w` of `hosts` is not zero.
+    words: Vec<u64>,
 }
 
 impl SlotIndex {
     pub fn new(free: &[u32]) -> Self {
-        let size = free.len().next_power_of_two().max(1);
-        let mut sums = vec![0u64; 2 * size];
+        let n = free.len();
+        let mut idx = SlotIndex {
+            free: vec![0; n],
+            total: 0,
+            hosts: vec![0; n.div_ceil(64)],
+            words: vec![0; n.div_ceil(64).div_ceil(64)],
+        };
         for (i, &f) in free.iter().enumerate() {
-            sums[size + i] = u64::from(f);
+            idx.set(i, f);
         }
-        for i in (1..size).rev() {
-            sums[i] = sums[2 * i] + sums[2 * i + 1];
-        }
-        SlotIndex { size, sums }
+        idx
     }
 
     pub fn total(&self) -> u64 {
-        self.sums[1]
+        self.total
     }
 
     pub fn get(&self, pos: usize) -> u32 {
-        self.sums[self.size + pos] as u32
+        self.free[pos]
     }
 
     pub fn set(&mut self, pos: usize, free: u32) {
-        let mut i = self.size + pos;
-        self.sums[i] = u64::from(free);
-        while i > 1 {
-            i /= 2;
-            self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
+        let old = std::mem::replace(&mut self.free[pos], free);
+        self.total = self.total - u64::from(old) + u64::from(free);
+        if (old > 0) == (free > 0) {
+            return;
         }
-    }
-
-    /// Sets many positions at once, `items` in ascending position: each
-    /// sum above them is computed once, not once per position below it.
-    pub fn set_many(&mut self, items: impl IntoIterator<Item = (usize, u32)>) {
-        let mut level: smallvec::SmallVec<[usize; 64]> = smallvec::SmallVec::new();
-        for (pos, free) in items {
-            self.sums[self.size + pos] = u64::from(free);
-            let parent = (self.size + pos) / 2;
-            if level.last() != Some(&parent) {
-                level.push(parent);
-            }
-        }
-        while let Some(&first) = level.first() {
-            if first == 0 {
-                break;
-            }
-            for &i in &level {
-                self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
-            }
-            if first == 1 {
-                break;
-            }
-            let mut up = 0;
-            for k in 0..level.len() {
-                let p = level[k] / 2;
-                if up == 0 || level[up - 1] != p {
-                    level[up] = p;
-                    up += 1;
-                }
-            }
-            level.truncate(up);
+        let (w, bit) = (pos / 64, 1u64 << (pos % 64));
+        let was = self.hosts[w];
+        self.hosts[w] = if free > 0 { was | bit } else { was & !bit };
+        if (was == 0) != (self.hosts[w] == 0) {
+            self.words[w / 64] ^= 1u64 << (w % 64);
         }
     }
 
     /// The first position at or after `from` with a free slot.
     pub fn next_free(&self, from: usize) -> Option<usize> {
-        if from >= self.size {
+        if from >= self.free.len() {
             return None;
         }
-        // Walk up from the leaf until a right sibling subtree has free
-        // slots, then down to its leftmost free leaf.
-        let mut i = self.size + from;
-        if self.sums[i] > 0 {
-            return Some(from);
+        let w = from / 64;
+        let here = self.hosts[w] & (u64::MAX << (from % 64));
+        if here != 0 {
+            return Some(w * 64 + here.trailing_zeros() as usize);
         }
+        // The next word with a free host, through the summary.
+        let next = w + 1;
+        let mut s = next / 64;
+        let mut bits = self.words.get(s)? & u64::MAX.checked_shl((next % 64) as u32).unwrap_or(0);
         loop {
-            if i == 1 {
-                return None;
+            if bits != 0 {
+                let word = s * 64 + bits.trailing_zeros() as usize;
+                return Some(word * 64 + self.hosts[word].trailing_zeros() as usize);
             }
-            if i % 2 == 0 && self.sums[i + 1] > 0 {
-                i += 1;
-                break;
-            }
-            i /= 2;
+            s += 1;
+            bits = *self.words.get(s)?;
         }
-        while i < self.size {
-            i = if self.sums[2 * i] > 0 { 2 * i } else { 2 * i + 1 };
-        }
-        Some(i - self.size)
     }
 }
 
@@ -175,19 +151,6 @@ mod tests {
     }
 
     #[test]
-    fn set_many_is_set_one_by_one() {
-        let mut one = SlotIndex::new(&[1, 2, 3, 4, 5, 6, 7]);
-        let mut many = one.clone();
-        let items = [(0, 0), (2, 9), (3, 1), (6, 0)];
-        for &(p, f) in &items {
-            one.set(p, f);
-        }
-        many.set_many(items);
-        assert_eq!(one.sums, many.sums);
-        assert_eq!(many.total(), 2 + 9 + 1 + 5 + 6);
-    }
-
-    #[test]
     fn next_free_walks_in_host_order() {
         let mut idx = SlotIndex::new(&[0, 3, 0, 0, 2]);
         assert_eq!(idx.total(), 5);
@@ -205,6 +168,29 @@ mod tests {
             let scan = (from..free.len()).find(|&i| free[i] > 0);
             prop_assert_eq!(idx.next_free(from), scan);
             prop_assert_eq!(idx.total(), free.iter().map(|&f| u64::from(f)).sum::<u64>());
+        }
+
+        /// Over sets wider than a summary word (4,096 hosts), after
+        /// changes, as a scan of the counts finds.
+        #[test]
+        fn next_free_after_changes_matches_a_scan(
+            n in 1usize..9000,
+            dense in any::<bool>(),
+            changes in prop::collection::vec((0usize..9000, 0u32..3), 0..60),
+            from in prop::collection::vec(0usize..9100, 1..20),
+        ) {
+            let mut free = vec![u32::from(dense); n];
+            let mut idx = SlotIndex::new(&free);
+            for (pos, f) in changes {
+                let pos = pos % n;
+                free[pos] = f;
+                idx.set(pos, f);
+            }
+            prop_assert_eq!(idx.total(), free.iter().map(|&f| u64::from(f)).sum::<u64>());
+            for from in from {
+                let scan = (from..n).find(|&i| free[i] > 0);
+                prop_assert_eq!(idx.next_free(from), scan, "from {}", from);
+            }
         }
     }
 }
