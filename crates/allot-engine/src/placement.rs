@@ -261,7 +261,7 @@ impl Engine {
     fn candidate_hosts<'a>(&'a self, job: &Job, ask: &Ask) -> impl Iterator<Item = u32> + 'a {
         let set = self.queues[job.queue].host_set;
         let (members, index) = &self.host_sets[set];
-        let mut extra: Vec<usize> = self
+        let mut extra: SmallVec<[usize; 32]> = self
             .view_hosts(ask)
             .chain(ask.released.into_iter().flat_map(|r| r.keys().copied()))
             .filter_map(|h| self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set).map(|s| s.1))
@@ -296,7 +296,8 @@ impl Engine {
             return None;
         }
         let mut need = ask.max;
-        let mut alloc = Alloc::new();
+        // Room for a few hosts at once, not grown host by host.
+        let mut alloc = Alloc::with_capacity(ask.max.min(32) as usize);
         for h in self.candidate_hosts(job, ask) {
             let take = self.host_cap(h, job, t, ask).min(need);
             if take > 0 {

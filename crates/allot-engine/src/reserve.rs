@@ -281,6 +281,9 @@ impl Engine {
         let hosts: SmallVec<[(u32, u32, f64); 4]> = alloc
             .iter()
             .map(|&(h, n)| {
+                if mem <= 0.0 {
+                    return (h, n, 0.0);
+                }
                 let host = &self.hosts[h as usize];
                 let want = self.rusage_on_host(mem, n);
                 let avail = free_mem(host) + self.reserved_to(host, View::Own(id)).1;
