@@ -244,7 +244,13 @@ impl Engine {
     fn unreserve_quietly(&mut self, h: u32, id: JobId) {
         let host = &mut self.hosts[h as usize];
         if let Some(i) = host.rsv.iter().position(|r| r.0 == id) {
-            let (_, s, m) = host.rsv.remove(i);
+            // The last entry without moving any (the usual case: one).
+            let (_, s, m) = host.rsv[i];
+            if i + 1 == host.rsv.len() {
+                host.rsv.pop();
+            } else {
+                host.rsv.remove(i);
+            }
             host.rsv_slots = host.rsv_slots.saturating_sub(s);
             host.rsv_mem = (host.rsv_mem - m).max(0.0);
         }
@@ -269,9 +275,10 @@ impl Engine {
         // than it needs, and takes all it held again: with nothing free,
         // what it holds stays, on hosts that still give it (up, not taken
         // by an exclusive unit, and no per-host limit of its queue in play).
+        // A job holding nothing takes the free slots the same way.
         let stays = |r: &Reservation| r.hosts.iter().all(|&(h, _, _)| !self.hosts[h as usize].blocked());
         let simple = !job.constrained() && !self.queues[job.queue].per_host_limits && rusage_mem(job) <= 0.0;
-        if simple && held.is_some_and(stays) && (nothing_free || self.grow(id, t)) {
+        if simple && held.is_none_or(stays) && (nothing_free || self.grow(id, t)) {
             return;
         }
         let Some(job) = self.jobs.get(&id) else { return };
@@ -329,13 +336,25 @@ impl Engine {
         }
         // Anything it let go of may bring the others' predictions forward.
         let old = self.take_reservation(id);
-        let (since, expires) = match old {
-            Some(o) => (o.since, o.expires),
-            None => {
-                let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
-                (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
-            }
-        };
+        self.make_reservation(id, (queue, user), hosts, old.map(|o| (o.since, o.expires)), t);
+    }
+
+    /// `id` (of `queue` and `user`) holds `hosts` (host, slots, MB) from
+    /// now on, holding nothing before: since `held` (when it gave up what
+    /// it held to reserve anew), else since `t`, with its reservation time
+    /// starting now.
+    fn make_reservation(
+        &mut self,
+        id: JobId,
+        (queue, user): (usize, u32),
+        hosts: SmallVec<[(u32, u32, f64); 4]>,
+        held: Option<(Time, Time)>,
+        t: Time,
+    ) {
+        let (since, expires) = held.unwrap_or_else(|| {
+            let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
+            (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
+        });
         for &(h, n, m) in &hosts {
             self.set_reserved(h, id, (n, m), (0, 0.0));
         }
@@ -373,20 +392,21 @@ impl Engine {
         }
     }
 
-    /// Grows what `id` holds by the free slots alone, looking at no other
-    /// host: it is placed without requirements or memory, no per-host
-    /// limit of its queue is in play, and the hosts it holds still give
-    /// it. Having failed to start, it holds less than it needs with what
-    /// is free, and placing it afresh under its view (first fit over what
-    /// it holds and what is free) would take all of both: what it holds
-    /// stays and each free host gives what it can. Returns false, having
-    /// changed nothing, where the free slots would make up its need after
-    /// all; the caller then places in full.
+    /// Grows what `id` holds (if anything) by the free slots alone,
+    /// looking at no other host: it is placed without requirements or
+    /// memory, no per-host limit of its queue is in play, and the hosts it
+    /// holds still give it. Having failed to start, it holds less than it
+    /// needs with what is free, and placing it afresh under its view (first
+    /// fit over what it holds and what is free) would take all of both:
+    /// what it holds stays and each free host gives what it can. Returns
+    /// false, having changed nothing, where the free slots would make up
+    /// its need after all; the caller then places in full.
     fn grow(&mut self, id: JobId, t: Time) -> bool {
-        let (Some(job), Some(r)) = (self.jobs.get(&id), self.reservations.get(&id)) else { return false };
+        let Some(job) = self.jobs.get(&id) else { return false };
+        let r = self.reservations.get(&id);
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
-        let mut total = r.slots();
+        let mut total = r.map_or(0, Reservation::slots);
         // Free hosts that give more, with what each gives in all.
         let mut more: SmallVec<[(u32, u32, u32); 8]> = SmallVec::new();
         let mut next = index.next_free(0);
@@ -405,7 +425,7 @@ impl Engine {
         }
         #[cfg(debug_assertions)]
         {
-            let mut want: Vec<(u32, u32)> = r.hosts.iter().map(|x| (x.0, x.1)).collect();
+            let mut want: Vec<(u32, u32)> = r.iter().flat_map(|r| r.hosts.iter().map(|x| (x.0, x.1))).collect();
             for &(h, _, n) in &more {
                 match want.binary_search_by_key(&h, |x| x.0) {
                     Ok(i) => want[i].1 = n,
@@ -416,6 +436,12 @@ impl Engine {
             debug_assert_eq!(want, full.to_vec(), "growing job {id} in place");
         }
         if more.is_empty() {
+            return true;
+        }
+        if r.is_none() {
+            let hosts = more.iter().map(|&(h, _, n)| (h, n, 0.0)).collect();
+            let who = (job.queue, job.user);
+            self.make_reservation(id, who, hosts, None, t);
             return true;
         }
         let mut taken = 0;
