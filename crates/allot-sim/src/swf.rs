@@ -40,7 +40,7 @@ pub fn read(mut input: impl BufRead, queues: QueueField) -> std::io::Result<Work
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line_no = i as u64 + 1;
         // Curie's header has bytes that are not UTF-8; only comments do.
-        let text = String::from_utf8_lossy(line);
+        let text = String::from_utf8_lossy(line.trim_ascii());
         let text = text.trim();
         if text.is_empty() {
             continue;
@@ -61,11 +61,26 @@ pub fn read(mut input: impl BufRead, queues: QueueField) -> std::io::Result<Work
 /// The names made of numbers (`user3`, `group2`, `queue1`), each made
 /// once: a trace has many jobs per user.
 #[derive(Default)]
-struct Names(BTreeMap<(&'static str, i64), String>);
+struct Names(BTreeMap<(Kind, i64), String>);
+
+/// What a number names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    User,
+    Group,
+    Queue,
+    Partition,
+}
 
 impl Names {
-    fn get(&mut self, prefix: &'static str, n: i64) -> String {
-        self.0.entry((prefix, n)).or_insert_with(|| format!("{prefix}{n}")).clone()
+    fn get(&mut self, kind: Kind, n: i64) -> String {
+        let prefix = match kind {
+            Kind::User => "user",
+            Kind::Group => "group",
+            Kind::Queue => "queue",
+            Kind::Partition => "partition",
+        };
+        self.0.entry((kind, n)).or_insert_with(|| format!("{prefix}{n}")).clone()
     }
 }
 
@@ -98,7 +113,7 @@ fn header(comment: &str, m: &mut Machine) {
 fn job(text: &str, line: u64, queues: QueueField, names: &mut Names) -> Result<WorkloadJob, String> {
     let mut f = [""; 18];
     let mut count = 0;
-    for field in text.split_whitespace() {
+    for field in text.split_ascii_whitespace() {
         if let Some(slot) = f.get_mut(count) {
             *slot = field;
         }
@@ -138,12 +153,12 @@ fn job(text: &str, line: u64, queues: QueueField, names: &mut Names) -> Result<W
         id: id.max(0.0) as u64,
         line,
         submit: submit as u64,
-        user: names.get("user", user as i64),
-        group: (group >= 0.0).then(|| names.get("group", group as i64)),
+        user: names.get(Kind::User, user as i64),
+        group: (group >= 0.0).then(|| names.get(Kind::Group, group as i64)),
         charge_group: None,
         queue: match queues {
-            QueueField::Queue if queue >= 0.0 => Some(names.get("queue", queue as i64)),
-            QueueField::Partition if partition >= 0.0 => Some(names.get("partition", partition as i64)),
+            QueueField::Queue if queue >= 0.0 => Some(names.get(Kind::Queue, queue as i64)),
+            QueueField::Partition if partition >= 0.0 => Some(names.get(Kind::Partition, partition as i64)),
             _ => None,
         },
         slots,
