@@ -227,10 +227,8 @@ impl Engine {
         self.rsv_changes += 1;
         self.rsv_expiry.remove(&(r.expires, id));
         for &(h, _, _) in &r.hosts {
-            self.unreserve_quietly(h, id);
+            self.unreserve_host(h, id);
         }
-        let hosts: SmallVec<[u32; 32]> = r.hosts.iter().map(|x| x.0).collect();
-        self.refresh_hosts(&hosts);
         Some(r)
     }
 
@@ -357,9 +355,8 @@ impl Engine {
         });
         for &(h, n, m) in &hosts {
             self.set_reserved(h, id, (n, m), (0, 0.0));
+            self.refresh_host(h);
         }
-        let touched: SmallVec<[u32; 32]> = hosts.iter().map(|x| x.0).collect();
-        self.refresh_hosts(&touched);
         self.invalidate_predictions();
         self.rsv_expiry.insert((expires, id));
         self.rsv_changes += 1;
@@ -408,7 +405,7 @@ impl Engine {
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let mut total = r.map_or(0, Reservation::slots);
         // Free hosts that give more, with what each gives in all.
-        let mut more: SmallVec<[(u32, u32, u32); 8]> = SmallVec::new();
+        let mut more: SmallVec<[(u32, u32, u32); 32]> = SmallVec::new();
         let mut next = index.next_free(0);
         while let Some(i) = next {
             let h = members[i];
@@ -447,10 +444,9 @@ impl Engine {
         let mut taken = 0;
         for &(h, have, n) in &more {
             self.set_reserved(h, id, (n, 0.0), (have, 0.0));
+            self.refresh_host(h);
             taken += n - have;
         }
-        let touched: SmallVec<[u32; 8]> = more.iter().map(|m| m.0).collect();
-        self.refresh_hosts(&touched);
         if let Some(r) = self.reservations.get_mut(&id) {
             for &(h, _, n) in &more {
                 match r.hosts.binary_search_by_key(&h, |x| x.0) {
