@@ -353,8 +353,13 @@ impl Engine {
             let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
             (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
         });
+        // It holds nothing: each host gains an entry.
         for &(h, n, m) in &hosts {
-            self.set_reserved(h, id, (n, m), (0, 0.0));
+            let host = &mut self.hosts[h as usize];
+            host.rsv.push((id, n, m));
+            host.rsv_slots += n;
+            host.rsv_mem = (host.rsv_mem + m).max(0.0);
+            self.rsv_hosts.insert(h);
             self.refresh_host(h);
         }
         self.invalidate_predictions();
