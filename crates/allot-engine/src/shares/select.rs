@@ -13,31 +13,27 @@
 //! the configuration, and for users placed through `default` or `group@`
 //! the order in which they were placed.
 
-use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 use super::priority::PriorityInputs;
 use super::tree::{NodeId, ShareTree};
 use crate::time::Time;
 
-/// A float ordered by `total_cmp`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Prio(f64);
+/// Highest priority first (as `total_cmp` orders floats), then sibling
+/// position, then the node: packed in one integer, smallest first, so
+/// that keeping siblings sorted compares integers.
+type Key = u128;
 
-impl Eq for Prio {}
-impl PartialOrd for Prio {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Prio {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
+fn key_of(prio: f64, pos: u32, node: NodeId) -> Key {
+    // `total_cmp`'s order as unsigned integers, then reversed.
+    let bits = prio.to_bits();
+    let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+    (u128::from(!ordered) << 64) | (u128::from(pos) << 32) | u128::from(node.0)
 }
 
-/// Highest priority first, then sibling position.
-type Key = (Reverse<Prio>, u32, NodeId);
+fn node_of(key: Key) -> NodeId {
+    NodeId(key as u32)
+}
 
 /// Above this many ready siblings, a B-tree; below, a sorted vector,
 /// which is faster to update for the small sibling sets most trees have.
@@ -225,7 +221,7 @@ impl Selector {
     }
 
     fn key(&self, n: NodeId) -> Key {
-        (Reverse(Prio(self.prio[n.0 as usize])), self.pos[n.0 as usize], n)
+        key_of(self.prio[n.0 as usize], self.pos[n.0 as usize], n)
     }
 
     /// The priority this pass uses for `node`.
@@ -283,8 +279,8 @@ impl Selector {
     /// The account to serve next: a user's account or a collective leaf.
     pub fn next(&self) -> Option<NodeId> {
         let mut node = NodeId::ROOT;
-        while let Some(&(_, _, best)) = self.ready[node.0 as usize].first() {
-            node = best;
+        while let Some(&best) = self.ready[node.0 as usize].first() {
+            node = node_of(best);
         }
         (node != NodeId::ROOT).then_some(node)
     }
@@ -411,6 +407,26 @@ mod tests {
         }
         assert_eq!(order.0.len(), 4);
         assert_eq!(order.0, order.1);
+    }
+
+    /// Packed keys order as (priority by `total_cmp`, highest first;
+    /// position; node) would.
+    #[test]
+    fn keys_order_by_priority_then_position() {
+        let prios = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 0.5, 3.0, f64::INFINITY];
+        let mut all = Vec::new();
+        for (i, &p) in prios.iter().enumerate() {
+            for pos in [0u32, 7] {
+                all.push((p, pos, NodeId(i as u32)));
+            }
+        }
+        for &a in &all {
+            for &b in &all {
+                let want = b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.0.cmp(&b.2.0));
+                assert_eq!(key_of(a.0, a.1, a.2).cmp(&key_of(b.0, b.1, b.2)), want, "{a:?} against {b:?}");
+                assert_eq!(node_of(key_of(a.0, a.1, a.2)), a.2);
+            }
+        }
     }
 
     #[test]
