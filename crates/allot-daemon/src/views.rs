@@ -109,7 +109,6 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
         .collect()
 }
 
-/// Every fairshare policy with its share tables at `t`.
 /// `allot sshare --live`: the multifactor policy's associations, usage
 /// and pending jobs now.
 pub fn associations(engine: &Engine, t: Time) -> allot_proto::Response {
@@ -170,6 +169,7 @@ pub fn priorities(engine: &Engine) -> allot_proto::Response {
     })
 }
 
+/// Every fairshare policy with its share tables at `t`.
 pub fn shares(engine: &Engine, t: Time) -> Vec<PolicyShares> {
     let inputs = PriorityInputs::default();
     engine.fairshare().policies.iter().map(|p| policy_shares(p, t, &inputs)).collect()
