@@ -218,8 +218,9 @@ impl Engine {
         let Some(mf) = self.mf.as_ref().filter(|_| !unit.fcfs.is_empty()) else { return BinaryHeap::new() };
         let pending = self.mf_pending(unit.fcfs.iter());
         let rows = compute(mf.spec.policy, &mf.spec.tree, &mf.ledger.usage(t), &pending);
-        let (params, max) = (mf.spec.params.clone(), mf.max);
-        let queue_priority: Vec<i64> = self.queues.iter().map(|q| i64::from(q.spec.priority)).collect();
+        // The policy, the queues and the jobs are separate fields: read
+        // in place, nothing copied per pass.
+        let (params, max) = (&mf.spec.params, mf.max);
         let mut ranked = Vec::with_capacity(unit.fcfs.len());
         for &place in &unit.fcfs {
             let Some(job) = self.jobs.get_mut(&place.id) else { continue };
@@ -227,7 +228,7 @@ impl Engine {
                 waited: t.0.saturating_sub(job.submitted.0),
                 fair_share: job.assoc.and_then(|a| rows[a.0 as usize].factor).unwrap_or(0.0),
                 qos_priority: job.qos.0,
-                queue_priority: queue_priority[job.queue],
+                queue_priority: i64::from(self.queues[job.queue].spec.priority),
                 slots: job.slots,
                 nodes: max.nodes(job.slots, job.res.as_ref().and_then(|r| r.span.as_ref())),
                 user_factor: job.user_factor,
