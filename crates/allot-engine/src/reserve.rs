@@ -322,10 +322,9 @@ impl Engine {
                 let was = on(h);
                 if (n, m) != was {
                     self.set_reserved(h, id, (n, m), was);
+                    self.refresh_host(h);
                 }
             }
-            let touched: SmallVec<[u32; 32]> = hosts.iter().map(|x| x.0).collect();
-            self.refresh_hosts(&touched);
             if let Some(r) = self.reservations.get_mut(&id) {
                 r.hosts = hosts;
             }
