@@ -65,10 +65,9 @@ pub fn run(offline: Option<(&Path, &Path)>, json: bool) -> anyhow::Result<ExitCo
 
 /// The running allotd's pending jobs.
 fn live() -> anyhow::Result<(Weights, Vec<Row>)> {
-    let l = match crate::lsf::call(allot_proto::Request::Priorities)? {
-        allot_proto::Response::Priorities(l) => l,
-        allot_proto::Response::Error(e) => bail!("sprio: {e}"),
-        _ => bail!("sprio: unexpected answer"),
+    // `call` turns allotd's refusal into the error.
+    let allot_proto::Response::Priorities(l) = crate::lsf::call(allot_proto::Request::Priorities)? else {
+        bail!("sprio: unexpected answer")
     };
     let [wait_time, fair_share, qos, queue, job_size, user] = l.weights;
     let weights = Weights { wait_time, fair_share, qos, queue, job_size, user };

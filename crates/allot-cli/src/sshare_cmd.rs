@@ -53,10 +53,9 @@ pub fn run(offline: Option<(&Path, &Path)>, json: bool) -> anyhow::Result<ExitCo
 /// The running allotd's associations, with the fair-share computed here
 /// by the engine's code from its usage and pending jobs.
 fn live() -> anyhow::Result<(FairsharePolicy, AccountTree, Vec<FairshareRow>)> {
-    let l = match crate::lsf::call(allot_proto::Request::Associations)? {
-        allot_proto::Response::Associations(l) => l,
-        allot_proto::Response::Error(e) => bail!("sshare: {e}"),
-        _ => bail!("sshare: unexpected answer"),
+    // `call` turns allotd's refusal into the error.
+    let allot_proto::Response::Associations(l) = crate::lsf::call(allot_proto::Request::Associations)? else {
+        bail!("sshare: unexpected answer")
     };
     let Some(policy) = FairsharePolicy::from_name(&l.policy, l.dampening) else {
         bail!("sshare: allotd runs policy `{}`, which this allot does not know", l.policy)
