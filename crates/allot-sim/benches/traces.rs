@@ -8,6 +8,8 @@
 //! ending at their requested time at the latest). Target: under 20 s each
 //! (issue 5).
 //!
+//! `read`: reading alone, the part of both that comes before the engine.
+//!
 //! `cargo bench -p allot-sim --bench traces`
 
 use std::path::PathBuf;
@@ -36,6 +38,15 @@ fn replay_fairshare(bencher: Bencher, trace: &str) {
 fn replay_backfill(bencher: Bencher, trace: &str) {
     if let Some(path) = trace_path(trace) {
         bencher.bench_local(|| replay(&path, true));
+    }
+}
+
+/// Reading alone: decompressing and parsing the trace, as both replays
+/// do first.
+#[divan::bench(args = TRACES, sample_count = 5, sample_size = 1)]
+fn read(bencher: Bencher, trace: &str) {
+    if let Some(path) = trace_path(trace) {
+        bencher.bench_local(|| read_workload(&path, &ReadOptions::default()).expect("trace reads").jobs.len());
     }
 }
 

@@ -2,7 +2,7 @@
 //! SWF or JSON lines (by its name).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::workload::Workload;
@@ -29,14 +29,33 @@ pub fn is_json_lines(path: &Path) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".json")
 }
 
-fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
-    let mut file = BufReader::new(File::open(path)?);
-    let gz = file.fill_buf()?.starts_with(&[0x1f, 0x8b]);
-    Ok(if gz {
-        Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(file)))
+/// A file's bytes, decompressed when it is gzip-compressed (by its first
+/// bytes). The decompressed size the gzip trailer gives (modulo 4 GiB, of
+/// the last member) is reserved up front, within a bound: a file that
+/// lies about it only costs a reallocation.
+fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 2];
+    let gz = file.read(&mut magic)? == 2 && magic == [0x1f, 0x8b];
+    file.seek(SeekFrom::Start(0))?;
+    if !gz {
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    let len = file.metadata()?.len();
+    let mut size = [0u8; 4];
+    let hint = if len >= 18 {
+        file.seek(SeekFrom::End(-4))?;
+        file.read_exact(&mut size)?;
+        file.seek(SeekFrom::Start(0))?;
+        u64::from(u32::from_le_bytes(size)).min(len.saturating_mul(64))
     } else {
-        Box::new(file)
-    })
+        0
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
+    flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file)).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 pub fn read_workload(path: &Path, opts: &ReadOptions) -> Result<Workload, InputError> {
@@ -44,10 +63,11 @@ pub fn read_workload(path: &Path, opts: &ReadOptions) -> Result<Workload, InputE
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     let io = |source| InputError::Io { path: path.display().to_string(), source };
     if name.ends_with(".swf") {
-        crate::swf::read(open(path).map_err(io)?, opts.swf_queues).map_err(io)
+        Ok(crate::swf::parse(&read_all(path).map_err(io)?, opts.swf_queues))
     } else if name.ends_with(".jsonl") || name.ends_with(".json") {
-        let mut text = String::new();
-        open(path).map_err(io)?.read_to_string(&mut text).map_err(io)?;
+        let bytes = read_all(path).map_err(io)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error())))?;
         Ok(crate::jsonl::read(&text))
     } else {
         Err(InputError::UnknownFormat { path: path.display().to_string() })

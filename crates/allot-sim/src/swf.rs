@@ -31,31 +31,113 @@ pub enum QueueField {
 }
 
 /// Reads an SWF workload, naming queues as `queues` says.
+///
+/// A large file is parsed in as many parts as there are cores (up to
+/// four), each from a line boundary; the parts' jobs, skipped lines and
+/// header comments are joined in file order, so the workload is the one
+/// a single pass would read.
 pub fn read(mut input: impl BufRead, queues: QueueField) -> std::io::Result<Workload> {
     let mut bytes = Vec::new();
     input.read_to_end(&mut bytes)?;
+    Ok(parse(&bytes, queues))
+}
+
+/// [`read`] of a file's bytes, already in memory.
+pub fn parse(bytes: &[u8], queues: QueueField) -> Workload {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    read_bytes(bytes, queues, if bytes.len() < 1 << 18 { 1 } else { cores })
+}
+
+/// [`read`] of `bytes` in `parts` parts.
+fn read_bytes(bytes: &[u8], queues: QueueField, parts: usize) -> Workload {
+    let chunks = split_lines(bytes, parts);
+    let read: Vec<Part> = if chunks.len() == 1 {
+        vec![read_part(chunks[0].1, chunks[0].0, queues)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> =
+                chunks.iter().map(|&(first, text)| s.spawn(move || read_part(text, first, queues))).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        })
+    };
     let mut w = Workload::default();
-    w.jobs.reserve(bytes.iter().filter(|&&b| b == b'\n').count() + 1);
-    let mut names = Names::default();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line_no = i as u64 + 1;
-        // Curie's header has bytes that are not UTF-8; only comments do.
-        let text = String::from_utf8_lossy(line.trim_ascii());
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
+    w.jobs.reserve(read.iter().map(|p| p.jobs.len()).sum());
+    for part in read {
+        for comment in &part.headers {
+            header(comment, &mut w.machine);
         }
-        if let Some(comment) = text.strip_prefix(';') {
-            header(comment.trim(), &mut w.machine);
-            continue;
-        }
-        match job(text, line_no, queues, &mut names) {
-            Ok(j) => w.jobs.push(j),
-            Err(reason) => w.skipped.push(Skipped { line: line_no, reason }),
-        }
+        w.jobs.extend(part.jobs);
+        w.skipped.extend(part.skipped);
     }
     w.jobs.sort_by_key(|j| (j.submit, j.line));
-    Ok(w)
+    w
+}
+
+/// `bytes` cut into at most `parts` runs of whole lines, each with the
+/// number of its first line.
+fn split_lines(bytes: &[u8], parts: usize) -> Vec<(u64, &[u8])> {
+    let mut out = Vec::with_capacity(parts);
+    let (mut rest, mut first) = (bytes, 1u64);
+    for left in (1..=parts).rev() {
+        let want = rest.len() / left;
+        let cut = if left == 1 {
+            rest.len()
+        } else {
+            rest[want..].iter().position(|&b| b == b'\n').map_or(rest.len(), |i| want + i + 1)
+        };
+        let (part, after) = rest.split_at(cut);
+        out.push((first, part));
+        first += part.iter().filter(|&&b| b == b'\n').count() as u64;
+        rest = after;
+        if rest.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+/// What one run of lines holds.
+#[derive(Default)]
+struct Part {
+    jobs: Vec<WorkloadJob>,
+    skipped: Vec<Skipped>,
+    /// Header comments (without the `;`), in order.
+    headers: Vec<String>,
+}
+
+/// Reads the lines of `text`, the first of which is line `first`.
+fn read_part(text: &[u8], first: u64, queues: QueueField) -> Part {
+    let mut part = Part::default();
+    part.jobs.reserve(text.iter().filter(|&&b| b == b'\n').count() + 1);
+    let mut names = Names::default();
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line_no = first + i as u64;
+        // Curie's header has bytes that are not UTF-8; only comments do.
+        // Lines are trimmed as text is (`str::trim`): in ASCII, that is
+        // ASCII whitespace and the vertical tab.
+        let lossy;
+        let line = if line.is_ascii() {
+            let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+            let start = line.iter().position(|b| !space(b)).unwrap_or(line.len());
+            let end = line.iter().rposition(|b| !space(b)).map_or(start, |i| i + 1);
+            &line[start..end]
+        } else {
+            lossy = String::from_utf8_lossy(line).trim().to_string();
+            lossy.as_bytes()
+        };
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(comment) = line.strip_prefix(b";") {
+            part.headers.push(String::from_utf8_lossy(comment).trim().to_string());
+            continue;
+        }
+        match job(line, line_no, queues, &mut names) {
+            Ok(j) => part.jobs.push(j),
+            Err(reason) => part.skipped.push(Skipped { line: line_no, reason }),
+        }
+    }
+    part
 }
 
 /// The names made of numbers (`user3`, `group2`, `queue1`), each made
@@ -86,16 +168,16 @@ impl Names {
 
 /// A field's number: whole numbers (nearly all of them) read directly,
 /// others as decimals.
-fn number(field: &str) -> Option<f64> {
-    let (negative, digits) = match field.strip_prefix('-') {
+fn number(field: &[u8]) -> Option<f64> {
+    let (negative, digits) = match field.strip_prefix(b"-") {
         Some(rest) => (true, rest),
         None => (false, field),
     };
-    if !digits.is_empty() && digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let n = digits.bytes().fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+    if !digits.is_empty() && digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+        let n = digits.iter().fold(0i64, |n, &b| n * 10 + i64::from(b - b'0'));
         return Some(if negative { -n as f64 } else { n as f64 });
     }
-    field.parse::<f64>().ok()
+    std::str::from_utf8(field).ok()?.parse::<f64>().ok()
 }
 
 fn header(comment: &str, m: &mut Machine) {
@@ -110,12 +192,37 @@ fn header(comment: &str, m: &mut Machine) {
     }
 }
 
-fn job(text: &str, line: u64, queues: QueueField, names: &mut Names) -> Result<WorkloadJob, String> {
-    let mut f = [""; 18];
+fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Result<WorkloadJob, String> {
+    // The fields, split at ASCII whitespace as `split_ascii_whitespace`
+    // splits, each with its value when it is a whole number of up to 15
+    // digits (read on the way; anything else is read by `number`).
+    let mut f: [&[u8]; 18] = [b""; 18];
+    let mut whole: [Option<i64>; 18] = [None; 18];
     let mut count = 0;
-    for field in text.split_ascii_whitespace() {
-        if let Some(slot) = f.get_mut(count) {
-            *slot = field;
+    let mut i = 0;
+    while i < line.len() {
+        if line[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let negative = line[i] == b'-';
+        i += usize::from(negative);
+        let mut n = 0i64;
+        let digits = i;
+        while i < line.len() && line[i].is_ascii_digit() {
+            n = n.wrapping_mul(10).wrapping_add(i64::from(line[i] - b'0'));
+            i += 1;
+        }
+        let end = i;
+        while i < line.len() && !line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if count < 18 {
+            f[count] = &line[start..i];
+            // Whole only if the digits are all of it.
+            let plain = end > digits && end - digits <= 15 && i == end;
+            whole[count] = plain.then_some(if negative { -n } else { n });
         }
         count += 1;
     }
@@ -123,7 +230,11 @@ fn job(text: &str, line: u64, queues: QueueField, names: &mut Names) -> Result<W
         return Err(format!("expected 18 fields, found {count}"));
     }
     let num = |i: usize| -> Result<f64, String> {
-        number(f[i]).ok_or_else(|| format!("field {} (`{}`) is not a number", i + 1, f[i]))
+        match whole[i] {
+            Some(n) => Ok(n as f64),
+            None => number(f[i])
+                .ok_or_else(|| format!("field {} (`{}`) is not a number", i + 1, String::from_utf8_lossy(f[i]))),
+        }
     };
     let id = num(0)?;
     let submit = num(1)?;
@@ -151,7 +262,7 @@ fn job(text: &str, line: u64, queues: QueueField, names: &mut Names) -> Result<W
     let slots = procs.min(f64::from(u32::MAX)) as u32;
     Ok(WorkloadJob {
         id: id.max(0.0) as u64,
-        line,
+        line: line_no,
         submit: submit as u64,
         user: names.get(Kind::User, user as i64),
         group: (group >= 0.0).then(|| names.get(Kind::Group, group as i64)),
@@ -228,13 +339,67 @@ mod tests {
     fn numbers_read_as_decimals_do() {
         for s in ["0", "-1", "42", "007", "-0", "123456789012345", "1234567890123456789", "12.5", "+3", "1e3", "-2.25"]
         {
-            assert_eq!(number(s), s.parse::<f64>().ok(), "{s}");
+            assert_eq!(number(s.as_bytes()), s.parse::<f64>().ok(), "{s}");
         }
         for s in ["", "-", "x1", "1x", "--1", "1-"] {
-            assert_eq!(number(s), None, "{s:?}");
+            assert_eq!(number(s.as_bytes()), None, "{s:?}");
         }
         let w = read("1 0 0 10 1 -1 -1 1 sixty -1 1 1 1 -1 3 7 -1 -1\n".as_bytes(), QueueField::None).expect("read");
         assert_eq!(w.skipped[0].reason, "field 9 (`sixty`) is not a number");
+        // A line's fields read as `number` reads them, whole or not.
+        for s in ["0", "7", "007", "-0", "123456789012345", "1234567890123456", "12.5", "+3", "1e3", "3-", "x1", "-"] {
+            let line = format!("1 {s} 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 7 -1 -1\n");
+            let w = read(line.as_bytes(), QueueField::None).expect("read");
+            match number(s.as_bytes()) {
+                Some(n) => assert_eq!(w.jobs.first().map(|j| j.submit), Some(n as u64), "{s}"),
+                None => assert_eq!(
+                    w.skipped.first().map(|k| k.reason.clone()),
+                    Some(format!("field 2 (`{s}`) is not a number"))
+                ),
+            }
+        }
+    }
+
+    /// Read in parts, a file gives what one pass gives: the same jobs in
+    /// the same order, skipped lines with their numbers, and the header's
+    /// last word on the machine wherever the parts are cut.
+    #[test]
+    fn parts_read_what_one_pass_reads() {
+        let mut text = String::from("; MaxProcs: 64\n; MaxNodes: 8\n");
+        for i in 0..400u64 {
+            let submit = (i * 7919) % 1000;
+            text += &format!(
+                "{i} {submit} 0 {} {} -1 -1 {} 600 -1 1 {} {} -1 1 -1 -1 -1\n",
+                10 + i,
+                1 + i % 8,
+                i % 5,
+                i % 13,
+                i % 3
+            );
+            match i {
+                150 => text += "; MaxProcs: 128\n",
+                300 => text += "\n5 9 0 30\n",
+                _ => {}
+            }
+        }
+        let one = read_bytes(text.as_bytes(), QueueField::Queue, 1);
+        assert_eq!(one.machine, Machine { max_procs: Some(128), max_nodes: Some(8) });
+        assert_eq!(one.skipped, [Skipped { line: 306, reason: "expected 18 fields, found 4".into() }]);
+        for parts in 2..=5 {
+            let w = read_bytes(text.as_bytes(), QueueField::Queue, parts);
+            assert_eq!((&w.jobs, &w.skipped, &w.machine), (&one.jobs, &one.skipped, &one.machine), "{parts} parts");
+        }
+        let lines: Vec<u64> = one.jobs.iter().map(|j| j.line).collect();
+        assert!(lines.contains(&3) && lines.contains(&405), "{lines:?}");
+    }
+
+    /// Lines are trimmed as `str::trim` trims: a vertical tab at the end
+    /// is no part of the last field.
+    #[test]
+    fn lines_trim_as_text_does() {
+        let w =
+            read("\x0b1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 7 -1 -1\x0b\r\n".as_bytes(), QueueField::None).expect("read");
+        assert_eq!((w.jobs.len(), w.skipped.len()), (1, 0));
     }
 
     #[test]
