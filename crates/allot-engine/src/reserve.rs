@@ -408,13 +408,25 @@ impl Engine {
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let mut total = r.map_or(0, Reservation::slots);
+        // What `host_cap` gives such a job (not exclusive, no per-host
+        // limit, no memory): its own and the free slots of a host that
+        // is not blocked and takes its user, within the host's CPUs for a
+        // parallel job unless PARALLEL_SCHED_BY_SLOT.
+        let cpus_bound = job.max_slots > 1 && !self.config.parallel_sched_by_slot;
         // Free hosts that give more, with what each gives in all.
         let mut more: SmallVec<[(u32, u32, u32); 32]> = SmallVec::new();
         let mut next = index.next_free(0);
         while let Some(i) = next {
             let h = members[i];
-            let have = self.hosts[h as usize].rsv.iter().find(|x| x.0 == id).map_or(0, |x| x.1);
-            let cap = self.host_cap(h, job, t, &ask);
+            let host = &self.hosts[h as usize];
+            let have = host.rsv.iter().find(|x| x.0 == id).map_or(0, |x| x.1);
+            let takes = !host.blocked() && host.partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p));
+            let cap = match takes {
+                true if cpus_bound => (host.unclaimed() + have).min(host.cpus),
+                true => host.unclaimed() + have,
+                false => 0,
+            };
+            debug_assert_eq!(cap, self.host_cap(h, job, t, &ask), "host {h}, job {id}");
             if cap > have {
                 more.push((h, have, cap));
                 total += cap - have;

@@ -86,6 +86,7 @@ pub(crate) struct HostBits {
 }
 
 impl HostBits {
+    #[inline]
     pub(crate) fn insert(&mut self, h: u32) {
         let (w, bit) = (h as usize / 64, 1u64 << (h % 64));
         if w >= self.words.len() {
@@ -97,6 +98,7 @@ impl HostBits {
         }
     }
 
+    #[inline]
     pub(crate) fn remove(&mut self, h: u32) {
         if let Some(word) = self.words.get_mut(h as usize / 64) {
             let bit = 1u64 << (h % 64);
