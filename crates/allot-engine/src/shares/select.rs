@@ -108,6 +108,8 @@ pub struct Selector {
     /// reuse has to set back (a node with pending work, or ready
     /// children, has its priority known).
     touched: Vec<u32>,
+    /// Scratch of [`Selector::with_accounts`], kept for its memory.
+    gained: Vec<(u32, Key)>,
 }
 
 impl Selector {
@@ -144,6 +146,7 @@ impl Selector {
             pending: vec![0; n],
             ready: vec![Siblings::default(); n],
             touched: Vec::new(),
+            gained: Vec::new(),
         }
     }
 
@@ -199,6 +202,12 @@ impl Selector {
     ) -> Self {
         let (n, t) = (tree.len(), self.t);
         let mut sel = self;
+        sel.grow(tree);
+        // Every list of ready children is empty here: the nodes that gain
+        // pending work are sorted into their parents' lists at the end,
+        // all at once, with the keys they would be inserted with (their
+        // priorities do not change on the way).
+        let mut ready = std::mem::take(&mut sel.gained);
         for (leaf, count) in accounts {
             for node in tree.path(leaf) {
                 let i = node.0 as usize;
@@ -207,9 +216,53 @@ impl Selector {
                     sel.know(i);
                 }
             }
-            sel.set_pending(tree, leaf, count);
+            sel.add_pending(tree, leaf, count, &mut ready);
         }
+        ready.sort_unstable();
+        for run in ready.chunk_by(|a, b| a.0 == b.0) {
+            let keys = run.iter().map(|r| r.1);
+            let parent = run[0].0 as usize;
+            sel.ready[parent] = match std::mem::take(&mut sel.ready[parent]) {
+                _ if run.len() > SMALL => Siblings::Large(keys.collect()),
+                Siblings::Small(mut v) => {
+                    v.extend(keys);
+                    Siblings::Small(v)
+                }
+                Siblings::Large(_) => Siblings::Small(keys.collect()),
+            };
+        }
+        ready.clear();
+        sel.gained = ready;
         sel
+    }
+
+    /// [`Selector::set_pending`] from no pending work, for a selector whose
+    /// lists of ready children are all empty: the nodes that gain pending
+    /// work go to `ready` (parent, key) instead of their parents' lists.
+    fn add_pending(&mut self, tree: &ShareTree, leaf: NodeId, count: u64, ready: &mut Vec<(u32, Key)>) {
+        let old = self.pending[leaf.0 as usize];
+        if old == count {
+            return;
+        }
+        let mut node = leaf;
+        loop {
+            let i = node.0 as usize;
+            if !self.known[i] {
+                self.prio[i] = tree.priority(node, self.t, &PriorityInputs::default());
+                self.know(i);
+            }
+            let before = self.pending[i];
+            let after = before - old + count;
+            self.pending[i] = after;
+            let Some(parent) = tree.parent(node) else { break };
+            if before == 0 && after > 0 {
+                ready.push((parent.0, self.key(node)));
+            } else if before > 0 && after == 0 {
+                let key = self.key(node);
+                self.ready[parent.0 as usize].remove(&key);
+            }
+            node = parent;
+        }
     }
 
     /// Node `i`'s priority is now known.
@@ -261,7 +314,15 @@ impl Selector {
         }
     }
 
+    /// Adds the nodes the tree gained since this selector was made.
+    #[inline]
     fn grow(&mut self, tree: &ShareTree) {
+        if self.prio.len() < tree.len() {
+            self.grow_to(tree);
+        }
+    }
+
+    fn grow_to(&mut self, tree: &ShareTree) {
         let inputs = PriorityInputs::default();
         for i in self.prio.len()..tree.len() {
             let n = NodeId(i as u32);
@@ -377,6 +438,41 @@ mod tests {
             }
         }
         assert_eq!(order.0.len(), 3);
+        assert_eq!(order.0, order.1);
+    }
+
+    /// More waiting siblings than a sorted vector holds: the accounts
+    /// sorted in at once (a B-tree) choose as accounts set one by one.
+    #[test]
+    fn many_waiting_accounts_choose_as_one_by_one() {
+        let users: Vec<String> = (0..100).map(|i| format!("u{i}")).collect();
+        let assign: Vec<(&str, u32)> =
+            users.iter().enumerate().map(|(i, u)| (u.as_str(), 1 + (i as u32 * 7) % 5)).collect();
+        let names: Vec<&str> = users.iter().map(String::as_str).collect();
+        let mut tree = flat(&assign, &names);
+        let inputs = PriorityInputs::default();
+        let leaves: Vec<NodeId> = names.iter().map(|u| tree.leaves_for_test(u)).collect();
+        for (i, &leaf) in leaves.iter().enumerate() {
+            for _ in 0..(i * 13) % 4 {
+                tree.start_job(leaf, &job(0));
+            }
+        }
+        let waiting: Vec<(NodeId, u64)> =
+            leaves.iter().enumerate().filter(|(i, _)| i % 5 != 0).map(|(i, &l)| (l, 1 + i as u64 % 3)).collect();
+        assert!(waiting.len() > SMALL);
+        let mut one_by_one = Selector::new(&tree, Time(700), &inputs);
+        for &(leaf, n) in &waiting {
+            one_by_one.set_pending(&tree, leaf, n);
+        }
+        let mut at_once = Selector::for_accounts(&tree, Time(700), &inputs, waiting.iter().copied());
+        let mut order = (Vec::new(), Vec::new());
+        for (sel, out) in [(&mut one_by_one, &mut order.0), (&mut at_once, &mut order.1)] {
+            while let Some(leaf) = sel.next() {
+                out.push(leaf);
+                sel.set_pending(&tree, leaf, 0);
+            }
+        }
+        assert_eq!(order.0.len(), waiting.len());
         assert_eq!(order.0, order.1);
     }
 
