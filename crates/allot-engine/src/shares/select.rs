@@ -216,7 +216,7 @@ impl Selector {
                     sel.know(i);
                 }
             }
-            sel.add_pending(tree, leaf, count, &mut ready);
+            sel.change_pending(tree, leaf, count, Some(&mut ready));
         }
         ready.sort_unstable();
         for run in ready.chunk_by(|a, b| a.0 == b.0) {
@@ -234,35 +234,6 @@ impl Selector {
         ready.clear();
         sel.gained = ready;
         sel
-    }
-
-    /// [`Selector::set_pending`] from no pending work, for a selector whose
-    /// lists of ready children are all empty: the nodes that gain pending
-    /// work go to `ready` (parent, key) instead of their parents' lists.
-    fn add_pending(&mut self, tree: &ShareTree, leaf: NodeId, count: u64, ready: &mut Vec<(u32, Key)>) {
-        let old = self.pending[leaf.0 as usize];
-        if old == count {
-            return;
-        }
-        let mut node = leaf;
-        loop {
-            let i = node.0 as usize;
-            if !self.known[i] {
-                self.prio[i] = tree.priority(node, self.t, &PriorityInputs::default());
-                self.know(i);
-            }
-            let before = self.pending[i];
-            let after = before - old + count;
-            self.pending[i] = after;
-            let Some(parent) = tree.parent(node) else { break };
-            if before == 0 && after > 0 {
-                ready.push((parent.0, self.key(node)));
-            } else if before > 0 && after == 0 {
-                let key = self.key(node);
-                self.ready[parent.0 as usize].remove(&key);
-            }
-            node = parent;
-        }
     }
 
     /// Node `i`'s priority is now known.
@@ -287,6 +258,14 @@ impl Selector {
     /// are added on the way.
     pub fn set_pending(&mut self, tree: &ShareTree, leaf: NodeId, count: u64) {
         self.grow(tree);
+        self.change_pending(tree, leaf, count, None);
+    }
+
+    /// [`Selector::set_pending`] on a selector that holds every node of
+    /// the tree. With `gained`, the nodes that gain pending work go there
+    /// (parent, key) instead of into their parents' lists
+    /// ([`Selector::with_accounts`] sorts them in at once).
+    fn change_pending(&mut self, tree: &ShareTree, leaf: NodeId, count: u64, mut gained: Option<&mut Vec<(u32, Key)>>) {
         let old = self.pending[leaf.0 as usize];
         if old == count {
             return;
@@ -306,7 +285,10 @@ impl Selector {
             let Some(parent) = tree.parent(node) else { break };
             let key = self.key(node);
             if before == 0 && after > 0 {
-                self.ready[parent.0 as usize].insert(key);
+                match gained.as_deref_mut() {
+                    Some(g) => g.push((parent.0, key)),
+                    None => self.ready[parent.0 as usize].insert(key),
+                }
             } else if before > 0 && after == 0 {
                 self.ready[parent.0 as usize].remove(&key);
             }
