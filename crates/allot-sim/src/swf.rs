@@ -51,12 +51,14 @@ pub fn parse(bytes: &[u8], queues: QueueField) -> Workload {
 /// [`read`] of `bytes` in `parts` parts.
 fn read_bytes(bytes: &[u8], queues: QueueField, parts: usize) -> Workload {
     let chunks = split_lines(bytes, parts);
-    let read: Vec<Part> = if chunks.len() == 1 {
-        vec![read_part(chunks[0].1, chunks[0].0, queues)]
+    let read: Vec<Part> = if let [(first, ends, text)] = chunks[..] {
+        vec![read_part(text, first, ends, queues)]
     } else {
         std::thread::scope(|s| {
-            let handles: Vec<_> =
-                chunks.iter().map(|&(first, text)| s.spawn(move || read_part(text, first, queues))).collect();
+            let handles: Vec<_> = chunks
+                .iter()
+                .map(|&(first, ends, text)| s.spawn(move || read_part(text, first, ends, queues)))
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         })
     };
@@ -74,8 +76,8 @@ fn read_bytes(bytes: &[u8], queues: QueueField, parts: usize) -> Workload {
 }
 
 /// `bytes` cut into at most `parts` runs of whole lines, each with the
-/// number of its first line.
-fn split_lines(bytes: &[u8], parts: usize) -> Vec<(u64, &[u8])> {
+/// number of its first line and its count of line ends.
+fn split_lines(bytes: &[u8], parts: usize) -> Vec<(u64, u64, &[u8])> {
     let mut out = Vec::with_capacity(parts);
     let (mut rest, mut first) = (bytes, 1u64);
     for left in (1..=parts).rev() {
@@ -86,8 +88,9 @@ fn split_lines(bytes: &[u8], parts: usize) -> Vec<(u64, &[u8])> {
             rest[want..].iter().position(|&b| b == b'\n').map_or(rest.len(), |i| want + i + 1)
         };
         let (part, after) = rest.split_at(cut);
-        out.push((first, part));
-        first += part.iter().filter(|&&b| b == b'\n').count() as u64;
+        let ends = part.iter().filter(|&&b| b == b'\n').count() as u64;
+        out.push((first, ends, part));
+        first += ends;
         rest = after;
         if rest.is_empty() {
             break;
@@ -105,10 +108,11 @@ struct Part {
     headers: Vec<String>,
 }
 
-/// Reads the lines of `text`, the first of which is line `first`.
-fn read_part(text: &[u8], first: u64, queues: QueueField) -> Part {
+/// Reads the lines of `text` (`ends` line ends), the first of which is
+/// line `first`.
+fn read_part(text: &[u8], first: u64, ends: u64, queues: QueueField) -> Part {
     let mut part = Part::default();
-    part.jobs.reserve(text.iter().filter(|&&b| b == b'\n').count() + 1);
+    part.jobs.reserve(usize::try_from(ends).unwrap_or(0) + 1);
     let mut names = Names::default();
     for (i, line) in text.split(|&b| b == b'\n').enumerate() {
         let line_no = first + i as u64;
@@ -194,10 +198,8 @@ fn header(comment: &str, m: &mut Machine) {
 
 fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Result<WorkloadJob, String> {
     // The fields, split at ASCII whitespace as `split_ascii_whitespace`
-    // splits, each with its value when it is a whole number of up to 15
-    // digits (read on the way; anything else is read by `number`).
+    // splits.
     let mut f: [&[u8]; 18] = [b""; 18];
-    let mut whole: [Option<i64>; 18] = [None; 18];
     let mut count = 0;
     let mut i = 0;
     while i < line.len() {
@@ -206,23 +208,11 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
             continue;
         }
         let start = i;
-        let negative = line[i] == b'-';
-        i += usize::from(negative);
-        let mut n = 0i64;
-        let digits = i;
-        while i < line.len() && line[i].is_ascii_digit() {
-            n = n.wrapping_mul(10).wrapping_add(i64::from(line[i] - b'0'));
-            i += 1;
-        }
-        let end = i;
         while i < line.len() && !line[i].is_ascii_whitespace() {
             i += 1;
         }
-        if count < 18 {
-            f[count] = &line[start..i];
-            // Whole only if the digits are all of it.
-            let plain = end > digits && end - digits <= 15 && i == end;
-            whole[count] = plain.then_some(if negative { -n } else { n });
+        if let Some(slot) = f.get_mut(count) {
+            *slot = &line[start..i];
         }
         count += 1;
     }
@@ -230,11 +220,7 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
         return Err(format!("expected 18 fields, found {count}"));
     }
     let num = |i: usize| -> Result<f64, String> {
-        match whole[i] {
-            Some(n) => Ok(n as f64),
-            None => number(f[i])
-                .ok_or_else(|| format!("field {} (`{}`) is not a number", i + 1, String::from_utf8_lossy(f[i]))),
-        }
+        number(f[i]).ok_or_else(|| format!("field {} (`{}`) is not a number", i + 1, String::from_utf8_lossy(f[i])))
     };
     let id = num(0)?;
     let submit = num(1)?;
