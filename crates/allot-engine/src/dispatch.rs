@@ -353,6 +353,7 @@ impl Engine {
             }
         }
         if !self.dirty {
+            self.settle();
             return out;
         }
         self.dirty = false;
@@ -373,14 +374,14 @@ impl Engine {
             }
             self.units[u] = unit;
         }
+        self.settle();
         // Jobs that wait for one started in this pass may go in the next.
         self.refresh_dependents();
         out
     }
 
     fn unit_full(&self, unit: &Unit) -> bool {
-        self.reservations.is_empty()
-            && unit.queues.iter().all(|&q| self.host_sets[self.queues[q].host_set].1.total() == 0)
+        self.reservations.is_empty() && unit.queues.iter().all(|&q| self.free_in(self.queues[q].host_set) == 0)
     }
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
@@ -509,13 +510,13 @@ impl Engine {
             rest = after;
             let most = asks[len - 1].0.1;
             let spec = &self.queues[q].spec;
-            let free = self.host_sets[self.queues[q].host_set].1.total();
+            let free = self.free_in(self.queues[q].host_set);
             let no_start = u64::from(least) > free || least >= failed.start[q];
             let no_reserve = spec.reserve.is_none() || free == 0 || most <= 1;
             if !(no_start && no_reserve) {
                 return false;
             }
-            if spec.backfill && !self.rsv_hosts.is_empty() {
+            if spec.backfill && self.holds_reserved_hosts() {
                 let queue_default = self.effective_run_limit(q, None);
                 let mut shortest = u64::MAX;
                 // The asks in key order: by slots, then the queue's limit
@@ -629,7 +630,7 @@ impl Engine {
     /// Each slot pool's division for this pass ([`crate::pools`]).
     fn divide_pools(&mut self, t: Time) {
         for (_, members) in &self.pools {
-            let free = self.host_sets[self.queues[members[0]].host_set].1.total();
+            let free = self.free_in(self.queues[members[0]].host_set);
             let total = free + members.iter().map(|&q| u64::from(self.queues[q].used)).sum::<u64>();
             let usage = |q: usize| {
                 let qs = &self.queues[q];
@@ -667,6 +668,15 @@ impl Engine {
     fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
         failed.sync(self.rsv_freed, self.rsv_epoch);
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
+        // Where placement would look at the hosts, a parked reservation's
+        // let go first ([`crate::reserve`], "Handing over").
+        if self.parked.is_some()
+            && (self.reservations.contains_key(&id)
+                || u64::from(job.slots) <= self.free_in(self.queues[job.queue].host_set))
+        {
+            self.settle();
+        }
+        let job = self.jobs.get(&id).ok_or(())?;
         if self.limit_reason(id, job).is_some() || !self.meets_deadline(job, t) {
             self.drop_reservation(id);
             return Err(());
@@ -678,7 +688,7 @@ impl Engine {
         let plain = own.is_none() && self.is_plain(job);
         // A host gives a job placed without requirements no more than is
         // free there and its own: fewer in all than it needs, no start.
-        let free = self.host_sets[self.queues[job.queue].host_set].1.total();
+        let free = self.free_in(self.queues[job.queue].host_set);
         let too_few = !job.constrained() && own.is_some_and(|n| free + u64::from(n) < u64::from(job.slots));
         let own = own.is_some();
         if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
@@ -691,7 +701,7 @@ impl Engine {
         }
         // Backfill counts on the job's estimate, else its run limit.
         let limit = self.job_duration(job);
-        if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && !self.rsv_hosts.is_empty()) {
+        if let Some(limit) = limit.filter(|_| self.queues[job.queue].spec.backfill && self.holds_reserved_hosts()) {
             let interruptible = self.queues[job.queue].spec.interruptible;
             // An interruptible backfill job may use what stays unneeded for
             // longer than the queue's time slice.

@@ -357,6 +357,13 @@ pub struct Engine {
     /// this pass.
     pub(crate) reservations: BTreeMap<JobId, crate::reserve::Reservation>,
     pub(crate) rsv_hosts: crate::slots::HostBits,
+    /// Within a pass: a reservation given up whose hosts still hold it
+    /// ([`crate::reserve`], "Handing over").
+    pub(crate) parked: Option<crate::reserve::Parked>,
+    /// Whether expiring reservations park (off only to check that parking
+    /// decides as letting go at once does), and how many were handed over.
+    pub(crate) handover: bool,
+    pub(crate) handovers: u64,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
     /// The cycle after reservations expired, when their jobs may reserve
@@ -518,6 +525,9 @@ impl Engine {
             cus,
             reservations: BTreeMap::new(),
             rsv_hosts: crate::slots::HostBits::default(),
+            parked: None,
+            handover: true,
+            handovers: 0,
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,
@@ -536,6 +546,7 @@ impl Engine {
 
     /// Applies an event at `t`. A submission returns the new job's id.
     pub fn apply(&mut self, t: Time, event: &Event) -> Result<Option<JobId>, Rejection> {
+        debug_assert!(self.parked.is_none(), "an event within a pass");
         match event {
             Event::Submit(spec) => self.submit_at(spec, t).map(Some),
             Event::Finish { job, cpu_time, exit } => {

@@ -51,7 +51,7 @@ impl HostState {
     }
 
     /// What the free-slot indexes hold for the host: none while it is down.
-    fn indexed_free(&self) -> u32 {
+    pub(crate) fn indexed_free(&self) -> u32 {
         if self.up { self.unclaimed() } else { 0 }
     }
 }
@@ -66,6 +66,14 @@ impl Engine {
             self.invalidate_predictions();
             self.dirty = true;
         }
+    }
+
+    /// Free slots in host set `set`: its index's total, with what a
+    /// parked reservation there gives back ([`crate::reserve`], "Handing
+    /// over"). Every count of free slots of a set goes through here.
+    pub(crate) fn free_in(&self, set: usize) -> u64 {
+        let parked = self.parked.as_ref().filter(|p| p.set == set).map_or(0, |p| p.free);
+        self.host_sets[set].1.total() + parked
     }
 
     /// Brings the host's free count up to date in every host set it is in.

@@ -137,7 +137,7 @@ impl Engine {
             // Queues ahead in the pool's order keep the free slots they are
             // still entitled to ("LSF orders the queues within each pool
             // based on the shares the queues are entitled to").
-            let free = self.host_sets[q.host_set].1.total();
+            let free = self.free_in(q.host_set);
             let held: u64 = q
                 .pool_ahead
                 .iter()

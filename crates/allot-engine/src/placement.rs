@@ -259,6 +259,7 @@ impl Engine {
     /// free-slot index) merged with those the view or the released slots
     /// add.
     fn candidate_hosts<'a>(&'a self, job: &Job, ask: &Ask) -> impl Iterator<Item = u32> + 'a {
+        debug_assert!(self.parked.is_none(), "placement with a parked reservation");
         let set = self.queues[job.queue].host_set;
         let (members, index) = &self.host_sets[set];
         let mut extra: SmallVec<[usize; 32]> = self
@@ -292,7 +293,7 @@ impl Engine {
     /// under any view. On free slots alone, the free-slot index's total
     /// says at once when too few are free.
     fn first_fit(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
-        if ask.is_plain() && self.host_sets[self.queues[job.queue].host_set].1.total() < u64::from(ask.min) {
+        if ask.is_plain() && self.free_in(self.queues[job.queue].host_set) < u64::from(ask.min) {
             return None;
         }
         let mut need = ask.max;
@@ -312,7 +313,7 @@ impl Engine {
     }
 
     fn place_by(&self, job: &Job, res: &ResReq, t: Time, ask: &Ask) -> Option<Alloc> {
-        if ask.is_plain() && self.host_sets[self.queues[job.queue].host_set].1.total() < u64::from(ask.min) {
+        if ask.is_plain() && self.free_in(self.queues[job.queue].host_set) < u64::from(ask.min) {
             return None;
         }
         let allowed = job.picks.as_ref().and_then(|p| p.allowed.as_ref());

@@ -194,7 +194,7 @@ impl Engine {
         // hosts can give its minimum in all.
         let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };
         let mut total: u64 = if sums {
-            self.host_sets[q.host_set].1.total() + self.reservations.get(&id).map_or(0, |r| u64::from(r.slots()))
+            self.free_in(q.host_set) + self.reservations.get(&id).map_or(0, |r| u64::from(r.slots()))
         } else {
             self.candidates(job, t, &own, |_| true).iter().map(|c| u64::from(c.1)).sum()
         };

@@ -10,6 +10,7 @@ use crate::time::Time;
 impl Engine {
     /// Starts `id` on `alloc`, `borrowed` (in part) from reservations.
     pub(crate) fn start(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) -> Decision {
+        self.settle();
         let decision = Decision::Start { job: id, alloc: alloc.to_vec() };
         self.commit(id, alloc, t, borrowed);
         decision
