@@ -435,30 +435,25 @@ impl Engine {
             self.rsv_hosts.insert(h);
             self.refresh_host(h);
         }
-        self.record_reservation(id, (queue, user), hosts, held, t);
+        let (since, expires) = held.unwrap_or_else(|| self.reservation_time(queue, t));
+        let r =
+            Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
+        self.record_reservation(id, r);
     }
 
-    /// The reservation of [`Engine::make_reservation`], its hosts holding
-    /// it already.
-    fn record_reservation(
-        &mut self,
-        id: JobId,
-        (queue, user): (usize, u32),
-        hosts: SmallVec<[(u32, u32, f64); 4]>,
-        held: Option<(Time, Time)>,
-        t: Time,
-    ) {
-        let (since, expires) = held.unwrap_or_else(|| {
-            let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
-            (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
-        });
+    /// When a reservation made at `t` in `queue` starts and expires.
+    fn reservation_time(&self, queue: usize, t: Time) -> (Time, Time) {
+        let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
+        (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
+    }
+
+    /// `id` holds `r` from now on, its hosts holding it already: the
+    /// others' predictions are made again, and its slots charged.
+    fn record_reservation(&mut self, id: JobId, r: Reservation) {
         self.invalidate_predictions();
-        self.rsv_expiry.insert((expires, id));
+        self.rsv_expiry.insert((r.expires, id));
         self.rsv_changes += 1;
-        self.reservations.insert(
-            id,
-            Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() },
-        );
+        self.reservations.insert(id, r);
         self.recharge_reserved(id);
     }
 
@@ -610,14 +605,18 @@ impl Engine {
         if total >= u64::from(job.slots) {
             return false;
         }
-        let who = (job.queue, job.user);
+        let (queue, user) = (job.queue, job.user);
         let Some(p) = self.parked.take() else { return false };
         for &(h, _, _) in &p.hosts {
             if let Some(e) = self.hosts[h as usize].rsv.first_mut() {
                 e.0 = id;
             }
         }
-        self.record_reservation(id, who, p.hosts, None, t);
+        let (since, expires) = self.reservation_time(queue, t);
+        let hosts = p.hosts;
+        let r =
+            Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
+        self.record_reservation(id, r);
         self.handovers += 1;
         true
     }
