@@ -46,6 +46,7 @@ impl Engine {
         next.user_ids = std::mem::take(&mut self.user_ids);
         next.user_used = vec![0; next.users.len()];
         next.next_id = self.next_id;
+        next.handover = self.handover;
         next.ended = std::mem::take(&mut self.ended);
         next.dependents = std::mem::take(&mut self.dependents);
         next.dep_changed = std::mem::take(&mut self.dep_changed);
