@@ -1,7 +1,9 @@
 //! Hosts as the engine holds them, and the free-slot indexes of the host
 //! sets they are in ([`crate::slots::SlotIndex`]): every change to what a
 //! host has free goes through [`Engine::refresh_host`] or
-//! [`Engine::refresh_hosts`], which keep the indexes true.
+//! [`Engine::refresh_hosts`], which keep the indexes true. (Within a pass,
+//! a parked reservation's hosts still count it; [`Engine::free_in`] adds
+//! it back: [`crate::reserve`], "Handing over".)
 
 use std::collections::BTreeMap;
 
@@ -47,11 +49,16 @@ impl HostState {
 
     /// Slots neither in use nor reserved.
     pub(crate) fn unclaimed(&self) -> u32 {
-        self.slots.saturating_sub(self.used + self.rsv_slots)
+        self.unclaimed_without(0)
+    }
+
+    /// [`HostState::unclaimed`] once `n` of its reserved slots are let go.
+    pub(crate) fn unclaimed_without(&self, n: u32) -> u32 {
+        self.slots.saturating_sub(self.used + self.rsv_slots - n)
     }
 
     /// What the free-slot indexes hold for the host: none while it is down.
-    pub(crate) fn indexed_free(&self) -> u32 {
+    fn indexed_free(&self) -> u32 {
         if self.up { self.unclaimed() } else { 0 }
     }
 }

@@ -241,9 +241,11 @@ impl Engine {
             if n == 0 || m != 0.0 || host.rsv.len() != 1 || !matches!(host.in_sets[..], [(s, _)] if s == set) {
                 return false;
             }
-            // What the index holds for the host once it lets go.
-            let after = if host.up { host.slots.saturating_sub(host.used + host.rsv_slots - n) } else { 0 };
-            free += u64::from(after - host.indexed_free());
+            // What the index gains for the host once it lets go (none while
+            // it is down).
+            if host.up {
+                free += u64::from(host.unclaimed_without(n) - host.unclaimed());
+            }
         }
         let Some(r) = self.forget_reservation(id) else { return false };
         self.invalidate_predictions();
@@ -591,7 +593,7 @@ impl Engine {
             }
             last = Some(pos);
             let takes = !host.blocked() && host.partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p));
-            let unclaimed = host.slots.saturating_sub(host.used + host.rsv_slots - n);
+            let unclaimed = host.unclaimed_without(n);
             let cap = match takes {
                 true if cpus_bound => unclaimed.min(host.cpus),
                 true => unclaimed,
