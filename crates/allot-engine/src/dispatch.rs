@@ -565,12 +565,27 @@ impl Engine {
         if self.unit_full(unit) {
             return;
         }
+        // An account hopeless now stays so for the pass (the loop below
+        // passes over it for good at its turn), so the selector need not
+        // know it: its turn would change nothing. With none left, no
+        // priority is computed.
+        let mut live = std::mem::take(&mut self.live_accounts);
+        live.clear();
+        for (&a, jobs) in &unit.by_account {
+            if !unit.backlogs.get(&Some(a)).is_some_and(|b| self.hopeless(b, failed, t)) {
+                live.push((a, jobs.len() as u64));
+            }
+        }
+        if live.is_empty() {
+            self.live_accounts = live;
+            return;
+        }
         // The selector below sees what the holders changed.
         self.share_touched.clear();
         let inputs = PriorityInputs::default();
         let kept = self.selectors[policy].take();
         let tree = &self.fairshare.policies[policy].tree;
-        let accounts = unit.by_account.iter().map(|(&a, jobs)| (a, jobs.len() as u64));
+        let accounts = live.iter().copied();
         let mut sel = match kept {
             Some(s) => s.reuse(tree, t, &inputs, accounts),
             None => Selector::for_accounts(tree, t, &inputs, accounts),
@@ -625,6 +640,7 @@ impl Engine {
         }
         self.selectors[policy] = Some(sel);
         self.cursors = cursor;
+        self.live_accounts = live;
     }
 
     /// Each slot pool's division for this pass ([`crate::pools`]).

@@ -383,6 +383,9 @@ pub struct Engine {
     /// Each policy's selector of the last pass, its memory reused by the
     /// next ([`crate::shares::Selector::reuse`]).
     pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
+    /// Scratch of a fairshare unit's turn: the accounts that may start,
+    /// reserve or backfill a job, with their pending jobs.
+    pub(crate) live_accounts: Vec<(NodeId, u64)>,
     /// Per share account, a fairshare unit's turn in a pass and the last
     /// job of the account tried in it; the number of turns so far.
     pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
@@ -536,6 +539,7 @@ impl Engine {
             rsv_changes: 0,
             rsv_index: crate::predict::RsvIndex::default(),
             share_touched: Vec::new(),
+            live_accounts: Vec::new(),
             selectors: vec![None; policies],
             cursors: Vec::new(),
             cursor_turn: 0,
