@@ -155,8 +155,12 @@ impl Engine {
     /// condition evaluated again: a pending job waits or may be
     /// dispatched accordingly.
     pub(crate) fn refresh_dependents(&mut self) {
-        let changed = std::mem::take(&mut self.dep_changed);
-        for x in changed {
+        if self.dependents.is_empty() {
+            self.dep_changed.clear();
+            return;
+        }
+        let mut changed = std::mem::take(&mut self.dep_changed);
+        for &x in &changed {
             let Some(ds) = self.dependents.get_mut(&x) else { continue };
             let dependents: Vec<JobId> = ds.iter().copied().collect();
             for d in dependents {
@@ -181,6 +185,11 @@ impl Engine {
                     }
                 }
             }
+        }
+        // Its memory for the next.
+        changed.clear();
+        if self.dep_changed.is_empty() {
+            self.dep_changed = changed;
         }
     }
 }

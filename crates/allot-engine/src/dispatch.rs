@@ -237,6 +237,7 @@ pub(crate) fn build_units(
 /// and host lists only narrow), and no job of as many slots running as
 /// long can backfill. Each holds while nothing is freed: the first until a
 /// reservation is given up, the second until predicted starts change.
+#[derive(Default)]
 pub(crate) struct Failed {
     freed: u64,
     start: Vec<u32>,
@@ -245,8 +246,14 @@ pub(crate) struct Failed {
 }
 
 impl Failed {
-    fn new(queues: usize) -> Self {
-        Failed { freed: 0, start: vec![u32::MAX; queues], predicted: 0, backfill: vec![Vec::new(); queues] }
+    /// Nothing failed yet, for `queues` queues (in the memory of an
+    /// earlier pass's).
+    fn reset(&mut self, queues: usize) {
+        (self.freed, self.predicted) = (0, 0);
+        self.start.clear();
+        self.start.resize(queues, u32::MAX);
+        self.backfill.iter_mut().for_each(Vec::clear);
+        self.backfill.resize_with(queues, Vec::new);
     }
 
     /// Forgets what no longer holds after the engine's changes.
@@ -362,7 +369,8 @@ impl Engine {
         self.rsv_cooldown = expired;
         self.invalidate_timed_predictions();
         self.divide_pools(t);
-        let mut failed = Failed::new(self.queues.len());
+        let mut failed = std::mem::take(&mut self.failed);
+        failed.reset(self.queues.len());
         // Each unit's selector computes priorities afresh.
         self.share_touched.clear();
         for u in 0..self.units.len() {
@@ -374,6 +382,7 @@ impl Engine {
             }
             self.units[u] = unit;
         }
+        self.failed = failed;
         self.settle();
         // Jobs that wait for one started in this pass may go in the next.
         self.refresh_dependents();
@@ -414,7 +423,7 @@ impl Engine {
         &mut self,
         unit: &Unit,
         order: impl Iterator<Item = Place>,
-        holders: &BTreeSet<JobId>,
+        holders: &[JobId],
         t: Time,
         failed: &mut Failed,
         out: &mut Vec<Decision>,
@@ -424,7 +433,7 @@ impl Engine {
             if self.unit_full(unit) {
                 break;
             }
-            if holders.contains(&place.id) {
+            if holders.binary_search(&place.id).is_ok() {
                 continue;
             }
             if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
@@ -466,7 +475,7 @@ impl Engine {
         t: Time,
         failed: &mut Failed,
         out: &mut Vec<Decision>,
-    ) -> BTreeSet<JobId> {
+    ) -> Vec<JobId> {
         let mut holders: Vec<(Time, JobId)> = self
             .reservations
             .iter()
@@ -474,12 +483,13 @@ impl Engine {
             .map(|(&id, r)| (r.since, id))
             .collect();
         holders.sort_unstable();
-        let mut tried = BTreeSet::new();
+        // In job order (few: a binary search tells whether one was tried).
+        let mut tried = Vec::with_capacity(holders.len());
         for (_, id) in holders {
             if self.unit_full(unit) {
                 break;
             }
-            tried.insert(id);
+            tried.push(id);
             if let Ok(d) = self.try_start(id, t, failed) {
                 out.push(d);
                 if let Some(job) = self.jobs.get(&id) {
@@ -487,6 +497,7 @@ impl Engine {
                 }
             }
         }
+        tried.sort_unstable();
         tried
     }
 
@@ -609,7 +620,8 @@ impl Engine {
                 continue;
             };
             cursor[leaf.0 as usize] = Some((turn, place));
-            let started = if holders.contains(&place.id) { Err(()) } else { self.try_start(place.id, t, failed) };
+            let started =
+                if holders.binary_search(&place.id).is_ok() { Err(()) } else { self.try_start(place.id, t, failed) };
             // Reserved slots changed these accounts' priorities.
             // (A start refreshes its own account below.)
             let mut touched = std::mem::take(&mut self.share_touched);

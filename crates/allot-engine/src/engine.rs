@@ -386,6 +386,9 @@ pub struct Engine {
     /// Scratch of a fairshare unit's turn: the accounts that may start,
     /// reserve or backfill a job, with their pending jobs.
     pub(crate) live_accounts: Vec<(NodeId, u64)>,
+    /// What failed in the pass ([`crate::dispatch::Failed`]), kept for
+    /// its memory.
+    pub(crate) failed: crate::dispatch::Failed,
     /// Per share account, a fairshare unit's turn in a pass and the last
     /// job of the account tried in it; the number of turns so far.
     pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
@@ -540,6 +543,7 @@ impl Engine {
             rsv_index: crate::predict::RsvIndex::default(),
             share_touched: Vec::new(),
             live_accounts: Vec::new(),
+            failed: Default::default(),
             selectors: vec![None; policies],
             cursors: Vec::new(),
             cursor_turn: 0,
