@@ -44,11 +44,12 @@ impl Engine {
         self.predict_reservations(t);
         let key = Some((self.rsv_epoch, self.rsv_changes));
         if self.rsv_index.by_start_at != key {
-            let mut starts: Vec<(Time, u64)> = self
-                .reservations
-                .values()
-                .filter_map(|r| r.predicted.flatten().map(|p| (p, u64::from(r.slots()))))
-                .collect();
+            // In the memory of the last.
+            let mut starts = std::mem::take(&mut self.rsv_index.by_start);
+            starts.clear();
+            starts.extend(
+                self.reservations.values().filter_map(|r| r.predicted.flatten().map(|p| (p, u64::from(r.slots())))),
+            );
             starts.sort_unstable_by(|a, b| b.cmp(a));
             let mut sum = 0;
             for s in &mut starts {
@@ -148,9 +149,15 @@ impl Engine {
         if self.rsv_index.complete_at == key {
             return;
         }
-        let missing: Vec<JobId> =
-            self.reservations.iter().filter(|(_, r)| r.predicted.is_none()).map(|(&id, _)| id).collect();
-        for id in missing {
+        // Each in job order, found after the last (no list to allocate).
+        let mut after = std::ops::Bound::Unbounded;
+        while let Some(id) = self
+            .reservations
+            .range((after, std::ops::Bound::Unbounded))
+            .find(|(_, r)| r.predicted.is_none())
+            .map(|(&id, _)| id)
+        {
+            after = std::ops::Bound::Excluded(id);
             let (p, spare) = self.predict(id, t);
             // A spare count is no bound where the time decides what hosts give.
             let timed =
