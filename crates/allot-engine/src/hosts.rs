@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 
-use crate::engine::{Engine, JobId};
+use crate::engine::{Engine, Job, JobId};
 use crate::time::Time;
 
 /// Host set index and slots: what an allocation holds in each host set.
@@ -45,6 +45,12 @@ impl HostState {
     /// Down, or held by an exclusive compute unit job: gives no job slots.
     pub(crate) fn blocked(&self) -> bool {
         !self.up || self.excl_locks > 0
+    }
+
+    /// Whether the host takes `job`'s user: a host of a partition takes
+    /// only jobs whose user has shares there.
+    pub(crate) fn takes_user(&self, job: &Job) -> bool {
+        self.partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p))
     }
 
     /// Slots neither in use nor reserved.

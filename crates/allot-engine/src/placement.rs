@@ -130,6 +130,12 @@ impl Engine {
     }
 
     /// How many slots host `h` can give `job` under `ask` (module docs).
+    /// Whether `job` gets no more slots on a host than its CPUs: a
+    /// parallel job, unless PARALLEL_SCHED_BY_SLOT.
+    pub(crate) fn cpus_bound(&self, job: &Job) -> bool {
+        job.max_slots > 1 && !self.config.parallel_sched_by_slot
+    }
+
     pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time, ask: &Ask) -> u32 {
         let released = ask.released.and_then(|r| r.get(&h)).copied().unwrap_or((0, 0.0));
         self.host_cap_released(h, job, t, ask, released)
@@ -147,11 +153,8 @@ impl Engine {
         if job.exclusive && host.used > released.0 {
             return 0;
         }
-        if let Some(p) = host.partition {
-            // Partition hosts take only jobs whose user has shares there.
-            if !job.accounts.iter().any(|a| a.0 == p) {
-                return 0;
-            }
+        if !host.takes_user(job) {
+            return 0;
         }
         let (rel_slots, rel_mem) = released;
         let (rsv_slots, rsv_mem) = self.reserved_to(host, ask.view);
@@ -184,7 +187,7 @@ impl Engine {
             // a host or processor have been reached").
             cap += rsv_slots;
         }
-        if job.max_slots > 1 && !self.config.parallel_sched_by_slot {
+        if self.cpus_bound(job) {
             cap = cap.min(host.cpus);
         }
         let mem = rusage_mem(job);

@@ -196,7 +196,7 @@ impl Engine {
         let sums = self.hosts_blocked == 0
             && !q.per_host_limits
             && q.partitions.is_empty()
-            && (job.max_slots <= 1 || self.config.parallel_sched_by_slot || self.slots_within_cpus);
+            && (!self.cpus_bound(job) || self.slots_within_cpus);
         // First fit takes what each host can give: the job fits once the
         // hosts can give its minimum in all.
         let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };

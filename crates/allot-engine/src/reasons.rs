@@ -107,7 +107,7 @@ impl Engine {
         let usable: u64 = members
             .iter()
             .enumerate()
-            .filter(|&(_, &h)| self.hosts[h as usize].partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p)))
+            .filter(|&(_, &h)| self.hosts[h as usize].takes_user(job))
             .map(|(pos, _)| u64::from(index.get(pos)))
             .sum();
         if usable < u64::from(job.slots) {

@@ -77,6 +77,19 @@ pub(crate) enum View {
     Backfill { until: Time },
 }
 
+/// What [`Engine::host_cap`] gives a job placed without requirements, `-x`,
+/// per-host limits or memory, where `unclaimed` slots are open to it (its
+/// own reserved ones among them): none on a host that is blocked or does
+/// not take its user, and within the host's CPUs when `cpus_bound`
+/// ([`Engine::cpus_bound`]).
+fn plain_cap(host: &HostState, job: &Job, cpus_bound: bool, unclaimed: u32) -> u32 {
+    match !host.blocked() && host.takes_user(job) {
+        true if cpus_bound => unclaimed.min(host.cpus),
+        true => unclaimed,
+        false => 0,
+    }
+}
+
 /// What running jobs release by some time, per host: slots and MB. Its
 /// order decides nothing (placement walks hosts in host order).
 pub(crate) type Released = std::collections::HashMap<u32, (u32, f64), std::hash::BuildHasherDefault<HostHasher>>;
@@ -500,11 +513,7 @@ impl Engine {
         let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let mut total = r.map_or(0, Reservation::slots);
-        // What `host_cap` gives such a job (not exclusive, no per-host
-        // limit, no memory): its own and the free slots of a host that
-        // is not blocked and takes its user, within the host's CPUs for a
-        // parallel job unless PARALLEL_SCHED_BY_SLOT.
-        let cpus_bound = job.max_slots > 1 && !self.config.parallel_sched_by_slot;
+        let cpus_bound = self.cpus_bound(job);
         // Free hosts that give more, with what each gives in all.
         let mut more: SmallVec<[(u32, u32, u32); 32]> = SmallVec::new();
         let mut next = index.next_free(0);
@@ -512,12 +521,7 @@ impl Engine {
             let h = members[i];
             let host = &self.hosts[h as usize];
             let have = host.rsv.iter().find(|x| x.0 == id).map_or(0, |x| x.1);
-            let takes = !host.blocked() && host.partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p));
-            let cap = match takes {
-                true if cpus_bound => (host.unclaimed() + have).min(host.cpus),
-                true => host.unclaimed() + have,
-                false => 0,
-            };
+            let cap = plain_cap(host, job, cpus_bound, host.unclaimed() + have);
             debug_assert_eq!(cap, self.host_cap(h, job, t, &ask), "host {h}, job {id}");
             if cap > have {
                 more.push((h, have, cap));
@@ -582,7 +586,7 @@ impl Engine {
         }
         // As grow walks the free hosts (all of them parked ones, in the
         // order of their positions in the set), with what each gives.
-        let cpus_bound = job.max_slots > 1 && !self.config.parallel_sched_by_slot;
+        let cpus_bound = self.cpus_bound(job);
         let mut total = 0u64;
         let mut last = None;
         for &(h, n, _) in &p.hosts {
@@ -592,13 +596,7 @@ impl Engine {
                 return false;
             }
             last = Some(pos);
-            let takes = !host.blocked() && host.partition.is_none_or(|p| job.accounts.iter().any(|a| a.0 == p));
-            let unclaimed = host.unclaimed_without(n);
-            let cap = match takes {
-                true if cpus_bound => unclaimed.min(host.cpus),
-                true => unclaimed,
-                false => 0,
-            };
+            let cap = plain_cap(host, job, cpus_bound, host.unclaimed_without(n));
             if cap != n {
                 return false;
             }
