@@ -14,26 +14,51 @@ use crate::workload::Workload;
 
 /// `id,user,queue,submit,start,end,slots,hosts,exit,priority`, one row per
 /// job; `priority` is the multifactor priority the job started with
-/// (empty under LSF's policies).
+/// (empty under LSF's policies). Numbers are written without `write!`: a
+/// row per job, and the replay is waiting for the file.
 pub fn jobs_csv(records: &[JobRecord]) -> String {
     let mut out = String::from("id,user,queue,submit,start,end,slots,hosts,exit,priority\n");
+    out.reserve(records.iter().map(|r| 48 + r.user.len() + r.queue.len() + r.hosts.len()).sum());
     for r in records {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{}",
-            r.id,
-            r.user,
-            r.queue,
-            r.submit,
-            r.start,
-            r.end,
-            r.slots,
-            r.hosts,
-            r.exit,
-            r.priority.map_or(String::new(), |p| format!("{p:.3}"))
-        );
+        push_decimal(&mut out, r.id);
+        for field in [&r.user, &r.queue] {
+            out.push(',');
+            out.push_str(field);
+        }
+        for n in [r.submit, r.start, r.end, u64::from(r.slots)] {
+            out.push(',');
+            push_decimal(&mut out, n);
+        }
+        out.push(',');
+        out.push_str(&r.hosts);
+        out.push(',');
+        if r.exit < 0 {
+            out.push('-');
+        }
+        push_decimal(&mut out, u64::from(r.exit.unsigned_abs()));
+        out.push(',');
+        if let Some(p) = r.priority {
+            let _ = write!(out, "{p:.3}");
+        }
+        out.push('\n');
     }
     out
+}
+
+/// Appends `n` in decimal, as `Display` writes it.
+pub(crate) fn push_decimal(s: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut rest = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    s.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -275,6 +300,45 @@ pub fn share_tables_json<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_decimal_writes_what_display_does() {
+        for n in [0, 7, 10, 99, 100, 1234, u64::from(u32::MAX), u64::MAX] {
+            let mut s = String::from("node*");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("node*{n}"));
+        }
+    }
+
+    /// Each row as `write!` would format it: negative exits, priorities
+    /// to three decimals, none empty.
+    #[test]
+    fn jobs_csv_rows_as_display_writes_them() {
+        let row = |exit: i32, priority: Option<f64>| JobRecord {
+            id: 12,
+            user: "alice".into(),
+            queue: "normal".into(),
+            submit: 5,
+            start: 70,
+            end: 4_000_000_000,
+            slots: 32,
+            hosts: "node01*16 node02*16".into(),
+            priority,
+            exit,
+        };
+        let csv = jobs_csv(&[row(0, None), row(-1, Some(1234.56789)), row(137, Some(-0.5)), row(i32::MIN, None)]);
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("id,user,queue,submit,start,end,slots,hosts,exit,priority"));
+        for (exit, p) in [(0, ""), (-1, "1234.568"), (137, "-0.500")] {
+            let want = format!("12,alice,normal,5,70,4000000000,32,node01*16 node02*16,{exit},{p}");
+            assert_eq!(lines.next(), Some(want.as_str()));
+        }
+        assert_eq!(
+            lines.next(),
+            Some(format!("12,alice,normal,5,70,4000000000,32,node01*16 node02*16,{},", i32::MIN).as_str())
+        );
+        assert_eq!(lines.next(), None);
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
 
+use crate::report::push_decimal;
 use crate::workload::{Workload, WorkloadJob};
 
 #[derive(Clone, Debug, Default)]
@@ -199,22 +200,6 @@ pub fn run(
     out
 }
 
-/// Appends `n` in decimal.
-fn push_decimal(s: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    let mut rest = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    s.extend(digits[i..].iter().map(|&d| char::from(d)));
-}
-
 fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecord {
     // Without `write!`: a record per job, an entry per host.
     let mut hosts = String::with_capacity(r.alloc.len() * 12);
@@ -224,7 +209,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         }
         hosts.push_str(engine.host_name(h));
         hosts.push('*');
-        push_decimal(&mut hosts, n);
+        push_decimal(&mut hosts, u64::from(n));
     }
     JobRecord {
         id: job.id,
@@ -237,19 +222,5 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         hosts,
         priority: r.priority,
         exit: if r.killed { KILLED_EXIT } else { job.exit },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::push_decimal;
-
-    #[test]
-    fn push_decimal_writes_what_display_does() {
-        for n in [0, 7, 10, 99, 100, 1234, u32::MAX] {
-            let mut s = String::from("node*");
-            push_decimal(&mut s, n);
-            assert_eq!(s, format!("node*{n}"));
-        }
     }
 }
