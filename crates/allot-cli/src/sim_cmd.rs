@@ -102,7 +102,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         let inputs = PriorityInputs::default();
         report::share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &inputs)
     };
-    let opts = SimOptions { kill_at_limit: args.kill_at_limit, report_at: args.report_at.clone() };
+    let opts =
+        SimOptions { kill_at_limit: args.kill_at_limit, report_at: args.report_at.clone(), ..SimOptions::default() };
     let outcome = sim::run(&mut engine, &workload, &opts, &report_tables, &mut progress);
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -360,7 +360,9 @@ impl Engine {
             }
         }
         if !self.dirty {
-            self.settle();
+            if !self.keep_parked {
+                self.settle();
+            }
             return out;
         }
         self.dirty = false;
@@ -383,7 +385,9 @@ impl Engine {
             self.units[u] = unit;
         }
         self.failed = failed;
-        self.settle();
+        if !self.keep_parked {
+            self.settle();
+        }
         // Jobs that wait for one started in this pass may go in the next.
         self.refresh_dependents();
         out

@@ -363,6 +363,8 @@ pub struct Engine {
     /// Whether expiring reservations park (off only to check that parking
     /// decides as letting go at once does), and how many were handed over.
     pub(crate) handover: bool,
+    /// A parked reservation may stay parked between passes ([`Engine::set_keep_parked`]).
+    pub(crate) keep_parked: bool,
     pub(crate) handovers: u64,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
@@ -533,6 +535,7 @@ impl Engine {
             rsv_hosts: crate::slots::HostBits::default(),
             parked: None,
             handover: true,
+            keep_parked: false,
             handovers: 0,
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
@@ -554,7 +557,11 @@ impl Engine {
 
     /// Applies an event at `t`. A submission returns the new job's id.
     pub fn apply(&mut self, t: Time, event: &Event) -> Result<Option<JobId>, Rejection> {
-        debug_assert!(self.parked.is_none(), "an event within a pass");
+        // A job submitted changes no host; anything else may
+        // ([`Engine::set_keep_parked`]).
+        if !matches!(event, Event::Submit(_)) {
+            self.settle();
+        }
         match event {
             Event::Submit(spec) => self.submit_at(spec, t).map(Some),
             Event::Finish { job, cpu_time, exit } => {

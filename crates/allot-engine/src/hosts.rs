@@ -85,7 +85,9 @@ impl Engine {
     /// parked reservation there gives back ([`crate::reserve`], "Handing
     /// over"). Every count of free slots of a set goes through here.
     pub(crate) fn free_in(&self, set: usize) -> u64 {
-        let parked = self.parked.as_ref().filter(|p| p.set == set).map_or(0, |p| p.free);
+        let parked = self.parked.as_ref().filter(|p| p.set == set);
+        debug_assert!(parked.is_none_or(|p| p.holds(&self.hosts)), "a parked reservation's hosts changed");
+        let parked = parked.map_or(0, |p| p.free);
         self.host_sets[set].1.total() + parked
     }
 

@@ -175,6 +175,7 @@ impl Engine {
     /// limits, module docs); `None` when it waits for a job with neither,
     /// or one past its estimate, or is not pending.
     pub fn predicted_start(&self, id: JobId, t: Time) -> Option<Time> {
+        debug_assert!(self.parked.is_none(), "a host query with a parked reservation");
         self.predict(id, t).0
     }
 

@@ -32,6 +32,7 @@ impl Engine {
     /// Replaces the configuration at `t`, keeping every job and the usage
     /// history (module docs).
     pub fn reconfigure(&mut self, t: Time, config: EngineConfig) -> Result<(), ReconfigError> {
+        self.settle();
         let mut jobs_in: BTreeMap<String, usize> = BTreeMap::new();
         for (_, job) in self.jobs.iter() {
             *jobs_in.entry(self.queues[job.queue].spec.name.clone()).or_default() += 1;
@@ -47,6 +48,7 @@ impl Engine {
         next.user_used = vec![0; next.users.len()];
         next.next_id = self.next_id;
         next.handover = self.handover;
+        next.keep_parked = self.keep_parked;
         next.ended = std::mem::take(&mut self.ended);
         next.dependents = std::mem::take(&mut self.dependents);
         next.dep_changed = std::mem::take(&mut self.dep_changed);

@@ -31,9 +31,12 @@
 //! and the free count of its host set ([`Engine::free_in`]) includes what
 //! it held. A job placed without requirements that would now reserve
 //! exactly those hosts takes them over where they are; anything else that
-//! looks at the hosts makes them let go first, and so does the pass's end.
-//! Either way the pass decides what it would have decided had they let go
-//! at once.
+//! looks at the hosts makes them let go first, and so does the pass's end
+//! unless the caller keeps it parked between passes
+//! ([`Engine::set_keep_parked`]; a replay does): then the next event but
+//! a submission makes them let go, and the job that gave it up takes it
+//! back where it is at its next turn. Either way the pass decides what it
+//! would have decided had they let go at once.
 //!
 //! Predicted start: the `predict` module.
 //!
@@ -148,6 +151,21 @@ pub(crate) struct Parked {
     pub(crate) free: u64,
 }
 
+impl Parked {
+    /// What the index gains for `host` once `n` slots reserved there let
+    /// go: the slots that frees (none while the host is down).
+    fn gain(host: &HostState, n: u32) -> u64 {
+        if host.up { u64::from(host.unclaimed_without(n) - host.unclaimed()) } else { 0 }
+    }
+
+    /// Whether `free` still tells what letting go gives: no host of it
+    /// changed since it parked (each event that may change one lets go
+    /// first).
+    pub(crate) fn holds(&self, hosts: &[HostState]) -> bool {
+        self.free == self.hosts.iter().map(|&(h, n, _)| Parked::gain(&hosts[h as usize], n)).sum::<u64>()
+    }
+}
+
 /// What a pending job holds reserved.
 #[derive(Clone, Debug)]
 pub(crate) struct Reservation {
@@ -230,6 +248,8 @@ impl Engine {
             if at > t {
                 break;
             }
+            // One kept from an earlier pass lets go: this one may park.
+            self.settle();
             if !self.park(id) {
                 self.drop_reservation(id);
             }
@@ -254,11 +274,7 @@ impl Engine {
             if n == 0 || m != 0.0 || host.rsv.len() != 1 || !matches!(host.in_sets[..], [(s, _)] if s == set) {
                 return false;
             }
-            // What the index gains for the host once it lets go (none while
-            // it is down).
-            if host.up {
-                free += u64::from(host.unclaimed_without(n) - host.unclaimed());
-            }
+            free += Parked::gain(host, n);
         }
         let Some(r) = self.forget_reservation(id) else { return false };
         self.invalidate_predictions();
@@ -746,6 +762,22 @@ impl Engine {
         self.handover = on;
     }
 
+    /// Whether a reservation parked in a pass (module docs, "Handing over")
+    /// may stay parked after it, until the next pass or event that looks
+    /// at its hosts (off by default: every pass ends with its hosts let
+    /// go). Taken back at the cycle after its expiry by the job that gave
+    /// it up, or by the next job to reserve, it is handed over where it is
+    /// instead of let go and reserved again host by host: the same
+    /// decisions, as parking within a pass. While one is parked the hosts'
+    /// own records still count it, so the host queries (reserved slots of a
+    /// host, backfill windows, predicted starts) are wrong until it lets
+    /// go: only a caller that asks none between passes, as a replay does,
+    /// turns this on. Off, what is parked lets go at once.
+    pub fn set_keep_parked(&mut self, on: bool) {
+        self.settle();
+        self.keep_parked = on;
+    }
+
     /// How many reservations were handed over where they were.
     pub fn handovers(&self) -> u64 {
         self.handovers
@@ -770,6 +802,7 @@ impl Engine {
 
     /// Slots reserved on host `h`.
     pub fn reserved_on_host(&self, h: u32) -> u32 {
+        debug_assert!(self.parked.is_none(), "a host query with a parked reservation");
         self.hosts.get(h as usize).map_or(0, |x| x.rsv_slots)
     }
 }

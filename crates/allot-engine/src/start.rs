@@ -20,6 +20,7 @@ impl Engine {
     /// it started: the same booking as a start decided here, without
     /// placement. Refused if the job is not pending or a host is unknown.
     pub fn force_start(&mut self, id: JobId, alloc: Vec<(u32, u32)>, t: Time) -> Result<(), String> {
+        self.settle();
         let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
         if !matches!(job.state, JobState::Pending) || job.held || job.waiting {
             return Err(format!("job {id} is not pending, or is held"));

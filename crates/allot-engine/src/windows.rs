@@ -35,6 +35,7 @@ impl Engine {
     /// The backfill windows at `t` (module docs), on hosts where `select`
     /// holds (all without one).
     pub fn backfill_windows(&self, t: Time, select: Option<&Expr>) -> Vec<BackfillWindow> {
+        debug_assert!(self.parked.is_none(), "a host query with a parked reservation");
         let usable = |h: u32| {
             let host = &self.hosts[h as usize];
             !host.blocked() && select.is_none_or(|s| s.holds(&|n| self.host_value(h, n)))

@@ -20,6 +20,10 @@ pub struct SimOptions {
     pub kill_at_limit: bool,
     /// Times (seconds from the workload's start) to report share tables at.
     pub report_at: Vec<u64>,
+    /// Every pass ends with a parked reservation let go, as in the daemon
+    /// (for tests: the same decisions as keeping it,
+    /// [`Engine::set_keep_parked`]).
+    pub let_go_each_pass: bool,
 }
 
 /// A job that ran.
@@ -97,12 +101,17 @@ pub fn run(
     let mut left: BTreeMap<JobId, u64> = BTreeMap::new();
     let mut next = 0;
     let mut last = 0u64;
+    // The replay asks no host query between passes (a report asks share
+    // tables, and lets go first all the same).
+    let keep = !opts.let_go_each_pass;
+    engine.set_keep_parked(keep);
     loop {
         let t_submit = w.jobs.get(next).map(|j| j.submit);
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let t_wake = engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
         let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
+            engine.set_keep_parked(keep);
             out.reports.push((r, report(engine, Time(r))));
             reports.next();
         }
@@ -192,6 +201,7 @@ pub fn run(
             running.insert(id, Running { job: widx, queue, start: t, alloc, killed, priority });
         }
     }
+    engine.set_keep_parked(false);
     for r in reports {
         out.reports.push((r, report(engine, Time(r))));
     }

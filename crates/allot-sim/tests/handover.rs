@@ -1,7 +1,8 @@
 //! Handing over (spec 004, "Reserving Processors", with the module docs of
 //! the engine's `reserve`, "Handing over"): a reservation given up at its
 //! MAX_RESERVE_TIME and taken again where it is by the next job decides
-//! what letting go at once decides.
+//! what letting go at once decides, whether it is kept parked between
+//! passes (as a replay does) or lets go at the end of each.
 
 mod common;
 
@@ -43,15 +44,27 @@ fn wjob(n: u64, user: &str, submit: u64, slots: u32, runtime: u64, limit: Option
     }
 }
 
-/// Replays `w` as `allot sim --reserve` (or `--backfill`) does, with
-/// reservations handed over or not; returns what happened and how many
-/// were handed over.
-fn replay(w: &Workload, policy: Policy, backfill: bool, handover: bool) -> (Outcome, u64) {
+/// How a replay treats a reservation given up at its expiry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Expiry {
+    /// Lets go at once.
+    LetGo,
+    /// Handed over where it is, letting go by the end of the pass.
+    HandOver,
+    /// Handed over where it is, kept parked between passes (as `allot
+    /// sim` does).
+    Keep,
+}
+
+/// Replays `w` as `allot sim --reserve` (or `--backfill`) does; returns
+/// what happened and how many reservations were handed over.
+fn replay(w: &Workload, policy: Policy, backfill: bool, expiry: Expiry) -> (Outcome, u64) {
     let mut config = default_engine(w, policy);
     reserve(&mut config, backfill);
     let mut e = Engine::new(config);
-    e.set_handover(handover);
-    let out = run(&mut e, w, &SimOptions::default(), &|_, _| serde_json::Value::Null, &mut |_| {});
+    e.set_handover(expiry != Expiry::LetGo);
+    let opts = SimOptions { let_go_each_pass: expiry != Expiry::Keep, ..SimOptions::default() };
+    let out = run(&mut e, w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     (out, e.handovers())
 }
 
@@ -77,14 +90,48 @@ fn two_jobs_take_turns_holding_the_same_hosts() {
         skipped: Vec::new(),
         machine: Machine { max_procs: Some(4), max_nodes: Some(4) },
     };
-    let (with, handovers) = replay(&w, Policy::Fairshare, true, true);
-    let (without, none) = replay(&w, Policy::Fairshare, true, false);
+    let (with, handovers) = replay(&w, Policy::Fairshare, true, Expiry::HandOver);
+    let (kept, kept_handovers) = replay(&w, Policy::Fairshare, true, Expiry::Keep);
+    let (without, none) = replay(&w, Policy::Fairshare, true, Expiry::LetGo);
     assert_eq!(none, 0);
     // Expiries at 310, 610, ..., 9,910: 33, each taken by the other.
-    assert_eq!(handovers, 33);
+    assert_eq!((handovers, kept_handovers), (33, 33));
     same(&with, &without).expect("the same replay");
+    same(&kept, &without).expect("the same replay");
     let starts: Vec<(u64, u64)> = with.records.iter().map(|r| (r.id, r.start)).collect();
     assert_eq!(starts.iter().filter(|s| s.0 > 1).map(|s| s.1).collect::<Vec<_>>(), [10_000, 10_100]);
+}
+
+/// Four one-slot hosts, one held by a long job: alice's 4-slot job alone
+/// reserves the other three, and at each expiry gives them up for the
+/// pass. Kept parked, the hosts stay as they are until her next turn,
+/// and she takes them back where they are: a hand-over each time (the
+/// replay letting go at the pass's end hands over none). Bob's 1-slot
+/// job submitted after the first expiry (at 330) starts at once all the
+/// same, as a backfill on what she took back.
+#[test]
+fn a_reservation_kept_parked_is_taken_back_where_it_is() {
+    let w = Workload {
+        jobs: vec![
+            wjob(1, "long", 0, 1, 2_000, Some(2_000)),
+            wjob(2, "alice", 10, 4, 100, Some(100)),
+            wjob(3, "bob", 330, 1, 20, Some(20)),
+        ],
+        skipped: Vec::new(),
+        machine: Machine { max_procs: Some(4), max_nodes: Some(4) },
+    };
+    let (kept, kept_handovers) = replay(&w, Policy::Fairshare, true, Expiry::Keep);
+    let (each, handovers) = replay(&w, Policy::Fairshare, true, Expiry::HandOver);
+    let (without, _) = replay(&w, Policy::Fairshare, true, Expiry::LetGo);
+    same(&kept, &without).expect("the same replay");
+    same(&each, &without).expect("the same replay");
+    let starts: Vec<(u64, u64)> = kept.records.iter().map(|r| (r.id, r.start)).collect();
+    assert!(starts.contains(&(3, 330)), "{starts:?}");
+    assert!(starts.contains(&(2, 2_000)), "{starts:?}");
+    // Expiries at 310 (taken back at 330, bob's pass), 630, 990, 1,350
+    // and 1,710 (each taken back at the cycle after).
+    assert_eq!((handovers, kept_handovers), (0, 5));
+    assert_eq!(kept.records.iter().find(|r| r.id == 3).map(|r| r.hosts.as_str()), Some("node2*1"));
 }
 
 /// A host the next job may not use (another partition's) is not
@@ -114,6 +161,37 @@ fn a_host_the_next_job_may_not_use_stays_free() {
         assert_eq!(e.reservation(a), None, "alice's job gave up all it held");
         assert_eq!(e.reservation(b).map(|r| r.1), Some(vec![(1, 1)]), "bob's job holds h2 only");
         assert_eq!(e.handovers(), 0);
+    }
+}
+
+/// Kept parked between passes, a reservation lets go at the next event
+/// that may change its hosts: h3 going down after alice's reservation of
+/// h2 to h4 expired leaves her h2 and h4 to reserve at the next cycle,
+/// kept or not. (Were the hosts still holding it, the free count would
+/// count h3's slot: a debug assertion says so.)
+#[test]
+fn a_host_event_lets_a_kept_reservation_go() {
+    let queues = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]");
+    for keep in [true, false] {
+        let mut e = engine_from(&[
+            ("lsb.hosts", "Begin Host\nHOST_NAME MXJ\nh1 1\nh2 1\nh3 1\nh4 1\nEnd Host\n"),
+            ("lsb.queues", &queues),
+        ]);
+        e.set_keep_parked(keep);
+        let as_user = |user: &str, slots: u32| allot_engine::JobSpec {
+            user: user.into(),
+            ..job("normal", slots, Some(100), None)
+        };
+        let long = submit(&mut e, Time(0), as_user("bob", 1));
+        assert_eq!(pass(&mut e, Time(0)), [long.0]);
+        let a = submit(&mut e, Time(0), as_user("alice", 4));
+        assert_eq!(pass(&mut e, Time(0)), Vec::<u64>::new());
+        assert_eq!(e.reservation(a).map(|r| r.1), Some(vec![(1, 1), (2, 1), (3, 1)]));
+        assert_eq!(pass(&mut e, Time(300)), Vec::<u64>::new());
+        assert_eq!(e.reservation(a), None, "alice's job gave up all it held");
+        e.apply(Time(330), &allot_engine::Event::HostDown(2)).expect("h3 goes down");
+        assert_eq!(pass(&mut e, Time(360)), Vec::<u64>::new());
+        assert_eq!(e.reservation(a).map(|r| r.1), Some(vec![(1, 1), (3, 1)]), "keep {keep}");
     }
 }
 
@@ -180,8 +258,10 @@ proptest! {
             machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes) },
         };
         let policy = if fairshare { Policy::Fairshare } else { Policy::Fcfs };
-        let (with, _) = replay(&w, policy, backfill, true);
-        let (without, _) = replay(&w, policy, backfill, false);
+        let (with, _) = replay(&w, policy, backfill, Expiry::HandOver);
+        let (kept, _) = replay(&w, policy, backfill, Expiry::Keep);
+        let (without, _) = replay(&w, policy, backfill, Expiry::LetGo);
         same(&with, &without)?;
+        same(&kept, &without)?;
     }
 }
