@@ -611,9 +611,14 @@ impl Engine {
         cursor.resize(self.fairshare.policies[policy].tree.len(), None);
         self.cursor_turn += 1;
         let turn = self.cursor_turn;
+        // Until a job is tried, every account the selector offers passed
+        // the check above with nothing changed since.
+        let mut checked = true;
         while let Some(leaf) = sel.next() {
             let tried = cursor[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
-            if unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t)) {
+            if !std::mem::take(&mut checked)
+                && unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t))
+            {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             }
