@@ -706,7 +706,7 @@ impl Engine {
         failed.sync(self.rsv_freed, self.rsv_epoch);
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
         // Where placement would look at the hosts, a parked reservation's
-        // let go first ([`crate::reserve`], "Handing over").
+        // let go first ([`crate::handover`]).
         if self.parked.is_some()
             && (self.reservations.contains_key(&id)
                 || u64::from(job.slots) <= self.free_in(self.queues[job.queue].host_set))

@@ -357,15 +357,15 @@ pub struct Engine {
     /// this pass.
     pub(crate) reservations: BTreeMap<JobId, crate::reserve::Reservation>,
     pub(crate) rsv_hosts: crate::slots::HostBits,
-    /// Within a pass: a reservation given up whose hosts still hold it
-    /// ([`crate::reserve`], "Handing over").
-    pub(crate) parked: Option<crate::reserve::Parked>,
+    /// A reservation given up whose hosts still hold it, within a pass
+    /// or, kept parked, between passes ([`crate::handover`]).
+    pub(crate) parked: Option<crate::handover::Parked>,
     /// Whether expiring reservations park (off only to check that parking
     /// decides as letting go at once does), and how many were handed over.
     pub(crate) handover: bool,
+    pub(crate) handovers: u64,
     /// A parked reservation may stay parked between passes ([`Engine::set_keep_parked`]).
     pub(crate) keep_parked: bool,
-    pub(crate) handovers: u64,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
     /// The cycle after reservations expired, when their jobs may reserve
@@ -535,8 +535,8 @@ impl Engine {
             rsv_hosts: crate::slots::HostBits::default(),
             parked: None,
             handover: true,
-            keep_parked: false,
             handovers: 0,
+            keep_parked: false,
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,

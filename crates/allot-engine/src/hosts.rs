@@ -1,9 +1,9 @@
 //! Hosts as the engine holds them, and the free-slot indexes of the host
 //! sets they are in ([`crate::slots::SlotIndex`]): every change to what a
 //! host has free goes through [`Engine::refresh_host`] or
-//! [`Engine::refresh_hosts`], which keep the indexes true. (Within a pass,
-//! a parked reservation's hosts still count it; [`Engine::free_in`] adds
-//! it back: [`crate::reserve`], "Handing over".)
+//! [`Engine::refresh_hosts`], which keep the indexes true. (A parked
+//! reservation's hosts still count it; [`Engine::free_in`] adds it back:
+//! [`crate::handover`].)
 
 use std::collections::BTreeMap;
 
@@ -82,8 +82,7 @@ impl Engine {
     }
 
     /// Free slots in host set `set`: its index's total, with what a
-    /// parked reservation there gives back ([`crate::reserve`], "Handing
-    /// over"). Every count of free slots of a set goes through here.
+    /// parked reservation there gives back ([`crate::handover`]). Every count of free slots of a set goes through here.
     pub(crate) fn free_in(&self, set: usize) -> u64 {
         let parked = self.parked.as_ref().filter(|p| p.set == set);
         debug_assert!(parked.is_none_or(|p| p.holds(&self.hosts)), "a parked reservation's hosts changed");

@@ -129,13 +129,13 @@ impl Engine {
         Ok(Some(Picks { given: given.to_vec(), allowed: (!given.is_empty()).then_some(allowed), first }))
     }
 
-    /// How many slots host `h` can give `job` under `ask` (module docs).
     /// Whether `job` gets no more slots on a host than its CPUs: a
     /// parallel job, unless PARALLEL_SCHED_BY_SLOT.
     pub(crate) fn cpus_bound(&self, job: &Job) -> bool {
         job.max_slots > 1 && !self.config.parallel_sched_by_slot
     }
 
+    /// How many slots host `h` can give `job` under `ask` (module docs).
     pub(crate) fn host_cap(&self, h: u32, job: &Job, t: Time, ask: &Ask) -> u32 {
         let released = ask.released.and_then(|r| r.get(&h)).copied().unwrap_or((0, 0.0));
         self.host_cap_released(h, job, t, ask, released)

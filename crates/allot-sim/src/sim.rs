@@ -103,15 +103,14 @@ pub fn run(
     let mut last = 0u64;
     // The replay asks no host query between passes (a report asks share
     // tables, and lets go first all the same).
-    let keep = !opts.let_go_each_pass;
-    engine.set_keep_parked(keep);
+    engine.set_keep_parked(!opts.let_go_each_pass);
     loop {
         let t_submit = w.jobs.get(next).map(|j| j.submit);
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let t_wake = engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
         let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
-            engine.set_keep_parked(keep);
+            engine.let_go_parked();
             out.reports.push((r, report(engine, Time(r))));
             reports.next();
         }

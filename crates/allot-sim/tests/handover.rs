@@ -1,5 +1,5 @@
 //! Handing over (spec 004, "Reserving Processors", with the module docs of
-//! the engine's `reserve`, "Handing over"): a reservation given up at its
+//! the engine's `handover`): a reservation given up at its
 //! MAX_RESERVE_TIME and taken again where it is by the next job decides
 //! what letting go at once decides, whether it is kept parked between
 //! passes (as a replay does) or lets go at the end of each.
