@@ -68,6 +68,11 @@ fn replay(w: &Workload, policy: Policy, backfill: bool, expiry: Expiry) -> (Outc
     (out, e.handovers())
 }
 
+/// `jobs` on four one-slot hosts.
+fn four_hosts(jobs: Vec<WorkloadJob>) -> Workload {
+    Workload { jobs, skipped: Vec::new(), machine: Machine { max_procs: Some(4), max_nodes: Some(4) } }
+}
+
 fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
     prop_assert_eq!(&a.records, &b.records);
     prop_assert_eq!(a.never_started, b.never_started);
@@ -81,15 +86,11 @@ fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
 /// long job ends. The replay is the one where each lets go at once.
 #[test]
 fn two_jobs_take_turns_holding_the_same_hosts() {
-    let w = Workload {
-        jobs: vec![
-            wjob(1, "long", 0, 1, 10_000, Some(10_000)),
-            wjob(2, "alice", 10, 4, 100, Some(100)),
-            wjob(3, "bob", 10, 4, 100, Some(100)),
-        ],
-        skipped: Vec::new(),
-        machine: Machine { max_procs: Some(4), max_nodes: Some(4) },
-    };
+    let w = four_hosts(vec![
+        wjob(1, "long", 0, 1, 10_000, Some(10_000)),
+        wjob(2, "alice", 10, 4, 100, Some(100)),
+        wjob(3, "bob", 10, 4, 100, Some(100)),
+    ]);
     let (with, handovers) = replay(&w, Policy::Fairshare, true, Expiry::HandOver);
     let (kept, kept_handovers) = replay(&w, Policy::Fairshare, true, Expiry::Keep);
     let (without, none) = replay(&w, Policy::Fairshare, true, Expiry::LetGo);
@@ -111,15 +112,11 @@ fn two_jobs_take_turns_holding_the_same_hosts() {
 /// same, as a backfill on what she took back.
 #[test]
 fn a_reservation_kept_parked_is_taken_back_where_it_is() {
-    let w = Workload {
-        jobs: vec![
-            wjob(1, "long", 0, 1, 2_000, Some(2_000)),
-            wjob(2, "alice", 10, 4, 100, Some(100)),
-            wjob(3, "bob", 330, 1, 20, Some(20)),
-        ],
-        skipped: Vec::new(),
-        machine: Machine { max_procs: Some(4), max_nodes: Some(4) },
-    };
+    let w = four_hosts(vec![
+        wjob(1, "long", 0, 1, 2_000, Some(2_000)),
+        wjob(2, "alice", 10, 4, 100, Some(100)),
+        wjob(3, "bob", 330, 1, 20, Some(20)),
+    ]);
     let (kept, kept_handovers) = replay(&w, Policy::Fairshare, true, Expiry::Keep);
     let (each, handovers) = replay(&w, Policy::Fairshare, true, Expiry::HandOver);
     let (without, _) = replay(&w, Policy::Fairshare, true, Expiry::LetGo);
