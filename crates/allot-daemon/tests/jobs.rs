@@ -424,6 +424,28 @@ fn termination_deadlines_hold_back_jobs_that_cannot_finish() {
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
 
+/// A parallel job over two hosts is told its whole allocation as LSF
+/// tells it (spec 004, "How LSF Runs Parallel Jobs"): `LSB_HOSTS` one name
+/// per slot, `LSB_MCPU_HOSTS` each host with its slots, the first
+/// execution host (`-m "hostB! hostA"`) first in both.
+#[test]
+fn a_job_over_two_hosts_is_told_its_whole_allocation_first_host_first() {
+    let dir = tempdir("two-hosts");
+    let hosts = "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n";
+    let config = config_dir(&dir, &[("allot.toml", hosts), ("lsb.queues", &queues(&["normal"]))]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let script = "echo \"$LSB_HOSTS|$LSB_MCPU_HOSTS|$LSB_DJOB_NUMPROC\"";
+    let ran = d.cmd(&["bsub", "-K", "-n", "3", "-m", "hostB! hostA", "-o", "alloc.out", script], &dir);
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let told = std::fs::read_to_string(dir.join("alloc.out")).expect("output");
+    assert_eq!(told.lines().next(), Some("hostB hostB hostA|hostB 2 hostA 1|3"), "{told}");
+    // Without a candidate, hosts in order: hostA first.
+    let plain = d.cmd(&["bsub", "-K", "-n", "3", "-o", "plain.out", script], &dir);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let told = std::fs::read_to_string(dir.join("plain.out")).expect("output");
+    assert_eq!(told.lines().next(), Some("hostA hostA hostB|hostA 2 hostB 1|3"), "{told}");
+}
+
 /// REQUEUE_EXIT_VALUES: a job ending with one of its queue's codes goes
 /// back to pending and runs again; one that `bkill` ended does not, even
 /// with a code in the list.
