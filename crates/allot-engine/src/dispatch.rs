@@ -18,6 +18,11 @@
 //! In every unit the jobs holding reservations are tried first, oldest
 //! reservation first ([`Engine::dispatch_holders`] says why).
 //!
+//! An FCFS unit's pass visits, in order, only the jobs that may do
+//! something: those whose ask (queue, slots, run limit) may still start,
+//! reserve or backfill, and those a failure of another tells nothing of
+//! ([`Engine::try_fcfs`]); the others would fail and change nothing.
+//!
 //! Within a fairshare unit the next job is the first pending job of the
 //! account the share tree chooses ([`Selector`]); a job that cannot start
 //! now is passed over for this pass and the same account's next job is
@@ -75,6 +80,12 @@ pub(crate) struct Unit {
     pub(crate) by_account: BTreeMap<NodeId, BTreeSet<Place>>,
     /// What each account (`None`: the FCFS jobs) has pending, in sum.
     backlogs: BTreeMap<Option<NodeId>, Backlog>,
+    /// FCFS units: the jobs of `fcfs` again, those a failure tells about
+    /// ([`Engine::is_plain`], not standby) by what they ask, the others
+    /// apart, each in [`Place`] order: a pass visits only the jobs whose
+    /// ask may still succeed ([`Engine::try_fcfs`]).
+    by_ask: BTreeMap<Demand, BTreeSet<Place>>,
+    unplain: BTreeSet<Place>,
 }
 
 impl Unit {
@@ -93,6 +104,21 @@ impl Unit {
             },
             None => self.fcfs.remove(&place),
         };
+        if was && account.is_none() && self.kind == UnitKind::Fcfs {
+            match Self::ask_of(job, plain) {
+                Some(d) => {
+                    if let Some(set) = self.by_ask.get_mut(&d) {
+                        set.remove(&place);
+                        if set.is_empty() {
+                            self.by_ask.remove(&d);
+                        }
+                    }
+                }
+                None => {
+                    self.unplain.remove(&place);
+                }
+            }
+        }
         if was {
             if let Some(b) = self.backlogs.get_mut(&account) {
                 b.change(job, plain, false);
@@ -103,16 +129,28 @@ impl Unit {
         }
     }
 
+    /// A job joins an FCFS unit's pending jobs.
+    fn add_fcfs(&mut self, place: Place, job: &Job, plain: bool) {
+        if self.fcfs.insert(place) && self.kind == UnitKind::Fcfs {
+            match Self::ask_of(job, plain) {
+                Some(d) => self.by_ask.entry(d).or_default().insert(place),
+                None => self.unplain.insert(place),
+            };
+        }
+    }
+
+    /// What a job of an FCFS unit asks, when a failure of another job
+    /// asking as much tells of it: placed on what is free to all, with the
+    /// run limit its key gives ([`Engine::may_succeed`]; a standby job has
+    /// none from its queue).
+    fn ask_of(job: &Job, plain: bool) -> Option<Demand> {
+        (plain && !job.qos.1 && job.backfill_limit.is_none()).then_some((job.queue, job.slots, job.run_limit))
+    }
+
     /// What stands in a unit's place while it is dispatched: allocates
     /// nothing.
     fn placeholder() -> Self {
-        Unit {
-            queues: Vec::new(),
-            kind: UnitKind::Fcfs,
-            fcfs: BTreeSet::new(),
-            by_account: BTreeMap::new(),
-            backlogs: BTreeMap::new(),
-        }
+        Unit::new(UnitKind::Fcfs, 0)
     }
 
     fn new(kind: UnitKind, queue: usize) -> Self {
@@ -122,6 +160,8 @@ impl Unit {
             fcfs: BTreeSet::new(),
             by_account: BTreeMap::new(),
             backlogs: BTreeMap::new(),
+            by_ask: BTreeMap::new(),
+            unplain: BTreeSet::new(),
         }
     }
 }
@@ -242,7 +282,13 @@ pub(crate) struct Failed {
     freed: u64,
     start: Vec<u32>,
     predicted: u64,
+    /// Per queue, the backfill failures no other one implies (fewer or as
+    /// many slots, ending no later): slots ascending, ends descending, so
+    /// that whether one implies a job's failure is a binary search.
     backfill: Vec<Vec<(u32, Time)>>,
+    /// Counts changes of what is recorded: an answer drawn from it stands
+    /// while this and what else it read stay the same.
+    changes: u64,
 }
 
 impl Failed {
@@ -254,6 +300,7 @@ impl Failed {
         self.start.resize(queues, u32::MAX);
         self.backfill.iter_mut().for_each(Vec::clear);
         self.backfill.resize_with(queues, Vec::new);
+        self.changes += 1;
     }
 
     /// Forgets what no longer holds after the engine's changes.
@@ -261,12 +308,58 @@ impl Failed {
         if freed != self.freed {
             self.freed = freed;
             self.start.iter_mut().for_each(|s| *s = u32::MAX);
+            self.changes += 1;
         }
         if predicted != self.predicted {
             self.predicted = predicted;
             self.backfill.iter_mut().for_each(Vec::clear);
+            self.changes += 1;
         }
     }
+
+    /// A job of `queue` asking `slots` could not start on free slots.
+    fn no_start(&mut self, queue: usize, slots: u32) {
+        if slots < self.start[queue] {
+            self.start[queue] = slots;
+            self.changes += 1;
+        }
+    }
+
+    /// Whether a job of `queue` asking `slots` until `until` would fail to
+    /// backfill as one that failed did: as many slots or more, as late or
+    /// later. The entry with the most slots within `slots` ends earliest
+    /// of those within it.
+    fn implies_backfill(&self, queue: usize, slots: u32, until: Time) -> bool {
+        let b = &self.backfill[queue];
+        let i = b.partition_point(|&(s, _)| s <= slots);
+        i > 0 && b[i - 1].1 <= until
+    }
+
+    /// A job of `queue` asking `slots` until `until` could not backfill:
+    /// kept unless implied, and the entries it implies go.
+    fn no_backfill(&mut self, queue: usize, slots: u32, until: Time) {
+        if self.implies_backfill(queue, slots, until) {
+            return;
+        }
+        let b = &mut self.backfill[queue];
+        // Those before `from` ask fewer slots and end later; from there,
+        // the ones ending no earlier (a prefix: ends descend) are implied.
+        let from = b.partition_point(|&(s, _)| s < slots);
+        let to = from + b[from..].partition_point(|&(_, u)| u >= until);
+        b.splice(from..to, [(slots, until)]);
+        self.changes += 1;
+    }
+}
+
+/// What [`Engine::hopeless`] reads that trying a job can change: while
+/// none of it changed, its answer stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct HopeKey {
+    failed: u64,
+    decisions: usize,
+    reservations: (u64, u64, u64),
+    parked: bool,
+    free: u64,
 }
 
 impl Engine {
@@ -292,7 +385,11 @@ impl Engine {
         let unit = &mut self.units[self.queue_unit[job.queue]];
         let new = match account {
             Some(a) => unit.by_account.entry(a).or_default().insert(place),
-            None => unit.fcfs.insert(place),
+            None if unit.fcfs.contains(&place) => false,
+            None => {
+                unit.add_fcfs(place, job, plain);
+                true
+            }
         };
         if new {
             unit.backlogs.entry(account).or_default().change(job, plain, true);
@@ -399,8 +496,105 @@ impl Engine {
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let holders = self.dispatch_holders(unit, t, failed, out);
-        let started = self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, failed, out);
+        let started = match self.fcfs_index {
+            true => self.try_fcfs(unit, &holders, t, failed, out),
+            false => self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, failed, out),
+        };
         self.forget_started(unit, started);
+    }
+
+    /// Whether FCFS units visit only the jobs whose ask may succeed
+    /// ([`Engine::try_fcfs`]; on by default). Off, every job is tried in
+    /// turn: the same decisions, for tests that check just that.
+    pub fn set_fcfs_index(&mut self, on: bool) {
+        self.fcfs_index = on;
+    }
+
+    /// Tries the jobs of an FCFS unit in [`Place`] order, as
+    /// [`Engine::try_in_order`] would, but visits only those that may do
+    /// something: the jobs a failure tells nothing of, and those whose ask
+    /// [`Engine::may_succeed`]. A job passed over would fail and change
+    /// nothing that decides (what it would add to `failed` only saves
+    /// work), so the same jobs start, reserve and backfill; with many
+    /// jobs waiting behind one that cannot start, a pass looks at a few
+    /// asks instead of every job.
+    fn try_fcfs(
+        &mut self,
+        unit: &Unit,
+        holders: &[JobId],
+        t: Time,
+        failed: &mut Failed,
+        out: &mut Vec<Decision>,
+    ) -> Vec<Place> {
+        let mut started = Vec::new();
+        let mut after = Bound::Unbounded;
+        // The asks that may succeed, as of `seen`.
+        let mut live: Vec<(Demand, &BTreeSet<Place>)> = Vec::new();
+        let mut seen: Option<HopeKey> = None;
+        loop {
+            if self.unit_full(unit) {
+                break;
+            }
+            failed.sync(self.rsv_freed, self.rsv_epoch);
+            let now = self.hope_key(unit, failed, out.len());
+            match seen {
+                Some(k) if k == now => {}
+                // Only more failures: an ask that could not succeed still
+                // cannot.
+                Some(k) if HopeKey { failed: now.failed, ..k } == now => {
+                    live.retain(|&(d, _)| self.may_succeed(d, failed, t));
+                }
+                _ => {
+                    live.clear();
+                    for (&d, places) in &unit.by_ask {
+                        if self.may_succeed(d, failed, t) {
+                            live.push((d, places));
+                        }
+                    }
+                }
+            }
+            seen = Some(self.hope_key(unit, failed, out.len()));
+            let next = live
+                .iter()
+                .map(|l| l.1)
+                .chain([&unit.unplain])
+                .filter_map(|places| places.range((after, Bound::Unbounded)).next())
+                .min()
+                .copied();
+            let Some(place) = next else { break };
+            after = Bound::Excluded(place);
+            if holders.binary_search(&place.id).is_ok() {
+                continue;
+            }
+            if let Ok(d) = self.try_start(place.id, t, failed) {
+                started.push(place);
+                out.push(d);
+            }
+        }
+        started
+    }
+
+    /// Whether a job of an FCFS unit asking `(queue, slots, own run
+    /// limit)` ([`Unit::ask_of`]), holding no reservation, may do anything
+    /// at its try now ([`Engine::try_start`]): start on free slots (fewer
+    /// slots than a job that could not, and no more than are free),
+    /// reserve (a parallel job of a reserving queue, something free; such
+    /// a job asks no memory), or backfill (a run limit, reserved hosts to
+    /// borrow, no failure implying its own, enough free and borrowable).
+    /// `failed` is in step with the engine.
+    fn may_succeed(&mut self, (q, slots, own): Demand, failed: &Failed, t: Time) -> bool {
+        let free = self.free_in(self.queues[q].host_set);
+        if slots < failed.start[q] && u64::from(slots) <= free {
+            return true;
+        }
+        let spec = &self.queues[q].spec;
+        if free > 0 && spec.reserve.is_some() && slots > 1 {
+            return true;
+        }
+        let backfills = spec.backfill && self.holds_reserved_hosts();
+        let Some(limit) = self.effective_run_limit(q, own).filter(|_| backfills) else { return false };
+        let until = Time(t.0 + limit);
+        !failed.implies_backfill(q, slots, until) && u64::from(slots) <= free + self.borrowable(until, t)
     }
 
     /// The multifactor unit: its jobs in this pass's priority order
@@ -433,6 +627,10 @@ impl Engine {
         out: &mut Vec<Decision>,
     ) -> Vec<Place> {
         let mut started = Vec::new();
+        // The key when the backlog was last found not hopeless: while it
+        // stands, so does that answer (jobs that failed without changing
+        // anything are many when one far down the order can backfill).
+        let mut live: Option<HopeKey> = None;
         for place in order {
             if self.unit_full(unit) {
                 break;
@@ -440,8 +638,11 @@ impl Engine {
             if holders.binary_search(&place.id).is_ok() {
                 continue;
             }
-            if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
-                break;
+            if live != Some(self.hope_key(unit, failed, out.len())) {
+                if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
+                    break;
+                }
+                live = Some(self.hope_key(unit, failed, out.len()));
             }
             if let Ok(d) = self.try_start(place.id, t, failed) {
                 started.push(place);
@@ -449,6 +650,18 @@ impl Engine {
             }
         }
         started
+    }
+
+    /// What [`Engine::hopeless`] reads for `unit` that a try can change,
+    /// with `decisions` made in the pass so far.
+    fn hope_key(&self, unit: &Unit, failed: &Failed, decisions: usize) -> HopeKey {
+        HopeKey {
+            failed: failed.changes,
+            decisions,
+            reservations: (self.rsv_changes, self.rsv_epoch, self.rsv_freed),
+            parked: self.parked.is_some(),
+            free: unit.queues.iter().map(|&q| self.free_in(self.queues[q].host_set)).sum(),
+        }
     }
 
     fn forget_started(&self, unit: &mut Unit, started: Vec<Place>) {
@@ -548,7 +761,7 @@ impl Engine {
                     if let Some(limit) = limit.filter(|&l| l < shortest) {
                         shortest = limit;
                         let until = Time(t.0 + limit);
-                        if failed.backfill[q].iter().any(|&(s, u)| s <= n && u <= until) {
+                        if failed.implies_backfill(q, n, until) {
                             continue;
                         }
                         // Predicted starts only when the failures tell nothing.
@@ -703,6 +916,7 @@ impl Engine {
     /// slots (and its own reservation), else as a backfill job; a job that
     /// does neither reserves if its queue says so ([`crate::reserve`]).
     fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
+        self.tries += 1;
         failed.sync(self.rsv_freed, self.rsv_epoch);
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
         // Where placement would look at the hosts, a parked reservation's
@@ -732,7 +946,7 @@ impl Engine {
             let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start(job) };
             match self.place(job, t, &ask) {
                 Some(alloc) => return Ok(self.start(id, alloc, t, false)),
-                None if plain => failed.start[job.queue] = failed.start[job.queue].min(job.slots),
+                None if plain => failed.no_start(job.queue, job.slots),
                 None => {}
             }
         }
@@ -744,7 +958,7 @@ impl Engine {
             // longer than the queue's time slice.
             let until = Time(t.0 + interruptible.map_or(limit, |slice| slice + 1));
             let (queue, slots) = (job.queue, job.slots);
-            let tried = plain && failed.backfill[queue].iter().any(|&(s, u)| s <= slots && u <= until);
+            let tried = plain && failed.implies_backfill(queue, slots, until);
             // Any job needs that many slots free or borrowable (its own
             // reservation among them, when it may use that).
             let hopeless = tried || u64::from(slots) > free + self.borrowable(until, t);
@@ -766,11 +980,64 @@ impl Engine {
                     return Ok(self.start(id, alloc, t, true));
                 }
                 if plain {
-                    failed.backfill[queue].push((slots, until));
+                    failed.no_backfill(queue, slots, until);
                 }
             }
         }
         self.reserve(id, t);
         Err(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the staircase replaces: every failure kept, each looked at.
+    fn implied_by_any(noted: &[(u32, Time)], slots: u32, until: Time) -> bool {
+        noted.iter().any(|&(s, u)| s <= slots && u <= until)
+    }
+
+    #[test]
+    fn a_backfill_failure_implies_those_asking_more_for_longer() {
+        let mut f = Failed::default();
+        f.reset(1);
+        f.no_backfill(0, 4, Time(100));
+        assert!(f.implies_backfill(0, 4, Time(100)));
+        assert!(f.implies_backfill(0, 8, Time(200)));
+        assert!(!f.implies_backfill(0, 3, Time(200)), "fewer slots");
+        assert!(!f.implies_backfill(0, 8, Time(99)), "ending sooner");
+        // (2, 300) and (6, 50) stand beside (4, 100); (2, 50) implies all three.
+        f.no_backfill(0, 2, Time(300));
+        f.no_backfill(0, 6, Time(50));
+        assert_eq!(f.backfill[0], [(2, Time(300)), (4, Time(100)), (6, Time(50))]);
+        let changes = f.changes;
+        f.no_backfill(0, 5, Time(100));
+        assert_eq!(f.changes, changes, "implied: nothing recorded");
+        f.no_backfill(0, 2, Time(50));
+        assert_eq!(f.backfill[0], [(2, Time(50))]);
+    }
+
+    proptest! {
+        /// The staircase answers as the list of every failure does.
+        #[test]
+        fn the_staircase_answers_as_every_failure_would(
+            noted in prop::collection::vec((1u32..12, 0u64..40), 0..40),
+            asked in prop::collection::vec((1u32..12, 0u64..40), 1..20),
+        ) {
+            let mut f = Failed::default();
+            f.reset(1);
+            let mut all = Vec::new();
+            for &(s, u) in &noted {
+                f.no_backfill(0, s, Time(u));
+                all.push((s, Time(u)));
+                let b = &f.backfill[0];
+                prop_assert!(b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1), "{b:?}");
+            }
+            for &(s, u) in asked.iter().chain(&noted) {
+                prop_assert_eq!(f.implies_backfill(0, s, Time(u)), implied_by_any(&all, s, Time(u)));
+            }
+        }
     }
 }

@@ -341,6 +341,8 @@ pub struct Engine {
     pub(crate) dirty: bool,
     /// Passes that considered jobs (not those that found nothing changed).
     pub(crate) passes: u64,
+    /// Pending jobs tried in passes, in all ([`Engine::tries`]).
+    pub(crate) tries: u64,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
     /// The jobs whose dependencies name a job.
@@ -366,6 +368,10 @@ pub struct Engine {
     pub(crate) handovers: u64,
     /// A parked reservation may stay parked between passes ([`Engine::set_keep_parked`]).
     pub(crate) keep_parked: bool,
+    /// FCFS units visit only the jobs whose ask may succeed (off only to
+    /// check that this decides as visiting every job does:
+    /// [`Engine::set_fcfs_index`]).
+    pub(crate) fcfs_index: bool,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
     /// The cycle after reservations expired, when their jobs may reserve
@@ -526,6 +532,7 @@ impl Engine {
             wakeups: BTreeSet::new(),
             dirty: false,
             passes: 0,
+            tries: 0,
             ended: BTreeMap::new(),
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
@@ -537,6 +544,7 @@ impl Engine {
             handover: true,
             handovers: 0,
             keep_parked: false,
+            fcfs_index: true,
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,

@@ -23,6 +23,12 @@ impl Engine {
         self.passes
     }
 
+    /// How many times passes tried a pending job (to start, backfill or
+    /// reserve it): what a pass's work grows with.
+    pub fn tries(&self) -> u64 {
+        self.tries
+    }
+
     /// The queue a job goes to when it names none (`DEFAULT_QUEUE`).
     pub fn default_queue(&self) -> Option<&str> {
         self.config.default_queues.first().map(String::as_str)

@@ -15,35 +15,6 @@ use allot_sim::testing::engine_from;
 use allot_sim::workload::{Machine, Workload, WorkloadJob};
 use proptest::prelude::*;
 
-/// A job of `user` submitted at `submit` asking `slots`, running
-/// `runtime` seconds, with run limit `limit`.
-fn wjob(n: u64, user: &str, submit: u64, slots: u32, runtime: u64, limit: Option<u64>) -> WorkloadJob {
-    WorkloadJob {
-        id: n,
-        line: n,
-        submit,
-        user: user.to_string(),
-        group: None,
-        charge_group: None,
-        queue: None,
-        slots,
-        runtime,
-        run_limit: limit,
-        run_estimate: None,
-        exclusive: false,
-        app: None,
-        cpu_time: runtime as f64,
-        memory_mb: None,
-        gpus: 0,
-        energy: 0.0,
-        exit: 0,
-        priority: None,
-        project: None,
-        qos: None,
-        user_factor: None,
-    }
-}
-
 /// How a replay treats a reservation given up at its expiry.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Expiry {

@@ -5,6 +5,7 @@
 
 use allot_engine::{Decision, Engine, Event, JobId, JobSpec, ResReq, Time};
 use allot_sim::testing::engine_from;
+use allot_sim::workload::WorkloadJob;
 
 pub fn res(text: &str) -> ResReq {
     allot_config::resreq::parse(text).expect("a valid requirement")
@@ -80,4 +81,33 @@ pub fn kills(e: &mut Engine, t: Time) -> Vec<u64> {
             Decision::Start { .. } => None,
         })
         .collect()
+}
+
+/// A job of `user` submitted at `submit` asking `slots`, running
+/// `runtime` seconds, with run limit `limit`.
+pub fn wjob(n: u64, user: &str, submit: u64, slots: u32, runtime: u64, limit: Option<u64>) -> WorkloadJob {
+    WorkloadJob {
+        id: n,
+        line: n,
+        submit,
+        user: user.to_string(),
+        group: None,
+        charge_group: None,
+        queue: None,
+        slots,
+        runtime,
+        run_limit: limit,
+        run_estimate: None,
+        exclusive: false,
+        app: None,
+        cpu_time: runtime as f64,
+        memory_mb: None,
+        gpus: 0,
+        energy: 0.0,
+        exit: 0,
+        priority: None,
+        project: None,
+        qos: None,
+        user_factor: None,
+    }
 }
