@@ -8,7 +8,11 @@
 //! ending at their requested time at the latest). Target: under 20 s each
 //! (issue 5).
 //!
-//! `read`: reading alone, the part of both that comes before the engine.
+//! `replay_fcfs_backfill`: the same with `allot sim --policy fcfs
+//! --backfill --kill-at-limit`, an FCFS queue (the configuration nearest
+//! EASY backfilling).
+//!
+//! `read`: reading alone, the part of each that comes before the engine.
 //!
 //! `cargo bench -p allot-sim --bench traces`
 
@@ -30,19 +34,26 @@ const TRACES: &[&str] =
 #[divan::bench(args = TRACES, sample_count = 1, sample_size = 1)]
 fn replay_fairshare(bencher: Bencher, trace: &str) {
     if let Some(path) = trace_path(trace) {
-        bencher.bench_local(|| replay(&path, false));
+        bencher.bench_local(|| replay(&path, Policy::Fairshare, false));
     }
 }
 
 #[divan::bench(args = TRACES, sample_count = 1, sample_size = 1)]
 fn replay_backfill(bencher: Bencher, trace: &str) {
     if let Some(path) = trace_path(trace) {
-        bencher.bench_local(|| replay(&path, true));
+        bencher.bench_local(|| replay(&path, Policy::Fairshare, true));
     }
 }
 
-/// Reading alone: decompressing and parsing the trace, as both replays
-/// do first.
+#[divan::bench(args = TRACES, sample_count = 1, sample_size = 1)]
+fn replay_fcfs_backfill(bencher: Bencher, trace: &str) {
+    if let Some(path) = trace_path(trace) {
+        bencher.bench_local(|| replay(&path, Policy::Fcfs, true));
+    }
+}
+
+/// Reading alone: decompressing and parsing the trace, as every replay
+/// does first.
 #[divan::bench(args = TRACES, sample_count = 5, sample_size = 1)]
 fn read(bencher: Bencher, trace: &str) {
     if let Some(path) = trace_path(trace) {
@@ -60,9 +71,9 @@ fn trace_path(trace: &str) -> Option<PathBuf> {
     Some(path)
 }
 
-fn replay(path: &std::path::Path, backfill: bool) -> usize {
+fn replay(path: &std::path::Path, policy: Policy, backfill: bool) -> usize {
     let w = read_workload(path, &ReadOptions::default()).expect("trace reads");
-    let mut config = default_engine(&w, Policy::Fairshare);
+    let mut config = default_engine(&w, policy);
     if backfill {
         allot_sim::machine::reserve(&mut config, true);
     }
