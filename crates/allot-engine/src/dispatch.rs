@@ -18,10 +18,11 @@
 //! In every unit the jobs holding reservations are tried first, oldest
 //! reservation first ([`Engine::dispatch_holders`] says why).
 //!
-//! An FCFS unit's pass visits, in order, only the jobs that may do
+//! A pass visits, in order, only the jobs of an FCFS unit, or of an
+//! account after one of its jobs failed in its turn, that may do
 //! something: those whose ask (queue, slots, run limit) may still start,
 //! reserve or backfill, and those a failure of another tells nothing of
-//! ([`Engine::try_fcfs`]); the others would fail and change nothing.
+//! ([`Engine::next_live`]); the others would fail and change nothing.
 //!
 //! Within a fairshare unit the next job is the first pending job of the
 //! account the share tree chooses ([`Selector`]); a job that cannot start
@@ -64,6 +65,9 @@ pub(crate) struct Place {
     pub(crate) id: JobId,
 }
 
+/// The first place of all.
+const PLACE_MIN: Place = Place { priority: std::cmp::Reverse(u32::MAX), id: JobId(0) };
+
 impl Place {
     pub(crate) fn of(id: JobId, job: &Job) -> Self {
         Place { priority: std::cmp::Reverse(job.priority), id }
@@ -80,12 +84,6 @@ pub(crate) struct Unit {
     pub(crate) by_account: BTreeMap<NodeId, BTreeSet<Place>>,
     /// What each account (`None`: the FCFS jobs) has pending, in sum.
     backlogs: BTreeMap<Option<NodeId>, Backlog>,
-    /// FCFS units: the jobs of `fcfs` again, those a failure tells about
-    /// ([`Engine::is_plain`], not standby) by what they ask, the others
-    /// apart, each in [`Place`] order: a pass visits only the jobs whose
-    /// ask may still succeed ([`Engine::try_fcfs`]).
-    by_ask: BTreeMap<Demand, BTreeSet<Place>>,
-    unplain: BTreeSet<Place>,
 }
 
 impl Unit {
@@ -104,24 +102,10 @@ impl Unit {
             },
             None => self.fcfs.remove(&place),
         };
-        if was && account.is_none() && self.kind == UnitKind::Fcfs {
-            match Self::ask_of(job, plain) {
-                Some(d) => {
-                    if let Some(set) = self.by_ask.get_mut(&d) {
-                        set.remove(&place);
-                        if set.is_empty() {
-                            self.by_ask.remove(&d);
-                        }
-                    }
-                }
-                None => {
-                    self.unplain.remove(&place);
-                }
-            }
-        }
         if was {
+            let indexed = self.indexed();
             if let Some(b) = self.backlogs.get_mut(&account) {
-                b.change(job, plain, false);
+                b.change(place, job, plain, indexed, false);
                 if b.is_empty() {
                     self.backlogs.remove(&account);
                 }
@@ -129,20 +113,16 @@ impl Unit {
         }
     }
 
-    /// A job joins an FCFS unit's pending jobs.
-    fn add_fcfs(&mut self, place: Place, job: &Job, plain: bool) {
-        if self.fcfs.insert(place) && self.kind == UnitKind::Fcfs {
-            match Self::ask_of(job, plain) {
-                Some(d) => self.by_ask.entry(d).or_default().insert(place),
-                None => self.unplain.insert(place),
-            };
-        }
+    /// Whether the unit keeps its jobs by ask: FCFS and fairshare units
+    /// (a multifactor unit orders all its jobs each pass).
+    fn indexed(&self) -> bool {
+        matches!(self.kind, UnitKind::Fcfs | UnitKind::Fairshare { .. })
     }
 
-    /// What a job of an FCFS unit asks, when a failure of another job
-    /// asking as much tells of it: placed on what is free to all, with the
-    /// run limit its key gives ([`Engine::may_succeed`]; a standby job has
-    /// none from its queue).
+    /// What a pending job asks, when a failure of another job asking as
+    /// much tells of it: placed on what is free to all, with the run limit
+    /// its key gives ([`Engine::may_succeed`]; a standby job has none from
+    /// its queue).
     fn ask_of(job: &Job, plain: bool) -> Option<Demand> {
         (plain && !job.qos.1 && job.backfill_limit.is_none()).then_some((job.queue, job.slots, job.run_limit))
     }
@@ -160,8 +140,6 @@ impl Unit {
             fcfs: BTreeSet::new(),
             by_account: BTreeMap::new(),
             backlogs: BTreeMap::new(),
-            by_ask: BTreeMap::new(),
-            unplain: BTreeSet::new(),
         }
     }
 }
@@ -172,6 +150,11 @@ impl Unit {
 /// passes over all of them at once instead of trying each. Jobs with
 /// requirements, host lists or partition hosts are only counted: a
 /// failure of theirs tells nothing of the others.
+///
+/// In FCFS and fairshare units it holds the jobs too, those a failure of
+/// another tells about by what they ask ([`Unit::ask_of`]), the others
+/// apart, in [`Place`] order, so that a pass visits only the jobs whose
+/// ask may still succeed ([`Engine::next_live`]).
 #[derive(Clone, Debug, Default)]
 struct Backlog {
     other: u32,
@@ -179,13 +162,23 @@ struct Backlog {
     /// the queue's), with how many ask it, in key order. (A sorted vector:
     /// an account's distinct asks are few, and the pass reads them often.)
     asks: Vec<(Demand, u32)>,
+    by_ask: BTreeSet<(Demand, Place)>,
+    unasked: BTreeSet<Place>,
 }
 
 /// Queue, slots asked, own run limit.
 type Demand = (usize, u32, Option<u64>);
 
 impl Backlog {
-    fn change(&mut self, job: &Job, plain: bool, add: bool) {
+    fn change(&mut self, place: Place, job: &Job, plain: bool, indexed: bool, add: bool) {
+        if indexed {
+            match (Unit::ask_of(job, plain), add) {
+                (Some(d), true) => self.by_ask.insert((d, place)),
+                (Some(d), false) => self.by_ask.remove(&(d, place)),
+                (None, true) => self.unasked.insert(place),
+                (None, false) => self.unasked.remove(&place),
+            };
+        }
         if plain {
             let key = (job.queue, job.slots, job.run_limit);
             match self.asks.binary_search_by_key(&key, |a| a.0) {
@@ -207,7 +200,7 @@ impl Backlog {
     }
 
     fn is_empty(&self) -> bool {
-        self.other == 0 && self.asks.is_empty()
+        self.other == 0 && self.asks.is_empty() && self.by_ask.is_empty() && self.unasked.is_empty()
     }
 }
 
@@ -351,15 +344,32 @@ impl Failed {
     }
 }
 
-/// What [`Engine::hopeless`] reads that trying a job can change: while
-/// none of it changed, its answer stands.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// What [`Engine::hopeless`] and [`Engine::may_succeed`] read that
+/// trying a job can change: while none of it changed, their answers
+/// stand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct HopeKey {
     failed: u64,
     decisions: usize,
     reservations: (u64, u64, u64),
     parked: bool,
     free: u64,
+}
+
+/// The asks of `account` that may succeed ([`Engine::may_succeed`]), as
+/// of `seen` (kept in the engine for its memory).
+#[derive(Default)]
+pub(crate) struct Verdicts {
+    seen: Option<HopeKey>,
+    account: Option<Option<NodeId>>,
+    live: Vec<Demand>,
+}
+
+impl Verdicts {
+    fn reset(&mut self) {
+        (self.seen, self.account) = (None, None);
+        self.live.clear();
+    }
 }
 
 impl Engine {
@@ -385,14 +395,11 @@ impl Engine {
         let unit = &mut self.units[self.queue_unit[job.queue]];
         let new = match account {
             Some(a) => unit.by_account.entry(a).or_default().insert(place),
-            None if unit.fcfs.contains(&place) => false,
-            None => {
-                unit.add_fcfs(place, job, plain);
-                true
-            }
+            None => unit.fcfs.insert(place),
         };
         if new {
-            unit.backlogs.entry(account).or_default().change(job, plain, true);
+            let indexed = unit.indexed();
+            unit.backlogs.entry(account).or_default().change(place, job, plain, indexed, true);
         }
     }
 
@@ -496,26 +503,25 @@ impl Engine {
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let holders = self.dispatch_holders(unit, t, failed, out);
-        let started = match self.fcfs_index {
+        let started = match self.ask_index {
             true => self.try_fcfs(unit, &holders, t, failed, out),
             false => self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, failed, out),
         };
         self.forget_started(unit, started);
     }
 
-    /// Whether FCFS units visit only the jobs whose ask may succeed
-    /// ([`Engine::try_fcfs`]; on by default). Off, every job is tried in
-    /// turn: the same decisions, for tests that check just that.
-    pub fn set_fcfs_index(&mut self, on: bool) {
-        self.fcfs_index = on;
+    /// Whether FCFS and fairshare units visit only the jobs whose ask may
+    /// succeed ([`Engine::next_live`]; on by default). Off, every job is
+    /// tried in turn: the same decisions, for tests that check just that.
+    pub fn set_ask_index(&mut self, on: bool) {
+        self.ask_index = on;
     }
 
     /// Tries the jobs of an FCFS unit in [`Place`] order, as
     /// [`Engine::try_in_order`] would, but visits only those that may do
-    /// something: the jobs a failure tells nothing of, and those whose ask
-    /// [`Engine::may_succeed`]. A job passed over would fail and change
-    /// nothing that decides (what it would add to `failed` only saves
-    /// work), so the same jobs start, reserve and backfill; with many
+    /// something ([`Engine::next_live`]). A job passed over would fail and
+    /// change nothing that decides (what it would add to `failed` only
+    /// saves work), so the same jobs start, reserve and backfill; with many
     /// jobs waiting behind one that cannot start, a pass looks at a few
     /// asks instead of every job.
     fn try_fcfs(
@@ -527,41 +533,11 @@ impl Engine {
         out: &mut Vec<Decision>,
     ) -> Vec<Place> {
         let mut started = Vec::new();
+        let mut verdicts = std::mem::take(&mut self.verdicts);
+        verdicts.reset();
         let mut after = Bound::Unbounded;
-        // The asks that may succeed, as of `seen`.
-        let mut live: Vec<(Demand, &BTreeSet<Place>)> = Vec::new();
-        let mut seen: Option<HopeKey> = None;
-        loop {
-            if self.unit_full(unit) {
-                break;
-            }
-            failed.sync(self.rsv_freed, self.rsv_epoch);
-            let now = self.hope_key(unit, failed, out.len());
-            match seen {
-                Some(k) if k == now => {}
-                // Only more failures: an ask that could not succeed still
-                // cannot.
-                Some(k) if HopeKey { failed: now.failed, ..k } == now => {
-                    live.retain(|&(d, _)| self.may_succeed(d, failed, t));
-                }
-                _ => {
-                    live.clear();
-                    for (&d, places) in &unit.by_ask {
-                        if self.may_succeed(d, failed, t) {
-                            live.push((d, places));
-                        }
-                    }
-                }
-            }
-            seen = Some(self.hope_key(unit, failed, out.len()));
-            let next = live
-                .iter()
-                .map(|l| l.1)
-                .chain([&unit.unplain])
-                .filter_map(|places| places.range((after, Bound::Unbounded)).next())
-                .min()
-                .copied();
-            let Some(place) = next else { break };
+        while !self.unit_full(unit) {
+            let Some(place) = self.next_live(unit, None, after, &mut verdicts, failed, out.len(), t) else { break };
             after = Bound::Excluded(place);
             if holders.binary_search(&place.id).is_ok() {
                 continue;
@@ -571,11 +547,66 @@ impl Engine {
                 out.push(d);
             }
         }
+        self.verdicts = verdicts;
         started
     }
 
-    /// Whether a job of an FCFS unit asking `(queue, slots, own run
-    /// limit)` ([`Unit::ask_of`]), holding no reservation, may do anything
+    /// The first pending job of `account` in `unit` after `after` that
+    /// may do something at its try: one a failure of another tells
+    /// nothing of, or one whose ask [`Engine::may_succeed`]. The account's
+    /// asks that may succeed are kept while what they read stays the same
+    /// (`decisions`: made in the pass so far).
+    #[allow(clippy::too_many_arguments)]
+    fn next_live(
+        &mut self,
+        unit: &Unit,
+        account: Option<NodeId>,
+        after: Bound<Place>,
+        v: &mut Verdicts,
+        failed: &mut Failed,
+        decisions: usize,
+        t: Time,
+    ) -> Option<Place> {
+        let b = unit.backlogs.get(&account)?;
+        failed.sync(self.rsv_freed, self.rsv_epoch);
+        let now = self.hope_key(unit, failed, decisions);
+        let mut live = std::mem::take(&mut v.live);
+        match v.seen {
+            Some(k) if k == now && v.account == Some(account) => {}
+            // Only more failures: an ask that could not succeed still
+            // cannot; the others are asked again.
+            Some(k) if HopeKey { failed: now.failed, ..k } == now && v.account == Some(account) => {
+                live.retain(|&d| self.may_succeed(d, failed, t));
+            }
+            _ => {
+                live.clear();
+                live.extend(b.asks.iter().map(|a| a.0).filter(|&d| self.may_succeed(d, failed, t)));
+            }
+        }
+        (v.seen, v.account) = (Some(now), Some(account));
+        let mut next = b.unasked.range((after, Bound::Unbounded)).next().copied();
+        for &d in &live {
+            let from = match after {
+                Bound::Excluded(p) => Bound::Excluded((d, p)),
+                _ => Bound::Unbounded,
+            };
+            let first = match from {
+                Bound::Unbounded => b.by_ask.range((d, PLACE_MIN)..).next(),
+                from => b.by_ask.range((from, Bound::Unbounded)).next(),
+            };
+            if let Some(&(_, p)) = first.filter(|f| f.0 == d) {
+                if next.is_none_or(|n| p < n) {
+                    next = Some(p);
+                }
+            }
+        }
+        v.live = live;
+        debug_assert_eq!(v.seen, Some(self.hope_key(unit, failed, decisions)), "a verdict changed what it read");
+        next
+    }
+
+    /// Whether a job asking `(queue, slots, own run limit)`
+    /// ([`Unit::ask_of`]), holding no reservation, may do anything
     /// at its try now ([`Engine::try_start`]): start on free slots (fewer
     /// slots than a job that could not, and no more than are free),
     /// reserve (a parallel job of a reserving queue, something free; such
@@ -827,6 +858,8 @@ impl Engine {
         // Until a job is tried, every account the selector offers passed
         // the check above with nothing changed since.
         let mut checked = true;
+        let mut verdicts = std::mem::take(&mut self.verdicts);
+        verdicts.reset();
         while let Some(leaf) = sel.next() {
             let tried = cursor[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
             if !std::mem::take(&mut checked)
@@ -835,9 +868,21 @@ impl Engine {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             }
-            let after = tried.map_or(Bound::Unbounded, Bound::Excluded);
-            let jobs = unit.by_account.get(&leaf);
-            let Some(place) = jobs.and_then(|s| s.range((after, Bound::Unbounded)).next().copied()) else {
+            // The account's first job in this turn as it comes; after one
+            // that did not start, the next that may do something (those
+            // passed over would fail and change nothing, not even the
+            // account's priority).
+            let next = match tried {
+                None => unit.by_account.get(&leaf).and_then(|s| s.first().copied()),
+                Some(c) if self.ask_index => {
+                    self.next_live(unit, Some(leaf), Bound::Excluded(c), &mut verdicts, failed, out.len(), t)
+                }
+                Some(c) => unit
+                    .by_account
+                    .get(&leaf)
+                    .and_then(|s| s.range((Bound::Excluded(c), Bound::Unbounded)).next().copied()),
+            };
+            let Some(place) = next else {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             };
@@ -873,6 +918,7 @@ impl Engine {
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
         }
         self.selectors[policy] = Some(sel);
+        self.verdicts = verdicts;
         self.cursors = cursor;
         self.live_accounts = live;
     }

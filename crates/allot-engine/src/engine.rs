@@ -368,10 +368,10 @@ pub struct Engine {
     pub(crate) handovers: u64,
     /// A parked reservation may stay parked between passes ([`Engine::set_keep_parked`]).
     pub(crate) keep_parked: bool,
-    /// FCFS units visit only the jobs whose ask may succeed (off only to
-    /// check that this decides as visiting every job does:
-    /// [`Engine::set_fcfs_index`]).
-    pub(crate) fcfs_index: bool,
+    /// Passes visit only the jobs whose ask may succeed (off only to check
+    /// that this decides as visiting every job does:
+    /// [`Engine::set_ask_index`]).
+    pub(crate) ask_index: bool,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
     /// The cycle after reservations expired, when their jobs may reserve
@@ -394,6 +394,9 @@ pub struct Engine {
     /// Scratch of a fairshare unit's turn: the accounts that may start,
     /// reserve or backfill a job, with their pending jobs.
     pub(crate) live_accounts: Vec<(NodeId, u64)>,
+    /// Which asks may succeed in the unit dispatched
+    /// ([`crate::dispatch::Verdicts`]), kept for its memory.
+    pub(crate) verdicts: crate::dispatch::Verdicts,
     /// What failed in the pass ([`crate::dispatch::Failed`]), kept for
     /// its memory.
     pub(crate) failed: crate::dispatch::Failed,
@@ -544,7 +547,7 @@ impl Engine {
             handover: true,
             handovers: 0,
             keep_parked: false,
-            fcfs_index: true,
+            ask_index: true,
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,
@@ -555,6 +558,7 @@ impl Engine {
             share_touched: Vec::new(),
             live_accounts: Vec::new(),
             failed: Default::default(),
+            verdicts: Default::default(),
             selectors: vec![None; policies],
             cursors: Vec::new(),
             cursor_turn: 0,

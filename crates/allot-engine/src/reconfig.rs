@@ -49,7 +49,7 @@ impl Engine {
         next.next_id = self.next_id;
         next.handover = self.handover;
         next.keep_parked = self.keep_parked;
-        next.fcfs_index = self.fcfs_index;
+        next.ask_index = self.ask_index;
         next.ended = std::mem::take(&mut self.ended);
         next.dependents = std::mem::take(&mut self.dependents);
         next.dep_changed = std::mem::take(&mut self.dep_changed);

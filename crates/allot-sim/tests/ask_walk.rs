@@ -1,7 +1,8 @@
-//! The FCFS pass visits only the jobs whose ask may still succeed (the
-//! engine's `Engine::try_fcfs`): it decides what trying every job in
-//! turn decides, with reservation and backfill or without, and tries far
-//! fewer jobs when many wait behind one that cannot start.
+//! A pass visits only the jobs whose ask may still succeed, in an FCFS
+//! queue and in a fairshare account's turn (the engine's
+//! `Engine::next_live`): it decides what trying every job in turn
+//! decides, with reservation and backfill or without, and tries far fewer
+//! jobs when many wait behind one that cannot start.
 
 mod common;
 
@@ -13,8 +14,8 @@ use allot_sim::sim::{Outcome, SimOptions, run};
 use allot_sim::workload::{Machine, Workload, WorkloadJob};
 use proptest::prelude::*;
 
-/// How the FCFS queue is configured (`allot sim --policy fcfs` and its
-/// `--reserve` or `--backfill`).
+/// How the queue is configured (`allot sim` and its `--reserve` or
+/// `--backfill`).
 #[derive(Clone, Copy, Debug)]
 enum Queue {
     Greedy,
@@ -22,17 +23,17 @@ enum Queue {
     Backfill,
 }
 
-/// Replays `w` under FCFS, visiting only the asks that may succeed
+/// Replays `w` under `policy`, visiting only the asks that may succeed
 /// (`index`) or every job; returns what happened and the jobs tried.
-fn replay(w: &Workload, queue: Queue, kill_at_limit: bool, index: bool) -> (Outcome, u64) {
-    let mut config = default_engine(w, Policy::Fcfs);
+fn replay(w: &Workload, policy: Policy, queue: Queue, kill_at_limit: bool, index: bool) -> (Outcome, u64) {
+    let mut config = default_engine(w, policy);
     match queue {
         Queue::Greedy => {}
         Queue::Reserve => reserve(&mut config, false),
         Queue::Backfill => reserve(&mut config, true),
     }
     let mut e = Engine::new(config);
-    e.set_fcfs_index(index);
+    e.set_ask_index(index);
     let opts = SimOptions { kill_at_limit, ..SimOptions::default() };
     let out = run(&mut e, w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     (out, e.tries())
@@ -45,37 +46,41 @@ fn machine(jobs: Vec<WorkloadJob>, nodes: u64, per_node: u64) -> Workload {
 
 /// Four one-slot hosts: a long job holds one, a 4-slot job reserves the
 /// other three until the long job's limit, and 200 4-slot jobs with no
-/// run limit wait behind it (none can start, reserve or backfill). One-slot
-/// jobs with a short limit, submitted every 5 minutes behind them, each
-/// backfill at once: trying every job in turn tries the 200 first each
-/// time, while visiting the asks that may succeed tries the reserving job
-/// and the short one.
+/// run limit wait behind it (none can start, reserve or backfill).
+/// One-slot jobs with a short limit, submitted every 5 minutes behind
+/// them by the same user, each backfill at once: trying every job in turn
+/// tries the 200 first each time, while visiting the asks that may
+/// succeed tries the reserving job and the short one. Under FCFS, and
+/// under fairshare, where the 200 and the short jobs are one account's.
 #[test]
 fn short_jobs_behind_two_hundred_backfill_without_trying_them() {
     let mut jobs = vec![wjob(1, "long", 0, 1, 10_000, Some(10_000)), wjob(2, "wide", 10, 4, 100, Some(100))];
     jobs.extend((3..203).map(|n| wjob(n, "many", 20, 4, 100, None)));
-    jobs.extend((0..20).map(|k| wjob(203 + k, "short", 30 + 300 * k, 1, 60, Some(120))));
+    jobs.extend((0..20).map(|k| wjob(203 + k, "many", 30 + 300 * k, 1, 60, Some(120))));
     let w = machine(jobs, 4, 1);
-    let (walked, tries) = replay(&w, Queue::Backfill, false, true);
-    let (every, all_tries) = replay(&w, Queue::Backfill, false, false);
-    assert_eq!(walked.records, every.records);
-    assert_eq!(walked.passes, every.passes);
-    for k in 0..20 {
-        let short = walked.records.iter().find(|r| r.id == 203 + k).expect("a short job ran");
-        assert_eq!(short.start, 30 + 300 * k, "backfilled at its submission");
+    for policy in [Policy::Fcfs, Policy::Fairshare] {
+        let (walked, tries) = replay(&w, policy, Queue::Backfill, false, true);
+        let (every, all_tries) = replay(&w, policy, Queue::Backfill, false, false);
+        assert_eq!(walked.records, every.records);
+        assert_eq!(walked.passes, every.passes);
+        for k in 0..20 {
+            let short = walked.records.iter().find(|r| r.id == 203 + k).expect("a short job ran");
+            assert_eq!(short.start, 30 + 300 * k, "{policy:?}: backfilled at its submission");
+        }
+        // The holders are tried in every pass, in both (passes at each
+        // expiry, submission and end).
+        assert!(all_tries > 20 * 200, "{policy:?}: {all_tries}");
+        assert!(tries * 10 < all_tries, "{policy:?}: {tries} of {all_tries}");
     }
-    // The holders are tried in every pass, in both (passes at each
-    // expiry, submission and end).
-    assert!(all_tries > 20 * 200, "{all_tries}");
-    assert!(tries * 10 < all_tries, "{tries} of {all_tries}");
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// Any workload decides the same whether the FCFS pass visits only
-    /// the asks that may succeed or every job; jobs with a run time
-    /// estimate (which a failure of another tells nothing of) among them.
+    /// Any workload decides the same, under FCFS or fairshare, whether a
+    /// pass visits only the asks that may succeed or every job; jobs with
+    /// a run time estimate (which a failure of another tells nothing of)
+    /// among them.
     #[test]
     fn visiting_the_asks_that_may_succeed_decides_as_visiting_every_job(
         nodes in 1u64..7,
@@ -87,6 +92,7 @@ proptest! {
             1..40,
         ),
         queue in prop_oneof![Just(Queue::Greedy), Just(Queue::Reserve), Just(Queue::Backfill)],
+        fairshare in any::<bool>(),
         kill_at_limit in any::<bool>(),
     ) {
         let procs = nodes * per_node;
@@ -103,8 +109,9 @@ proptest! {
             .collect();
         jobs.sort_by_key(|j| (j.submit, j.id));
         let w = machine(jobs, nodes, per_node);
-        let (walked, tries) = replay(&w, queue, kill_at_limit, true);
-        let (every, all_tries) = replay(&w, queue, kill_at_limit, false);
+        let policy = if fairshare { Policy::Fairshare } else { Policy::Fcfs };
+        let (walked, tries) = replay(&w, policy, queue, kill_at_limit, true);
+        let (every, all_tries) = replay(&w, policy, queue, kill_at_limit, false);
         prop_assert_eq!(&walked.records, &every.records);
         prop_assert_eq!(walked.never_started, every.never_started);
         prop_assert_eq!(walked.passes, every.passes);
