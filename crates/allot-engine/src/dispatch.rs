@@ -124,7 +124,7 @@ impl Unit {
     /// its key gives ([`Engine::may_succeed`]; a standby job has none from
     /// its queue).
     fn ask_of(job: &Job, plain: bool) -> Option<Demand> {
-        (plain && !job.qos.1 && job.backfill_limit.is_none()).then_some((job.queue, job.slots, job.run_limit))
+        (plain && !job.qos.1 && job.backfill_limit.is_none()).then(|| demand(job))
     }
 
     /// What stands in a unit's place while it is dispatched: allocates
@@ -169,6 +169,10 @@ struct Backlog {
 /// Queue, slots asked, own run limit.
 type Demand = (usize, u32, Option<u64>);
 
+fn demand(job: &Job) -> Demand {
+    (job.queue, job.slots, job.run_limit)
+}
+
 impl Backlog {
     fn change(&mut self, place: Place, job: &Job, plain: bool, indexed: bool, add: bool) {
         if indexed {
@@ -180,7 +184,7 @@ impl Backlog {
             };
         }
         if plain {
-            let key = (job.queue, job.slots, job.run_limit);
+            let key = demand(job);
             match self.asks.binary_search_by_key(&key, |a| a.0) {
                 Ok(i) if add => self.asks[i].1 += 1,
                 Ok(i) => {
@@ -588,12 +592,9 @@ impl Engine {
         for &d in &live {
             let from = match after {
                 Bound::Excluded(p) => Bound::Excluded((d, p)),
-                _ => Bound::Unbounded,
+                _ => Bound::Included((d, PLACE_MIN)),
             };
-            let first = match from {
-                Bound::Unbounded => b.by_ask.range((d, PLACE_MIN)..).next(),
-                from => b.by_ask.range((from, Bound::Unbounded)).next(),
-            };
+            let first = b.by_ask.range((from, Bound::Unbounded)).next();
             if let Some(&(_, p)) = first.filter(|f| f.0 == d) {
                 if next.is_none_or(|n| p < n) {
                     next = Some(p);
@@ -669,11 +670,14 @@ impl Engine {
             if holders.binary_search(&place.id).is_ok() {
                 continue;
             }
-            if live != Some(self.hope_key(unit, failed, out.len())) {
+            // In step first: `hopeless` then changes nothing the key reads.
+            failed.sync(self.rsv_freed, self.rsv_epoch);
+            let now = self.hope_key(unit, failed, out.len());
+            if live != Some(now) {
                 if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
                     break;
                 }
-                live = Some(self.hope_key(unit, failed, out.len()));
+                live = Some(now);
             }
             if let Ok(d) = self.try_start(place.id, t, failed) {
                 started.push(place);
