@@ -395,11 +395,11 @@ pub struct Engine {
     /// reserve or backfill a job, with their pending jobs.
     pub(crate) live_accounts: Vec<(NodeId, u64)>,
     /// Which asks may succeed in the unit dispatched
-    /// ([`crate::dispatch::Verdicts`]), kept for its memory.
-    pub(crate) verdicts: crate::dispatch::Verdicts,
-    /// What failed in the pass ([`crate::dispatch::Failed`]), kept for
+    /// ([`crate::skip::Verdicts`]), kept for its memory.
+    pub(crate) verdicts: crate::skip::Verdicts,
+    /// What failed in the pass ([`crate::skip::Failed`]), kept for
     /// its memory.
-    pub(crate) failed: crate::dispatch::Failed,
+    pub(crate) failed: crate::skip::Failed,
     /// Per share account, a fairshare unit's turn in a pass and the last
     /// job of the account tried in it; the number of turns so far.
     pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,

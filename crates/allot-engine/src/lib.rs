@@ -34,6 +34,7 @@ pub mod reconfig;
 pub mod reserve;
 pub mod resreq;
 pub mod shares;
+mod skip;
 pub mod slots;
 mod start;
 pub mod time;
