@@ -517,6 +517,7 @@ pub(crate) mod tests {
             mem_kb: None,
             max_mem_kb: None,
             reserved: None,
+            exit_reason: None,
         }
     }
 

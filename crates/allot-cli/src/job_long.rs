@@ -99,6 +99,9 @@ pub(crate) fn long(j: &JobInfo) -> String {
             _ => "Exited.".to_string(),
         };
         let _ = writeln!(out, "{}: {how} The CPU time used is {cpu:.1} seconds.", long_time(end));
+        if let Some(reason) = &j.exit_reason {
+            let _ = writeln!(out, " {};", not_started(reason));
+        }
     }
     if let Some(r) = &j.reserved {
         out.push_str(&reserved_lines(r));
@@ -111,6 +114,12 @@ pub(crate) fn long(j: &JobInfo) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Why a job ended without running its command, as `bjobs -l` and `bhist
+/// -l` say it.
+pub fn not_started(reason: &str) -> String {
+    format!("The job could not start: {reason}")
 }
 
 #[cfg(test)]

@@ -8,15 +8,15 @@ use allot_engine::Time;
 use allot_proto::{HistoryEvent, JobHistory, JobRef, JobStatus, Response};
 use allot_store::Record;
 
-use crate::running::run_as;
+use crate::running::owner_uid;
 use crate::serve::{Caller, may_act};
 use crate::state::State;
 
 /// The most of a file `bpeek` shows: its end.
 const PEEK_LIMIT: u64 = 4 << 20;
 
-/// `bpeek`: the output so far of a running job (by default the caller's
-/// most recently submitted running job).
+/// `bpeek`: the output so far of a job that started, running or ended (by
+/// default the caller's most recently submitted running job).
 pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
     let id = match job {
         Some(r) => match state.resolve(r)[..] {
@@ -43,20 +43,19 @@ pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
         JobStatus::Pend | JobStatus::Psusp => {
             return Response::Error(format!("Job <{id_shown}>: Job has not started yet"));
         }
-        JobStatus::Done | JobStatus::Exit => {
-            return Response::Error(format!("Job <{id_shown}>: Job has already finished"));
-        }
-        JobStatus::Run | JobStatus::Ususp => {}
+        // A finished job's output stays readable to its owner: default
+        // output is in the state directory, which only allotd reads.
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Done | JobStatus::Exit => {}
     }
-    let owner = run_as(&j.record.spec.user).map(|(uid, _)| uid);
-    let ((out, _), (err, _)) = state.output_files(id, j);
+    let owner = owner_uid(&j.record.spec.user);
+    let (out, err) = state.output_files(id, j);
     let mut output = String::from("<< output from stdout >>\n");
-    match read_tail(&out, owner) {
+    match read_tail(&out.path, owner) {
         Ok(text) => output.push_str(&text),
-        Err(e) => return Response::Error(format!("Job <{id_shown}>: {}: {e}", out.display())),
+        Err(e) => return Response::Error(format!("Job <{id_shown}>: {}: {e}", out.path.display())),
     }
-    if err != out {
-        if let Ok(text) = read_tail(&err, owner) {
+    if err.path != out.path {
+        if let Ok(text) = read_tail(&err.path, owner) {
             if !text.is_empty() {
                 output.push_str("\n<< output from stderr >>\n");
                 output.push_str(&text);
@@ -71,7 +70,11 @@ pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
 /// is the user's to choose, and allotd must not read what they cannot.
 fn read_tail(path: &Path, owner: Option<u32>) -> Result<String, String> {
     use std::os::unix::fs::MetadataExt;
-    let mut f = match std::fs::File::open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never waits: a FIFO named as an output file opens at once (and is
+    // then no regular file, so it is not read).
+    let nonblocking = nix::fcntl::OFlag::O_NONBLOCK.bits();
+    let mut f = match std::fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
         Err(e) => return Err(e.to_string()),
@@ -79,6 +82,9 @@ fn read_tail(path: &Path, owner: Option<u32>) -> Result<String, String> {
     let meta = f.metadata().map_err(|e| e.to_string())?;
     if owner.is_some_and(|uid| meta.uid() != uid) {
         return Err("not owned by the job's user".into());
+    }
+    if !meta.is_file() {
+        return Err("not a regular file".into());
     }
     let skip = meta.len().saturating_sub(PEEK_LIMIT);
     f.seek(SeekFrom::Start(skip)).map_err(|e| e.to_string())?;
@@ -149,7 +155,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
             cwd: record.cwd,
         },
         Record::Started { alloc, .. } => HistoryEvent::Started { hosts: alloc },
-        Record::Finished { exit, cpu_time, .. } => HistoryEvent::Finished { exit, cpu_time },
+        Record::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished { exit, cpu_time, reason },
         Record::Removed { .. } => HistoryEvent::Removed,
         Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },

@@ -140,6 +140,7 @@ mod tests {
             mem_kb: None,
             max_mem_kb: None,
             reserved: None,
+            exit_reason: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

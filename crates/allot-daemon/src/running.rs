@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use allot_engine::JobId;
-use allot_exec::ExecSpec;
+use allot_exec::{ExecSpec, Owner};
 use allot_store::Record;
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use tokio::sync::mpsc;
 
 use crate::serve::{Input, now};
@@ -77,29 +77,61 @@ pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> 
         drop(lock);
         if started {
             eprintln!("allotd: job {id} lost its supervisor after it started; recorded as exit 255");
-            lost.push(Record::Finished { job: id, exit: 255, cpu_time: 0.0, max_mem_kb: 0 });
+            lost.push(finished_unrun(id, 255, "its supervisor died while allotd was down".into()));
         } else {
             let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
-            launch(state, JobId(id), &alloc, wake)?;
+            lost.extend(start_job(state, JobId(id), &alloc, wake));
         }
     }
     state.commit(t, lost).map_err(|e| anyhow!(e))
 }
 
-/// Writes the job's spec and starts its supervisor.
-pub(crate) fn launch(
+/// A job's end without its command having run (or without its end being
+/// known): exit code and why.
+pub(crate) fn finished_unrun(job: u64, exit: i32, reason: String) -> Record {
+    Record::Finished { job, exit, cpu_time: 0.0, max_mem_kb: 0, reason: Some(reason) }
+}
+
+/// Launches a job the log says started; one that cannot be launched ends
+/// EXIT with the reason (the record returned, to commit), and allotd goes
+/// on with the others.
+pub(crate) fn start_job(
     state: &mut State,
     job: JobId,
     alloc: &[(String, u32)],
     wake: &mpsc::Sender<Input>,
-) -> anyhow::Result<()> {
+) -> Option<Record> {
+    let reason = launch(state, job, alloc, wake).err()?;
+    eprintln!("allotd: job {job} cannot start: {reason}");
+    state.files.clean(job.0);
+    Some(finished_unrun(job.0, 1, reason))
+}
+
+/// Writes the job's spec and starts its supervisor; the error is why the
+/// job cannot start.
+fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> Result<(), String> {
     let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
     let r = &j.record;
+    let user = &r.spec.user;
+    // As root, a job runs as its owner, and only as them: an owner who is
+    // gone by now ends the job, never runs it as root.
+    let account = nix::unistd::User::from_name(user).ok().flatten();
+    let run_as = match (allot_exec::owner::is_root(), &account) {
+        (false, _) => None,
+        (true, Some(_)) => Some(Owner::of_user(user).ok_or_else(|| format!("user `{user}` does not exist"))?),
+        (true, None) => return Err(format!("user `{user}` does not exist on this host")),
+    };
     let shown = j.job_ref(job.0);
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
     let mut env = r.env.to_vec();
+    // Who the job is comes from the password database, never from the
+    // submission's environment.
+    let home = account.as_ref().map_or_else(|| "/".to_string(), |a| a.dir.display().to_string());
     for (k, v) in [
+        ("USER", user.clone()),
+        ("LOGNAME", user.clone()),
+        ("HOME", home),
         ("LSB_JOBID", shown.id.to_string()),
         ("LSB_JOBINDEX", shown.index.to_string()),
         ("LSB_JOBNAME", j.display_name().into_owned()),
@@ -121,22 +153,23 @@ pub(crate) fn launch(
         env,
         stdout,
         stderr,
-        run_as: run_as(&r.spec.user),
+        run_as,
         cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
     };
-    state.files.write_spec(&spec)?;
+    state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
     if let Some(c) = &state.cgroups {
         c.ensure();
     }
     let supervisors = &mut state.supervisors;
-    supervisors.start(job.0, wake).with_context(|| format!("cannot start {}", supervisors.exe().display()))
+    supervisors.start(job.0, wake).map_err(|e| {
+        format!("cannot start its supervisor {}: {}", supervisors.exe().display(), allot_exec::os_message(&e))
+    })
 }
 
-/// As root, jobs run as their owner.
-pub(crate) fn run_as(user: &str) -> Option<(u32, u32)> {
-    if !nix::unistd::Uid::effective().is_root() {
+/// The uid a job's files must belong to, as root: its owner's.
+pub(crate) fn owner_uid(user: &str) -> Option<u32> {
+    if !allot_exec::owner::is_root() {
         return None;
     }
-    let u = nix::unistd::User::from_name(user).ok().flatten()?;
-    Some((u.uid.as_raw(), u.gid.as_raw()))
+    nix::unistd::User::from_name(user).ok().flatten().map(|u| u.uid.as_raw())
 }

@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Source;
 use crate::lists::{JobList, write_job_list};
-use crate::running::{launch, measure, recover_running};
+use crate::running::{measure, recover_running, start_job};
 use crate::state::State;
 use crate::{control, history, views};
 
@@ -31,7 +31,13 @@ use crate::{control, history, views};
 #[derive(Clone, Debug)]
 pub(crate) struct Caller {
     pub(crate) uid: u32,
+    /// Their name in the password database; a uid without an entry is
+    /// `uid:N`, which no user can be named (a colon ends a passwd field),
+    /// so it never stands for somebody else.
     pub(crate) user: String,
+    /// Whether the uid has a password database entry: a job runs as its
+    /// owner, so one without may submit nothing.
+    pub(crate) known: bool,
 }
 
 pub struct Message {
@@ -65,6 +71,12 @@ pub(crate) fn now() -> Time {
 pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let state_dir = allot_proto::paths::state_dir();
     std::fs::create_dir_all(&state_dir).with_context(|| format!("cannot create {}", state_dir.display()))?;
+    // Others may reach the socket in it, and nothing else.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&state_dir, std::fs::Permissions::from_mode(0o711))
+            .with_context(|| format!("cannot make {} private", state_dir.display()))?;
+    }
     let current = match &config_dir {
         Some(dir) => Source::read(dir).map_err(|e| anyhow!("{}: invalid configuration:\n{e}", dir.display()))?,
         None => Source::defaults(),
@@ -79,7 +91,11 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         return Err(anyhow!("{} is missing: it is installed with allotd, next to it", supervisor.display()));
     }
     let mut replayed = Vec::new();
-    store.replay(|_, t, r| replayed.push((t, r)))?;
+    let mut seqs = Vec::new();
+    store.replay(|seq, t, r| {
+        seqs.push(seq);
+        replayed.push((t, r));
+    })?;
     // The log replays under the configuration it starts with.
     let initial = match replayed.first() {
         Some((_, Record::Reconfigured { config_dir, files })) => {
@@ -118,8 +134,15 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         clean_period,
         finished: Default::default(),
     };
-    for (t, r) in &replayed {
-        state.apply(*t, r).map_err(|e| anyhow!("replaying the event log: {e}"))?;
+    for ((t, r), seq) in replayed.iter().zip(&seqs) {
+        state.apply(*t, r).map_err(|e| {
+            anyhow!(
+                "replaying the event log {}: record {seq} ({}): {e}. This allotd cannot take up this log; \
+                 the log is left as it is: report this with the log, or move it aside to start with no jobs",
+                state_dir.join("state.db").display(),
+                r.kind(),
+            )
+        })?;
     }
     eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
     match &state.cgroups {
@@ -233,11 +256,10 @@ async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
 async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::Result<()> {
     let cred = stream.peer_cred()?;
     let uid = cred.uid();
-    let user = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-        .ok()
-        .flatten()
-        .map_or_else(|| uid.to_string(), |u| u.name);
-    let caller = Caller { uid, user };
+    let account = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten();
+    let known = account.is_some();
+    let user = account.map_or_else(|| format!("uid:{uid}"), |u| u.name);
+    let caller = Caller { uid, user, known };
     loop {
         let mut len = [0u8; 4];
         if stream.read_exact(&mut len).await.is_err() {
@@ -428,6 +450,13 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
 }
 
 fn submit(state: &mut State, caller: &Caller, s: allot_proto::Submit, t: Time, records: &mut Vec<Record>) -> Response {
+    if !caller.known {
+        return Response::Error(format!(
+            "bsub: uid {} has no user account on this host (no password database entry): a job runs as its owner. \
+             Job not submitted.",
+            caller.uid
+        ));
+    }
     let res_req = match allot_config::resreq::parse_all_of(&s.res_req) {
         Ok(r) => r,
         Err((_, e)) if s.res_req.len() == 1 => {
@@ -609,6 +638,7 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
                 exit: report.exit,
                 cpu_time: report.cpu_time,
                 max_mem_kb: report.max_rss_kb,
+                reason: report.reason,
             });
         }
     }
@@ -658,9 +688,10 @@ fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()
     if let Some(c) = state.cgroups.as_ref().filter(|_| idle) {
         c.release();
     }
+    let mut unrun = Vec::new();
     for (job, alloc) in starts {
         state.mark_running(job.0, t, &alloc);
-        launch(state, job, &alloc, wake)?;
+        unrun.extend(start_job(state, job, &alloc, wake));
     }
-    Ok(())
+    state.commit(t, unrun).map_err(|e| anyhow!("cannot write the event log: {e}"))
 }

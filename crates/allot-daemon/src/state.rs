@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, JobId, Time};
-use allot_exec::JobFiles;
+use allot_exec::{JobFiles, OutputFile};
 use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus, ReservedInfo};
 use allot_store::{Env, JobRecord, Record, Store};
 
@@ -40,6 +40,8 @@ pub struct DaemonJob {
     pub usage: Option<(f64, u64)>,
     /// The largest resident memory seen, KB.
     pub max_mem_kb: u64,
+    /// Why it ended without running its command, when it could not start.
+    pub exit_reason: Option<String>,
 }
 
 impl DaemonJob {
@@ -89,6 +91,7 @@ impl DaemonJob {
         self.usage = None;
         self.max_mem_kb = 0;
         self.killed = false;
+        self.exit_reason = None;
     }
 }
 
@@ -204,13 +207,15 @@ impl State {
                 j.usage = Some((cpu_time.max(charged), *mem_kb));
                 j.max_mem_kb = j.max_mem_kb.max(*mem_kb);
             }
-            Record::Finished { job, exit, cpu_time, max_mem_kb } => {
+            Record::Finished { job, exit, cpu_time, max_mem_kb, reason } => {
                 self.running.remove(job);
                 self.pending_kills.remove(job);
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
                 j.max_mem_kb = j.max_mem_kb.max(*max_mem_kb);
                 j.usage = None;
-                let by_exit = !j.killed && self.engine.requeues_on_exit(JobId(*job), *exit);
+                // A job that never ran its command is not requeued by its
+                // exit code: it would fail the same way again.
+                let by_exit = !j.killed && reason.is_none() && self.engine.requeues_on_exit(JobId(*job), *exit);
                 if let Some(hold) = j.requeue.take().or(by_exit.then_some(false)) {
                     let _ = self.engine.apply(t, &Event::Requeue { job: JobId(*job), cpu_time: *cpu_time, hold });
                     j.back_to_pending(hold);
@@ -221,6 +226,7 @@ impl State {
                 j.end_time = Some(t.0);
                 j.exit = Some(*exit);
                 j.cpu_time = Some(*cpu_time);
+                j.exit_reason.clone_from(reason);
                 self.finished.insert((t.0, *job));
             }
             Record::Removed { job } => {
@@ -348,6 +354,7 @@ impl State {
                 array,
                 usage: None,
                 max_mem_kb: 0,
+                exit_reason: None,
             };
             self.jobs.insert(id, info);
         }
@@ -444,15 +451,19 @@ impl State {
     /// directory, `%J` and `%I` expanded), else files of the state
     /// directory. With `-o` and no `-e` both go to the output file, as
     /// in LSF.
-    pub fn output_files(&self, job: u64, j: &DaemonJob) -> ((PathBuf, bool), (PathBuf, bool)) {
+    pub fn output_files(&self, job: u64, j: &DaemonJob) -> (OutputFile, OutputFile) {
         let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref(job));
         let cwd = j.cwd(job);
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
             Some((name, overwrite)) => {
                 let p = PathBuf::from(allot_exec::expand_name(name, shown, index));
-                (if p.is_absolute() { p } else { cwd.join(p) }, *overwrite)
+                OutputFile { path: if p.is_absolute() { p } else { cwd.join(p) }, overwrite: *overwrite, named: true }
             }
-            None => (self.state_dir.join("output").join(format!("{job}.{ext}")), true),
+            None => OutputFile {
+                path: self.state_dir.join("output").join(format!("{job}.{ext}")),
+                overwrite: true,
+                named: false,
+            },
         };
         let out = file(&r.output, "out");
         let err = if r.error.is_none() && r.output.is_some() { out.clone() } else { file(&r.error, "err") };
@@ -523,6 +534,7 @@ impl State {
             mem_kb: j.usage.map(|u| u.1),
             max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
             reserved,
+            exit_reason: j.exit_reason.as_deref(),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use allot_exec::{ExecSpec, JobFiles};
+use allot_exec::{ExecSpec, JobFiles, OutputFile};
 use common::{Daemon, tempdir};
 
 fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
@@ -18,8 +18,8 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         command: command.into(),
         cwd: dir.to_path_buf(),
         env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-        stdout: (dir.join(format!("out.{job}")), false),
-        stderr: (dir.join(format!("err.{job}")), false),
+        stdout: OutputFile { path: dir.join(format!("out.{job}")), overwrite: false, named: true },
+        stderr: OutputFile { path: dir.join(format!("err.{job}")), overwrite: false, named: true },
         run_as: None,
         create_cwd: false,
         cgroup: None,

@@ -21,6 +21,10 @@ impl Engine {
     /// placement. Refused if the job is not pending or a host is unknown.
     pub fn force_start(&mut self, id: JobId, alloc: Vec<(u32, u32)>, t: Time) -> Result<(), String> {
         self.settle();
+        // The pass that made this start had evaluated the dependencies
+        // of the jobs whose dependencies changed; a replay, which runs no
+        // pass, does it here, so a start recorded live replays.
+        self.refresh_dependents();
         let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
         if !matches!(job.state, JobState::Pending) || job.held || job.waiting {
             return Err(format!("job {id} is not pending, or is held"));

@@ -23,7 +23,11 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 pub mod cgroup;
+pub mod owner;
 pub mod zygote;
+
+pub use owner::Owner;
+use owner::as_owner;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -35,6 +39,51 @@ pub enum ExecError {
     Spec(String),
 }
 
+impl ExecError {
+    /// Why the job could not run, as `bjobs -l` and `bhist -l` show it:
+    /// the error without its job id, and an operating-system error as its
+    /// message alone (`Permission denied`, not `... (os error 13)`).
+    pub fn reason(&self) -> String {
+        match self {
+            ExecError::File { what, path, source, .. } => format!("{what} {path}: {}", os_message(source)),
+            ExecError::Spawn { program, source, .. } => format!("cannot start {program}: {}", os_message(source)),
+            ExecError::Spec(text) => text.clone(),
+        }
+    }
+
+    /// The exit code of a job that could not run, as a shell's would be:
+    /// 126 when its program may not be run, 127 when it is not there, 1
+    /// for anything else before it (an output file, the directory).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ExecError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => 126,
+            ExecError::Spawn { .. } => 127,
+            _ => 1,
+        }
+    }
+}
+
+/// An operating-system error's message without its number.
+pub fn os_message(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// Where one of a job's output streams goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFile {
+    pub path: PathBuf,
+    /// `-oo`/`-eo`: overwritten, not appended to.
+    pub overwrite: bool,
+    /// Named by the user (`-o`, `-e`): opened, or made, as the job's
+    /// owner. Otherwise allotd's own file in its state directory: made by
+    /// the supervisor there, mode 0600, and given to the owner.
+    pub named: bool,
+}
+
 /// Everything the supervisor needs to run one job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecSpec {
@@ -43,11 +92,11 @@ pub struct ExecSpec {
     pub cwd: PathBuf,
     /// The submission environment, then the `LSB_*` variables.
     pub env: Vec<(String, String)>,
-    /// Path and whether to overwrite (`-oo`).
-    pub stdout: (PathBuf, bool),
-    pub stderr: (PathBuf, bool),
-    /// Run as this uid and gid (when the daemon runs as root).
-    pub run_as: Option<(u32, u32)>,
+    pub stdout: OutputFile,
+    pub stderr: OutputFile,
+    /// Run as this user (when the daemon runs as root): everything the
+    /// job names is opened with their credentials (see [`owner`]).
+    pub run_as: Option<Owner>,
     /// The working directory came from a path with dynamic patterns
     /// (`-cwd /scratch/%U/%J`): if it is missing it is made, mode 0700 and
     /// the job's owner's, as LSF makes it. A missing directory without
@@ -62,7 +111,7 @@ pub struct ExecSpec {
 }
 
 /// How a job ended.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExitReport {
     /// The exit code, or 128 + the signal that ended it.
     pub exit: i32,
@@ -74,6 +123,10 @@ pub struct ExitReport {
     /// (getrusage's `ru_maxrss` of the waited-for children).
     #[serde(default)]
     pub max_rss_kb: u64,
+    /// Why the job did not run, when it could not start (an output file
+    /// its owner may not write, a program that is not there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What a job's processes use now, summed over its process group.
@@ -141,10 +194,16 @@ pub struct JobFiles {
 }
 
 impl JobFiles {
+    /// The job files under `state_dir`: `jobs/` (specs, which hold each
+    /// job's environment) and `output/` (default output), both mode 0700:
+    /// no user reads another's through them (`bpeek` reads for the owner).
     pub fn new(state_dir: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
         let dir = state_dir.join("jobs");
-        std::fs::create_dir_all(&dir)?;
-        std::fs::create_dir_all(state_dir.join("output"))?;
+        for d in [&dir, &state_dir.join("output")] {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(d)?;
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+        }
         Ok(JobFiles { dir })
     }
 
@@ -238,12 +297,12 @@ impl JobFiles {
             let _ = self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes);
         });
         let report = report.unwrap_or_else(|e| {
-            // A job that could not start ends as a shell's would: 126 when
-            // its program may not be run, 127 otherwise.
-            let _ = std::fs::write(&spec.stderr.0, format!("allot: {e}\n"));
-            let denied =
-                matches!(&e, ExecError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied);
-            ExitReport { exit: if denied { 126 } else { 127 }, cpu_time: 0.0, max_rss_kb: 0 }
+            // Said on the job's standard error too, where it can be
+            // opened as it would have been for the job.
+            if let Ok(Ok(mut err)) = as_owner(spec.run_as.as_ref(), || open_output(job, &spec.stderr, false)) {
+                let _ = writeln!(err, "allot: job {job}: {}", e.reason());
+            }
+            ExitReport { exit: e.exit_code(), cpu_time: 0.0, max_rss_kb: 0, reason: Some(e.reason()) }
         });
         // Not synced: the daemon's `Finished` record is the durable one. A
         // machine crash between the two leaves a started job without a
@@ -314,13 +373,22 @@ pub fn expand_patterns(path: &str, p: &Patterns<'_>) -> String {
 }
 
 /// The directory the job runs in: its own, made first when its path had
-/// patterns; else `/tmp`, with a note on the job's standard error.
+/// patterns; else `/tmp`, with a note on the job's standard error. Called
+/// as the job's owner: what it makes is theirs, and a directory they may
+/// not enter is refused here with its name, before the job starts.
 fn working_directory(spec: &ExecSpec, stderr: &mut File) -> Result<PathBuf, ExecError> {
+    let denied = |source| ExecError::File {
+        job: spec.job,
+        what: "cannot enter the working directory",
+        path: spec.cwd.display().to_string(),
+        source,
+    };
     if spec.cwd.is_dir() {
+        nix::unistd::access(&spec.cwd, nix::unistd::AccessFlags::X_OK).map_err(|e| denied(e.into()))?;
         return Ok(spec.cwd.clone());
     }
     if spec.create_cwd {
-        make_dirs(&spec.cwd, spec.run_as).map_err(|source| ExecError::File {
+        make_dirs(&spec.cwd).map_err(|source| ExecError::File {
             job: spec.job,
             what: "cannot create the working directory",
             path: spec.cwd.display().to_string(),
@@ -337,8 +405,9 @@ fn working_directory(spec: &ExecSpec, stderr: &mut File) -> Result<PathBuf, Exec
     Ok(PathBuf::from("/tmp"))
 }
 
-/// Makes the missing directories of `path`, mode 0700, owned by `owner`.
-fn make_dirs(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
+/// Makes the missing directories of `path`, mode 0700 (as the job's owner:
+/// they are the owner's).
+fn make_dirs(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     let mut missing = Vec::new();
     let mut p = path;
@@ -351,27 +420,69 @@ fn make_dirs(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
     }
     for dir in missing.iter().rev() {
         std::fs::DirBuilder::new().mode(0o700).create(dir)?;
-        if let Some((uid, gid)) = owner {
-            std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
-        }
     }
     Ok(())
 }
 
-fn open_output(job: u64, (path, overwrite): &(PathBuf, bool)) -> Result<File, ExecError> {
+/// Opens one output stream: a file the user named as it is (the caller is
+/// the job's owner by then, see [`open_outputs`]); allotd's own file in
+/// the state directory made afresh, mode 0600, never through a link, and
+/// given to the job's owner. `overwrite` as the stream asks unless
+/// `append` (a note after the job).
+fn open_output(job: u64, out: &OutputFile, append: bool) -> Result<File, ExecError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut o = OpenOptions::new();
     o.create(true).write(true);
-    if *overwrite {
+    if out.overwrite && !append {
         o.truncate(true);
     } else {
         o.append(true);
     }
-    o.open(path).map_err(|source| ExecError::File {
+    if !out.named {
+        o.mode(0o600).custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    }
+    let failed = |source| ExecError::File {
         job,
-        what: "cannot open",
-        path: path.display().to_string(),
+        what: if out.named { "cannot open output file" } else { "cannot open" },
+        path: out.path.display().to_string(),
         source,
-    })
+    };
+    o.open(&out.path).map_err(failed)
+}
+
+/// The job's output and error files, each opened as [`open_output`] says:
+/// one the user named with the owner's credentials, allotd's own as allotd
+/// and then given to the owner. With `-o` and no `-e` both are one file,
+/// shared through one handle so neither writes over the other.
+fn open_outputs(spec: &ExecSpec) -> Result<(File, File), ExecError> {
+    let owner = spec.run_as.as_ref();
+    let open = |out: &OutputFile| -> Result<File, ExecError> {
+        if out.named {
+            return as_owner(owner, || open_output(spec.job, out, false))?;
+        }
+        let file = open_output(spec.job, out, false)?;
+        if let Some(o) = owner.filter(|_| owner::is_root()) {
+            std::os::unix::fs::fchown(&file, Some(o.uid), Some(o.gid)).map_err(|source| ExecError::File {
+                job: spec.job,
+                what: "cannot give the job's owner",
+                path: out.path.display().to_string(),
+                source,
+            })?;
+        }
+        Ok(file)
+    };
+    let stdout = open(&spec.stdout)?;
+    let stderr = if spec.stderr.path == spec.stdout.path {
+        stdout.try_clone().map_err(|source| ExecError::File {
+            job: spec.job,
+            what: "cannot share",
+            path: spec.stdout.path.display().to_string(),
+            source,
+        })?
+    } else {
+        open(&spec.stderr)?
+    };
+    Ok((stdout, stderr))
 }
 
 /// Shell builtins and reserved words: a command starting with one of these
@@ -399,20 +510,9 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
 
 /// Runs the job and waits for it; `started` hears its process group.
 pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, ExecError> {
-    let stdout = open_output(spec.job, &spec.stdout)?;
-    // One file for both (`-o` without `-e`): one handle, so neither
-    // writes over the other.
-    let mut stderr = if spec.stderr.0 == spec.stdout.0 {
-        stdout.try_clone().map_err(|source| ExecError::File {
-            job: spec.job,
-            what: "cannot share",
-            path: spec.stdout.0.display().to_string(),
-            source,
-        })?
-    } else {
-        open_output(spec.job, &spec.stderr)?
-    };
-    let cwd = working_directory(spec, &mut stderr)?;
+    let (stdout, mut stderr) = open_outputs(spec)?;
+    let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
+    let cwd = as_owner(owner, || working_directory(spec, &mut stderr))??;
     let direct = plain_words(&spec.command);
     let mut cmd = match &direct {
         Some(words) => {
@@ -426,11 +526,14 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
             c
         }
     };
-    cmd.current_dir(&cwd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     cmd.process_group(0);
-    if let Some((uid, gid)) = spec.run_as {
-        cmd.gid(gid).uid(uid);
+    match owner {
+        Some(o) => become_owner(&mut cmd, o, &cwd)?,
+        None => {
+            cmd.current_dir(&cwd);
+        }
     }
     let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
     // Into the job's cgroup first, so the job is born in it; back out once
@@ -468,9 +571,37 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
             exit,
             cpu_time: m.cpu_time.max(cpu_time),
             max_rss_kb: m.peak_kb.unwrap_or(max_rss_kb).max(max_rss_kb),
+            reason: None,
         },
-        None => ExitReport { exit, cpu_time, max_rss_kb },
+        None => ExitReport { exit, cpu_time, max_rss_kb, reason: None },
     })
+}
+
+/// Makes the job's process its owner's for good before its command runs:
+/// their groups, gid and uid, and only then its working directory, entered
+/// as the owner. (`Command::uid` would drop the supplementary groups, and
+/// enter the directory as root.)
+fn become_owner(cmd: &mut Command, owner: &Owner, cwd: &Path) -> Result<(), ExecError> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::ffi::CString::new(cwd.as_os_str().as_bytes()).map_err(|_| ExecError::File {
+        job: 0,
+        what: "cannot enter the working directory",
+        path: cwd.display().to_string(),
+        source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+    })?;
+    let (owner, groups) = (owner.clone(), owner.child_groups());
+    // SAFETY: the closure runs in the forked child before exec; it only
+    // makes system calls (setgroups, setresgid, setresuid, chdir) on data
+    // made before the fork, and allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            owner.become_in_child(&groups)?;
+            nix::unistd::chdir(dir.as_c_str())?;
+            Ok(())
+        });
+    }
+    Ok(())
 }
 
 /// Sends `signal` to a job's process group.
@@ -495,8 +626,8 @@ mod tests {
             command: command.into(),
             cwd: dir.to_path_buf(),
             env: vec![("LSB_JOBID".into(), job.to_string()), ("PATH".into(), "/usr/bin:/bin".into())],
-            stdout: (dir.join(expand_name("out.%J", job, 0)), false),
-            stderr: (dir.join("err"), true),
+            stdout: OutputFile { path: dir.join(expand_name("out.%J", job, 0)), overwrite: false, named: true },
+            stderr: OutputFile { path: dir.join("err"), overwrite: true, named: true },
             run_as: None,
             create_cwd: false,
             cgroup: None,
@@ -531,7 +662,7 @@ mod tests {
         assert!(!line.is_empty() && job_dir.ends_with(line), "born in its cgroup, not in {born_in}");
         // The loop left the job and was never waited for by it: only the
         // cgroup saw its CPU time.
-        assert!(report.cpu_time >= 0.15, "{report:?}");
+        assert!(report.cpu_time >= 0.05, "{report:?}");
         assert!(!job_dir.exists(), "removed once the job ended");
         let own = cgroup::current().expect("a cgroup v2 process");
         assert!(!own.starts_with(cgroups.base()), "the supervisor went back: {}", own.display());
@@ -615,8 +746,8 @@ mod tests {
         let dir = temp("onefile");
         let files = JobFiles::new(&dir).expect("files");
         let mut s = spec(&dir, 4, "echo out; echo err >&2; echo out2");
-        s.stdout = (dir.join("both"), true);
-        s.stderr = (dir.join("both"), true);
+        s.stdout = OutputFile { path: dir.join("both"), overwrite: true, named: true };
+        s.stderr = s.stdout.clone();
         files.write_spec(&s).expect("spec");
         assert_eq!(files.supervise(4).expect("reported").exit, 0);
         assert_eq!(std::fs::read_to_string(dir.join("both")).expect("both"), "out\nerr\nout2\n");

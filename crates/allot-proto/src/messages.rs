@@ -332,6 +332,9 @@ pub struct JobInfo {
     /// What a pending job holds reserved, when the query asked for
     /// pending reasons.
     pub reserved: Option<ReservedInfo>,
+    /// Why a finished job ended without running its command, when it
+    /// could not start (`bjobs -l`).
+    pub exit_reason: Option<String>,
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -372,6 +375,7 @@ struct JobInfoWire(
     Option<u64>,
     Option<u64>,
     Option<ReservedInfo>,
+    Option<String>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -402,6 +406,7 @@ impl From<JobInfoWire> for JobInfo {
             mem_kb: w.22,
             max_mem_kb: w.23,
             reserved: w.24,
+            exit_reason: w.25,
         }
     }
 }
@@ -442,6 +447,7 @@ pub struct JobInfoRef<'a> {
     pub mem_kb: Option<u64>,
     pub max_mem_kb: Option<u64>,
     pub reserved: Option<Cow<'a, ReservedInfo>>,
+    pub exit_reason: Option<&'a str>,
 }
 
 impl JobInfoRef<'_> {
@@ -472,6 +478,7 @@ impl JobInfoRef<'_> {
             mem_kb: self.mem_kb,
             max_mem_kb: self.max_mem_kb,
             reserved: self.reserved.as_deref().cloned(),
+            exit_reason: self.exit_reason.map(str::to_string),
         }
     }
 }
@@ -479,7 +486,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(25)?;
+        let mut t = s.serialize_tuple(26)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -505,6 +512,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.mem_kb)?;
         t.serialize_element(&self.max_mem_kb)?;
         t.serialize_element(&self.reserved)?;
+        t.serialize_element(&self.exit_reason)?;
         t.end()
     }
 }
@@ -538,6 +546,7 @@ impl JobInfo {
             mem_kb: self.mem_kb,
             max_mem_kb: self.max_mem_kb,
             reserved: self.reserved.as_ref().map(Cow::Borrowed),
+            exit_reason: self.exit_reason.as_deref(),
         }
     }
 
@@ -568,6 +577,9 @@ pub enum HistoryEvent {
     Finished {
         exit: i32,
         cpu_time: f64,
+        /// Why it ended without running, when it could not start.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     Removed,
     /// By this user.
@@ -763,6 +775,7 @@ mod tests {
             mem_kb: Some(2048),
             max_mem_kb: Some(4096),
             reserved: Some(ReservedInfo { since: 9, hosts: vec![("hostB".into(), 3)], predicted_start: Some(20) }),
+            exit_reason: Some("cannot open output file /x: Permission denied".into()),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");

@@ -22,8 +22,19 @@ pub enum StoreError {
     Open { path: String, source: rusqlite::Error },
     #[error("state database: {0}")]
     Sql(#[from] rusqlite::Error),
-    #[error("state database: record {seq} is not readable: {source}")]
+    #[error(
+        "state database: record {seq} is not readable ({source}). allotd does not start on a damaged log: \
+         restore the state database from a backup, or, to start with no jobs at all, move it aside"
+    )]
     Corrupt { seq: i64, source: serde_json::Error },
+    #[error(
+        "state database {path} {why}. allotd does not start on a damaged log, which it would take for an empty \
+         cluster: restore {path} (with its -wal file) from a backup, or, to start with no jobs at all, move it \
+         aside"
+    )]
+    Damaged { path: String, why: String },
+    #[error("state database {path}: {what}: {source}")]
+    File { path: String, what: &'static str, source: std::io::Error },
     #[error("state database {path} has schema version {found}; this allot knows {known}")]
     Schema { path: String, found: i64, known: i64 },
 }
@@ -71,6 +82,11 @@ pub enum Record {
         /// The largest resident set of its processes, KB.
         #[serde(default, skip_serializing_if = "is_zero")]
         max_mem_kb: u64,
+        /// Why it ended without running its command, when it could not
+        /// (an output file its owner may not write, an owner gone): such
+        /// an end is never requeued by its exit code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A pending job was removed (`bkill` before it started).
     Removed { job: u64 },
@@ -105,6 +121,28 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Record {
+    /// What kind of record it is, and of which job: `Started (job 4)`.
+    pub fn kind(&self) -> String {
+        let name = match self {
+            Record::Submitted { .. } => "Submitted",
+            Record::Started { .. } => "Started",
+            Record::Finished { .. } => "Finished",
+            Record::Removed { .. } => "Removed",
+            Record::HostChanged { .. } => "HostChanged",
+            Record::QueueChanged { .. } => "QueueChanged",
+            Record::Reconfigured { .. } => "Reconfigured",
+            Record::Suspended { .. } => "Suspended",
+            Record::Modified { .. } => "Modified",
+            Record::Requeued { .. } => "Requeued",
+            Record::ArrayLimit { .. } => "ArrayLimit",
+            Record::Usage { .. } => "Usage",
+        };
+        match self.job() {
+            Some(job) => format!("{name} of job {job}"),
+            None => name.to_string(),
+        }
+    }
+
     /// The job the record is about, if any.
     pub fn job(&self) -> Option<u64> {
         match self {
@@ -130,10 +168,51 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the state database at `path`.
+    /// Opens the state database at `path`, creating it (mode 0600: it
+    /// holds every job's environment) when there is none. One that is
+    /// there but is not a whole allot log (empty, or not a database, or
+    /// without allot's tables) is refused, never taken as a new cluster.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let shown = path.display().to_string();
+        let file_error = |what| move |source| StoreError::File { path: path.display().to_string(), what, source };
+        let fresh = match std::fs::metadata(path) {
+            Ok(m) if m.len() == 0 => {
+                return Err(StoreError::Damaged { path: shown, why: "is empty (0 bytes)".into() });
+            }
+            Ok(_) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(path)
+                    .map_err(file_error("cannot create"))?;
+                true
+            }
+            Err(e) => return Err(file_error("cannot read")(e)),
+        };
+        // Made by an earlier allot with the default mode: only allotd's.
+        for file in [path.to_path_buf(), path.with_extension("db-wal"), path.with_extension("db-shm")] {
+            if file.exists() {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+                    .map_err(file_error("cannot make it private"))?;
+            }
+        }
         let conn = Connection::open(path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        let damaged = |why: String| StoreError::Damaged { path: shown.clone(), why };
+        if !fresh {
+            let tables: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'events')",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| damaged(format!("is not readable as a database ({e})")))?;
+            if tables != 2 {
+                return Err(damaged("has no allot event log in it".into()));
+            }
+        }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.execute_batch(
@@ -275,14 +354,15 @@ mod tests {
             let mut s = Store::open(&path).expect("open");
             s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
             s.append(&[(Time(2), Record::Started { job: 1, alloc: vec![("hostA".into(), 1)] })]).expect("append");
-            s.append(&[(Time(5), Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0 })]).expect("append");
+            s.append(&[(Time(5), Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None })])
+                .expect("append");
         }
         let s = Store::open(&path).expect("reopen");
         let mut seen = Vec::new();
         s.replay(|seq, t, r| seen.push((seq, t, r))).expect("replay");
         assert_eq!(seen.len(), 4);
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
-        assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0 });
+        assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None });
         assert_eq!(s.len().expect("len"), 4);
     }
 
@@ -332,5 +412,58 @@ mod tests {
         drop(conn);
         let err = Store::open(&path).err().expect("refused");
         assert!(err.to_string().contains("schema version 99"), "{err}");
+    }
+
+    #[test]
+    fn a_new_log_is_readable_by_allotd_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = temp("mode");
+        let mut s = Store::open(&path).expect("open");
+        s.append(&[(Time(1), submitted(1))]).expect("append");
+        for file in [path.clone(), path.with_extension("db-wal")] {
+            let mode = std::fs::metadata(&file).expect("there").permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", file.display());
+        }
+        drop(s);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        drop(Store::open(&path).expect("reopened"));
+        assert_eq!(std::fs::metadata(&path).expect("there").permissions().mode() & 0o777, 0o600, "made private");
+    }
+
+    /// An empty file, a file that is no database and a database without
+    /// the log are each refused with what is wrong and how to recover,
+    /// never opened as a cluster with no jobs.
+    #[test]
+    fn a_damaged_log_is_refused_loudly() {
+        let path = temp("damaged");
+        std::fs::write(&path, b"").expect("empty");
+        let err = Store::open(&path).err().expect("refused").to_string();
+        assert!(
+            err.contains("is empty (0 bytes)") && err.contains("restore") && err.contains("move it aside"),
+            "{err}"
+        );
+        assert_eq!(std::fs::metadata(&path).expect("kept").len(), 0, "left as it was");
+
+        std::fs::write(&path, vec![b'x'; 8192]).expect("garbage");
+        let err = Store::open(&path).err().expect("refused").to_string();
+        assert!(err.contains("is not readable as a database"), "{err}");
+
+        std::fs::remove_file(&path).expect("rm");
+        Connection::open(&path).expect("raw").execute_batch("CREATE TABLE other (x INTEGER)").expect("table");
+        let err = Store::open(&path).err().expect("refused").to_string();
+        assert!(err.contains("has no allot event log in it"), "{err}");
+    }
+
+    #[test]
+    fn a_record_that_does_not_read_is_named() {
+        let path = temp("corrupt");
+        let mut s = Store::open(&path).expect("open");
+        s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
+        s.conn.execute("UPDATE events SET record = '{\"Submitted\":' WHERE seq = 2", []).expect("damage");
+        let err = s.replay(|_, _, _| {}).expect_err("refused").to_string();
+        assert!(
+            err.starts_with("state database: record 2 is not readable (") && err.contains("move it aside"),
+            "{err}"
+        );
     }
 }

@@ -183,3 +183,65 @@ pub fn wait_until(d: &Daemon, job: &str, dir: &Path, flags: &[&str], check: impl
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A user (and a group of its own) made for one test and removed after
+/// it: as a hostile local user would be, with nothing of a real account.
+/// Needs root; `None` (and a printed reason) otherwise.
+pub struct Throwaway {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// An extra group the user is in, for supplementary-group checks.
+    pub group: String,
+    pub group_gid: u32,
+}
+
+impl Throwaway {
+    pub fn new(test: &str, tag: &str) -> Option<Throwaway> {
+        if !nix::unistd::Uid::effective().is_root() {
+            eprintln!("{test}: needs root to make throwaway users (CI runs as root); not run");
+            return None;
+        }
+        // Short and unique: user names have at most 32 characters.
+        let name = format!("al{tag}{}", std::process::id() % 100_000);
+        let group = format!("{name}g");
+        let _ = Command::new("userdel").arg(&name).output();
+        let _ = Command::new("groupdel").arg(&group).output();
+        let made = Command::new("groupadd").arg(&group).status();
+        assert!(made.is_ok_and(|s| s.success()), "groupadd {group}");
+        let made = Command::new("useradd")
+            .args(["--no-create-home", "--shell", "/bin/sh", "--groups", &group, &name])
+            .status();
+        assert!(made.is_ok_and(|s| s.success()), "useradd {name}");
+        let u = nix::unistd::User::from_name(&name).ok().flatten().expect("user exists");
+        let g = nix::unistd::Group::from_name(&group).ok().flatten().expect("group exists");
+        Some(Throwaway { name, uid: u.uid.as_raw(), gid: u.gid.as_raw(), group, group_gid: g.gid.as_raw() })
+    }
+
+    pub fn ids(&self) -> (u32, u32) {
+        (self.uid, self.gid)
+    }
+
+    /// Removes the user now (as an administrator would, jobs or not).
+    pub fn remove(&self) {
+        let _ = Command::new("userdel").arg(&self.name).output();
+    }
+}
+
+impl Drop for Throwaway {
+    fn drop(&mut self) {
+        self.remove();
+        let _ = Command::new("groupdel").arg(&self.group).output();
+        // A group of the user's own name, made by useradd.
+        let _ = Command::new("groupdel").arg(&self.name).output();
+    }
+}
+
+/// Waits until `check` holds, or fails with `what` after 20 s.
+pub fn eventually(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,99 @@
+//! Acting as a job's owner.
+//!
+//! allotd runs as root at real sites, and everything a job names (its
+//! output files, its working directory and the directories made for it)
+//! is the owner's to choose: it is opened, made and entered with the
+//! owner's credentials, never root's, so a job reaches exactly what its
+//! owner could reach from a shell. The supervisor switches to the owner
+//! around those steps ([`as_owner`]) and back (it still writes the job's
+//! files in the state directory), and the job itself drops to the owner
+//! for good before its command starts ([`Owner::become_in_child`]).
+//!
+//! Both switch the real and effective ids alike (the saved one stays root
+//! while the supervisor needs it back), so `access(2)`, which checks the
+//! real ids, answers for the owner too; and both take the owner's
+//! supplementary groups, so a job reaches its group's files as a login of
+//! its owner would.
+
+use std::ffi::CString;
+
+use nix::unistd::{Gid, Uid, getgroups, setgroups, setresgid, setresuid};
+use serde::{Deserialize, Serialize};
+
+use crate::ExecError;
+
+/// Whom a job runs as: its owner's uid, primary gid, and every group the
+/// owner is in (`getgrouplist`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+impl Owner {
+    /// The owner named `user` from the password database, with their
+    /// groups; `None` when there is no such user.
+    pub fn of_user(user: &str) -> Option<Owner> {
+        let u = nix::unistd::User::from_name(user).ok().flatten()?;
+        let name = CString::new(user).ok()?;
+        let groups = nix::unistd::getgrouplist(&name, u.gid).unwrap_or_else(|_| vec![u.gid]);
+        Some(Owner { uid: u.uid.as_raw(), gid: u.gid.as_raw(), groups: groups.into_iter().map(Gid::as_raw).collect() })
+    }
+
+    fn gids(&self) -> Vec<Gid> {
+        self.groups.iter().map(|&g| Gid::from_raw(g)).collect()
+    }
+
+    /// Becomes the owner for good: groups, then gid, then uid (each step
+    /// needs the privilege the next one gives up). For a forked child
+    /// about to run the job's command; `gids` is [`Owner::gids`], made
+    /// before the fork.
+    pub(crate) fn become_in_child(&self, gids: &[Gid]) -> nix::Result<()> {
+        setgroups(gids)?;
+        setresgid(Gid::from_raw(self.gid), Gid::from_raw(self.gid), Gid::from_raw(self.gid))?;
+        setresuid(Uid::from_raw(self.uid), Uid::from_raw(self.uid), Uid::from_raw(self.uid))
+    }
+
+    /// The supplementary groups, as the child's [`Owner::become_in_child`]
+    /// takes them.
+    pub(crate) fn child_groups(&self) -> Vec<Gid> {
+        self.gids()
+    }
+}
+
+/// Whether this process may take other users' credentials.
+pub fn is_root() -> bool {
+    Uid::effective().is_root()
+}
+
+/// Runs `f` with `owner`'s credentials, then takes root's back. Without an
+/// owner, or when this process is not root (it then runs as the job's
+/// owner already), `f` runs as it is. A process that cannot take root's
+/// credentials back must not go on: that is an error, and the caller ends.
+///
+/// The credentials are the whole process's: call it from a process with
+/// one thread (a supervisor), never from allotd.
+pub fn as_owner<T>(owner: Option<&Owner>, f: impl FnOnce() -> T) -> Result<T, ExecError> {
+    let Some(owner) = owner.filter(|_| is_root()) else { return Ok(f()) };
+    let fail = |what: &str, e: nix::Error| ExecError::Spec(format!("cannot {what}: {e}"));
+    let saved = getgroups().map_err(|e| fail("read this process's groups", e))?;
+    let (uid, gid) = (Uid::from_raw(owner.uid), Gid::from_raw(owner.gid));
+    let root = (Uid::from_raw(0), Gid::from_raw(0));
+    // Each step back as soon as a later one fails: never half switched.
+    setgroups(&owner.gids()).map_err(|e| fail("take the owner's groups", e))?;
+    if let Err(e) = setresgid(gid, gid, root.1) {
+        let _ = setgroups(&saved);
+        return Err(fail("take the owner's group", e));
+    }
+    if let Err(e) = setresuid(uid, uid, root.0) {
+        let _ = setresgid(root.1, root.1, root.1);
+        let _ = setgroups(&saved);
+        return Err(fail("take the owner's user id", e));
+    }
+    let out = f();
+    setresuid(root.0, root.0, root.0).map_err(|e| fail("take root's user id back", e))?;
+    setresgid(root.1, root.1, root.1).map_err(|e| fail("take root's group back", e))?;
+    setgroups(&saved).map_err(|e| fail("take root's groups back", e))?;
+    Ok(out)
+}
