@@ -37,7 +37,9 @@ pub enum DepTarget {
 }
 
 /// Parses a `-w` expression; the error has the offset of the problem.
+/// Nesting deeper than [`crate::nesting::MAX_NESTING`] is refused first.
 pub fn parse(text: &str) -> Result<Dependency<DepTarget>, ValueError> {
+    crate::nesting::check(text, crate::nesting::MAX_NESTING)?;
     parse_all(expr, text)
 }
 

@@ -20,6 +20,7 @@ pub mod assoc_usage;
 pub mod bsub;
 pub mod deps;
 pub mod engine;
+pub mod nesting;
 pub mod resreq;
 pub mod sacctmgr;
 pub mod usage;

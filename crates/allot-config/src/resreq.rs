@@ -38,7 +38,9 @@ use crate::lsf::values::{ValueError, parse_all};
 
 /// Parses a resource requirement string; the error has the offset of the
 /// problem.
+/// Nesting deeper than [`crate::nesting::MAX_NESTING`] is refused first.
 pub fn parse(text: &str) -> Result<ResReq, ValueError> {
+    crate::nesting::check(text, crate::nesting::MAX_NESTING)?;
     let mut r = parse_all(resreq, text)?;
     r.text = text.trim().to_string();
     Ok(r)
