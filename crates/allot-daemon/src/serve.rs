@@ -243,17 +243,84 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How long a connection may wait between requests, and how long a
+/// request, once its length has come, may take to arrive whole: a
+/// connection that stalls past either is closed, and its memory freed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Requests are read in pieces of this size, each but the first taken
+/// from [`REQUEST_BUDGET`] as it comes.
+const PIECE: usize = 64 << 10;
+/// What all the requests being read at once may hold, in pieces (32 MiB):
+/// a connection that has none to take waits for one (its frame timeout
+/// still runs), so however many connections send large requests, what
+/// they hold together stays bounded.
+const REQUEST_BUDGET: usize = 512;
+
 async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
+    let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(REQUEST_BUDGET));
+    let mut failures = 0u32;
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
-        let tx = tx.clone();
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                failures = 0;
+                stream
+            }
+            // Out of descriptors, or memory: the error stays until
+            // something closes, so wait instead of spinning, longer
+            // while it lasts (up to a second).
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                if failures == 1 {
+                    eprintln!("allotd: cannot accept a connection: {e}; retrying");
+                }
+                tokio::time::sleep(Duration::from_millis(10 * u64::from(failures.min(100)))).await;
+                continue;
+            }
+        };
+        let (tx, budget) = (tx.clone(), budget.clone());
         tokio::spawn(async move {
-            let _ = connection(stream, tx).await;
+            let _ = connection(stream, tx, budget).await;
         });
     }
 }
 
-async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::Result<()> {
+/// Reads a request's `len` bytes, piece by piece. The first piece is the
+/// connection's own (every ordinary request fits in it, so a `bjobs` never
+/// waits behind large requests); each further piece's memory is taken from
+/// `budget` first, and the permits are held until the request is dropped
+/// with them. Memory grows as bytes come, never with the length announced.
+async fn read_body(
+    stream: &mut UnixStream,
+    len: usize,
+    budget: &std::sync::Arc<tokio::sync::Semaphore>,
+) -> std::io::Result<(Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>)> {
+    let mut buf = Vec::new();
+    let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+    while buf.len() < len {
+        if !buf.is_empty() {
+            let permit = budget.clone().acquire_owned().await.map_err(std::io::Error::other)?;
+            match &mut held {
+                Some(h) => h.merge(permit),
+                None => held = Some(permit),
+            }
+            buf.reserve_exact(PIECE.min(len - buf.len()));
+        }
+        let piece = PIECE.min(len - buf.len());
+        let n = (&mut *stream).take(piece as u64).read_to_end(&mut buf).await?;
+        if n < piece {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+    }
+    Ok((buf, held))
+}
+
+async fn connection(
+    mut stream: UnixStream,
+    tx: mpsc::Sender<Input>,
+    budget: std::sync::Arc<tokio::sync::Semaphore>,
+) -> anyhow::Result<()> {
     let cred = stream.peer_cred()?;
     let uid = cred.uid();
     let account = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten();
@@ -262,8 +329,9 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
     let caller = Caller { uid, user, known };
     loop {
         let mut len = [0u8; 4];
-        if stream.read_exact(&mut len).await.is_err() {
-            return Ok(());
+        match tokio::time::timeout(IDLE_TIMEOUT, stream.read_exact(&mut len)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(_) => return Ok(()),
         }
         let len = u32::from_be_bytes(len) as usize;
         let response = if len > allot_proto::MAX_FRAME {
@@ -275,8 +343,20 @@ async fn connection(mut stream: UnixStream, tx: mpsc::Sender<Input>) -> anyhow::
             write_frame(&mut stream, &r, 256).await?;
             return Ok(());
         } else {
-            let mut buf = vec![0u8; len];
-            stream.read_exact(&mut buf).await?;
+            // Memory grows with the bytes that come, not with the length
+            // announced; a request that stops coming is given up.
+            let (buf, _held) = match tokio::time::timeout(FRAME_TIMEOUT, read_body(&mut stream, len, &budget)).await {
+                Ok(Ok(body)) => body,
+                Ok(Err(_)) => return Ok(()),
+                Err(_) => {
+                    let r = Response::Error(format!(
+                        "request of {len} bytes incomplete after {} s: the connection is closed",
+                        FRAME_TIMEOUT.as_secs()
+                    ));
+                    let _ = write_frame(&mut stream, &r, 256).await;
+                    return Ok(());
+                }
+            };
             match serde_json::from_slice::<Envelope<Request>>(&buf) {
                 Ok(env) if env.version != PROTOCOL_VERSION => Answer::Response(Response::Error(format!(
                     "protocol version {} is not {PROTOCOL_VERSION}",

@@ -75,6 +75,21 @@ impl Daemon {
         }
     }
 
+    /// allotd's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// allotd's resident memory now, KB (`VmRSS`).
+    pub fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     pub fn kill9(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

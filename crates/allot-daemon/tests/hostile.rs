@@ -1,0 +1,93 @@
+//! What a hostile local user may send allotd: stalled and oversized
+//! requests, expressions nested thousands deep. allotd stays up, stays
+//! small, and keeps answering everybody else.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use common::{Daemon, stderr, stdout, submitted_id, tempdir};
+
+/// 200 connections announce the largest request allowed and stall after
+/// a few bytes, and 40 more try to send 8 MiB each without ever being
+/// read to the end: allotd stays under 100 MB and answers `bjobs`.
+#[test]
+fn stalled_and_oversized_requests_keep_allotd_small_and_answering() {
+    let dir = tempdir("hostile-stall");
+    let d = Daemon::start(&dir.join("state"));
+    let socket = d.state.join("allotd.sock");
+    let before = d.rss_kb();
+    let announce = |n: usize| -> UnixStream {
+        let mut s = UnixStream::connect(&socket).expect("connect");
+        s.write_all(&(allot_proto::MAX_FRAME as u32).to_be_bytes()).expect("length");
+        s.write_all(&vec![b' '; n]).expect("some bytes");
+        s
+    };
+    let stalled: Vec<UnixStream> = (0..200).map(|_| announce(1000)).collect();
+    // Big senders: as much as allotd takes, then they stall too (a
+    // thread each, blocked in its write until the stream is shut down).
+    let big: Vec<UnixStream> = (0..40)
+        .map(|_| {
+            let s = announce(0);
+            let mut writer = s.try_clone().expect("clone");
+            std::thread::spawn(move || writer.write_all(&vec![b' '; 8 << 20]));
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let during = d.rss_kb();
+    let asked = Instant::now();
+    let out = d.cmd(&["bjobs", "-a"], &dir);
+    let took = asked.elapsed();
+    eprintln!("allotd: {before} KB idle, {during} KB with 240 stalled requests; bjobs answered in {took:?}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(during < 100 * 1024, "allotd grew to {during} KB");
+    let job = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    for s in &big {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    drop((stalled, big));
+}
+
+/// A request whose length came but whose bytes stop coming is given up
+/// after the frame timeout, with an answer that says so, and the
+/// connection closed.
+#[test]
+fn a_partial_request_times_out_and_is_told_so() {
+    let dir = tempdir("hostile-partial");
+    let d = Daemon::start(&dir.join("state"));
+    let mut s = UnixStream::connect(d.state.join("allotd.sock")).expect("connect");
+    s.write_all(&100u32.to_be_bytes()).expect("length");
+    s.write_all(b"{\"version\"").expect("a start");
+    s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).expect("closed by allotd");
+    assert!(started.elapsed() >= Duration::from_secs(9), "{:?}", started.elapsed());
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.contains("request of 100 bytes incomplete after 10 s"), "{text}");
+}
+
+/// `bsub -w` with 7,000 nested parentheses or 20,000 `!`, and `-R` with a
+/// selection 20,000 deep: each is refused with where it went too deep,
+/// and allotd goes on.
+#[test]
+fn deeply_nested_submissions_are_refused_and_allotd_goes_on() {
+    let dir = tempdir("hostile-deep");
+    let d = Daemon::start(&dir.join("state"));
+    let parens = format!("{}done(1){}", "(".repeat(7_000), ")".repeat(7_000));
+    let bangs = format!("{}done(1)", "!".repeat(20_000));
+    let select = format!("select[{}mem>1{}]", "(".repeat(20_000), ")".repeat(20_000));
+    for (option, value) in [("-w", &parens), ("-w", &bangs), ("-R", &select)] {
+        let out = d.cmd(&["bsub", option, value, "true"], &dir);
+        assert!(!out.status.success());
+        let text = stderr(&out);
+        assert!(text.contains("nests deeper than 100 levels") && text.ends_with("Job not submitted.\n"), "{text}");
+    }
+    let job = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    assert!(stdout(&d.cmd(&["bjobs", "-a"], &dir)).contains("DONE"));
+}
