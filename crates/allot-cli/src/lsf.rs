@@ -121,7 +121,12 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         qos: o.qos,
         user_factor: o.user_factor,
     };
-    let Response::Submitted { job, queue } = call(Request::Submit(submit))? else {
+    // Every refusal reads `bsub: ... Job not submitted.`, as LSF's do.
+    let answer = call(Request::Submit(submit)).map_err(|e| {
+        let text = e.to_string();
+        if text.starts_with("bsub: ") { e } else { anyhow!("bsub: {text}") }
+    });
+    let Response::Submitted { job, queue } = answer? else {
         bail!("bsub: unexpected answer");
     };
     println!("Job <{job}> is submitted to queue <{queue}>.");

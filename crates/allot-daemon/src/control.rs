@@ -103,15 +103,12 @@ pub fn kill(
     let targets = targets(state, caller, refs, |j| j.status.unfinished());
     each(state, caller, targets, |state, id, shown, status| match status {
         JobStatus::Pend | JobStatus::Psusp => {
-            keep(state, t, records, Record::Removed { job: id });
-            Ok(())
+            keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))
         }
         JobStatus::Run | JobStatus::Ususp => {
             // A signal that only tells the job something leaves it as it was.
-            if let Some(j) =
-                state.jobs.get_mut(&id).filter(|_| matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT))
-            {
-                j.killed = true;
+            if matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT) {
+                keep(state, t, records, Record::Killed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))?;
             }
             signal(state, id, shown, sig)
         }
@@ -144,13 +141,11 @@ pub fn suspend(
         let record = Record::Suspended { job: id, stop, by: by.clone() };
         match (status, stop) {
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
-                keep(state, t, records, record);
-                Ok(())
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
             }
             (JobStatus::Run, true) | (JobStatus::Ususp, false) => {
                 signal(state, id, shown, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
-                keep(state, t, records, record);
-                Ok(())
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
             }
             (JobStatus::Psusp | JobStatus::Ususp, true) => {
                 Err(format!("Job <{shown}>: Job has already been suspended"))
@@ -188,9 +183,7 @@ fn modify_pending(
         }
     }
     let record = Record::Modified { job: id, record: Box::new(record) };
-    state
-        .apply(t, &record)
-        .map_err(|e| format!("Job <{shown}>: {}", e.strip_prefix(&format!("job {id}: ")).unwrap_or(&e)))?;
+    state.apply(t, &record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
     records.push(record);
     Ok(())
 }
@@ -323,13 +316,13 @@ pub fn requeue(
             if state.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
                 return Err(format!("Job <{shown}>: Job is already being requeued"));
             }
-            keep(state, t, records, record);
+            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))?;
             // A job already gone is requeued all the same when its end
             // is collected.
             let _ = signal(state, id, shown, Signal::SIGKILL);
             return Ok(());
         }
-        state.apply(t, &record).map_err(|e| format!("Job <{shown}>: {e}"))?;
+        state.apply(t, &record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
         records.push(record);
         Ok(())
     })

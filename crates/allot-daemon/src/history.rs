@@ -165,6 +165,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::HostChanged { .. }
         | Record::QueueChanged { .. }
         | Record::Reconfigured { .. }
-        | Record::Usage { .. } => return None,
+        | Record::Usage { .. }
+        | Record::Killed { .. } => return None,
     })
 }

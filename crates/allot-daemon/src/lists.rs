@@ -5,7 +5,8 @@ use allot_engine::Time;
 use allot_proto::{JobInfoRef, JobQuery, Response};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::serve::{Answer, Caller, frame_into, now};
+use crate::serve::{Answer, Caller, now};
+use crate::socket::frame_into;
 use crate::state::State;
 
 /// A job list asked for in a batch, written once the batch is answered.

@@ -10,8 +10,11 @@ mod lists;
 mod metrics;
 mod running;
 mod serve;
+mod socket;
 mod state;
+mod submit;
 mod supervisors;
+mod tick;
 mod views;
 
 use std::path::PathBuf;

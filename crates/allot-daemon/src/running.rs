@@ -63,8 +63,8 @@ pub(crate) fn measure(state: &mut State, records: &mut Vec<Record>) {
 /// After a restart, the jobs the log says are running: a job with an exit
 /// report is collected by the next pass; one whose supervisor holds its
 /// lock is still running; one whose supervisor never started gets one now
-/// (the job never ran); one whose supervisor died after starting it is
-/// recorded as lost, exit 255, and not run again.
+/// (the job never ran); one whose supervisor died after starting it ends
+/// as [`orphans`] says, and is not run again.
 pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
     let t = now();
     let mut lost = Vec::new();
@@ -72,18 +72,58 @@ pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> 
         if state.files.read_exit(id).is_some() {
             continue;
         }
-        let Some(lock) = state.files.try_lock(id)? else { continue };
-        let started = state.files.started(id);
-        drop(lock);
-        if started {
-            eprintln!("allotd: job {id} lost its supervisor after it started; recorded as exit 255");
-            lost.push(finished_unrun(id, 255, "its supervisor died while allotd was down".into()));
-        } else {
+        if !state.files.started(id) && state.files.try_lock(id)?.is_some() {
             let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
             lost.extend(start_job(state, JobId(id), &alloc, wake));
         }
     }
+    state.last_sweep = None;
+    lost.extend(orphans(state, Default::default()));
     state.commit(t, lost).map_err(|e| anyhow!(e))
+}
+
+/// Seconds between looks for the supervisor of every running job; a
+/// supervisor that ends is looked at at once.
+const SWEEP_SECONDS: u64 = 10;
+
+/// The running jobs whose supervisor is gone without an exit report
+/// (killed, or the machine's OOM killer): nobody can hear how they end,
+/// so their processes still alive are ended (SIGKILL to the job's process
+/// group) and the job ends EXIT with the reason, its slots free. Looked
+/// for among `ended` (jobs whose supervisor was heard to end), and every
+/// [`SWEEP_SECONDS`] among all running jobs (a supervisor whose zygote
+/// died is not heard of). Only a job whose command started is judged: its
+/// supervisor took the lock before starting it and holds it to the end,
+/// while one not started may have a supervisor about to take it (a
+/// supervisor that fails before the start writes an exit report).
+pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTreeSet<u64>) -> Vec<Record> {
+    if state.last_sweep.is_none_or(|at| at.elapsed().as_secs() >= SWEEP_SECONDS) {
+        state.last_sweep = Some(std::time::Instant::now());
+        candidates.extend(state.running.iter().copied());
+    }
+    let mut out = Vec::new();
+    for id in candidates {
+        let judged = state.running.contains(&id) && state.files.started(id);
+        if !judged || state.files.read_exit(id).is_some() {
+            continue;
+        }
+        // Held: the supervisor is alive. An error: not known, so left.
+        if !matches!(state.files.try_lock(id), Ok(Some(_))) {
+            continue;
+        }
+        let alive = state
+            .files
+            .read_pgid(id)
+            .is_some_and(|pgid| allot_exec::signal_group(pgid, nix::sys::signal::Signal::SIGKILL).is_ok());
+        let (exit, reason) = if alive {
+            (128 + 9, "its supervisor died; allotd ended the job's processes")
+        } else {
+            (255, "its supervisor died; how the job itself ended is not known")
+        };
+        eprintln!("allotd: job {id}: {reason}");
+        out.push(finished_unrun(id, exit, reason.into()));
+    }
+    out
 }
 
 /// A job's end without its command having run (or without its end being

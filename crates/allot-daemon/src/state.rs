@@ -29,8 +29,8 @@ pub struct DaemonJob {
     /// back to pending, held if `true`.
     pub requeue: Option<bool>,
     /// `bkill` signalled it while it ran: its end is not requeued by its
-    /// queue's REQUEUE_EXIT_VALUES. Not in the log: a daemon restarted
-    /// before the end is collected has forgotten it.
+    /// queue's REQUEUE_EXIT_VALUES (a [`Record::Killed`], so a restart
+    /// knows it too).
     pub killed: bool,
     /// A job array's element: its array's id (its first element's) and its
     /// index.
@@ -95,6 +95,32 @@ impl DaemonJob {
     }
 }
 
+/// Why [`State::apply`] refused a record: it then changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The engine, or the job table, refused a change to one job.
+    #[error("job {job}: {reason}")]
+    Job { job: u64, reason: String },
+    /// The configuration a record names does not load, or does not fit
+    /// the jobs.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl ApplyError {
+    /// What was refused, without the job's id (for its own user).
+    pub fn reason(&self) -> &str {
+        match self {
+            ApplyError::Job { reason, .. } => reason,
+            ApplyError::Config(text) => text,
+        }
+    }
+}
+
+fn refused(job: u64, reason: impl std::fmt::Display) -> ApplyError {
+    ApplyError::Job { job, reason: reason.to_string() }
+}
+
 pub struct State {
     pub engine: Engine,
     /// The configuration the engine runs on.
@@ -137,6 +163,14 @@ pub struct State {
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
     pub finished: BTreeSet<(u64, u64)>,
+    /// The latest time a record was applied at: nothing is applied before
+    /// it, live or on replay.
+    pub clock: Time,
+    /// Jobs whose supervisor ended since the last tick: each has an exit
+    /// report, or its supervisor died (see `running::orphans`).
+    pub supervisors_ended: BTreeSet<u64>,
+    /// When every running job's supervisor was last looked for.
+    pub last_sweep: Option<std::time::Instant>,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -158,38 +192,44 @@ impl PassTimes {
 impl State {
     /// Applies a record to the engine and the job table. Errors mean the
     /// log and the engine disagree (a replay of a different configuration).
-    pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), String> {
+    pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
+        self.apply_record(t, record)?;
+        self.clock = self.clock.max(t);
+        Ok(())
+    }
+
+    fn apply_record(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
         match record {
             Record::Submitted { job, record } => {
                 let indices = match &record.array {
                     Some(spec) => {
                         let ix = allot_config::array::indices_of(spec)
-                            .map_err(|e| format!("job {job}: [{spec}]: {}", e.message))?;
+                            .map_err(|e| refused(*job, format!("[{spec}]: {}", e.message)))?;
                         let size = record.spec.array.map_or(0, |a| a.size);
                         if ix.len() != size as usize {
-                            return Err(format!("job {job}: [{spec}] has {} indices, its spec {size}", ix.len()));
+                            return Err(refused(*job, format!("[{spec}] has {} indices, its spec {size}", ix.len())));
                         }
                         Some(ix)
                     }
                     None => None,
                 };
-                let id = self.engine.submit_at(&record.spec, t).map_err(|e| format!("job {job}: {e}"))?;
+                let id = self.engine.submit_at(&record.spec, t).map_err(|e| refused(*job, e))?;
                 if id.0 != *job {
-                    return Err(format!("job {job} was replayed as job {id}"));
+                    return Err(refused(*job, format!("replayed as job {id}")));
                 }
                 self.register(*job, record, t, indices);
             }
             Record::ArrayLimit { job, limit } => {
                 self.engine
                     .apply(t, &Event::ArrayLimit { array: JobId(*job), limit: *limit })
-                    .map_err(|e| format!("job {job}: {e}"))?;
+                    .map_err(|e| refused(*job, e))?;
             }
             Record::Started { job, alloc } => {
                 let idx: Option<Vec<(u32, u32)>> =
                     alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, *n))).collect();
-                let idx = idx.ok_or_else(|| format!("job {job}: a host of its allocation is not configured"))?;
+                let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
                 if !self.engine.is_running(JobId(*job)) {
-                    self.engine.force_start(JobId(*job), idx, t)?;
+                    self.engine.force_start(JobId(*job), idx, t).map_err(|e| refused(*job, e))?;
                 }
                 self.mark_running(*job, t, alloc);
             }
@@ -259,7 +299,7 @@ impl State {
             Record::Reconfigured { config_dir, files } => {
                 let source = Source { dir: config_dir.clone(), files: files.clone() };
                 if source != self.source {
-                    self.reconfigure(t, source)?;
+                    self.reconfigure(t, source).map_err(ApplyError::Config)?;
                 }
             }
             Record::Suspended { job, stop, .. } => {
@@ -273,16 +313,23 @@ impl State {
                 };
                 if matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
                     let ev = if *stop { Event::Hold(JobId(*job)) } else { Event::Release(JobId(*job)) };
-                    self.engine.apply(t, &ev).map_err(|e| format!("job {job}: {e}"))?;
+                    self.engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
                 }
             }
             Record::Modified { job, record } => {
                 self.engine
                     .apply(t, &Event::Modify { job: JobId(*job), spec: record.spec.clone() })
-                    .map_err(|e| format!("job {job}: {e}"))?;
+                    .map_err(|e| refused(*job, e))?;
                 let env = self.intern(&record.env);
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.record = JobRecord { env, ..(**record).clone() };
+                }
+            }
+            Record::Killed { job } => {
+                if let Some(j) =
+                    self.jobs.get_mut(job).filter(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp))
+                {
+                    j.killed = true;
                 }
             }
             Record::Requeued { job, hold } => {
@@ -291,7 +338,7 @@ impl State {
                     j.requeue = Some(*hold);
                 } else {
                     let ev = Event::Resubmit { job: JobId(*job), spec: j.record.spec.clone(), hold: *hold };
-                    self.engine.apply(t, &ev).map_err(|e| format!("job {job}: {e}"))?;
+                    self.engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
                     j.back_to_pending(*hold);
                 }
             }
@@ -432,17 +479,22 @@ impl State {
     /// Applies records and makes them durable in one commit.
     pub fn commit(&mut self, t: Time, records: Vec<Record>) -> Result<(), String> {
         for r in &records {
-            self.apply(t, r)?;
+            self.apply(t, r).map_err(|e| e.to_string())?;
         }
         self.record(t, records).map_err(|e| e.to_string())
     }
 
     /// Makes records (already applied) durable in one commit.
     pub fn record(&mut self, t: Time, records: Vec<Record>) -> Result<(), allot_store::StoreError> {
-        if records.is_empty() {
+        self.record_stamped(records.into_iter().map(|r| (t, r)).collect())
+    }
+
+    /// Makes records (already applied, at their own times, in this order)
+    /// durable in one commit.
+    pub fn record_stamped(&mut self, stamped: Vec<(Time, Record)>) -> Result<(), allot_store::StoreError> {
+        if stamped.is_empty() {
             return Ok(());
         }
-        let stamped: Vec<(Time, Record)> = records.into_iter().map(|r| (t, r)).collect();
         self.store.append(&stamped).map(|_| ())
     }
 

@@ -80,7 +80,7 @@ impl Supervisors {
         let wake = wake.clone();
         tokio::spawn(async move {
             let _ = child.wait().await;
-            let _ = wake.send(Input::JobEnded).await;
+            let _ = wake.send(Input::JobEnded(job)).await;
         });
         Ok(())
     }
@@ -105,9 +105,10 @@ impl Supervisors {
         std::thread::Builder::new().name("zygote".into()).spawn(move || {
             for line in std::io::BufReader::new(output).lines() {
                 let Ok(line) = line else { break };
-                let heard = match line.strip_prefix("failed ").map(str::parse::<u64>) {
-                    Some(Ok(job)) => Input::Unsupervised(job),
-                    _ => Input::JobEnded,
+                let heard = match (line.strip_prefix("failed ").map(str::parse::<u64>), line.parse::<u64>()) {
+                    (Some(Ok(job)), _) => Input::Unsupervised(job),
+                    (_, Ok(job)) => Input::JobEnded(job),
+                    _ => continue,
                 };
                 if wake.blocking_send(heard).is_err() {
                     break;

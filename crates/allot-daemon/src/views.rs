@@ -7,9 +7,12 @@ use std::collections::BTreeMap;
 use allot_engine::shares::priority::PriorityInputs;
 use allot_engine::shares::{Member, PolicyState, Scope};
 use allot_engine::{Engine, Time};
-use allot_proto::{GroupInfo, HostInfo, JobStatus, PolicyShares, QueueInfo, ShareRowInfo, ShareTableInfo, UserInfo};
+use allot_proto::{
+    GroupInfo, HostInfo, JobStatus, PolicyShares, QueueInfo, Response, ShareRowInfo, ShareTableInfo, UserInfo,
+};
 
 use crate::state::State;
+use crate::submit::at_column;
 
 /// Job slots by state: pending (PSUSP included, as LSF counts them),
 /// running, stopped (USUSP), and reserved by pending jobs (counted as
@@ -255,4 +258,31 @@ pub fn users(state: &State, caller: &str, asked: &[String]) -> Vec<UserInfo> {
             UserInfo { name: name.to_string(), max: limits.get(name).copied(), pend, run, ususp, rsv }
         })
         .collect()
+}
+
+/// `bslots [-R "select"]`: the engine's backfill windows, on the hosts
+/// the requirement selects. Only a select string is taken, as LSF's
+/// bslots takes.
+pub(crate) fn slots(state: &State, t: Time, select: Option<&str>) -> Response {
+    let select = match select.map(allot_config::resreq::parse).transpose() {
+        Ok(r) => r,
+        Err(e) => return Response::Error(at_column("-R", &e)),
+    };
+    if let Some(r) = &select {
+        let only_select = allot_engine::ResReq { text: r.text.clone(), select: r.select.clone(), ..Default::default() };
+        if *r != only_select {
+            return Response::Error(format!("-R \"{}\": bslots takes a select string only", r.text));
+        }
+    }
+    let windows = state.engine.backfill_windows(t, select.as_ref().and_then(|r| r.select.as_ref()));
+    Response::Slots(
+        windows
+            .into_iter()
+            .map(|w| allot_proto::SlotWindow {
+                slots: w.slots,
+                runtime: w.runtime,
+                hosts: w.hosts.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect(),
+            })
+            .collect(),
+    )
 }

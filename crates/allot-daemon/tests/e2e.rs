@@ -41,7 +41,7 @@ fn submit_run_output_environment_and_kill() {
     assert_eq!(String::from_utf8_lossy(&none.stdout), "No unfinished job found\n");
     let bad = d.cmd(&["bsub", "-q", "nosuch", "true"], &work);
     assert!(!bad.status.success());
-    assert_eq!(String::from_utf8_lossy(&bad.stderr), "queue `nosuch` does not exist\n");
+    assert_eq!(String::from_utf8_lossy(&bad.stderr), "bsub: queue `nosuch` does not exist. Job not submitted.\n");
     let q = d.cmd(&["bqueues"], &work);
     assert!(String::from_utf8_lossy(&q.stdout).starts_with("QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP\nnormal            30  Open:Active"));
 }
@@ -155,7 +155,7 @@ fn reconfig_good_and_bad_and_closing_queues_and_hosts() {
     assert_eq!(stdout(&d.cmd(&["badmin", "qclose", "short"], &dir)), "Queue <short> is closed\n");
     let refused = d.cmd(&["bsub", "-q", "short", "true"], &dir);
     assert!(!refused.status.success());
-    assert_eq!(stderr(&refused), "Queue <short> is closed. Job not submitted.\n");
+    assert_eq!(stderr(&refused), "bsub: Queue <short> is closed. Job not submitted.\n");
     assert!(stdout(&d.cmd(&["bqueues", "short"], &dir)).contains("Closed:Active"));
     let nosuch = d.cmd(&["badmin", "qclose", "nosuch"], &dir);
     assert!(!nosuch.status.success());

@@ -38,7 +38,7 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     let sp = d.cmd(&["bsub", "-sp", "10", "true"], &dir);
     assert_eq!(
         stderr(&sp),
-        "-sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params)\n",
+        "bsub: -sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params). Job not submitted.\n",
         "the embedded defaults have no MAX_USER_PRIORITY"
     );
     // -R: a malformed string is refused with where it went wrong; a job
@@ -46,7 +46,7 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     let bad = d.cmd(&["bsub", "-R", "span[hosts=2]", "true"], &dir);
     assert_eq!(
         stderr(&bad),
-        "-R: column 12: span: expected hosts=1 or hosts=-1, found `2]`. Job not submitted.\n",
+        "bsub: -R: column 12: span: expected hosts=1 or hosts=-1, found `2]`. Job not submitted.\n",
         "{}",
         stderr(&bad)
     );
@@ -63,13 +63,16 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     let words: Vec<&str> = ran.split_whitespace().collect();
     assert_eq!((words.len(), words[0], words[2]), (3, format!("{cpus}:").as_str(), cpus.as_str()), "{ran}");
     let nowhere = d.cmd(&["bsub", "-m", "nosuchhost!", "true"], &dir);
-    assert_eq!(stderr(&nowhere), "-m: `nosuchhost` is not a host, host group or compute unit of this cluster\n");
+    assert_eq!(
+        stderr(&nowhere),
+        "bsub: -m: `nosuchhost` is not a host, host group or compute unit of this cluster. Job not submitted.\n"
+    );
     let x = d.cmd(&["bsub", "-x", "true"], &dir);
     assert!(!x.status.success());
-    assert_eq!(stderr(&x), "-x: queue `normal` does not accept exclusive jobs (EXCLUSIVE)\n");
+    assert_eq!(stderr(&x), "bsub: -x: queue `normal` does not accept exclusive jobs (EXCLUSIVE). Job not submitted.\n");
     let app = d.cmd(&["bsub", "-app", "nosuch", "true"], &dir);
     assert!(!app.status.success());
-    assert_eq!(stderr(&app), "-app nosuch: no such application profile (lsb.applications)\n");
+    assert_eq!(stderr(&app), "bsub: -app nosuch: no such application profile (lsb.applications). Job not submitted.\n");
     // A -cwd with patterns is made (0700); one without runs in /tmp.
     let made = d.cmd(&["bsub", "-K", "-P", "climate", "-cwd", "scratch/%P/%J", "pwd > where"], &dir);
     assert!(made.status.success(), "{}", stderr(&made));
@@ -244,10 +247,10 @@ fn bsub_w_dependencies() {
         assert!(!out.status.success(), "{w}");
         stderr(&out)
     };
-    assert_eq!(refused("done(9999)"), "-w: job <9999> is not a job of this cluster. Job not submitted.\n");
-    assert_eq!(refused("done(nosuch)"), "-w: no job of yours is named `nosuch`. Job not submitted.\n");
+    assert_eq!(refused("done(9999)"), "bsub: -w: job <9999> is not a job of this cluster. Job not submitted.\n");
+    assert_eq!(refused("done(nosuch)"), "bsub: -w: no job of yours is named `nosuch`. Job not submitted.\n");
     let syntax = refused("done(12");
-    assert!(syntax.starts_with("-w: column 8: expected `)`"), "{syntax}");
+    assert!(syntax.starts_with("bsub: -w: column 8: expected `)`"), "{syntax}");
     assert!(syntax.ends_with(". Job not submitted.\n"), "{syntax}");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
@@ -310,9 +313,9 @@ fn job_arrays() {
         assert!(!out.status.success(), "{j}");
         stderr(&out)
     };
-    assert_eq!(refused("x[0-3]"), "-J: column 3: array indices start at 1. Job not submitted.\n");
+    assert_eq!(refused("x[0-3]"), "bsub: -J: column 3: array indices start at 1. Job not submitted.\n");
     assert!(refused("x[1-1001]").contains("MAX_JOB_ARRAY_SIZE (1000)"));
-    assert!(refused("x[1-3").starts_with("-J: column 6: expected `,` or `]`"));
+    assert!(refused("x[1-3").starts_with("bsub: -J: column 6: expected `,` or `]`"));
     let missing = d.cmd(&["bkill", &format!("{big}[2]"), &format!("{id}[2]")], &dir);
     assert_eq!(
         stderr(&missing),

@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{Daemon, allotd, stderr, submitted_id, tempdir};
+use common::{Daemon, ONE_HOST, allotd, config_dir, eventually, queues, stderr, stdout, submitted_id, tempdir};
 
 /// `bsub -J A true; bsub -w 'done(A)' true; allot stop; allot start`: the
 /// dependent job's start replays (its dependency was met by a pass the
@@ -43,4 +43,58 @@ fn an_empty_state_database_is_refused_not_taken_for_a_new_cluster() {
     let text = stderr(&out);
     assert!(text.contains("state.db is empty (0 bytes)") && text.contains("move it aside"), "{text}");
     assert_eq!(std::fs::metadata(state.join("state.db")).expect("kept").len(), 0);
+}
+
+/// A job that ends while allotd is down is recorded as ending when it
+/// did, not when allotd came back: its usage is not charged for the
+/// downtime.
+#[test]
+fn a_job_ending_while_allotd_is_down_ends_when_it_did() {
+    let dir = tempdir("restart-end-time");
+    let state = dir.join("state");
+    let d = Daemon::start(&state);
+    let job = submitted_id(&d.cmd(&["bsub", "sleep", "1"], &dir));
+    d.wait_for(job, "RUN", &dir);
+    assert!(d.cmd(&["stop"], &dir).status.success());
+    drop(d);
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let back = now();
+    let d = Daemon::start(&state);
+    d.wait_for(job, "DONE", &dir);
+    let store = allot_store::Store::open(&state.join("state.db")).expect("log");
+    let records = store.job_records(job).expect("records");
+    let ended = records
+        .iter()
+        .find_map(|(t, r)| matches!(r, allot_store::Record::Finished { .. }).then_some(t.0))
+        .expect("finished");
+    assert!(ended + 3 <= back, "recorded at {ended}, allotd back at {back}");
+}
+
+/// The supervisor of a running job is killed (kill -9, the OOM killer):
+/// allotd notices, ends the job's processes, records its end with the
+/// reason, and frees its slot.
+#[test]
+fn a_job_whose_supervisor_is_killed_ends_and_frees_its_slot() {
+    let dir = tempdir("restart-supervisor");
+    let config = config_dir(&dir, &[("allot.toml", ONE_HOST), ("lsb.queues", &queues(&["normal"]))]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let job = submitted_id(&d.cmd(&["bsub", "sleep", "300"], &dir));
+    let next = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    d.wait_for(job, "RUN", &dir);
+    let pgid_file = d.state.join("jobs").join(format!("{job}.pgid"));
+    eventually("the job's process group is known", || pgid_file.exists());
+    let pgid: i32 = std::fs::read_to_string(&pgid_file).expect("pgid").trim().parse().expect("number");
+    let stat = std::fs::read_to_string(format!("/proc/{pgid}/stat")).expect("the job runs");
+    let after_name = &stat[stat.rfind(')').expect(")") + 2..];
+    let supervisor: i32 = after_name.split(' ').nth(1).expect("ppid").parse().expect("number");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(supervisor), nix::sys::signal::Signal::SIGKILL).expect("kill");
+    d.wait_for(job, "EXIT", &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(long.contains("its supervisor died; allotd ended the job's processes"), "{long}");
+    eventually("the job's processes are gone", || !std::path::Path::new(&format!("/proc/{pgid}")).exists());
+    d.wait_for(next, "DONE", &dir);
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs()
 }

@@ -100,6 +100,10 @@ impl Engine {
     pub fn is_held(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| j.held)
     }
+    /// The id the next submission gets (an array's first element's).
+    pub fn next_job_id(&self) -> JobId {
+        JobId(self.next_id)
+    }
     pub fn is_running(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
     }

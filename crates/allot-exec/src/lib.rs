@@ -127,6 +127,11 @@ pub struct ExitReport {
     /// its owner may not write, a program that is not there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// When it ended, seconds since the epoch (set by the supervisor as
+    /// it writes the report): a job that ends while allotd is down is
+    /// recorded as ending then, not when allotd is back.
+    #[serde(default)]
+    pub ended_at: u64,
 }
 
 /// What a job's processes use now, summed over its process group.
@@ -290,7 +295,22 @@ impl JobFiles {
         if self.started(job) {
             return Err(ExecError::Spec(format!("job {job} was started by a supervisor that died; not run again")));
         }
-        let spec = self.read_spec(job)?;
+        let spec = match self.read_spec(job) {
+            Ok(spec) => spec,
+            Err(e) => {
+                // Reported, so the job ends with why instead of running
+                // for ever in allotd's eyes.
+                let report = ExitReport {
+                    exit: e.exit_code(),
+                    cpu_time: 0.0,
+                    max_rss_kb: 0,
+                    reason: Some(e.reason()),
+                    ended_at: now_secs(),
+                };
+                self.write_report(job, &report)?;
+                return Err(e);
+            }
+        };
         let report = run(&spec, |pgid| {
             // Durable: after a crash of the machine, it is what says the
             // job ran, so it is not run again. The job runs meanwhile.
@@ -302,20 +322,31 @@ impl JobFiles {
             if let Ok(Ok(mut err)) = as_owner(spec.run_as.as_ref(), || open_output(job, &spec.stderr, false)) {
                 let _ = writeln!(err, "allot: job {job}: {}", e.reason());
             }
-            ExitReport { exit: e.exit_code(), cpu_time: 0.0, max_rss_kb: 0, reason: Some(e.reason()) }
+            ExitReport { exit: e.exit_code(), cpu_time: 0.0, max_rss_kb: 0, reason: Some(e.reason()), ended_at: 0 }
         });
-        // Not synced: the daemon's `Finished` record is the durable one. A
-        // machine crash between the two leaves a started job without a
-        // report, which the restart records as lost (exit 255).
-        let bytes = serde_json::to_vec(&report).map_err(|e| ExecError::Spec(e.to_string()))?;
+        let report = ExitReport { ended_at: now_secs(), ..report };
+        self.write_report(job, &report)?;
+        Ok(report)
+    }
+
+    /// Writes the job's exit report. Not synced: the daemon's `Finished`
+    /// record is the durable one. A machine crash between the two leaves a
+    /// started job without a report, which the restart records as lost
+    /// (exit 255).
+    fn write_report(&self, job: u64, report: &ExitReport) -> Result<(), ExecError> {
+        let bytes = serde_json::to_vec(report).map_err(|e| ExecError::Spec(e.to_string()))?;
         self.write_atomic(job, "exit", &bytes, Durable::No).map_err(|source| ExecError::File {
             job,
             what: "cannot write",
             path: self.path(job, "exit").display().to_string(),
             source,
-        })?;
-        Ok(report)
+        })
     }
+}
+
+/// Now, in seconds since the epoch.
+fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// `%J` and `%I` in an output file name.
@@ -572,8 +603,9 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
             cpu_time: m.cpu_time.max(cpu_time),
             max_rss_kb: m.peak_kb.unwrap_or(max_rss_kb).max(max_rss_kb),
             reason: None,
+            ended_at: 0,
         },
-        None => ExitReport { exit, cpu_time, max_rss_kb, reason: None },
+        None => ExitReport { exit, cpu_time, max_rss_kb, reason: None, ended_at: 0 },
     })
 }
 

@@ -30,8 +30,10 @@ pub struct Envelope<T> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("cannot connect to allotd at {path}: {source} (is it running? `allot start` starts it)")]
-    Connect { path: String, source: std::io::Error },
+    /// The system's error is in the message, and is no source of it, so
+    /// that it is printed once.
+    #[error("cannot connect to allotd at {path}: {error} (is it running? `allot start` starts it)")]
+    Connect { path: String, error: std::io::Error },
     #[error(transparent)]
     Frame(#[from] FrameError),
     #[error("allotd speaks protocol version {theirs}, this command {ours}")]
@@ -46,7 +48,7 @@ pub struct Client {
 impl Client {
     pub fn connect(socket: &Path) -> Result<Client, ClientError> {
         let stream = UnixStream::connect(socket)
-            .map_err(|source| ClientError::Connect { path: socket.display().to_string(), source })?;
+            .map_err(|error| ClientError::Connect { path: socket.display().to_string(), error })?;
         Ok(Client { stream })
     }
 

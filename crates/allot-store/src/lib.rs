@@ -114,6 +114,9 @@ pub enum Record {
     /// What a running job uses, as last measured: CPU seconds in all and
     /// resident memory, KB.
     Usage { job: u64, cpu_time: f64, mem_kb: u64 },
+    /// `bkill` sent a running job a signal that ends it: its end is not
+    /// requeued by its queue's REQUEUE_EXIT_VALUES.
+    Killed { job: u64 },
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -136,6 +139,7 @@ impl Record {
             Record::Requeued { .. } => "Requeued",
             Record::ArrayLimit { .. } => "ArrayLimit",
             Record::Usage { .. } => "Usage",
+            Record::Killed { .. } => "Killed",
         };
         match self.job() {
             Some(job) => format!("{name} of job {job}"),
@@ -154,7 +158,8 @@ impl Record {
             | Record::Modified { job, .. }
             | Record::Requeued { job, .. }
             | Record::ArrayLimit { job, .. }
-            | Record::Usage { job, .. } => Some(*job),
+            | Record::Usage { job, .. }
+            | Record::Killed { job } => Some(*job),
             Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => None,
         }
     }

@@ -1,0 +1,172 @@
+//! The socket: connections, their requests' frames, and what a
+//! connection may cost. Each request goes, with the caller's identity from
+//! the socket's peer credentials (never from the request), to the one
+//! dispatcher; its answer comes back the same way.
+
+use std::time::Duration;
+
+use allot_proto::{Envelope, PROTOCOL_VERSION, Request, Response};
+use anyhow::Context;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::serve::{Answer, Caller, Input, Message};
+
+/// How long a connection may wait between requests, and how long a
+/// request, once its length has come, may take to arrive whole: a
+/// connection that stalls past either is closed, and its memory freed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Requests are read in pieces of this size, each but the first taken
+/// from [`REQUEST_BUDGET`] as it comes.
+const PIECE: usize = 64 << 10;
+/// What all the requests being read at once may hold, in pieces (32 MiB):
+/// a connection that has none to take waits for one (its frame timeout
+/// still runs), so however many connections send large requests, what
+/// they hold together stays bounded.
+const REQUEST_BUDGET: usize = 512;
+
+pub(crate) async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
+    let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(REQUEST_BUDGET));
+    let mut failures = 0u32;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                failures = 0;
+                stream
+            }
+            // Out of descriptors, or memory: the error stays until
+            // something closes, so wait instead of spinning, longer
+            // while it lasts (up to a second).
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                if failures == 1 {
+                    eprintln!("allotd: cannot accept a connection: {e}; retrying");
+                }
+                tokio::time::sleep(Duration::from_millis(10 * u64::from(failures.min(100)))).await;
+                continue;
+            }
+        };
+        let (tx, budget) = (tx.clone(), budget.clone());
+        tokio::spawn(async move {
+            let _ = connection(stream, tx, budget).await;
+        });
+    }
+}
+
+/// Reads a request's `len` bytes, piece by piece. The first piece is the
+/// connection's own (every ordinary request fits in it, so a `bjobs` never
+/// waits behind large requests); each further piece's memory is taken from
+/// `budget` first, and the permits are held until the request is dropped
+/// with them. Memory grows as bytes come, never with the length announced.
+async fn read_body(
+    stream: &mut UnixStream,
+    len: usize,
+    budget: &std::sync::Arc<tokio::sync::Semaphore>,
+) -> std::io::Result<(Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>)> {
+    let mut buf = Vec::new();
+    let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+    while buf.len() < len {
+        if !buf.is_empty() {
+            let permit = budget.clone().acquire_owned().await.map_err(std::io::Error::other)?;
+            match &mut held {
+                Some(h) => h.merge(permit),
+                None => held = Some(permit),
+            }
+            buf.reserve_exact(PIECE.min(len - buf.len()));
+        }
+        let piece = PIECE.min(len - buf.len());
+        let n = (&mut *stream).take(piece as u64).read_to_end(&mut buf).await?;
+        if n < piece {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+    }
+    Ok((buf, held))
+}
+
+async fn connection(
+    mut stream: UnixStream,
+    tx: mpsc::Sender<Input>,
+    budget: std::sync::Arc<tokio::sync::Semaphore>,
+) -> anyhow::Result<()> {
+    let cred = stream.peer_cred()?;
+    let uid = cred.uid();
+    let account = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten();
+    let known = account.is_some();
+    let user = account.map_or_else(|| format!("uid:{uid}"), |u| u.name);
+    let caller = Caller { uid, user, known };
+    loop {
+        let mut len = [0u8; 4];
+        match tokio::time::timeout(IDLE_TIMEOUT, stream.read_exact(&mut len)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(_) => return Ok(()),
+        }
+        let len = u32::from_be_bytes(len) as usize;
+        let response = if len > allot_proto::MAX_FRAME {
+            // Refused unread: the connection cannot go on after it.
+            let r = Response::Error(format!(
+                "request of {len} bytes is larger than the {} allowed",
+                allot_proto::MAX_FRAME
+            ));
+            write_frame(&mut stream, &r, 256).await?;
+            return Ok(());
+        } else {
+            // Memory grows with the bytes that come, not with the length
+            // announced; a request that stops coming is given up.
+            let (buf, _held) = match tokio::time::timeout(FRAME_TIMEOUT, read_body(&mut stream, len, &budget)).await {
+                Ok(Ok(body)) => body,
+                Ok(Err(_)) => return Ok(()),
+                Err(_) => {
+                    let r = Response::Error(format!(
+                        "request of {len} bytes incomplete after {} s: the connection is closed",
+                        FRAME_TIMEOUT.as_secs()
+                    ));
+                    let _ = write_frame(&mut stream, &r, 256).await;
+                    return Ok(());
+                }
+            };
+            match serde_json::from_slice::<Envelope<Request>>(&buf) {
+                Ok(env) if env.version != PROTOCOL_VERSION => Answer::Response(Response::Error(format!(
+                    "protocol version {} is not {PROTOCOL_VERSION}",
+                    env.version
+                ))),
+                Ok(env) => {
+                    let (reply, answer) = oneshot::channel();
+                    tx.send(Input::Request(Box::new(Message { caller: caller.clone(), request: env.body, reply })))
+                        .await?;
+                    answer.await?
+                }
+                Err(e) => Answer::Response(Response::Error(format!("malformed request: {e}"))),
+            }
+        };
+        match response {
+            Answer::Response(r) => write_frame(&mut stream, &r, 256).await?,
+            Answer::Frames(mut frames) => {
+                while let Some(bytes) = frames.recv().await {
+                    stream.write_all(&bytes).await?;
+                }
+            }
+        }
+    }
+}
+
+/// Appends one frame: its length, then its JSON.
+pub(crate) fn frame_into(bytes: &mut Vec<u8>, body: &impl serde::Serialize) -> anyhow::Result<()> {
+    let at = bytes.len();
+    bytes.extend_from_slice(&[0; 4]);
+    serde_json::to_writer(&mut *bytes, &Envelope { version: PROTOCOL_VERSION, body })?;
+    let len = u32::try_from(bytes.len() - at - 4).context("a frame of more than 4 GiB")?;
+    bytes[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+/// One frame, built in one buffer of about `size` bytes and written at
+/// once.
+async fn write_frame(stream: &mut UnixStream, body: &impl serde::Serialize, size: usize) -> anyhow::Result<()> {
+    let mut bytes = Vec::with_capacity(size + 4);
+    frame_into(&mut bytes, body)?;
+    stream.write_all(&bytes).await?;
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! The dispatcher's tick: collect the jobs that ended, measure running
+//! jobs when due, run a dispatch pass, and start what it decided. Every
+//! change goes through [`State::apply`], in the order it is logged, so a
+//! restart's replay makes the same state.
+
+use allot_engine::{Decision, Time};
+use allot_store::Record;
+use anyhow::Context;
+use tokio::sync::mpsc;
+
+use crate::running::{measure, orphans, start_job};
+use crate::serve::Input;
+use crate::state::State;
+
+/// One tick at `t`. Only a log that cannot be written is an error: a job
+/// that cannot start, or a record the state refuses, is that job's
+/// problem, said in the daemon's log, and allotd goes on.
+pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> anyhow::Result<()> {
+    state.clean(t.0);
+    let mut stamped: Vec<(Time, Record)> = Vec::new();
+    // Each end at the time its supervisor saw it (a job that ended while
+    // allotd was down is charged until then, not until now), never before
+    // what the state has already seen, in time order.
+    let mut ends: Vec<(Time, Record)> = Vec::new();
+    for &id in &state.running {
+        if let Some(report) = state.files.read_exit(id) {
+            let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
+            let record = Record::Finished {
+                job: id,
+                exit: report.exit,
+                cpu_time: report.cpu_time,
+                max_mem_kb: report.max_rss_kb,
+                reason: report.reason,
+            };
+            ends.push((at, record));
+        }
+    }
+    let gone = std::mem::take(&mut state.supervisors_ended);
+    ends.extend(orphans(state, gone).into_iter().map(|r| (t.max(state.clock), r)));
+    ends.sort_by_key(|(at, r)| (*at, r.job()));
+    let ended: Vec<u64> = ends.iter().filter_map(|(_, r)| r.job()).collect();
+    apply_all(state, ends, &mut stamped);
+    let mut measured = Vec::new();
+    measure(state, &mut measured);
+    apply_all(state, measured.into_iter().map(|r| (t, r)).collect(), &mut stamped);
+    // Kills that waited for their job's command to start.
+    let due: Vec<(u64, i32, nix::sys::signal::Signal)> = state
+        .pending_kills
+        .iter()
+        .filter_map(|(&id, &sig)| state.files.read_pgid(id).map(|pgid| (id, pgid, sig)))
+        .collect();
+    for (id, pgid, sig) in due {
+        state.pending_kills.remove(&id);
+        let _ = allot_exec::signal_group(pgid, sig);
+    }
+    let pass = std::time::Instant::now();
+    let decisions = state.engine.schedule(t);
+    state.passes.record(pass.elapsed());
+    let mut starts = Vec::new();
+    for d in decisions {
+        match d {
+            Decision::Start { job, alloc } => {
+                let alloc: Vec<(String, u32)> =
+                    alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect();
+                starts.push((job, alloc.clone()));
+                apply_all(state, vec![(t, Record::Started { job: job.0, alloc })], &mut stamped);
+            }
+            Decision::Kill { job, .. } => {
+                if let Some(pgid) = state.files.read_pgid(job.0) {
+                    let _ = allot_exec::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+                }
+            }
+        }
+    }
+    // One commit for the ends and the starts they made room for. The
+    // starts are durable before any job runs (no job runs twice), and the
+    // ends before their jobs' files go (a restart never mistakes an ended
+    // job for one that never started).
+    state.record_stamped(stamped).context("cannot write the event log")?;
+    let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
+    for id in ended {
+        state.files.clean(id);
+    }
+    if let Some(c) = state.cgroups.as_ref().filter(|_| idle) {
+        c.release();
+    }
+    let mut unrun = Vec::new();
+    for (job, alloc) in starts {
+        if let Some(end) = start_job(state, job, &alloc, wake) {
+            apply_all(state, vec![(t, end)], &mut unrun);
+        }
+    }
+    state.record_stamped(unrun).context("cannot write the event log")
+}
+
+/// Applies each record at its time and keeps those applied, in order, for
+/// the log; one the state refuses is said and left out.
+fn apply_all(state: &mut State, records: Vec<(Time, Record)>, kept: &mut Vec<(Time, Record)>) {
+    for (at, record) in records {
+        match state.apply(at, &record) {
+            Ok(()) => kept.push((at, record)),
+            Err(e) => eprintln!("allotd: {} not applied, not logged: {e}", record.kind()),
+        }
+    }
+}
