@@ -166,6 +166,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         | Record::QueueChanged { .. }
         | Record::Reconfigured { .. }
         | Record::Usage { .. }
-        | Record::Killed { .. } => return None,
+        | Record::Killed { .. }
+        | Record::Scheduled { .. } => return None,
     })
 }

@@ -8,9 +8,12 @@ mod defaults;
 mod history;
 mod lists;
 mod metrics;
+#[cfg(test)]
+mod replay_check;
 mod running;
 mod serve;
 mod socket;
+mod startup;
 mod state;
 mod submit;
 mod supervisors;

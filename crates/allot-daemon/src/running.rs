@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use allot_engine::JobId;
+use allot_engine::{JobId, Time};
 use allot_exec::{ExecSpec, Owner};
 use allot_store::Record;
 use anyhow::anyhow;
 use tokio::sync::mpsc;
 
-use crate::serve::{Input, now};
+use crate::serve::Input;
 use crate::state::State;
 
 /// Running jobs' CPU time and memory, measured every `usage_interval`
@@ -65,8 +65,7 @@ pub(crate) fn measure(state: &mut State, records: &mut Vec<Record>) {
 /// lock is still running; one whose supervisor never started gets one now
 /// (the job never ran); one whose supervisor died after starting it ends
 /// as [`orphans`] says, and is not run again.
-pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>) -> anyhow::Result<()> {
-    let t = now();
+pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> anyhow::Result<()> {
     let mut lost = Vec::new();
     for id in state.running.clone() {
         if state.files.read_exit(id).is_some() {

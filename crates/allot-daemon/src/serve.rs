@@ -8,14 +8,12 @@
 //! exit reports of running jobs and runs a dispatch pass
 //! ([`crate::tick`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use allot_engine::{Engine, Time};
-use allot_exec::JobFiles;
+use allot_engine::Time;
 use allot_proto::{Request, Response};
-use allot_store::{Record, Store};
+use allot_store::Record;
 use anyhow::{Context, anyhow};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
@@ -24,6 +22,7 @@ use crate::config::Source;
 use crate::lists::{JobList, write_job_list};
 use crate::running::recover_running;
 use crate::socket::accept_loop;
+use crate::startup::open_state;
 use crate::state::State;
 use crate::submit::submit;
 use crate::tick::tick_once;
@@ -86,98 +85,21 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let current_loaded = current.load().map_err(|e| anyhow!("{}: invalid configuration:\n{e}", current.describe()))?;
     eprint!("{}", current_loaded.warnings);
     let metrics = current_loaded.metrics;
-    let store = Store::open(&state_dir.join("state.db"))?;
-    let files = JobFiles::new(&state_dir)?;
-    let supervisor = std::env::current_exe()?.with_file_name("allot-supervise");
-    if !supervisor.is_file() {
-        return Err(anyhow!("{} is missing: it is installed with allotd, next to it", supervisor.display()));
-    }
-    let mut replayed = Vec::new();
-    let mut seqs = Vec::new();
-    store.replay(|seq, t, r| {
-        seqs.push(seq);
-        replayed.push((t, r));
-    })?;
-    // The log replays under the configuration it starts with.
-    let initial = match replayed.first() {
-        Some((_, Record::Reconfigured { config_dir, files })) => {
-            Source { dir: config_dir.clone(), files: files.clone() }
-        }
-        _ => current.clone(),
-    };
-    let loaded = if initial == current {
-        current_loaded
-    } else {
-        initial.load().map_err(|e| {
-            anyhow!("the configuration the event log starts with ({}) no longer loads:\n{e}", initial.describe())
-        })?
-    };
-    let (usage_interval, clean_period) = (loaded.usage_interval, loaded.clean_period);
-    let mut state = State {
-        engine: Engine::new(loaded.engine),
-        source: initial,
-        admins: loaded.admins.into_iter().collect(),
-        closed_queues: Default::default(),
-        closed_hosts: Default::default(),
-        store,
-        files,
-        state_dir: state_dir.clone(),
-        host: crate::defaults::this_host(),
-        supervisors: crate::supervisors::Supervisors::new(supervisor, &state_dir),
-        cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(&state_dir)),
-        jobs: BTreeMap::new(),
-        arrays: BTreeMap::new(),
-        running: Default::default(),
-        pending_kills: BTreeMap::new(),
-        envs: Default::default(),
-        passes: Default::default(),
-        usage_interval,
-        last_usage: None,
-        clean_period,
-        finished: Default::default(),
-        clock: Time(0),
-        supervisors_ended: Default::default(),
-        last_sweep: None,
-    };
-    for ((t, r), seq) in replayed.iter().zip(&seqs) {
-        state.apply(*t, r).map_err(|e| {
-            anyhow!(
-                "replaying the event log {}: record {seq} ({}): {e}. This allotd cannot take up this log; \
-                 the log is left as it is: report this with the log, or move it aside to start with no jobs",
-                state_dir.join("state.db").display(),
-                r.kind(),
-            )
-        })?;
-    }
-    eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
-    match &state.cgroups {
-        Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
-        None => eprintln!("allotd: no writable cgroup v2: jobs are measured from /proc and getrusage"),
-    }
-    // Made again at the next job's start.
-    if let Some(c) = state.cgroups.as_ref().filter(|_| state.running.is_empty()) {
-        c.release();
-    }
-    // Started on another configuration than the log's last: it applies as
-    // `badmin reconfig` would, or allotd does not start.
-    if replayed.is_empty() || state.source != current {
-        let t = now();
-        if state.source != current {
-            let warnings = state
-                .reconfigure(t, current.clone())
-                .map_err(|e| anyhow!("cannot run on {} with the jobs in the event log: {e}", current.describe()))?;
-            eprint!("{warnings}");
-        }
-        let record = Record::Reconfigured { config_dir: current.dir.clone(), files: current.files.clone() };
-        state.record(t, vec![record]).context("cannot write the event log")?;
-    }
-    let (tx, mut rx) = mpsc::channel::<Input>(4096);
-    recover_running(&mut state, &tx)?;
-
+    // Before anything of the state is touched: a second allotd on the same
+    // state would launch the first one's jobs again.
     let socket = allot_proto::paths::socket(&state_dir);
     if UnixStream::connect(&socket).await.is_ok() {
         return Err(anyhow!("another allotd already listens on {}", socket.display()));
     }
+    let supervisor = std::env::current_exe()?.with_file_name("allot-supervise");
+    if !supervisor.is_file() {
+        return Err(anyhow!("{} is missing: it is installed with allotd, next to it", supervisor.display()));
+    }
+    let supervisors = crate::supervisors::Supervisors::new(supervisor, &state_dir);
+    let mut state = open_state(&state_dir, current, current_loaded, supervisors, now())?;
+    let (tx, mut rx) = mpsc::channel::<Input>(4096);
+    recover_running(&mut state, &tx, now())?;
+
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
     // Anyone may connect: who they are comes from the peer credentials,
@@ -224,7 +146,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                     }
                 }
                 let mut lists = Vec::new();
-                let stop = !batch.is_empty() && handle_batch(&mut state, batch, &mut lists)?;
+                let stop = !batch.is_empty() && handle_batch(&mut state, batch, &mut lists, now())?;
                 // Answered before a shutdown in the same batch, as every
                 // other request of it is.
                 for list in lists {
@@ -267,8 +189,12 @@ const NOT_ADMIN: &str = "User permission denied: only administrators may do this
 /// Handles a batch of requests with one commit; returns whether to stop.
 /// Job lists are only read, and written after the batch's commit, into
 /// `lists`.
-fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut Vec<JobList>) -> anyhow::Result<bool> {
-    let t = now();
+pub(crate) fn handle_batch(
+    state: &mut State,
+    batch: Vec<Message>,
+    lists: &mut Vec<JobList>,
+    t: Time,
+) -> anyhow::Result<bool> {
     let daemon_uid = nix::unistd::Uid::effective().as_raw();
     let mut records = Vec::new();
     let mut replies = Vec::new();
@@ -373,6 +299,12 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
         Ok(s) => s,
         Err(e) => return refused(e),
     };
+    // The same files: nothing to do, and nothing to log (a replay skips
+    // a configuration it already runs on, so doing anything here would
+    // make the restarted state differ).
+    if source == state.source {
+        return Response::Reconfigured { warnings: String::new() };
+    }
     match state.reconfigure(t, source.clone()) {
         Ok(warnings) => {
             records.push(Record::Reconfigured { config_dir: source.dir, files: source.files });

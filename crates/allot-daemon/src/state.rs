@@ -171,6 +171,10 @@ pub struct State {
     pub supervisors_ended: BTreeSet<u64>,
     /// When every running job's supervisor was last looked for.
     pub last_sweep: Option<std::time::Instant>,
+    /// What the last [`Record::Scheduled`] decided (the live daemon acts
+    /// on it; a replay leaves it), and whether that pass considered jobs.
+    pub decisions: Vec<allot_engine::Decision>,
+    pub pass_was_full: bool,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -324,6 +328,13 @@ impl State {
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.record = JobRecord { env, ..(**record).clone() };
                 }
+            }
+            // Live, `full` is what the pass turns out to be (see tick.rs);
+            // replayed, it makes the pass the live one was.
+            Record::Scheduled { full } => {
+                let passes = self.engine.passes();
+                self.decisions = if *full { self.engine.schedule_full(t) } else { self.engine.schedule(t) };
+                self.pass_was_full = self.engine.passes() > passes;
             }
             Record::Killed { job } => {
                 if let Some(j) =

@@ -19,6 +19,10 @@ pub struct Supervisors {
     exe: PathBuf,
     state_dir: PathBuf,
     zygote: Option<Zygote>,
+    /// For the tests that drive the dispatcher without running jobs: the
+    /// jobs whose supervisor would have started, in order, instead.
+    #[cfg(test)]
+    pub(crate) recorded: Option<Vec<u64>>,
 }
 
 struct Zygote {
@@ -37,7 +41,19 @@ impl Drop for Zygote {
 
 impl Supervisors {
     pub fn new(exe: PathBuf, state_dir: &Path) -> Supervisors {
-        Supervisors { exe, state_dir: state_dir.to_path_buf(), zygote: None }
+        Supervisors {
+            exe,
+            state_dir: state_dir.to_path_buf(),
+            zygote: None,
+            #[cfg(test)]
+            recorded: None,
+        }
+    }
+
+    /// Supervisors that only note which jobs they would start.
+    #[cfg(test)]
+    pub(crate) fn recording(state_dir: &Path) -> Supervisors {
+        Supervisors { recorded: Some(Vec::new()), ..Supervisors::new(PathBuf::new(), state_dir) }
     }
 
     pub fn exe(&self) -> &Path {
@@ -46,6 +62,11 @@ impl Supervisors {
 
     /// Starts job `job`'s supervisor; `wake` hears when it ends.
     pub fn start(&mut self, job: u64, wake: &mpsc::Sender<Input>) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(jobs) = &mut self.recorded {
+            jobs.push(job);
+            return Ok(());
+        }
         for _ in 0..2 {
             if self.zygote.is_none() {
                 match self.spawn_zygote(wake) {

@@ -53,11 +53,19 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         state.pending_kills.remove(&id);
         let _ = allot_exec::signal_group(pgid, sig);
     }
+    // The pass, as a replay runs it, recorded if it did anything: with
+    // whether it considered the jobs, which the replay's pass then does.
     let pass = std::time::Instant::now();
-    let decisions = state.engine.schedule(t);
+    match state.apply(t, &Record::Scheduled { full: false }) {
+        Ok(()) if state.pass_was_full || !state.decisions.is_empty() => {
+            stamped.push((t, Record::Scheduled { full: state.pass_was_full }));
+        }
+        Ok(()) => {}
+        Err(e) => eprintln!("allotd: the dispatch pass at {t}: {e}"),
+    }
     state.passes.record(pass.elapsed());
     let mut starts = Vec::new();
-    for d in decisions {
+    for d in std::mem::take(&mut state.decisions) {
         match d {
             Decision::Start { job, alloc } => {
                 let alloc: Vec<(String, u32)> =

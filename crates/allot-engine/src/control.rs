@@ -31,23 +31,23 @@ impl Engine {
     }
 
     /// Replaces a pending job's spec, or changes nothing and says why.
+    /// The new spec is admitted before the job is touched: a refused
+    /// change leaves the job where it was in every queue and the engine
+    /// as it was (a replay, which never sees the refusal, agrees).
     pub(crate) fn modify(&mut self, id: JobId, spec: &JobSpec) -> Result<(), Rejection> {
-        let old = self.take_pending(id)?;
-        match self.admit(spec) {
-            Ok(mut job) => {
-                job.held = old.held;
-                job.submitted = old.submitted;
-                self.add_pending(id, &job);
-                if let Some(j) = self.jobs.get_mut(&id) {
-                    *j = job;
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.add_pending(id, &old);
-                Err(e)
-            }
+        let old = self.jobs.get(&id).ok_or(Rejection::NoSuchJob(id))?;
+        if !matches!(old.state, JobState::Pending) {
+            return Err(Rejection::NotPending(id));
         }
+        let mut job = self.admit(spec)?;
+        let old = self.take_pending(id)?;
+        job.held = old.held;
+        job.submitted = old.submitted;
+        self.add_pending(id, &job);
+        if let Some(j) = self.jobs.get_mut(&id) {
+            *j = job;
+        }
+        Ok(())
     }
 
     /// A running job goes back to pending (see [`Event::Requeue`]).

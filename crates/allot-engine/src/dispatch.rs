@@ -245,6 +245,14 @@ impl Engine {
     /// One dispatch pass at `t`: jobs past their run limit are killed, then
     /// every unit in order starts what it can. A pass after which nothing
     /// changed (no event, no limit due) returns at once.
+    /// [`Engine::schedule`] that considers the jobs whatever changed: what
+    /// a replay runs where the live engine's pass considered them (so the
+    /// replay does whatever made it do so, seen or not).
+    pub fn schedule_full(&mut self, t: Time) -> Vec<Decision> {
+        self.dirty = true;
+        self.schedule(t)
+    }
+
     pub fn schedule(&mut self, t: Time) -> Vec<Decision> {
         let mut out = Vec::new();
         while let Some(&(deadline, id)) = self.deadlines.first() {

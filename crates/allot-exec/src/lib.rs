@@ -333,7 +333,7 @@ impl JobFiles {
     /// record is the durable one. A machine crash between the two leaves a
     /// started job without a report, which the restart records as lost
     /// (exit 255).
-    fn write_report(&self, job: u64, report: &ExitReport) -> Result<(), ExecError> {
+    pub fn write_report(&self, job: u64, report: &ExitReport) -> Result<(), ExecError> {
         let bytes = serde_json::to_vec(report).map_err(|e| ExecError::Spec(e.to_string()))?;
         self.write_atomic(job, "exit", &bytes, Durable::No).map_err(|source| ExecError::File {
             job,

@@ -117,6 +117,12 @@ pub enum Record {
     /// `bkill` sent a running job a signal that ends it: its end is not
     /// requeued by its queue's REQUEUE_EXIT_VALUES.
     Killed { job: u64 },
+    /// A dispatch pass ran at this record's time and did something: it
+    /// considered the jobs (`full`), or decided a kill. A replay runs the
+    /// same pass at the same time, so reservations, predictions and every
+    /// decision come back as they were; a pass that did nothing is not
+    /// recorded.
+    Scheduled { full: bool },
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -140,6 +146,7 @@ impl Record {
             Record::ArrayLimit { .. } => "ArrayLimit",
             Record::Usage { .. } => "Usage",
             Record::Killed { .. } => "Killed",
+            Record::Scheduled { .. } => "Scheduled",
         };
         match self.job() {
             Some(job) => format!("{name} of job {job}"),
@@ -160,7 +167,10 @@ impl Record {
             | Record::ArrayLimit { job, .. }
             | Record::Usage { job, .. }
             | Record::Killed { job } => Some(*job),
-            Record::HostChanged { .. } | Record::QueueChanged { .. } | Record::Reconfigured { .. } => None,
+            Record::HostChanged { .. }
+            | Record::QueueChanged { .. }
+            | Record::Reconfigured { .. }
+            | Record::Scheduled { .. } => None,
         }
     }
 }

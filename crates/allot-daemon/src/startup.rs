@@ -1,0 +1,110 @@
+//! Taking up the state at start: the event log replayed, under the
+//! configuration it starts with, through the same [`State::apply`] as
+//! live changes; then the configuration allotd was started on, applied as
+//! `badmin reconfig` would.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use allot_engine::{Engine, Time};
+use allot_exec::JobFiles;
+use allot_store::{Record, Store};
+use anyhow::{Context, anyhow};
+
+use crate::config::{Loaded, Source};
+use crate::state::State;
+use crate::supervisors::Supervisors;
+
+/// The state in `state_dir`, its log replayed, running on `current` (its
+/// `loaded` form) from `t`.
+pub(crate) fn open_state(
+    state_dir: &Path,
+    current: Source,
+    current_loaded: Loaded,
+    supervisors: Supervisors,
+    t: Time,
+) -> anyhow::Result<State> {
+    let store = Store::open(&state_dir.join("state.db"))?;
+    let files = JobFiles::new(state_dir)?;
+    let mut replayed = Vec::new();
+    let mut seqs = Vec::new();
+    store.replay(|seq, t, r| {
+        seqs.push(seq);
+        replayed.push((t, r));
+    })?;
+    // The log replays under the configuration it starts with.
+    let initial = match replayed.first() {
+        Some((_, Record::Reconfigured { config_dir, files })) => {
+            Source { dir: config_dir.clone(), files: files.clone() }
+        }
+        _ => current.clone(),
+    };
+    let loaded = if initial == current {
+        current_loaded
+    } else {
+        initial.load().map_err(|e| {
+            anyhow!("the configuration the event log starts with ({}) no longer loads:\n{e}", initial.describe())
+        })?
+    };
+    let (usage_interval, clean_period) = (loaded.usage_interval, loaded.clean_period);
+    let mut state = State {
+        engine: Engine::new(loaded.engine),
+        source: initial,
+        admins: loaded.admins.into_iter().collect(),
+        closed_queues: Default::default(),
+        closed_hosts: Default::default(),
+        store,
+        files,
+        state_dir: state_dir.to_path_buf(),
+        host: crate::defaults::this_host(),
+        supervisors,
+        cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(state_dir)),
+        jobs: BTreeMap::new(),
+        arrays: BTreeMap::new(),
+        running: Default::default(),
+        pending_kills: BTreeMap::new(),
+        envs: Default::default(),
+        passes: Default::default(),
+        usage_interval,
+        last_usage: None,
+        clean_period,
+        finished: Default::default(),
+        clock: Time(0),
+        supervisors_ended: Default::default(),
+        last_sweep: None,
+        decisions: Vec::new(),
+        pass_was_full: false,
+    };
+    for ((t, r), seq) in replayed.iter().zip(&seqs) {
+        state.apply(*t, r).map_err(|e| {
+            anyhow!(
+                "replaying the event log {}: record {seq} ({}): {e}. This allotd cannot take up this log; \
+                 the log is left as it is: report this with the log, or move it aside to start with no jobs",
+                state_dir.join("state.db").display(),
+                r.kind(),
+            )
+        })?;
+    }
+    eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+    match &state.cgroups {
+        Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
+        None => eprintln!("allotd: no writable cgroup v2: jobs are measured from /proc and getrusage"),
+    }
+    // Made again at the next job's start.
+    if let Some(c) = state.cgroups.as_ref().filter(|_| state.running.is_empty()) {
+        c.release();
+    }
+    // Started on another configuration than the log's last: it applies as
+    // `badmin reconfig` would, or allotd does not start.
+    if replayed.is_empty() || state.source != current {
+        if state.source != current {
+            let warnings = state
+                .reconfigure(t, current.clone())
+                .map_err(|e| anyhow!("cannot run on {} with the jobs in the event log: {e}", current.describe()))?;
+            eprint!("{warnings}");
+        }
+        let record = Record::Reconfigured { config_dir: current.dir.clone(), files: current.files.clone() };
+        state.record(t, vec![record]).context("cannot write the event log")?;
+    }
+    Ok(state)
+}
