@@ -120,9 +120,10 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         app: o.app,
         qos: o.qos,
         user_factor: o.user_factor,
+        request: Some(request_id()),
     };
     // Every refusal reads `bsub: ... Job not submitted.`, as LSF's do.
-    let answer = call(Request::Submit(submit)).map_err(|e| {
+    let answer = submit_once(submit).map_err(|e| {
         let text = e.to_string();
         if text.starts_with("bsub: ") { e } else { anyhow!("bsub: {text}") }
     });
@@ -131,6 +132,55 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     };
     println!("Job <{job}> is submitted to queue <{queue}>.");
     if o.wait { wait_for_end(job) } else { Ok(ExitCode::SUCCESS) }
+}
+
+/// A submission's request id: this host, process and moment, which no
+/// other submission shares.
+fn request_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}:{}:{nanos}", host.trim(), std::process::id())
+}
+
+/// How long `bsub` keeps sending a submission whose answer was lost
+/// (allotd died between making it durable and answering), while allotd
+/// comes back.
+const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Sends a submission and returns allotd's answer. An answer lost on the
+/// way is asked for again with the same request id, which gets the job
+/// the first one made (never a second job) once allotd answers; if it
+/// does not within [`RETRY_FOR`], says plainly that the job may exist and
+/// how to check.
+fn submit_once(submit: Submit) -> anyhow::Result<Response> {
+    let request = submit.request.clone().unwrap_or_default();
+    let mut lost: Option<String> = None;
+    let until = std::time::Instant::now() + RETRY_FOR;
+    loop {
+        let answer = client().and_then(|mut c| Ok(c.call(Request::Submit(submit.clone()))?));
+        match answer {
+            Ok(Response::Error(e)) => bail!("{e}"),
+            Ok(r) => return Ok(r),
+            // Not even sent: allotd is not there.
+            Err(e) if lost.is_none() && e.downcast_ref::<allot_proto::ClientError>().is_some_and(is_connect) => {
+                return Err(e);
+            }
+            Err(e) => {
+                let why = lost.get_or_insert_with(|| e.to_string()).clone();
+                if std::time::Instant::now() >= until {
+                    bail!(
+                        "bsub: allotd's answer was lost ({why}): the job may have been submitted. `bjobs -a` \
+                         shows it if it was (request {request}); submit again only if it is not there."
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+        }
+    }
+}
+
+fn is_connect(e: &allot_proto::ClientError) -> bool {
+    matches!(e, allot_proto::ClientError::Connect { .. })
 }
 
 /// `bsub -K`: follows the job to its end, as LSF prints it, and exits with

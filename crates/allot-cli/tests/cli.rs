@@ -479,3 +479,45 @@ fn sprio_weighs_the_six_factors() {
     }
     let _ = std::fs::remove_file(&bad);
 }
+
+/// allotd made the job durable and died before answering: `bsub` sends the
+/// same request again (same request id) until an answer comes, and prints
+/// that answer once; allotd's side gives the same job back for the same
+/// id (tested in allot-daemon's restart tests).
+#[test]
+fn bsub_asks_again_for_a_lost_answer_with_the_same_request() {
+    use allot_proto::{Envelope, PROTOCOL_VERSION, Request, Response, read_frame, write_frame};
+    use std::os::unix::net::UnixListener;
+    let dir = std::env::temp_dir().join(format!("allot-cli-lost-answer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let listener = UnixListener::bind(dir.join("allotd.sock")).expect("listen");
+    let server = std::thread::spawn(move || {
+        let mut ids = Vec::new();
+        for answer in [false, true] {
+            let (mut stream, _) = listener.accept().expect("accept");
+            let bytes = read_frame(&mut stream).expect("request");
+            let env: Envelope<Request> = serde_json::from_slice(&bytes).expect("json");
+            let Request::Submit(s) = env.body else { panic!("not a submission") };
+            ids.push(s.request.expect("a request id"));
+            if answer {
+                let reply = Envelope {
+                    version: PROTOCOL_VERSION,
+                    body: Response::Submitted { job: 7, queue: "normal".into() },
+                };
+                write_frame(&mut stream, &serde_json::to_vec(&reply).expect("json")).expect("answer");
+            }
+            // Dropped unanswered the first time: the answer is lost.
+        }
+        ids
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_allot"))
+        .args(["bsub", "true"])
+        .env("ALLOT_STATE_DIR", &dir)
+        .output()
+        .expect("allot runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Job <7> is submitted to queue <normal>.\n");
+    let ids = server.join().expect("server");
+    assert_eq!(ids[0], ids[1], "the same request both times");
+}

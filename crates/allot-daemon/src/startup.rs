@@ -74,6 +74,7 @@ pub(crate) fn open_state(
         last_sweep: None,
         decisions: Vec::new(),
         pass_was_full: false,
+        requests: Default::default(),
     };
     for ((t, r), seq) in replayed.iter().zip(&seqs) {
         state.apply(*t, r).map_err(|e| {

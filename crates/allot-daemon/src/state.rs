@@ -175,6 +175,9 @@ pub struct State {
     /// on it; a replay leaves it), and whether that pass considered jobs.
     pub decisions: Vec<allot_engine::Decision>,
     pub pass_was_full: bool,
+    /// Submissions' request ids and the jobs they made, for as long as the
+    /// jobs are known (see [`State::clean`]).
+    pub requests: BTreeMap<String, u64>,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -419,6 +422,9 @@ impl State {
         if let Some(indices) = indices {
             self.arrays.insert(job, indices);
         }
+        if let Some(request) = &record.request {
+            self.requests.insert(request.clone(), job);
+        }
     }
 
     /// The jobs a reference names, by id: a job, every element of an
@@ -468,6 +474,8 @@ impl State {
         }
         if forgot {
             self.envs.retain(|e| std::sync::Arc::strong_count(e) > 1);
+            let jobs = &self.jobs;
+            self.requests.retain(|_, job| jobs.contains_key(job));
         }
     }
 

@@ -17,6 +17,13 @@ pub(crate) fn submit(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
+    // The same request again (its answer was lost): the job it made.
+    if let Some(&job) = s.request.as_ref().and_then(|r| state.requests.get(r)) {
+        if state.jobs.get(&job).is_some_and(|j| j.record.spec.user == caller.user) {
+            let queue = state.jobs.get(&job).and_then(|j| j.record.spec.queue.clone()).unwrap_or_default();
+            return Response::Submitted { job, queue };
+        }
+    }
     if !caller.known {
         return Response::Error(format!(
             "bsub: uid {} has no user account on this host (no password database entry): a job runs as its owner. \
@@ -107,6 +114,7 @@ pub(crate) fn submit(
             project: s.project,
             estimated_run_time: s.estimated_run_time,
             array: array.as_ref().map(|a| a.spec.clone()),
+            request: s.request,
         }),
     };
     if let Err(e) = state.apply(t, &record) {

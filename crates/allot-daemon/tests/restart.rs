@@ -98,3 +98,40 @@ fn a_job_whose_supervisor_is_killed_ends_and_frees_its_slot() {
 fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs()
 }
+
+/// A submission sent again with the same request id (its answer was lost)
+/// gets the job the first one made, before and after a restart; no second
+/// job is made.
+#[test]
+fn the_same_request_again_gets_the_same_job() {
+    use allot_proto::{Client, Request, Response, Submit};
+    let dir = tempdir("restart-request");
+    let state = dir.join("state");
+    let d = Daemon::start(&state);
+    let submit = Submit {
+        command: "sleep 30".into(),
+        cwd: dir.display().to_string(),
+        request: Some("hostX:123:456".into()),
+        ..Submit::default()
+    };
+    let send = || {
+        let mut client = Client::connect(&state.join("allotd.sock")).expect("connect");
+        match client.call(Request::Submit(submit.clone())).expect("answer") {
+            Response::Submitted { job, .. } => job,
+            other => panic!("{other:?}"),
+        }
+    };
+    let first = send();
+    assert_eq!(send(), first);
+    assert!(d.cmd(&["stop"], &dir).status.success());
+    drop(d);
+    let d = Daemon::start(&state);
+    assert_eq!(send(), first, "after a restart too");
+    let other = Submit { request: Some("hostX:123:457".into()), ..submit.clone() };
+    let mut client = Client::connect(&state.join("allotd.sock")).expect("connect");
+    let Response::Submitted { job, .. } = client.call(Request::Submit(other)).expect("answer") else { panic!() };
+    assert_eq!(job, first + 1, "another request is another job");
+    let jobs = stdout(&d.cmd(&["bjobs", "-a", "-noheader"], &dir));
+    assert_eq!(jobs.lines().count(), 2, "{jobs}");
+    assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}

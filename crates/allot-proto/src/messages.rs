@@ -66,6 +66,10 @@ pub struct Submit {
     /// `-uf`: the user factor, 0 to 1 (multifactor policies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_factor: Option<f64>,
+    /// Names this submission: sent again after an answer was lost, it
+    /// gets the job the first one made, not a second one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

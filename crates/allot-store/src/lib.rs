@@ -65,6 +65,10 @@ pub struct JobRecord {
     /// order. `name` is then the array's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<String>,
+    /// The submission's request id, if its client sent one (see
+    /// `allot_proto::Submit::request`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
 }
 
 /// One change of state.
@@ -358,6 +362,7 @@ mod tests {
             project: Some("climate".into()),
             estimated_run_time: None,
             array: None,
+            request: None,
         };
         Record::Submitted { job, record: Box::new(record) }
     }
