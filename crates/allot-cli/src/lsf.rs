@@ -14,8 +14,7 @@ pub const COMMANDS: &[&str] = &[
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
-    let state = allot_proto::paths::state_dir();
-    Ok(Client::connect(&allot_proto::paths::socket(&state))?)
+    Ok(Client::connect(&allot_proto::paths::client_socket())?)
 }
 
 /// Writes a command's output. A reader that went away (`bjobs | head`)

@@ -2,6 +2,7 @@
 //! event log; connections, job ends and timers become messages to it. The
 //! engine decides, allotd acts.
 
+mod accounts;
 mod config;
 mod control;
 mod defaults;

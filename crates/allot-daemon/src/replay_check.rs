@@ -243,7 +243,9 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         t = Time(t.0 + 7);
         let mut answers = Vec::new();
         if let Op::Restart = op {
+            // A stop, then a start: the stop writes what waited.
             let restarted = &mut twins[1];
+            restarted.state.flush().expect("flushed");
             let fresh = open(&restarted.dir, &config, t, &wake);
             restarted.state = fresh;
         } else if let Op::Wait(secs) = op {
@@ -308,6 +310,9 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         let (steady, restarted) = (twins[0].snapshot(t), twins[1].snapshot(t));
 
         prop_assert!(steady == restarted, "step {step}: {op:?}\n{}", differences(&steady, &restarted));
+    }
+    for twin in &mut twins {
+        twin.state.flush().expect("flushed");
     }
     prop_assert_eq!(twins[0].log(), twins[1].log(), "the event logs");
     let _ = std::fs::remove_dir_all(&root);

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use allot_engine::{JobId, Time};
-use allot_exec::{ExecSpec, Owner};
+use allot_exec::ExecSpec;
 use allot_store::Record;
 use anyhow::anyhow;
 use tokio::sync::mpsc;
@@ -149,24 +149,25 @@ pub(crate) fn start_job(
 /// Writes the job's spec and starts its supervisor; the error is why the
 /// job cannot start.
 fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> Result<(), String> {
-    let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
-    let r = &j.record;
-    let user = &r.spec.user;
+    let Some(user) = state.jobs.get(&job.0).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
+    let user = &user;
     // As root, a job runs as its owner, and only as them: an owner who is
     // gone by now ends the job, never runs it as root.
-    let account = nix::unistd::User::from_name(user).ok().flatten();
+    let account = state.accounts.lookup(user);
     let run_as = match (allot_exec::owner::is_root(), &account) {
         (false, _) => None,
-        (true, Some(_)) => Some(Owner::of_user(user).ok_or_else(|| format!("user `{user}` does not exist"))?),
+        (true, Some(a)) => Some(a.owner.clone()),
         (true, None) => return Err(format!("user `{user}` does not exist on this host")),
     };
+    let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
+    let r = &j.record;
     let shown = j.job_ref(job.0);
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
     let mut env = r.env.to_vec();
     // Who the job is comes from the password database, never from the
     // submission's environment.
-    let home = account.as_ref().map_or_else(|| "/".to_string(), |a| a.dir.display().to_string());
+    let home = account.map_or_else(|| "/".to_string(), |a| a.home);
     for (k, v) in [
         ("USER", user.clone()),
         ("LOGNAME", user.clone()),

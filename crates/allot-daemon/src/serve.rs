@@ -162,6 +162,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         }
     }
     let _ = std::fs::remove_file(&socket);
+    state.flush().context("cannot write the event log")?;
     // Let the connection tasks write the answers already given.
     tokio::time::sleep(Duration::from_millis(200)).await;
     // Empty once no job runs; left for the running jobs' cgroups otherwise.

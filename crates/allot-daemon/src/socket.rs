@@ -60,13 +60,16 @@ pub(crate) async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>)
 /// connection's own (every ordinary request fits in it, so a `bjobs` never
 /// waits behind large requests); each further piece's memory is taken from
 /// `budget` first, and the permits are held until the request is dropped
-/// with them. Memory grows as bytes come, never with the length announced.
+/// with them. Past the first piece, memory grows as bytes come, never with
+/// the length announced.
 async fn read_body(
     stream: &mut UnixStream,
     len: usize,
     budget: &std::sync::Arc<tokio::sync::Semaphore>,
 ) -> std::io::Result<(Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>)> {
-    let mut buf = Vec::new();
+    // The first piece is taken whole at once (one read for an ordinary
+    // request); it is at most 64 KiB whatever the length says.
+    let mut buf = Vec::with_capacity(len.min(PIECE));
     let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
     while buf.len() < len {
         if !buf.is_empty() {

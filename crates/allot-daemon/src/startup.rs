@@ -75,6 +75,8 @@ pub(crate) fn open_state(
         decisions: Vec::new(),
         pass_was_full: false,
         requests: Default::default(),
+        deferred: Vec::new(),
+        accounts: Default::default(),
     };
     for ((t, r), seq) in replayed.iter().zip(&seqs) {
         state.apply(*t, r).map_err(|e| {

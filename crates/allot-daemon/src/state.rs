@@ -178,6 +178,10 @@ pub struct State {
     /// Submissions' request ids and the jobs they made, for as long as the
     /// jobs are known (see [`State::clean`]).
     pub requests: BTreeMap<String, u64>,
+    /// Applied records waiting for the next commit ([`State::defer`]).
+    pub deferred: Vec<(Time, Record)>,
+    /// Job owners' accounts, as launches look them up.
+    pub accounts: crate::accounts::Accounts,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -509,12 +513,30 @@ impl State {
     }
 
     /// Makes records (already applied, at their own times, in this order)
-    /// durable in one commit.
+    /// durable in one commit, after the deferred ones.
     pub fn record_stamped(&mut self, stamped: Vec<(Time, Record)>) -> Result<(), allot_store::StoreError> {
-        if stamped.is_empty() {
+        if stamped.is_empty() && self.deferred.is_empty() {
             return Ok(());
         }
-        self.store.append(&stamped).map(|_| ())
+        // On an error nothing is written, and the state is no longer the
+        // log's: the caller stops, or takes the state up from the log again.
+        let mut all = std::mem::take(&mut self.deferred);
+        all.extend(stamped);
+        self.store.append(&all).map(|_| ())
+    }
+
+    /// Keeps records (already applied) to be written with the next commit
+    /// instead of one of their own: passes that decided nothing to act on
+    /// (see [`Record::Scheduled`]). Nothing was acted on because of them,
+    /// so a crash that loses them loses nothing anybody saw happen; a stop
+    /// writes them ([`State::flush`]).
+    pub fn defer(&mut self, stamped: Vec<(Time, Record)>) {
+        self.deferred.extend(stamped);
+    }
+
+    /// Writes the deferred records.
+    pub fn flush(&mut self) -> Result<(), allot_store::StoreError> {
+        self.record_stamped(Vec::new())
     }
 
     /// Where a job's standard output and error go, and whether each is

@@ -83,8 +83,13 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // One commit for the ends and the starts they made room for. The
     // starts are durable before any job runs (no job runs twice), and the
     // ends before their jobs' files go (a restart never mistakes an ended
-    // job for one that never started).
-    state.record_stamped(stamped).context("cannot write the event log")?;
+    // job for one that never started). A pass that decided nothing to act
+    // on waits for the next commit.
+    if stamped.iter().all(|(_, r)| matches!(r, Record::Scheduled { .. })) {
+        state.defer(stamped);
+    } else {
+        state.record_stamped(stamped).context("cannot write the event log")?;
+    }
     let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
     for id in ended {
         state.files.clean(id);
@@ -97,6 +102,9 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         if let Some(end) = start_job(state, job, &alloc, wake) {
             apply_all(state, vec![(t, end)], &mut unrun);
         }
+    }
+    if unrun.is_empty() {
+        return Ok(());
     }
     state.record_stamped(unrun).context("cannot write the event log")
 }

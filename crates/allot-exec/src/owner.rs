@@ -15,8 +15,6 @@
 //! supplementary groups, so a job reaches its group's files as a login of
 //! its owner would.
 
-use std::ffi::CString;
-
 use nix::unistd::{Gid, Uid, getgroups, setgroups, setresgid, setresuid};
 use serde::{Deserialize, Serialize};
 
@@ -32,15 +30,6 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// The owner named `user` from the password database, with their
-    /// groups; `None` when there is no such user.
-    pub fn of_user(user: &str) -> Option<Owner> {
-        let u = nix::unistd::User::from_name(user).ok().flatten()?;
-        let name = CString::new(user).ok()?;
-        let groups = nix::unistd::getgrouplist(&name, u.gid).unwrap_or_else(|_| vec![u.gid]);
-        Some(Owner { uid: u.uid.as_raw(), gid: u.gid.as_raw(), groups: groups.into_iter().map(Gid::as_raw).collect() })
-    }
-
     fn gids(&self) -> Vec<Gid> {
         self.groups.iter().map(|&g| Gid::from_raw(g)).collect()
     }

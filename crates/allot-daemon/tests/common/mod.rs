@@ -239,7 +239,7 @@ impl Throwaway {
 
     /// Removes the user now (as an administrator would, jobs or not).
     pub fn remove(&self) {
-        let _ = Command::new("userdel").arg(&self.name).output();
+        let _ = Command::new("userdel").args(["--force", &self.name]).output();
     }
 }
 
