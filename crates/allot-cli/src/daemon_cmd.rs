@@ -30,8 +30,14 @@ pub fn start(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     use std::os::unix::process::CommandExt;
     let mut child = cmd.stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log).process_group(0).spawn()?;
     let deadline = Instant::now() + Duration::from_secs(10);
+    // Started is answering: a request answered, not a socket that accepts.
+    let answers = || {
+        Client::connect(&socket)
+            .and_then(|mut c| c.call(Request::Queues))
+            .is_ok_and(|r| matches!(r, Response::Queues(_)))
+    };
     while Instant::now() < deadline {
-        if Client::connect(&socket).is_ok() {
+        if answers() {
             println!("allotd started (state in {}, log in allotd.log)", state.display());
             return Ok(ExitCode::SUCCESS);
         }

@@ -6,6 +6,7 @@ mod accounts;
 mod config;
 mod control;
 mod defaults;
+mod degraded;
 mod history;
 mod lists;
 mod metrics;

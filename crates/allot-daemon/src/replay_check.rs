@@ -119,7 +119,8 @@ impl Twin {
     fn request(&mut self, request: Request, t: Time) -> String {
         let (reply, answer) = oneshot::channel();
         let batch = vec![Message { caller: caller(), request, reply }];
-        handle_batch(&mut self.state, batch, &mut Vec::new(), t).expect("handled");
+        let handled = handle_batch(&mut self.state, batch, &mut Vec::new(), t);
+        assert!(handled.failed.is_none(), "{:?}", handled.failed);
         match answer.blocking_recv() {
             Ok(Answer::Response(r)) => format!("{r:?}"),
             Ok(Answer::Frames(_)) => "frames".into(),
@@ -128,7 +129,7 @@ impl Twin {
     }
 
     fn tick(&mut self, t: Time, wake: &mpsc::Sender<Input>) {
-        tick_once(&mut self.state, wake, t).expect("tick");
+        assert!(matches!(tick_once(&mut self.state, wake, t), crate::tick::Logged::Yes), "the tick's log");
     }
 
     /// Everything the commands and the engine show, as text.

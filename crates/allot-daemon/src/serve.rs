@@ -25,7 +25,7 @@ use crate::socket::accept_loop;
 use crate::startup::open_state;
 use crate::state::State;
 use crate::submit::submit;
-use crate::tick::tick_once;
+use crate::tick::{Logged, tick_once};
 use crate::{control, history, views};
 
 /// Who is asking: from the socket's peer credentials.
@@ -146,19 +146,33 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                     }
                 }
                 let mut lists = Vec::new();
-                let stop = !batch.is_empty() && handle_batch(&mut state, batch, &mut lists, now())?;
+                let handled = if batch.is_empty() {
+                    Handled { stop: false, failed: None }
+                } else {
+                    handle_batch(&mut state, batch, &mut lists, now())
+                };
                 // Answered before a shutdown in the same batch, as every
                 // other request of it is.
                 for list in lists {
                     write_job_list(&state, list).await;
                 }
-                if stop {
+                if let Some(why) = handled.failed {
+                    state = crate::degraded::take_up_again(state, &tx, now(), why)?;
+                    continue;
+                }
+                if handled.stop {
                     break;
                 }
                 // Submissions and job ends: dispatch at once.
-                tick_once(&mut state, &tx, now())?;
+                if let Logged::Failed(why) = tick_once(&mut state, &tx, now()) {
+                    state = crate::degraded::take_up_again(state, &tx, now(), why)?;
+                }
             }
-            _ = tick.tick() => tick_once(&mut state, &tx, now())?,
+            _ = tick.tick() => {
+                if let Logged::Failed(why) = tick_once(&mut state, &tx, now()) {
+                    state = crate::degraded::take_up_again(state, &tx, now(), why)?;
+                }
+            }
         }
     }
     let _ = std::fs::remove_file(&socket);
@@ -190,16 +204,12 @@ const NOT_ADMIN: &str = "User permission denied: only administrators may do this
 /// Handles a batch of requests with one commit; returns whether to stop.
 /// Job lists are only read, and written after the batch's commit, into
 /// `lists`.
-pub(crate) fn handle_batch(
-    state: &mut State,
-    batch: Vec<Message>,
-    lists: &mut Vec<JobList>,
-    t: Time,
-) -> anyhow::Result<bool> {
+pub(crate) fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut Vec<JobList>, t: Time) -> Handled {
     let daemon_uid = nix::unistd::Uid::effective().as_raw();
     let mut records = Vec::new();
     let mut replies = Vec::new();
     let mut stop = false;
+    let failing = state.write_failure.is_some();
     for Message { caller, request, reply } in batch {
         if daemon_uid != 0 && !is_admin(state, &caller) {
             let _ = reply.send(Answer::Response(Response::Error(format!(
@@ -208,6 +218,13 @@ pub(crate) fn handle_batch(
             ))));
             continue;
         }
+        let submission = matches!(request, Request::Submit(_));
+        if let Some(failure) = state.write_failure.as_ref().filter(|_| failing && crate::degraded::writes(&request)) {
+            let refused = crate::degraded::refusal(submission, &failure.why);
+            let _ = reply.send(Answer::Response(Response::Error(refused)));
+            continue;
+        }
+        let before = records.len();
         let response = match request {
             Request::Submit(s) => submit(state, &caller, s, t, &mut records),
             Request::Jobs(query) => {
@@ -258,15 +275,29 @@ pub(crate) fn handle_batch(
                 Response::Done
             }
         };
-        replies.push((reply, Answer::Response(response)));
+        let wrote = records.len() > before;
+        replies.push((reply, Answer::Response(response), wrote.then_some(submission)));
     }
-    // Durable before any answer: a failed commit stops the daemon, whose
-    // restart replays only what was committed.
-    state.record(t, records).context("cannot write the event log")?;
-    for (reply, response) in replies {
+    // Durable before any answer. Not written: what wrote is refused, and
+    // the state is taken up again from the log (see `degraded`).
+    let failed = state.record(t, records).err().map(|e| e.why_not_written());
+    for (reply, response, wrote) in replies {
+        let response = match (&failed, wrote) {
+            (Some(why), Some(submission)) => {
+                Answer::Response(Response::Error(crate::degraded::refusal(submission, why)))
+            }
+            _ => response,
+        };
         let _ = reply.send(response);
     }
-    Ok(stop)
+    Handled { stop, failed }
+}
+
+/// What handling a batch came to: whether to stop, and why the log could
+/// not be written if it could not.
+pub(crate) struct Handled {
+    pub(crate) stop: bool,
+    pub(crate) failed: Option<String>,
 }
 
 /// Applies a record now and keeps it for the batch's one commit (made

@@ -77,6 +77,7 @@ pub(crate) fn open_state(
         requests: Default::default(),
         deferred: Vec::new(),
         accounts: Default::default(),
+        write_failure: None,
     };
     for ((t, r), seq) in replayed.iter().zip(&seqs) {
         state.apply(*t, r).map_err(|e| {

@@ -182,6 +182,8 @@ pub struct State {
     pub deferred: Vec<(Time, Record)>,
     /// Job owners' accounts, as launches look them up.
     pub accounts: crate::accounts::Accounts,
+    /// Set while the log cannot be written (see `degraded`).
+    pub write_failure: Option<crate::degraded::WriteFailure>,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.

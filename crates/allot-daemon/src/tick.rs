@@ -5,17 +5,30 @@
 
 use allot_engine::{Decision, Time};
 use allot_store::Record;
-use anyhow::Context;
 use tokio::sync::mpsc;
 
 use crate::running::{measure, orphans, start_job};
 use crate::serve::Input;
 use crate::state::State;
 
-/// One tick at `t`. Only a log that cannot be written is an error: a job
-/// that cannot start, or a record the state refuses, is that job's
-/// problem, said in the daemon's log, and allotd goes on.
-pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> anyhow::Result<()> {
+/// Whether a tick's records were written.
+pub(crate) enum Logged {
+    Yes,
+    /// Not written, for this reason: the state must be taken up again
+    /// from the log (see `degraded`).
+    Failed(String),
+}
+
+/// One tick at `t`. A job that cannot start, or a record the state
+/// refuses, is that job's problem, said in the daemon's log, and allotd
+/// goes on; a log that cannot be written is said in the answer. While the
+/// log cannot be written, nothing is collected or started.
+pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> Logged {
+    match crate::degraded::check(state, wake, t) {
+        crate::degraded::Check::Writable => {}
+        crate::degraded::Check::Failing => return Logged::Yes,
+        crate::degraded::Check::Failed(why) => return Logged::Failed(why),
+    }
     state.clean(t.0);
     let mut stamped: Vec<(Time, Record)> = Vec::new();
     // Each end at the time its supervisor saw it (a job that ended while
@@ -87,8 +100,8 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // on waits for the next commit.
     if stamped.iter().all(|(_, r)| matches!(r, Record::Scheduled { .. })) {
         state.defer(stamped);
-    } else {
-        state.record_stamped(stamped).context("cannot write the event log")?;
+    } else if let Err(e) = state.record_stamped(stamped) {
+        return Logged::Failed(e.why_not_written());
     }
     let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
     for id in ended {
@@ -104,9 +117,12 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         }
     }
     if unrun.is_empty() {
-        return Ok(());
+        return Logged::Yes;
     }
-    state.record_stamped(unrun).context("cannot write the event log")
+    match state.record_stamped(unrun) {
+        Ok(()) => Logged::Yes,
+        Err(e) => Logged::Failed(e.why_not_written()),
+    }
 }
 
 /// Applies each record at its time and keeps those applied, in order, for

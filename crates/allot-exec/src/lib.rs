@@ -314,7 +314,7 @@ impl JobFiles {
         let report = run(&spec, |pgid| {
             // Durable: after a crash of the machine, it is what says the
             // job ran, so it is not run again. The job runs meanwhile.
-            let _ = self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes);
+            self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes).is_ok()
         });
         let report = report.unwrap_or_else(|e| {
             // Said on the job's standard error too, where it can be
@@ -325,7 +325,14 @@ impl JobFiles {
             ExitReport { exit: e.exit_code(), cpu_time: 0.0, max_rss_kb: 0, reason: Some(e.reason()), ended_at: 0 }
         });
         let report = ExitReport { ended_at: now_secs(), ..report };
-        self.write_report(job, &report)?;
+        // The report is how allotd hears of the end: on a full disk it is
+        // tried again every second until it is written.
+        while let Err(e) = self.write_report(job, &report) {
+            if !matches!(&e, ExecError::File { source, .. } if source.raw_os_error() == Some(28)) {
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
         Ok(report)
     }
 
@@ -540,7 +547,7 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
 }
 
 /// Runs the job and waits for it; `started` hears its process group.
-pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, ExecError> {
+pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<ExitReport, ExecError> {
     let (stdout, mut stderr) = open_outputs(spec)?;
     let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
     let cwd = as_owner(owner, || working_directory(spec, &mut stderr))??;
@@ -581,8 +588,23 @@ pub fn run(spec: &ExecSpec, started: impl FnOnce(i32)) -> Result<ExitReport, Exe
     });
     let spawned = cmd.spawn();
     let status = spawned.and_then(|mut child| {
-        started(child.id() as i32);
-        child.wait()
+        let pgid = child.id() as i32;
+        if started(pgid) {
+            return child.wait();
+        }
+        // Not recorded (a full disk): allotd could not signal the job, so
+        // it is tried again every second while the job runs.
+        loop {
+            for _ in 0..4 {
+                if let Some(status) = child.try_wait()? {
+                    return Ok(status);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+            if started(pgid) {
+                return child.wait();
+            }
+        }
     });
     let measured = in_cgroup.and_then(cgroup::read_usage);
     if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
@@ -687,6 +709,7 @@ mod tests {
         let mut born_in = String::new();
         let report = run(&s, |pid| {
             born_in = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+            true
         })
         .expect("ran");
         let line = born_in.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or_default().trim();
@@ -722,7 +745,7 @@ mod tests {
         let dir = temp("kill");
         let s = spec(&dir, 1, "sleep 30 & sleep 30; wait");
         let (tx, rx) = std::sync::mpsc::channel();
-        let waiter = std::thread::spawn(move || run(&s, |pgid| tx.send(pgid).expect("send")));
+        let waiter = std::thread::spawn(move || run(&s, |pgid| tx.send(pgid).is_ok()));
         let pgid = rx.recv().expect("started");
         std::thread::sleep(std::time::Duration::from_millis(100));
         signal_group(pgid, nix::sys::signal::Signal::SIGTERM).expect("signal");
@@ -864,7 +887,7 @@ mod tests {
     #[test]
     fn a_plain_command_runs_with_its_arguments_and_exit_code() {
         let dir = temp("direct");
-        let report = run(&spec(&dir, 3, "ls /no-such-directory-here"), |_| {}).expect("ran");
+        let report = run(&spec(&dir, 3, "ls /no-such-directory-here"), |_| true).expect("ran");
         assert_eq!(report.exit, 2, "ls's own exit code for a missing operand");
         assert!(std::fs::read_to_string(dir.join("err")).expect("err").contains("no-such-directory-here"));
     }

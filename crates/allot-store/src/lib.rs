@@ -39,6 +39,21 @@ pub enum StoreError {
     Schema { path: String, found: i64, known: i64 },
 }
 
+impl StoreError {
+    /// Why a write failed, as a user is told: a full disk in plain words.
+    pub fn why_not_written(&self) -> String {
+        let full = match self {
+            StoreError::Sql(rusqlite::Error::SqliteFailure(e, _))
+            | StoreError::Open { source: rusqlite::Error::SqliteFailure(e, _), .. } => {
+                e.code == rusqlite::ErrorCode::DiskFull
+            }
+            StoreError::File { source, .. } => source.raw_os_error() == Some(28),
+            _ => false,
+        };
+        if full { "no space left on the state disk".into() } else { self.to_string() }
+    }
+}
+
 /// A submission environment. Shared: allotd keeps one copy for every job
 /// submitted with the same one (most of a user's jobs).
 pub type Env = std::sync::Arc<[(String, String)]>;
@@ -326,6 +341,23 @@ impl Store {
             out.push((Time(time.max(0) as u64), record));
         }
         Ok(out)
+    }
+
+    /// Whether the log can be written now: a write of a few kilobytes,
+    /// taken back, made durable. Used to tell when a full disk has room
+    /// again.
+    pub fn probe(&self) -> Result<(), StoreError> {
+        let written = self.conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS probe (x BLOB);
+             INSERT INTO probe VALUES (zeroblob(16384));
+             DELETE FROM probe;
+             COMMIT;",
+        );
+        if written.is_err() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        Ok(written?)
     }
 
     /// How many records the log holds.
