@@ -64,6 +64,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             Err(diags) => return Err(anyhow!("{}: invalid configuration:\n{diags}", dir.display())),
         },
         (None, policy) => {
+            workload.machine.check().map_err(|(line, e)| anyhow!("{}:{line}: {e}", args.workload.display()))?;
             let policy = policy.unwrap_or(Policy::Fairshare);
             let mut config = default_engine(&workload, policy);
             if args.backfill || args.reserve {

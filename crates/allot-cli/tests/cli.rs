@@ -521,3 +521,46 @@ fn bsub_asks_again_for_a_lost_answer_with_the_same_request() {
     let ids = server.join().expect("server");
     assert_eq!(ids[0], ids[1], "the same request both times");
 }
+
+/// Hostile traces: a header asking for more than allot simulates is
+/// refused at its line (before, it aborted on allocation or took 8.8 GB),
+/// and a job field of 1e308 is skipped with why (before, it made
+/// `--policy slurm-fairtree` run for ever).
+#[test]
+fn hostile_traces_are_refused_or_skipped_never_run_away() {
+    let dir = std::env::temp_dir().join(format!("allot-cli-hostile-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let job = |id: u32, runtime: &str| format!("{id} {id}0 0 {runtime} 1 -1 -1 1 200 -1 1 {id} -1 -1 -1 -1 -1 -1\n");
+    for (header, what) in [
+        ("; MaxProcs: 99999999999\n", "MaxProcs: 99999999999 is more than the 1000000000 processors allot simulates"),
+        ("; MaxProcs: 100000000\n", "MaxProcs: 100000000 without MaxNodes would be 100000000 one-slot hosts"),
+    ] {
+        let trace = dir.join("big.swf");
+        std::fs::write(&trace, format!("; Version: 2.2\n{header}{}", job(1, "100"))).expect("trace");
+        let out = allot(&["sim", trace.to_str().expect("utf-8"), "--out", dir.join("out").to_str().expect("utf-8")]);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains(&format!("{}:2: {what}", trace.display())), "{}", stderr(&out));
+    }
+    let trace = dir.join("field.swf");
+    std::fs::write(
+        &trace,
+        format!("; MaxProcs: 4\n; MaxNodes: 4\n{}{}{}", job(1, "1e308"), job(2, "100"), job(3, "50")),
+    )
+    .expect("trace");
+    let out = allot(&[
+        "sim",
+        trace.to_str().expect("utf-8"),
+        "--policy",
+        "slurm-fairtree",
+        "--out",
+        dir.join("out").to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("field.swf:3: skipped: run time 18446744073709551615 s is more than 10000000000 s"),
+        "{text}"
+    );
+    assert!(stdout(&out).contains("2 jobs ran, 1 skipped"), "{}", stdout(&out));
+}

@@ -299,7 +299,7 @@ impl Engine {
         }
         self.dirty = false;
         self.passes += 1;
-        self.cooldown_ends = (!expired.is_empty()).then(|| Time(t.0 + u64::from(self.config.mbd_sleep_time.max(1))));
+        self.cooldown_ends = (!expired.is_empty()).then(|| t.after(u64::from(self.config.mbd_sleep_time.max(1))));
         self.rsv_cooldown = expired;
         self.invalidate_timed_predictions();
         self.divide_pools(t);
@@ -387,7 +387,7 @@ impl Engine {
         // last periodic one (one chain of wake-ups, not one per pass).
         if let Some(mf) = self.mf.as_mut().filter(|m| m.spec.params.calc_period > 0 && !unit.fcfs.is_empty()) {
             if mf.next_calc.is_none_or(|due| due <= t) {
-                let next = Time(t.0 + mf.spec.params.calc_period);
+                let next = t.after(mf.spec.params.calc_period);
                 mf.next_calc = Some(next);
                 self.wakeups.insert(next);
             }
@@ -684,7 +684,7 @@ impl Engine {
             let interruptible = self.queues[job.queue].spec.interruptible;
             // An interruptible backfill job may use what stays unneeded for
             // longer than the queue's time slice.
-            let until = Time(t.0 + interruptible.map_or(limit, |slice| slice + 1));
+            let until = t.after(interruptible.map_or(limit, |slice| slice + 1));
             let (queue, slots) = (job.queue, job.slots);
             let tried = plain && failed.implies_backfill(queue, slots, until);
             // Any job needs that many slots free or borrowable (its own
@@ -699,7 +699,7 @@ impl Engine {
                     let mut until = until;
                     if interruptible.is_some() {
                         let cut = self.interrupt_limit(&alloc, until, t, limit);
-                        until = Time(t.0 + cut);
+                        until = t.after(cut);
                         if let Some(j) = self.jobs.get_mut(&id) {
                             j.backfill_limit = Some(cut);
                         }

@@ -164,7 +164,7 @@ impl Engine {
 /// After `seconds` from `start`, or at the termination deadline `term` when
 /// that comes first; `None` with neither.
 pub(crate) fn ends_by(start: Time, seconds: Option<u64>, term: Option<Time>) -> Option<Time> {
-    let by_time = seconds.map(|d| Time(start.0 + d));
+    let by_time = seconds.map(|d| start.after(d));
     match (by_time, term) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

@@ -176,7 +176,7 @@ impl Engine {
                 let wait = u64::from(n) * u64::from(self.config.mbd_sleep_time);
                 // A host that started a job of this queue at `last` takes
                 // the next one only after the interval.
-                if host.per_queue.contains_key(&job.queue) && t.0 < last.0 + wait {
+                if host.per_queue.contains_key(&job.queue) && t.0 < last.0.saturating_add(wait) {
                     return 0;
                 }
             }

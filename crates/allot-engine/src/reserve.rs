@@ -400,7 +400,7 @@ impl Engine {
     /// When a reservation made at `t` in `queue` starts and expires.
     pub(crate) fn reservation_time(&self, queue: usize, t: Time) -> (Time, Time) {
         let cycles = self.queues[queue].spec.reserve.map_or(0, |r| r.cycles);
-        (t, Time(t.0 + u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
+        (t, t.after(u64::from(cycles) * u64::from(self.config.mbd_sleep_time)))
     }
 
     /// `id` holds `r` from now on, its hosts holding it already: the

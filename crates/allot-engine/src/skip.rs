@@ -247,7 +247,7 @@ impl Engine {
                     let limit = own.into_iter().chain(with_default).min();
                     if let Some(limit) = limit.filter(|&l| l < shortest) {
                         shortest = limit;
-                        let until = Time(t.0 + limit);
+                        let until = t.after(limit);
                         if failed.implies_backfill(q, n, until) {
                             continue;
                         }
@@ -347,7 +347,7 @@ impl Engine {
         }
         let backfills = spec.backfill && self.holds_reserved_hosts();
         let Some(limit) = self.effective_run_limit(q, own).filter(|_| backfills) else { return false };
-        let until = Time(t.0 + limit);
+        let until = t.after(limit);
         !failed.implies_backfill(q, slots, until) && u64::from(slots) <= free + self.borrowable(until, t)
     }
 }

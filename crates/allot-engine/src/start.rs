@@ -68,7 +68,7 @@ impl Engine {
         }
         self.hold_hosts(res.as_deref(), exclusive, &alloc, true);
         if let Some(n) = accept {
-            self.wakeups.insert(Time(t.0 + u64::from(n) * u64::from(self.config.mbd_sleep_time)));
+            self.wakeups.insert(t.after(u64::from(n) * u64::from(self.config.mbd_sleep_time)));
         }
         let lambda = self.pool_lambda;
         let q = &mut self.queues[queue];

@@ -9,6 +9,12 @@ use serde::{Deserialize, Serialize};
 pub struct Time(pub u64);
 
 impl Time {
+    /// `secs` after this time; never past the end of time (`u64::MAX`,
+    /// which is "never"), so no input's limit or period can wrap the clock.
+    pub fn after(self, secs: u64) -> Time {
+        Time(self.0.saturating_add(secs))
+    }
+
     /// Seconds as a float, for the usage formulas.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64

@@ -50,30 +50,36 @@ pub fn read(text: &str) -> Workload {
                 let opt = if opts.term_time.is_some() { "-t" } else { "-c" };
                 w.skipped.push(Skipped { line, reason: format!("bsub: {opt}: not supported in a workload") });
             }
-            Ok(opts) => w.jobs.push(WorkloadJob {
-                id: line,
-                line,
-                submit: parsed.submit,
-                user: parsed.user,
-                group: None,
-                charge_group: opts.group,
-                queue: opts.queue,
-                slots: opts.slots.map_or(1, |s| s.min),
-                runtime: parsed.runtime,
-                run_limit: opts.run_limit,
-                run_estimate: opts.estimated_run_time,
-                exclusive: opts.exclusive,
-                app: opts.app,
-                cpu_time: parsed.cpu_time,
-                memory_mb: (parsed.mem > 0.0).then_some(parsed.mem),
-                gpus: parsed.gpus,
-                energy: parsed.energy,
-                exit: 0,
-                priority: opts.priority,
-                project: opts.project,
-                qos: opts.qos,
-                user_factor: opts.user_factor,
-            }),
+            Ok(opts) => {
+                let job = WorkloadJob {
+                    id: line,
+                    line,
+                    submit: parsed.submit,
+                    user: parsed.user,
+                    group: None,
+                    charge_group: opts.group,
+                    queue: opts.queue,
+                    slots: opts.slots.map_or(1, |s| s.min),
+                    runtime: parsed.runtime,
+                    run_limit: opts.run_limit,
+                    run_estimate: opts.estimated_run_time,
+                    exclusive: opts.exclusive,
+                    app: opts.app,
+                    cpu_time: parsed.cpu_time,
+                    memory_mb: (parsed.mem > 0.0).then_some(parsed.mem),
+                    gpus: parsed.gpus,
+                    energy: parsed.energy,
+                    exit: 0,
+                    priority: opts.priority,
+                    project: opts.project,
+                    qos: opts.qos,
+                    user_factor: opts.user_factor,
+                };
+                match job.out_of_range() {
+                    None => w.jobs.push(job),
+                    Some(reason) => w.skipped.push(Skipped { line, reason }),
+                }
+            }
             Err(e) => w.skipped.push(Skipped { line, reason: format!("bsub: {e}") }),
         }
     }

@@ -59,6 +59,10 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
     let largest = w.jobs.iter().map(|j| u64::from(j.slots)).max().unwrap_or(1);
     let procs = w.machine.max_procs.filter(|&p| p > 0).unwrap_or(largest);
     let nodes = w.machine.max_nodes.filter(|&n| n > 0 && n <= procs).unwrap_or(procs);
+    // A header past what allot simulates is refused before this (see
+    // `Machine::check`); kept within it all the same.
+    let (procs, nodes) = (procs.min(crate::workload::MAX_PROCS), nodes.min(crate::workload::MAX_HOSTS));
+    let nodes = nodes.min(procs);
     let width = nodes.to_string().len();
     let hosts = (0..nodes)
         .map(|i| {
@@ -98,7 +102,7 @@ mod tests {
     use crate::workload::Machine;
 
     fn machine(max_procs: Option<u64>, max_nodes: Option<u64>) -> Workload {
-        Workload { machine: Machine { max_procs, max_nodes }, ..Workload::default() }
+        Workload { machine: Machine { max_procs, max_nodes, ..Machine::default() }, ..Workload::default() }
     }
 
     #[test]

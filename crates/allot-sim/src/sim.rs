@@ -183,8 +183,8 @@ pub fn run(
             // an interruptible backfill start cut it to.
             let runtime = left.get(&id).copied().unwrap_or(job.runtime);
             let (end, killed) = match engine.job_run_limit(id) {
-                Some(limit) if opts.kill_at_limit && runtime > limit => (t + limit, true),
-                _ => (t + runtime, false),
+                Some(limit) if opts.kill_at_limit && runtime > limit => (t.saturating_add(limit), true),
+                _ => (t.saturating_add(runtime), false),
             };
             ends.push(Reverse((end, id)));
             // What it reports as it runs (the trace gives one figure for

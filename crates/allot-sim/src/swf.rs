@@ -65,8 +65,8 @@ fn read_bytes(bytes: &[u8], queues: QueueField, parts: usize) -> Workload {
     let mut w = Workload::default();
     w.jobs.reserve(read.iter().map(|p| p.jobs.len()).sum());
     for part in read {
-        for comment in &part.headers {
-            header(comment, &mut w.machine);
+        for (line, comment) in &part.headers {
+            header(comment, *line, &mut w.machine);
         }
         w.jobs.extend(part.jobs);
         w.skipped.extend(part.skipped);
@@ -104,8 +104,8 @@ fn split_lines(bytes: &[u8], parts: usize) -> Vec<(u64, u64, &[u8])> {
 struct Part {
     jobs: Vec<WorkloadJob>,
     skipped: Vec<Skipped>,
-    /// Header comments (without the `;`), in order.
-    headers: Vec<String>,
+    /// Header comments (without the `;`) with their lines, in order.
+    headers: Vec<(u64, String)>,
 }
 
 /// Reads the lines of `text` (`ends` line ends), the first of which is
@@ -133,10 +133,10 @@ fn read_part(text: &[u8], first: u64, ends: u64, queues: QueueField) -> Part {
             continue;
         }
         if let Some(comment) = line.strip_prefix(b";") {
-            part.headers.push(String::from_utf8_lossy(comment).trim().to_string());
+            part.headers.push((line_no, String::from_utf8_lossy(comment).trim().to_string()));
             continue;
         }
-        match job(line, line_no, queues, &mut names) {
+        match job(line, line_no, queues, &mut names).and_then(|j| j.out_of_range().map_or(Ok(j), Err)) {
             Ok(j) => part.jobs.push(j),
             Err(reason) => part.skipped.push(Skipped { line: line_no, reason }),
         }
@@ -181,17 +181,21 @@ fn number(field: &[u8]) -> Option<f64> {
         let n = digits.iter().fold(0i64, |n, &b| n * 10 + i64::from(b - b'0'));
         return Some(if negative { -n as f64 } else { n as f64 });
     }
-    std::str::from_utf8(field).ok()?.parse::<f64>().ok()
+    // `inf` and `NaN` read as numbers, and are none.
+    std::str::from_utf8(field).ok()?.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-fn header(comment: &str, m: &mut Machine) {
+/// A header comment that describes the machine; what it asks is checked
+/// against what allot simulates ([`Machine::check`]) before a machine is
+/// made of it.
+fn header(comment: &str, line: u64, m: &mut Machine) {
     let Some((key, value)) = comment.split_once(':') else { return };
     let number = value.split_whitespace().next().and_then(|v| v.parse::<u64>().ok());
     let whole_number = value.trim().parse::<u64>().ok();
     match key.trim() {
-        "MaxProcs" => m.max_procs = number,
+        "MaxProcs" => (m.max_procs, m.procs_line) = (number, line),
         // CTC: `338 (batch partition; 512 total)` is text, not a number.
-        "MaxNodes" => m.max_nodes = whole_number,
+        "MaxNodes" => (m.max_nodes, m.nodes_line) = (whole_number, line),
         _ => {}
     }
 }
@@ -296,7 +300,7 @@ mod tests {
     #[test]
     fn jobs_header_and_skips() {
         let w = read(SAMPLE.as_bytes(), QueueField::Queue).expect("read");
-        assert_eq!(w.machine, Machine { max_procs: Some(100), max_nodes: Some(100) });
+        assert_eq!((w.machine.max_procs, w.machine.max_nodes), (Some(100), Some(100)));
         assert_eq!(w.jobs.len(), 2);
         let j = &w.jobs[0];
         assert_eq!((j.id, j.submit, j.slots, j.runtime, j.run_limit), (1, 0, 4, 100, Some(200)));
@@ -337,6 +341,9 @@ mod tests {
             let line = format!("1 {s} 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 7 -1 -1\n");
             let w = read(line.as_bytes(), QueueField::None).expect("read");
             match number(s.as_bytes()) {
+                Some(n) if n as u64 > crate::workload::MAX_SECONDS => {
+                    assert!(w.skipped[0].reason.starts_with("submit time"), "{s}: {:?}", w.skipped);
+                }
                 Some(n) => assert_eq!(w.jobs.first().map(|j| j.submit), Some(n as u64), "{s}"),
                 None => assert_eq!(
                     w.skipped.first().map(|k| k.reason.clone()),
@@ -369,7 +376,7 @@ mod tests {
             }
         }
         let one = read_bytes(text.as_bytes(), QueueField::Queue, 1);
-        assert_eq!(one.machine, Machine { max_procs: Some(128), max_nodes: Some(8) });
+        assert_eq!((one.machine.max_procs, one.machine.max_nodes), (Some(128), Some(8)));
         assert_eq!(one.skipped, [Skipped { line: 306, reason: "expected 18 fields, found 4".into() }]);
         for parts in 2..=5 {
             let w = read_bytes(text.as_bytes(), QueueField::Queue, parts);
@@ -401,6 +408,54 @@ mod tests {
     fn max_nodes_that_is_text_is_no_number() {
         let w = read("; MaxNodes: 338 (batch partition; 512 total)\n; MaxProcs: 338\n".as_bytes(), QueueField::None)
             .expect("read");
-        assert_eq!(w.machine, Machine { max_procs: Some(338), max_nodes: None });
+        assert_eq!((w.machine.max_procs, w.machine.max_nodes), (Some(338), None));
+    }
+
+    /// A header asks for no more than allot simulates, and says where it
+    /// asked: 99999999999 processors, or 10^8 one-slot hosts, are refused
+    /// at their line; 10^8 processors on 1,000 hosts are a machine.
+    #[test]
+    fn a_header_asks_for_no_more_than_allot_simulates() {
+        let machine = |text: &str| read(text.as_bytes(), QueueField::None).expect("read").machine.check();
+        let err = machine("; Version: 2.2\n; MaxProcs: 99999999999\n").expect_err("refused");
+        assert_eq!(err, (2, "MaxProcs: 99999999999 is more than the 1000000000 processors allot simulates".into()));
+        let err = machine("; MaxProcs: 100000000\n").expect_err("refused");
+        assert_eq!(err.0, 1);
+        assert!(err.1.contains("without MaxNodes would be 100000000 one-slot hosts"), "{}", err.1);
+        assert_eq!(machine("; MaxProcs: 100000000\n; MaxNodes: 1000\n"), Ok(()));
+        let err = machine("; MaxNodes: 2000000\n; MaxProcs: 4000000\n").expect_err("refused");
+        assert_eq!(err, (1, "MaxNodes: 2000000 is more than the 1000000 hosts allot simulates".into()));
+    }
+
+    /// Times past 317 years, and numbers that are no numbers (`inf`,
+    /// `NaN`), skip their job with why; the others are read.
+    #[test]
+    fn fields_past_what_a_simulation_takes_skip_their_job() {
+        let line = |field: usize, value: &str| {
+            let mut f = vec![
+                "1", "0", "0", "100", "1", "-1", "-1", "1", "200", "-1", "1", "1", "-1", "-1", "-1", "-1", "-1", "-1",
+            ];
+            f[field - 1] = value;
+            f.join(" ")
+        };
+        let text = [
+            line(2, "1e308"),
+            line(4, "1e308"),
+            line(9, "1e11"),
+            line(6, "1e300"),
+            line(4, "inf"),
+            line(4, "NaN"),
+            line(4, "5"),
+        ]
+        .join("\n");
+        let w = read(text.as_bytes(), QueueField::None).expect("read");
+        assert_eq!(w.jobs.len(), 1, "{:?}", w.skipped);
+        let reasons: Vec<&str> = w.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert!(reasons[0].starts_with("submit time 18446744073709551615 s is more than 10000000000 s"), "{reasons:?}");
+        assert!(reasons[1].starts_with("run time "), "{reasons:?}");
+        assert!(reasons[2].starts_with("run limit 100000000000 s"), "{reasons:?}");
+        assert_eq!(reasons[3], "CPU time 1e300 is out of range (at most 1e15)");
+        assert_eq!(reasons[4], "field 4 (`inf`) is not a number");
+        assert_eq!(reasons[5], "field 4 (`NaN`) is not a number");
     }
 }

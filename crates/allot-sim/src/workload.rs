@@ -54,12 +54,80 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// What a workload file's header says of the machine it ran on.
+/// The most seconds a workload's time may be (a submission time, a run
+/// time, a limit): about 317 years. Beyond it a trace is damaged or
+/// hostile, and the simulated clock (and every report over it) would run
+/// for ever.
+pub const MAX_SECONDS: u64 = 10_000_000_000;
+
+/// The most a workload's measure may be (CPU seconds, MB, joules).
+pub const MAX_MEASURE: f64 = 1e15;
+
+/// The most hosts, and processors, a machine of a trace's header may ask
+/// for: beyond, give a configuration (`--config`).
+pub const MAX_HOSTS: u64 = 1_000_000;
+pub const MAX_PROCS: u64 = 1_000_000_000;
+
+impl WorkloadJob {
+    /// Why the job is beyond what a simulation takes, if it is: a time
+    /// past [`MAX_SECONDS`], or a measure that is not a number or past
+    /// [`MAX_MEASURE`]. Both readers skip such a job with this reason.
+    pub fn out_of_range(&self) -> Option<String> {
+        let times =
+            [("submit time", Some(self.submit)), ("run time", Some(self.runtime)), ("run limit", self.run_limit)];
+        for (what, t) in times {
+            if let Some(t) = t.filter(|&t| t > MAX_SECONDS) {
+                return Some(format!("{what} {t} s is more than {MAX_SECONDS} s (317 years)"));
+            }
+        }
+        if let Some(t) = self.run_estimate.filter(|&t| t > MAX_SECONDS) {
+            return Some(format!("estimated run time {t} s is more than {MAX_SECONDS} s (317 years)"));
+        }
+        let measures =
+            [("CPU time", self.cpu_time), ("memory", self.memory_mb.unwrap_or(0.0)), ("energy", self.energy)];
+        measures.into_iter().find_map(|(what, v)| {
+            (!v.is_finite() || v.abs() > MAX_MEASURE)
+                .then(|| format!("{what} {v:e} is out of range (at most {MAX_MEASURE:e})"))
+        })
+    }
+}
+
+/// What a workload file's header says of the machine it ran on, with the
+/// lines that said it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Machine {
     pub max_procs: Option<u64>,
     /// `None` when missing or not a number (CTC's `338 (batch ...)`).
     pub max_nodes: Option<u64>,
+    pub procs_line: u64,
+    pub nodes_line: u64,
+}
+
+impl Machine {
+    /// Whether the machine the header describes can be simulated: at most
+    /// [`MAX_PROCS`] processors on at most [`MAX_HOSTS`] hosts (MaxProcs
+    /// one-slot hosts without MaxNodes). The error has the header line.
+    pub fn check(&self) -> Result<(), (u64, String)> {
+        if let Some(p) = self.max_procs.filter(|&p| p > MAX_PROCS) {
+            return Err((
+                self.procs_line,
+                format!("MaxProcs: {p} is more than the {MAX_PROCS} processors allot simulates"),
+            ));
+        }
+        match (self.max_procs.filter(|&p| p > 0), self.max_nodes.filter(|&n| n > 0)) {
+            (_, Some(n)) if n > MAX_HOSTS => {
+                Err((self.nodes_line, format!("MaxNodes: {n} is more than the {MAX_HOSTS} hosts allot simulates")))
+            }
+            (Some(p), None) if p > MAX_HOSTS => Err((
+                self.procs_line,
+                format!(
+                    "MaxProcs: {p} without MaxNodes would be {p} one-slot hosts, more than the {MAX_HOSTS} allot \
+                     simulates: give MaxNodes, or a configuration (--config)"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A workload read from a file.

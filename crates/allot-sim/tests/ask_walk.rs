@@ -41,7 +41,11 @@ fn replay(w: &Workload, policy: Policy, queue: Queue, kill_at_limit: bool, index
 
 fn machine(jobs: Vec<WorkloadJob>, nodes: u64, per_node: u64) -> Workload {
     let procs = nodes * per_node;
-    Workload { jobs, skipped: Vec::new(), machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes) } }
+    Workload {
+        jobs,
+        skipped: Vec::new(),
+        machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes), ..Machine::default() },
+    }
 }
 
 /// Four one-slot hosts: a long job holds one, a 4-slot job reserves the

@@ -41,7 +41,11 @@ fn replay(w: &Workload, policy: Policy, backfill: bool, expiry: Expiry) -> (Outc
 
 /// `jobs` on four one-slot hosts.
 fn four_hosts(jobs: Vec<WorkloadJob>) -> Workload {
-    Workload { jobs, skipped: Vec::new(), machine: Machine { max_procs: Some(4), max_nodes: Some(4) } }
+    Workload {
+        jobs,
+        skipped: Vec::new(),
+        machine: Machine { max_procs: Some(4), max_nodes: Some(4), ..Machine::default() },
+    }
 }
 
 fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
@@ -223,7 +227,7 @@ proptest! {
         let w = Workload {
             jobs,
             skipped: Vec::new(),
-            machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes) },
+            machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes), ..Machine::default() },
         };
         let policy = if fairshare { Policy::Fairshare } else { Policy::Fcfs };
         let (with, _) = replay(&w, policy, backfill, Expiry::HandOver);
