@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use allot_proto::{JobInfo, JobStatus};
 
-use crate::lsf::{exec_hosts, lsf_time};
+use crate::lsf::exec_hosts;
 
 /// Memory as LSF shows it: `12 Mbytes`.
 pub(crate) fn mbytes(kb: u64) -> String {
@@ -17,12 +17,10 @@ pub(crate) fn minutes(secs: u64) -> String {
     format!("{:.1} min", secs as f64 / 60.0)
 }
 
-/// `Sat Nov 21 20:55:01`: the date of the long form (UTC).
+/// `Sat Nov 21 20:55:01`: the date of the long form, in the local time
+/// zone (see [`crate::clock`]).
 pub(crate) fn long_time(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    let day = DAYS[((secs / 86_400) % 7) as usize];
-    let hm = lsf_time(secs);
-    format!("{day} {hm}:{:02}", secs % 60)
+    crate::clock::long_in(secs, crate::clock::zone())
 }
 
 /// What a pending job holds reserved, as `bjobs -l` shows it: the slots

@@ -215,8 +215,9 @@ fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A date as LSF shows it: `Nov 21 20:55` (UTC). A list shows the same
-/// minute many times over, so the last one is kept.
+/// A date as LSF shows it: `Nov 21 20:55`, in the local time zone (see
+/// [`crate::clock`]). A list shows the same minute many times over, so the
+/// last one is kept.
 pub fn lsf_time(secs: u64) -> String {
     let mut out = String::new();
     push_lsf_time(&mut out, secs);
@@ -239,10 +240,7 @@ pub fn push_lsf_time(out: &mut String, secs: u64) {
 }
 
 fn minute_of(secs: u64) -> String {
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let rem = secs % 86_400;
-    let (_, month, day) = allot_engine::time::civil_from_days((secs / 86_400) as i64);
-    format!("{} {:>2} {:02}:{:02}", MONTHS[(month - 1) as usize], day, rem / 3600, (rem % 3600) / 60)
+    crate::clock::minute_in(secs, crate::clock::zone())
 }
 
 /// A host of a job's allocation as LSF shows it: `hostA`, or `2*hostA`

@@ -4,6 +4,7 @@ mod bench_cmd;
 mod bhist;
 mod bjobs;
 mod bslots;
+mod clock;
 mod config_cmd;
 mod control;
 mod daemon_cmd;

@@ -592,3 +592,25 @@ fn a_multifactor_cluster_takes_jobs_by_association() {
     assert_eq!(jobs[0]["factors"]["user"], 0.5);
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
+
+/// Dates show in the local time zone, as LSF's commands show them: the
+/// same job's submission, nine hours on under `TZ=JST-9` from `TZ=UTC0`.
+#[test]
+fn dates_show_in_the_local_time_zone() {
+    let dir = tempdir("timezone");
+    let d = Daemon::start(&dir.join("state"));
+    let job = submitted_id(&d.cmd(&["bsub", "sleep", "30"], &dir)).to_string();
+    let submitted = |tz: &str| {
+        let out = std::process::Command::new(allot())
+            .args(["bjobs", "-o", "submit_time", "-noheader", &job])
+            .env("ALLOT_STATE_DIR", &d.state)
+            .env("TZ", tz)
+            .output()
+            .expect("bjobs");
+        stdout(&out).trim().to_string()
+    };
+    let (utc, tokyo) = (submitted("UTC0"), submitted("JST-9"));
+    let hour = |text: &str| -> u32 { text.rsplit(' ').next().and_then(|hm| hm[..2].parse().ok()).expect("HH:MM") };
+    assert_eq!((hour(&utc) + 9) % 24, hour(&tokyo), "{utc} then {tokyo}");
+    assert!(d.cmd(&["bkill", &job], &dir).status.success());
+}
