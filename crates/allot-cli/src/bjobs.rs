@@ -518,6 +518,7 @@ pub(crate) mod tests {
             max_mem_kb: None,
             reserved: None,
             exit_reason: None,
+            exec_cwd: None,
         }
     }
 

@@ -76,7 +76,7 @@ pub(crate) fn long(j: &JobInfo) -> String {
             hosts.join("> <"),
             j.slots,
             hosts.join("> <"),
-            j.cwd
+            j.exec_cwd.as_deref().unwrap_or(&j.cwd)
         );
     }
     if let (None, Some(mem)) = (j.end_time, j.mem_kb) {

@@ -142,6 +142,7 @@ mod tests {
             max_mem_kb: None,
             reserved: None,
             exit_reason: None,
+            exec_cwd: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

@@ -630,6 +630,7 @@ impl State {
             max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
             reserved,
             exit_reason: j.exit_reason.as_deref(),
+            exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd(id).display().to_string())),
         }
     }
 }

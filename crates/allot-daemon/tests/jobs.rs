@@ -73,7 +73,8 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     let app = d.cmd(&["bsub", "-app", "nosuch", "true"], &dir);
     assert!(!app.status.success());
     assert_eq!(stderr(&app), "bsub: -app nosuch: no such application profile (lsb.applications). Job not submitted.\n");
-    // A -cwd with patterns is made (0700); one without runs in /tmp.
+    // A -cwd with patterns is made (0700), and bjobs -l shows it; one
+    // without that is not there ends the job before it starts.
     let made = d.cmd(&["bsub", "-K", "-P", "climate", "-cwd", "scratch/%P/%J", "pwd > where"], &dir);
     assert!(made.status.success(), "{}", stderr(&made));
     let made_id = submitted_id(&made);
@@ -84,12 +85,33 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
     );
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&made_dir).expect("made").permissions().mode() & 0o777, 0o700);
-    let lost = d.cmd(&["bsub", "-K", "-cwd", "nowhere", "-o", "/tmp/allot-e2e-lost.%J", "pwd"], &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &made_id.to_string()], &dir));
+    assert!(long.contains(&format!("Execution CWD <{}>;", made_dir.display())), "the directory it ran in: {long}");
+    let lost = d.cmd(&["bsub", "-cwd", "nowhere", "-o", "/tmp/allot-e2e-lost.%J", "pwd"], &dir);
     let lost_id = submitted_id(&lost);
-    let out = std::fs::read_to_string(format!("/tmp/allot-e2e-lost.{lost_id}")).expect("output");
-    assert!(out.ends_with("\n/tmp\n") && out.contains("does not exist; the job runs in /tmp"), "{out}");
+    d.wait_for(lost_id, "EXIT", &dir);
+    let why = format!(
+        "The job could not start: the working directory {} does not exist (TERM_CWD_NOTEXIST);",
+        dir.join("nowhere").display()
+    );
+    let long = stdout(&d.cmd(&["bjobs", "-l", &lost_id.to_string()], &dir));
+    let hist = stdout(&d.cmd(&["bhist", "-l", &lost_id.to_string()], &dir));
+    assert!(long.contains(&why) && hist.contains(&why), "{long}\n{hist}");
     let _ = std::fs::remove_file(format!("/tmp/allot-e2e-lost.{lost_id}"));
     assert!(!dir.join("nowhere").exists());
+    // A program that is not there, and an -o directory that is not there.
+    let missing = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "no-such-program-anywhere", "x"], &dir));
+    let no_dir = submitted_id(&d.cmd(&["bsub", "-o", "no/such/dir/out", "true"], &dir));
+    d.wait_for(missing, "EXIT", &dir);
+    d.wait_for(no_dir, "EXIT", &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &missing.to_string()], &dir));
+    assert!(
+        long.contains("The job could not start: cannot start no-such-program-anywhere: No such file or directory;"),
+        "{long}"
+    );
+    let long = stdout(&d.cmd(&["bjobs", "-l", &no_dir.to_string()], &dir));
+    let why = format!("cannot open output file {}: No such file or directory;", dir.join("no/such/dir/out").display());
+    assert!(long.contains(&why), "{long}");
     assert!(stdout(&d.cmd(&["bjobs", "-J", "pro*", "-a", "-noheader"], &dir)).contains("probe"));
     assert_eq!(stdout(&d.cmd(&["bjobs", "-J", "nothing*", "-a"], &dir)), "No job found\n");
 }

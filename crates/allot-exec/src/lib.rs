@@ -35,6 +35,8 @@ pub enum ExecError {
     File { job: u64, what: &'static str, path: String, source: std::io::Error },
     #[error("job {job}: cannot start {program}: {source}")]
     Spawn { job: u64, program: String, source: std::io::Error },
+    #[error("job {job}: the working directory {path} does not exist (TERM_CWD_NOTEXIST)")]
+    NoDirectory { job: u64, path: String },
     #[error("{0}")]
     Spec(String),
 }
@@ -47,6 +49,9 @@ impl ExecError {
         match self {
             ExecError::File { what, path, source, .. } => format!("{what} {path}: {}", os_message(source)),
             ExecError::Spawn { program, source, .. } => format!("cannot start {program}: {}", os_message(source)),
+            ExecError::NoDirectory { path, .. } => {
+                format!("the working directory {path} does not exist (TERM_CWD_NOTEXIST)")
+            }
             ExecError::Spec(text) => text.clone(),
         }
     }
@@ -411,10 +416,11 @@ pub fn expand_patterns(path: &str, p: &Patterns<'_>) -> String {
 }
 
 /// The directory the job runs in: its own, made first when its path had
-/// patterns; else `/tmp`, with a note on the job's standard error. Called
-/// as the job's owner: what it makes is theirs, and a directory they may
-/// not enter is refused here with its name, before the job starts.
-fn working_directory(spec: &ExecSpec, stderr: &mut File) -> Result<PathBuf, ExecError> {
+/// patterns. One that is not there, or that the owner may not enter, ends
+/// the job before it starts, with the directory's name (LSF's
+/// TERM_CWD_NOTEXIST), rather than running it somewhere it did not ask
+/// for. Called as the job's owner: what it makes is theirs.
+fn working_directory(spec: &ExecSpec) -> Result<PathBuf, ExecError> {
     let denied = |source| ExecError::File {
         job: spec.job,
         what: "cannot enter the working directory",
@@ -434,13 +440,7 @@ fn working_directory(spec: &ExecSpec, stderr: &mut File) -> Result<PathBuf, Exec
         })?;
         return Ok(spec.cwd.clone());
     }
-    let _ = writeln!(
-        stderr,
-        "allot: job {}: working directory {} does not exist; the job runs in /tmp",
-        spec.job,
-        spec.cwd.display()
-    );
-    Ok(PathBuf::from("/tmp"))
+    Err(ExecError::NoDirectory { job: spec.job, path: spec.cwd.display().to_string() })
 }
 
 /// Makes the missing directories of `path`, mode 0700 (as the job's owner:
@@ -548,9 +548,9 @@ fn plain_words(command: &str) -> Option<Vec<&str>> {
 
 /// Runs the job and waits for it; `started` hears its process group.
 pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<ExitReport, ExecError> {
-    let (stdout, mut stderr) = open_outputs(spec)?;
     let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
-    let cwd = as_owner(owner, || working_directory(spec, &mut stderr))??;
+    let cwd = as_owner(owner, || working_directory(spec))??;
+    let (stdout, stderr) = open_outputs(spec)?;
     let direct = plain_words(&spec.command);
     let mut cmd = match &direct {
         Some(words) => {
@@ -767,16 +767,18 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_working_directory_runs_the_job_in_tmp() {
+    fn a_missing_working_directory_ends_the_job_before_it_starts() {
         let dir = temp("nocwd");
         let files = JobFiles::new(&dir).expect("files");
         let mut s = spec(&dir, 2, "pwd");
         s.cwd = dir.join("does-not-exist");
         files.write_spec(&s).expect("spec");
-        assert_eq!(files.supervise(2).expect("reported").exit, 0);
+        let report = files.supervise(2).expect("reported");
+        let why = format!("the working directory {} does not exist (TERM_CWD_NOTEXIST)", s.cwd.display());
+        assert_eq!((report.exit, report.reason.as_deref()), (1, Some(why.as_str())));
         let err = std::fs::read_to_string(dir.join("err")).expect("err");
-        assert!(err.starts_with("allot: job 2: working directory ") && err.contains("runs in /tmp"), "{err}");
-        assert_eq!(std::fs::read_to_string(dir.join("out.2")).expect("out"), "/tmp\n");
+        assert_eq!(err, format!("allot: job 2: {why}\n"));
+        assert!(!dir.join("out.2").exists(), "the job did not run");
         assert!(!s.cwd.exists(), "a path without patterns is not made");
     }
 

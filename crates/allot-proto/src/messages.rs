@@ -339,6 +339,9 @@ pub struct JobInfo {
     /// Why a finished job ended without running its command, when it
     /// could not start (`bjobs -l`).
     pub exit_reason: Option<String>,
+    /// The directory a started job runs (or ran) in: its `-cwd` with its
+    /// patterns (`%J`, `%U`, ...) expanded.
+    pub exec_cwd: Option<String>,
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -380,6 +383,7 @@ struct JobInfoWire(
     Option<u64>,
     Option<ReservedInfo>,
     Option<String>,
+    Option<String>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -411,6 +415,7 @@ impl From<JobInfoWire> for JobInfo {
             max_mem_kb: w.23,
             reserved: w.24,
             exit_reason: w.25,
+            exec_cwd: w.26,
         }
     }
 }
@@ -452,6 +457,7 @@ pub struct JobInfoRef<'a> {
     pub max_mem_kb: Option<u64>,
     pub reserved: Option<Cow<'a, ReservedInfo>>,
     pub exit_reason: Option<&'a str>,
+    pub exec_cwd: Option<Cow<'a, str>>,
 }
 
 impl JobInfoRef<'_> {
@@ -483,6 +489,7 @@ impl JobInfoRef<'_> {
             max_mem_kb: self.max_mem_kb,
             reserved: self.reserved.as_deref().cloned(),
             exit_reason: self.exit_reason.map(str::to_string),
+            exec_cwd: self.exec_cwd.as_deref().map(str::to_string),
         }
     }
 }
@@ -490,7 +497,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(26)?;
+        let mut t = s.serialize_tuple(27)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -517,6 +524,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.max_mem_kb)?;
         t.serialize_element(&self.reserved)?;
         t.serialize_element(&self.exit_reason)?;
+        t.serialize_element(&self.exec_cwd)?;
         t.end()
     }
 }
@@ -551,6 +559,7 @@ impl JobInfo {
             max_mem_kb: self.max_mem_kb,
             reserved: self.reserved.as_ref().map(Cow::Borrowed),
             exit_reason: self.exit_reason.as_deref(),
+            exec_cwd: self.exec_cwd.as_deref().map(Cow::Borrowed),
         }
     }
 
@@ -780,6 +789,7 @@ mod tests {
             max_mem_kb: Some(4096),
             reserved: Some(ReservedInfo { since: 9, hosts: vec![("hostB".into(), 3)], predicted_start: Some(20) }),
             exit_reason: Some("cannot open output file /x: Permission denied".into()),
+            exec_cwd: Some("/scratch/7".into()),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");
