@@ -105,7 +105,7 @@ pub struct ExecSpec {
     /// The working directory came from a path with dynamic patterns
     /// (`-cwd /scratch/%U/%J`): if it is missing it is made, mode 0700 and
     /// the job's owner's, as LSF makes it. A missing directory without
-    /// patterns is not made: the job runs in `/tmp`, as in LSF.
+    /// patterns is not made: the job ends before it starts (TERM_CWD_NOTEXIST).
     #[serde(default)]
     pub create_cwd: bool,
     /// The job's cgroup v2 directory, when allotd has cgroups (see
