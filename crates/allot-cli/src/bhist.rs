@@ -88,11 +88,15 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
             let names = names.join("> <");
             format!("Dispatched {slots} Task(s) on Host(s) <{names}>, Allocated {slots} Slot(s) on Host(s) <{names}>;")
         }
-        HistoryEvent::Finished { exit, cpu_time, reason } => {
+        HistoryEvent::Finished { exit, cpu_time, reason, term } => {
             let how =
                 if *exit == 0 { "Done successfully.".to_string() } else { format!("Exited with exit code {exit}.") };
             let then = if std::mem::take(requeue) { " The job is requeued;" } else { "" };
             let why = reason.as_ref().map(|r| format!(" {};", crate::job_long::not_started(r))).unwrap_or_default();
+            let why = match term {
+                Some(t) => format!("{why} {t};"),
+                None => why,
+            };
             format!("{how} The CPU time used is {cpu_time:.1} seconds;{why}{then}")
         }
         HistoryEvent::Removed => "Exited; job was killed while pending;".into(),
@@ -260,7 +264,7 @@ mod tests {
             (120, started()),
             (130, HistoryEvent::Suspended { by: by() }),
             (160, HistoryEvent::Resumed { by: by() }),
-            (170, HistoryEvent::Finished { exit: 0, cpu_time: 1.0, reason: None }),
+            (170, HistoryEvent::Finished { exit: 0, cpu_time: 1.0, reason: None, term: None }),
         ];
         assert_eq!(summary(&events, 999), [10, 10, 20, 30]);
         assert_eq!(columns(summary(&events, 999)), [10, 10, 20, 30, 0, 0, 70]);
@@ -277,9 +281,9 @@ mod tests {
             (100, submitted()),
             (100, started()),
             (150, HistoryEvent::Requeued { hold: false }),
-            (152, HistoryEvent::Finished { exit: 137, cpu_time: 0.0, reason: None }),
+            (152, HistoryEvent::Finished { exit: 137, cpu_time: 0.0, reason: None, term: None }),
             (160, started()),
-            (170, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None }),
+            (170, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None, term: None }),
         ];
         assert_eq!(summary(&events, 999), [8, 0, 62, 0]);
         let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Done), events };
@@ -296,7 +300,7 @@ mod tests {
         let events = vec![
             (100, submitted()),
             (100, started()),
-            (110, HistoryEvent::Finished { exit: 1, cpu_time: 0.0, reason: None }),
+            (110, HistoryEvent::Finished { exit: 1, cpu_time: 0.0, reason: None, term: None }),
             (200, HistoryEvent::Requeued { hold: true }),
         ];
         assert_eq!(summary(&events, 250), [0, 50, 10, 0]);

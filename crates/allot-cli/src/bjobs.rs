@@ -519,6 +519,7 @@ pub(crate) mod tests {
             reserved: None,
             exit_reason: None,
             exec_cwd: None,
+            term_reason: None,
         }
     }
 

@@ -100,6 +100,9 @@ pub(crate) fn long(j: &JobInfo) -> String {
         if let Some(reason) = &j.exit_reason {
             let _ = writeln!(out, " {};", not_started(reason));
         }
+        if let Some(term) = &j.term_reason {
+            let _ = writeln!(out, " {term}.");
+        }
     }
     if let Some(r) = &j.reserved {
         out.push_str(&reserved_lines(r));

@@ -74,22 +74,64 @@ fn not_yet(o: &allot_config::bsub::BsubOptions) -> Option<String> {
     o.other.first().map(|(opt, _)| opt.clone())
 }
 
-fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
-    let o = allot_config::bsub::parse(args).map_err(|e| anyhow!("bsub: {e}"))?;
-    if let Some(opt) = not_yet(&o) {
-        bail!("bsub: {opt}: not supported by this allot yet. Job not submitted.");
-    }
-    let command = if o.command.is_empty() {
-        // A job script on standard input, as LSF accepts.
+/// A job script: `bsub < script` (on standard input), or `bsub script`
+/// when LSB_BSUB_PARSE_SCRIPT=Y (in the environment, as LSF also takes
+/// lsf.conf's parameters) and the command is one file. `None`: a command.
+fn job_script(o: &allot_config::bsub::BsubOptions) -> anyhow::Result<Option<(String, Option<String>)>> {
+    if o.command.is_empty() {
         if std::io::stdin().is_terminal() {
-            bail!("bsub: no command: give one, or a job script on standard input");
+            bail!("bsub: no command: give one, or a job script on standard input. Job not submitted.");
         }
         let mut script = String::new();
         std::io::stdin().read_to_string(&mut script)?;
-        script
-    } else {
-        o.command.join(" ")
+        return Ok(Some((script, None)));
+    }
+    let parse_scripts = std::env::var("LSB_BSUB_PARSE_SCRIPT").is_ok_and(|v| v.eq_ignore_ascii_case("y"));
+    match &o.command[..] {
+        [path] if parse_scripts && std::path::Path::new(path).is_file() => {
+            let script = std::fs::read_to_string(path).map_err(|e| anyhow!("bsub: {path}: {e}. Job not submitted."))?;
+            // Named as LSF names it: the script's name.
+            Ok(Some((script, Some(path.clone()))))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Whether a script has anything to run: a line that is neither blank
+/// nor a comment.
+fn runs_something(script: &str) -> bool {
+    script.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+}
+
+fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
+    let cli = allot_config::bsub::parse(args).map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
+    let (mut o, command) = match job_script(&cli)? {
+        Some((script, name)) => {
+            // Its #BSUB lines are options; the command line's win.
+            let directives =
+                allot_config::bsub::script_directives(&script).map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
+            let mut o = cli.or_script(directives);
+            o.name = o.name.or(name);
+            if !runs_something(&script) {
+                bail!("bsub: the job script has no command to run. Job not submitted.");
+            }
+            (o, script)
+        }
+        None => {
+            let command = cli.command.join(" ");
+            (cli, command)
+        }
     };
+    if let Some(opt) = not_yet(&o) {
+        bail!("bsub: {opt}: not supported by this allot yet. Job not submitted.");
+    }
+    let unit = std::env::var("LSF_UNIT_FOR_LIMITS").unwrap_or_else(|_| "KB".into());
+    let mem_limit_kb = o
+        .mem_limit
+        .take()
+        .map(|m| allot_config::bsub::mem_limit_kb(&m, &unit))
+        .transpose()
+        .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
     let here = std::env::current_dir()?;
     // `-cwd`: relative to where bsub runs; `%J` and `%I` expand at start.
     let cwd = o.cwd.as_ref().map_or(here.clone(), |c| here.join(c)).display().to_string();
@@ -120,6 +162,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         qos: o.qos,
         user_factor: o.user_factor,
         request: Some(request_id()),
+        mem_limit_kb,
     };
     // Every refusal reads `bsub: ... Job not submitted.`, as LSF's do.
     let answer = submit_once(submit).map_err(|e| {

@@ -38,6 +38,12 @@ pub enum BsubError {
     BadTermTime(String),
     #[error("-t {0}: the time is in the past")]
     PastTermTime(String),
+    #[error(
+        "-M {0}: expected a memory limit: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, GB, TB)"
+    )]
+    BadMemLimit(String),
+    #[error("job script line {line}: {error}")]
+    Script { line: usize, error: Box<BsubError> },
 }
 
 /// `-n min[,max]`.
@@ -91,6 +97,8 @@ pub struct BsubOptions {
     pub qos: Option<String>,
     /// `-uf`: the user factor, 0 to 1 (multifactor policies).
     pub user_factor: Option<f64>,
+    /// `-M`, as written (see [`mem_limit_kb`]).
+    pub mem_limit: Option<String>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -203,12 +211,97 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             "-m" => o.hosts = Some(value),
             "-o" | "-oo" => o.output = Some((value, arg == "-oo")),
             "-e" | "-eo" => o.error = Some((value, arg == "-eo")),
+            "-M" => {
+                mem_limit_kb(&value, "KB")?;
+                o.mem_limit = Some(value);
+            }
             _ => o.other.push((arg.to_string(), Some(value))),
         }
         i += 2;
     }
     o.command = args[i..].to_vec();
     Ok(o)
+}
+
+/// `-M`'s limit in KB: a number in `default_unit` (LSF_UNIT_FOR_LIMITS:
+/// `KB`, `MB`, `GB`, `TB`, `PB`, `EB`), or with its own unit (`10GB`,
+/// `512M`).
+pub fn mem_limit_kb(v: &str, default_unit: &str) -> Result<u64, BsubError> {
+    let bad = || BsubError::BadMemLimit(v.to_string());
+    let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
+    let (number, unit) = v.split_at(split);
+    let amount: f64 = number.trim().parse().map_err(|_| bad())?;
+    let unit = if unit.is_empty() { default_unit } else { unit };
+    let scale = match unit.to_ascii_uppercase().trim_end_matches('B') {
+        "K" => 1.0,
+        "M" => 1024.0,
+        "G" => 1024.0 * 1024.0,
+        "T" => 1024.0 * 1024.0 * 1024.0,
+        "P" => 1024f64.powi(4),
+        "E" => 1024f64.powi(5),
+        _ => return Err(bad()),
+    };
+    let kb = amount * scale;
+    if !kb.is_finite() || kb < 1.0 || kb > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(kb.ceil() as u64)
+}
+
+/// The `#BSUB` lines of a job script, as options: each line's words after
+/// `#BSUB` are options as `bsub` takes them (anywhere in the script, as
+/// LSF reads them); an error names the script's line.
+pub fn script_directives(script: &str) -> Result<BsubOptions, BsubError> {
+    let mut words = Vec::new();
+    for (i, line) in script.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("#BSUB") else { continue };
+        if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let located = |error| BsubError::Script { line: i + 1, error: Box::new(error) };
+        let line_words = split_words(rest).map_err(located)?;
+        // Each line alone, so its own error names its line.
+        let parsed = parse(&line_words).map_err(located)?;
+        if !parsed.command.is_empty() {
+            let error = BsubError::UnknownOption(parsed.command.join(" "));
+            return Err(located(error));
+        }
+        words.extend(line_words);
+    }
+    parse(&words)
+}
+
+impl BsubOptions {
+    /// These options (the command line's), with what they leave unset
+    /// taken from `script` (its `#BSUB` lines): the command line wins.
+    pub fn or_script(self, script: BsubOptions) -> BsubOptions {
+        BsubOptions {
+            slots: self.slots.or(script.slots),
+            queue: self.queue.or(script.queue),
+            run_limit: self.run_limit.or(script.run_limit),
+            group: self.group.or(script.group),
+            project: self.project.or(script.project),
+            name: self.name.or(script.name),
+            res_req: if self.res_req.is_empty() { script.res_req } else { self.res_req },
+            hosts: self.hosts.or(script.hosts),
+            output: self.output.or(script.output),
+            error: self.error.or(script.error),
+            exclusive: self.exclusive || script.exclusive,
+            app: self.app.or(script.app),
+            cwd: self.cwd.or(script.cwd),
+            wait: self.wait || script.wait,
+            estimated_run_time: self.estimated_run_time.or(script.estimated_run_time),
+            depends: self.depends.or(script.depends),
+            priority: self.priority.or(script.priority),
+            cpu_limit: self.cpu_limit.or(script.cpu_limit),
+            term_time: self.term_time.or(script.term_time),
+            qos: self.qos.or(script.qos),
+            user_factor: self.user_factor.or(script.user_factor),
+            mem_limit: self.mem_limit.or(script.mem_limit),
+            other: self.other.into_iter().chain(script.other).collect(),
+            command: self.command,
+        }
+    }
 }
 
 fn slots(v: &str) -> Result<SlotRange, BsubError> {
@@ -397,5 +490,53 @@ mod tests {
         assert_eq!(parse_line("-q"), Err(BsubError::MissingValue("-q".into())));
         assert_eq!(parse_line("-W soon x"), Err(BsubError::BadRunLimit("soon".into())));
         assert!(matches!(parse_line("-J 'open"), Err(BsubError::Quoting { column: 4, .. })));
+    }
+}
+
+#[cfg(test)]
+mod script_tests {
+    use super::*;
+
+    #[test]
+    fn a_scripts_bsub_lines_are_options_and_the_command_line_wins() {
+        let script = "#!/bin/sh\n#BSUB -J dask-worker\n#BSUB -q normal\n#BSUB -n 2\n#BSUB -R \"span[hosts=1]\"\n\
+                      #BSUB -M 1000\n#BSUB -W 00:30\n#BSUB -o out.%J\necho hi\n#BSUB -P late\n#BSUBX -q ignored\n";
+        let s = script_directives(script).expect("parses");
+        assert_eq!(s.name.as_deref(), Some("dask-worker"));
+        assert_eq!((s.queue.as_deref(), s.slots), (Some("normal"), Some(SlotRange { min: 2, max: 2 })));
+        assert_eq!(
+            (s.res_req.clone(), s.mem_limit.as_deref(), s.run_limit),
+            (vec!["span[hosts=1]".to_string()], Some("1000"), Some(1800))
+        );
+        assert_eq!(
+            (s.output.clone(), s.project.as_deref()),
+            (Some(("out.%J".to_string(), false)), Some("late")),
+            "anywhere in the script"
+        );
+        let cli = parse_line("-q short -J mine").expect("cli");
+        let o = cli.or_script(s);
+        assert_eq!((o.queue.as_deref(), o.name.as_deref(), o.run_limit), (Some("short"), Some("mine"), Some(1800)));
+    }
+
+    #[test]
+    fn a_bad_line_of_a_script_is_named() {
+        let err = script_directives("#!/bin/sh\n#BSUB -q normal\n#BSUB -W soon\n").expect_err("refused");
+        assert_eq!(err.to_string(), "job script line 3: -W soon: expected `[hours:]minutes`");
+        let err = script_directives("#BSUB -q normal extra\n").expect_err("refused");
+        assert_eq!(err.to_string(), "job script line 1: extra: unknown option");
+    }
+
+    #[test]
+    fn memory_limits_read_in_the_unit_given_or_the_sites() {
+        assert_eq!(mem_limit_kb("1000", "KB"), Ok(1000));
+        assert_eq!(mem_limit_kb("1000", "MB"), Ok(1_024_000));
+        assert_eq!(mem_limit_kb("10GB", "KB"), Ok(10 * 1024 * 1024));
+        assert_eq!(mem_limit_kb("512M", "KB"), Ok(512 * 1024));
+        assert_eq!(mem_limit_kb("1.5G", "KB"), Ok(1_572_864));
+        for bad in ["", "lots", "10XB", "-5", "0", "1e400"] {
+            assert!(mem_limit_kb(bad, "KB").is_err(), "{bad}");
+        }
+        assert!(parse_line("-M 10GB true").is_ok());
+        assert!(matches!(parse_line("-M ten true"), Err(BsubError::BadMemLimit(_))));
     }
 }

@@ -17,6 +17,9 @@ pub struct Params {
     /// CLEAN_PERIOD (3600 s): how long finished jobs stay in the system
     /// (`bjobs -a`) after they end.
     pub clean_period: u64,
+    /// JOB_TERMINATE_INTERVAL (10 s): between the SIGINT, SIGTERM and
+    /// SIGKILL that end a job at a limit.
+    pub job_terminate_interval: u64,
     pub default_queue: Vec<String>,
     pub parallel_sched_by_slot: bool,
     pub resource_reserve_per_slot: bool,
@@ -42,6 +45,7 @@ impl Default for Params {
             factors: LsfFactors::default(),
             mbd_sleep_time: 60,
             clean_period: 3600,
+            job_terminate_interval: 10,
             default_queue: Vec::new(),
             parallel_sched_by_slot: false,
             resource_reserve_per_slot: false,

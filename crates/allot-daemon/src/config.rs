@@ -31,6 +31,8 @@ pub struct Loaded {
     pub usage_interval: u64,
     /// CLEAN_PERIOD, seconds.
     pub clean_period: u64,
+    /// JOB_TERMINATE_INTERVAL, seconds.
+    pub terminate_interval: u64,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
 }
@@ -57,6 +59,7 @@ impl Source {
                 metrics: None,
                 usage_interval: DEFAULT_USAGE_INTERVAL,
                 clean_period: allot_config::model::Params::default().clean_period,
+                terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 warnings: String::new(),
             });
         }
@@ -67,6 +70,7 @@ impl Source {
             metrics: config.settings.metrics,
             usage_interval: config.settings.usage_interval.unwrap_or(DEFAULT_USAGE_INTERVAL),
             clean_period: config.params.clean_period,
+            terminate_interval: config.params.job_terminate_interval,
             warnings: warnings.to_string(),
         })
     }

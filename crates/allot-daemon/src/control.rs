@@ -7,7 +7,7 @@
 
 use allot_engine::Time;
 use allot_proto::{Changes, JobRef, JobStatus, RequeueStates, Response};
-use allot_store::{JobRecord, Record};
+use allot_store::{JobRecord, Record, Term};
 use nix::sys::signal::Signal;
 
 use crate::serve::{Caller, keep, may_act};
@@ -101,6 +101,7 @@ pub fn kill(
         Err(e) => return Response::Error(e),
     };
     let targets = targets(state, caller, refs, |j| j.status.unfinished());
+    let by = caller.user.clone();
     each(state, caller, targets, |state, id, shown, status| match status {
         JobStatus::Pend | JobStatus::Psusp => {
             keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))
@@ -108,7 +109,9 @@ pub fn kill(
         JobStatus::Run | JobStatus::Ususp => {
             // A signal that only tells the job something leaves it as it was.
             if matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT) {
-                keep(state, t, records, Record::Killed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))?;
+                let owner = state.jobs.get(&id).is_some_and(|j| j.record.spec.user == by);
+                let term = if owner { Term::Owner } else { Term::Admin };
+                keep(state, t, records, Record::Killed { job: id, term }).map_err(|e| format!("Job <{shown}>: {e}"))?;
             }
             signal(state, id, shown, sig)
         }

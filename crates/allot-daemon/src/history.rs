@@ -141,7 +141,26 @@ pub fn history(
             Ok(r) => records.extend(r),
             Err(e) => return Response::Error(e.to_string()),
         }
-        let events = records.into_iter().filter_map(|(at, r)| event(r).map(|e| (at.0, e))).collect();
+        // A kill's reason shows with the end it brought.
+        let mut term = None;
+        let events = records
+            .into_iter()
+            .filter_map(|(at, r)| {
+                if let Record::Killed { term: t, .. } = &r {
+                    term = Some(*t);
+                }
+                let e = match event(r)? {
+                    HistoryEvent::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished {
+                        exit,
+                        cpu_time,
+                        reason,
+                        term: term.take().map(|t| t.describe().to_string()),
+                    },
+                    e => e,
+                };
+                Some((at.0, e))
+            })
+            .collect();
         out.push(JobHistory { job: state.info(id, j, t, &allot_proto::JobQuery::default()), events });
     }
     Response::History(out)
@@ -155,7 +174,9 @@ fn event(r: Record) -> Option<HistoryEvent> {
             cwd: record.cwd,
         },
         Record::Started { alloc, .. } => HistoryEvent::Started { hosts: alloc },
-        Record::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished { exit, cpu_time, reason },
+        Record::Finished { exit, cpu_time, reason, .. } => {
+            HistoryEvent::Finished { exit, cpu_time, reason, term: None }
+        }
         Record::Removed { .. } => HistoryEvent::Removed,
         Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },

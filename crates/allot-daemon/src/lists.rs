@@ -143,6 +143,7 @@ mod tests {
             reserved: None,
             exit_reason: None,
             exec_cwd: None,
+            term_reason: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

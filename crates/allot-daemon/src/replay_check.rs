@@ -142,7 +142,7 @@ impl Twin {
             let e = &s.engine;
             let job = JobId(id);
             out.push_str(&format!(
-                "{id}: {info} killed={} requeue={:?} running={} pending={} held={} slots={:?} queue={:?} limit={:?}\n",
+                "{id}: {info} killed={:?} requeue={:?} running={} pending={} held={} slots={:?} queue={:?} limit={:?}\n",
                 j.killed,
                 j.requeue,
                 e.is_running(job),

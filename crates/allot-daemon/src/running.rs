@@ -60,6 +60,66 @@ pub(crate) fn measure(state: &mut State, records: &mut Vec<Record>) {
     }
 }
 
+/// Jobs found over their memory limit by the last measure: each is ended,
+/// TERM_MEMLIMIT, as LSF ends them (SIGINT, SIGTERM, SIGKILL).
+pub(crate) fn enforce_memory(state: &mut State, records: &mut Vec<Record>) {
+    for job in over_memory(state) {
+        start_terminating(state, job, allot_store::Term::MemLimit, records);
+    }
+}
+
+/// The signals that end a job at a limit, JOB_TERMINATE_INTERVAL apart,
+/// as LSF sends them: SIGINT, SIGTERM, then SIGKILL.
+const TERMINATE: [nix::sys::signal::Signal; 3] =
+    [nix::sys::signal::Signal::SIGINT, nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGKILL];
+
+/// Starts ending `job` at a limit: the kill is recorded with its reason
+/// (unless the job is being killed already) and the signals begin.
+pub(crate) fn start_terminating(state: &mut State, job: u64, term: allot_store::Term, records: &mut Vec<Record>) {
+    if state.jobs.get(&job).is_none_or(|j| j.killed.is_some()) {
+        return;
+    }
+    records.push(Record::Killed { job, term });
+    state.terminating.insert(job, (0, std::time::Instant::now()));
+}
+
+/// Sends the jobs being ended at a limit their next signal when it is due.
+/// A job whose process group is not known yet gets it when it is.
+pub(crate) fn terminate(state: &mut State) {
+    let interval = std::time::Duration::from_secs(state.terminate_interval);
+    let now = std::time::Instant::now();
+    let due: Vec<u64> = state.terminating.iter().filter(|(_, (_, at))| *at <= now).map(|(&job, _)| job).collect();
+    for job in due {
+        if !state.running.contains(&job) {
+            state.terminating.remove(&job);
+            continue;
+        }
+        let Some(pgid) = state.files.read_pgid(job) else { continue };
+        let Some((step, at)) = state.terminating.get_mut(&job) else { continue };
+        let _ = allot_exec::signal_group(pgid, TERMINATE[*step]);
+        *step += 1;
+        *at = now + interval;
+        if *step == TERMINATE.len() {
+            state.terminating.remove(&job);
+        }
+    }
+}
+
+/// The running jobs over their memory limit (`-M`), as last measured.
+fn over_memory(state: &State) -> Vec<u64> {
+    state
+        .running
+        .iter()
+        .copied()
+        .filter(|id| {
+            state
+                .jobs
+                .get(id)
+                .is_some_and(|j| j.record.mem_limit_kb.is_some_and(|limit| j.usage.is_some_and(|(_, mem)| mem > limit)))
+        })
+        .collect()
+}
+
 /// After a restart, the jobs the log says are running: a job with an exit
 /// report is collected by the next pass; one whose supervisor holds its
 /// lock is still running; one whose supervisor never started gets one now

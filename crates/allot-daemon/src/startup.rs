@@ -46,7 +46,8 @@ pub(crate) fn open_state(
             anyhow!("the configuration the event log starts with ({}) no longer loads:\n{e}", initial.describe())
         })?
     };
-    let (usage_interval, clean_period) = (loaded.usage_interval, loaded.clean_period);
+    let (usage_interval, clean_period, terminate_interval) =
+        (loaded.usage_interval, loaded.clean_period, loaded.terminate_interval);
     let mut state = State {
         engine: Engine::new(loaded.engine),
         source: initial,
@@ -68,6 +69,8 @@ pub(crate) fn open_state(
         usage_interval,
         last_usage: None,
         clean_period,
+        terminate_interval,
+        terminating: Default::default(),
         finished: Default::default(),
         clock: Time(0),
         supervisors_ended: Default::default(),

@@ -28,10 +28,10 @@ pub struct DaemonJob {
     /// `brequeue` of the running job: when its end is collected it goes
     /// back to pending, held if `true`.
     pub requeue: Option<bool>,
-    /// `bkill` signalled it while it ran: its end is not requeued by its
-    /// queue's REQUEUE_EXIT_VALUES (a [`Record::Killed`], so a restart
-    /// knows it too).
-    pub killed: bool,
+    /// Why it is being killed, when it is: `bkill`, or a limit. Its end is
+    /// then not requeued by its queue's REQUEUE_EXIT_VALUES, and shows the
+    /// reason (a [`Record::Killed`], so a restart knows it too).
+    pub killed: Option<allot_store::Term>,
     /// A job array's element: its array's id (its first element's) and its
     /// index.
     pub array: Option<(u64, u32)>,
@@ -90,7 +90,7 @@ impl DaemonJob {
         self.alloc.clear();
         self.usage = None;
         self.max_mem_kb = 0;
-        self.killed = false;
+        self.killed = None;
         self.exit_reason = None;
     }
 }
@@ -160,6 +160,11 @@ pub struct State {
     /// CLEAN_PERIOD: finished jobs are forgotten this many seconds after
     /// they end ([`State::clean`]).
     pub clean_period: u64,
+    /// JOB_TERMINATE_INTERVAL: seconds between the signals that end a job
+    /// at a limit, and the jobs being ended so, each with its next signal
+    /// and when (see `running::terminate`).
+    pub terminate_interval: u64,
+    pub terminating: BTreeMap<u64, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
     pub finished: BTreeSet<(u64, u64)>,
@@ -268,7 +273,8 @@ impl State {
                 j.usage = None;
                 // A job that never ran its command is not requeued by its
                 // exit code: it would fail the same way again.
-                let by_exit = !j.killed && reason.is_none() && self.engine.requeues_on_exit(JobId(*job), *exit);
+                let by_exit =
+                    j.killed.is_none() && reason.is_none() && self.engine.requeues_on_exit(JobId(*job), *exit);
                 if let Some(hold) = j.requeue.take().or(by_exit.then_some(false)) {
                     let _ = self.engine.apply(t, &Event::Requeue { job: JobId(*job), cpu_time: *cpu_time, hold });
                     j.back_to_pending(hold);
@@ -345,11 +351,11 @@ impl State {
                 self.decisions = if *full { self.engine.schedule_full(t) } else { self.engine.schedule(t) };
                 self.pass_was_full = self.engine.passes() > passes;
             }
-            Record::Killed { job } => {
+            Record::Killed { job, term } => {
                 if let Some(j) =
                     self.jobs.get_mut(job).filter(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp))
                 {
-                    j.killed = true;
+                    j.killed = Some(*term);
                 }
             }
             Record::Requeued { job, hold } => {
@@ -384,6 +390,7 @@ impl State {
         self.admins = loaded.admins.into_iter().collect();
         self.usage_interval = loaded.usage_interval;
         self.clean_period = loaded.clean_period;
+        self.terminate_interval = loaded.terminate_interval;
         self.source = source;
         Ok(loaded.warnings)
     }
@@ -417,7 +424,7 @@ impl State {
                 cpu_time: None,
                 alloc: Vec::new(),
                 requeue: None,
-                killed: false,
+                killed: None,
                 array,
                 usage: None,
                 max_mem_kb: 0,
@@ -630,6 +637,7 @@ impl State {
             max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
             reserved,
             exit_reason: j.exit_reason.as_deref(),
+            term_reason: j.killed.filter(|_| !j.status.unfinished()).map(allot_store::Term::describe),
             exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd(id).display().to_string())),
         }
     }

@@ -103,7 +103,11 @@ pub(crate) fn submit(
     let record = Record::Submitted {
         job,
         record: Box::new(JobRecord {
-            name: name.unwrap_or_else(|| s.command.chars().take(60).collect()),
+            // Without -J, the command; a script's first line.
+            name: name.unwrap_or_else(|| {
+                let first = s.command.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+                first.chars().take(60).collect()
+            }),
             spec,
             command: s.command,
             cwd: s.cwd,
@@ -115,6 +119,7 @@ pub(crate) fn submit(
             estimated_run_time: s.estimated_run_time,
             array: array.as_ref().map(|a| a.spec.clone()),
             request: s.request,
+            mem_limit_kb: s.mem_limit_kb,
         }),
     };
     if let Err(e) = state.apply(t, &record) {

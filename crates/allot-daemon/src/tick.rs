@@ -7,7 +7,7 @@ use allot_engine::{Decision, Time};
 use allot_store::Record;
 use tokio::sync::mpsc;
 
-use crate::running::{measure, orphans, start_job};
+use crate::running::{enforce_memory, measure, orphans, start_job, start_terminating, terminate};
 use crate::serve::Input;
 use crate::state::State;
 
@@ -56,6 +56,9 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     let mut measured = Vec::new();
     measure(state, &mut measured);
     apply_all(state, measured.into_iter().map(|r| (t, r)).collect(), &mut stamped);
+    let mut limits = Vec::new();
+    enforce_memory(state, &mut limits);
+    apply_all(state, limits.into_iter().map(|r| (t, r)).collect(), &mut stamped);
     // Kills that waited for their job's command to start.
     let due: Vec<(u64, i32, nix::sys::signal::Signal)> = state
         .pending_kills
@@ -86,13 +89,18 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                 starts.push((job, alloc.clone()));
                 apply_all(state, vec![(t, Record::Started { job: job.0, alloc })], &mut stamped);
             }
-            Decision::Kill { job, .. } => {
-                if let Some(pgid) = state.files.read_pgid(job.0) {
-                    let _ = allot_exec::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
-                }
+            Decision::Kill { job, reason } => {
+                let term = match reason {
+                    allot_engine::KillReason::RunLimit => allot_store::Term::RunLimit,
+                    allot_engine::KillReason::TermTime => allot_store::Term::Deadline,
+                };
+                let mut killed = Vec::new();
+                start_terminating(state, job.0, term, &mut killed);
+                apply_all(state, killed.into_iter().map(|r| (t, r)).collect(), &mut stamped);
             }
         }
     }
+    terminate(state);
     // One commit for the ends and the starts they made room for. The
     // starts are durable before any job runs (no job runs twice), and the
     // ends before their jobs' files go (a restart never mistakes an ended

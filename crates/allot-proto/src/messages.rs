@@ -70,6 +70,9 @@ pub struct Submit {
     /// gets the job the first one made, not a second one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+    /// `-M`: the memory limit, KB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_limit_kb: Option<u64>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,
@@ -342,6 +345,9 @@ pub struct JobInfo {
     /// The directory a started job runs (or ran) in: its `-cwd` with its
     /// patterns (`%J`, `%U`, ...) expanded.
     pub exec_cwd: Option<String>,
+    /// Why a finished job was killed, as LSF words it
+    /// (`TERM_RUNLIMIT: job killed after reaching LSF run time limit`).
+    pub term_reason: Option<String>,
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -384,6 +390,7 @@ struct JobInfoWire(
     Option<ReservedInfo>,
     Option<String>,
     Option<String>,
+    Option<String>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -416,6 +423,7 @@ impl From<JobInfoWire> for JobInfo {
             reserved: w.24,
             exit_reason: w.25,
             exec_cwd: w.26,
+            term_reason: w.27,
         }
     }
 }
@@ -458,6 +466,7 @@ pub struct JobInfoRef<'a> {
     pub reserved: Option<Cow<'a, ReservedInfo>>,
     pub exit_reason: Option<&'a str>,
     pub exec_cwd: Option<Cow<'a, str>>,
+    pub term_reason: Option<&'a str>,
 }
 
 impl JobInfoRef<'_> {
@@ -490,6 +499,7 @@ impl JobInfoRef<'_> {
             reserved: self.reserved.as_deref().cloned(),
             exit_reason: self.exit_reason.map(str::to_string),
             exec_cwd: self.exec_cwd.as_deref().map(str::to_string),
+            term_reason: self.term_reason.map(str::to_string),
         }
     }
 }
@@ -497,7 +507,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(27)?;
+        let mut t = s.serialize_tuple(28)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -525,6 +535,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.reserved)?;
         t.serialize_element(&self.exit_reason)?;
         t.serialize_element(&self.exec_cwd)?;
+        t.serialize_element(&self.term_reason)?;
         t.end()
     }
 }
@@ -560,6 +571,7 @@ impl JobInfo {
             reserved: self.reserved.as_ref().map(Cow::Borrowed),
             exit_reason: self.exit_reason.as_deref(),
             exec_cwd: self.exec_cwd.as_deref().map(Cow::Borrowed),
+            term_reason: self.term_reason.as_deref(),
         }
     }
 
@@ -593,6 +605,9 @@ pub enum HistoryEvent {
         /// Why it ended without running, when it could not start.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Why it was killed, as LSF words it (`TERM_RUNLIMIT: ...`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        term: Option<String>,
     },
     Removed,
     /// By this user.
@@ -790,6 +805,7 @@ mod tests {
             reserved: Some(ReservedInfo { since: 9, hosts: vec![("hostB".into(), 3)], predicted_start: Some(20) }),
             exit_reason: Some("cannot open output file /x: Permission denied".into()),
             exec_cwd: Some("/scratch/7".into()),
+            term_reason: Some("TERM_RUNLIMIT: job killed after reaching LSF run time limit".into()),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");

@@ -54,6 +54,31 @@ impl StoreError {
     }
 }
 
+/// Why a job was killed: LSF's termination reasons (the keywords `bjobs
+/// -l`, `bhist -l` and `bacct` show).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Term {
+    Owner,
+    Admin,
+    RunLimit,
+    Deadline,
+    MemLimit,
+}
+
+impl Term {
+    /// `TERM_RUNLIMIT: job killed after reaching LSF run time limit`, as
+    /// LSF words it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Term::Owner => "TERM_OWNER: job killed by owner",
+            Term::Admin => "TERM_ADMIN: job killed by root or LSF administrator",
+            Term::RunLimit => "TERM_RUNLIMIT: job killed after reaching LSF run time limit",
+            Term::Deadline => "TERM_DEADLINE: job killed after deadline expires",
+            Term::MemLimit => "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit",
+        }
+    }
+}
+
 /// A submission environment. Shared: allotd keeps one copy for every job
 /// submitted with the same one (most of a user's jobs).
 pub type Env = std::sync::Arc<[(String, String)]>;
@@ -84,6 +109,9 @@ pub struct JobRecord {
     /// `allot_proto::Submit::request`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+    /// `-M`: the memory limit, KB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_limit_kb: Option<u64>,
 }
 
 /// One change of state.
@@ -133,9 +161,10 @@ pub enum Record {
     /// What a running job uses, as last measured: CPU seconds in all and
     /// resident memory, KB.
     Usage { job: u64, cpu_time: f64, mem_kb: u64 },
-    /// `bkill` sent a running job a signal that ends it: its end is not
-    /// requeued by its queue's REQUEUE_EXIT_VALUES.
-    Killed { job: u64 },
+    /// A running job is being killed, and why: `bkill` by its owner or an
+    /// administrator, or allotd at a limit. Its end is not requeued by its
+    /// queue's REQUEUE_EXIT_VALUES, and shows the reason.
+    Killed { job: u64, term: Term },
     /// A dispatch pass ran at this record's time and did something: it
     /// considered the jobs (`full`), or decided a kill. A replay runs the
     /// same pass at the same time, so reservations, predictions and every
@@ -185,7 +214,7 @@ impl Record {
             | Record::Requeued { job, .. }
             | Record::ArrayLimit { job, .. }
             | Record::Usage { job, .. }
-            | Record::Killed { job } => Some(*job),
+            | Record::Killed { job, .. } => Some(*job),
             Record::HostChanged { .. }
             | Record::QueueChanged { .. }
             | Record::Reconfigured { .. }
@@ -395,6 +424,7 @@ mod tests {
             estimated_run_time: None,
             array: None,
             request: None,
+            mem_limit_kb: None,
         };
         Record::Submitted { job, record: Box::new(record) }
     }

@@ -46,6 +46,10 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                 "ENABLE_HIST_RUN_TIME" => f.enable_hist_run_time = value(diags, line, &key, v, yes_no).unwrap_or(false),
                 "MBD_SLEEP_TIME" => p.mbd_sleep_time = value(diags, line, &key, v, uint).unwrap_or(p.mbd_sleep_time),
                 "CLEAN_PERIOD" => p.clean_period = value(diags, line, &key, v, uint).map_or(p.clean_period, u64::from),
+                "JOB_TERMINATE_INTERVAL" => {
+                    p.job_terminate_interval =
+                        value(diags, line, &key, v, uint).map_or(p.job_terminate_interval, u64::from)
+                }
                 "DEFAULT_QUEUE" => {
                     p.default_queue =
                         value(diags, line, &key, v, names).unwrap_or_default().into_iter().map(str::to_string).collect()
@@ -158,10 +162,11 @@ mod tests {
              COMMITTED_RUN_TIME_FACTOR = 1\nHIST_HOURS = 2\nENABLE_HIST_RUN_TIME = Y\nMBD_SLEEP_TIME = 20\n\
              DEFAULT_QUEUE = queueA queueB\nPARALLEL_SCHED_BY_SLOT = y\nRESOURCE_RESERVE_PER_SLOT = Y\n\
              PREEMPT_FOR = GROUP_JLP\nCOMPUTE_UNIT_TYPES = enclosure! rack\nLSB_NCPU_ENFORCE = 1\n\
-             MAX_JOB_ARRAY_SIZE = 5000\nMAX_USER_PRIORITY = 100\nCLEAN_PERIOD = 600\nEnd Parameters\n",
+             MAX_JOB_ARRAY_SIZE = 5000\nMAX_USER_PRIORITY = 100\nCLEAN_PERIOD = 600\nJOB_TERMINATE_INTERVAL = 3\n\
+             End Parameters\n",
         );
         assert!(d.0.is_empty(), "{d}");
-        assert_eq!(p.clean_period, 600);
+        assert_eq!((p.clean_period, p.job_terminate_interval), (600, 3));
         assert_eq!(p.factors.cpu_time_factor, 0.0);
         assert_eq!(p.factors.fairshare_adjustment_factor, 0.5);
         assert!(p.factors.enable_hist_run_time);

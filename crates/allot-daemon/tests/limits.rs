@@ -1,0 +1,138 @@
+//! What LSF users meet first: job scripts with `#BSUB` lines, memory
+//! limits (`-M`) and run limits ended as LSF ends them, with the reason.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{Daemon, allot, config_dir, eventually, stderr, stdout, submitted_id, tempdir};
+
+/// `bsub < script` as a user (or dask-jobqueue) sends it.
+fn bsub_script(d: &Daemon, dir: &std::path::Path, script: &str, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(allot())
+        .arg("bsub")
+        .args(args)
+        .env("ALLOT_STATE_DIR", &d.state)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bsub");
+    child.stdin.take().expect("stdin").write_all(script.as_bytes()).expect("script");
+    child.wait_with_output().expect("bsub ends")
+}
+
+#[test]
+fn a_job_scripts_bsub_lines_are_applied_and_the_command_line_wins() {
+    let dir = tempdir("limits-script");
+    let d = Daemon::start(&dir.join("state"));
+    let script = "#!/bin/sh\n#BSUB -J worker\n#BSUB -q normal\n#BSUB -n 1\n#BSUB -M 100000\n#BSUB -W 00:30\n\
+                  #BSUB -o script.%J\necho ran as $LSB_JOBNAME\n";
+    let job = submitted_id(&bsub_script(&d, &dir, script, &[]));
+    d.wait_for(job, "DONE", &dir);
+    assert_eq!(std::fs::read_to_string(dir.join(format!("script.{job}"))).expect("-o applied"), "ran as worker\n");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(long.contains("Job Name <worker>") && long.contains("RUNLIMIT\n 30.0 min"), "{long}");
+    // The command line wins over the script.
+    let again = submitted_id(&bsub_script(&d, &dir, script, &["-J", "mine", "-o", "cli.%J"]));
+    d.wait_for(again, "DONE", &dir);
+    assert_eq!(
+        std::fs::read_to_string(dir.join(format!("cli.{again}"))).expect("-o from the command line"),
+        "ran as mine\n"
+    );
+    // No name given: the script's first line, not the whole script.
+    let plain = submitted_id(&bsub_script(&d, &dir, "#!/bin/sh\necho plain\n", &["-o", "/dev/null"]));
+    let line = d.wait_for(plain, "DONE", &dir);
+    assert!(line.contains("#!/bin/sh") && !line.contains("echo plain"), "{line}");
+    // Nothing to run, and a bad directive: refused, saying where.
+    let empty = bsub_script(&d, &dir, "\n", &[]);
+    assert_eq!(stderr(&empty), "bsub: the job script has no command to run. Job not submitted.\n");
+    let bad = bsub_script(&d, &dir, "#!/bin/sh\n#BSUB -W soon\ntrue\n", &[]);
+    assert_eq!(stderr(&bad), "bsub: job script line 2: -W soon: expected `[hours:]minutes`. Job not submitted.\n");
+    // `bsub script` reads it too when LSB_BSUB_PARSE_SCRIPT=Y.
+    std::fs::write(dir.join("job.sh"), script).expect("script file");
+    let out = Command::new(allot())
+        .args(["bsub", "job.sh"])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("LSB_BSUB_PARSE_SCRIPT", "Y")
+        .current_dir(&dir)
+        .output()
+        .expect("bsub");
+    let file_job = submitted_id(&out);
+    d.wait_for(file_job, "DONE", &dir);
+    assert_eq!(std::fs::read_to_string(dir.join(format!("script.{file_job}"))).expect("out"), "ran as worker\n");
+}
+
+/// A job over its `-M` (measured every second here) is ended,
+/// TERM_MEMLIMIT.
+#[test]
+fn a_job_over_its_memory_limit_is_ended_with_the_reason() {
+    let dir = tempdir("limits-memory");
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[daemon]\nusage_interval = 1\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
+            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let hog = "python3 -c 'import time; x = bytearray(300 * 1024 * 1024); time.sleep(120)'";
+    let job = submitted_id(&d.cmd(&["bsub", "-M", "50MB", "-o", "/dev/null", hog], &dir));
+    let small = submitted_id(&d.cmd(&["bsub", "-M", "1GB", "-o", "/dev/null", "sleep 2"], &dir));
+    d.wait_for(job, "EXIT", &dir);
+    d.wait_for(small, "DONE", &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(long.contains("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit."), "{long}");
+    let hist = stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir));
+    assert!(hist.contains("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit;"), "{hist}");
+}
+
+/// At its run limit a job gets SIGINT, then SIGTERM, then SIGKILL,
+/// JOB_TERMINATE_INTERVAL apart, and ends TERM_RUNLIMIT.
+#[test]
+fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
+    use allot_proto::{Client, Request, Response, Submit};
+    let dir = tempdir("limits-run");
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
+            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let signals = dir.join("signals");
+    // A 2-second limit (bsub -W counts minutes; the request takes seconds).
+    let submit = Submit {
+        command: format!(
+            "trap 'echo INT >> {0}' INT; trap 'echo TERM >> {0}' TERM; while :; do sleep 0.2; done",
+            signals.display()
+        ),
+        cwd: dir.display().to_string(),
+        output: Some(("/dev/null".into(), false)),
+        run_limit: Some(2),
+        ..Submit::default()
+    };
+    let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
+    let Response::Submitted { job, .. } = client.call(Request::Submit(submit)).expect("answer") else { panic!() };
+    d.wait_for(job, "EXIT", &dir);
+    assert_eq!(std::fs::read_to_string(&signals).expect("trapped"), "INT\nTERM\n", "warned twice, then killed");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(
+        long.contains("Exited with exit code 137")
+            && long.contains("TERM_RUNLIMIT: job killed after reaching LSF run time limit."),
+        "{long}"
+    );
+    // bkill says who killed it.
+    let other = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep", "60"], &dir));
+    d.wait_for(other, "RUN", &dir);
+    assert!(d.cmd(&["bkill", &other.to_string()], &dir).status.success());
+    d.wait_for(other, "EXIT", &dir);
+    eventually("the reason shows", || {
+        stdout(&d.cmd(&["bjobs", "-l", &other.to_string()], &dir)).contains("TERM_OWNER: job killed by owner.")
+    });
+}
