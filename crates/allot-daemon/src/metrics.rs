@@ -1,106 +1,145 @@
-//! The Prometheus text endpoint (`[daemon] metrics` in `allot.toml`):
-//! pending and running jobs per queue and user, slots in use, scheduling
-//! pass times. The figures come from the dispatcher, so a scrape sees one
+//! The metrics endpoint (`[daemon] metrics` in `allot.toml`): pending and
+//! running jobs per queue and user, slots in use, scheduling pass times,
+//! served over HTTP by hyper and written in the OpenMetrics text format by
+//! `prometheus-client` (which Prometheus scrapes; label values escaped by
+//! it). The figures come from the dispatcher, so a scrape sees one
 //! consistent state and never blocks scheduling for long.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::convert::Infallible;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 use allot_engine::JobId;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::serve::Input;
 use crate::state::State;
 
-/// Answers scrapes until the daemon stops.
+/// The content type of the OpenMetrics text format.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Answers scrapes until the daemon stops: one HTTP/1 connection a task,
+/// its request head within 10 s.
 pub async fn serve(listener: TcpListener, tx: mpsc::Sender<Input>) {
+    let mut failures = 0u32;
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                failures = 0;
+                stream
+            }
+            Err(_) => {
+                // Out of descriptors: wait instead of spinning.
+                failures = failures.saturating_add(1);
+                tokio::time::sleep(Duration::from_millis(10 * u64::from(failures.min(100)))).await;
+                continue;
+            }
+        };
         let tx = tx.clone();
         tokio::spawn(async move {
-            let _ = scrape(stream, tx).await;
+            let service = hyper::service::service_fn(move |req| answer(req, tx.clone()));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
         });
     }
 }
 
-/// One HTTP exchange: `GET /metrics` gets the figures, anything else 404.
-async fn scrape(mut stream: TcpStream, tx: mpsc::Sender<Input>) -> anyhow::Result<()> {
-    let mut request = Vec::new();
-    let mut buf = [0u8; 1024];
-    let read = async {
-        while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 8192 {
-            let n = stream.read(&mut buf).await?;
-            if n == 0 {
-                break;
-            }
-            request.extend_from_slice(&buf[..n]);
+/// `GET /metrics` gets the figures; anything else, 404.
+async fn answer(req: Request<Incoming>, tx: mpsc::Sender<Input>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let reply = |status: StatusCode, kind: &str, body: String| {
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        *response.status_mut() = status;
+        if let Ok(kind) = kind.parse() {
+            response.headers_mut().insert(hyper::header::CONTENT_TYPE, kind);
         }
-        anyhow::Ok(())
+        Ok(response)
     };
-    tokio::time::timeout(std::time::Duration::from_secs(5), read).await??;
-    let line = String::from_utf8_lossy(&request);
-    let target = line.split_whitespace().nth(1).unwrap_or("");
-    let (status, body) = if line.starts_with("GET ") && (target == "/metrics" || target.starts_with("/metrics?")) {
-        let (reply, answer) = oneshot::channel();
-        tx.send(Input::Metrics(reply)).await?;
-        ("200 OK", answer.await?)
-    } else {
-        ("404 Not Found", "allotd serves /metrics\n".to_string())
+    if req.method() != Method::GET || req.uri().path() != "/metrics" {
+        return reply(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", "allotd serves /metrics\n".into());
+    }
+    let (figures, answer) = oneshot::channel();
+    let text = match tx.send(Input::Metrics(figures)).await {
+        Ok(()) => answer.await.ok(),
+        Err(_) => None,
     };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await?;
-    Ok(())
+    match text {
+        Some(text) => reply(StatusCode::OK, OPENMETRICS, text),
+        None => reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", "allotd is stopping\n".into()),
+    }
 }
 
-/// A label value, escaped as the text format wants.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
+type Labels = Vec<(&'static str, String)>;
 
-/// The figures, in the Prometheus text format.
+/// The figures, in the OpenMetrics text format.
 pub fn render(state: &State) -> String {
-    let mut jobs: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
+    let mut registry = Registry::default();
+    let jobs = Family::<Labels, Gauge>::default();
+    registry.register("allot_jobs", "Unfinished jobs by queue, user and state", jobs.clone());
+    let mut counted: BTreeMap<(&str, &str, &str), i64> = BTreeMap::new();
     let pending = state.engine.pending_jobs().map(|id| (id, "pending"));
     let running = state.running.iter().map(|&id| (JobId(id), "running"));
     for (id, what) in pending.chain(running) {
         let Some(j) = state.jobs.get(&id.0) else { continue };
         let queue = state.engine.job_queue(id).unwrap_or("");
-        *jobs.entry((queue, j.record.spec.user.as_str(), what)).or_default() += 1;
+        *counted.entry((queue, j.record.spec.user.as_str(), what)).or_default() += 1;
     }
-    let mut out = String::new();
-    let _ = writeln!(out, "# HELP allot_jobs Unfinished jobs by queue, user and state.\n# TYPE allot_jobs gauge");
-    for ((queue, user, what), n) in jobs {
-        let _ = writeln!(out, "allot_jobs{{queue=\"{}\",user=\"{}\",state=\"{what}\"}} {n}", label(queue), label(user));
+    for ((queue, user, what), n) in counted {
+        let labels = vec![("queue", queue.to_string()), ("user", user.to_string()), ("state", what.to_string())];
+        jobs.get_or_create(&labels).set(n);
     }
-    let _ =
-        writeln!(out, "# HELP allot_queue_slots_used Job slots in use per queue.\n# TYPE allot_queue_slots_used gauge");
+    let per_queue = Family::<Labels, Gauge>::default();
+    registry.register("allot_queue_slots_used", "Job slots in use per queue", per_queue.clone());
     for (q, _, used, _) in state.engine.queues() {
-        let _ = writeln!(out, "allot_queue_slots_used{{queue=\"{}\"}} {used}", label(&q.name));
+        per_queue.get_or_create(&vec![("queue", q.name.clone())]).set(i64::from(used));
     }
-    let _ = writeln!(out, "# HELP allot_slots_used Job slots in use.\n# TYPE allot_slots_used gauge");
-    let _ = writeln!(out, "allot_slots_used {}", state.engine.used_slots());
-    let _ = writeln!(out, "# HELP allot_slots_total Job slots of all hosts.\n# TYPE allot_slots_total gauge");
-    let _ = writeln!(out, "allot_slots_total {}", state.engine.total_slots());
+    let gauge = |registry: &mut Registry, name: &str, help: &str, value: u64| {
+        let g = Gauge::<i64>::default();
+        g.set(i64::try_from(value).unwrap_or(i64::MAX));
+        registry.register(name, help, g);
+    };
+    gauge(&mut registry, "allot_slots_used", "Job slots in use", state.engine.used_slots());
+    gauge(&mut registry, "allot_slots_total", "Job slots of all hosts", state.engine.total_slots());
     let p = state.passes;
-    let _ = writeln!(
-        out,
-        "# HELP allot_scheduling_pass_seconds Time spent in scheduling passes.\n\
-         # TYPE allot_scheduling_pass_seconds summary\n\
-         allot_scheduling_pass_seconds_sum {}\nallot_scheduling_pass_seconds_count {}",
-        p.total, p.count
-    );
-    let _ = writeln!(
-        out,
-        "# HELP allot_scheduling_last_pass_seconds How long the last scheduling pass took.\n\
-         # TYPE allot_scheduling_last_pass_seconds gauge\nallot_scheduling_last_pass_seconds {}",
-        p.last
-    );
+    let seconds = Counter::<f64, AtomicU64>::default();
+    seconds.inc_by(p.total);
+    registry.register("allot_scheduling_pass_seconds", "Time spent in scheduling passes", seconds);
+    let passes = Counter::<u64>::default();
+    passes.inc_by(p.count);
+    registry.register("allot_scheduling_passes", "Scheduling passes", passes);
+    let last = Gauge::<f64, AtomicU64>::default();
+    last.set(p.last);
+    registry.register("allot_scheduling_last_pass_seconds", "How long the last scheduling pass took", last);
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// Label values are escaped as the format wants, by the encoder.
+    #[test]
+    fn label_values_are_escaped() {
+        use prometheus_client::metrics::family::Family;
+        use prometheus_client::metrics::gauge::Gauge;
+        let mut registry = prometheus_client::registry::Registry::default();
+        let family = Family::<super::Labels, Gauge>::default();
+        registry.register("allot_jobs", "x", family.clone());
+        family.get_or_create(&vec![("queue", "a\"b\\c\nd".to_string())]).set(1);
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).expect("text");
+        assert!(out.contains(r#"allot_jobs{queue="a\"b\\c\nd"} 1"#), "{out}");
+    }
 }

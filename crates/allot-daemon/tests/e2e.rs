@@ -301,7 +301,7 @@ fn limits_hold_jobs_and_say_which() {
 fn scrape(addr: &str, path: &str) -> String {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).expect("metrics listens");
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").expect("request");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("request");
     let mut text = String::new();
     s.read_to_string(&mut text).expect("response");
     text
@@ -322,7 +322,9 @@ fn metrics_show_jobs_per_queue_and_user_slots_and_pass_times() {
     d.wait_for(first, "RUN", &dir);
     let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective()).ok().flatten().expect("me").name;
     let text = scrape(&addr, "/metrics");
-    assert!(text.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4"), "{text}");
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.contains("content-type: application/openmetrics-text; version=1.0.0; charset=utf-8"), "{text}");
+    assert!(text.trim_end().ends_with("# EOF"), "{text}");
     for line in [
         format!("allot_jobs{{queue=\"normal\",user=\"{me}\",state=\"pending\"}} 1"),
         format!("allot_jobs{{queue=\"normal\",user=\"{me}\",state=\"running\"}} 1"),
@@ -334,7 +336,7 @@ fn metrics_show_jobs_per_queue_and_user_slots_and_pass_times() {
     }
     let passes: u64 = text
         .lines()
-        .find_map(|l| l.strip_prefix("allot_scheduling_pass_seconds_count "))
+        .find_map(|l| l.strip_prefix("allot_scheduling_passes_total "))
         .and_then(|n| n.parse().ok())
         .expect("pass count");
     assert!(passes >= 1, "{text}");
