@@ -73,7 +73,7 @@ fn kill_9_during_a_burst_loses_no_acknowledged_job() {
     let command = format!("echo $LSB_JOBID >> {}", ran.display());
     let submitter = {
         let state = state.clone();
-        let dir = dir.clone();
+        let dir = dir.to_path_buf();
         std::thread::spawn(move || {
             let mut acked = Vec::new();
             for _ in 0..400 {
@@ -576,13 +576,15 @@ fn a_multifactor_cluster_takes_jobs_by_association() {
     let running = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep", "30"], &dir));
     d.wait_for(running, "RUN", &dir);
     let waiting = submitted_id(&d.cmd(&["bsub", "-uf", "0.5", "-o", "/dev/null", "/bin/true"], &dir));
-    // Engine time is whole seconds: let the running job's charge show.
-    std::thread::sleep(std::time::Duration::from_millis(2100));
-    let out = d.cmd(&["sshare", "--live", "--json"], &dir);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
-    let mine =
-        rows.as_array().expect("rows").iter().find(|r| r["user"] == me.as_str()).expect("my association").clone();
+    // Engine time is whole seconds: the running job's charge shows after one.
+    let mine = || {
+        let out = d.cmd(&["sshare", "--live", "--json"], &dir);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        rows.as_array().expect("rows").iter().find(|r| r["user"] == me.as_str()).expect("my association").clone()
+    };
+    eventually("the running job is charged", || mine()["raw_usage"].as_f64().is_some_and(|u| u > 0.0));
+    let mine = mine();
     assert_eq!(mine["account"], "chem");
     assert!(mine["raw_usage"].as_f64().is_some_and(|u| u > 0.0), "charged while it runs: {mine}");
     let out = d.cmd(&["sprio", "--live", "--json"], &dir);

@@ -260,9 +260,10 @@ fn bsub_w_dependencies() {
     d.wait_for(first, "DONE", &dir);
     d.wait_for(second, "DONE", &dir);
     let never = submitted_id(&d.cmd(&["bsub", "-w", &format!("exit({first})"), "true"], &dir));
-    std::thread::sleep(Duration::from_millis(300));
-    let why = stdout(&d.cmd(&["bjobs", "-p", &never.to_string()], &dir));
-    assert!(why.contains("Dependency condition invalid or never satisfied"), "{why}");
+    eventually("the dependency is seen never to be satisfied", || {
+        stdout(&d.cmd(&["bjobs", "-p", &never.to_string()], &dir))
+            .contains("Dependency condition invalid or never satisfied")
+    });
 
     let refused = |w: &str| {
         let out = d.cmd(&["bsub", "-w", w, "true"], &dir);
@@ -406,8 +407,7 @@ fn a_job_is_measured_whole_in_its_cgroup() {
     assert!(!base.exists(), "{} is left while idle", base.display());
     let again = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", burn], &dir));
     d.wait_for(again, "RUN", &dir);
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(base.exists(), "made again for the job");
+    eventually("allot-<tag> is made again for the job", || base.exists());
     d.wait_for(again, "DONE", &dir);
     let used = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "cpu_used", &again.to_string()], &dir));
     let secs: f64 = used.split_whitespace().next().and_then(|s| s.parse().ok()).expect("CPU_USED");
@@ -416,8 +416,7 @@ fn a_job_is_measured_whole_in_its_cgroup() {
     // last out, removes `allot-<tag>` as it ends.
     let last = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep 1"], &dir));
     d.wait_for(last, "RUN", &dir);
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(base.exists(), "made for the job");
+    eventually("allot-<tag> is made for the job", || base.exists());
     d.kill9();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while base.exists() && std::time::Instant::now() < deadline {
@@ -549,8 +548,8 @@ fn finished_jobs_are_forgotten_after_the_clean_period() {
     d.wait_for(later, "DONE", &dir);
     let history = d.cmd(&["bhist", &done.to_string()], &dir);
     assert!(stderr(&history).contains("No matching job found"), "{}", stderr(&history));
-    std::thread::sleep(Duration::from_millis(1000));
-    let gone = stdout(&d.cmd(&["bjobs", "-a", &format!("{array}[2]")], &dir));
-    assert_eq!(gone, format!("Job <{array}[2]> is not found\n"), "the whole array");
+    eventually("the whole array is forgotten", || {
+        stdout(&d.cmd(&["bjobs", "-a", &format!("{array}[2]")], &dir)) == format!("Job <{array}[2]> is not found\n")
+    });
     d.wait_for(later, "DONE", &dir);
 }

@@ -108,11 +108,31 @@ impl Drop for Daemon {
     }
 }
 
-pub fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("allot-daemon-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir
+/// A test's directory, removed with everything in it when the test ends
+/// (after its allotd, declared later, is stopped).
+pub struct TestDir(tempfile::TempDir);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+pub fn tempdir(name: &str) -> TestDir {
+    TestDir(tempfile::Builder::new().prefix(&format!("allot-daemon-{name}-")).tempdir().expect("a temporary directory"))
 }
 
 /// A configuration directory `config` in `dir` holding `files` (name,
