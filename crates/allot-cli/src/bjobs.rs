@@ -520,6 +520,7 @@ pub(crate) mod tests {
             exit_reason: None,
             exec_cwd: None,
             term_reason: None,
+            mem_limit_kb: None,
         }
     }
 

@@ -66,6 +66,9 @@ pub(crate) fn long(j: &JobInfo) -> String {
     if let Some(limit) = j.run_limit {
         let _ = writeln!(out, "\n RUNLIMIT\n {}", minutes(limit));
     }
+    if let Some(kb) = j.mem_limit_kb {
+        let _ = writeln!(out, "\n MEMLIMIT\n {} M", kb.div_ceil(1024));
+    }
     if let Some(start) = j.start_time {
         let hosts = exec_hosts(j);
         let _ = writeln!(

@@ -144,6 +144,7 @@ mod tests {
             exit_reason: None,
             exec_cwd: None,
             term_reason: None,
+            mem_limit_kb: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

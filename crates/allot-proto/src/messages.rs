@@ -348,6 +348,8 @@ pub struct JobInfo {
     /// Why a finished job was killed, as LSF words it
     /// (`TERM_RUNLIMIT: job killed after reaching LSF run time limit`).
     pub term_reason: Option<String>,
+    /// `-M`: its memory limit, KB.
+    pub mem_limit_kb: Option<u64>,
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -391,6 +393,7 @@ struct JobInfoWire(
     Option<String>,
     Option<String>,
     Option<String>,
+    Option<u64>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -424,6 +427,7 @@ impl From<JobInfoWire> for JobInfo {
             exit_reason: w.25,
             exec_cwd: w.26,
             term_reason: w.27,
+            mem_limit_kb: w.28,
         }
     }
 }
@@ -467,6 +471,7 @@ pub struct JobInfoRef<'a> {
     pub exit_reason: Option<&'a str>,
     pub exec_cwd: Option<Cow<'a, str>>,
     pub term_reason: Option<&'a str>,
+    pub mem_limit_kb: Option<u64>,
 }
 
 impl JobInfoRef<'_> {
@@ -500,6 +505,7 @@ impl JobInfoRef<'_> {
             exit_reason: self.exit_reason.map(str::to_string),
             exec_cwd: self.exec_cwd.as_deref().map(str::to_string),
             term_reason: self.term_reason.map(str::to_string),
+            mem_limit_kb: self.mem_limit_kb,
         }
     }
 }
@@ -507,7 +513,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(28)?;
+        let mut t = s.serialize_tuple(29)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -536,6 +542,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.exit_reason)?;
         t.serialize_element(&self.exec_cwd)?;
         t.serialize_element(&self.term_reason)?;
+        t.serialize_element(&self.mem_limit_kb)?;
         t.end()
     }
 }
@@ -572,6 +579,7 @@ impl JobInfo {
             exit_reason: self.exit_reason.as_deref(),
             exec_cwd: self.exec_cwd.as_deref().map(Cow::Borrowed),
             term_reason: self.term_reason.as_deref(),
+            mem_limit_kb: self.mem_limit_kb,
         }
     }
 
@@ -806,6 +814,7 @@ mod tests {
             exit_reason: Some("cannot open output file /x: Permission denied".into()),
             exec_cwd: Some("/scratch/7".into()),
             term_reason: Some("TERM_RUNLIMIT: job killed after reaching LSF run time limit".into()),
+            mem_limit_kb: Some(976_563),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");
