@@ -63,7 +63,7 @@ fn measure(exe: &Path, state: &Path, pid: u32, jobs: u64, connections: u64) -> a
                         env: env.clone(),
                         ..Submit::default()
                     };
-                    match client.call(Request::Submit(submit))? {
+                    match client.call(Request::Submit(Box::new(submit)))? {
                         Response::Submitted { .. } => {}
                         other => bail!("submission refused: {other:?}"),
                     }

@@ -120,7 +120,7 @@ pub fn brequeue(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `-Z "command"` replaces the command.
 pub fn bmod(args: &[String]) -> anyhow::Result<ExitCode> {
     let (changes, job) = parse_bmod(args)?;
-    let response = call(Request::Modify { job, changes })?;
+    let response = call(Request::Modify { job, changes: Box::new(changes) })?;
     report("bmod", response, |id| format!("Parameters of job <{id}> are being changed"))
 }
 

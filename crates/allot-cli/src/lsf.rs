@@ -163,6 +163,11 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         user_factor: o.user_factor,
         request: Some(request_id()),
         mem_limit_kb,
+        warning: match (o.warning_action, o.warning_time) {
+            (Some(signal), Some(secs)) => Some((signal, secs)),
+            (None, None) => None,
+            _ => bail!("bsub: {}. Job not submitted.", allot_config::bsub::BsubError::HalfWarning),
+        },
     };
     // Every refusal reads `bsub: ... Job not submitted.`, as LSF's do.
     let answer = submit_once(submit).map_err(|e| {
@@ -199,7 +204,7 @@ fn submit_once(submit: Submit) -> anyhow::Result<Response> {
     let mut lost: Option<String> = None;
     let until = std::time::Instant::now() + RETRY_FOR;
     loop {
-        let answer = client().and_then(|mut c| Ok(c.call(Request::Submit(submit.clone()))?));
+        let answer = client().and_then(|mut c| Ok(c.call(Request::Submit(Box::new(submit.clone())))?));
         match answer {
             Ok(Response::Error(e)) => bail!("{e}"),
             Ok(r) => return Ok(r),

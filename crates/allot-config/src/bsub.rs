@@ -42,6 +42,10 @@ pub enum BsubError {
         "-M {0}: expected a memory limit: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, GB, TB)"
     )]
     BadMemLimit(String),
+    #[error("-wt {0}: expected `[hours:]minutes`")]
+    BadWarningTime(String),
+    #[error("-wa and -wt go together: a warning action needs a warning time, and the other way round")]
+    HalfWarning,
     #[error("job script line {line}: {error}")]
     Script { line: usize, error: Box<BsubError> },
 }
@@ -99,6 +103,10 @@ pub struct BsubOptions {
     pub user_factor: Option<f64>,
     /// `-M`, as written (see [`mem_limit_kb`]).
     pub mem_limit: Option<String>,
+    /// `-wa`: the signal sent as the job's warning action, by name.
+    pub warning_action: Option<String>,
+    /// `-wt`, seconds: how long before its run limit the warning goes.
+    pub warning_time: Option<u64>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -109,7 +117,8 @@ pub struct BsubOptions {
 /// before the command is an error.
 const WITH_VALUE: &[&str] = &[
     "-n", "-q", "-W", "-G", "-P", "-J", "-R", "-m", "-o", "-oo", "-e", "-eo", "-u", "-b", "-t", "-w", "-sp", "-app",
-    "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf",
+    "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf", "-wa",
+    "-wt",
 ];
 const FLAGS: &[&str] = &["-x", "-B", "-N", "-r", "-rn", "-H", "-I", "-Ip", "-Is", "-K", "-hl"];
 
@@ -215,6 +224,8 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 mem_limit_kb(&value, "KB")?;
                 o.mem_limit = Some(value);
             }
+            "-wa" => o.warning_action = Some(value),
+            "-wt" => o.warning_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadWarningTime(value.clone()))?),
             _ => o.other.push((arg.to_string(), Some(value))),
         }
         i += 2;
@@ -298,6 +309,8 @@ impl BsubOptions {
             qos: self.qos.or(script.qos),
             user_factor: self.user_factor.or(script.user_factor),
             mem_limit: self.mem_limit.or(script.mem_limit),
+            warning_action: self.warning_action.or(script.warning_action),
+            warning_time: self.warning_time.or(script.warning_time),
             other: self.other.into_iter().chain(script.other).collect(),
             command: self.command,
         }

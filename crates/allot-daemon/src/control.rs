@@ -80,9 +80,15 @@ fn signal(state: &mut State, id: u64, shown: JobRef, sig: Signal) -> Result<(), 
 
 fn signal_of(name: Option<&str>) -> Result<Signal, String> {
     let Some(name) = name else { return Ok(Signal::SIGKILL) };
+    signal_named(name).map_err(|()| format!("-s {name}: unknown signal"))
+}
+
+/// A signal by its name, with or without `SIG`, in either case (`URG`,
+/// `sigusr1`).
+pub(crate) fn signal_named(name: &str) -> Result<Signal, ()> {
     let upper = name.to_ascii_uppercase();
     let full = if upper.starts_with("SIG") { upper } else { format!("SIG{upper}") };
-    full.parse().map_err(|_| format!("-s {name}: unknown signal"))
+    full.parse().map_err(|_| ())
 }
 
 const FINISHED: &str = "Job has already finished";

@@ -264,7 +264,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         } else {
             for twin in &mut twins {
                 let request = match *op {
-                    Op::Submit { .. } => submission(&twin.state, op, &root).map(Request::Submit),
+                    Op::Submit { .. } => submission(&twin.state, op, &root).map(|s| Request::Submit(Box::new(s))),
                     Op::Kill(k) => pick(&twin.state, k)
                         .map(|id| Request::Kill { jobs: vec![twin.state.job_ref(id)], signal: None }),
                     Op::Stop(k) | Op::Resume(k) => pick(&twin.state, k).map(|id| Request::Suspend {
@@ -277,11 +277,11 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                     }),
                     Op::Modify(k, n) => pick(&twin.state, k).map(|id| Request::Modify {
                         job: twin.state.job_ref(id),
-                        changes: Changes { slots: Some(n), ..Changes::default() },
+                        changes: Box::new(Changes { slots: Some(n), ..Changes::default() }),
                     }),
                     Op::ArrayLimit(k, n) => pick(&twin.state, k).map(|id| Request::Modify {
                         job: JobRef::job(twin.state.jobs.get(&id).and_then(|j| j.array).map_or(id, |(first, _)| first)),
-                        changes: Changes { array_limit: Some(n), ..Changes::default() },
+                        changes: Box::new(Changes { array_limit: Some(n), ..Changes::default() }),
                     }),
                     Op::Requeue(k, hold) => pick(&twin.state, k).map(|id| Request::Requeue {
                         jobs: vec![twin.state.job_ref(id)],

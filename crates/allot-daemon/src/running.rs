@@ -83,6 +83,25 @@ pub(crate) fn start_terminating(state: &mut State, job: u64, term: allot_store::
     state.terminating.insert(job, (0, std::time::Instant::now()));
 }
 
+/// Sends the warning actions that are due (`-wa` at `-wt` before the run
+/// limit), once each; a job whose process group is not known yet gets its
+/// warning when it is.
+pub(crate) fn warn(state: &mut State, t: allot_engine::Time) {
+    let due: Vec<u64> = state.warnings.iter().filter(|(_, (at, _))| *at <= t.0).map(|(&job, _)| job).collect();
+    for job in due {
+        if !state.running.contains(&job) {
+            state.warnings.remove(&job);
+            continue;
+        }
+        let Some(pgid) = state.files.read_pgid(job) else { continue };
+        if let Some((_, signal)) = state.warnings.remove(&job) {
+            if let Ok(sig) = crate::control::signal_named(&signal) {
+                let _ = allot_exec::signal_group(pgid, sig);
+            }
+        }
+    }
+}
+
 /// Sends the jobs being ended at a limit their next signal when it is due.
 /// A job whose process group is not known yet gets it when it is.
 pub(crate) fn terminate(state: &mut State) {

@@ -226,7 +226,7 @@ pub(crate) fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut V
         }
         let before = records.len();
         let response = match request {
-            Request::Submit(s) => submit(state, &caller, s, t, &mut records),
+            Request::Submit(s) => submit(state, &caller, *s, t, &mut records),
             Request::Jobs(query) => {
                 lists.push(JobList { reply, caller, query });
                 continue;

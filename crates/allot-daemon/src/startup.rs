@@ -71,6 +71,7 @@ pub(crate) fn open_state(
         clean_period,
         terminate_interval,
         terminating: Default::default(),
+        warnings: Default::default(),
         finished: Default::default(),
         clock: Time(0),
         supervisors_ended: Default::default(),

@@ -164,6 +164,9 @@ pub struct State {
     /// at a limit, and the jobs being ended so, each with its next signal
     /// and when (see `running::terminate`).
     pub terminate_interval: u64,
+    /// Jobs' warning actions still to send (`-wa`/`-wt`): when (seconds
+    /// since the epoch) and the signal's name.
+    pub warnings: BTreeMap<u64, (u64, String)>,
     pub terminating: BTreeMap<u64, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
@@ -402,6 +405,13 @@ impl State {
             j.start_time = Some(t.0);
             j.alloc = alloc.to_vec();
             self.running.insert(job);
+            // `-wa`/`-wt`: the warning goes `wt` before the run limit in
+            // force (the job's, or its queue's RUNLIMIT).
+            let limit = self.engine.job_run_limit(JobId(job));
+            if let (Some((signal, before)), Some(limit)) = (&j.record.warning, limit) {
+                let at = t.0.saturating_add(limit.saturating_sub(*before));
+                self.warnings.insert(job, (at, signal.clone()));
+            }
         }
     }
 

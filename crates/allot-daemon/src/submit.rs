@@ -31,6 +31,11 @@ pub(crate) fn submit(
             caller.uid
         ));
     }
+    if let Some((signal, _)) = &s.warning {
+        if crate::control::signal_named(signal).is_err() {
+            return Response::Error(format!("-wa {signal}: unknown signal. Job not submitted."));
+        }
+    }
     let res_req = match allot_config::resreq::parse_all_of(&s.res_req) {
         Ok(r) => r,
         Err((_, e)) if s.res_req.len() == 1 => {
@@ -120,6 +125,7 @@ pub(crate) fn submit(
             array: array.as_ref().map(|a| a.spec.clone()),
             request: s.request,
             mem_limit_kb: s.mem_limit_kb,
+            warning: s.warning,
         }),
     };
     if let Err(e) = state.apply(t, &record) {

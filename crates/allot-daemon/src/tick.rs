@@ -7,7 +7,7 @@ use allot_engine::{Decision, Time};
 use allot_store::Record;
 use tokio::sync::mpsc;
 
-use crate::running::{enforce_memory, measure, orphans, start_job, start_terminating, terminate};
+use crate::running::{enforce_memory, measure, orphans, start_job, start_terminating, terminate, warn};
 use crate::serve::Input;
 use crate::state::State;
 
@@ -101,6 +101,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         }
     }
     terminate(state);
+    warn(state, t);
     // One commit for the ends and the starts they made room for. The
     // starts are durable before any job runs (no job runs twice), and the
     // ends before their jobs' files go (a restart never mistakes an ended

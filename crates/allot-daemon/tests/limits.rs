@@ -90,8 +90,9 @@ fn a_job_over_its_memory_limit_is_ended_with_the_reason() {
     assert!(hist.contains("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit;"), "{hist}");
 }
 
-/// At its run limit a job gets SIGINT, then SIGTERM, then SIGKILL,
-/// JOB_TERMINATE_INTERVAL apart, and ends TERM_RUNLIMIT.
+/// Its warning action (`-wa USR1 -wt`) comes first; at its run limit a job
+/// gets SIGINT, then SIGTERM, then SIGKILL, JOB_TERMINATE_INTERVAL apart,
+/// and ends TERM_RUNLIMIT.
 #[test]
 fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
     use allot_proto::{Client, Request, Response, Submit};
@@ -106,27 +107,37 @@ fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
     );
     let d = Daemon::start_with(&dir.join("state"), Some(&config));
     let signals = dir.join("signals");
-    // A 2-second limit (bsub -W counts minutes; the request takes seconds).
+    // A 3-second limit, warned 2 seconds before (bsub -W and -wt count
+    // minutes; the request takes seconds).
     let submit = Submit {
         command: format!(
-            "trap 'echo INT >> {0}' INT; trap 'echo TERM >> {0}' TERM; while :; do sleep 0.2; done",
+            "trap 'echo USR1 >> {0}' USR1; trap 'echo INT >> {0}' INT; trap 'echo TERM >> {0}' TERM; \
+             while :; do sleep 0.2; done",
             signals.display()
         ),
         cwd: dir.display().to_string(),
         output: Some(("/dev/null".into(), false)),
-        run_limit: Some(2),
+        run_limit: Some(3),
+        warning: Some(("USR1".into(), 2)),
         ..Submit::default()
     };
     let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
-    let Response::Submitted { job, .. } = client.call(Request::Submit(submit)).expect("answer") else { panic!() };
+    let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(submit))).expect("answer") else {
+        panic!()
+    };
     d.wait_for(job, "EXIT", &dir);
-    assert_eq!(std::fs::read_to_string(&signals).expect("trapped"), "INT\nTERM\n", "warned twice, then killed");
+    assert_eq!(std::fs::read_to_string(&signals).expect("trapped"), "USR1\nINT\nTERM\n", "warned, then ended");
     let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
     assert!(
         long.contains("Exited with exit code 137")
             && long.contains("TERM_RUNLIMIT: job killed after reaching LSF run time limit."),
         "{long}"
     );
+    // A warning action must be a signal, and needs its time.
+    let bad = d.cmd(&["bsub", "-wa", "NOPE", "-wt", "1", "true"], &dir);
+    assert_eq!(stderr(&bad), "bsub: -wa NOPE: unknown signal. Job not submitted.\n");
+    let half = d.cmd(&["bsub", "-wa", "URG", "true"], &dir);
+    assert!(stderr(&half).starts_with("bsub: -wa and -wt go together"), "{}", stderr(&half));
     // bkill says who killed it.
     let other = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep", "60"], &dir));
     d.wait_for(other, "RUN", &dir);

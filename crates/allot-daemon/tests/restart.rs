@@ -116,7 +116,7 @@ fn the_same_request_again_gets_the_same_job() {
     };
     let send = || {
         let mut client = Client::connect(&state.join("allotd.sock")).expect("connect");
-        match client.call(Request::Submit(submit.clone())).expect("answer") {
+        match client.call(Request::Submit(Box::new(submit.clone()))).expect("answer") {
             Response::Submitted { job, .. } => job,
             other => panic!("{other:?}"),
         }
@@ -129,7 +129,9 @@ fn the_same_request_again_gets_the_same_job() {
     assert_eq!(send(), first, "after a restart too");
     let other = Submit { request: Some("hostX:123:457".into()), ..submit.clone() };
     let mut client = Client::connect(&state.join("allotd.sock")).expect("connect");
-    let Response::Submitted { job, .. } = client.call(Request::Submit(other)).expect("answer") else { panic!() };
+    let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(other))).expect("answer") else {
+        panic!()
+    };
     assert_eq!(job, first + 1, "another request is another job");
     let jobs = stdout(&d.cmd(&["bjobs", "-a", "-noheader"], &dir));
     assert_eq!(jobs.lines().count(), 2, "{jobs}");

@@ -73,6 +73,10 @@ pub struct Submit {
     /// `-M`: the memory limit, KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_limit_kb: Option<u64>,
+    /// `-wa` and `-wt`: the signal sent, and how many seconds before the
+    /// run limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<(String, u64)>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,
@@ -130,7 +134,7 @@ pub struct JobQuery {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
-    Submit(Submit),
+    Submit(Box<Submit>),
     Jobs(JobQuery),
     /// `bkill`: jobs (0 is every job of the caller), signal name.
     Kill {
@@ -170,7 +174,7 @@ pub enum Request {
     /// `bmod`: changes to a pending job.
     Modify {
         job: JobRef,
-        changes: Changes,
+        changes: Box<Changes>,
     },
     /// `brequeue`: running jobs are killed and go back to pending, finished
     /// ones come back; 0 is all the caller's jobs in the states asked for.
@@ -762,12 +766,12 @@ mod tests {
     fn messages_round_trip_as_json() {
         let req = Envelope {
             version: 1,
-            body: Request::Submit(Submit {
+            body: Request::Submit(Box::new(Submit {
                 slots: 4,
                 command: "sleep 1".into(),
                 cwd: "/tmp".into(),
                 ..Submit::default()
-            }),
+            })),
         };
         let text = serde_json::to_string(&req).expect("json");
         let back: Envelope<Request> = serde_json::from_str(&text).expect("parse");

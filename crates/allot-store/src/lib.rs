@@ -112,6 +112,9 @@ pub struct JobRecord {
     /// `-M`: the memory limit, KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_limit_kb: Option<u64>,
+    /// `-wa`/`-wt`: the warning signal, and seconds before the run limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<(String, u64)>,
 }
 
 /// One change of state.
@@ -425,6 +428,7 @@ mod tests {
             array: None,
             request: None,
             mem_limit_kb: None,
+            warning: None,
         };
         Record::Submitted { job, record: Box::new(record) }
     }
