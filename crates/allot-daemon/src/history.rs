@@ -8,7 +8,7 @@ use allot_engine::Time;
 use allot_proto::{HistoryEvent, JobHistory, JobRef, JobStatus, Response};
 use allot_store::Record;
 
-use crate::running::owner_uid;
+use crate::running::owner_ids;
 use crate::serve::{Caller, may_act};
 use crate::state::State;
 
@@ -47,15 +47,15 @@ pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
         // output is in the state directory, which only allotd reads.
         JobStatus::Run | JobStatus::Ususp | JobStatus::Done | JobStatus::Exit => {}
     }
-    let owner = owner_uid(&j.record.spec.user);
+    let owner = owner_ids(&j.record.spec.user);
     let (out, err) = state.output_files(id, j);
     let mut output = String::from("<< output from stdout >>\n");
-    match read_tail(&out.path, owner) {
+    match read_tail(&out.path, owner, out.named) {
         Ok(text) => output.push_str(&text),
         Err(e) => return Response::Error(format!("Job <{id_shown}>: {}: {e}", out.path.display())),
     }
     if err.path != out.path {
-        if let Ok(text) = read_tail(&err.path, owner) {
+        if let Ok(text) = read_tail(&err.path, owner, err.named) {
             if !text.is_empty() {
                 output.push_str("\n<< output from stderr >>\n");
                 output.push_str(&text);
@@ -68,19 +68,29 @@ pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
 /// The last [`PEEK_LIMIT`] bytes of a file; nothing if it does not exist
 /// yet. As root, only a file the job's owner owns is read: an output path
 /// is the user's to choose, and allotd must not read what they cannot.
-fn read_tail(path: &Path, owner: Option<u32>) -> Result<String, String> {
+fn read_tail(path: &Path, owner: Option<(u32, u32)>, named: bool) -> Result<String, String> {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::OpenOptionsExt;
-    // Never waits: a FIFO named as an output file opens at once (and is
-    // then no regular file, so it is not read).
+    // Opened as the owner: a path they name reaches only what they could
+    // open themselves, so no device, and nothing of root's, is ever
+    // opened (opening some devices does something). Never waits: a FIFO
+    // opens at once (and is then no regular file, so it is not read).
+    // allotd's own output files (in its state directory, which the owner
+    // may not enter) it opens itself: it chose their paths.
+    let _as_owner = match owner.filter(|_| named) {
+        Some((uid, gid)) => Some(AsOwner::switch(uid, gid).ok_or("cannot take the job's user's identity")?),
+        None => None,
+    };
     let nonblocking = nix::fcntl::OFlag::O_NONBLOCK.bits();
-    let mut f = match std::fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path) {
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path);
+    drop(_as_owner);
+    let mut f = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
         Err(e) => return Err(e.to_string()),
     };
     let meta = f.metadata().map_err(|e| e.to_string())?;
-    if owner.is_some_and(|uid| meta.uid() != uid) {
+    if owner.is_some_and(|(uid, _)| meta.uid() != uid) {
         return Err("not owned by the job's user".into());
     }
     if !meta.is_file() {
@@ -91,6 +101,33 @@ fn read_tail(path: &Path, owner: Option<u32>) -> Result<String, String> {
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// This thread's file-system identity (`setfsuid`, `setfsgid`: per thread
+/// on Linux, so allotd's other threads keep root's) switched to a job
+/// owner's until dropped.
+struct AsOwner {
+    uid: nix::unistd::Uid,
+    gid: nix::unistd::Gid,
+}
+
+impl AsOwner {
+    fn switch(uid: u32, gid: u32) -> Option<AsOwner> {
+        use nix::unistd::{Gid, Uid, setfsgid, setfsuid};
+        let (to_uid, to_gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+        let back = AsOwner { gid: setfsgid(to_gid), uid: setfsuid(to_uid) };
+        // Each call answers the identity before it: asked again, it says
+        // whether the switch took.
+        let took = setfsuid(to_uid) == to_uid && setfsgid(to_gid) == to_gid;
+        took.then_some(back)
+    }
+}
+
+impl Drop for AsOwner {
+    fn drop(&mut self) {
+        nix::unistd::setfsuid(self.uid);
+        nix::unistd::setfsgid(self.gid);
+    }
 }
 
 /// `bhist`: each job's events from the log. Without job ids, the jobs of

@@ -285,10 +285,13 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     })
 }
 
-/// The uid a job's files must belong to, as root: its owner's.
-pub(crate) fn owner_uid(user: &str) -> Option<u32> {
+/// Whose a job's files are, as root: its owner's uid and gid (`None` when
+/// allotd is not root, and runs as the owner already).
+pub(crate) fn owner_ids(user: &str) -> Option<(u32, u32)> {
     if !allot_exec::owner::is_root() {
         return None;
     }
-    nix::unistd::User::from_name(user).ok().flatten().map(|u| u.uid.as_raw())
+    // An owner gone: nobody's, which no file is.
+    let u = nix::unistd::User::from_name(user).ok().flatten();
+    Some(u.map_or((u32::MAX - 1, u32::MAX - 1), |u| (u.uid.as_raw(), u.gid.as_raw())))
 }

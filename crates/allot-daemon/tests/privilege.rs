@@ -77,6 +77,19 @@ fn paths_a_job_names_are_opened_made_and_entered_as_its_owner() {
     let made = format!("cannot create the working directory {}/{cwd}: Permission denied", root_only.display());
     assert!(long.contains(&made) && hist.contains(&made), "{long}\n{hist}");
 
+    // bpeek opens what a job names as the owner too: a file of theirs in a
+    // directory only root may enter is not read for them (as root it
+    // would be, and a device would be opened).
+    let theirs = root_only.join("theirs");
+    std::fs::write(&theirs, "behind root's door\n").expect("theirs");
+    std::os::unix::fs::chown(&theirs, Some(user.uid), Some(user.gid)).expect("chown");
+    let peeked = bsub(&["-o", theirs.to_str().expect("utf-8"), "true"]);
+    d.wait_for(peeked, "EXIT", &home);
+    let peek = d.cmd_as(who, &["bpeek", &peeked.to_string()], &home);
+    assert!(!stdout(&peek).contains("behind root's door"), "{}", stdout(&peek));
+    assert!(stderr(&peek).contains("Permission denied"), "{}", stderr(&peek));
+    std::fs::remove_file(&theirs).expect("rm");
+
     // What the owner may write, they write: their own file (theirs, and
     // `bpeek` shows it to them) and their group's.
     let identity = "id -u; id -G; echo $USER $LOGNAME $HOME";
