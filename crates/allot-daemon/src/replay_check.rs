@@ -255,10 +255,12 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             let running: Vec<u64> = twins[0].state.running.iter().copied().collect();
             if !running.is_empty() {
                 let job = running[k % running.len()];
-                for twin in &twins {
+                for twin in &mut twins {
                     let report =
                         ExitReport { exit: *exit, cpu_time: 1.5, max_rss_kb: 100, reason: None, ended_at: t.0 };
                     twin.state.files.write_report(job, &report).expect("report");
+                    // As the zygote says a supervisor ended.
+                    twin.state.supervisors_ended.insert(job);
                 }
             }
         } else {

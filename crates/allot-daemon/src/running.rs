@@ -22,37 +22,89 @@ use crate::state::State;
 /// `/proc` over the job's process group (the processes alive in it, with
 /// what their waited-for children used); a process that leaves the group
 /// escapes that measure until the job ends.
-pub(crate) fn measure(state: &mut State, records: &mut Vec<Record>) {
+pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &mut Vec<Record>) {
+    if let Some(samples) = state.measured.take() {
+        usage_records(state, &samples, records);
+    }
     let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
     if !due || state.running.is_empty() {
         return;
     }
     state.last_usage = Some(std::time::Instant::now());
-    let in_cgroups: BTreeMap<u64, allot_exec::cgroup::CgroupUsage> = match &state.cgroups {
-        Some(c) => {
-            state.running.iter().filter_map(|&id| Some((id, allot_exec::cgroup::read_usage(&c.job_dir(id))?))).collect()
-        }
-        None => BTreeMap::new(),
+    let plan = Sampling {
+        jobs: state.running.iter().copied().collect(),
+        files: state.files.clone(),
+        cgroups: state.cgroups.as_ref().map(|c| c.base().to_path_buf()),
     };
-    // /proc for what no cgroup measures: every job without one, and the
-    // memory of those whose cgroup has no memory controller.
-    let groups: BTreeMap<i32, u64> = state
-        .running
-        .iter()
-        .filter(|id| in_cgroups.get(id).is_none_or(|u| u.memory_kb.is_none()))
-        .filter_map(|&id| state.files.read_pgid(id).map(|pgid| (pgid, id)))
-        .collect();
-    let sampled: BTreeMap<u64, allot_exec::GroupUsage> = allot_exec::sample_groups(&groups.keys().copied().collect())
-        .into_iter()
-        .map(|(pgid, u)| (groups[&pgid], u))
-        .collect();
-    for &job in &state.running {
-        let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
-            (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
-            (None, Some(p)) => (p.cpu_time, p.rss_kb),
-            (None, None) => continue,
+    // The reads (cgroup files, every process of /proc) go to a blocking
+    // thread, off the one that answers requests; their figures come back
+    // as an input, and are recorded at the next tick.
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let wake = wake.clone();
+            runtime.spawn_blocking(move || {
+                let _ = wake.blocking_send(Input::Measured(plan.sample()));
+            });
+        }
+        Err(_) => usage_records(state, &plan.sample(), records),
+    }
+}
+
+/// What to measure: the running jobs, where their files are, and the
+/// directory of their cgroups when they have them.
+struct Sampling {
+    jobs: Vec<u64>,
+    files: allot_exec::JobFiles,
+    cgroups: Option<std::path::PathBuf>,
+}
+
+/// One job's measure: CPU seconds, resident memory KB.
+pub(crate) type Sample = (u64, f64, u64);
+
+impl Sampling {
+    fn sample(self) -> Vec<Sample> {
+        let in_cgroups: BTreeMap<u64, allot_exec::cgroup::CgroupUsage> = match &self.cgroups {
+            Some(base) => self
+                .jobs
+                .iter()
+                .filter_map(|&id| {
+                    Some((id, allot_exec::cgroup::read_usage(&allot_exec::cgroup::job_dir_in(base, id))?))
+                })
+                .collect(),
+            None => BTreeMap::new(),
         };
-        let cpu_time = (cpu_time * 100.0).round() / 100.0;
+        // /proc for what no cgroup measures: every job without one, and
+        // the memory of those whose cgroup has no memory controller.
+        let groups: BTreeMap<i32, u64> = self
+            .jobs
+            .iter()
+            .filter(|id| in_cgroups.get(id).is_none_or(|u| u.memory_kb.is_none()))
+            .filter_map(|&id| self.files.read_pgid(id).map(|pgid| (pgid, id)))
+            .collect();
+        let sampled: BTreeMap<u64, allot_exec::GroupUsage> =
+            allot_exec::sample_groups(&groups.keys().copied().collect())
+                .into_iter()
+                .map(|(pgid, u)| (groups[&pgid], u))
+                .collect();
+        let mut out = Vec::new();
+        for &job in &self.jobs {
+            let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
+                (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
+                (None, Some(p)) => (p.cpu_time, p.rss_kb),
+                (None, None) => continue,
+            };
+            out.push((job, (cpu_time * 100.0).round() / 100.0, mem_kb));
+        }
+        out
+    }
+}
+
+/// The measures that changed, as records, for the jobs still running.
+fn usage_records(state: &State, samples: &[Sample], records: &mut Vec<Record>) {
+    for &(job, cpu_time, mem_kb) in samples {
+        if !state.running.contains(&job) {
+            continue;
+        }
         let last = state.jobs.get(&job).and_then(|j| j.usage);
         if last != Some((cpu_time, mem_kb)) {
             records.push(Record::Usage { job, cpu_time, mem_kb });

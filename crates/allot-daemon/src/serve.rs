@@ -63,6 +63,8 @@ pub enum Input {
     Unsupervised(u64),
     /// The metrics endpoint asks for the figures, in Prometheus text.
     Metrics(oneshot::Sender<String>),
+    /// Running jobs' measures, taken off the dispatcher.
+    Measured(Vec<crate::running::Sample>),
 }
 
 pub(crate) fn now() -> Time {
@@ -135,6 +137,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                         Input::Metrics(reply) => {
                             let _ = reply.send(crate::metrics::render(&state));
                         }
+                        Input::Measured(samples) => state.measured = Some(samples),
                         Input::JobEnded(job) => {
                             state.supervisors_ended.insert(job);
                         }

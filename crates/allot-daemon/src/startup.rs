@@ -76,10 +76,12 @@ pub(crate) fn open_state(
         clock: Time(0),
         supervisors_ended: Default::default(),
         last_sweep: None,
+        last_exit_look: None,
         decisions: Vec::new(),
         pass_was_full: false,
         requests: Default::default(),
         deferred: Vec::new(),
+        measured: None,
         accounts: Default::default(),
         write_failure: None,
     };

@@ -177,8 +177,10 @@ pub struct State {
     /// Jobs whose supervisor ended since the last tick: each has an exit
     /// report, or its supervisor died (see `running::orphans`).
     pub supervisors_ended: BTreeSet<u64>,
-    /// When every running job's supervisor was last looked for.
+    /// When every running job's supervisor was last looked for, and its
+    /// exit report.
     pub last_sweep: Option<std::time::Instant>,
+    pub last_exit_look: Option<std::time::Instant>,
     /// What the last [`Record::Scheduled`] decided (the live daemon acts
     /// on it; a replay leaves it), and whether that pass considered jobs.
     pub decisions: Vec<allot_engine::Decision>,
@@ -186,6 +188,9 @@ pub struct State {
     /// Submissions' request ids and the jobs they made, for as long as the
     /// jobs are known (see [`State::clean`]).
     pub requests: BTreeMap<String, u64>,
+    /// Running jobs' measures taken off the dispatcher, to record at the
+    /// next tick (see `running::measure`).
+    pub measured: Option<Vec<crate::running::Sample>>,
     /// Applied records waiting for the next commit ([`State::defer`]).
     pub deferred: Vec<(Time, Record)>,
     /// Job owners' accounts, as launches look them up.

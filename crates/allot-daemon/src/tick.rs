@@ -34,8 +34,19 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // Each end at the time its supervisor saw it (a job that ended while
     // allotd was down is charged until then, not until now), never before
     // what the state has already seen, in time order.
+    // Looked for where a supervisor was heard to end, and for every
+    // running job once a second (supervisors of an allotd before a
+    // restart are not heard): not every job at every tick.
+    let heard = std::mem::take(&mut state.supervisors_ended);
+    let every = state.last_exit_look.is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(1));
+    let look: Vec<u64> = if every {
+        state.last_exit_look = Some(std::time::Instant::now());
+        state.running.iter().copied().collect()
+    } else {
+        heard.iter().copied().filter(|id| state.running.contains(id)).collect()
+    };
     let mut ends: Vec<(Time, Record)> = Vec::new();
-    for &id in &state.running {
+    for id in look {
         if let Some(report) = state.files.read_exit(id) {
             let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
             let record = Record::Finished {
@@ -48,13 +59,12 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
             ends.push((at, record));
         }
     }
-    let gone = std::mem::take(&mut state.supervisors_ended);
-    ends.extend(orphans(state, gone).into_iter().map(|r| (t.max(state.clock), r)));
+    ends.extend(orphans(state, heard).into_iter().map(|r| (t.max(state.clock), r)));
     ends.sort_by_key(|(at, r)| (*at, r.job()));
     let ended: Vec<u64> = ends.iter().filter_map(|(_, r)| r.job()).collect();
     apply_all(state, ends, &mut stamped);
     let mut measured = Vec::new();
-    measure(state, &mut measured);
+    measure(state, wake, &mut measured);
     apply_all(state, measured.into_iter().map(|r| (t, r)).collect(), &mut stamped);
     let mut limits = Vec::new();
     enforce_memory(state, &mut limits);

@@ -79,8 +79,13 @@ impl Cgroups {
 
     /// Where job `job` runs.
     pub fn job_dir(&self, job: u64) -> PathBuf {
-        self.base.join(format!("job.{job}"))
+        job_dir_in(&self.base, job)
     }
+}
+
+/// Job `job`'s cgroup under allotd's `base` (`allot-<tag>`).
+pub fn job_dir_in(base: &Path, job: u64) -> PathBuf {
+    base.join(format!("job.{job}"))
 }
 
 /// A name for a state directory, the same on every start: FNV-1a of its
