@@ -183,10 +183,9 @@ fn over_memory(state: &State) -> Vec<u64> {
         .iter()
         .copied()
         .filter(|id| {
-            state
-                .jobs
-                .get(id)
-                .is_some_and(|j| j.record.mem_limit_kb.is_some_and(|limit| j.usage.is_some_and(|(_, mem)| mem > limit)))
+            state.jobs.get(id).is_some_and(|j| {
+                j.record.extras().mem_limit_kb.is_some_and(|limit| j.usage.is_some_and(|(_, mem)| mem > limit))
+            })
         })
         .collect()
 }

@@ -41,7 +41,7 @@ pub struct DaemonJob {
     /// The largest resident memory seen, KB.
     pub max_mem_kb: u64,
     /// Why it ended without running its command, when it could not start.
-    pub exit_reason: Option<String>,
+    pub exit_reason: Option<Box<str>>,
 }
 
 impl DaemonJob {
@@ -293,7 +293,7 @@ impl State {
                 j.end_time = Some(t.0);
                 j.exit = Some(*exit);
                 j.cpu_time = Some(*cpu_time);
-                j.exit_reason.clone_from(reason);
+                j.exit_reason = reason.as_deref().map(Box::from);
                 self.finished.insert((t.0, *job));
             }
             Record::Removed { job } => {
@@ -413,7 +413,7 @@ impl State {
             // `-wa`/`-wt`: the warning goes `wt` before the run limit in
             // force (the job's, or its queue's RUNLIMIT).
             let limit = self.engine.job_run_limit(JobId(job));
-            if let (Some((signal, before)), Some(limit)) = (&j.record.warning, limit) {
+            if let (Some((signal, before)), Some(limit)) = (&j.record.extras().warning, limit) {
                 let at = t.0.saturating_add(limit.saturating_sub(*before));
                 self.warnings.insert(job, (at, signal.clone()));
             }
@@ -450,7 +450,7 @@ impl State {
         if let Some(indices) = indices {
             self.arrays.insert(job, indices);
         }
-        if let Some(request) = &record.request {
+        if let Some(request) = &record.extras().request {
             self.requests.insert(request.clone(), job);
         }
     }
@@ -653,7 +653,7 @@ impl State {
             reserved,
             exit_reason: j.exit_reason.as_deref(),
             term_reason: j.killed.filter(|_| !j.status.unfinished()).map(allot_store::Term::describe),
-            mem_limit_kb: r.mem_limit_kb,
+            mem_limit_kb: r.extras().mem_limit_kb,
             exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd(id).display().to_string())),
         }
     }

@@ -5,7 +5,7 @@
 use allot_config::deps::DepTarget;
 use allot_engine::{ArrayShape, Dependency, JobId, JobSpec, Time};
 use allot_proto::{JobRef, Response};
-use allot_store::{JobRecord, Record};
+use allot_store::{JobExtras, JobRecord, Record};
 
 use crate::serve::Caller;
 use crate::state::State;
@@ -123,9 +123,10 @@ pub(crate) fn submit(
             project: s.project,
             estimated_run_time: s.estimated_run_time,
             array: array.as_ref().map(|a| a.spec.clone()),
-            request: s.request,
-            mem_limit_kb: s.mem_limit_kb,
-            warning: s.warning,
+            extras: {
+                let extras = JobExtras { request: s.request, mem_limit_kb: s.mem_limit_kb, warning: s.warning };
+                (extras != JobExtras::default()).then(|| Box::new(extras))
+            },
         }),
     };
     if let Err(e) = state.apply(t, &record) {

@@ -105,6 +105,15 @@ pub struct JobRecord {
     /// order. `name` is then the array's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<String>,
+    /// What few jobs have, kept apart so that a backlog of plain jobs
+    /// does not pay for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extras: Option<Box<JobExtras>>,
+}
+
+/// The parts of a submission most jobs do not have.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobExtras {
     /// The submission's request id, if its client sent one (see
     /// `allot_proto::Submit::request`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +124,14 @@ pub struct JobRecord {
     /// `-wa`/`-wt`: the warning signal, and seconds before the run limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<(String, u64)>,
+}
+
+impl JobRecord {
+    /// Its extras, or none.
+    pub fn extras(&self) -> &JobExtras {
+        static NONE: JobExtras = JobExtras { request: None, mem_limit_kb: None, warning: None };
+        self.extras.as_deref().unwrap_or(&NONE)
+    }
 }
 
 /// One change of state.
@@ -426,9 +443,7 @@ mod tests {
             project: Some("climate".into()),
             estimated_run_time: None,
             array: None,
-            request: None,
-            mem_limit_kb: None,
-            warning: None,
+            extras: None,
         };
         Record::Submitted { job, record: Box::new(record) }
     }
