@@ -18,6 +18,17 @@ pub fn zone() -> &'static TimeZone {
     ZONE.get_or_init(|| if cfg!(test) { TimeZone::UTC } else { TimeZone::system() })
 }
 
+/// The local time zone's offset from UTC at `secs`, seconds east: what
+/// `bsub -t` reads its local fields with.
+pub fn offset_at(secs: u64) -> i64 {
+    offset_in(secs, zone())
+}
+
+fn offset_in(secs: u64, tz: &TimeZone) -> i64 {
+    let at = i64::try_from(secs).ok().and_then(|s| Timestamp::from_second(s).ok()).unwrap_or(Timestamp::MAX);
+    i64::from(tz.to_offset(at).seconds())
+}
+
 fn civil(secs: u64, tz: &TimeZone) -> jiff::civil::DateTime {
     let at = i64::try_from(secs).ok().and_then(|s| Timestamp::from_second(s).ok()).unwrap_or(Timestamp::MAX);
     tz.to_datetime(at)
@@ -50,6 +61,19 @@ mod tests {
         assert_eq!(minute_in(1_795_294_501, &tokyo), "Nov 22 05:55");
         let new_york = TimeZone::fixed(jiff::tz::offset(-5));
         assert_eq!(minute_in(0, &new_york), "Dec 31 19:00");
+        assert_eq!((offset_in(0, &tokyo), offset_in(0, &new_york)), (9 * 3600, -5 * 3600));
+    }
+
+    /// `bsub -t 23:00` in Tokyo is 23:00 there: 14:00 UTC.
+    #[test]
+    fn a_termination_time_is_local() {
+        let tokyo = TimeZone::fixed(jiff::tz::offset(9));
+        let t = allot_config::bsub::parse_line("-t 23:00 true").expect("parses").term_time.expect("-t");
+        // 2026-11-21 12:00 UTC = 21:00 in Tokyo: 23:00 there is 14:00 UTC.
+        let now = 1_795_262_400;
+        let at = t.resolve_in(now, &|s| offset_in(s, &tokyo)).expect("resolves");
+        assert_eq!(at, now + 2 * 3600);
+        assert_eq!(t.resolve(now).expect("utc"), now + 11 * 3600, "on UTC: 23:00 UTC");
     }
 
     /// Summer time, where the machine has the zone's rules.

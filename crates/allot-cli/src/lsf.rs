@@ -136,7 +136,12 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     // `-cwd`: relative to where bsub runs; `%J` and `%I` expand at start.
     let cwd = o.cwd.as_ref().map_or(here.clone(), |c| here.join(c)).display().to_string();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let term_time = o.term_time.as_ref().map(|t| t.resolve(now)).transpose().map_err(|e| anyhow!("bsub: {e}"))?;
+    let term_time = o
+        .term_time
+        .as_ref()
+        .map(|t| t.resolve_in(now, &crate::clock::offset_at))
+        .transpose()
+        .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
     let submit = Submit {
         queue: o.queue,
         slots: o.slots.map_or(0, |s| s.min),

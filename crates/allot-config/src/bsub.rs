@@ -336,8 +336,8 @@ fn slots(v: &str) -> Result<SlotRange, BsubError> {
 }
 
 /// `bsub -t [[[year:]month:]day:]hour:minute`: the fields given, the
-/// others to be taken from the date of submission (UTC, the clock allot
-/// shows times in).
+/// others to be taken from the date of submission, in the local time zone
+/// (see [`TermTime::resolve_in`]; the simulator's clock is UTC).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TermTime {
     /// As written.
@@ -380,6 +380,26 @@ impl TermTime {
     /// given (LSF's reading). With every field given, a past time is an
     /// error, as is a day the month does not have.
     pub fn resolve(&self, now: u64) -> Result<u64, BsubError> {
+        self.resolve_in(now, &|_| 0)
+    }
+
+    /// [`TermTime::resolve`] on a local clock: `offset` is the local time
+    /// zone's offset from UTC, in seconds east, at a moment (seconds since
+    /// the epoch). The fields are local time, as `date` shows it, as in
+    /// LSF.
+    pub fn resolve_in(&self, now: u64, offset: &dyn Fn(u64) -> i64) -> Result<u64, BsubError> {
+        let local_now = now.saturating_add_signed(offset(now));
+        let local = self.resolve_utc(local_now)?;
+        // Back to UTC with the offset then (summer time may differ).
+        let guess = local.saturating_add_signed(-offset(now));
+        let at = local.saturating_add_signed(-offset(guess));
+        if at <= now {
+            return Err(BsubError::PastTermTime(self.text.clone()));
+        }
+        Ok(at)
+    }
+
+    fn resolve_utc(&self, now: u64) -> Result<u64, BsubError> {
         let written = &self.text;
         let (y, m, d) = civil_from_days((now / 86_400) as i64);
         let at = |y: i64, m: u32, d: u32| -> Option<u64> {
