@@ -444,7 +444,7 @@ fn termination_deadlines_hold_back_jobs_that_cannot_finish() {
     assert!(reason.contains("The job cannot finish before its termination deadline"), "{reason}");
     let past = d.cmd(&["bsub", "-t", "2000:1:1:0:0", "true"], &dir);
     assert!(!past.status.success());
-    assert_eq!(stderr(&past), "bsub: -t 2000:1:1:0:0: the time is in the past\n");
+    assert_eq!(stderr(&past), "bsub: -t 2000:1:1:0:0: the time is in the past. Job not submitted.\n");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
 
