@@ -256,8 +256,14 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             if !running.is_empty() {
                 let job = running[k % running.len()];
                 for twin in &mut twins {
-                    let report =
-                        ExitReport { exit: *exit, cpu_time: 1.5, max_rss_kb: 100, reason: None, ended_at: t.0 };
+                    let report = ExitReport {
+                        exit: *exit,
+                        cpu_time: 1.5,
+                        max_rss_kb: 100,
+                        reason: None,
+                        ended_at: t.0,
+                        oom_killed: false,
+                    };
                     twin.state.files.write_report(job, &report).expect("report");
                     // As the zygote says a supervisor ended.
                     twin.state.supervisors_ended.insert(job);

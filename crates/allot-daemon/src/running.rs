@@ -325,6 +325,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         stderr,
         run_as,
         cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
+        memory_limit_kb: r.extras().mem_limit_kb,
     };
     state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
     if let Some(c) = &state.cgroups {

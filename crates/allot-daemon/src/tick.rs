@@ -49,6 +49,11 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     for id in look {
         if let Some(report) = state.files.read_exit(id) {
             let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
+            // The kernel ended it at its memory ceiling: TERM_MEMLIMIT, as
+            // when allotd ends it.
+            if report.oom_killed && state.jobs.get(&id).is_some_and(|j| j.killed.is_none()) {
+                ends.push((at, Record::Killed { job: id, term: allot_store::Term::MemLimit }));
+            }
             let record = Record::Finished {
                 job: id,
                 exit: report.exit,

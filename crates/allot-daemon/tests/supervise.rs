@@ -23,6 +23,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         run_as: None,
         create_cwd: false,
         cgroup: None,
+        memory_limit_kb: None,
     }
 }
 

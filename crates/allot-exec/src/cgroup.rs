@@ -150,6 +150,21 @@ pub fn read_usage(dir: &Path) -> Option<CgroupUsage> {
     Some(CgroupUsage { cpu_time: usec as f64 / 1e6, memory_kb: kb("memory.current"), peak_kb: kb("memory.peak") })
 }
 
+/// Sets a job cgroup's memory ceiling (`memory.max`, bytes) to `kb`,
+/// where the memory controller reaches it (the file is there); `false`
+/// where it does not, and the limit is then kept by measure alone.
+pub fn limit_memory(dir: &Path, kb: u64) -> bool {
+    let file = dir.join("memory.max");
+    file.exists() && std::fs::write(file, kb.saturating_mul(1024).to_string()).is_ok()
+}
+
+/// Whether the kernel ended a process of the cgroup for its memory
+/// ceiling (`memory.events`' `oom_kill`).
+pub fn oom_killed(dir: &Path) -> bool {
+    let events = std::fs::read_to_string(dir.join("memory.events")).unwrap_or_default();
+    events.lines().filter_map(|l| l.strip_prefix("oom_kill ")).any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
+}
+
 /// Moves this process into the cgroup `dir`, made if it is missing.
 pub fn enter(dir: &Path) -> std::io::Result<()> {
     made(dir)?;

@@ -113,6 +113,10 @@ pub struct ExecSpec {
     /// job, and measures the job from it.
     #[serde(default)]
     pub cgroup: Option<PathBuf>,
+    /// `-M`, KB: the job's cgroup's memory ceiling where the memory
+    /// controller reaches it (allotd also ends a job measured over it).
+    #[serde(default)]
+    pub memory_limit_kb: Option<u64>,
 }
 
 /// How a job ended.
@@ -137,6 +141,9 @@ pub struct ExitReport {
     /// recorded as ending then, not when allotd is back.
     #[serde(default)]
     pub ended_at: u64,
+    /// The kernel ended it at its cgroup's memory ceiling (`-M`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub oom_killed: bool,
 }
 
 /// What a job's processes use now, summed over its process group.
@@ -311,6 +318,7 @@ impl JobFiles {
                     max_rss_kb: 0,
                     reason: Some(e.reason()),
                     ended_at: now_secs(),
+                    oom_killed: false,
                 };
                 self.write_report(job, &report)?;
                 return Err(e);
@@ -327,7 +335,14 @@ impl JobFiles {
             if let Ok(Ok(mut err)) = as_owner(spec.run_as.as_ref(), || open_output(job, &spec.stderr, false)) {
                 let _ = writeln!(err, "allot: job {job}: {}", e.reason());
             }
-            ExitReport { exit: e.exit_code(), cpu_time: 0.0, max_rss_kb: 0, reason: Some(e.reason()), ended_at: 0 }
+            ExitReport {
+                exit: e.exit_code(),
+                cpu_time: 0.0,
+                max_rss_kb: 0,
+                reason: Some(e.reason()),
+                ended_at: 0,
+                oom_killed: false,
+            }
         });
         let report = ExitReport { ended_at: now_secs(), ..report };
         // The report is how allotd hears of the end: on a full disk it is
@@ -586,6 +601,9 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
             false
         }
     });
+    if let (Some(dir), Some(kb)) = (in_cgroup, spec.memory_limit_kb) {
+        cgroup::limit_memory(dir, kb);
+    }
     let spawned = cmd.spawn();
     let status = spawned.and_then(|mut child| {
         let pgid = child.id() as i32;
@@ -607,6 +625,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
         }
     });
     let measured = in_cgroup.and_then(cgroup::read_usage);
+    let oom_killed = in_cgroup.is_some_and(cgroup::oom_killed);
     if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
         cgroup::leave_job(dir, home);
     }
@@ -626,8 +645,9 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
             max_rss_kb: m.peak_kb.unwrap_or(max_rss_kb).max(max_rss_kb),
             reason: None,
             ended_at: 0,
+            oom_killed,
         },
-        None => ExitReport { exit, cpu_time, max_rss_kb, reason: None, ended_at: 0 },
+        None => ExitReport { exit, cpu_time, max_rss_kb, reason: None, ended_at: 0, oom_killed },
     })
 }
 
@@ -685,6 +705,7 @@ mod tests {
             run_as: None,
             create_cwd: false,
             cgroup: None,
+            memory_limit_kb: None,
         }
     }
 
