@@ -119,6 +119,11 @@ pub struct Queue {
     pub preemption: Preemption,
     pub requeue_exit_values: RequeueExitValues,
     pub job_accept_interval: Option<u32>,
+    /// JOB_WARNING_ACTION (a signal's name) and JOB_ACTION_WARNING_TIME
+    /// (seconds): the warning a job gets before its run limit unless it
+    /// asked for its own (`bsub -wa -wt`).
+    pub job_warning_action: Option<String>,
+    pub job_action_warning_time: Option<u64>,
     /// Where each parameter was set, for later cross-file checks.
     pub keys: BTreeMap<String, Location>,
 }
@@ -153,6 +158,8 @@ impl Queue {
             preemption: Preemption::default(),
             requeue_exit_values: RequeueExitValues::default(),
             job_accept_interval: None,
+            job_warning_action: None,
+            job_action_warning_time: None,
             keys: BTreeMap::new(),
         }
     }

@@ -33,6 +33,9 @@ pub struct Loaded {
     pub clean_period: u64,
     /// JOB_TERMINATE_INTERVAL, seconds.
     pub terminate_interval: u64,
+    /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME, where
+    /// it has both: the warning its jobs get unless they ask for their own.
+    pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
 }
@@ -60,10 +63,17 @@ impl Source {
                 usage_interval: DEFAULT_USAGE_INTERVAL,
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
+                queue_warnings: Default::default(),
                 warnings: String::new(),
             });
         }
         let (config, warnings) = allot_config::load::load_texts(&self.files).map_err(|d| d.to_string())?;
+        for q in &config.queues {
+            if let Some(action) = q.job_warning_action.as_deref().filter(|a| crate::control::signal_named(a).is_err()) {
+                let at = q.loc_of("JOB_WARNING_ACTION");
+                return Err(format!("{at}: JOB_WARNING_ACTION: `{action}` is not a signal"));
+            }
+        }
         Ok(Loaded {
             engine: config.engine_config(),
             admins: config.settings.admins.clone(),
@@ -71,6 +81,14 @@ impl Source {
             usage_interval: config.settings.usage_interval.unwrap_or(DEFAULT_USAGE_INTERVAL),
             clean_period: config.params.clean_period,
             terminate_interval: config.params.job_terminate_interval,
+            queue_warnings: config
+                .queues
+                .iter()
+                .filter_map(|q| {
+                    let warning = (q.job_warning_action.clone()?, q.job_action_warning_time?);
+                    Some((q.name.clone(), warning))
+                })
+                .collect(),
             warnings: warnings.to_string(),
         })
     }

@@ -48,6 +48,7 @@ pub(crate) fn open_state(
     };
     let (usage_interval, clean_period, terminate_interval) =
         (loaded.usage_interval, loaded.clean_period, loaded.terminate_interval);
+    let queue_warnings = loaded.queue_warnings.clone();
     let mut state = State {
         engine: Engine::new(loaded.engine),
         source: initial,
@@ -72,6 +73,7 @@ pub(crate) fn open_state(
         terminate_interval,
         terminating: Default::default(),
         warnings: Default::default(),
+        queue_warnings,
         finished: Default::default(),
         clock: Time(0),
         supervisors_ended: Default::default(),

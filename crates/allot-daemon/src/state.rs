@@ -167,6 +167,8 @@ pub struct State {
     /// Jobs' warning actions still to send (`-wa`/`-wt`): when (seconds
     /// since the epoch) and the signal's name.
     pub warnings: BTreeMap<u64, (u64, String)>,
+    /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME.
+    pub queue_warnings: BTreeMap<String, (String, u64)>,
     pub terminating: BTreeMap<u64, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
@@ -399,6 +401,7 @@ impl State {
         self.usage_interval = loaded.usage_interval;
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;
+        self.queue_warnings = loaded.queue_warnings;
         self.source = source;
         Ok(loaded.warnings)
     }
@@ -410,10 +413,13 @@ impl State {
             j.start_time = Some(t.0);
             j.alloc = alloc.to_vec();
             self.running.insert(job);
-            // `-wa`/`-wt`: the warning goes `wt` before the run limit in
-            // force (the job's, or its queue's RUNLIMIT).
+            // `-wa`/`-wt` (or its queue's JOB_WARNING_ACTION and
+            // JOB_ACTION_WARNING_TIME): the warning goes that long before
+            // the run limit in force (the job's, or its queue's RUNLIMIT).
             let limit = self.engine.job_run_limit(JobId(job));
-            if let (Some((signal, before)), Some(limit)) = (&j.record.extras().warning, limit) {
+            let queue = self.engine.job_queue(JobId(job)).unwrap_or_default();
+            let warning = j.record.extras().warning.as_ref().or_else(|| self.queue_warnings.get(queue));
+            if let (Some((signal, before)), Some(limit)) = (warning, limit) {
                 let at = t.0.saturating_add(limit.saturating_sub(*before));
                 self.warnings.insert(job, (at, signal.clone()));
             }

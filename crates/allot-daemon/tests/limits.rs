@@ -147,3 +147,58 @@ fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
         stdout(&d.cmd(&["bjobs", "-l", &other.to_string()], &dir)).contains("TERM_OWNER: job killed by owner.")
     });
 }
+
+/// A queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME warn its jobs
+/// that ask for no warning of their own; a warning action that is no
+/// signal is refused at its line.
+#[test]
+fn a_queues_warning_action_warns_its_jobs() {
+    use allot_proto::{Client, Request, Response, Submit};
+    let dir = tempdir("limits-queue-warning");
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nJOB_WARNING_ACTION = USR2\n\
+                 JOB_ACTION_WARNING_TIME = 1\nEnd Queue\n";
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
+            ("lsb.queues", queue),
+            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let signals = dir.join("signals");
+    // Its limit (3 s) is under the queue's warning time (1 min): warned
+    // as it starts.
+    let submit = Submit {
+        command: format!(
+            "trap 'echo USR2 >> {0}' USR2; trap 'echo INT >> {0}' INT; trap 'echo TERM >> {0}' TERM; \
+             while :; do sleep 0.2; done",
+            signals.display()
+        ),
+        cwd: dir.display().to_string(),
+        output: Some(("/dev/null".into(), false)),
+        run_limit: Some(3),
+        ..Submit::default()
+    };
+    let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
+    let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(submit))).expect("answer") else {
+        panic!()
+    };
+    d.wait_for(job, "EXIT", &dir);
+    assert_eq!(std::fs::read_to_string(&signals).expect("trapped"), "USR2\nINT\nTERM\n");
+    drop(d);
+    let bad = queue.replace("USR2", "NOPE");
+    std::fs::write(config.join("lsb.queues"), bad).expect("bad queue");
+    let out = Command::new(common::allotd())
+        .arg("--config")
+        .arg(&config)
+        .env("ALLOT_STATE_DIR", dir.join("other"))
+        .output()
+        .expect("allotd");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("lsb.queues:4:") && stderr(&out).contains("JOB_WARNING_ACTION: `NOPE` is not a signal"),
+        "{}",
+        stderr(&out)
+    );
+}

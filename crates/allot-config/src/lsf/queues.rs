@@ -178,6 +178,11 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
             q.requeue_exit_values = value(diags, line, key, v, requeue_exit_values).unwrap_or_default()
         }
         "JOB_ACCEPT_INTERVAL" => q.job_accept_interval = value(diags, line, key, v, uint),
+        "JOB_WARNING_ACTION" => q.job_warning_action = value(diags, line, key, v, name).map(str::to_string),
+        "JOB_ACTION_WARNING_TIME" => {
+            q.job_action_warning_time =
+                value(diags, line, key, v, run_limits).and_then(|l| l.first().map(|l| l.seconds))
+        }
         _ if KNOWN_ELSEWHERE.iter().any(|k| k.eq_ignore_ascii_case(key)) => {}
         _ => diags.warning(at(line, raw_key), format!("unknown queue parameter `{raw_key}`, ignored")),
     }
