@@ -30,17 +30,15 @@ const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=
 /// Answers scrapes until the daemon stops: one HTTP/1 connection a task,
 /// its request head within 10 s.
 pub async fn serve(listener: TcpListener, tx: mpsc::Sender<Input>) {
-    let mut failures = 0u32;
+    let mut backoff = crate::socket::Backoff::default();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => {
-                failures = 0;
+                backoff.reset();
                 stream
             }
-            Err(_) => {
-                // Out of descriptors: wait instead of spinning.
-                failures = failures.saturating_add(1);
-                tokio::time::sleep(Duration::from_millis(10 * u64::from(failures.min(100)))).await;
+            Err(e) => {
+                backoff.after("metrics", &e).await;
                 continue;
             }
         };

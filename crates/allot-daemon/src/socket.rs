@@ -28,24 +28,39 @@ const PIECE: usize = 64 << 10;
 /// they hold together stays bounded.
 const REQUEST_BUDGET: usize = 512;
 
+/// Accept errors in a row. Out of descriptors, or memory: the error stays
+/// until something closes, so an accept loop waits instead of spinning,
+/// longer while it lasts (up to a second).
+#[derive(Default)]
+pub(crate) struct Backoff(u32);
+
+impl Backoff {
+    /// The accept worked.
+    pub(crate) fn reset(&mut self) {
+        self.0 = 0;
+    }
+
+    /// The accept failed (`what` is the listener): said once, then waited.
+    pub(crate) async fn after(&mut self, what: &str, e: &std::io::Error) {
+        self.0 = self.0.saturating_add(1);
+        if self.0 == 1 {
+            eprintln!("allotd: {what}: cannot accept a connection: {e}; retrying");
+        }
+        tokio::time::sleep(Duration::from_millis(10 * u64::from(self.0.min(100)))).await;
+    }
+}
+
 pub(crate) async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(REQUEST_BUDGET));
-    let mut failures = 0u32;
+    let mut backoff = Backoff::default();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => {
-                failures = 0;
+                backoff.reset();
                 stream
             }
-            // Out of descriptors, or memory: the error stays until
-            // something closes, so wait instead of spinning, longer
-            // while it lasts (up to a second).
             Err(e) => {
-                failures = failures.saturating_add(1);
-                if failures == 1 {
-                    eprintln!("allotd: cannot accept a connection: {e}; retrying");
-                }
-                tokio::time::sleep(Duration::from_millis(10 * u64::from(failures.min(100)))).await;
+                backoff.after("the socket", &e).await;
                 continue;
             }
         };

@@ -65,6 +65,23 @@ fn a_job_scripts_bsub_lines_are_applied_and_the_command_line_wins() {
     assert_eq!(std::fs::read_to_string(dir.join(format!("script.{file_job}"))).expect("out"), "ran as worker\n");
 }
 
+/// A job that notes in `signals` each of USR1, USR2, INT and TERM it gets,
+/// with a run limit of `seconds` (the request takes seconds; `bsub -W`
+/// counts minutes).
+fn trapping(signals: &std::path::Path, dir: &std::path::Path, seconds: u64) -> allot_proto::Submit {
+    let traps: String = ["USR1", "USR2", "INT", "TERM"]
+        .iter()
+        .map(|s| format!("trap 'echo {s} >> {}' {s}; ", signals.display()))
+        .collect();
+    allot_proto::Submit {
+        command: format!("{traps}while :; do sleep 0.2; done"),
+        cwd: dir.display().to_string(),
+        output: Some(("/dev/null".into(), false)),
+        run_limit: Some(seconds),
+        ..allot_proto::Submit::default()
+    }
+}
+
 /// A job over its `-M` (measured every second here) is ended,
 /// TERM_MEMLIMIT.
 #[test]
@@ -109,18 +126,7 @@ fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
     let signals = dir.join("signals");
     // A 3-second limit, warned 2 seconds before (bsub -W and -wt count
     // minutes; the request takes seconds).
-    let submit = Submit {
-        command: format!(
-            "trap 'echo USR1 >> {0}' USR1; trap 'echo INT >> {0}' INT; trap 'echo TERM >> {0}' TERM; \
-             while :; do sleep 0.2; done",
-            signals.display()
-        ),
-        cwd: dir.display().to_string(),
-        output: Some(("/dev/null".into(), false)),
-        run_limit: Some(3),
-        warning: Some(("USR1".into(), 2)),
-        ..Submit::default()
-    };
+    let submit = Submit { warning: Some(("USR1".into(), 2)), ..trapping(&signals, &dir, 3) };
     let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
     let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(submit))).expect("answer") else {
         panic!()
@@ -153,7 +159,7 @@ fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
 /// signal is refused at its line.
 #[test]
 fn a_queues_warning_action_warns_its_jobs() {
-    use allot_proto::{Client, Request, Response, Submit};
+    use allot_proto::{Client, Request, Response};
     let dir = tempdir("limits-queue-warning");
     let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nJOB_WARNING_ACTION = USR2\n\
                  JOB_ACTION_WARNING_TIME = 1\nEnd Queue\n";
@@ -169,17 +175,7 @@ fn a_queues_warning_action_warns_its_jobs() {
     let signals = dir.join("signals");
     // Its limit (3 s) is under the queue's warning time (1 min): warned
     // as it starts.
-    let submit = Submit {
-        command: format!(
-            "trap 'echo USR2 >> {0}' USR2; trap 'echo INT >> {0}' INT; trap 'echo TERM >> {0}' TERM; \
-             while :; do sleep 0.2; done",
-            signals.display()
-        ),
-        cwd: dir.display().to_string(),
-        output: Some(("/dev/null".into(), false)),
-        run_limit: Some(3),
-        ..Submit::default()
-    };
+    let submit = trapping(&signals, &dir, 3);
     let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
     let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(submit))).expect("answer") else {
         panic!()

@@ -1,0 +1,186 @@
+//! What a job names: its output files (`-o`, `-e`, with `%J` and `%I`)
+//! and its working directory (`-cwd`, with its dynamic patterns), opened,
+//! made and entered as its owner (see [`crate::owner`]); allotd's own
+//! default output files, made by the supervisor and given to the owner.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::owner::{self, as_owner};
+use crate::{ExecError, ExecSpec};
+
+/// Where one of a job's output streams goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFile {
+    pub path: PathBuf,
+    /// `-oo`/`-eo`: overwritten, not appended to.
+    pub overwrite: bool,
+    /// Named by the user (`-o`, `-e`): opened, or made, as the job's
+    /// owner. Otherwise allotd's own file in its state directory: made by
+    /// the supervisor there, mode 0600, and given to the owner.
+    pub named: bool,
+}
+
+/// `%J` and `%I` in an output file name.
+pub fn expand_name(name: &str, job: u64, index: u32) -> String {
+    name.replace("%J", &job.to_string()).replace("%I", &index.to_string())
+}
+
+/// What the dynamic patterns of a `-cwd` path stand for.
+pub struct Patterns<'a> {
+    pub job: u64,
+    pub index: u32,
+    pub user: &'a str,
+    pub project: &'a str,
+    pub group: &'a str,
+    /// The first execution host.
+    pub host: &'a str,
+}
+
+/// The patterns of a `-cwd` path, longest first so `%JG` is not `%J`
+/// followed by `G`: `%JG` (job group; allot has none, so nothing), `%EJ`
+/// and `%EI` (the job id and index where it runs: the same here), `%J`,
+/// `%I`, `%U` user, `%P` project, `%G` user group, `%H` first host.
+const PATTERNS: [&str; 9] = ["%JG", "%EJ", "%EI", "%J", "%I", "%U", "%P", "%G", "%H"];
+
+/// Whether a path has any dynamic pattern.
+pub fn has_patterns(path: &str) -> bool {
+    PATTERNS.iter().any(|p| path.contains(p))
+}
+
+/// A `-cwd` path with its dynamic patterns expanded.
+pub fn expand_patterns(path: &str, p: &Patterns<'_>) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let Some(pat) = PATTERNS.iter().find(|p| tail.starts_with(**p)) else {
+            out.push('%');
+            rest = &tail[1..];
+            continue;
+        };
+        match *pat {
+            "%JG" => {}
+            "%EJ" | "%J" => out.push_str(&p.job.to_string()),
+            "%EI" | "%I" => out.push_str(&p.index.to_string()),
+            "%U" => out.push_str(p.user),
+            "%P" => out.push_str(p.project),
+            "%G" => out.push_str(p.group),
+            _ => out.push_str(p.host),
+        }
+        rest = &tail[pat.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The directory the job runs in: its own, made first when its path had
+/// patterns. One that is not there, or that the owner may not enter, ends
+/// the job before it starts, with the directory's name (LSF's
+/// TERM_CWD_NOTEXIST), rather than running it somewhere it did not ask
+/// for. Called as the job's owner: what it makes is theirs.
+pub(crate) fn working_directory(spec: &ExecSpec) -> Result<PathBuf, ExecError> {
+    let denied = |source| ExecError::File {
+        job: spec.job,
+        what: "cannot enter the working directory",
+        path: spec.cwd.display().to_string(),
+        source,
+    };
+    if spec.cwd.is_dir() {
+        nix::unistd::access(&spec.cwd, nix::unistd::AccessFlags::X_OK).map_err(|e| denied(e.into()))?;
+        return Ok(spec.cwd.clone());
+    }
+    if spec.create_cwd {
+        make_dirs(&spec.cwd).map_err(|source| ExecError::File {
+            job: spec.job,
+            what: "cannot create the working directory",
+            path: spec.cwd.display().to_string(),
+            source,
+        })?;
+        return Ok(spec.cwd.clone());
+    }
+    Err(ExecError::NoDirectory { job: spec.job, path: spec.cwd.display().to_string() })
+}
+
+/// Makes the missing directories of `path`, mode 0700 (as the job's owner:
+/// they are the owner's).
+fn make_dirs(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut missing = Vec::new();
+    let mut p = path;
+    while !p.exists() {
+        missing.push(p.to_path_buf());
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => break,
+        }
+    }
+    for dir in missing.iter().rev() {
+        std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+    }
+    Ok(())
+}
+
+/// Opens one output stream: a file the user named as it is (the caller is
+/// the job's owner by then, see [`open_outputs`]); allotd's own file in
+/// the state directory made afresh, mode 0600, never through a link, and
+/// given to the job's owner. `overwrite` as the stream asks unless
+/// `append` (a note after the job).
+pub(crate) fn open_output(job: u64, out: &OutputFile, append: bool) -> Result<File, ExecError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = OpenOptions::new();
+    o.create(true).write(true);
+    if out.overwrite && !append {
+        o.truncate(true);
+    } else {
+        o.append(true);
+    }
+    if !out.named {
+        o.mode(0o600).custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    }
+    let failed = |source| ExecError::File {
+        job,
+        what: if out.named { "cannot open output file" } else { "cannot open" },
+        path: out.path.display().to_string(),
+        source,
+    };
+    o.open(&out.path).map_err(failed)
+}
+
+/// The job's output and error files, each opened as [`open_output`] says:
+/// one the user named with the owner's credentials, allotd's own as allotd
+/// and then given to the owner. With `-o` and no `-e` both are one file,
+/// shared through one handle so neither writes over the other.
+pub(crate) fn open_outputs(spec: &ExecSpec) -> Result<(File, File), ExecError> {
+    let owner = spec.run_as.as_ref();
+    let open = |out: &OutputFile| -> Result<File, ExecError> {
+        if out.named {
+            return as_owner(owner, || open_output(spec.job, out, false))?;
+        }
+        let file = open_output(spec.job, out, false)?;
+        if let Some(o) = owner.filter(|_| owner::is_root()) {
+            std::os::unix::fs::fchown(&file, Some(o.uid), Some(o.gid)).map_err(|source| ExecError::File {
+                job: spec.job,
+                what: "cannot give the job's owner",
+                path: out.path.display().to_string(),
+                source,
+            })?;
+        }
+        Ok(file)
+    };
+    let stdout = open(&spec.stdout)?;
+    let stderr = if spec.stderr.path == spec.stdout.path {
+        stdout.try_clone().map_err(|source| ExecError::File {
+            job: spec.job,
+            what: "cannot share",
+            path: spec.stdout.path.display().to_string(),
+            source,
+        })?
+    } else {
+        open(&spec.stderr)?
+    };
+    Ok((stdout, stderr))
+}
