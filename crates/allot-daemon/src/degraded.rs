@@ -58,10 +58,16 @@ pub fn refusal(submission: bool, why: &str) -> String {
 pub fn take_up_again(old: State, wake: &mpsc::Sender<Input>, t: Time, why: String) -> anyhow::Result<State> {
     eprintln!("allotd: cannot write the event log ({why}): changes are refused until it can be; reads go on");
     let (source, state_dir) = (old.source.clone(), old.state_dir.clone());
-    let State { supervisors, store, .. } = old;
+    let State { supervisors, store, writer, .. } = old;
     drop(store);
     let loaded = source.load().map_err(|e| anyhow!("{}: {e}", source.describe()))?;
     let mut state = open_state(&state_dir, source, loaded, supervisors, t)?;
+    // The new state's writes are a new epoch: tried again, not failed
+    // with the old one's.
+    state.writer = writer.map(|mut w| {
+        w.epoch += 1;
+        w
+    });
     // Jobs that could not be launched are launched once the log takes
     // writes again (see `check`).
     if let Err(e) = recover_running(&mut state, wake, t) {

@@ -21,6 +21,7 @@ mod submit;
 mod supervisors;
 mod tick;
 mod views;
+mod writer;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

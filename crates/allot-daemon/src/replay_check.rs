@@ -119,7 +119,8 @@ impl Twin {
     fn request(&mut self, request: Request, t: Time) -> String {
         let (reply, answer) = oneshot::channel();
         let batch = vec![Message { caller: caller(), request, reply }];
-        let handled = handle_batch(&mut self.state, batch, &mut Vec::new(), t);
+        let (wake, _heard) = mpsc::channel::<Input>(16);
+        let handled = handle_batch(&mut self.state, batch, &mut Vec::new(), t, &wake);
         assert!(handled.failed.is_none(), "{:?}", handled.failed);
         match answer.blocking_recv() {
             Ok(Answer::Response(r)) => format!("{r:?}"),

@@ -65,6 +65,8 @@ pub enum Input {
     Metrics(oneshot::Sender<String>),
     /// Running jobs' measures, taken off the dispatcher.
     Measured(Vec<crate::running::Sample>),
+    /// The log writer wrote (or could not): what waited for it is done.
+    Committed(Box<crate::writer::Done>),
 }
 
 pub(crate) fn now() -> Time {
@@ -101,6 +103,10 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let mut state = open_state(&state_dir, current, current_loaded, supervisors, now())?;
     let (tx, mut rx) = mpsc::channel::<Input>(4096);
     recover_running(&mut state, &tx, now())?;
+    // From here on, commits run on the writer's thread (see `writer`).
+    state.writer = Some(
+        crate::writer::Writer::start(&state_dir.join("state.db"), tx.clone()).context("cannot start the log writer")?,
+    );
 
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
@@ -138,6 +144,11 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                             let _ = reply.send(crate::metrics::render(&state));
                         }
                         Input::Measured(samples) => state.measured = Some(samples),
+                        Input::Committed(done) => {
+                            if let Some(why) = crate::writer::finish(&mut state, *done, &tx) {
+                                state = crate::degraded::take_up_again(state, &tx, now(), why)?;
+                            }
+                        }
                         Input::JobEnded(job) => {
                             state.supervisors_ended.insert(job);
                         }
@@ -152,7 +163,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                 let handled = if batch.is_empty() {
                     Handled { stop: false, failed: None }
                 } else {
-                    handle_batch(&mut state, batch, &mut lists, now())
+                    handle_batch(&mut state, batch, &mut lists, now(), &tx)
                 };
                 // Answered before a shutdown in the same batch, as every
                 // other request of it is.
@@ -179,7 +190,19 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         }
     }
     let _ = std::fs::remove_file(&socket);
-    state.flush().context("cannot write the event log")?;
+    // Everything handed to the writer is written, and what waited for it
+    // (the last answers, the shutdown's own) done, before allotd goes.
+    let (told, drained) = std::sync::mpsc::channel();
+    let _ = crate::writer::write(&mut state, Vec::new(), crate::writer::After::Drained(told), &tx);
+    while drained.try_recv().is_err() {
+        match rx.recv().await {
+            Some(Input::Committed(done)) => {
+                let _ = crate::writer::finish(&mut state, *done, &tx);
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
     // Let the connection tasks write the answers already given.
     tokio::time::sleep(Duration::from_millis(200)).await;
     // Empty once no job runs; left for the running jobs' cgroups otherwise.
@@ -207,7 +230,13 @@ const NOT_ADMIN: &str = "User permission denied: only administrators may do this
 /// Handles a batch of requests with one commit; returns whether to stop.
 /// Job lists are only read, and written after the batch's commit, into
 /// `lists`.
-pub(crate) fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut Vec<JobList>, t: Time) -> Handled {
+pub(crate) fn handle_batch(
+    state: &mut State,
+    batch: Vec<Message>,
+    lists: &mut Vec<JobList>,
+    t: Time,
+    wake: &mpsc::Sender<Input>,
+) -> Handled {
     let daemon_uid = nix::unistd::Uid::effective().as_raw();
     let mut records = Vec::new();
     let mut replies = Vec::new();
@@ -281,18 +310,10 @@ pub(crate) fn handle_batch(state: &mut State, batch: Vec<Message>, lists: &mut V
         let wrote = records.len() > before;
         replies.push((reply, Answer::Response(response), wrote.then_some(submission)));
     }
-    // Durable before any answer. Not written: what wrote is refused, and
-    // the state is taken up again from the log (see `degraded`).
-    let failed = state.record(t, records).err().map(|e| e.why_not_written());
-    for (reply, response, wrote) in replies {
-        let response = match (&failed, wrote) {
-            (Some(why), Some(submission)) => {
-                Answer::Response(Response::Error(crate::degraded::refusal(submission, why)))
-            }
-            _ => response,
-        };
-        let _ = reply.send(response);
-    }
+    // Durable before any answer (see `writer`). Not written: what wrote is
+    // refused, and the state is taken up again from the log (`degraded`).
+    let stamped = records.into_iter().map(|r| (t, r)).collect();
+    let failed = crate::writer::write(state, stamped, crate::writer::After::Replies(replies), wake);
     Handled { stop, failed }
 }
 

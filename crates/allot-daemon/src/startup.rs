@@ -86,6 +86,7 @@ pub(crate) fn open_state(
         measured: None,
         accounts: Default::default(),
         write_failure: None,
+        writer: None,
     };
     for ((t, r), seq) in replayed.iter().zip(&seqs) {
         state.apply(*t, r).map_err(|e| {

@@ -199,6 +199,8 @@ pub struct State {
     pub accounts: crate::accounts::Accounts,
     /// Set while the log cannot be written (see `degraded`).
     pub write_failure: Option<crate::degraded::WriteFailure>,
+    /// The log's writer thread (see `writer`); `None` writes in place.
+    pub writer: Option<crate::writer::Writer>,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -559,12 +561,14 @@ impl State {
     /// instead of one of their own: passes that decided nothing to act on
     /// (see [`Record::Scheduled`]). Nothing was acted on because of them,
     /// so a crash that loses them loses nothing anybody saw happen; a stop
-    /// writes them ([`State::flush`]).
+    /// writes them.
     pub fn defer(&mut self, stamped: Vec<(Time, Record)>) {
         self.deferred.extend(stamped);
     }
 
-    /// Writes the deferred records.
+    /// Writes the deferred records, in place (allotd's stop has them
+    /// written by its writer, see `serve::run`).
+    #[cfg(test)]
     pub fn flush(&mut self) -> Result<(), allot_store::StoreError> {
         self.record_stamped(Vec::new())
     }

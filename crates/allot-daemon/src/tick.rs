@@ -3,13 +3,14 @@
 //! change goes through [`State::apply`], in the order it is logged, so a
 //! restart's replay makes the same state.
 
-use allot_engine::{Decision, Time};
+use allot_engine::{Decision, JobId, Time};
 use allot_store::Record;
 use tokio::sync::mpsc;
 
 use crate::running::{enforce_memory, measure, orphans, start_job, start_terminating, terminate, warn};
 use crate::serve::Input;
 use crate::state::State;
+use crate::writer::After;
 
 /// Whether a tick's records were written.
 pub(crate) enum Logged {
@@ -124,9 +125,23 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // on waits for the next commit.
     if stamped.iter().all(|(_, r)| matches!(r, Record::Scheduled { .. })) {
         state.defer(stamped);
-    } else if let Err(e) = state.record_stamped(stamped) {
-        return Logged::Failed(e.why_not_written());
+        return Logged::Yes;
     }
+    match crate::writer::write(state, stamped, After::Tick { ended, starts, t }, wake) {
+        None => Logged::Yes,
+        Some(why) => Logged::Failed(why),
+    }
+}
+
+/// Once a tick's records are durable: the ended jobs' files go, and the
+/// started jobs are launched (one that cannot be ends, recorded).
+pub(crate) fn after_written(
+    state: &mut State,
+    ended: Vec<u64>,
+    starts: Vec<(JobId, Vec<(String, u32)>)>,
+    t: Time,
+    wake: &mpsc::Sender<Input>,
+) -> Option<String> {
     let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
     for id in ended {
         state.files.clean(id);
@@ -135,18 +150,16 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         c.release();
     }
     let mut unrun = Vec::new();
+    let t = t.max(state.clock);
     for (job, alloc) in starts {
         if let Some(end) = start_job(state, job, &alloc, wake) {
             apply_all(state, vec![(t, end)], &mut unrun);
         }
     }
     if unrun.is_empty() {
-        return Logged::Yes;
+        return None;
     }
-    match state.record_stamped(unrun) {
-        Ok(()) => Logged::Yes,
-        Err(e) => Logged::Failed(e.why_not_written()),
-    }
+    crate::writer::write(state, unrun, After::Nothing, wake)
 }
 
 /// Applies each record at its time and keeps those applied, in order, for

@@ -91,3 +91,31 @@ fn deeply_nested_submissions_are_refused_and_allotd_goes_on() {
     d.wait_for(job, "DONE", &dir);
     assert!(stdout(&d.cmd(&["bjobs", "-a"], &dir)).contains("DONE"));
 }
+
+/// A slow disk stalls no reader: with each commit taking 1.5 s (a debug
+/// build's test hook), a `bsub` waits for its commit, and a `bjobs` sent
+/// after it is answered before it, from the state as it is.
+#[test]
+fn a_slow_commit_stalls_no_reader() {
+    let dir = tempdir("hostile-slow-disk");
+    let d = Daemon::start_env(&dir.join("state"), None, &[("ALLOT_TEST_COMMIT_DELAY_MS", "1500")]);
+    let state = d.state.clone();
+    let cwd = dir.to_path_buf();
+    let submitter = std::thread::spawn(move || {
+        let out = std::process::Command::new(common::allot())
+            .args(["bsub", "-o", "/dev/null", "sleep", "30"])
+            .env("ALLOT_STATE_DIR", &state)
+            .current_dir(&cwd)
+            .output()
+            .expect("bsub");
+        (Instant::now(), out)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let out = d.cmd(&["bjobs", "-a", "-u", "all"], &dir);
+    let read_at = Instant::now();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (submitted_at, bsub) = submitter.join().expect("submitter");
+    assert!(read_at < submitted_at, "bjobs waited for the commit");
+    let job = submitted_id(&bsub);
+    assert!(d.cmd(&["bkill", &job.to_string()], &dir).status.success());
+}

@@ -31,12 +31,18 @@ impl Daemon {
 
     /// allotd on a configuration directory, or on its embedded defaults.
     pub fn start_with(state: &Path, config: Option<&Path>) -> Daemon {
+        Daemon::start_env(state, config, &[])
+    }
+
+    /// [`Daemon::start_with`] with more environment for allotd.
+    pub fn start_env(state: &Path, config: Option<&Path>, env: &[(&str, &str)]) -> Daemon {
         std::fs::create_dir_all(state).expect("state dir");
         let log = std::fs::File::create(state.join("test-allotd.log")).expect("log");
         let mut command = Command::new(allotd());
         if let Some(dir) = config {
             command.arg("--config").arg(dir);
         }
+        command.envs(env.iter().copied());
         let child =
             command.env("ALLOT_STATE_DIR", state).stdout(Stdio::null()).stderr(log).spawn().expect("allotd starts");
         let d = Daemon { state: state.to_path_buf(), child };

@@ -1,0 +1,169 @@
+//! The event log's writer: commits (an fsync each) run on a thread of their
+//! own, so a slow disk stalls no request. The dispatcher applies records
+//! as before and hands them, in order, to the writer with what waits for
+//! them: the answers of a batch (a submission is acknowledged only once it
+//! is durable), or a tick's job ends and starts (a job's files go, and a
+//! job starts, only once its record is durable). The writer commits and
+//! sends the work back ([`Input::Committed`]); the dispatcher then does
+//! what waited, in commit order.
+//!
+//! A commit that fails (a full disk) fails every one queued behind it of
+//! the same epoch, whose state the dispatcher then takes up again from the
+//! log (see `degraded`); the new state's writes are a new epoch and are
+//! tried again.
+
+use std::path::Path;
+
+use allot_engine::{JobId, Time};
+use allot_proto::Response;
+use allot_store::{Record, Store, StoreError};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::serve::{Answer, Input};
+use crate::state::State;
+
+/// What waits for a write.
+pub(crate) enum After {
+    /// A batch's answers, each with whether its request wrote (and was a
+    /// submission): such an answer becomes a refusal if the write failed.
+    Replies(Vec<(oneshot::Sender<Answer>, Answer, Option<bool>)>),
+    /// A tick's jobs that ended (their files go) and that start, at `t`.
+    Tick { ended: Vec<u64>, starts: Vec<(JobId, Vec<(String, u32)>)>, t: Time },
+    /// Nothing.
+    Nothing,
+    /// Told when everything before it is written.
+    Drained(std::sync::mpsc::Sender<()>),
+}
+
+struct Job {
+    epoch: u64,
+    records: Vec<(Time, Record)>,
+    after: After,
+}
+
+/// A write done: its epoch, how it went, and what waited for it.
+pub(crate) struct Done {
+    epoch: u64,
+    result: Result<(), String>,
+    after: After,
+}
+
+pub(crate) struct Writer {
+    tx: std::sync::mpsc::Sender<Job>,
+    /// The dispatcher's state's epoch: one more each time it is taken up
+    /// again from the log.
+    pub(crate) epoch: u64,
+}
+
+impl Writer {
+    /// The writer thread, with a connection of its own to the log.
+    pub(crate) fn start(path: &Path, wake: mpsc::Sender<Input>) -> Result<Writer, StoreError> {
+        let mut store = Store::open(path)?;
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let delay = test_delay();
+        let spawned = std::thread::Builder::new().name("log writer".into()).spawn(move || {
+            let mut failed: Option<(u64, String)> = None;
+            for job in rx {
+                let result = match &failed {
+                    Some((epoch, why)) if job.epoch <= *epoch => Err(why.clone()),
+                    _ if job.records.is_empty() => Ok(()),
+                    _ => {
+                        if let Some(d) = delay {
+                            std::thread::sleep(d);
+                        }
+                        store.append(&job.records).map(|_| ()).map_err(|e| e.why_not_written())
+                    }
+                };
+                if let Err(why) = &result {
+                    failed = Some((job.epoch, why.clone()));
+                }
+                let done = Done { epoch: job.epoch, result, after: job.after };
+                if wake.blocking_send(Input::Committed(Box::new(done))).is_err() {
+                    break;
+                }
+            }
+        });
+        spawned.map_err(|e| StoreError::File {
+            path: path.display().to_string(),
+            what: "cannot start its writer",
+            source: e,
+        })?;
+        Ok(Writer { tx, epoch: 0 })
+    }
+
+    fn send(&self, records: Vec<(Time, Record)>, after: After) {
+        // The writer ends only with allotd.
+        let _ = self.tx.send(Job { epoch: self.epoch, records, after });
+    }
+}
+
+/// A slow disk for the tests that show no request waits on a commit
+/// (`ALLOT_TEST_COMMIT_DELAY_MS`, debug builds only).
+fn test_delay() -> Option<std::time::Duration> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    let ms = std::env::var("ALLOT_TEST_COMMIT_DELAY_MS").ok()?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ms))
+}
+
+/// Hands records (already applied, after the deferred ones) to the writer
+/// with what waits for them; without a writer (the tests that drive the
+/// dispatcher, and a daemon starting), writes them here and does it now.
+/// `Some(why)`: the write failed here, and the state must be taken up again.
+pub(crate) fn write(
+    state: &mut State,
+    stamped: Vec<(Time, Record)>,
+    after: After,
+    wake: &mpsc::Sender<Input>,
+) -> Option<String> {
+    let mut all = std::mem::take(&mut state.deferred);
+    all.extend(stamped);
+    match state.writer.as_ref() {
+        Some(w) => {
+            w.send(all, after);
+            None
+        }
+        None => {
+            let result = if all.is_empty() {
+                Ok(())
+            } else {
+                state.store.append(&all).map(|_| ()).map_err(|e| e.why_not_written())
+            };
+            let epoch = state.writer.as_ref().map_or(0, |w| w.epoch);
+            finish(state, Done { epoch, result, after }, wake)
+        }
+    }
+}
+
+/// Does what waited for a write. `Some(why)`: a write of the state as it
+/// is failed, and the state must be taken up again from the log.
+pub(crate) fn finish(state: &mut State, done: Done, wake: &mpsc::Sender<Input>) -> Option<String> {
+    let current = done.epoch == state.writer.as_ref().map_or(0, |w| w.epoch);
+    match (&done.result, done.after) {
+        (result, After::Replies(replies)) => {
+            for (reply, answer, wrote) in replies {
+                let answer = match (result, wrote) {
+                    (Err(why), Some(submission)) => {
+                        Answer::Response(Response::Error(crate::degraded::refusal(submission, why)))
+                    }
+                    _ => answer,
+                };
+                let _ = reply.send(answer);
+            }
+        }
+        (Ok(()), After::Tick { ended, starts, t }) if current => {
+            if let Some(why) = crate::tick::after_written(state, ended, starts, t, wake) {
+                return Some(why);
+            }
+        }
+        (_, After::Tick { .. } | After::Nothing) => {}
+        (_, After::Drained(told)) => {
+            let _ = told.send(());
+        }
+    }
+    match done.result {
+        Err(why) if current => Some(why),
+        _ => None,
+    }
+}
