@@ -63,23 +63,42 @@ impl Writer {
         let delay = test_delay();
         let spawned = std::thread::Builder::new().name("log writer".into()).spawn(move || {
             let mut failed: Option<(u64, String)> = None;
-            for job in rx {
-                let result = match &failed {
-                    Some((epoch, why)) if job.epoch <= *epoch => Err(why.clone()),
-                    _ if job.records.is_empty() => Ok(()),
-                    _ => {
-                        if let Some(d) = delay {
-                            std::thread::sleep(d);
-                        }
-                        store.append(&job.records).map(|_| ()).map_err(|e| e.why_not_written())
+            while let Ok(first) = rx.recv() {
+                // Every job waiting now, in one commit (one fsync): what
+                // the dispatcher handed over while the last one was
+                // written.
+                let mut jobs = vec![first];
+                while let Ok(more) = rx.try_recv() {
+                    jobs.push(more);
+                    if jobs.len() >= 1024 {
+                        break;
                     }
-                };
-                if let Err(why) = &result {
-                    failed = Some((job.epoch, why.clone()));
                 }
-                let done = Done { epoch: job.epoch, result, after: job.after };
-                if wake.blocking_send(Input::Committed(Box::new(done))).is_err() {
-                    break;
+                let (doomed, fresh): (Vec<Job>, Vec<Job>) =
+                    jobs.into_iter().partition(|j| failed.as_ref().is_some_and(|(epoch, _)| j.epoch <= *epoch));
+                let mut done: Vec<Done> = doomed
+                    .into_iter()
+                    .map(|j| Done { epoch: j.epoch, result: Err(failed_why(&failed)), after: j.after })
+                    .collect();
+                let mut fresh = fresh;
+                let records: Vec<(Time, Record)> =
+                    fresh.iter_mut().flat_map(|j| std::mem::take(&mut j.records)).collect();
+                let result = if records.is_empty() {
+                    Ok(())
+                } else {
+                    if let Some(d) = delay {
+                        std::thread::sleep(d);
+                    }
+                    store.append(&records).map(|_| ()).map_err(|e| e.why_not_written())
+                };
+                if let (Err(why), Some(last)) = (&result, fresh.last()) {
+                    failed = Some((last.epoch, why.clone()));
+                }
+                done.extend(fresh.into_iter().map(|j| Done { epoch: j.epoch, result: result.clone(), after: j.after }));
+                for d in done {
+                    if wake.blocking_send(Input::Committed(Box::new(d))).is_err() {
+                        return;
+                    }
                 }
             }
         });
@@ -95,6 +114,10 @@ impl Writer {
         // The writer ends only with allotd.
         let _ = self.tx.send(Job { epoch: self.epoch, records, after });
     }
+}
+
+fn failed_why(failed: &Option<(u64, String)>) -> String {
+    failed.as_ref().map_or_else(String::new, |(_, why)| why.clone())
 }
 
 /// A slow disk for the tests that show no request waits on a commit
