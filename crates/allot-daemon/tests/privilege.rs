@@ -200,3 +200,51 @@ impl UidGid for std::process::Command {
         self.uid(ids.0).gid(ids.1)
     }
 }
+
+/// A user with no allotd of their own reaches root's, in the system state
+/// directory, with no environment variable set. Runs only where nothing
+/// is in `/var/lib/allot` yet (it makes it, and removes it after).
+#[test]
+fn a_user_without_an_allotd_reaches_roots_with_nothing_set() {
+    let Some(user) = Throwaway::new("a_user_without_an_allotd_reaches_roots_with_nothing_set", "s") else { return };
+    let system = Path::new(allot_proto::paths::SYSTEM_STATE_DIR);
+    if system.exists() {
+        eprintln!(
+            "a_user_without_an_allotd_reaches_roots: {} is there already (a real site?); not run",
+            system.display()
+        );
+        return;
+    }
+    struct Gone<'a>(&'a Path);
+    impl Drop for Gone<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(self.0);
+        }
+    }
+    let _cleanup = Gone(system);
+    let dir = tempdir("privilege-system");
+    chmod(&dir, 0o777);
+    let d = Daemon::start(system);
+    let home = dir.join("home");
+    std::fs::create_dir(&home).expect("home");
+    std::os::unix::fs::chown(&home, Some(user.uid), Some(user.gid)).expect("chown");
+    let as_user = |args: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new(common::allot())
+            .args(args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(&home)
+            .uid(user.uid)
+            .gid(user.gid)
+            .output()
+            .expect("allot runs")
+    };
+    let out = as_user(&["bsub", "-o", "ran", "id -un"]);
+    let job = submitted_id(&out);
+    d.wait_for(job, "DONE", &dir);
+    assert_eq!(std::fs::read_to_string(home.join("ran")).expect("ran"), format!("{}\n", user.name));
+    let listed = as_user(&["bjobs", "-a", "-noheader"]);
+    assert!(stdout(&listed).starts_with(&job.to_string()), "{} {}", stdout(&listed), stderr(&listed));
+}
