@@ -43,11 +43,26 @@ pub fn merge_hosts(defined: Vec<Host>, rows: &[HostRow], diags: &mut Diagnostics
     hosts
 }
 
+/// Host groups being expanded (the path, so a group that contains itself
+/// stops there) and those expanded (each once, however often it is named).
+#[derive(Default)]
+struct Expansion {
+    path: BTreeSet<String>,
+    done: BTreeMap<String, Vec<String>>,
+}
+
 impl Config {
     /// The hosts a HOSTS-style list names, in host order: `all` (or a list
     /// of only exclusions) is every host; a host group is its members,
-    /// recursively; `~name` takes a host or group out.
+    /// recursively (a group met again on the way, one that contains
+    /// itself, adds nothing more); `~name` takes a host or group out.
     pub fn resolve_hosts(&self, refs: &[HostRef]) -> Vec<String> {
+        self.resolve_hosts_within(refs, &mut Expansion::default())
+    }
+
+    /// [`Config::resolve_hosts`] inside the groups on the way here, with
+    /// the groups already expanded.
+    fn resolve_hosts_within(&self, refs: &[HostRef], how: &mut Expansion) -> Vec<String> {
         let mut included = BTreeSet::new();
         let mut excluded = BTreeSet::new();
         let only_exclusions = refs.iter().all(|r| r.exclude);
@@ -56,22 +71,40 @@ impl Config {
         }
         for r in refs {
             let set = if r.exclude { &mut excluded } else { &mut included };
-            self.expand_host_name(&r.name, set, &mut BTreeSet::new());
+            self.expand_host_name(&r.name, set, how);
         }
         self.hosts.iter().map(|h| h.name.clone()).filter(|n| included.contains(n) && !excluded.contains(n)).collect()
     }
 
-    fn expand_host_name(&self, name: &str, out: &mut BTreeSet<String>, seen: &mut BTreeSet<String>) {
+    fn expand_host_name(&self, name: &str, out: &mut BTreeSet<String>, how: &mut Expansion) {
         if name.eq_ignore_ascii_case("all") {
             out.extend(self.hosts.iter().map(|h| h.name.clone()));
         } else if let Some(g) = self.host_groups.iter().find(|g| g.name == name) {
-            if seen.insert(name.to_string()) {
-                let members = self.resolve_hosts(&g.members);
-                out.extend(members);
+            if let Some(members) = how.done.get(name) {
+                out.extend(members.iter().cloned());
+            } else if how.path.insert(name.to_string()) {
+                let members = self.resolve_hosts_within(&g.members, how);
+                how.path.remove(name);
+                out.extend(members.iter().cloned());
+                how.done.insert(name.to_string(), members);
             }
         } else {
             out.insert(name.to_string());
         }
+    }
+
+    /// Whether host group `target` is among `members`, or within a group
+    /// among them (each group looked into once).
+    fn group_reaches(&self, target: &str, members: &[HostRef], looked: &mut BTreeSet<String>) -> bool {
+        members.iter().any(|m| {
+            m.name == target
+                || (looked.insert(m.name.clone())
+                    && self
+                        .host_groups
+                        .iter()
+                        .find(|g| g.name == m.name)
+                        .is_some_and(|g| self.group_reaches(target, &g.members, looked)))
+        })
     }
 
     fn is_host_or_group(&self, name: &str) -> bool {
@@ -135,6 +168,9 @@ fn host_references(config: &Config, diags: &mut Diagnostics) {
     for g in &config.host_groups {
         for r in g.members.iter().filter(|r| !config.is_host_or_group(&r.name)) {
             diags.warning(g.loc.clone(), format!("host group `{}`: unknown member `{}`, ignored", g.name, r.name));
+        }
+        if config.group_reaches(&g.name, &g.members, &mut BTreeSet::new()) {
+            diags.error(g.loc.clone(), format!("host group `{}` contains itself", g.name));
         }
     }
     for p in &config.partitions {

@@ -302,3 +302,37 @@ fn multifactor_policies_have_associations() {
         "{errors:?}"
     );
 }
+
+/// A host group that contains itself, directly or through another, is an
+/// error at its line, and resolving hosts through it ends (it overflowed
+/// the stack before); groups named many ways over are expanded once each.
+#[test]
+fn a_host_group_that_contains_itself_is_refused_and_resolves() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhosta 5\nhostb 5\nEnd Host\n\
+                 Begin HostGroup\nGROUP_NAME GROUP_MEMBER\npool (pool hosta)\nloop1 (loop2)\nloop2 (loop1 hostb)\n\
+                 End HostGroup\n";
+    let (c, d) = load(&[("lsb.hosts", hosts)]);
+    assert_eq!(
+        d,
+        [
+            "lsb.hosts:8:1: error: host group `pool` contains itself",
+            "lsb.hosts:9:1: error: host group `loop1` contains itself",
+            "lsb.hosts:10:1: error: host group `loop2` contains itself",
+        ]
+    );
+    let group =
+        |name: &str| crate::model::HostRef { name: name.into(), exclude: false, first_exec: false, preference: None };
+    assert_eq!(c.resolve_hosts(&[group("pool")]), ["hosta"]);
+    assert_eq!(c.resolve_hosts(&[group("loop1")]), ["hostb"]);
+    // A ladder of 60 groups, each naming the next twice over: 2^60 paths,
+    // each group expanded once.
+    let mut ladder =
+        String::from("Begin Host\nHOST_NAME MXJ\nhosta 5\nEnd Host\nBegin HostGroup\nGROUP_NAME GROUP_MEMBER\n");
+    for i in 0..60 {
+        ladder.push_str(&format!("g{i} (g{0} g{0}x)\ng{i}x (g{0})\n", i + 1));
+    }
+    ladder.push_str("g60 (hosta)\ng60x (hosta)\nEnd HostGroup\n");
+    let (c, d) = load(&[("lsb.hosts", &ladder)]);
+    assert!(d.is_empty(), "{d:?}");
+    assert_eq!(c.resolve_hosts(&[group("g0")]), ["hosta"]);
+}
