@@ -7,11 +7,13 @@
 //! it is read, so a client cannot make the daemon allocate at will.
 
 pub mod frame;
+pub mod job_info;
 pub mod messages;
 pub mod paths;
 pub mod shares;
 
 pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
+pub use job_info::*;
 pub use messages::*;
 pub use shares::*;
 
