@@ -140,21 +140,17 @@ pub(crate) fn write(
     after: After,
     wake: &mpsc::Sender<Input>,
 ) -> Option<String> {
-    let mut all = std::mem::take(&mut state.deferred);
-    all.extend(stamped);
     match state.writer.as_ref() {
         Some(w) => {
+            let mut all = std::mem::take(&mut state.deferred);
+            all.extend(stamped);
             w.send(all, after);
             None
         }
         None => {
-            let result = if all.is_empty() {
-                Ok(())
-            } else {
-                state.store.append(&all).map(|_| ()).map_err(|e| e.why_not_written())
-            };
-            let epoch = state.writer.as_ref().map_or(0, |w| w.epoch);
-            finish(state, Done { epoch, result, after }, wake)
+            let result = state.record_stamped(stamped).map_err(|e| e.why_not_written());
+            // Without a writer there is one epoch.
+            finish(state, Done { epoch: 0, result, after }, wake)
         }
     }
 }

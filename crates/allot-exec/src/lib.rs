@@ -493,7 +493,7 @@ fn become_owner(cmd: &mut Command, owner: &Owner, cwd: &Path) -> Result<(), Exec
         path: cwd.display().to_string(),
         source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
     })?;
-    let (owner, groups) = (owner.clone(), owner.child_groups());
+    let (owner, groups) = (owner.clone(), owner.gids());
     // SAFETY: the closure runs in the forked child before exec; it only
     // makes system calls (setgroups, setresgid, setresuid, chdir) on data
     // made before the fork, and allocates nothing.

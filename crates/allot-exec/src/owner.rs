@@ -30,7 +30,9 @@ pub struct Owner {
 }
 
 impl Owner {
-    fn gids(&self) -> Vec<Gid> {
+    /// The supplementary groups as the system calls take them (made before
+    /// a fork, for [`Owner::become_in_child`]).
+    pub(crate) fn gids(&self) -> Vec<Gid> {
         self.groups.iter().map(|&g| Gid::from_raw(g)).collect()
     }
 
@@ -42,12 +44,6 @@ impl Owner {
         setgroups(gids)?;
         setresgid(Gid::from_raw(self.gid), Gid::from_raw(self.gid), Gid::from_raw(self.gid))?;
         setresuid(Uid::from_raw(self.uid), Uid::from_raw(self.uid), Uid::from_raw(self.uid))
-    }
-
-    /// The supplementary groups, as the child's [`Owner::become_in_child`]
-    /// takes them.
-    pub(crate) fn child_groups(&self) -> Vec<Gid> {
-        self.gids()
     }
 }
 
