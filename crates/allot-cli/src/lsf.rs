@@ -14,7 +14,7 @@ pub const COMMANDS: &[&str] = &[
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
-    Ok(Client::connect(&allot_proto::paths::client_socket())?)
+    Ok(Client::connect_first(&allot_proto::paths::client_sockets())?)
 }
 
 /// Writes a command's output. A reader that went away (`bjobs | head`)

@@ -54,6 +54,24 @@ impl Client {
         Ok(Client { stream })
     }
 
+    /// A client of the first of `sockets` that answers (each tried once,
+    /// in order); when none does, the first one's error.
+    pub fn connect_first(sockets: &[std::path::PathBuf]) -> Result<Client, ClientError> {
+        let mut first = None;
+        for socket in sockets {
+            match Client::connect(socket) {
+                Ok(client) => return Ok(client),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        Err(first.unwrap_or_else(|| ClientError::Connect {
+            path: String::new(),
+            error: std::io::ErrorKind::NotFound.into(),
+        }))
+    }
+
     /// Sends a request and returns the answer; a long job list comes
     /// whole, as one `Jobs`.
     pub fn call(&mut self, request: Request) -> Result<Response, ClientError> {
@@ -121,5 +139,12 @@ mod tests {
         server.join().expect("server");
         let err = Client::connect(&dir.join("nothing.sock")).err().expect("no daemon");
         assert!(err.to_string().contains("is it running?"), "{err}");
+        // A user with no allotd of their own reaches the site's; with none
+        // at all, the error names their own.
+        let (own, site) = (dir.join("own.sock"), dir.join("site.sock"));
+        let _listening = UnixListener::bind(&site).expect("site");
+        assert!(Client::connect_first(&[own.clone(), site.clone()]).is_ok());
+        let none = Client::connect_first(&[own.clone(), dir.join("nobody.sock")]).err().expect("none");
+        assert!(none.to_string().contains(&own.display().to_string()), "{none}");
     }
 }

@@ -38,41 +38,15 @@ pub fn socket(state: &Path) -> PathBuf {
 /// The system state directory: a root allotd's.
 pub const SYSTEM_STATE_DIR: &str = "/var/lib/allot";
 
-/// The socket the commands call: `ALLOT_STATE_DIR`'s when set; else the
-/// user's own allotd's when one answers there; else the site's (root's,
-/// in [`SYSTEM_STATE_DIR`]) when there is one; else the user's own (and
-/// the error then names where it looked).
-pub fn client_socket() -> PathBuf {
+/// The sockets the commands try, in order: `ALLOT_STATE_DIR`'s alone when
+/// set (and the system one alone as root); else the user's own, then the
+/// site's (root's, in [`SYSTEM_STATE_DIR`]). The first that answers is
+/// used ([`crate::Client::connect_first`]), and the error of none names
+/// the user's own.
+pub fn client_sockets() -> Vec<PathBuf> {
     let own = socket(&state_dir());
     if std::env::var_os("ALLOT_STATE_DIR").is_some() || is_root() {
-        return own;
+        return vec![own];
     }
-    let system = socket(Path::new(SYSTEM_STATE_DIR));
-    choose_socket(own, system, |p| std::os::unix::net::UnixStream::connect(p).is_ok())
-}
-
-/// The user's own socket if something answers on it, else the system's if
-/// something does, else the user's own.
-pub fn choose_socket(own: PathBuf, system: PathBuf, answers: impl Fn(&Path) -> bool) -> PathBuf {
-    if answers(&own) || !answers(&system) { own } else { system }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_user_without_an_allotd_of_their_own_reaches_the_sites() {
-        let (own, system) =
-            (PathBuf::from("/home/u/.local/state/allot/allotd.sock"), PathBuf::from("/var/lib/allot/allotd.sock"));
-        let answering = |up: &'static [&'static str]| move |p: &Path| up.iter().any(|u| p == Path::new(u));
-        assert_eq!(choose_socket(own.clone(), system.clone(), answering(&["/var/lib/allot/allotd.sock"])), system);
-        let both = answering(&["/var/lib/allot/allotd.sock", "/home/u/.local/state/allot/allotd.sock"]);
-        assert_eq!(choose_socket(own.clone(), system.clone(), both), own, "their own first");
-        assert_eq!(
-            choose_socket(own.clone(), system.clone(), answering(&[])),
-            own,
-            "none: their own, named in the error"
-        );
-    }
+    vec![own, socket(Path::new(SYSTEM_STATE_DIR))]
 }
