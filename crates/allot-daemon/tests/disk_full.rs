@@ -57,6 +57,11 @@ fn a_full_state_disk_refuses_writes_answers_reads_and_recovers() {
     };
     let d = Daemon::start(&state);
     let mut acknowledged = vec![submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep", "300"], &dir))];
+    // Running, its process group known, before the disk fills: a job
+    // launched on a full disk ends at once (it cannot write its spec).
+    d.wait_for(acknowledged[0], "RUN", &dir);
+    let pgid = state.join("jobs").join(format!("{}.pgid", acknowledged[0]));
+    eventually("the first job's process group is known", || pgid.exists());
     let filler = fill(&state);
     // Submissions go on until the log needs room it cannot have.
     let mut refused = None;
