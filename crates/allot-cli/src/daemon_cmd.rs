@@ -49,7 +49,44 @@ pub fn start(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     Err(anyhow!("allotd did not answer within 10 s: see {}", state.join("allotd.log").display()))
 }
 
+/// `allot start --test-hosts N`: allotd on a test cluster of N hosts on
+/// this machine, each with its agent (see `cluster_cmd`); ready once every
+/// host's agent is connected.
+pub fn start_test_cluster(n: u32) -> anyhow::Result<ExitCode> {
+    let state = paths::state_dir();
+    std::fs::create_dir_all(&state).with_context(|| format!("cannot create {}", state.display()))?;
+    if Client::connect(&paths::socket(&state)).is_ok() {
+        bail!("allotd is already running (state in {}): `allot stop` first", state.display());
+    }
+    let (config, listen) = crate::cluster_cmd::write_test_cluster(&state, n)?;
+    start(Some(&config))?;
+    crate::cluster_cmd::start_test_agents(&state, n, &listen)?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let hosts = Client::connect(&paths::socket(&state)).and_then(|mut c| c.call(Request::Hosts));
+        let ok = match &hosts {
+            Ok(Response::Hosts(h)) => h.iter().filter(|h| h.status != "unavail" && h.status != "unreach").count(),
+            _ => 0,
+        };
+        if ok == n as usize {
+            println!(
+                "{n} test hosts connected (host1 ... host{n}; files in {})",
+                crate::cluster_cmd::test_dir(&state).display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "{ok} of {n} test hosts connected after 20 s: see the agents' logs in {}",
+                crate::cluster_cmd::test_dir(&state).display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 pub fn stop() -> anyhow::Result<ExitCode> {
+    crate::cluster_cmd::stop_test_agents(&paths::state_dir());
     let socket = paths::socket(&paths::state_dir());
     let Ok(mut client) = Client::connect(&socket) else {
         println!("allotd is not running");

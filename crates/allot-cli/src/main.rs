@@ -5,6 +5,7 @@ mod bhist;
 mod bjobs;
 mod bslots;
 mod clock;
+mod cluster_cmd;
 mod config_cmd;
 mod control;
 mod daemon_cmd;
@@ -33,8 +34,23 @@ enum Command {
     /// Starts allotd in the background (state in ALLOT_STATE_DIR, or the
     /// user's state directory); `--config DIR` passes a configuration.
     Start {
-        #[arg(long)]
+        #[arg(long, conflicts_with = "test_hosts")]
         config: Option<PathBuf>,
+        /// A cluster of N hosts on this machine (host1 ... hostN, each with
+        /// its agent), as `flux start --test-size=N`.
+        #[arg(long, value_name = "N")]
+        test_hosts: Option<u32>,
+    },
+    /// Makes a site's certificates for allotd and its agents (mutual TLS):
+    /// the site CA, allotd's, and one per HOST, in DIR.
+    Keygen {
+        #[arg(long)]
+        dir: PathBuf,
+        /// A name of allotd's machine, for its certificate (may be repeated).
+        #[arg(long = "daemon-host")]
+        daemon_hosts: Vec<String>,
+        /// The hosts, as the configuration names them.
+        hosts: Vec<String>,
     },
     /// Stops allotd; running jobs go on under their supervisors.
     Stop,
@@ -194,7 +210,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Config { command: ConfigCommand::Check { dir } } => config_cmd::check(&dir),
-        Command::Start { config } => daemon_cmd::start(config.as_deref()),
+        Command::Start { config, test_hosts: None } => daemon_cmd::start(config.as_deref()),
+        Command::Start { test_hosts: Some(n), .. } => daemon_cmd::start_test_cluster(n),
+        Command::Keygen { dir, daemon_hosts, hosts } => cluster_cmd::keygen(&dir, &daemon_hosts, &hosts),
         Command::Stop => daemon_cmd::stop(),
         Command::Bench { command: BenchCommand::Daemon { jobs, connections, keep } } => {
             bench_cmd::daemon(jobs, connections, keep)

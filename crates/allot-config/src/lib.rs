@@ -2,6 +2,7 @@
 //! `lsb.users`, `lsb.hosts`, `lsf.cluster.<name>`) and `allot.toml`, read
 //! with every problem located at file:line:column.
 
+pub mod cluster;
 pub mod diag;
 pub mod lsf;
 pub mod model;

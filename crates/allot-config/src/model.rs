@@ -296,6 +296,8 @@ pub struct AllotSettings {
     /// `[daemon] usage_interval`: seconds between measurements of running
     /// jobs' CPU time and memory (10 when not given).
     pub usage_interval: Option<u64>,
+    /// `[cluster]`: an agent on every host (see [`crate::cluster`]).
+    pub cluster: Option<crate::cluster::ClusterSettings>,
 }
 
 impl Default for AllotSettings {
@@ -314,6 +316,7 @@ impl Default for AllotSettings {
             admins: Vec::new(),
             metrics: None,
             usage_interval: None,
+            cluster: None,
         }
     }
 }

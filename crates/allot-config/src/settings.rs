@@ -39,6 +39,9 @@
 //! admins = ["alice", "bob"]   # may act on any job, and run badmin
 //! metrics = "127.0.0.1:9464"  # Prometheus text endpoint (off without it)
 //! usage_interval = 10         # seconds between measurements of running jobs
+//! [cluster]                   # an agent on every host: see `cluster`
+//! listen = "0.0.0.0:6880"
+//! tls = "/etc/allot/tls"
 //! [[hosts]]
 //! name = "hostA"
 //! ncpus = 8                   # otherwise MXJ
@@ -69,6 +72,7 @@ struct File {
     daemon: Daemon,
     #[serde(default)]
     hosts: Vec<HostEntry>,
+    cluster: Option<crate::cluster::Entry>,
 }
 
 #[derive(Deserialize, Default)]
@@ -240,6 +244,7 @@ pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, 
             s.memory_adjustment_threshold = None;
         }
     }
+    s.cluster = file.cluster.and_then(|c| crate::cluster::read(name, text, c, diags));
     let hosts = file.hosts.into_iter().map(|h| host(name, text, h, diags)).collect();
     (s, hosts)
 }

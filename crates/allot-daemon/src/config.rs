@@ -36,6 +36,9 @@ pub struct Loaded {
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME, where
     /// it has both: the warning its jobs get unless they ask for their own.
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
+    /// `[cluster]`: agents on the hosts, with `tls` made absolute
+    /// (relative to the configuration directory).
+    pub cluster: Option<allot_config::cluster::ClusterSettings>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
 }
@@ -64,6 +67,7 @@ impl Source {
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 queue_warnings: Default::default(),
+                cluster: None,
                 warnings: String::new(),
             });
         }
@@ -89,6 +93,11 @@ impl Source {
                     Some((q.name.clone(), warning))
                 })
                 .collect(),
+            cluster: config.settings.cluster.clone().map(|mut c| {
+                let dir = Path::new(self.dir.as_deref().unwrap_or("."));
+                c.tls = dir.join(&c.tls).display().to_string();
+                c
+            }),
             warnings: warnings.to_string(),
         })
     }

@@ -69,12 +69,13 @@ fn each(
 /// Sends a signal to a running job's process group, or (when its command
 /// has not started yet) as soon as it exists.
 fn signal(state: &mut State, id: u64, shown: JobRef, sig: Signal) -> Result<(), String> {
-    match state.files.read_pgid(id) {
-        Some(pgid) => allot_exec::signal_group(pgid, sig).map_err(|e| format!("Job <{shown}>: {e}")),
-        None => {
+    match crate::running::send_signal(state, id, sig) {
+        Ok(true) => Ok(()),
+        Ok(false) => {
             state.pending_kills.insert(id, sig);
             Ok(())
         }
+        Err(e) => Err(format!("Job <{shown}>: {e}")),
     }
 }
 

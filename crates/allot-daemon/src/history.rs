@@ -221,6 +221,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::Requeued { hold, .. } => HistoryEvent::Requeued { hold },
         Record::ArrayLimit { limit, .. } => HistoryEvent::ArrayLimit { limit },
         Record::HostChanged { .. }
+        | Record::HostReach { .. }
         | Record::QueueChanged { .. }
         | Record::Reconfigured { .. }
         | Record::Usage { .. }

@@ -2,7 +2,8 @@
 //! event log; connections, job ends and timers become messages to it. The
 //! engine decides, allotd acts.
 
-mod accounts;
+mod agents;
+mod cluster;
 mod config;
 mod control;
 mod defaults;
@@ -18,7 +19,7 @@ mod socket;
 mod startup;
 mod state;
 mod submit;
-mod supervisors;
+
 mod tick;
 mod views;
 mod writer;
@@ -39,6 +40,12 @@ struct Args {
     /// machine, one queue `normal`).
     #[arg(long)]
     config: Option<PathBuf>,
+}
+
+/// allotd's TLS for the agents, from `[cluster] tls`.
+fn tls_config(c: &allot_config::cluster::ClusterSettings) -> anyhow::Result<std::sync::Arc<rustls::ServerConfig>> {
+    allot_agent::tls::server_config(std::path::Path::new(&c.tls))
+        .map_err(|e| anyhow::anyhow!("[cluster] tls: {e} (make the site's certificates with `allot keygen`)"))
 }
 
 fn main() -> ExitCode {

@@ -25,8 +25,8 @@ use crate::running::recover_running;
 use crate::serve::{Answer, Caller, Input, Message, handle_batch};
 use crate::startup::open_state;
 use crate::state::State;
-use crate::supervisors::Supervisors;
 use crate::tick::tick_once;
+use allot_agent::supervisors::Supervisors;
 
 const QUEUES: &str = "\
 Begin Queue

@@ -1,8 +1,6 @@
 //! Running jobs: starting their supervisors, measuring them while they
 //! run, and taking them back after a restart.
 
-use std::collections::BTreeMap;
-
 use allot_engine::{JobId, Time};
 use allot_exec::ExecSpec;
 use allot_store::Record;
@@ -26,12 +24,16 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
     if let Some(samples) = state.measured.take() {
         usage_records(state, &samples, records);
     }
+    // With agents, each measures its own jobs (see `cluster`).
+    if state.cluster.is_some() {
+        return;
+    }
     let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
     if !due || state.running.is_empty() {
         return;
     }
     state.last_usage = Some(std::time::Instant::now());
-    let plan = Sampling {
+    let plan = allot_agent::measure::Sampling {
         jobs: state.running.iter().copied().collect(),
         files: state.files.clone(),
         cgroups: state.cgroups.as_ref().map(|c| c.base().to_path_buf()),
@@ -50,57 +52,8 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
     }
 }
 
-/// What to measure: the running jobs, where their files are, and the
-/// directory of their cgroups when they have them.
-struct Sampling {
-    jobs: Vec<u64>,
-    files: allot_exec::JobFiles,
-    cgroups: Option<std::path::PathBuf>,
-}
-
-/// One job's measure: CPU seconds, resident memory KB.
-pub(crate) type Sample = (u64, f64, u64);
-
-impl Sampling {
-    fn sample(self) -> Vec<Sample> {
-        let in_cgroups: BTreeMap<u64, allot_exec::cgroup::CgroupUsage> = match &self.cgroups {
-            Some(base) => self
-                .jobs
-                .iter()
-                .filter_map(|&id| {
-                    Some((id, allot_exec::cgroup::read_usage(&allot_exec::cgroup::job_dir_in(base, id))?))
-                })
-                .collect(),
-            None => BTreeMap::new(),
-        };
-        // /proc for what no cgroup measures: every job without one, and
-        // the memory of those whose cgroup has no memory controller.
-        let groups: BTreeMap<i32, u64> = self
-            .jobs
-            .iter()
-            .filter(|id| in_cgroups.get(id).is_none_or(|u| u.memory_kb.is_none()))
-            .filter_map(|&id| self.files.read_pgid(id).map(|pgid| (pgid, id)))
-            .collect();
-        let sampled: BTreeMap<u64, allot_exec::GroupUsage> =
-            allot_exec::sample_groups(&groups.keys().copied().collect())
-                .into_iter()
-                .map(|(pgid, u)| (groups[&pgid], u))
-                .collect();
-        let mut out = Vec::new();
-        for &job in &self.jobs {
-            let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
-                (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
-                (None, Some(p)) => (p.cpu_time, p.rss_kb),
-                (None, None) => continue,
-            };
-            out.push((job, (cpu_time * 100.0).round() / 100.0, mem_kb));
-        }
-        out
-    }
-}
-
 /// The measures that changed, as records, for the jobs still running.
-fn usage_records(state: &State, samples: &[Sample], records: &mut Vec<Record>) {
+fn usage_records(state: &State, samples: &[allot_agent::measure::Sample], records: &mut Vec<Record>) {
     for &(job, cpu_time, mem_kb) in samples {
         if !state.running.contains(&job) {
             continue;
@@ -145,11 +98,12 @@ pub(crate) fn warn(state: &mut State, t: allot_engine::Time) {
             state.warnings.remove(&job);
             continue;
         }
-        let Some(pgid) = state.files.read_pgid(job) else { continue };
-        if let Some((_, signal)) = state.warnings.remove(&job) {
-            if let Ok(sig) = crate::control::signal_named(&signal) {
-                let _ = allot_exec::signal_group(pgid, sig);
-            }
+        let Some(sig) = state.warnings.get(&job).and_then(|(_, s)| crate::control::signal_named(s).ok()) else {
+            state.warnings.remove(&job);
+            continue;
+        };
+        if !matches!(send_signal(state, job, sig), Ok(false)) {
+            state.warnings.remove(&job);
         }
     }
 }
@@ -165,9 +119,11 @@ pub(crate) fn terminate(state: &mut State) {
             state.terminating.remove(&job);
             continue;
         }
-        let Some(pgid) = state.files.read_pgid(job) else { continue };
+        let Some(&(step, _)) = state.terminating.get(&job) else { continue };
+        if matches!(send_signal(state, job, TERMINATE[step]), Ok(false)) {
+            continue;
+        }
         let Some((step, at)) = state.terminating.get_mut(&job) else { continue };
-        let _ = allot_exec::signal_group(pgid, TERMINATE[*step]);
         *step += 1;
         *at = now + interval;
         if *step == TERMINATE.len() {
@@ -196,6 +152,10 @@ fn over_memory(state: &State) -> Vec<u64> {
 /// (the job never ran); one whose supervisor died after starting it ends
 /// as [`orphans`] says, and is not run again.
 pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> anyhow::Result<()> {
+    // With agents, each says what it holds when it connects (`cluster`).
+    if state.cluster.is_some() {
+        return Ok(());
+    }
     let mut lost = Vec::new();
     for id in state.running.clone() {
         if state.files.read_exit(id).is_some() {
@@ -226,33 +186,48 @@ const SWEEP_SECONDS: u64 = 10;
 /// while one not started may have a supervisor about to take it (a
 /// supervisor that fails before the start writes an exit report).
 pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTreeSet<u64>) -> Vec<Record> {
+    if state.cluster.is_some() {
+        return Vec::new();
+    }
     if state.last_sweep.is_none_or(|at| at.elapsed().as_secs() >= SWEEP_SECONDS) {
         state.last_sweep = Some(std::time::Instant::now());
         candidates.extend(state.running.iter().copied());
     }
     let mut out = Vec::new();
     for id in candidates {
-        let judged = state.running.contains(&id) && state.files.started(id);
-        if !judged || state.files.read_exit(id).is_some() {
+        if !state.running.contains(&id) {
             continue;
         }
-        // Held: the supervisor is alive. An error: not known, so left.
-        if !matches!(state.files.try_lock(id), Ok(Some(_))) {
-            continue;
+        if let Some((exit, reason)) = state.files.orphan_end(id) {
+            eprintln!("allotd: job {id}: {reason}");
+            out.push(finished_unrun(id, exit, reason.into()));
         }
-        let alive = state
-            .files
-            .read_pgid(id)
-            .is_some_and(|pgid| allot_exec::signal_group(pgid, nix::sys::signal::Signal::SIGKILL).is_ok());
-        let (exit, reason) = if alive {
-            (128 + 9, "its supervisor died; allotd ended the job's processes")
-        } else {
-            (255, "its supervisor died; how the job itself ended is not known")
-        };
-        eprintln!("allotd: job {id}: {reason}");
-        out.push(finished_unrun(id, exit, reason.into()));
     }
     out
+}
+
+/// A job's end as its supervisor reported it.
+pub(crate) fn finished_of(job: u64, report: allot_exec::ExitReport) -> Record {
+    Record::Finished {
+        job,
+        exit: report.exit,
+        cpu_time: report.cpu_time,
+        max_mem_kb: report.max_rss_kb,
+        reason: report.reason,
+    }
+}
+
+/// Sends `sig` to a running job: through its host's agent, or here to its
+/// process group. `Ok(false)`: it cannot be sent yet (its command has not
+/// started here, or its host's agent is not connected); send it later.
+pub(crate) fn send_signal(state: &State, job: u64, sig: nix::sys::signal::Signal) -> Result<bool, String> {
+    if state.cluster.is_some() {
+        return Ok(crate::cluster::signal(state, job, sig));
+    }
+    match state.files.read_pgid(job) {
+        Some(pgid) => allot_exec::signal_group(pgid, sig).map(|()| true),
+        None => Ok(false),
+    }
 }
 
 /// A job's end without its command having run (or without its end being
@@ -270,7 +245,11 @@ pub(crate) fn start_job(
     alloc: &[(String, u32)],
     wake: &mpsc::Sender<Input>,
 ) -> Option<Record> {
-    let reason = launch(state, job, alloc, wake).err()?;
+    let launched = match state.cluster {
+        Some(_) => crate::cluster::start(state, job.0),
+        None => launch(state, job, alloc, wake),
+    };
+    let reason = launched.err()?;
     eprintln!("allotd: job {job} cannot start: {reason}");
     state.files.clean(job.0);
     Some(finished_unrun(job.0, 1, reason))
@@ -280,23 +259,45 @@ pub(crate) fn start_job(
 /// job cannot start.
 fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> Result<(), String> {
     let Some(user) = state.jobs.get(&job.0).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
-    let user = &user;
     // As root, a job runs as its owner, and only as them: an owner who is
     // gone by now ends the job, never runs it as root.
-    let account = state.accounts.lookup(user);
+    let account = state.accounts.lookup(&user);
     let run_as = match (allot_exec::owner::is_root(), &account) {
         (false, _) => None,
         (true, Some(a)) => Some(a.owner.clone()),
         (true, None) => return Err(format!("user `{user}` does not exist on this host")),
     };
-    let Some(j) = state.jobs.get(&job.0) else { return Ok(()) };
+    let Some(mut spec) = exec_spec(state, job.0, alloc, account) else { return Ok(()) };
+    spec.run_as = run_as;
+    spec.cgroup = state.cgroups.as_ref().map(|c| c.job_dir(job.0));
+    state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
+    if let Some(c) = &state.cgroups {
+        c.ensure();
+    }
+    let supervisors = &mut state.supervisors;
+    supervisors.start(job.0, wake).map_err(|e| {
+        format!("cannot start its supervisor {}: {}", supervisors.exe().display(), allot_exec::os_message(&e))
+    })
+}
+
+/// What running job `job` on `alloc` takes, wherever it runs: its
+/// command, directory, output files, and its environment with the
+/// `LSB_*` variables and who it is (from `account`, the password
+/// database, never from the submission's environment). Its owner to run
+/// as and its cgroup are the host's to fill in. `None`: no such job.
+pub(crate) fn exec_spec(
+    state: &State,
+    job: u64,
+    alloc: &[(String, u32)],
+    account: Option<allot_agent::accounts::Account>,
+) -> Option<ExecSpec> {
+    let j = state.jobs.get(&job)?;
     let r = &j.record;
-    let shown = j.job_ref(job.0);
+    let user = &r.spec.user;
+    let shown = j.job_ref(job);
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
     let mut env = r.env.to_vec();
-    // Who the job is comes from the password database, never from the
-    // submission's environment.
     let home = account.map_or_else(|| "/".to_string(), |a| a.home);
     for (k, v) in [
         ("USER", user.clone()),
@@ -314,26 +315,19 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         env.retain(|(name, _)| name != k);
         env.push((k.to_string(), v));
     }
-    let (stdout, stderr) = state.output_files(job.0, j);
-    let spec = ExecSpec {
-        job: job.0,
+    let (stdout, stderr) = state.output_files(job, j);
+    Some(ExecSpec {
+        job,
         command: r.command.clone(),
-        cwd: j.cwd(job.0),
+        cwd: j.cwd(job),
         create_cwd: allot_exec::has_patterns(&r.cwd),
         env,
         stdout,
         stderr,
-        run_as,
-        cgroup: state.cgroups.as_ref().map(|c| c.job_dir(job.0)),
+        run_as: None,
+        cgroup: None,
         memory_limit_kb: r.extras().mem_limit_kb,
-    };
-    state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
-    if let Some(c) = &state.cgroups {
-        c.ensure();
-    }
-    let supervisors = &mut state.supervisors;
-    supervisors.start(job.0, wake).map_err(|e| {
-        format!("cannot start its supervisor {}: {}", supervisors.exe().display(), allot_exec::os_message(&e))
+        attempt: j.attempt,
     })
 }
 

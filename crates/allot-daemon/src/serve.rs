@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use allot_agent::supervisors::Heard;
 use allot_engine::Time;
 use allot_proto::{Request, Response};
 use allot_store::Record;
@@ -57,16 +58,17 @@ pub enum Answer {
 /// What the dispatcher hears.
 pub enum Input {
     Request(Box<Message>),
-    /// A supervisor started by this daemon exited: collect job ends now.
-    JobEnded(u64),
-    /// The zygote could not fork this job's supervisor: start it alone.
-    Unsupervised(u64),
+    /// A supervisor started by this daemon exited (collect job ends now),
+    /// or the zygote could not fork one (start it alone).
+    Supervisor(allot_agent::supervisors::Heard),
     /// The metrics endpoint asks for the figures, in Prometheus text.
     Metrics(oneshot::Sender<String>),
     /// Running jobs' measures, taken off the dispatcher.
-    Measured(Vec<crate::running::Sample>),
+    Measured(Vec<allot_agent::measure::Sample>),
     /// The log writer wrote (or could not): what waited for it is done.
     Committed(Box<crate::writer::Done>),
+    /// An agent's connection said something (see `cluster`).
+    Agent(crate::cluster::AgentInput),
 }
 
 pub(crate) fn now() -> Time {
@@ -99,7 +101,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     if !supervisor.is_file() {
         return Err(anyhow!("{} is missing: it is installed with allotd, next to it", supervisor.display()));
     }
-    let supervisors = crate::supervisors::Supervisors::new(supervisor, &state_dir);
+    let supervisors = allot_agent::supervisors::Supervisors::new(supervisor, &state_dir);
     let mut state = open_state(&state_dir, current, current_loaded, supervisors, now())?;
     let (tx, mut rx) = mpsc::channel::<Input>(4096);
     recover_running(&mut state, &tx, now())?;
@@ -118,6 +120,18 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
             .with_context(|| format!("cannot open {} to every user", socket.display()))?;
     }
     tokio::spawn(accept_loop(listener, tx.clone()));
+    if let Some(c) = state.cluster.as_ref().map(|c| c.settings.clone()) {
+        let tls = crate::tls_config(&c)?;
+        let listener = tokio::net::TcpListener::bind(c.listen)
+            .await
+            .with_context(|| format!("[cluster] listen: cannot listen on {}", c.listen))?;
+        eprintln!(
+            "allotd: agents connect to {} ({} hosts)",
+            c.listen,
+            state.cluster.as_ref().map_or(0, |c| c.hosts.len())
+        );
+        tokio::spawn(crate::agents::listen(listener, tls, tx.clone()));
+    }
     if let Some(addr) = metrics {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -149,10 +163,11 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                                 state = crate::degraded::take_up_again(state, &tx, now(), why)?;
                             }
                         }
-                        Input::JobEnded(job) => {
+                        Input::Supervisor(Heard::Ended(job)) => {
                             state.supervisors_ended.insert(job);
                         }
-                        Input::Unsupervised(job) => {
+                        Input::Agent(heard) => crate::cluster::heard(&mut state, heard),
+                        Input::Supervisor(Heard::Unsupervised(job)) => {
                             if let Err(e) = state.supervisors.start_alone(job, &tx) {
                                 eprintln!("allotd: job {job}: cannot start its supervisor: {e}");
                             }
@@ -367,5 +382,11 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
             Response::Reconfigured { warnings }
         }
         Err(e) => refused(e),
+    }
+}
+
+impl From<Heard> for Input {
+    fn from(h: Heard) -> Input {
+        Input::Supervisor(h)
     }
 }

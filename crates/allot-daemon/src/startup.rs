@@ -13,7 +13,7 @@ use anyhow::{Context, anyhow};
 
 use crate::config::{Loaded, Source};
 use crate::state::State;
-use crate::supervisors::Supervisors;
+use allot_agent::supervisors::Supervisors;
 
 /// The state in `state_dir`, its log replayed, running on `current` (its
 /// `loaded` form) from `t`.
@@ -49,6 +49,7 @@ pub(crate) fn open_state(
     let (usage_interval, clean_period, terminate_interval) =
         (loaded.usage_interval, loaded.clean_period, loaded.terminate_interval);
     let queue_warnings = loaded.queue_warnings.clone();
+    let cluster = loaded.cluster.clone();
     let mut state = State {
         engine: Engine::new(loaded.engine),
         source: initial,
@@ -85,9 +86,14 @@ pub(crate) fn open_state(
         deferred: Vec::new(),
         measured: None,
         accounts: Default::default(),
+        cluster: None,
         write_failure: None,
         writer: None,
     };
+    let hosts: Vec<String> = state.engine.hosts().map(|h| h.0.to_string()).collect();
+    state.cluster = cluster.map(|c| crate::cluster::Cluster::new(c, hosts.into_iter()));
+    // Hosts with agents take no work until their agent says hello.
+    state.sync_hosts(replayed.first().map_or(t, |(t0, _)| *t0));
     for ((t, r), seq) in replayed.iter().zip(&seqs) {
         state.apply(*t, r).map_err(|e| {
             anyhow!(
@@ -99,6 +105,7 @@ pub(crate) fn open_state(
         })?;
     }
     eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+    crate::cluster::started(&mut state);
     match &state.cgroups {
         Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
         None => eprintln!("allotd: no writable cgroup v2: jobs are measured from /proc and getrusage"),

@@ -42,6 +42,9 @@ pub struct DaemonJob {
     pub max_mem_kb: u64,
     /// Why it ended without running its command, when it could not start.
     pub exit_reason: Option<Box<str>>,
+    /// How many times it was started: its current (or last) run's number,
+    /// by which an agent tells its runs apart.
+    pub attempt: u32,
 }
 
 impl DaemonJob {
@@ -136,7 +139,7 @@ pub struct State {
     /// This machine's name, where every job is submitted from.
     pub host: String,
     /// What starts the supervisor that holds each job.
-    pub supervisors: crate::supervisors::Supervisors,
+    pub supervisors: allot_agent::supervisors::Supervisors,
     /// Where jobs get their cgroups, when this machine has cgroup v2 and
     /// allotd may write it (detected at start); `None`: /proc and rusage.
     pub cgroups: Option<allot_exec::cgroup::Cgroups>,
@@ -192,11 +195,14 @@ pub struct State {
     pub requests: BTreeMap<String, u64>,
     /// Running jobs' measures taken off the dispatcher, to record at the
     /// next tick (see `running::measure`).
-    pub measured: Option<Vec<crate::running::Sample>>,
+    pub measured: Option<Vec<allot_agent::measure::Sample>>,
     /// Applied records waiting for the next commit ([`State::defer`]).
     pub deferred: Vec<(Time, Record)>,
     /// Job owners' accounts, as launches look them up.
-    pub accounts: crate::accounts::Accounts,
+    pub accounts: allot_agent::accounts::Accounts,
+    /// With `[cluster]`: the hosts as their agents are heard (see
+    /// `cluster`); `None`: every job runs on this machine.
+    pub cluster: Option<crate::cluster::Cluster>,
     /// Set while the log cannot be written (see `degraded`).
     pub write_failure: Option<crate::degraded::WriteFailure>,
     /// The log's writer thread (see `writer`); `None` writes in place.
@@ -315,10 +321,13 @@ impl State {
                 } else {
                     self.closed_hosts.insert(host.clone());
                 }
-                if let Some(h) = self.engine.host_index(host) {
-                    let ev = if *up { Event::HostUp(h) } else { Event::HostDown(h) };
-                    let _ = self.engine.apply(t, &ev);
+                self.sync_host(t, host);
+            }
+            Record::HostReach { host, reach } => {
+                if let Some(live) = self.cluster.as_mut().and_then(|c| c.hosts.get_mut(host)) {
+                    live.reach = Some(*reach);
                 }
+                self.sync_host(t, host);
             }
             Record::QueueChanged { queue, open } => {
                 if *open {
@@ -392,11 +401,13 @@ impl State {
         let loaded = source.load()?;
         self.engine.reconfigure(t, loaded.engine).map_err(|e| e.to_string())?;
         self.closed_hosts.retain(|h| self.engine.host_index(h).is_some());
-        for host in &self.closed_hosts {
-            if let Some(h) = self.engine.host_index(host) {
-                let _ = self.engine.apply(t, &Event::HostDown(h));
-            }
-        }
+        let hosts: Vec<String> = self.engine.hosts().map(|h| h.0.to_string()).collect();
+        self.cluster = match (self.cluster.take(), loaded.cluster) {
+            (_, None) => None,
+            (Some(c), Some(settings)) => Some(c.reconfigured(settings, hosts.iter().cloned())),
+            (None, Some(settings)) => Some(crate::cluster::Cluster::new(settings, hosts.iter().cloned())),
+        };
+        self.sync_hosts(t);
         let queues: BTreeSet<String> = self.engine.queue_names().map(str::to_string).collect();
         self.closed_queues.retain(|q| queues.contains(q));
         self.admins = loaded.admins.into_iter().collect();
@@ -408,10 +419,37 @@ impl State {
         Ok(loaded.warnings)
     }
 
+    /// Whether a host takes new work: not closed by an administrator, and
+    /// (with agents) its agent heard from.
+    pub fn host_open(&self, host: &str) -> bool {
+        !self.closed_hosts.contains(host)
+            && self.cluster.as_ref().is_none_or(|c| c.reach(host) == allot_store::Reach::Ok)
+    }
+
+    /// Tells the engine whether `host` takes new work.
+    fn sync_host(&mut self, t: Time, host: &str) {
+        if let Some(h) = self.engine.host_index(host) {
+            let ev = if self.host_open(host) { Event::HostUp(h) } else { Event::HostDown(h) };
+            let _ = self.engine.apply(t, &ev);
+        }
+    }
+
+    /// Tells the engine which hosts take new work: after a start or a
+    /// reconfiguration (hosts with agents are down until they say hello).
+    pub fn sync_hosts(&mut self, t: Time) {
+        let hosts: Vec<String> = self.engine.hosts().map(|h| h.0.to_string()).collect();
+        for host in hosts {
+            if !self.host_open(&host) {
+                self.sync_host(t, &host);
+            }
+        }
+    }
+
     /// A job the engine started, as the commands see it.
     pub fn mark_running(&mut self, job: u64, t: Time, alloc: &[(String, u32)]) {
         if let Some(j) = self.jobs.get_mut(&job) {
             j.status = JobStatus::Run;
+            j.attempt += 1;
             j.start_time = Some(t.0);
             j.alloc = alloc.to_vec();
             self.running.insert(job);
@@ -452,6 +490,7 @@ impl State {
                 usage: None,
                 max_mem_kb: 0,
                 exit_reason: None,
+                attempt: 0,
             };
             self.jobs.insert(id, info);
         }

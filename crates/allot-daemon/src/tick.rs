@@ -46,8 +46,8 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     } else {
         heard.iter().copied().filter(|id| state.running.contains(id)).collect()
     };
-    let mut ends: Vec<(Time, Record)> = Vec::new();
-    for id in look {
+    let mut ends: Vec<(Time, Record)> = crate::cluster::collect(state, t);
+    for id in look.into_iter().filter(|_| state.cluster.is_none()) {
         if let Some(report) = state.files.read_exit(id) {
             let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
             // The kernel ended it at its memory ceiling: TERM_MEMLIMIT, as
@@ -55,14 +55,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
             if report.oom_killed && state.jobs.get(&id).is_some_and(|j| j.killed.is_none()) {
                 ends.push((at, Record::Killed { job: id, term: allot_store::Term::MemLimit }));
             }
-            let record = Record::Finished {
-                job: id,
-                exit: report.exit,
-                cpu_time: report.cpu_time,
-                max_mem_kb: report.max_rss_kb,
-                reason: report.reason,
-            };
-            ends.push((at, record));
+            ends.push((at, crate::running::finished_of(id, report)));
         }
     }
     ends.extend(orphans(state, heard).into_iter().map(|r| (t.max(state.clock), r)));
@@ -76,14 +69,12 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     enforce_memory(state, &mut limits);
     apply_all(state, limits.into_iter().map(|r| (t, r)).collect(), &mut stamped);
     // Kills that waited for their job's command to start.
-    let due: Vec<(u64, i32, nix::sys::signal::Signal)> = state
-        .pending_kills
-        .iter()
-        .filter_map(|(&id, &sig)| state.files.read_pgid(id).map(|pgid| (id, pgid, sig)))
-        .collect();
-    for (id, pgid, sig) in due {
-        state.pending_kills.remove(&id);
-        let _ = allot_exec::signal_group(pgid, sig);
+    let waiting: Vec<(u64, nix::sys::signal::Signal)> =
+        state.pending_kills.iter().map(|(&id, &sig)| (id, sig)).collect();
+    for (id, sig) in waiting {
+        if !matches!(crate::running::send_signal(state, id, sig), Ok(false)) {
+            state.pending_kills.remove(&id);
+        }
     }
     // The pass, as a replay runs it, recorded if it did anything: with
     // whether it considered the jobs, which the replay's pass then does.
@@ -143,6 +134,7 @@ pub(crate) fn after_written(
     wake: &mpsc::Sender<Input>,
 ) -> Option<String> {
     let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
+    crate::cluster::acknowledge(state, &ended);
     for id in ended {
         state.files.clean(id);
     }

@@ -95,7 +95,13 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
             let rsv = state.engine.reserved_on_host(h as u32);
             HostInfo {
                 name: name.to_string(),
-                status: if state.closed_hosts.contains(name) {
+                // As LSF orders them: a host whose agent is not heard
+                // from shows that first.
+                status: if let Some(reach) =
+                    state.cluster.as_ref().map(|c| c.reach(name)).filter(|r| *r != allot_store::Reach::Ok)
+                {
+                    reach.name().into()
+                } else if state.closed_hosts.contains(name) {
                     "closed_Adm".into()
                 } else if used + rsv >= max {
                     "closed_Full".into()

@@ -90,7 +90,7 @@ fn a_job_whose_supervisor_is_killed_ends_and_frees_its_slot() {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(supervisor), nix::sys::signal::Signal::SIGKILL).expect("kill");
     d.wait_for(job, "EXIT", &dir);
     let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
-    assert!(long.contains("its supervisor died; allotd ended the job's processes"), "{long}");
+    assert!(long.contains("its supervisor died; its processes were ended"), "{long}");
     eventually("the job's processes are gone", || !std::path::Path::new(&format!("/proc/{pgid}")).exists());
     d.wait_for(next, "DONE", &dir);
 }

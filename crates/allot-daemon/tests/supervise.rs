@@ -24,6 +24,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         create_cwd: false,
         cgroup: None,
         memory_limit_kb: None,
+        attempt: 1,
     }
 }
 

@@ -109,6 +109,10 @@ pub struct ExecSpec {
     /// controller reaches it (allotd also ends a job measured over it).
     #[serde(default)]
     pub memory_limit_kb: Option<u64>,
+    /// Which run of the job this is (1 the first; a requeued job runs
+    /// again as the next): what an agent keys the run by.
+    #[serde(default)]
+    pub attempt: u32,
 }
 
 /// How a job ended.
@@ -284,6 +288,46 @@ impl JobFiles {
     /// Whether the job's command was started (its process group recorded).
     pub fn started(&self, job: u64) -> bool {
         self.path(job, "pgid").exists()
+    }
+
+    /// A job whose supervisor is gone without an exit report (killed, or
+    /// the machine's OOM killer): nobody can hear how it ends, so its
+    /// processes still alive are ended (SIGKILL to its process group) and
+    /// the end to report is returned: exit code and why. `None` while its
+    /// supervisor lives (it holds the lock), when it wrote its report, when
+    /// its command never started (a supervisor may be about to take the
+    /// lock; one that fails before the start writes a report), or when the
+    /// lock cannot be looked at.
+    pub fn orphan_end(&self, job: u64) -> Option<(i32, &'static str)> {
+        if !self.started(job) || self.read_exit(job).is_some() {
+            return None;
+        }
+        if !matches!(self.try_lock(job), Ok(Some(_))) {
+            return None;
+        }
+        let alive =
+            self.read_pgid(job).is_some_and(|pgid| signal_group(pgid, nix::sys::signal::Signal::SIGKILL).is_ok());
+        Some(if alive {
+            (128 + 9, "its supervisor died; its processes were ended")
+        } else {
+            (255, "its supervisor died; how the job itself ended is not known")
+        })
+    }
+
+    /// The jobs that have files here (a spec, a report or a lock), in
+    /// ascending order.
+    pub fn jobs(&self) -> Vec<u64> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut ids: Vec<u64> = entries
+            .filter_map(|e| {
+                let name = e.ok()?.file_name();
+                let (id, ext) = name.to_str()?.split_once('.')?;
+                matches!(ext, "spec" | "exit" | "lock").then(|| id.parse().ok())?
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// Runs job `job` to its end: the supervisor's whole life. It holds the
@@ -536,6 +580,7 @@ mod tests {
             create_cwd: false,
             cgroup: None,
             memory_limit_kb: None,
+            attempt: 1,
         }
     }
 

@@ -191,6 +191,31 @@ pub enum Record {
     /// decision come back as they were; a pass that did nothing is not
     /// recorded.
     Scheduled { full: bool },
+    /// A host's agent was heard from again (`Ok`), or has been silent
+    /// long enough to be `Unreach` (no new work, its jobs left running)
+    /// or `Unavail` (its jobs given up). In the log because the dispatch
+    /// passes after it depend on it: a replay sees the hosts as they were.
+    HostReach { host: String, reach: Reach },
+}
+
+/// Whether a host's agent is heard from: the host states of `bhosts`
+/// that come from the agent, as LSF names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reach {
+    Ok,
+    Unreach,
+    Unavail,
+}
+
+impl Reach {
+    /// As `bhosts` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reach::Ok => "ok",
+            Reach::Unreach => "unreach",
+            Reach::Unavail => "unavail",
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -206,6 +231,7 @@ impl Record {
             Record::Finished { .. } => "Finished",
             Record::Removed { .. } => "Removed",
             Record::HostChanged { .. } => "HostChanged",
+            Record::HostReach { .. } => "HostReach",
             Record::QueueChanged { .. } => "QueueChanged",
             Record::Reconfigured { .. } => "Reconfigured",
             Record::Suspended { .. } => "Suspended",
@@ -236,6 +262,7 @@ impl Record {
             | Record::Usage { job, .. }
             | Record::Killed { job, .. } => Some(*job),
             Record::HostChanged { .. }
+            | Record::HostReach { .. }
             | Record::QueueChanged { .. }
             | Record::Reconfigured { .. }
             | Record::Scheduled { .. } => None,

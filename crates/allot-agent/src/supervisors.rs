@@ -1,9 +1,11 @@
-//! Starting the jobs' supervisors: forked by the supervisors' zygote
+//! Starting the jobs' supervisors (allotd's for its own host, an agent's
+//! for its host): forked by the supervisors' zygote
 //! (`allot-supervise --zygote`, see `allot_exec::zygote`) while it runs,
 //! which saves a program start for every job; otherwise, or when the
 //! zygote cannot be had, `allot-supervise STATE_DIR JOB` as a program of
 //! its own. Either way the supervisor is in a process group of its own, so
-//! signals to the daemon's group miss it, and outlives allotd.
+//! signals to the daemon's group miss it, and outlives allotd (or the
+//! agent).
 
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
@@ -12,17 +14,24 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 
 use tokio::sync::mpsc;
 
-use crate::serve::Input;
+/// What the one who starts supervisors hears of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heard {
+    /// Job `.0`'s supervisor exited: its exit report is there, or it died.
+    Ended(u64),
+    /// The zygote could not fork job `.0`'s supervisor: start it alone
+    /// ([`Supervisors::start_alone`]).
+    Unsupervised(u64),
+}
 
 pub struct Supervisors {
     /// `allot-supervise`, from allotd's own directory.
     exe: PathBuf,
     state_dir: PathBuf,
     zygote: Option<Zygote>,
-    /// For the tests that drive the dispatcher without running jobs: the
-    /// jobs whose supervisor would have started, in order, instead.
-    #[cfg(test)]
-    pub(crate) recorded: Option<Vec<u64>>,
+    /// For the tests that drive allotd's dispatcher without running jobs:
+    /// the jobs whose supervisor would have started, in order, instead.
+    pub recorded: Option<Vec<u64>>,
 }
 
 struct Zygote {
@@ -41,18 +50,11 @@ impl Drop for Zygote {
 
 impl Supervisors {
     pub fn new(exe: PathBuf, state_dir: &Path) -> Supervisors {
-        Supervisors {
-            exe,
-            state_dir: state_dir.to_path_buf(),
-            zygote: None,
-            #[cfg(test)]
-            recorded: None,
-        }
+        Supervisors { exe, state_dir: state_dir.to_path_buf(), zygote: None, recorded: None }
     }
 
     /// Supervisors that only note which jobs they would start.
-    #[cfg(test)]
-    pub(crate) fn recording(state_dir: &Path) -> Supervisors {
+    pub fn recording(state_dir: &Path) -> Supervisors {
         Supervisors { recorded: Some(Vec::new()), ..Supervisors::new(PathBuf::new(), state_dir) }
     }
 
@@ -61,8 +63,7 @@ impl Supervisors {
     }
 
     /// Starts job `job`'s supervisor; `wake` hears when it ends.
-    pub fn start(&mut self, job: u64, wake: &mpsc::Sender<Input>) -> std::io::Result<()> {
-        #[cfg(test)]
+    pub fn start<T: From<Heard> + Send + 'static>(&mut self, job: u64, wake: &mpsc::Sender<T>) -> std::io::Result<()> {
         if let Some(jobs) = &mut self.recorded {
             jobs.push(job);
             return Ok(());
@@ -90,7 +91,11 @@ impl Supervisors {
     }
 
     /// Job `job`'s supervisor as a program of its own.
-    pub fn start_alone(&self, job: u64, wake: &mpsc::Sender<Input>) -> std::io::Result<()> {
+    pub fn start_alone<T: From<Heard> + Send + 'static>(
+        &self,
+        job: u64,
+        wake: &mpsc::Sender<T>,
+    ) -> std::io::Result<()> {
         let mut child = tokio::process::Command::new(&self.exe)
             .arg(&self.state_dir)
             .arg(job.to_string())
@@ -101,7 +106,7 @@ impl Supervisors {
         let wake = wake.clone();
         tokio::spawn(async move {
             let _ = child.wait().await;
-            let _ = wake.send(Input::JobEnded(job)).await;
+            let _ = wake.send(Heard::Ended(job).into()).await;
         });
         Ok(())
     }
@@ -109,7 +114,7 @@ impl Supervisors {
     /// The zygote, and a thread that hears from it: a job id when that
     /// job's supervisor ended, `failed` and a job id when it could not be
     /// forked (allotd then starts it as a program of its own).
-    fn spawn_zygote(&self, wake: &mpsc::Sender<Input>) -> std::io::Result<Zygote> {
+    fn spawn_zygote<T: From<Heard> + Send + 'static>(&self, wake: &mpsc::Sender<T>) -> std::io::Result<Zygote> {
         let mut child = Command::new(&self.exe)
             .arg("--zygote")
             .arg(&self.state_dir)
@@ -127,11 +132,11 @@ impl Supervisors {
             for line in std::io::BufReader::new(output).lines() {
                 let Ok(line) = line else { break };
                 let heard = match (line.strip_prefix("failed ").map(str::parse::<u64>), line.parse::<u64>()) {
-                    (Some(Ok(job)), _) => Input::Unsupervised(job),
-                    (_, Ok(job)) => Input::JobEnded(job),
+                    (Some(Ok(job)), _) => Heard::Unsupervised(job),
+                    (_, Ok(job)) => Heard::Ended(job),
                     _ => continue,
                 };
-                if wake.blocking_send(heard).is_err() {
+                if wake.blocking_send(heard.into()).is_err() {
                     break;
                 }
             }

@@ -1,0 +1,442 @@
+//! `allot-agent`: runs on every compute host, as root, and carries out
+//! allotd's work there. It keeps one TLS connection to allotd (made again
+//! whenever it is lost), says what the host has and which jobs it holds,
+//! heartbeats with the host's load and its jobs' measures, starts jobs
+//! under the same per-job supervisors allotd uses on its own host (so a
+//! job outlives the agent, and a restarted agent finds its jobs by their
+//! files), signals them, and reports their ends until allotd has them.
+//! See [`crate::wire`] for the protocol.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use allot_exec::{ExitReport, JobFiles};
+use tokio::io::{ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_rustls::client::TlsStream;
+
+use crate::supervisors::{Heard, Supervisors};
+use crate::wire::{self, FromAgent, Heartbeat, Held, Hello, ToAgent};
+
+/// How an agent is started.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// allotd's agents' address, `HOST:PORT`.
+    pub server: String,
+    /// This host's name, as the configuration and its certificate name it.
+    pub host: String,
+    /// Where `allot keygen`'s files are: `ca.pem`, `HOST.pem`, `HOST-key.pem`.
+    pub tls_dir: PathBuf,
+    /// The agent's own state: its jobs' files and default output.
+    pub state_dir: PathBuf,
+    /// `allot-supervise`.
+    pub supervisor: PathBuf,
+    /// The local address to connect from (a test host's loopback address).
+    pub bind: Option<std::net::IpAddr>,
+}
+
+type Link = WriteHalf<TlsStream<TcpStream>>;
+
+enum Event {
+    Heard(Heard),
+    Connected { conn: u64, writer: Link },
+    Message { conn: u64, message: ToAgent },
+    Lost { conn: u64, why: String },
+}
+
+impl From<Heard> for Event {
+    fn from(h: Heard) -> Event {
+        Event::Heard(h)
+    }
+}
+
+/// A job's run on this host.
+struct Run {
+    attempt: u32,
+    ended: Option<ExitReport>,
+    /// allotd has no such run: it was killed, and its end is not reported.
+    forgotten: bool,
+    /// Signals that wait for its process group to exist.
+    signals: Vec<nix::sys::signal::Signal>,
+}
+
+struct Agent {
+    opts: Options,
+    files: JobFiles,
+    supervisors: Supervisors,
+    accounts: crate::accounts::Accounts,
+    cgroups: Option<allot_exec::cgroup::Cgroups>,
+    runs: BTreeMap<u64, Run>,
+    /// The connection, once it is made, and whether allotd took the hello.
+    link: Option<(u64, Link, bool)>,
+    heartbeat: Duration,
+}
+
+/// Runs the agent until SIGTERM or SIGINT; its jobs go on after it.
+pub async fn run(opts: Options) -> Result<(), String> {
+    let files = JobFiles::new(&opts.state_dir).map_err(|e| format!("{}: {e}", opts.state_dir.display()))?;
+    let client = crate::tls::client_config(&opts.tls_dir, &opts.host)?;
+    let tag = format!("agent-{}", allot_exec::cgroup::tag_of(&opts.state_dir));
+    let (tx, mut rx) = mpsc::channel::<Event>(1024);
+    let mut agent = Agent {
+        supervisors: Supervisors::new(opts.supervisor.clone(), &opts.state_dir),
+        opts,
+        files,
+        accounts: Default::default(),
+        cgroups: allot_exec::cgroup::Cgroups::detect(&tag),
+        runs: BTreeMap::new(),
+        link: None,
+        heartbeat: Duration::from_secs(10),
+    };
+    agent.take_up(&tx);
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut sweep = tokio::time::interval(Duration::from_secs(1));
+    let mut beat = tokio::time::interval(agent.heartbeat);
+    let mut conns = 0u64;
+    let mut connecting = false;
+    let mut retry = tokio::time::Instant::now();
+    loop {
+        if agent.link.is_none() && !connecting && tokio::time::Instant::now() >= retry {
+            conns += 1;
+            connecting = true;
+            tokio::spawn(connect(agent.opts.clone(), client.clone(), conns, tx.clone()));
+        }
+        tokio::select! {
+            event = rx.recv() => {
+                let Some(event) = event else { break };
+                match event {
+                    Event::Connected { conn, writer } => {
+                        connecting = false;
+                        agent.link = Some((conn, writer, false));
+                        let hello = FromAgent::Hello(agent.hello());
+                        agent.send(&hello).await;
+                    }
+                    Event::Lost { conn, why } => {
+                        if agent.link.as_ref().is_some_and(|l| l.0 == conn) || agent.link.is_none() {
+                            if agent.link.take().is_some() {
+                                eprintln!("allot-agent: lost allotd: {why}");
+                            }
+                            connecting = false;
+                            retry = tokio::time::Instant::now() + Duration::from_millis(500);
+                        }
+                    }
+                    Event::Message { conn, message } => {
+                        if agent.link.as_ref().is_some_and(|l| l.0 == conn) {
+                            if let Some(pause) = agent.handle(message, &tx).await {
+                                retry = tokio::time::Instant::now() + pause;
+                                beat = tokio::time::interval(agent.heartbeat);
+                            }
+                        }
+                    }
+                    Event::Heard(Heard::Ended(job)) => agent.look(job).await,
+                    Event::Heard(Heard::Unsupervised(job)) => {
+                        if let Err(e) = agent.supervisors.start_alone(job, &tx) {
+                            agent.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
+                        }
+                    }
+                }
+            }
+            _ = sweep.tick() => agent.sweep().await,
+            _ = beat.tick() => agent.beat().await,
+            _ = term.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    eprintln!("allot-agent: stopped; its jobs go on under their supervisors");
+    Ok(())
+}
+
+/// Connects to allotd (trying again, at most every 5 s, until it
+/// answers), then reads what it says.
+async fn connect(opts: Options, client: std::sync::Arc<rustls::ClientConfig>, conn: u64, tx: mpsc::Sender<Event>) {
+    let mut pause = Duration::from_millis(200);
+    let mut said = false;
+    let stream = loop {
+        match dial(&opts, client.clone()).await {
+            Ok(s) => break s,
+            Err(e) => {
+                if !said {
+                    eprintln!("allot-agent: cannot reach allotd at {} ({e}); trying again", opts.server);
+                    said = true;
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+        }
+    };
+    let (mut reader, writer): (ReadHalf<_>, _) = tokio::io::split(stream);
+    if tx.send(Event::Connected { conn, writer }).await.is_err() {
+        return;
+    }
+    let why = loop {
+        match wire::read::<ToAgent>(&mut reader).await {
+            Ok(message) => {
+                if tx.send(Event::Message { conn, message }).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => break e.to_string(),
+        }
+    };
+    let _ = tx.send(Event::Lost { conn, why }).await;
+}
+
+async fn dial(opts: &Options, client: std::sync::Arc<rustls::ClientConfig>) -> std::io::Result<TlsStream<TcpStream>> {
+    let addr = tokio::net::lookup_host(&opts.server)
+        .await?
+        .next()
+        .ok_or_else(|| std::io::Error::other("the address names no host"))?;
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    if let Some(ip) = opts.bind {
+        socket.bind(std::net::SocketAddr::new(ip, 0))?;
+    }
+    let tcp = tokio::time::timeout(Duration::from_secs(10), socket.connect(addr))
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+    let _ = tcp.set_nodelay(true);
+    let tls = tokio_rustls::TlsConnector::from(client);
+    tokio::time::timeout(Duration::from_secs(10), tls.connect(crate::tls::daemon_name(), tcp))
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+}
+
+impl Agent {
+    /// After a start: the jobs whose files are here. A job whose
+    /// supervisor never started (the agent died between its spec and its
+    /// supervisor) gets one now: it never ran.
+    fn take_up(&mut self, tx: &mpsc::Sender<Event>) {
+        for job in self.files.jobs() {
+            let Ok(spec) = self.files.read_spec(job) else {
+                self.files.clean(job);
+                continue;
+            };
+            let ended = self.files.read_exit(job);
+            let unstarted = ended.is_none() && !self.files.started(job);
+            if unstarted && matches!(self.files.try_lock(job), Ok(Some(_))) {
+                if let Err(e) = self.supervisors.start(job, tx) {
+                    eprintln!("allot-agent: job {job}: cannot start its supervisor: {e}");
+                }
+            }
+            self.runs.insert(job, Run { attempt: spec.attempt, ended, forgotten: false, signals: Vec::new() });
+        }
+        if !self.runs.is_empty() {
+            eprintln!("allot-agent: {} jobs taken up", self.runs.len());
+        }
+    }
+
+    fn hello(&self) -> Hello {
+        Hello {
+            version: wire::VERSION,
+            host: self.opts.host.clone(),
+            resources: crate::host::resources(),
+            jobs: self
+                .runs
+                .iter()
+                .filter(|(_, r)| !r.forgotten)
+                .map(|(&job, r)| Held { job, attempt: r.attempt, ended: r.ended.clone() })
+                .collect(),
+        }
+    }
+
+    /// Says something to allotd; a connection that does not take it in
+    /// 10 s is lost (and made again).
+    async fn send(&mut self, message: &FromAgent) {
+        let Some((_, writer, _)) = &mut self.link else { return };
+        let sent = tokio::time::timeout(Duration::from_secs(10), wire::write(writer, message)).await;
+        if !matches!(sent, Ok(Ok(()))) {
+            eprintln!("allot-agent: lost allotd while writing to it");
+            self.link = None;
+        }
+    }
+
+    /// What allotd said; a pause before connecting again when it refused.
+    async fn handle(&mut self, message: ToAgent, tx: &mpsc::Sender<Event>) -> Option<Duration> {
+        match message {
+            ToAgent::Welcome { heartbeat } => {
+                if let Some(link) = &mut self.link {
+                    link.2 = true;
+                }
+                self.heartbeat = Duration::from_secs(heartbeat.max(1));
+                eprintln!("allot-agent: {} connected to allotd at {}", self.opts.host, self.opts.server);
+                return Some(Duration::ZERO);
+            }
+            ToAgent::Refused { why } => {
+                eprintln!("allot-agent: allotd refused this agent: {why}");
+                self.link = None;
+                return Some(Duration::from_secs(5));
+            }
+            ToAgent::Start { attempt, user, spec } => self.start(attempt, &user, *spec, tx).await,
+            ToAgent::Signal { job, attempt, signal } => {
+                let Ok(signal) = nix::sys::signal::Signal::try_from(signal) else { return None };
+                if let Some(run) = self.runs.get_mut(&job).filter(|r| r.attempt == attempt && r.ended.is_none()) {
+                    run.signals.push(signal);
+                }
+                self.deliver(job);
+            }
+            ToAgent::Acked { job, attempt } => {
+                if self.runs.get(&job).is_some_and(|r| r.attempt == attempt && r.ended.is_some()) {
+                    self.runs.remove(&job);
+                    self.files.clean(job);
+                }
+            }
+            ToAgent::Forget { job, attempt } => {
+                let run = self.runs.get_mut(&job).filter(|r| r.attempt == attempt)?;
+                if run.ended.is_some() {
+                    self.runs.remove(&job);
+                    self.files.clean(job);
+                } else {
+                    eprintln!("allot-agent: job {job}: allotd has no such run; ending it");
+                    run.forgotten = true;
+                    run.signals.push(nix::sys::signal::Signal::SIGKILL);
+                    self.deliver(job);
+                }
+            }
+        }
+        None
+    }
+
+    /// Starts a run allotd asked for; one this host has already is
+    /// answered as it stands (a start sent again after a lost connection).
+    async fn start(&mut self, attempt: u32, user: &str, mut spec: allot_exec::ExecSpec, tx: &mpsc::Sender<Event>) {
+        let job = spec.job;
+        if let Some(run) = self.runs.get(&job) {
+            if run.attempt == attempt {
+                let said = match &run.ended {
+                    Some(report) => FromAgent::Ended { job, attempt, report: report.clone() },
+                    None => FromAgent::Started { job, attempt },
+                };
+                return self.send(&said).await;
+            }
+            // An older run allotd is done with.
+            if let Some(pgid) = self.files.read_pgid(job).filter(|_| run.ended.is_none()) {
+                let _ = allot_exec::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+            }
+            self.runs.remove(&job);
+            self.files.clean(job);
+        }
+        spec.attempt = attempt;
+        for (file, ext) in [(&mut spec.stdout, "out"), (&mut spec.stderr, "err")] {
+            if !file.named {
+                file.path = self.opts.state_dir.join("output").join(format!("{job}.{ext}"));
+            }
+        }
+        spec.cgroup = self.cgroups.as_ref().map(|c| c.job_dir(job));
+        self.runs.insert(job, Run { attempt, ended: None, forgotten: false, signals: Vec::new() });
+        // As root, a job runs as its owner on this host, and only as them.
+        if allot_exec::owner::is_root() {
+            match self.accounts.lookup(user) {
+                Some(a) => spec.run_as = Some(a.owner),
+                None => {
+                    spec.run_as = None;
+                    let _ = self.files.write_spec(&spec);
+                    let why = format!("user `{user}` does not exist on host {}", self.opts.host);
+                    return self.cannot_start(job, why).await;
+                }
+            }
+        } else {
+            spec.run_as = None;
+        }
+        if let Err(e) = self.files.write_spec(&spec) {
+            return self.cannot_start(job, format!("cannot write its spec: {}", allot_exec::os_message(&e))).await;
+        }
+        if let Some(c) = &self.cgroups {
+            c.ensure();
+        }
+        if let Err(e) = self.supervisors.start(job, tx) {
+            return self.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
+        }
+        self.send(&FromAgent::Started { job, attempt }).await;
+    }
+
+    /// A run that cannot start ends EXIT with the reason, reported as any
+    /// end is (and kept, so a restarted agent still reports it).
+    async fn cannot_start(&mut self, job: u64, reason: String) {
+        eprintln!("allot-agent: job {job} cannot start: {reason}");
+        let report = ExitReport {
+            exit: 1,
+            cpu_time: 0.0,
+            max_rss_kb: 0,
+            reason: Some(reason),
+            ended_at: crate::host::clock(),
+            oom_killed: false,
+        };
+        let _ = self.files.write_report(job, &report);
+        self.ended(job, report).await;
+    }
+
+    /// Looks whether a job whose supervisor ended has its report, or died.
+    async fn look(&mut self, job: u64) {
+        if self.runs.get(&job).is_none_or(|r| r.ended.is_some()) {
+            return;
+        }
+        if let Some(report) = self.files.read_exit(job) {
+            return self.ended(job, report).await;
+        }
+        if let Some((exit, reason)) = self.files.orphan_end(job) {
+            let report = ExitReport {
+                exit,
+                cpu_time: 0.0,
+                max_rss_kb: 0,
+                reason: Some(reason.into()),
+                ended_at: crate::host::clock(),
+                oom_killed: false,
+            };
+            let _ = self.files.write_report(job, &report);
+            self.ended(job, report).await;
+        }
+    }
+
+    async fn ended(&mut self, job: u64, report: ExitReport) {
+        let Some(run) = self.runs.get_mut(&job) else { return };
+        run.ended = Some(report.clone());
+        if run.forgotten {
+            self.runs.remove(&job);
+            self.files.clean(job);
+            return;
+        }
+        let attempt = run.attempt;
+        if self.link.as_ref().is_some_and(|l| l.2) {
+            self.send(&FromAgent::Ended { job, attempt, report }).await;
+        }
+    }
+
+    /// Sends a job's waiting signals once its process group exists.
+    fn deliver(&mut self, job: u64) {
+        let Some(run) = self.runs.get_mut(&job) else { return };
+        if run.signals.is_empty() {
+            return;
+        }
+        let Some(pgid) = self.files.read_pgid(job) else { return };
+        for signal in run.signals.drain(..) {
+            let _ = allot_exec::signal_group(pgid, signal);
+        }
+    }
+
+    /// Every second: ends not heard of (supervisors of an earlier agent),
+    /// supervisors that died, and signals that waited.
+    async fn sweep(&mut self) {
+        let running: Vec<u64> = self.runs.iter().filter(|(_, r)| r.ended.is_none()).map(|(&j, _)| j).collect();
+        for job in running {
+            self.deliver(job);
+            self.look(job).await;
+        }
+    }
+
+    async fn beat(&mut self) {
+        if !self.link.as_ref().is_some_and(|l| l.2) {
+            return;
+        }
+        let jobs: Vec<u64> = self.runs.iter().filter(|(_, r)| r.ended.is_none()).map(|(&j, _)| j).collect();
+        let plan = crate::measure::Sampling {
+            jobs,
+            files: self.files.clone(),
+            cgroups: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
+        };
+        let usage = tokio::task::spawn_blocking(move || plan.sample()).await.unwrap_or_default();
+        let beat = Heartbeat { load: crate::host::load(), usage, clock: crate::host::clock() };
+        self.send(&FromAgent::Heartbeat(beat)).await;
+    }
+}

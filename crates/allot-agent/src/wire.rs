@@ -1,0 +1,198 @@
+//! The agents' protocol: what an agent and allotd say to each other over
+//! their one TLS connection (the agent connects), as length-prefixed JSON
+//! frames (a 4-byte big-endian length, then the message), the framing of
+//! the commands' socket.
+//!
+//! An agent opens with [`FromAgent::Hello`]: its host, what the host has,
+//! and every job it holds (running, or ended with an end allotd has not
+//! acknowledged). allotd answers [`ToAgent::Welcome`] or
+//! [`ToAgent::Refused`], and from then on either side speaks when it has
+//! something to say; the agent sends a [`FromAgent::Heartbeat`] every
+//! `heartbeat` seconds.
+//!
+//! A job's run on a host is keyed by its id and its attempt (how many
+//! times it was started: a job requeued runs again as the next attempt),
+//! so an old attempt's end, or its start sent again, is told apart from
+//! the job's current run. An end is sent until allotd acknowledges it
+//! ([`ToAgent::Acked`], once it is in allotd's log), and again after a
+//! lost connection; allotd takes it once.
+
+use allot_exec::{ExecSpec, ExitReport};
+use serde::{Deserialize, Serialize};
+
+/// The largest frame either side takes: 16 MiB (a start carries the job's
+/// environment; a hello, every job the host holds).
+pub const MAX_FRAME: usize = 16 << 20;
+
+/// The protocol's version: an agent and an allotd of different versions
+/// do not talk (the hello is refused, saying both).
+pub const VERSION: u32 = 1;
+
+/// The name allotd's certificate carries, which an agent asks for: only
+/// allotd may give an agent work, and no host's certificate names it.
+pub const DAEMON_NAME: &str = "allotd";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum FromAgent {
+    Hello(Hello),
+    Heartbeat(Heartbeat),
+    /// The job's supervisor is started (the job runs, or is about to).
+    Started {
+        job: u64,
+        attempt: u32,
+    },
+    /// The job ended (or could not start: the report says why).
+    Ended {
+        job: u64,
+        attempt: u32,
+        report: ExitReport,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub version: u32,
+    pub host: String,
+    pub resources: Resources,
+    /// The jobs it holds: running, or ended and not acknowledged.
+    pub jobs: Vec<Held>,
+}
+
+/// A job an agent holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    pub job: u64,
+    pub attempt: u32,
+    /// How it ended, when it has.
+    pub ended: Option<ExitReport>,
+}
+
+/// What a host has, as `lshosts` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    pub ncpus: u32,
+    /// MB.
+    pub maxmem: u64,
+    pub maxswp: u64,
+    /// `uname -m`, as LSF's host type for hosts it does not know.
+    pub host_type: String,
+    /// The agent's clock when it said so, seconds since the epoch: allotd
+    /// says when a host's clock is off.
+    pub clock: u64,
+}
+
+/// A host's load, as `lsload` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// Run-queue lengths over 1, 5 and 15 minutes (the load averages).
+    pub r1m: f64,
+    pub r5m: f64,
+    pub r15m: f64,
+    /// Free memory and swap, MB.
+    pub mem: u64,
+    pub swp: u64,
+    /// Processes that run.
+    pub procs: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    pub load: Load,
+    /// Running jobs' measures: job, CPU seconds, resident memory KB.
+    pub usage: Vec<(u64, f64, u64)>,
+    /// The agent's clock, seconds since the epoch.
+    pub clock: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ToAgent {
+    /// The hello is taken: heartbeat this often (seconds).
+    Welcome { heartbeat: u64 },
+    /// The hello is not taken, and why; the agent tries again later.
+    Refused { why: String },
+    /// Start this job's run. The spec's unnamed output files and cgroup
+    /// are the agent's to place; its owner is `user`, looked up on the
+    /// agent's host.
+    Start { attempt: u32, user: String, spec: Box<ExecSpec> },
+    /// Send the job's processes this signal (its number).
+    Signal { job: u64, attempt: u32, signal: i32 },
+    /// The job's end is in allotd's log: forget it.
+    Acked { job: u64, attempt: u32 },
+    /// allotd has no such run (ended, or never of this host): end it,
+    /// report nothing.
+    Forget { job: u64, attempt: u32 },
+}
+
+/// Why a frame could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("a frame of {0} bytes, more than {MAX_FRAME}")]
+    TooLarge(usize),
+    #[error("a malformed message: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+#[cfg(feature = "runtime")]
+mod io {
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    use super::{MAX_FRAME, WireError};
+
+    /// Reads one message; a length over [`MAX_FRAME`] is refused before
+    /// any of it is read, and memory grows only with the bytes that came.
+    pub async fn read<T: DeserializeOwned>(r: &mut (impl AsyncRead + Unpin)) -> Result<T, WireError> {
+        let len = r.read_u32().await? as usize;
+        if len > MAX_FRAME {
+            return Err(WireError::TooLarge(len));
+        }
+        let mut buf = Vec::with_capacity(len.min(64 << 10));
+        let got = r.take(len as u64).read_to_end(&mut buf).await?;
+        if got < len {
+            return Err(WireError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        Ok(serde_json::from_slice(&buf)?)
+    }
+
+    /// Writes one message.
+    pub async fn write<T: Serialize>(w: &mut (impl AsyncWrite + Unpin), message: &T) -> Result<(), WireError> {
+        let bytes = serde_json::to_vec(message)?;
+        if bytes.len() > MAX_FRAME {
+            return Err(WireError::TooLarge(bytes.len()));
+        }
+        w.write_u32(bytes.len() as u32).await?;
+        w.write_all(&bytes).await?;
+        w.flush().await?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "runtime")]
+pub use io::{read, write};
+
+#[cfg(all(test, feature = "runtime"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn messages_go_through_and_a_huge_frame_is_refused_unread() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 20);
+        let hello = FromAgent::Hello(Hello {
+            version: VERSION,
+            host: "host1".into(),
+            resources: Resources { ncpus: 4, ..Resources::default() },
+            jobs: vec![Held { job: 7, attempt: 2, ended: None }],
+        });
+        write(&mut a, &hello).await.expect("written");
+        assert_eq!(read::<FromAgent>(&mut b).await.expect("read"), hello);
+        use tokio::io::AsyncWriteExt;
+        a.write_u32(u32::MAX).await.expect("written");
+        assert!(matches!(read::<FromAgent>(&mut b).await, Err(WireError::TooLarge(n)) if n == u32::MAX as usize));
+        a.write_u32(3).await.expect("written");
+        a.write_all(b"{x}").await.expect("written");
+        assert!(matches!(read::<FromAgent>(&mut b).await, Err(WireError::Json(_))));
+    }
+}

@@ -1,0 +1,78 @@
+//! allot-agent: allotd's agent on a compute host (see `allot_agent::agent`).
+//! Started by systemd (`examples/allot-agent.service`) or by `allot start
+//! --test-hosts N`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(name = "allot-agent", version, about = "allot's agent on a compute host (in the foreground)")]
+struct Args {
+    /// allotd's address for agents, HOST:PORT (`[cluster] listen` of its allot.toml).
+    #[arg(long)]
+    server: String,
+    /// This host's name, as the configuration and its certificate name it
+    /// (default: this machine's host name).
+    #[arg(long)]
+    host: Option<String>,
+    /// The directory of `allot keygen`'s files: ca.pem, HOST.pem, HOST-key.pem.
+    #[arg(long)]
+    tls: PathBuf,
+    /// The agent's state directory (default /var/lib/allot-agent, or
+    /// ~/.local/state/allot-agent when not root).
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+    /// The local address to connect from.
+    #[arg(long)]
+    bind: Option<std::net::IpAddr>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let host = args
+        .host
+        .unwrap_or_else(|| nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default());
+    let state_dir = args.state_dir.unwrap_or_else(|| {
+        if nix::unistd::Uid::effective().is_root() {
+            PathBuf::from("/var/lib/allot-agent")
+        } else {
+            let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+            home.join(".local/state/allot-agent")
+        }
+    });
+    let supervisor = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name("allot-supervise"),
+        Err(e) => {
+            eprintln!("allot-agent: cannot find itself: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if !supervisor.is_file() {
+        eprintln!("allot-agent: {} is missing: it is installed with allot-agent, next to it", supervisor.display());
+        return ExitCode::FAILURE;
+    }
+    let opts = allot_agent::agent::Options {
+        server: args.server,
+        host,
+        tls_dir: args.tls,
+        state_dir,
+        supervisor,
+        bind: args.bind,
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("allot-agent: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(allot_agent::agent::run(opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("allot-agent: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

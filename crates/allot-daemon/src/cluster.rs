@@ -1,0 +1,385 @@
+//! allotd's side of the agents (with `[cluster]` in `allot.toml`): every
+//! configured host runs `allot-agent`, and a job runs on the first host of
+//! its allocation through that host's agent (see `allot_agent::wire`).
+//!
+//! A host's state, as `bhosts` shows it, comes from its agent: `unavail`
+//! until its agent says hello, `ok` while it is heard from, `unreach`
+//! after `unreach_after` seconds without a word (no new work; its jobs
+//! are left running, as a job lease), `unavail` after `unavail_after`
+//! (its jobs end EXIT, `lost`). Each change is a [`Record::HostReach`]:
+//! passes after it depend on it, so a replay sees it too.
+//!
+//! Reconciling with an agent that says hello (after either side was
+//! away): a run it holds that allotd does not (ended, an older attempt)
+//! is told to go ([`ToAgent::Forget`]); a run allotd holds that the agent
+//! does not is started again if the agent never acknowledged its start in
+//! this allotd's life (the agent never had it: an agent keeps a run's
+//! files until its end is acknowledged, so it never ran), and ends EXIT
+//! as lost if it did.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use allot_agent::wire::{FromAgent, Hello, Load, Resources, ToAgent};
+use allot_config::cluster::ClusterSettings;
+use allot_engine::Time;
+use allot_exec::ExitReport;
+use allot_store::{Reach, Record};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::state::State;
+
+/// What the agents' connections tell the dispatcher.
+pub enum AgentInput {
+    /// An agent whose certificate names `hello.host` said hello; `link`
+    /// reaches it.
+    Hello {
+        conn: u64,
+        hello: Box<Hello>,
+        link: UnboundedSender<ToAgent>,
+    },
+    Said {
+        conn: u64,
+        host: String,
+        message: FromAgent,
+    },
+    Lost {
+        conn: u64,
+        host: String,
+        why: String,
+    },
+}
+
+/// One configured host, as its agent is heard.
+#[derive(Default)]
+pub struct Live {
+    /// As logged ([`Record::HostReach`]); `Unavail` until a hello.
+    pub reach: Option<Reach>,
+    /// The connection to its agent.
+    pub link: Option<(u64, UnboundedSender<ToAgent>)>,
+    /// When its agent was last heard from (or, after allotd's start, when
+    /// allotd started: the lease of its running jobs starts then).
+    pub heard: Option<Instant>,
+    pub resources: Option<Resources>,
+    pub load: Option<Load>,
+    /// How far its clock is ahead of allotd's, seconds.
+    pub skew: i64,
+}
+
+impl Live {
+    pub fn reach(&self) -> Reach {
+        self.reach.unwrap_or(Reach::Unavail)
+    }
+}
+
+pub struct Cluster {
+    pub settings: ClusterSettings,
+    pub hosts: BTreeMap<String, Live>,
+    /// Running jobs whose agent acknowledged their start in this allotd's
+    /// life.
+    pub acked: BTreeSet<u64>,
+    /// Ends heard, to collect at the next tick: host, job, attempt, report.
+    pub ends: Vec<(String, u64, u32, ExitReport)>,
+    /// Runs to end as lost at the next tick, and why.
+    pub lost: Vec<(u64, String)>,
+    /// Host states to log at the next tick.
+    pub reach_changes: Vec<(String, Reach)>,
+    /// Measures heard, to record at the next tick.
+    pub samples: Vec<allot_agent::measure::Sample>,
+    /// Ends collected and not yet durable: acknowledged to their agent
+    /// once they are (job, attempt, host).
+    pub unacked: BTreeMap<u64, (u32, String)>,
+}
+
+impl Cluster {
+    pub fn new(settings: ClusterSettings, hosts: impl Iterator<Item = String>) -> Cluster {
+        Cluster {
+            settings,
+            hosts: hosts.map(|h| (h, Live::default())).collect(),
+            acked: BTreeSet::new(),
+            ends: Vec::new(),
+            lost: Vec::new(),
+            reach_changes: Vec::new(),
+            samples: Vec::new(),
+            unacked: BTreeMap::new(),
+        }
+    }
+
+    /// The same cluster on a new configuration: hosts still configured
+    /// keep their state and link; new ones are `unavail` until a hello.
+    pub fn reconfigured(mut self, settings: ClusterSettings, hosts: impl Iterator<Item = String>) -> Cluster {
+        let mut kept = BTreeMap::new();
+        for h in hosts {
+            let live = self.hosts.remove(&h).unwrap_or_default();
+            kept.insert(h, live);
+        }
+        self.hosts = kept;
+        self.settings = settings;
+        self
+    }
+
+    pub fn reach(&self, host: &str) -> Reach {
+        self.hosts.get(host).map_or(Reach::Unavail, Live::reach)
+    }
+
+    fn send(&self, host: &str, message: ToAgent) -> bool {
+        match self.hosts.get(host).and_then(|l| l.link.as_ref()) {
+            Some((_, link)) => link.send(message).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// The host a job runs on: the first of its allocation.
+fn first_host(state: &State, job: u64) -> Option<(String, u32)> {
+    let j = state.jobs.get(&job)?;
+    Some((j.alloc.first()?.0.clone(), j.attempt))
+}
+
+/// After allotd's start: every host whose agent was heard from before
+/// gets a lease from now (its jobs run on while it reconnects).
+pub(crate) fn started(state: &mut State) {
+    let Some(c) = &mut state.cluster else { return };
+    let now = Instant::now();
+    for live in c.hosts.values_mut().filter(|l| l.reach() != Reach::Unavail) {
+        live.heard = Some(now);
+    }
+}
+
+/// Handles what an agent's connection says.
+pub(crate) fn heard(state: &mut State, input: AgentInput) {
+    match input {
+        AgentInput::Hello { conn, hello, link } => hello_from(state, conn, *hello, link),
+        AgentInput::Lost { conn, host, why } => {
+            let Some(live) = state.cluster.as_mut().and_then(|c| c.hosts.get_mut(&host)) else { return };
+            if live.link.as_ref().is_some_and(|l| l.0 == conn) {
+                eprintln!("allotd: host {host}: lost its agent ({why})");
+                live.link = None;
+            }
+        }
+        AgentInput::Said { conn, host, message } => {
+            let Some(c) = &mut state.cluster else { return };
+            let Some(live) = c.hosts.get_mut(&host).filter(|l| l.link.as_ref().is_some_and(|l| l.0 == conn)) else {
+                return;
+            };
+            live.heard = Some(Instant::now());
+            if live.reach() != Reach::Ok && !c.reach_changes.iter().any(|(h, r)| h == &host && *r == Reach::Ok) {
+                c.reach_changes.push((host.clone(), Reach::Ok));
+            }
+            match message {
+                FromAgent::Hello(_) => {}
+                FromAgent::Heartbeat(beat) => {
+                    live.skew = beat.clock as i64 - crate::serve::now().0 as i64;
+                    live.load = Some(beat.load);
+                    c.samples.extend(beat.usage);
+                }
+                FromAgent::Started { job, attempt } => {
+                    if first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt) {
+                        if let Some(c) = &mut state.cluster {
+                            c.acked.insert(job);
+                        }
+                    }
+                }
+                FromAgent::Ended { job, attempt, report } => ended(state, &host, job, attempt, report),
+            }
+        }
+    }
+}
+
+/// An end an agent reports: collected at the next tick if it is the run
+/// allotd holds; acknowledged later if it is being written; otherwise the
+/// agent is told to forget it.
+fn ended(state: &mut State, host: &str, job: u64, attempt: u32, report: ExitReport) {
+    let current =
+        state.running.contains(&job) && first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt);
+    let Some(c) = &mut state.cluster else { return };
+    if current {
+        if !c.ends.iter().any(|e| e.1 == job) {
+            c.ends.push((host.to_string(), job, attempt, report));
+        }
+    } else if c.unacked.get(&job).is_none_or(|(a, _)| *a != attempt) {
+        c.send(host, ToAgent::Forget { job, attempt });
+    }
+}
+
+fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<ToAgent>) {
+    let host = hello.host.clone();
+    let unreach_after = match &state.cluster {
+        Some(c) => Duration::from_secs(c.settings.unreach_after),
+        None => return refuse(&link, "allotd runs without agents (no [cluster] in its allot.toml)".into()),
+    };
+    if hello.version != allot_agent::wire::VERSION {
+        let why = format!("protocol version {}, allotd's is {}", hello.version, allot_agent::wire::VERSION);
+        return refuse(&link, why);
+    }
+    let Some(c) = &mut state.cluster else { return };
+    let heartbeat = c.settings.heartbeat;
+    let Some(live) = c.hosts.get_mut(&host) else {
+        return refuse(&link, format!("host {host} is not in allotd's configuration"));
+    };
+    // A second agent for a connected host is refused; one whose link has
+    // been silent past `unreach_after` is taken as that link's end.
+    if live.link.is_some() && live.heard.is_some_and(|h| h.elapsed() < unreach_after) {
+        eprintln!("allotd: host {host}: a second agent refused (one is connected)");
+        return refuse(&link, format!("host {host} already has a connected agent"));
+    }
+    let _ = link.send(ToAgent::Welcome { heartbeat });
+    live.link = Some((conn, link));
+    live.heard = Some(Instant::now());
+    live.skew = hello.resources.clock as i64 - crate::serve::now().0 as i64;
+    if live.skew.abs() > 60 {
+        eprintln!("allotd: host {host}: its clock is {} s off allotd's", live.skew);
+    }
+    live.resources = Some(hello.resources);
+    if live.reach() != Reach::Ok {
+        c.reach_changes.push((host.clone(), Reach::Ok));
+    }
+    eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
+    let held: BTreeMap<u64, u32> = hello.jobs.iter().map(|h| (h.job, h.attempt)).collect();
+    for h in hello.jobs {
+        match h.ended {
+            Some(report) => ended(state, &host, h.job, h.attempt, report),
+            None => {
+                let current = state.running.contains(&h.job)
+                    && first_host(state, h.job).is_some_and(|(f, a)| f == host && a == h.attempt);
+                let Some(c) = &mut state.cluster else { return };
+                if current {
+                    c.acked.insert(h.job);
+                } else {
+                    c.send(&host, ToAgent::Forget { job: h.job, attempt: h.attempt });
+                }
+            }
+        }
+    }
+    // Runs of this host the agent does not hold.
+    let mine: Vec<u64> = state
+        .running
+        .iter()
+        .copied()
+        .filter(|&job| first_host(state, job).is_some_and(|(f, _)| f == host) && !held.contains_key(&job))
+        .collect();
+    for job in mine {
+        let acked = state.cluster.as_ref().is_some_and(|c| c.acked.contains(&job));
+        if acked {
+            let why = format!("lost: the agent of host {host} no longer holds it");
+            if let Some(c) = &mut state.cluster {
+                c.lost.push((job, why));
+            }
+        } else if let Err(why) = start(state, job) {
+            if let Some(c) = &mut state.cluster {
+                c.lost.push((job, why));
+            }
+        }
+    }
+}
+
+fn refuse(link: &UnboundedSender<ToAgent>, why: String) {
+    let _ = link.send(ToAgent::Refused { why });
+}
+
+/// Sends a job's start to the agent of its first host; one whose agent is
+/// not connected is sent when it says hello. The error: why it cannot run.
+pub(crate) fn start(state: &mut State, job: u64) -> Result<(), String> {
+    let Some(j) = state.jobs.get(&job) else { return Ok(()) };
+    let alloc = j.alloc.clone();
+    let user = j.record.spec.user.clone();
+    let Some((host, attempt)) = first_host(state, job) else { return Ok(()) };
+    let account = state.accounts.lookup(&user);
+    let Some(spec) = crate::running::exec_spec(state, job, &alloc, account) else { return Ok(()) };
+    if let Some(c) = &mut state.cluster {
+        c.send(&host, ToAgent::Start { attempt, user, spec: Box::new(spec) });
+    }
+    Ok(())
+}
+
+/// Sends a signal to a job through its host's agent: `false` when the
+/// agent is not connected (send again later).
+pub(crate) fn signal(state: &State, job: u64, signal: nix::sys::signal::Signal) -> bool {
+    let (Some(c), Some((host, attempt))) = (&state.cluster, first_host(state, job)) else { return false };
+    c.send(&host, ToAgent::Signal { job, attempt, signal: signal as i32 })
+}
+
+/// The tick's part: host states that change (by what was heard, or by
+/// silence), ends heard, runs lost, and measures, as records at `t`.
+pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
+    let Some(c) = &mut state.cluster else { return Vec::new() };
+    let (unreach, unavail) =
+        (Duration::from_secs(c.settings.unreach_after), Duration::from_secs(c.settings.unavail_after));
+    let mut out = Vec::new();
+    for (host, reach) in std::mem::take(&mut c.reach_changes) {
+        out.push((t, Record::HostReach { host, reach }));
+    }
+    let mut gone = Vec::new();
+    for (host, live) in &mut c.hosts {
+        let silent = live.heard.map_or(Duration::MAX, |h| h.elapsed());
+        let reach = live.reach();
+        if reach != Reach::Unavail && silent >= unavail {
+            eprintln!("allotd: host {host}: unavail (its agent silent for {} s); its jobs are lost", silent.as_secs());
+            out.push((t, Record::HostReach { host: host.clone(), reach: Reach::Unavail }));
+            // Its agent, if it comes back, says hello again and is told
+            // which runs to forget.
+            live.link = None;
+            gone.push(host.clone());
+        } else if reach == Reach::Ok
+            && silent >= unreach
+            && !out.iter().any(|(_, r)| matches!(r, Record::HostReach { host: h, .. } if h == host))
+        {
+            eprintln!("allotd: host {host}: unreach (its agent silent for {} s)", silent.as_secs());
+            out.push((t, Record::HostReach { host: host.clone(), reach: Reach::Unreach }));
+        }
+    }
+    let mut lost = std::mem::take(&mut c.lost);
+    let ends = std::mem::take(&mut c.ends);
+    let samples = std::mem::take(&mut c.samples);
+    for host in &gone {
+        for &job in &state.running {
+            let on = state.jobs.get(&job).is_some_and(|j| j.alloc.iter().any(|(h, _)| h == host));
+            if on {
+                lost.push((job, format!("lost: host {host} became unavailable")));
+            }
+        }
+    }
+    for (host, job, attempt, report) in ends {
+        if !state.running.contains(&job) {
+            continue;
+        }
+        let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
+        if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
+            out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
+        }
+        out.push((at, crate::running::finished_of(job, report)));
+        if let Some(c) = &mut state.cluster {
+            c.unacked.insert(job, (attempt, host));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (job, why) in lost {
+        if state.running.contains(&job)
+            && seen.insert(job)
+            && !out.iter().any(|(_, r)| r.job() == Some(job) && matches!(r, Record::Finished { .. }))
+        {
+            eprintln!("allotd: job {job}: {why}");
+            if let Some((host, attempt)) = first_host(state, job) {
+                if let Some(c) = &state.cluster {
+                    c.send(&host, ToAgent::Forget { job, attempt });
+                }
+            }
+            out.push((t, crate::running::finished_unrun(job, 255, why)));
+        }
+    }
+    if !samples.is_empty() {
+        state.measured.get_or_insert_with(Vec::new).extend(samples);
+    }
+    out
+}
+
+/// Once ends are durable: each agent is told its end is had.
+pub(crate) fn acknowledge(state: &mut State, ended: &[u64]) {
+    let Some(c) = &mut state.cluster else { return };
+    for job in ended {
+        c.acked.remove(job);
+        if let Some((attempt, host)) = c.unacked.remove(job) {
+            c.send(&host, ToAgent::Acked { job: *job, attempt });
+        }
+    }
+}
