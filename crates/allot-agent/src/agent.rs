@@ -203,6 +203,13 @@ async fn dial(opts: &Options, client: std::sync::Arc<rustls::ClientConfig>) -> s
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
 }
 
+/// An end as this host tells it: by its clock (the supervisor's time is
+/// the machine's; see `host::clock_offset`).
+fn on_wire(mut report: ExitReport) -> ExitReport {
+    report.ended_at = report.ended_at.saturating_add_signed(crate::host::clock_offset());
+    report
+}
+
 impl Agent {
     /// After a start: the jobs whose files are here. A job whose
     /// supervisor never started (the agent died between its spec and its
@@ -236,7 +243,7 @@ impl Agent {
                 .runs
                 .iter()
                 .filter(|(_, r)| !r.forgotten)
-                .map(|(&job, r)| Held { job, attempt: r.attempt, ended: r.ended.clone() })
+                .map(|(&job, r)| Held { job, attempt: r.attempt, ended: r.ended.clone().map(on_wire) })
                 .collect(),
         }
     }
@@ -305,7 +312,7 @@ impl Agent {
         if let Some(run) = self.runs.get(&job) {
             if run.attempt == attempt {
                 let said = match &run.ended {
-                    Some(report) => FromAgent::Ended { job, attempt, report: report.clone() },
+                    Some(report) => FromAgent::Ended { job, attempt, report: on_wire(report.clone()) },
                     None => FromAgent::Started { job, attempt },
                 };
                 return self.send(&said).await;
@@ -360,7 +367,7 @@ impl Agent {
             cpu_time: 0.0,
             max_rss_kb: 0,
             reason: Some(reason),
-            ended_at: crate::host::clock(),
+            ended_at: allot_exec::now_secs(),
             oom_killed: false,
         };
         let _ = self.files.write_report(job, &report);
@@ -381,7 +388,7 @@ impl Agent {
                 cpu_time: 0.0,
                 max_rss_kb: 0,
                 reason: Some(reason.into()),
-                ended_at: crate::host::clock(),
+                ended_at: allot_exec::now_secs(),
                 oom_killed: false,
             };
             let _ = self.files.write_report(job, &report);
@@ -399,7 +406,7 @@ impl Agent {
         }
         let attempt = run.attempt;
         if self.link.as_ref().is_some_and(|l| l.2) {
-            self.send(&FromAgent::Ended { job, attempt, report }).await;
+            self.send(&FromAgent::Ended { job, attempt, report: on_wire(report) }).await;
         }
     }
 

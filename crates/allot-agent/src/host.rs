@@ -12,7 +12,18 @@ fn meminfo(text: &str, field: &str) -> Option<u64> {
 
 /// Seconds since the epoch by this host's clock.
 pub fn clock() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    now.saturating_add_signed(clock_offset())
+}
+
+/// For the test of a host whose clock is off (`ALLOT_TEST_CLOCK_OFFSET`,
+/// seconds, debug builds only): what this host's clock says is that far
+/// from the machine's.
+pub fn clock_offset() -> i64 {
+    if !cfg!(debug_assertions) {
+        return 0;
+    }
+    std::env::var("ALLOT_TEST_CLOCK_OFFSET").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 pub fn resources() -> Resources {

@@ -120,10 +120,14 @@ pub(crate) fn long(j: &JobInfo) -> String {
     out
 }
 
-/// Why a job ended without running its command, as `bjobs -l` and `bhist
-/// -l` say it.
+/// Why a job ended without running its command, or without its end being
+/// known (a job lost with its host: allotd's reason begins `lost: `), as
+/// `bjobs -l` and `bhist -l` say it.
 pub fn not_started(reason: &str) -> String {
-    format!("The job could not start: {reason}")
+    match reason.strip_prefix("lost: ") {
+        Some(why) => format!("The job was lost: {why}"),
+        None => format!("The job could not start: {reason}"),
+    }
 }
 
 #[cfg(test)]

@@ -151,10 +151,16 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
     match input {
         AgentInput::Hello { conn, hello, link } => hello_from(state, conn, *hello, link),
         AgentInput::Lost { conn, host, why } => {
-            let Some(live) = state.cluster.as_mut().and_then(|c| c.hosts.get_mut(&host)) else { return };
+            let Some(c) = &mut state.cluster else { return };
+            let Some(live) = c.hosts.get_mut(&host) else { return };
             if live.link.as_ref().is_some_and(|l| l.0 == conn) {
                 eprintln!("allotd: host {host}: lost its agent ({why})");
                 live.link = None;
+                // No new work until it is back; its jobs run on (their
+                // lease is `unavail_after` from its last word).
+                if live.reach() == Reach::Ok {
+                    c.reach_changes.push((host, Reach::Unreach));
+                }
             }
         }
         AgentInput::Said { conn, host, message } => {
@@ -286,10 +292,20 @@ pub(crate) fn start(state: &mut State, job: u64) -> Result<(), String> {
     let Some((host, attempt)) = first_host(state, job) else { return Ok(()) };
     let account = state.accounts.lookup(&user);
     let Some(spec) = crate::running::exec_spec(state, job, &alloc, account) else { return Ok(()) };
+    if held_back() {
+        return Ok(());
+    }
     if let Some(c) = &mut state.cluster {
         c.send(&host, ToAgent::Start { attempt, user, spec: Box::new(spec) });
     }
     Ok(())
+}
+
+/// For the test of allotd killed between a start's record and its
+/// sending (`ALLOT_TEST_HOLD_STARTS`, debug builds only): starts are
+/// recorded and never sent.
+fn held_back() -> bool {
+    cfg!(debug_assertions) && std::env::var_os("ALLOT_TEST_HOLD_STARTS").is_some()
 }
 
 /// Sends a signal to a job through its host's agent: `false` when the
@@ -343,7 +359,13 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         if !state.running.contains(&job) {
             continue;
         }
-        let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
+        // Its host's time, made allotd's: a host whose clock is off by
+        // minutes still has its jobs end when they did (the skew is
+        // measured at each hello and heartbeat), and never before they
+        // started or after now.
+        let skew = state.cluster.as_ref().and_then(|c| c.hosts.get(&host)).map_or(0, |l| l.skew);
+        let ended_at = report.ended_at.saturating_add_signed(-skew);
+        let at = Time(ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
         if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
             out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
         }

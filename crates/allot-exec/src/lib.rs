@@ -408,7 +408,7 @@ impl JobFiles {
 }
 
 /// Now, in seconds since the epoch.
-fn now_secs() -> u64 {
+pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses some of these
 
+pub mod agents;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,0 +1,140 @@
+//! allotd with an agent on each host: jobs run where they are placed,
+//! through that host's agent; agents that fail, and strangers.
+
+mod common;
+
+use std::time::Duration;
+
+use common::agents::TestCluster;
+use common::{eventually, stdout, submitted_id, tempdir};
+
+/// Lines of a file (none when it is not there yet).
+fn lines_of(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn a_job_runs_on_the_host_it_is_placed_on_through_that_hosts_agent() {
+    let dir = tempdir("cluster-place");
+    let c = TestCluster::start(&dir, 3, (1, 5, 30));
+    let d = c.daemon();
+    let out = dir.join("out.%J");
+    let out = out.to_str().expect("utf-8");
+    let id = submitted_id(&d.cmd(&["bsub", "-m", "host2", "-o", out, "echo $LSB_HOSTS; sleep 1"], &dir));
+    eventually("the job is held by host2's agent alone", || c.held("host2") == [id]);
+    assert!(c.held("host1").is_empty() && c.held("host3").is_empty());
+    let shown = d.wait_for(id, "DONE", &dir);
+    assert!(shown.contains("host2"), "{shown}");
+    assert_eq!(lines_of(&dir.join(format!("out.{id}"))), ["host2"]);
+    // Its end acknowledged, the agent forgets it.
+    eventually("host2's agent lets the job go", || c.held("host2").is_empty());
+
+    // A job on hosts it spans runs on the first one; its LSB_* name them all.
+    let id = submitted_id(&d.cmd(&["bsub", "-n", "5", "-o", out, "echo $LSB_MCPU_HOSTS"], &dir));
+    d.wait_for(id, "DONE", &dir);
+    assert_eq!(lines_of(&dir.join(format!("out.{id}"))), ["host1 2 host2 2 host3 1"]);
+
+    // bkill reaches a job on its host.
+    let id = submitted_id(&d.cmd(&["bsub", "-m", "host3", "sleep 60"], &dir));
+    eventually("host3 runs it", || c.held("host3") == [id]);
+    d.wait_for(id, "RUN", &dir);
+    let killed = d.cmd(&["bkill", &id.to_string()], &dir);
+    assert!(killed.status.success(), "{}", stdout(&killed));
+    d.wait_for(id, "EXIT", &dir);
+    eventually("host3's agent lets the killed job go", || c.held("host3").is_empty());
+}
+
+#[test]
+fn an_agent_killed_and_restarted_takes_its_jobs_up_and_nothing_runs_twice() {
+    let dir = tempdir("cluster-kill9");
+    let mut c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let runs = dir.join("runs");
+    let script = format!("echo started >> {0}; sleep 3; echo ended >> {0}", runs.display());
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", &script], &dir));
+    eventually("the job starts on host1", || lines_of(&runs) == ["started"]);
+    c.kill9_agent("host1");
+    c.wait_host("host1", "unreach");
+    // The job goes on without its agent, and ends while the agent is away.
+    eventually("the job ends without its agent", || lines_of(&runs) == ["started", "ended"]);
+    assert_eq!(c.daemon().wait_for(id, "RUN", &dir).split_whitespace().nth(2), Some("RUN"));
+    c.start_agent("host1");
+    // The restarted agent finds the end and reports it; allotd takes it once.
+    let shown = c.daemon().wait_for(id, "DONE", &dir);
+    assert!(shown.contains("host1"), "{shown}");
+    eventually("the end is acknowledged", || c.held("host1").is_empty());
+    assert_eq!(lines_of(&runs), ["started", "ended"], "the job ran once");
+    c.wait_host("host1", "ok");
+
+    // Killed while its job runs, restarted while it still runs: the job
+    // is taken up, and its end comes through the new agent.
+    std::fs::remove_file(&runs).expect("removed");
+    let script = format!("echo started >> {0}; sleep 4; echo ended >> {0}", runs.display());
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", &script], &dir));
+    eventually("the job starts on host1", || lines_of(&runs) == ["started"]);
+    c.kill9_agent("host1");
+    c.start_agent("host1");
+    c.wait_host("host1", "ok");
+    assert!(c.agent_log("host1").contains("1 jobs taken up"), "{}", c.agent_log("host1"));
+    c.daemon().wait_for(id, "DONE", &dir);
+    assert_eq!(lines_of(&runs), ["started", "ended"], "the job ran once");
+    let log = c.daemon().log();
+    assert!(!log.contains("lost:"), "no job was lost: {log}");
+}
+
+#[test]
+fn a_second_agent_claiming_a_connected_host_is_refused() {
+    let dir = tempdir("cluster-second");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let mut second = c.spawn_agent("second", "host1");
+    eventually("the second agent is refused", || {
+        c.agent_log("second").contains("host host1 already has a connected agent")
+    });
+    assert_eq!(c.statuses()["host1"], "ok");
+    // The first goes on: a job for host1 runs there.
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "true"], &dir));
+    c.daemon().wait_for(id, "DONE", &dir);
+    assert!(c.daemon().log().contains("host host1: a second agent refused"), "{}", c.daemon().log());
+    let _ = second.kill();
+    let _ = second.wait();
+}
+
+#[test]
+fn a_certificate_must_name_the_host_and_a_stranger_is_closed_before_anything_is_read() {
+    let dir = tempdir("cluster-strangers");
+    let mut c = TestCluster::start(&dir, 2, (1, 30, 60));
+    // host2's certificate, saying it is host1 (host1's agent not running).
+    c.kill9_agent("host1");
+    c.wait_host("host1", "unreach");
+    let tls = dir.join("tls");
+    std::fs::copy(tls.join("host2.pem"), tls.join("host1.pem")).expect("copied");
+    std::fs::copy(tls.join("host2-key.pem"), tls.join("host1-key.pem")).expect("copied");
+    c.start_agent("host1");
+    eventually("the impostor is refused", || {
+        c.agent_log("host1").contains("this certificate does not name host host1")
+    });
+    assert_eq!(c.statuses()["host1"], "unreach");
+
+    // No TLS at all: a frame of garbage, then nothing comes back.
+    use std::io::{Read, Write};
+    let mut raw = std::net::TcpStream::connect(&c.listen).expect("connects");
+    raw.set_read_timeout(Some(Duration::from_secs(15))).expect("timeout");
+    let _ = raw.write_all(&[0, 0, 0, 8, b'{', b'}', 0, 0, 0, 0, 0, 0]);
+    let mut buf = [0u8; 64];
+    let n = raw.read(&mut buf).unwrap_or(0);
+    // A TLS alert at most, never an answer of the protocol.
+    assert!(n == 0 || buf[0] == 0x15, "{:?}", &buf[..n]);
+    // A certificate of another CA: refused in the handshake.
+    let other = dir.join("other");
+    allot_agent::keygen::keygen(&other, &[], &["host1".to_string()]).expect("keygen");
+    let mut c2 = c.clone_paths();
+    c2.tls = other;
+    let mut stranger = c2.spawn_agent("stranger", "host1");
+    eventually("the stranger is turned away in the handshake", || {
+        c.daemon().log().contains("agent connection from 127.0.0.1") && c.daemon().log().contains("refused")
+    });
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+    // allotd goes on: host2 runs a job.
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host2", "true"], &dir));
+    c.daemon().wait_for(id, "DONE", &dir);
+}

@@ -1,0 +1,138 @@
+//! Hosts that fail, each with its outcome and nothing run twice: an agent
+//! that hangs, allotd killed around a start, a clock that is off.
+
+mod common;
+
+use std::time::Duration;
+
+use common::agents::TestCluster;
+use common::{Daemon, eventually, stdout, submitted_id, tempdir};
+use nix::sys::signal::Signal;
+
+fn lines_of(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// `bjobs -l` of a job.
+fn long(d: &Daemon, id: u64, dir: &std::path::Path) -> String {
+    stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], dir))
+}
+
+/// Whether a process runs (not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+#[test]
+fn a_hung_agent_makes_its_host_unreach_and_then_unavail_and_its_jobs_are_given_up_once() {
+    let dir = tempdir("cluster-hang");
+    let c = TestCluster::start(&dir, 2, (1, 3, 8));
+    let d = c.daemon();
+    let pid_file = dir.join("pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let id = submitted_id(&d.cmd(&["bsub", "-m", "host1", &script], &dir));
+    eventually("the job runs", || lines_of(&pid_file).len() == 1);
+    let pid: i32 = lines_of(&pid_file)[0].parse().expect("a pid");
+
+    // Stopped for a while, shorter than unavail_after: unreach, no new
+    // work there, its job left running; back, it is ok again.
+    c.signal_agent("host1", Signal::SIGSTOP);
+    c.wait_host("host1", "unreach");
+    let waits = submitted_id(&d.cmd(&["bsub", "-m", "host1", "true"], &dir));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(d.wait_for(waits, "PEND", &dir).split_whitespace().nth(2), Some("PEND"));
+    assert!(alive(pid), "the job runs on while its host is unreach");
+    c.signal_agent("host1", Signal::SIGCONT);
+    c.wait_host("host1", "ok");
+    d.wait_for(waits, "DONE", &dir);
+    d.wait_for(id, "RUN", &dir);
+
+    // Stopped past unavail_after: the job is given up (EXIT, lost), and
+    // when the agent is back it is told to end it.
+    c.signal_agent("host1", Signal::SIGSTOP);
+    c.wait_host("host1", "unavail");
+    d.wait_for(id, "EXIT", &dir);
+    let shown = long(d, id, &dir);
+    assert!(shown.contains("The job was lost: host host1 became unavailable"), "{shown}");
+    assert!(alive(pid), "the agent is stopped: nothing has ended the job's process yet");
+    c.signal_agent("host1", Signal::SIGCONT);
+    c.wait_host("host1", "ok");
+    eventually("the agent ends the job allotd gave up", || !alive(pid));
+    eventually("and forgets it", || c.held("host1").is_empty());
+    // Given up once: one end in its history.
+    let history = stdout(&d.cmd(&["bhist", "-l", &id.to_string()], &dir));
+    assert_eq!(
+        history.matches("Exited with exit code").count() + history.matches("Completed <exit>").count(),
+        1,
+        "{history}"
+    );
+}
+
+#[test]
+fn allotd_killed_before_a_start_reached_the_agent_runs_the_job_once_after_its_restart() {
+    let dir = tempdir("cluster-dispatch-before");
+    let mut c = TestCluster::configured(&dir, 1, (1, 30, 60), "");
+    let runs = dir.join("runs");
+    // The start is recorded, never sent: as if allotd died between.
+    c.daemon = Some(Daemon::start_env(&dir.join("state"), Some(&c.config), &[("ALLOT_TEST_HOLD_STARTS", "1")]));
+    c.start_agent("host1");
+    c.wait_host("host1", "ok");
+    let id = submitted_id(&c.daemon().cmd(&["bsub", &format!("echo ran >> {}", runs.display())], &dir));
+    c.daemon().wait_for(id, "RUN", &dir);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(c.held("host1").is_empty() && lines_of(&runs).is_empty(), "never sent");
+    c.daemon.take().expect("allotd").kill9();
+    c.start_daemon();
+    // The agent reconnects without the run: never acknowledged, so sent.
+    c.daemon().wait_for(id, "DONE", &dir);
+    assert_eq!(lines_of(&runs), ["ran"]);
+}
+
+#[test]
+fn allotd_killed_after_the_agent_took_a_start_finds_the_job_running_and_its_end_once() {
+    let dir = tempdir("cluster-dispatch-after");
+    let mut c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let runs = dir.join("runs");
+    let script = format!("echo started >> {0}; sleep 3; echo ended >> {0}", runs.display());
+    let long_one = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host2", &script], &dir));
+    let short =
+        submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", &format!("echo short >> {}", runs.display())], &dir));
+    eventually("both ran", || lines_of(&runs).len() == 2);
+    c.daemon.take().expect("allotd").kill9();
+    // One ends while allotd is away.
+    eventually("the long one ends", || lines_of(&runs).len() == 3);
+    c.start_daemon();
+    c.daemon().wait_for(long_one, "DONE", &dir);
+    c.daemon().wait_for(short, "DONE", &dir);
+    let mut seen = lines_of(&runs);
+    seen.sort();
+    assert_eq!(seen, ["ended", "short", "started"], "each ran once");
+    eventually("both agents let go", || c.held("host1").is_empty() && c.held("host2").is_empty());
+}
+
+#[test]
+fn a_host_whose_clock_is_minutes_off_has_its_jobs_end_when_they_did() {
+    let dir = tempdir("cluster-clock");
+    let mut c = TestCluster::configured(&dir, 2, (1, 30, 60), "");
+    c.start_daemon();
+    c.start_agent("host1");
+    // host2's clock is five minutes behind.
+    c.agent_env.push(("ALLOT_TEST_CLOCK_OFFSET".into(), "-300".into()));
+    c.start_agent("host2");
+    c.wait_host("host1", "ok");
+    c.wait_host("host2", "ok");
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host2", "sleep 2"], &dir));
+    c.daemon().wait_for(id, "DONE", &dir);
+    // Started and ended by allotd's clock: the run time is the job's.
+    let shown = long(c.daemon(), id, &dir);
+    let at = |what: &str| -> i64 {
+        let line = shown.lines().find(|l| l.contains(what)).unwrap_or_else(|| panic!("{what}: {shown}"));
+        // `Wed Nov 25 10:12:05: Started ...`
+        let hms = line.split_whitespace().nth(3).expect("a time").trim_end_matches(':');
+        hms.split(':').filter_map(|p| p.parse::<i64>().ok()).fold(0, |acc, p| acc * 60 + p)
+    };
+    let ran = at(": Done successfully") - at(": Started");
+    assert!((1..=4).contains(&ran), "ran {ran} s: {shown}");
+    assert!(c.daemon().log().contains("host host2: its clock is -30"), "{}", c.daemon().log());
+}
