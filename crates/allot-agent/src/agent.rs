@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 use tokio_rustls::client::TlsStream;
 
 use crate::supervisors::{Heard, Supervisors};
-use crate::wire::{self, FromAgent, Heartbeat, Held, Hello, ToAgent};
+use crate::tasks::{Launches, Task, TaskEvent};
+use crate::wire::{self, FromAgent, Heartbeat, Held, Hello, LaunchEvent, ToAgent};
 
 /// How an agent is started.
 #[derive(Clone, Debug)]
@@ -41,6 +42,7 @@ type Link = WriteHalf<TlsStream<TcpStream>>;
 
 enum Event {
     Heard(Heard),
+    Task(TaskEvent),
     Connected { conn: u64, writer: Link },
     Message { conn: u64, message: ToAgent },
     Lost { conn: u64, why: String },
@@ -49,6 +51,12 @@ enum Event {
 impl From<Heard> for Event {
     fn from(h: Heard) -> Event {
         Event::Heard(h)
+    }
+}
+
+impl From<TaskEvent> for Event {
+    fn from(t: TaskEvent) -> Event {
+        Event::Task(t)
     }
 }
 
@@ -72,6 +80,9 @@ struct Agent {
     /// The connection, once it is made, and whether allotd took the hello.
     link: Option<(u64, Link, bool)>,
     heartbeat: Duration,
+    /// `blaunch` tasks running here, and this host's `blaunch` requests.
+    tasks: Vec<Task>,
+    launches: Launches,
 }
 
 /// Runs the agent until SIGTERM or SIGINT; its jobs go on after it.
@@ -89,8 +100,12 @@ pub async fn run(opts: Options) -> Result<(), String> {
         runs: BTreeMap::new(),
         link: None,
         heartbeat: Duration::from_secs(10),
+        tasks: Vec::new(),
+        launches: Launches::default(),
     };
     agent.take_up(&tx);
+    agent.tasks = crate::tasks::recorded(&agent.opts.state_dir);
+    crate::tasks::listen(&agent.opts.state_dir, tx.clone())?;
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut sweep = tokio::time::interval(Duration::from_secs(1));
@@ -119,6 +134,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
                             if agent.link.take().is_some() {
                                 eprintln!("allot-agent: lost allotd: {why}");
                             }
+                            agent.launches.refuse_all("lost allotd");
                             connecting = false;
                             retry = tokio::time::Instant::now() + Duration::from_millis(500);
                         }
@@ -132,6 +148,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
                         }
                     }
                     Event::Heard(Heard::Ended(job)) => agent.look(job).await,
+                    Event::Task(event) => agent.task_event(event).await,
                     Event::Heard(Heard::Unsupervised(job)) => {
                         if let Err(e) = agent.supervisors.start_alone(job, &tx) {
                             agent.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
@@ -245,6 +262,11 @@ impl Agent {
                 .filter(|(_, r)| !r.forgotten)
                 .map(|(&job, r)| Held { job, attempt: r.attempt, ended: r.ended.clone().map(on_wire) })
                 .collect(),
+            tasks: {
+                let mut runs: Vec<(u64, u32)> = self.tasks.iter().map(|t| (t.job, t.attempt)).collect();
+                runs.dedup();
+                runs
+            },
         }
     }
 
@@ -278,6 +300,9 @@ impl Agent {
             ToAgent::Start { attempt, user, spec } => self.start(attempt, &user, *spec, tx).await,
             ToAgent::Signal { job, attempt, signal } => {
                 let Ok(signal) = nix::sys::signal::Signal::try_from(signal) else { return None };
+                for t in self.tasks.iter().filter(|t| t.job == job && t.attempt == attempt) {
+                    let _ = allot_exec::signal_group(t.pgid, signal);
+                }
                 if let Some(run) = self.runs.get_mut(&job).filter(|r| r.attempt == attempt && r.ended.is_none()) {
                     run.signals.push(signal);
                 }
@@ -286,14 +311,33 @@ impl Agent {
             ToAgent::Acked { job, attempt } => {
                 if self.runs.get(&job).is_some_and(|r| r.attempt == attempt && r.ended.is_some()) {
                     self.runs.remove(&job);
-                    self.files.clean(job);
+                    self.clean(job);
                 }
+            }
+            ToAgent::Task { origin, tag, index, job, attempt, user, spec } => {
+                self.start_task((origin, tag, index), (job, attempt), &user, *spec, tx).await;
+            }
+            ToAgent::TaskOutput { tag, index, stderr, data } => {
+                self.launches.tell(tag, LaunchEvent::Output { index, stderr, data });
+            }
+            ToAgent::TaskEnded { tag, index, exit } => self.launches.tell(tag, LaunchEvent::Ended { index, exit }),
+            ToAgent::LaunchRefused { tag, why } => self.launches.tell(tag, LaunchEvent::Refused { why }),
+            ToAgent::EndTasks { job, attempt } => {
+                let state_dir = self.opts.state_dir.clone();
+                self.tasks.retain(|t| {
+                    let ends = t.job == job && t.attempt == attempt;
+                    if ends {
+                        let _ = allot_exec::signal_group(t.pgid, nix::sys::signal::Signal::SIGKILL);
+                        crate::tasks::forget(&state_dir, t);
+                    }
+                    !ends
+                });
             }
             ToAgent::Forget { job, attempt } => {
                 let run = self.runs.get_mut(&job).filter(|r| r.attempt == attempt)?;
                 if run.ended.is_some() {
                     self.runs.remove(&job);
-                    self.files.clean(job);
+                    self.clean(job);
                 } else {
                     eprintln!("allot-agent: job {job}: allotd has no such run; ending it");
                     run.forgotten = true;
@@ -332,6 +376,15 @@ impl Agent {
         }
         spec.cgroup = self.cgroups.as_ref().map(|c| c.job_dir(job));
         self.runs.insert(job, Run { attempt, ended: None, forgotten: false, signals: Vec::new() });
+        let hosts = spec.env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
+        let mut extra = vec![("ALLOT_AGENT_SOCKET".to_string(), self.socket())];
+        if let Ok(path) = crate::tasks::write_hostfile(&self.opts.state_dir, job, &hosts) {
+            extra.push(("LSB_DJOB_HOSTFILE".to_string(), path.display().to_string()));
+        }
+        for (k, v) in extra {
+            spec.env.retain(|(name, _)| *name != k);
+            spec.env.push((k, v));
+        }
         // As root, a job runs as its owner on this host, and only as them.
         if allot_exec::owner::is_root() {
             match self.accounts.lookup(user) {
@@ -356,6 +409,105 @@ impl Agent {
             return self.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
         }
         self.send(&FromAgent::Started { job, attempt }).await;
+    }
+
+    /// The local socket's path, as jobs are told it.
+    fn socket(&self) -> String {
+        crate::tasks::socket_path(&self.opts.state_dir).display().to_string()
+    }
+
+    /// Forgets a run's files.
+    fn clean(&self, job: u64) {
+        self.files.clean(job);
+        crate::tasks::remove_hostfile(&self.opts.state_dir, job);
+    }
+
+    /// Starts a task allotd sends for a `blaunch`; one that cannot start
+    /// ends at once, 255, saying why on its standard error.
+    async fn start_task(
+        &mut self,
+        (origin, tag, index): (String, u64, u32),
+        (job, attempt): (u64, u32),
+        user: &str,
+        spec: allot_exec::ExecSpec,
+        tx: &mpsc::Sender<Event>,
+    ) {
+        let owner = match allot_exec::owner::is_root() {
+            false => Ok(None),
+            true => self
+                .accounts
+                .lookup(user)
+                .map(|a| Some(a.owner))
+                .ok_or_else(|| format!("user `{user}` does not exist on host {}", self.opts.host)),
+        };
+        let mut env = spec.env;
+        env.retain(|(k, _)| k != "ALLOT_AGENT_SOCKET");
+        env.push(("ALLOT_AGENT_SOCKET".into(), self.socket()));
+        let started = owner.and_then(|owner| {
+            crate::tasks::spawn(
+                &self.opts.state_dir,
+                (origin.clone(), tag, index),
+                (job, attempt),
+                &spec.command,
+                &spec.cwd,
+                &env,
+                owner.as_ref(),
+                tx,
+            )
+        });
+        match started {
+            Ok(task) => self.tasks.push(task),
+            Err(why) => {
+                let data = format!("blaunch: {}: {why}\n", self.opts.host).into_bytes();
+                self.send(&FromAgent::TaskOutput { origin: origin.clone(), tag, index, stderr: true, data }).await;
+                self.send(&FromAgent::TaskEnded { origin, tag, index, exit: 255 }).await;
+            }
+        }
+    }
+
+    /// A `blaunch` asks, or a task here has output or ended.
+    async fn task_event(&mut self, event: TaskEvent) {
+        match event {
+            TaskEvent::Asked { uid, request, reply } => {
+                let refuse = |why: String| {
+                    let _ = reply.send(LaunchEvent::Refused { why });
+                };
+                let Some(run) =
+                    self.runs.get(&request.job).filter(|r| r.attempt == request.attempt && r.ended.is_none())
+                else {
+                    return refuse(format!("job {} runs no such run on {}", request.job, self.opts.host));
+                };
+                let _ = run;
+                // Only the job's owner (or root) launches its tasks.
+                let owner_uid = match self.files.read_spec(request.job).ok().and_then(|s| s.run_as) {
+                    Some(o) => o.uid,
+                    None => nix::unistd::Uid::effective().as_raw(),
+                };
+                if uid != owner_uid && uid != 0 {
+                    return refuse(format!("job {} is not yours", request.job));
+                }
+                if request.hosts.is_empty() {
+                    return refuse("no host to launch on".into());
+                }
+                if !self.link.as_ref().is_some_and(|l| l.2) {
+                    return refuse("allotd cannot be reached from this host now".into());
+                }
+                let tag = self.launches.add(reply, request.hosts.len());
+                let LaunchRequestParts { job, attempt, hosts, command, cwd, env } = request.into();
+                let launch = crate::wire::Launch { tag, job, attempt, hosts, command, cwd, env };
+                self.send(&FromAgent::Launch(Box::new(launch))).await;
+            }
+            TaskEvent::Output { origin, tag, index, stderr, data } => {
+                self.send(&FromAgent::TaskOutput { origin, tag, index, stderr, data }).await;
+            }
+            TaskEvent::Exited { origin, tag, index, pgid, exit } => {
+                if let Some(at) = self.tasks.iter().position(|t| t.pgid == pgid) {
+                    let t = self.tasks.remove(at);
+                    crate::tasks::forget(&self.opts.state_dir, &t);
+                }
+                self.send(&FromAgent::TaskEnded { origin, tag, index, exit }).await;
+            }
+        }
     }
 
     /// A run that cannot start ends EXIT with the reason, reported as any
@@ -401,7 +553,7 @@ impl Agent {
         run.ended = Some(report.clone());
         if run.forgotten {
             self.runs.remove(&job);
-            self.files.clean(job);
+            self.clean(job);
             return;
         }
         let attempt = run.attempt;
@@ -442,8 +594,47 @@ impl Agent {
             files: self.files.clone(),
             cgroups: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
         };
-        let usage = tokio::task::spawn_blocking(move || plan.sample()).await.unwrap_or_default();
+        let tasks: Vec<(i32, u64)> = self.tasks.iter().map(|t| (t.pgid, t.job)).collect();
+        let usage = tokio::task::spawn_blocking(move || {
+            let mut per_job: BTreeMap<u64, (f64, u64)> =
+                plan.sample().into_iter().map(|(job, cpu, mem)| (job, (cpu, mem))).collect();
+            let groups = tasks.iter().map(|t| t.0).collect();
+            let sampled = allot_exec::sample_groups(&groups);
+            for (pgid, job) in tasks {
+                if let Some(u) = sampled.get(&pgid) {
+                    let e = per_job.entry(job).or_default();
+                    e.0 += u.cpu_time;
+                    e.1 += u.rss_kb;
+                }
+            }
+            per_job.into_iter().map(|(job, (cpu, mem))| (job, cpu, mem)).collect()
+        })
+        .await
+        .unwrap_or_default();
         let beat = Heartbeat { load: crate::host::load(), usage, clock: crate::host::clock() };
         self.send(&FromAgent::Heartbeat(beat)).await;
+    }
+}
+
+/// A launch request's parts.
+struct LaunchRequestParts {
+    job: u64,
+    attempt: u32,
+    hosts: Vec<String>,
+    command: String,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl From<crate::wire::LaunchRequest> for LaunchRequestParts {
+    fn from(r: crate::wire::LaunchRequest) -> Self {
+        LaunchRequestParts {
+            job: r.job,
+            attempt: r.attempt,
+            hosts: r.hosts,
+            command: r.command,
+            cwd: r.cwd,
+            env: r.env,
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! (`allot keygen`, the protocol's types): no async runtime, no TLS stack.
 
 pub mod keygen;
+pub mod testhost;
 pub mod wire;
 
 #[cfg(feature = "runtime")]
@@ -20,5 +21,7 @@ pub mod host;
 pub mod measure;
 #[cfg(feature = "runtime")]
 pub mod supervisors;
+#[cfg(feature = "runtime")]
+pub mod tasks;
 #[cfg(feature = "runtime")]
 pub mod tls;

@@ -47,6 +47,56 @@ pub enum FromAgent {
         attempt: u32,
         report: ExitReport,
     },
+    /// `blaunch` in a job here asks for tasks on hosts of its allocation;
+    /// `tag` is this agent's name for the request.
+    Launch(Box<Launch>),
+    /// Output of a task started here for `origin`'s request `tag`.
+    TaskOutput {
+        origin: String,
+        tag: u64,
+        index: u32,
+        stderr: bool,
+        data: Vec<u8>,
+    },
+    /// A task started here for `origin`'s request `tag` ended.
+    TaskEnded {
+        origin: String,
+        tag: u64,
+        index: u32,
+        exit: i32,
+    },
+}
+
+/// A `blaunch`: its command on each of `hosts` (one task each).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    pub tag: u64,
+    pub job: u64,
+    pub attempt: u32,
+    pub hosts: Vec<String>,
+    /// Run by `/bin/sh -c` on each host, as rsh and ssh run theirs.
+    pub command: String,
+    pub cwd: std::path::PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// What `blaunch` says to its host's agent, over the agent's local socket.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LaunchRequest {
+    pub job: u64,
+    pub attempt: u32,
+    pub hosts: Vec<String>,
+    pub command: String,
+    pub cwd: std::path::PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// What `blaunch` hears back: its tasks' output and ends, or a refusal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LaunchEvent {
+    Output { index: u32, stderr: bool, data: Vec<u8> },
+    Ended { index: u32, exit: i32 },
+    Refused { why: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,6 +106,9 @@ pub struct Hello {
     pub resources: Resources,
     /// The jobs it holds: running, or ended and not acknowledged.
     pub jobs: Vec<Held>,
+    /// The job runs it has `blaunch` tasks of (job, attempt).
+    #[serde(default)]
+    pub tasks: Vec<(u64, u32)>,
 }
 
 /// A job an agent holds.
@@ -107,20 +160,71 @@ pub struct Heartbeat {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ToAgent {
     /// The hello is taken: heartbeat this often (seconds).
-    Welcome { heartbeat: u64 },
+    Welcome {
+        heartbeat: u64,
+    },
     /// The hello is not taken, and why; the agent tries again later.
-    Refused { why: String },
+    Refused {
+        why: String,
+    },
     /// Start this job's run. The spec's unnamed output files and cgroup
     /// are the agent's to place; its owner is `user`, looked up on the
     /// agent's host.
-    Start { attempt: u32, user: String, spec: Box<ExecSpec> },
+    Start {
+        attempt: u32,
+        user: String,
+        spec: Box<ExecSpec>,
+    },
     /// Send the job's processes this signal (its number).
-    Signal { job: u64, attempt: u32, signal: i32 },
+    Signal {
+        job: u64,
+        attempt: u32,
+        signal: i32,
+    },
     /// The job's end is in allotd's log: forget it.
-    Acked { job: u64, attempt: u32 },
+    Acked {
+        job: u64,
+        attempt: u32,
+    },
     /// allotd has no such run (ended, or never of this host): end it,
     /// report nothing.
-    Forget { job: u64, attempt: u32 },
+    Forget {
+        job: u64,
+        attempt: u32,
+    },
+    /// Start task `index` of `origin`'s `blaunch` (its request `tag`) for
+    /// the job's run: as `user`, in the job's environment.
+    Task {
+        origin: String,
+        tag: u64,
+        index: u32,
+        job: u64,
+        attempt: u32,
+        user: String,
+        spec: Box<ExecSpec>,
+    },
+    /// For this agent's `blaunch` request `tag`: a task's output, its end,
+    /// or the refusal of the whole request.
+    TaskOutput {
+        tag: u64,
+        index: u32,
+        stderr: bool,
+        data: Vec<u8>,
+    },
+    TaskEnded {
+        tag: u64,
+        index: u32,
+        exit: i32,
+    },
+    LaunchRefused {
+        tag: u64,
+        why: String,
+    },
+    /// The job's run is over: end its tasks here (and its run, if any).
+    EndTasks {
+        job: u64,
+        attempt: u32,
+    },
 }
 
 /// Why a frame could not be had.
@@ -173,6 +277,42 @@ mod io {
 #[cfg(feature = "runtime")]
 pub use io::{read, write};
 
+/// Blocking frames, for `blaunch` (a command: no async runtime).
+pub mod blocking {
+    use std::io::{Read, Write};
+
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+
+    use super::{MAX_FRAME, WireError};
+
+    pub fn read<T: DeserializeOwned>(r: &mut impl Read) -> Result<T, WireError> {
+        let mut len = [0u8; 4];
+        r.read_exact(&mut len)?;
+        let len = u32::from_be_bytes(len) as usize;
+        if len > MAX_FRAME {
+            return Err(WireError::TooLarge(len));
+        }
+        let mut buf = Vec::with_capacity(len.min(64 << 10));
+        r.take(len as u64).read_to_end(&mut buf)?;
+        if buf.len() < len {
+            return Err(WireError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        Ok(serde_json::from_slice(&buf)?)
+    }
+
+    pub fn write<T: Serialize>(w: &mut impl Write, message: &T) -> Result<(), WireError> {
+        let bytes = serde_json::to_vec(message)?;
+        if bytes.len() > MAX_FRAME {
+            return Err(WireError::TooLarge(bytes.len()));
+        }
+        w.write_all(&(bytes.len() as u32).to_be_bytes())?;
+        w.write_all(&bytes)?;
+        w.flush()?;
+        Ok(())
+    }
+}
+
 #[cfg(all(test, feature = "runtime"))]
 mod tests {
     use super::*;
@@ -185,6 +325,7 @@ mod tests {
             host: "host1".into(),
             resources: Resources { ncpus: 4, ..Resources::default() },
             jobs: vec![Held { job: 7, attempt: 2, ended: None }],
+            tasks: Vec::new(),
         });
         write(&mut a, &hello).await.expect("written");
         assert_eq!(read::<FromAgent>(&mut b).await.expect("read"), hello);

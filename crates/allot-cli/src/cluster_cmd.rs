@@ -76,6 +76,12 @@ pub fn start_test_agents(state: &Path, n: u32, listen: &str) -> anyhow::Result<(
     if !agent.exists() {
         bail!("{} is not there: build it with `cargo build -p allot-daemon`", agent.display());
     }
+    // As root, each its own host by name too (see allot_agent::testhost).
+    let hosts_file = dir.join("hosts");
+    let root = nix::unistd::Uid::effective().is_root();
+    if root {
+        std::fs::write(&hosts_file, allot_agent::testhost::hosts_file_text(n))?;
+    }
     let mut pids = String::new();
     for k in 1..=n {
         let host = format!("host{k}");
@@ -83,7 +89,11 @@ pub fn start_test_agents(state: &Path, n: u32, listen: &str) -> anyhow::Result<(
         std::fs::create_dir_all(&home)?;
         let log = std::fs::OpenOptions::new().create(true).append(true).open(home.join("agent.log"))?;
         use std::os::unix::process::CommandExt;
-        let child = std::process::Command::new(&agent)
+        let mut cmd = std::process::Command::new(&agent);
+        if root {
+            cmd.arg("--test-host").arg(&hosts_file);
+        }
+        let child = cmd
             .args(["--server", listen, "--host", &host, "--bind", &format!("127.0.0.{}", k + 1)])
             .arg("--tls")
             .arg(dir.join("tls"))

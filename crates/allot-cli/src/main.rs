@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod bhist;
 mod bjobs;
+mod blaunch;
 mod bslots;
 mod clock;
 mod cluster_cmd;

@@ -89,6 +89,12 @@ pub struct Cluster {
     /// Ends collected and not yet durable: acknowledged to their agent
     /// once they are (job, attempt, host).
     pub unacked: BTreeMap<u64, (u32, String)>,
+    /// Jobs whose end is being written: once it is, their tasks end on
+    /// these hosts (their attempt, their allocation's hosts).
+    pub ending: BTreeMap<u64, (u32, Vec<String>)>,
+    /// Each running job's last measure on each host it uses: its usage is
+    /// their sum.
+    pub usage: BTreeMap<u64, BTreeMap<String, (f64, u64)>>,
 }
 
 impl Cluster {
@@ -102,6 +108,8 @@ impl Cluster {
             reach_changes: Vec::new(),
             samples: Vec::new(),
             unacked: BTreeMap::new(),
+            ending: BTreeMap::new(),
+            usage: BTreeMap::new(),
         }
     }
 
@@ -122,7 +130,7 @@ impl Cluster {
         self.hosts.get(host).map_or(Reach::Unavail, Live::reach)
     }
 
-    fn send(&self, host: &str, message: ToAgent) -> bool {
+    pub(crate) fn send(&self, host: &str, message: ToAgent) -> bool {
         match self.hosts.get(host).and_then(|l| l.link.as_ref()) {
             Some((_, link)) => link.send(message).is_ok(),
             None => false,
@@ -177,7 +185,19 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 FromAgent::Heartbeat(beat) => {
                     live.skew = beat.clock as i64 - crate::serve::now().0 as i64;
                     live.load = Some(beat.load);
-                    c.samples.extend(beat.usage);
+                    for (job, cpu, mem) in beat.usage {
+                        let hosts = c.usage.entry(job).or_default();
+                        hosts.insert(host.clone(), (cpu, mem));
+                        let (cpu, mem) = hosts.values().fold((0.0, 0), |a, u| (a.0 + u.0, a.1 + u.1));
+                        c.samples.push((job, cpu, mem));
+                    }
+                }
+                FromAgent::Launch(l) => crate::blaunch::launch(state, &host, *l),
+                FromAgent::TaskOutput { origin, tag, index, stderr, data } => {
+                    crate::blaunch::forward(state, &origin, ToAgent::TaskOutput { tag, index, stderr, data });
+                }
+                FromAgent::TaskEnded { origin, tag, index, exit } => {
+                    crate::blaunch::forward(state, &origin, ToAgent::TaskEnded { tag, index, exit });
                 }
                 FromAgent::Started { job, attempt } => {
                     if first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt) {
@@ -242,6 +262,15 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     }
     eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
     let held: BTreeMap<u64, u32> = hello.jobs.iter().map(|h| (h.job, h.attempt)).collect();
+    // Tasks of runs that are over.
+    for (job, attempt) in hello.tasks {
+        let current = state.running.contains(&job) && state.jobs.get(&job).is_some_and(|j| j.attempt == attempt);
+        if !current {
+            if let Some(c) = &state.cluster {
+                c.send(&host, ToAgent::EndTasks { job, attempt });
+            }
+        }
+    }
     for h in hello.jobs {
         match h.ended {
             Some(report) => ended(state, &host, h.job, h.attempt, report),
@@ -370,8 +399,10 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
             out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
         }
         out.push((at, crate::running::finished_of(job, report)));
+        let hosts = hosts_of(state, job);
         if let Some(c) = &mut state.cluster {
             c.unacked.insert(job, (attempt, host));
+            c.ending.insert(job, (attempt, hosts));
         }
     }
     let mut seen = BTreeSet::new();
@@ -387,6 +418,11 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
                 }
             }
             out.push((t, crate::running::finished_unrun(job, 255, why)));
+            let attempt = state.jobs.get(&job).map_or(0, |j| j.attempt);
+            let hosts = hosts_of(state, job);
+            if let Some(c) = &mut state.cluster {
+                c.ending.insert(job, (attempt, hosts));
+            }
         }
     }
     if !samples.is_empty() {
@@ -395,13 +431,25 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     out
 }
 
-/// Once ends are durable: each agent is told its end is had.
+/// The hosts of a job's allocation.
+fn hosts_of(state: &State, job: u64) -> Vec<String> {
+    state.jobs.get(&job).map(|j| j.alloc.iter().map(|(h, _)| h.clone()).collect()).unwrap_or_default()
+}
+
+/// Once ends are durable: each agent is told its end is had, and the
+/// job's tasks end on every host it had.
 pub(crate) fn acknowledge(state: &mut State, ended: &[u64]) {
     let Some(c) = &mut state.cluster else { return };
     for job in ended {
         c.acked.remove(job);
+        c.usage.remove(job);
         if let Some((attempt, host)) = c.unacked.remove(job) {
             c.send(&host, ToAgent::Acked { job: *job, attempt });
+        }
+        if let Some((attempt, hosts)) = c.ending.remove(job) {
+            for h in hosts {
+                c.send(&h, ToAgent::EndTasks { job: *job, attempt });
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 //! engine decides, allotd acts.
 
 mod agents;
+mod blaunch;
 mod cluster;
 mod config;
 mod control;

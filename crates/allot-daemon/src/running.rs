@@ -270,6 +270,10 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     let Some(mut spec) = exec_spec(state, job.0, alloc, account) else { return Ok(()) };
     spec.run_as = run_as;
     spec.cgroup = state.cgroups.as_ref().map(|c| c.job_dir(job.0));
+    let hosts = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.as_str(), *n as usize)).collect::<Vec<_>>();
+    if let Ok(path) = allot_agent::tasks::write_hostfile(&state.state_dir, job.0, &hosts.join(" ")) {
+        spec.env.push(("LSB_DJOB_HOSTFILE".into(), path.display().to_string()));
+    }
     state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
     if let Some(c) = &state.cgroups {
         c.ensure();
@@ -311,6 +315,10 @@ pub(crate) fn exec_spec(
         ("LSB_MCPU_HOSTS", mcpu.join(" ")),
         ("LSB_DJOB_NUMPROC", hosts.len().to_string()),
         ("LS_SUBCWD", r.cwd.clone()),
+        // Which job and run this is, by allotd's own numbering (an array
+        // element's LSB_JOBID is its array's): what `blaunch` names.
+        ("ALLOT_JOB", job.to_string()),
+        ("ALLOT_ATTEMPT", j.attempt.to_string()),
     ] {
         env.retain(|(name, _)| name != k);
         env.push((k.to_string(), v));

@@ -137,6 +137,7 @@ pub(crate) fn after_written(
     crate::cluster::acknowledge(state, &ended);
     for id in ended {
         state.files.clean(id);
+        allot_agent::tasks::remove_hostfile(&state.state_dir, id);
     }
     if let Some(c) = state.cgroups.as_ref().filter(|_| idle) {
         c.release();

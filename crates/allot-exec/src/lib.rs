@@ -529,7 +529,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
 /// their groups, gid and uid, and only then its working directory, entered
 /// as the owner. (`Command::uid` would drop the supplementary groups, and
 /// enter the directory as root.)
-fn become_owner(cmd: &mut Command, owner: &Owner, cwd: &Path) -> Result<(), ExecError> {
+pub fn become_owner(cmd: &mut Command, owner: &Owner, cwd: &Path) -> Result<(), ExecError> {
     use std::os::unix::ffi::OsStrExt;
     let dir = std::ffi::CString::new(cwd.as_os_str().as_bytes()).map_err(|_| ExecError::File {
         job: 0,

@@ -27,6 +27,10 @@ struct Args {
     /// The local address to connect from.
     #[arg(long)]
     bind: Option<std::net::IpAddr>,
+    /// A test host of `allot start --test-hosts` (as root): this host's
+    /// name in a UTS namespace of its own, and this file as /etc/hosts.
+    #[arg(long, value_name = "HOSTS_FILE", hide = true)]
+    test_host: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -42,6 +46,13 @@ fn main() -> ExitCode {
             home.join(".local/state/allot-agent")
         }
     });
+    // Before any thread: namespaces are each thread's own.
+    if let Some(hosts_file) = &args.test_host {
+        if let Err(e) = allot_agent::testhost::become_test_host(&host, hosts_file) {
+            eprintln!("allot-agent: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let supervisor = match std::env::current_exe() {
         Ok(exe) => exe.with_file_name("allot-supervise"),
         Err(e) => {

@@ -1,0 +1,195 @@
+//! `blaunch [-n] [-u host_file | -z "host ..." | host] [-use-login-shell
+//! | -no-shell] command [argument ...]`: tasks of a job on hosts of its
+//! allocation, as LSF's `blaunch` starts them (the drop-in for rsh and
+//! ssh that MPI launchers call).
+//!
+//! Only within a job (`ALLOT_JOB`, set in every job's environment), and
+//! only on hosts of the job's allocation (`LSB_HOSTS`). Without a host,
+//! one task per slot of the allocation. The command's words are joined
+//! and run by `/bin/sh -c` on each host, as rsh and ssh run theirs. With
+//! agents, the request goes to this host's agent (`ALLOT_AGENT_SOCKET`)
+//! and from there through allotd to each host's agent; the tasks' output
+//! comes back here, onto this command's own output. On one host without
+//! agents, the tasks are this command's children, in the job's process
+//! group. The tasks' standard input is empty (`-n` is what blaunch
+//! always does). Exit: 0 when every task exits 0, else the first failing
+//! task's code; 1 (and why, on standard error) when it cannot launch.
+//!
+//! Options of rsh and ssh other than these are ignored, as LSF ignores
+//! them (a single word each, such as `-x` or `-q`).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use allot_agent::wire::{LaunchEvent, LaunchRequest};
+use anyhow::bail;
+
+/// What `blaunch` was asked.
+#[derive(Debug, PartialEq)]
+struct Asked {
+    /// Hosts named (`None`: every slot of the allocation).
+    hosts: Option<Vec<String>>,
+    command: String,
+}
+
+/// Parses the arguments; `allocated` is the job's `LSB_HOSTS` (to tell a
+/// host from a command).
+fn parse(args: &[String], allocated: &[String]) -> anyhow::Result<Asked> {
+    let mut hosts: Option<Vec<String>> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "-n" | "-use-login-shell" | "-no-shell" => {}
+            "-u" => {
+                let Some(file) = args.get(i + 1) else { bail!("-u: a host file is needed") };
+                let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("-u {file}: {e}"))?;
+                hosts = Some(text.split_whitespace().map(str::to_string).collect());
+                i += 1;
+            }
+            "-z" => {
+                let Some(list) = args.get(i + 1) else { bail!("-z: host names are needed") };
+                hosts = Some(list.split_whitespace().map(str::to_string).collect());
+                i += 1;
+            }
+            "-h" | "-V" => {
+                bail!("usage: blaunch [-n] [-u host_file | -z host_name ... | host_name] command [argument ...]")
+            }
+            _ if a.starts_with('-') && a.len() > 1 => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let mut rest = &args[i.min(args.len())..];
+    if hosts.is_none() {
+        if let Some(first) = rest.first().filter(|w| allocated.contains(w) && rest.len() > 1) {
+            hosts = Some(vec![first.clone()]);
+            rest = &rest[1..];
+        }
+    }
+    if rest.is_empty() {
+        bail!("no command: usage: blaunch [-n] [-u host_file | -z host_name ... | host_name] command [argument ...]");
+    }
+    Ok(Asked { hosts, command: rest.join(" ") })
+}
+
+pub fn blaunch(args: &[String]) -> anyhow::Result<ExitCode> {
+    launch(args).map_err(|e| anyhow::anyhow!("blaunch: {e:#}"))
+}
+
+fn launch(args: &[String]) -> anyhow::Result<ExitCode> {
+    let env = |k: &str| std::env::var(k).ok();
+    let (Some(job), Some(attempt)) =
+        (env("ALLOT_JOB").and_then(|j| j.parse::<u64>().ok()), env("ALLOT_ATTEMPT").and_then(|a| a.parse().ok()))
+    else {
+        bail!("not within a job: blaunch starts tasks of a job on the hosts of its allocation, from within that job");
+    };
+    let allocated: Vec<String> = env("LSB_HOSTS").unwrap_or_default().split_whitespace().map(str::to_string).collect();
+    let asked = parse(args, &allocated)?;
+    let hosts = asked.hosts.unwrap_or_else(|| allocated.clone());
+    if let Some(h) = hosts.iter().find(|h| !allocated.contains(h)) {
+        bail!("host {h} is not of job {}'s allocation ({})", env("LSB_JOBID").unwrap_or_default(), allocated.join(" "));
+    }
+    if hosts.is_empty() {
+        bail!("no host to launch on");
+    }
+    match env("ALLOT_AGENT_SOCKET") {
+        Some(socket) => through_agent(
+            &socket,
+            LaunchRequest {
+                job,
+                attempt,
+                hosts,
+                command: asked.command,
+                cwd: std::env::current_dir()?,
+                env: std::env::vars().collect(),
+            },
+        ),
+        None => here(&hosts, &asked.command),
+    }
+}
+
+/// Through this host's agent: its tasks' output written here as it comes.
+fn through_agent(socket: &str, request: LaunchRequest) -> anyhow::Result<ExitCode> {
+    use allot_agent::wire::blocking;
+    let mut stream = std::os::unix::net::UnixStream::connect(socket)
+        .map_err(|e| anyhow::anyhow!("cannot reach this host's agent at {socket}: {e}"))?;
+    blocking::write(&mut stream, &request)?;
+    let mut exits: Vec<Option<i32>> = vec![None; request.hosts.len()];
+    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    while exits.iter().any(Option::is_none) {
+        let event: LaunchEvent = blocking::read(&mut stream)
+            .map_err(|e| anyhow::anyhow!("this host's agent went away before the tasks ended: {e}"))?;
+        match event {
+            LaunchEvent::Output { stderr: false, data, .. } => {
+                let _ = out.write_all(&data).and_then(|()| out.flush());
+            }
+            LaunchEvent::Output { stderr: true, data, .. } => {
+                let _ = err.write_all(&data);
+            }
+            LaunchEvent::Ended { index, exit } => {
+                if let Some(slot) = exits.get_mut(index as usize) {
+                    *slot = Some(exit);
+                }
+            }
+            LaunchEvent::Refused { why } => bail!("{why}"),
+        }
+    }
+    Ok(exit_of(exits.into_iter().flatten()))
+}
+
+/// On this host (allotd without agents): the tasks as children.
+fn here(hosts: &[String], command: &str) -> anyhow::Result<ExitCode> {
+    let mut children = Vec::new();
+    for _ in hosts {
+        let child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start /bin/sh: {e}"))?;
+        children.push(child);
+    }
+    let exits: Vec<i32> = children
+        .into_iter()
+        .map(|mut c| {
+            use std::os::unix::process::ExitStatusExt;
+            c.wait().map_or(255, |s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)))
+        })
+        .collect();
+    Ok(exit_of(exits.into_iter()))
+}
+
+fn exit_of(exits: impl Iterator<Item = i32>) -> ExitCode {
+    let code = exits.into_iter().find(|&e| e != 0).unwrap_or(0);
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &[&str]) -> Vec<String> {
+        s.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn hosts_and_commands_are_told_apart_as_rsh_callers_expect() {
+        let alloc = words(&["hostA", "hostA", "hostB"]);
+        let asked = parse(&words(&["-n", "hostB", "/usr/bin/hydra_pmi_proxy", "--control-port", "hostA:1"]), &alloc);
+        let asked = asked.expect("parsed");
+        assert_eq!(asked.hosts, Some(words(&["hostB"])));
+        assert_eq!(asked.command, "/usr/bin/hydra_pmi_proxy --control-port hostA:1");
+        // Not a host of the allocation: the command, on every slot.
+        let asked = parse(&words(&["hostname"]), &alloc).expect("parsed");
+        assert_eq!(asked, Asked { hosts: None, command: "hostname".into() });
+        let asked = parse(&words(&["-z", "hostA hostB", "-x", "echo", "hi"]), &alloc).expect("parsed");
+        assert_eq!(asked.hosts, Some(words(&["hostA", "hostB"])));
+        assert_eq!(asked.command, "echo hi", "ssh's -x before the command is ignored");
+        assert!(parse(&words(&["-n"]), &alloc).is_err(), "no command");
+        assert!(parse(&words(&["-z"]), &alloc).is_err(), "-z without hosts");
+        // ssh's own options are ignored.
+        let asked = parse(&words(&["-q", "-x", "hostA", "true"]), &alloc).expect("parsed");
+        assert_eq!((asked.hosts, asked.command.as_str()), (Some(words(&["hostA"])), "true"));
+    }
+}

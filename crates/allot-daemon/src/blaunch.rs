@@ -1,0 +1,69 @@
+//! `blaunch` across hosts (with agents): a request from the agent of a
+//! job's host is checked against the job's allocation and handed to the
+//! agents of the hosts it names, one task each; the tasks' output and
+//! ends go back to the agent that asked. A job's tasks end with its run
+//! (`EndTasks` to every host of its allocation once its end is durable,
+//! see `cluster::acknowledge`).
+
+use allot_agent::wire::{Launch, ToAgent};
+
+use crate::state::State;
+
+/// A `blaunch` from `origin`'s agent. Refused whole (and said why to the
+/// `blaunch`) unless the job's current run is on `origin` and every host
+/// named is of its allocation and connected.
+pub(crate) fn launch(state: &mut State, origin: &str, l: Launch) {
+    let refuse = |state: &State, why: String| {
+        if let Some(c) = &state.cluster {
+            c.send(origin, ToAgent::LaunchRefused { tag: l.tag, why });
+        }
+    };
+    let Some(j) = state.jobs.get(&l.job).filter(|j| state.running.contains(&l.job) && j.attempt == l.attempt) else {
+        return refuse(state, format!("job {} is not running", state.job_ref(l.job)));
+    };
+    let in_alloc = |h: &str| j.alloc.iter().any(|(a, _)| a == h);
+    if !in_alloc(origin) {
+        return refuse(state, format!("host {origin} is not of job {}'s allocation", state.job_ref(l.job)));
+    }
+    if let Some(h) = l.hosts.iter().find(|h| !in_alloc(h)) {
+        return refuse(state, format!("host {h} is not of job {}'s allocation", state.job_ref(l.job)));
+    }
+    let Some(c) = &state.cluster else { return };
+    if let Some(h) = l.hosts.iter().find(|h| c.hosts.get(h.as_str()).is_none_or(|live| live.link.is_none())) {
+        return refuse(state, format!("host {h} is not reachable now"));
+    }
+    let user = j.record.spec.user.clone();
+    for (index, host) in l.hosts.iter().enumerate() {
+        let spec = allot_exec::ExecSpec {
+            job: l.job,
+            command: l.command.clone(),
+            cwd: l.cwd.clone(),
+            env: l.env.clone(),
+            stdout: allot_exec::OutputFile { path: Default::default(), overwrite: false, named: false },
+            stderr: allot_exec::OutputFile { path: Default::default(), overwrite: false, named: false },
+            run_as: None,
+            create_cwd: false,
+            cgroup: None,
+            memory_limit_kb: None,
+            attempt: l.attempt,
+        };
+        let task = ToAgent::Task {
+            origin: origin.to_string(),
+            tag: l.tag,
+            index: index as u32,
+            job: l.job,
+            attempt: l.attempt,
+            user: user.clone(),
+            spec: Box::new(spec),
+        };
+        c.send(host, task);
+    }
+}
+
+/// A task's output or end, from the host it runs on, for `origin`'s
+/// `blaunch`.
+pub(crate) fn forward(state: &State, origin: &str, message: ToAgent) {
+    if let Some(c) = &state.cluster {
+        c.send(origin, message);
+    }
+}
