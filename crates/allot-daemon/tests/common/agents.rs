@@ -25,6 +25,9 @@ pub struct TestCluster {
     pub agents: BTreeMap<String, Child>,
     /// Environment for the agents started from now on.
     pub agent_env: Vec<(String, String)>,
+    /// As root: each agent its own host by name (`--test-host`, a UTS and
+    /// a mount namespace), with this file as its /etc/hosts.
+    pub hosts_file: Option<PathBuf>,
 }
 
 impl TestCluster {
@@ -60,6 +63,11 @@ impl TestCluster {
         }
         let queues = format!("Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\n{extra}End Queue\n");
         let config = config_dir(dir, &[("allot.toml", &toml), ("lsb.queues", &queues)]);
+        let hosts_file = nix::unistd::Uid::effective().is_root().then(|| {
+            let path = dir.join("hosts");
+            std::fs::write(&path, allot_agent::testhost::hosts_file_text(n)).expect("hosts file");
+            path
+        });
         TestCluster {
             dir: dir.to_path_buf(),
             tls,
@@ -68,6 +76,7 @@ impl TestCluster {
             daemon: None,
             agents: BTreeMap::new(),
             agent_env: Vec::new(),
+            hosts_file,
         }
     }
 
@@ -81,6 +90,7 @@ impl TestCluster {
             daemon: None,
             agents: BTreeMap::new(),
             agent_env: self.agent_env.clone(),
+            hosts_file: self.hosts_file.clone(),
         }
     }
 
@@ -112,8 +122,11 @@ impl TestCluster {
         let state = self.agent_state(name);
         std::fs::create_dir_all(&state).expect("agent dir");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(state.join("agent.log")).expect("log");
-        Command::new(agent_exe())
-            .args(["--server", &self.listen, "--host", claimed])
+        let mut cmd = Command::new(agent_exe());
+        if let Some(hosts) = &self.hosts_file {
+            cmd.arg("--test-host").arg(hosts);
+        }
+        cmd.args(["--server", &self.listen, "--host", claimed])
             .arg("--tls")
             .arg(&self.tls)
             .arg("--state-dir")

@@ -1,0 +1,223 @@
+//! `blaunch` across the hosts of a job's allocation: tasks through the
+//! agents, their output the job's, refused outside the job or its hosts,
+//! ended with the job everywhere; and a real MPI program over test hosts.
+
+mod common;
+
+use std::path::Path;
+
+use common::agents::TestCluster;
+use common::{Throwaway, eventually, stderr, stdout, submitted_id, tempdir};
+use nix::sys::signal::Signal;
+
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+fn root() -> bool {
+    nix::unistd::Uid::effective().is_root()
+}
+
+/// A directory of links for the LSF commands (`blaunch` among them), for
+/// a job's PATH and LSF_BINDIR.
+fn links(dir: &Path) -> std::path::PathBuf {
+    let bin = dir.join("bin");
+    let out = std::process::Command::new(common::allot()).arg("install-links").arg(&bin).output().expect("runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    bin
+}
+
+#[test]
+fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
+    let dir = tempdir("blaunch-tasks");
+    let c = TestCluster::start(&dir, 3, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let out = dir.join("out");
+    let script = "blaunch -z \"host2 host3\" 'echo task $LSB_JOBID on $(hostname)'; echo first=$?; \
+                  blaunch host2 'exit 3'; echo second=$?; \
+                  blaunch -z host9 true; echo third=$?; \
+                  blaunch hostname | wc -l; \
+                  wc -l < $LSB_DJOB_HOSTFILE";
+    let submitted = std::process::Command::new(common::allot())
+        .args(["bsub", "-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), script])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("PATH", &path)
+        .current_dir(&*dir)
+        .output()
+        .expect("bsub");
+    let id = submitted_id(&submitted);
+    d.wait_for(id, "DONE", &dir);
+    let text = lines_of(&out);
+    let tasks: Vec<&String> = text.iter().filter(|l| l.starts_with("task ")).collect();
+    assert_eq!(tasks.len(), 2, "{text:?}");
+    if root() {
+        let mut hosts: Vec<&str> = tasks.iter().filter_map(|l| l.rsplit(' ').next()).collect();
+        hosts.sort();
+        assert_eq!(hosts, ["host2", "host3"], "each test host names itself: {text:?}");
+    }
+    assert!(tasks.iter().all(|l| l.starts_with(&format!("task {id} on"))), "the job's environment: {text:?}");
+    assert!(text.contains(&"first=0".to_string()), "{text:?}");
+    assert!(text.contains(&"second=3".to_string()), "a task's exit is blaunch's: {text:?}");
+    assert!(text.contains(&"third=1".to_string()), "a host not of the job is refused: {text:?}");
+    assert!(text.iter().any(|l| l.contains("blaunch: host host9 is not of job")), "{text:?}");
+    // No host: one task per slot; the host file has a line per slot.
+    assert_eq!(text.iter().filter(|l| l.trim() == "6").count(), 2, "{text:?}");
+
+    // Outside a job: refused.
+    let outside = d.cmd(&["blaunch", "host1", "true"], &dir);
+    assert!(!outside.status.success());
+    assert!(stderr(&outside).contains("blaunch: not within a job"), "{}", stderr(&outside));
+}
+
+#[test]
+fn a_job_s_tasks_end_with_it_on_every_host_and_only_its_owner_launches_them() {
+    let dir = tempdir("blaunch-kill");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let pids = dir.join("pids");
+    let script =
+        format!("echo $$ >> {0}; blaunch host2 'echo $$ >> {0}; exec sleep 60' & exec sleep 60", pids.display());
+    let submitted = std::process::Command::new(common::allot())
+        .args(["bsub", "-n", "4", "-R", "span[ptile=2]", &script])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&*dir)
+        .output()
+        .expect("bsub");
+    let id = submitted_id(&submitted);
+    eventually("the job and its task run", || lines_of(&pids).len() == 2);
+    let running: Vec<i32> = lines_of(&pids).iter().map(|p| p.parse().expect("pid")).collect();
+
+    // Another user may not launch tasks of this job through the agent.
+    if let Some(stranger) = Throwaway::new("blaunch", "bl") {
+        use std::os::unix::fs::PermissionsExt;
+        for p in [&*dir, &dir.join("agents"), &c.agent_state("host1")] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+        }
+        let socket = allot_agent::tasks::socket_path(&c.agent_state("host1"));
+        use std::os::unix::process::CommandExt;
+        let tried = std::process::Command::new(common::allot())
+            .args(["blaunch", "host2", "touch /tmp/should-not-exist-allot"])
+            .env("ALLOT_JOB", id.to_string())
+            .env("ALLOT_ATTEMPT", "1")
+            .env("LSB_HOSTS", "host1 host1 host2 host2")
+            .env("ALLOT_AGENT_SOCKET", &socket)
+            .current_dir("/")
+            .uid(stranger.uid)
+            .gid(stranger.gid)
+            .output()
+            .expect("runs");
+        assert!(!tried.status.success());
+        assert!(stderr(&tried).contains("is not yours"), "{}", stderr(&tried));
+    }
+
+    let killed = d.cmd(&["bkill", &id.to_string()], &dir);
+    assert!(killed.status.success(), "{}", stdout(&killed));
+    d.wait_for(id, "EXIT", &dir);
+    eventually("the job and its task on the other host end", || running.iter().all(|&p| !alive(p)));
+    eventually("no host keeps anything of it", || {
+        c.held("host1").is_empty()
+            && std::fs::read_dir(c.agent_state("host2").join("tasks")).map_or(0, |e| e.count()) == 0
+    });
+}
+
+#[test]
+fn a_host_lost_during_a_blaunch_ends_the_whole_job_on_every_host() {
+    let dir = tempdir("blaunch-lost");
+    let c = TestCluster::start(&dir, 2, (1, 2, 4));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let pids = dir.join("pids");
+    let script =
+        format!("echo $$ >> {0}; blaunch host2 'echo $$ >> {0}; exec sleep 60' & exec sleep 60", pids.display());
+    let submitted = std::process::Command::new(common::allot())
+        .args(["bsub", "-n", "4", "-R", "span[ptile=2]", &script])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&*dir)
+        .output()
+        .expect("bsub");
+    let id = submitted_id(&submitted);
+    eventually("the job and its task run", || lines_of(&pids).len() == 2);
+    let running: Vec<i32> = lines_of(&pids).iter().map(|p| p.parse().expect("pid")).collect();
+    c.signal_agent("host2", Signal::SIGSTOP);
+    c.wait_host("host2", "unavail");
+    d.wait_for(id, "EXIT", &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
+    assert!(long.contains("The job was lost: host host2 became unavailable"), "{long}");
+    // Its first host ends it at once; the lost one when it is back.
+    eventually("the job's processes on host1 end", || !alive(running[0]));
+    c.signal_agent("host2", Signal::SIGCONT);
+    c.wait_host("host2", "ok");
+    eventually("its task on host2 ends when host2 is back", || !alive(running[1]));
+    eventually("nothing is left of it anywhere", || {
+        c.held("host1").is_empty()
+            && c.held("host2").is_empty()
+            && std::fs::read_dir(c.agent_state("host2").join("tasks")).map_or(0, |e| e.count()) == 0
+    });
+}
+
+/// MPICH's mpiexec (Hydra) starts its proxies through `blaunch` under
+/// LSF: a 6-rank program on 3 test hosts, two ranks each, each rank on
+/// the host it names. Needs root (test hosts by name) and mpicc (the
+/// Debian package `mpich`, which `.ci/run` installs).
+#[test]
+fn an_mpi_program_runs_its_ranks_on_the_hosts_of_its_allocation() {
+    let has_mpicc = std::process::Command::new("mpicc").arg("-show").output().is_ok_and(|o| o.status.success());
+    if !root() || !has_mpicc {
+        eprintln!(
+            "an_mpi_program_runs_its_ranks_on_the_hosts_of_its_allocation: needs root and mpicc (apt-get install mpich); not run"
+        );
+        return;
+    }
+    let dir = tempdir("blaunch-mpi");
+    let c = TestCluster::start(&dir, 3, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let source = dir.join("hello.c");
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\n#include <stdio.h>\nint main(int argc, char **argv) {\n  int rank, size, len;\n  \
+         char name[MPI_MAX_PROCESSOR_NAME];\n  MPI_Init(&argc, &argv);\n  MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  \
+         MPI_Comm_size(MPI_COMM_WORLD, &size);\n  MPI_Get_processor_name(name, &len);\n  \
+         printf(\"rank %d of %d on %s\\n\", rank, size, name);\n  MPI_Finalize();\n  return 0;\n}\n",
+    )
+    .expect("source");
+    let built =
+        std::process::Command::new("mpicc").arg("-o").arg(dir.join("hello")).arg(&source).output().expect("mpicc");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let out = dir.join("out");
+    let submitted = std::process::Command::new(common::allot())
+        .args(["bsub", "-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), "mpiexec ./hello"])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("LSF_BINDIR", &bin)
+        .current_dir(&*dir)
+        .output()
+        .expect("bsub");
+    let id = submitted_id(&submitted);
+    d.wait_for(id, "DONE", &dir);
+    let mut ranks: Vec<String> = lines_of(&out).into_iter().filter(|l| l.starts_with("rank ")).collect();
+    ranks.sort();
+    assert_eq!(
+        ranks,
+        [
+            "rank 0 of 6 on host1",
+            "rank 1 of 6 on host1",
+            "rank 2 of 6 on host2",
+            "rank 3 of 6 on host2",
+            "rank 4 of 6 on host3",
+            "rank 5 of 6 on host3"
+        ],
+        "{:?}",
+        lines_of(&out)
+    );
+}
