@@ -169,6 +169,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         user_factor: o.user_factor,
         request: Some(request_id()),
         mem_limit_kb,
+        rerunnable: o.rerunnable,
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),
             (None, None) => None,

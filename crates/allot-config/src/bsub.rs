@@ -107,6 +107,9 @@ pub struct BsubOptions {
     pub warning_action: Option<String>,
     /// `-wt`, seconds: how long before its run limit the warning goes.
     pub warning_time: Option<u64>,
+    /// `-r` (true) or `-rn` (false): whether a job lost with its host goes
+    /// back to pending, whatever its queue's RERUNNABLE says.
+    pub rerunnable: Option<bool>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -179,6 +182,8 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             match arg {
                 "-x" => o.exclusive = true,
                 "-K" => o.wait = true,
+                "-r" => o.rerunnable = Some(true),
+                "-rn" => o.rerunnable = Some(false),
                 _ => o.other.push((arg.to_string(), None)),
             }
             i += 1;
@@ -311,6 +316,7 @@ impl BsubOptions {
             mem_limit: self.mem_limit.or(script.mem_limit),
             warning_action: self.warning_action.or(script.warning_action),
             warning_time: self.warning_time.or(script.warning_time),
+            rerunnable: self.rerunnable.or(script.rerunnable),
             other: self.other.into_iter().chain(script.other).collect(),
             command: self.command,
         }
@@ -478,6 +484,20 @@ mod tests {
         for bad in ["10", "24:00", "12:60", "13:1:12:00", "1:2:3:4:5:6", "2027:2:30:0:0", "noon"] {
             assert!(matches!(deadline(bad), Err(BsubError::BadTermTime(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn rerunnable_and_not_and_the_queues_rerunnable() {
+        assert_eq!(parse_line("-r ./app").expect("valid").rerunnable, Some(true));
+        assert_eq!(parse_line("-rn ./app").expect("valid").rerunnable, Some(false));
+        assert_eq!(parse_line("./app").expect("valid").rerunnable, None);
+        let queues = "Begin Queue\nQUEUE_NAME = a\nRERUNNABLE = Y\nEnd Queue\nBegin Queue\nQUEUE_NAME = b\nEnd Queue\n";
+        let (config, _) = crate::load::load_texts(&[("lsb.queues".to_string(), queues.to_string())]).expect("loads");
+        let rerun: Vec<bool> = config.queues.iter().map(|q| q.rerunnable).collect();
+        assert_eq!(rerun, [true, false]);
+        let bad = "Begin Queue\nQUEUE_NAME = a\nRERUNNABLE = maybe\nEnd Queue\n";
+        let e = crate::load::load_texts(&[("lsb.queues".to_string(), bad.to_string())]).expect_err("refused");
+        assert!(e.to_string().contains("lsb.queues:3:"), "{e}");
     }
 
     #[test]

@@ -124,6 +124,9 @@ pub struct Queue {
     /// asked for its own (`bsub -wa -wt`).
     pub job_warning_action: Option<String>,
     pub job_action_warning_time: Option<u64>,
+    /// RERUNNABLE: its jobs lost with their host go back to pending
+    /// (unless submitted with `bsub -rn`).
+    pub rerunnable: bool,
     /// Where each parameter was set, for later cross-file checks.
     pub keys: BTreeMap<String, Location>,
 }
@@ -159,6 +162,7 @@ impl Queue {
             requeue_exit_values: RequeueExitValues::default(),
             job_accept_interval: None,
             job_warning_action: None,
+            rerunnable: false,
             job_action_warning_time: None,
             keys: BTreeMap::new(),
         }

@@ -417,6 +417,11 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
                     c.send(&host, ToAgent::Forget { job, attempt });
                 }
             }
+            // A rerunnable job goes back to pending as its end is
+            // collected, and runs again as its next attempt.
+            if state.rerunnable(job) {
+                out.push((t, Record::Requeued { job, hold: false }));
+            }
             out.push((t, crate::running::finished_unrun(job, 255, why)));
             let attempt = state.jobs.get(&job).map_or(0, |j| j.attempt);
             let hosts = hosts_of(state, job);

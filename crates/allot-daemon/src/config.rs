@@ -36,6 +36,8 @@ pub struct Loaded {
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME, where
     /// it has both: the warning its jobs get unless they ask for their own.
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
+    /// The queues with RERUNNABLE = Y.
+    pub rerunnable_queues: std::collections::BTreeSet<String>,
     /// `[cluster]`: agents on the hosts, with `tls` made absolute
     /// (relative to the configuration directory).
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
@@ -67,6 +69,7 @@ impl Source {
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 queue_warnings: Default::default(),
+                rerunnable_queues: Default::default(),
                 cluster: None,
                 warnings: String::new(),
             });
@@ -93,6 +96,7 @@ impl Source {
                     Some((q.name.clone(), warning))
                 })
                 .collect(),
+            rerunnable_queues: config.queues.iter().filter(|q| q.rerunnable).map(|q| q.name.clone()).collect(),
             cluster: config.settings.cluster.clone().map(|mut c| {
                 let dir = Path::new(self.dir.as_deref().unwrap_or("."));
                 c.tls = dir.join(&c.tls).display().to_string();

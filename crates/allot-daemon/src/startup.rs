@@ -49,6 +49,7 @@ pub(crate) fn open_state(
     let (usage_interval, clean_period, terminate_interval) =
         (loaded.usage_interval, loaded.clean_period, loaded.terminate_interval);
     let queue_warnings = loaded.queue_warnings.clone();
+    let rerunnable_queues = loaded.rerunnable_queues.clone();
     let cluster = loaded.cluster.clone();
     let mut state = State {
         engine: Engine::new(loaded.engine),
@@ -75,6 +76,7 @@ pub(crate) fn open_state(
         terminating: Default::default(),
         warnings: Default::default(),
         queue_warnings,
+        rerunnable_queues,
         finished: Default::default(),
         clock: Time(0),
         supervisors_ended: Default::default(),

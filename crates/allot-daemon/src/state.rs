@@ -172,6 +172,8 @@ pub struct State {
     pub warnings: BTreeMap<u64, (u64, String)>,
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME.
     pub queue_warnings: BTreeMap<String, (String, u64)>,
+    /// The queues with RERUNNABLE = Y.
+    pub rerunnable_queues: BTreeSet<String>,
     pub terminating: BTreeMap<u64, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
@@ -415,8 +417,19 @@ impl State {
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;
         self.queue_warnings = loaded.queue_warnings;
+        self.rerunnable_queues = loaded.rerunnable_queues;
         self.source = source;
         Ok(loaded.warnings)
+    }
+
+    /// Whether a job lost with its host goes back to pending: `bsub -r`
+    /// or `-rn`, else its queue's RERUNNABLE.
+    pub fn rerunnable(&self, job: u64) -> bool {
+        let Some(j) = self.jobs.get(&job) else { return false };
+        j.record
+            .extras()
+            .rerunnable
+            .unwrap_or_else(|| self.engine.job_queue(JobId(job)).is_some_and(|q| self.rerunnable_queues.contains(q)))
     }
 
     /// Whether a host takes new work: not closed by an administrator, and

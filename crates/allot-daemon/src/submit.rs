@@ -124,7 +124,12 @@ pub(crate) fn submit(
             estimated_run_time: s.estimated_run_time,
             array: array.as_ref().map(|a| a.spec.clone()),
             extras: {
-                let extras = JobExtras { request: s.request, mem_limit_kb: s.mem_limit_kb, warning: s.warning };
+                let extras = JobExtras {
+                    request: s.request,
+                    mem_limit_kb: s.mem_limit_kb,
+                    warning: s.warning,
+                    rerunnable: s.rerunnable,
+                };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },
         }),

@@ -136,3 +136,44 @@ fn a_host_whose_clock_is_minutes_off_has_its_jobs_end_when_they_did() {
     assert!((1..=4).contains(&ran), "ran {ran} s: {shown}");
     assert!(c.daemon().log().contains("host host2: its clock is -30"), "{}", c.daemon().log());
 }
+
+#[test]
+fn a_rerunnable_job_lost_with_its_host_runs_again_elsewhere_and_its_first_run_is_ended() {
+    let dir = tempdir("cluster-rerun");
+    let mut c = TestCluster::configured(&dir, 2, (1, 2, 4), "RERUNNABLE = Y\n");
+    c.start_daemon();
+    c.start_agent("host1");
+    c.start_agent("host2");
+    c.wait_host("host1", "ok");
+    c.wait_host("host2", "ok");
+    let d = c.daemon();
+    assert!(d.cmd(&["badmin", "hclose", "host2"], &dir).status.success());
+    let runs = dir.join("runs");
+    let pids = dir.join("pids");
+    // The queue's RERUNNABLE for one, `bsub -rn` against it for the other.
+    let script = |tag: &str| {
+        format!(
+            "echo {tag} $ALLOT_ATTEMPT >> {0}; echo $$ >> {1}; [ $ALLOT_ATTEMPT = 1 ] && exec sleep 60; true",
+            runs.display(),
+            pids.display()
+        )
+    };
+    let rerun = submitted_id(&d.cmd(&["bsub", &script("a")], &dir));
+    let not = submitted_id(&d.cmd(&["bsub", "-rn", &script("b")], &dir));
+    eventually("both run on host1", || lines_of(&runs).len() == 2);
+    let first: Vec<i32> = lines_of(&pids).iter().map(|p| p.parse().expect("pid")).collect();
+    assert!(d.cmd(&["badmin", "hopen", "host2"], &dir).status.success());
+    c.signal_agent("host1", Signal::SIGSTOP);
+    c.wait_host("host1", "unavail");
+    d.wait_for(rerun, "DONE", &dir);
+    d.wait_for(not, "EXIT", &dir);
+    assert!(long(d, not, &dir).contains("The job was lost: host host1 became unavailable"));
+    let rerun_shown = stdout(&d.cmd(&["bjobs", "-a", "-noheader", &rerun.to_string()], &dir));
+    assert!(rerun_shown.contains("host2"), "ran again on host2: {rerun_shown}");
+    let mut seen = lines_of(&runs);
+    seen.sort();
+    assert_eq!(seen, ["a 1", "a 2", "b 1"], "a ran again as its next attempt; b did not");
+    c.signal_agent("host1", Signal::SIGCONT);
+    c.wait_host("host1", "ok");
+    eventually("host1's agent ends both first runs", || first.iter().all(|&p| !alive(p)));
+}

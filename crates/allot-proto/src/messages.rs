@@ -76,6 +76,9 @@ pub struct Submit {
     /// run limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<(String, u64)>,
+    /// `-r` (true) or `-rn` (false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerunnable: Option<bool>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

@@ -124,12 +124,16 @@ pub struct JobExtras {
     /// `-wa`/`-wt`: the warning signal, and seconds before the run limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<(String, u64)>,
+    /// `-r` (true) or `-rn` (false): whether it goes back to pending when
+    /// lost with its host (else its queue's RERUNNABLE says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerunnable: Option<bool>,
 }
 
 impl JobRecord {
     /// Its extras, or none.
     pub fn extras(&self) -> &JobExtras {
-        static NONE: JobExtras = JobExtras { request: None, mem_limit_kb: None, warning: None };
+        static NONE: JobExtras = JobExtras { request: None, mem_limit_kb: None, warning: None, rerunnable: None };
         self.extras.as_deref().unwrap_or(&NONE)
     }
 }

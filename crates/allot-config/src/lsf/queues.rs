@@ -39,7 +39,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "SWAPLIMIT",
     "THREADLIMIT",
     "JOB_STARTER",
-    "RERUNNABLE",
     "CHKPNT",
     "RESUME_COND",
     "STOP_COND",
@@ -178,6 +177,7 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
             q.requeue_exit_values = value(diags, line, key, v, requeue_exit_values).unwrap_or_default()
         }
         "JOB_ACCEPT_INTERVAL" => q.job_accept_interval = value(diags, line, key, v, uint),
+        "RERUNNABLE" => q.rerunnable = value(diags, line, key, v, crate::lsf::values::yes_no).unwrap_or_default(),
         "JOB_WARNING_ACTION" => q.job_warning_action = value(diags, line, key, v, name).map(str::to_string),
         "JOB_ACTION_WARNING_TIME" => {
             q.job_action_warning_time =
