@@ -83,6 +83,8 @@ struct Agent {
     /// `blaunch` tasks running here, and this host's `blaunch` requests.
     tasks: Vec<Task>,
     launches: Launches,
+    /// The CPU's ticks at the last heartbeat, for its utilization.
+    cpu: Option<(u64, u64)>,
 }
 
 /// Runs the agent until SIGTERM or SIGINT; its jobs go on after it.
@@ -102,6 +104,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         heartbeat: Duration::from_secs(10),
         tasks: Vec::new(),
         launches: Launches::default(),
+        cpu: crate::host::cpu_ticks(),
     };
     agent.take_up(&tx);
     agent.tasks = crate::tasks::recorded(&agent.opts.state_dir);
@@ -611,7 +614,11 @@ impl Agent {
         })
         .await
         .unwrap_or_default();
-        let beat = Heartbeat { load: crate::host::load(), usage, clock: crate::host::clock() };
+        let mut load = crate::host::load();
+        let ticks = crate::host::cpu_ticks();
+        load.ut = self.cpu.zip(ticks).and_then(|(before, now)| crate::host::utilization(before, now));
+        self.cpu = ticks;
+        let beat = Heartbeat { load, usage, clock: crate::host::clock() };
         self.send(&FromAgent::Heartbeat(beat)).await;
     }
 }

@@ -37,6 +37,21 @@ pub fn resources() -> Resources {
     }
 }
 
+/// The CPU's busy and total time so far (`/proc/stat`, in ticks).
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect();
+    let total: u64 = fields.iter().sum();
+    let idle = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+/// The share of CPU time busy between two [`cpu_ticks`].
+pub fn utilization(before: (u64, u64), now: (u64, u64)) -> Option<f64> {
+    let total = now.1.checked_sub(before.1).filter(|t| *t > 0)?;
+    Some((now.0.saturating_sub(before.0) as f64 / total as f64).clamp(0.0, 1.0))
+}
+
 pub fn load() -> Load {
     let mem = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -51,6 +66,7 @@ pub fn load() -> Load {
         mem: meminfo(&mem, "MemAvailable").unwrap_or(0),
         swp: meminfo(&mem, "SwapFree").unwrap_or(0),
         procs,
+        ut: None,
     }
 }
 
@@ -66,5 +82,8 @@ mod tests {
         assert!(l.mem > 0 && l.mem <= r.maxmem, "{l:?}");
         assert_eq!(meminfo("MemTotal:       24576000 kB\nSwapTotal: 0 kB\n", "MemTotal"), Some(24000));
         assert_eq!(meminfo("MemTotal:       24576000 kB\n", "SwapTotal"), None);
+        assert_eq!(utilization((100, 1000), (150, 1100)), Some(0.5));
+        assert_eq!(utilization((100, 1000), (100, 1000)), None, "no time passed");
+        assert!(cpu_ticks().is_some_and(|(busy, total)| busy <= total));
     }
 }

@@ -146,6 +146,9 @@ pub struct Load {
     pub swp: u64,
     /// Processes that run.
     pub procs: u32,
+    /// CPU utilization since the last heartbeat, 0 to 1.
+    #[serde(default)]
+    pub ut: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

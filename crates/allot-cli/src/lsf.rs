@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail};
 /// The commands this binary answers to when called by their names.
 pub const COMMANDS: &[&str] = &[
     "bsub", "bjobs", "bkill", "bstop", "bresume", "bswitch", "bmod", "brequeue", "bpeek", "bhist", "bqueues", "bhosts",
-    "bhpart", "bugroup", "busers", "badmin", "bslots", "blaunch",
+    "bhpart", "bugroup", "busers", "badmin", "bslots", "blaunch", "lshosts", "lsload",
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
@@ -49,6 +49,8 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
     match cmd {
         "bsub" => bsub(args),
         "blaunch" => crate::blaunch::blaunch(args),
+        "lshosts" => crate::hosts_cmd::lshosts(args),
+        "lsload" => crate::hosts_cmd::lsload(args),
         "bjobs" => crate::bjobs::bjobs(args),
         "bkill" => crate::control::bkill(args),
         "bstop" => crate::control::bstop(args),

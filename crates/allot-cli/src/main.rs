@@ -10,6 +10,7 @@ mod cluster_cmd;
 mod config_cmd;
 mod control;
 mod daemon_cmd;
+mod hosts_cmd;
 mod job_long;
 mod lsf;
 mod shares_cmd;

@@ -436,6 +436,58 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     out
 }
 
+/// `lshosts` and `lsload`: each configured host as configured, with what
+/// its agent reports (with agents) or, without agents, this machine's own
+/// figures for the host that is this machine (the other hosts of such a
+/// configuration are names only, and have no load).
+pub(crate) fn host_loads(state: &State) -> Vec<allot_proto::hosts::HostLoad> {
+    use allot_proto::hosts::{HostLoad, Load as Shown};
+    let shown = |l: &Load| Shown { r1m: l.r1m, r15m: l.r15m, ut: l.ut, procs: l.procs, mem: l.mem, swp: l.swp };
+    let here = state.cluster.is_none().then(allot_agent::host::load);
+    state
+        .engine
+        .config()
+        .hosts
+        .iter()
+        .map(|h| {
+            let mut resources: Vec<String> = h
+                .attrs
+                .resources
+                .iter()
+                .filter(|(_, r)| matches!(r, allot_engine::resreq::Resource::Bool))
+                .map(|(name, _)| name.clone())
+                .collect();
+            resources.sort();
+            let mut out = HostLoad {
+                name: h.name.clone(),
+                status: "ok".into(),
+                host_type: h.attrs.host_type.clone(),
+                model: h.attrs.model.clone(),
+                ncpus: h.cpus,
+                maxmem: h.attrs.maxmem,
+                maxswp: None,
+                resources,
+                load: None,
+            };
+            match &state.cluster {
+                Some(c) => {
+                    let live = c.hosts.get(&h.name);
+                    out.status = c.reach(&h.name).name().into();
+                    if let Some(r) = live.and_then(|l| l.resources.as_ref()) {
+                        out.host_type = out.host_type.or(Some(r.host_type.clone()));
+                        out.maxmem = out.maxmem.or(Some(r.maxmem));
+                        out.maxswp = Some(r.maxswp);
+                    }
+                    out.load = live.filter(|l| l.reach() == Reach::Ok).and_then(|l| l.load.as_ref()).map(shown);
+                }
+                None if h.name == state.host => out.load = here.as_ref().map(shown),
+                None => {}
+            }
+            out
+        })
+        .collect()
+}
+
 /// The hosts of a job's allocation.
 fn hosts_of(state: &State, job: u64) -> Vec<String> {
     state.jobs.get(&job).map(|j| j.alloc.iter().map(|(h, _)| h.clone()).collect()).unwrap_or_default()

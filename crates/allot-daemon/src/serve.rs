@@ -291,6 +291,7 @@ pub(crate) fn handle_batch(
             }
             Request::Queues => Response::Queues(views::queues(state)),
             Request::Hosts => Response::Hosts(views::hosts(state)),
+            Request::HostLoads => Response::HostLoads(crate::cluster::host_loads(state)),
             Request::Slots { select } => views::slots(state, t, select.as_deref()),
             Request::Shares => Response::Shares(views::shares(&state.engine, t)),
             Request::Associations => views::associations(&state.engine, t),

@@ -18,6 +18,18 @@ fn a_job_runs_on_the_host_it_is_placed_on_through_that_hosts_agent() {
     let dir = tempdir("cluster-place");
     let c = TestCluster::start(&dir, 3, (1, 5, 30));
     let d = c.daemon();
+    // What the agents report: lshosts has the hosts' type and memory (the
+    // configuration gave neither), lsload their load once they beat.
+    let lshosts = stdout(&d.cmd(&["lshosts"], &dir));
+    let arch = std::env::consts::ARCH.to_uppercase();
+    for h in ["host1", "host2", "host3"] {
+        let row = lshosts.lines().find(|l| l.starts_with(h)).unwrap_or_else(|| panic!("{lshosts}"));
+        assert!(row.contains(&arch) && row.contains('G'), "{row}");
+    }
+    eventually("lsload shows each host's load", || {
+        let lsload = stdout(&d.cmd(&["lsload"], &dir));
+        lsload.lines().skip(1).filter(|l| l.contains(" ok ") && l.ends_with('G')).count() == 3
+    });
     let out = dir.join("out.%J");
     let out = out.to_str().expect("utf-8");
     let id = submitted_id(&d.cmd(&["bsub", "-m", "host2", "-o", out, "echo $LSB_HOSTS; sleep 1"], &dir));

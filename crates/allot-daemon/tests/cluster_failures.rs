@@ -39,6 +39,8 @@ fn a_hung_agent_makes_its_host_unreach_and_then_unavail_and_its_jobs_are_given_u
     // work there, its job left running; back, it is ok again.
     c.signal_agent("host1", Signal::SIGSTOP);
     c.wait_host("host1", "unreach");
+    let lsload = stdout(&d.cmd(&["lsload", "host1"], &dir));
+    assert!(lsload.lines().nth(1).is_some_and(|l| l.split_whitespace().nth(1) == Some("unreach")), "{lsload}");
     let waits = submitted_id(&d.cmd(&["bsub", "-m", "host1", "true"], &dir));
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(d.wait_for(waits, "PEND", &dir).split_whitespace().nth(2), Some("PEND"));

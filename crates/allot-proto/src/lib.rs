@@ -7,6 +7,7 @@
 //! it is read, so a client cannot make the daemon allocate at will.
 
 pub mod frame;
+pub mod hosts;
 pub mod job_info;
 pub mod messages;
 pub mod paths;

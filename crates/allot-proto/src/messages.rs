@@ -145,6 +145,8 @@ pub enum Request {
     },
     Queues,
     Hosts,
+    /// `lshosts` and `lsload`: what each host has and how loaded it is.
+    HostLoads,
     /// `bslots`: the backfill windows, on hosts where `select` (a
     /// `select[...]` requirement) holds.
     Slots {
@@ -440,6 +442,7 @@ pub enum Response {
     Each(Vec<(JobRef, Result<(), String>)>),
     Queues(Vec<QueueInfo>),
     Hosts(Vec<HostInfo>),
+    HostLoads(Vec<crate::hosts::HostLoad>),
     Slots(Vec<SlotWindow>),
     /// The new configuration is running; its warnings, one per line.
     Reconfigured {

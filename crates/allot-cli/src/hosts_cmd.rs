@@ -1,0 +1,137 @@
+//! `lshosts` and `lsload`: what each host has and how loaded it is, in
+//! LSF's layouts. With agents, as each host's agent reports it; without,
+//! this machine's own figures for the host that is this machine. Figures
+//! allot does not measure (CPU factor 1.0 for every host; r15s, paging,
+//! logins, idle time, /tmp) show `-` rather than a number made up.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use allot_proto::hosts::HostLoad;
+use allot_proto::{Request, Response};
+use anyhow::bail;
+
+use crate::lsf::{call, cut, emit, flags_and_names};
+
+/// Hosts named (all without names); an unknown name is LSF's error.
+fn hosts(cmd: &str, args: &[String]) -> anyhow::Result<(Vec<HostLoad>, bool)> {
+    let (flags, names) = flags_and_names(cmd, args, &["-w", "-l"])?;
+    let Response::HostLoads(all) = call(Request::HostLoads)? else { bail!("{cmd}: unexpected answer") };
+    if let Some(missing) = names.iter().find(|n| !all.iter().any(|h| h.name == **n)) {
+        bail!("{cmd}: {missing}: Unknown host");
+    }
+    let shown = all.into_iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())).collect();
+    Ok((shown, flags.contains(&"-w")))
+}
+
+/// Megabytes as LSF shows them: `900M`, `23.5G`.
+fn mem(mb: Option<u64>) -> String {
+    match mb {
+        None => "-".into(),
+        Some(m) if m < 1024 => format!("{m}M"),
+        Some(m) => format!("{:.1}G", m as f64 / 1024.0),
+    }
+}
+
+pub fn lshosts(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (hosts, wide) = hosts("lshosts", args)?;
+    emit(&render_lshosts(&hosts, wide))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_lshosts(hosts: &[HostLoad], wide: bool) -> String {
+    let mut out = String::from("HOST_NAME      type    model  cpuf ncpus maxmem maxswp server RESOURCES\n");
+    for h in hosts {
+        let _ = writeln!(
+            out,
+            "{:<14} {:>6} {:>8} {:>5} {:>5} {:>6} {:>6} {:>6} ({})",
+            cut(&h.name, 14, wide),
+            cut(h.host_type.as_deref().unwrap_or("-"), 6, wide),
+            cut(h.model.as_deref().unwrap_or("-"), 8, wide),
+            "1.0",
+            h.ncpus,
+            mem(h.maxmem),
+            mem(h.maxswp),
+            "Yes",
+            h.resources.join(" ")
+        );
+    }
+    out
+}
+
+pub fn lsload(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (hosts, wide) = hosts("lsload", args)?;
+    emit(&render_lsload(&hosts, wide))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_lsload(hosts: &[HostLoad], wide: bool) -> String {
+    let mut out = String::from("HOST_NAME       status  r15s   r1m  r15m   ut    pg  ls    it   tmp   swp   mem\n");
+    for h in hosts {
+        let (r1m, r15m, ut, swp, memory) = match &h.load {
+            Some(l) => (
+                format!("{:.1}", l.r1m),
+                format!("{:.1}", l.r15m),
+                l.ut.map_or("-".into(), |u| format!("{:.0}%", u * 100.0)),
+                mem(Some(l.swp)),
+                mem(Some(l.mem)),
+            ),
+            None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            out,
+            "{:<15} {:>7} {:>5} {:>5} {:>5} {:>4} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5}",
+            cut(&h.name, 15, wide),
+            h.status,
+            "-",
+            r1m,
+            r15m,
+            ut,
+            "-",
+            "-",
+            "-",
+            "-",
+            swp,
+            memory
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use allot_proto::hosts::Load;
+
+    #[test]
+    fn hosts_and_loads_in_lsfs_layout_with_what_is_not_known_as_a_dash() {
+        let hosts = vec![
+            HostLoad {
+                name: "host1".into(),
+                status: "ok".into(),
+                host_type: Some("X86_64".into()),
+                model: None,
+                ncpus: 2,
+                maxmem: Some(24_064),
+                maxswp: Some(0),
+                resources: vec!["fast".into()],
+                load: Some(Load { r1m: 0.25, r15m: 1.0, ut: Some(0.05), procs: 3, mem: 900, swp: 0 }),
+            },
+            HostLoad { name: "host2".into(), status: "unavail".into(), ncpus: 2, ..HostLoad::default() },
+        ];
+        let table = render_lshosts(&hosts, false);
+        assert_eq!(
+            table,
+            "HOST_NAME      type    model  cpuf ncpus maxmem maxswp server RESOURCES\n\
+             host1          X86_64        -   1.0     2  23.5G     0M    Yes (fast)\n\
+             host2               -        -   1.0     2      -      -    Yes ()\n"
+        );
+        let load = render_lsload(&hosts, false);
+        assert_eq!(
+            load,
+            "HOST_NAME       status  r15s   r1m  r15m   ut    pg  ls    it   tmp   swp   mem\n\
+             host1                ok     -   0.2   1.0   5%     -   -     -     -    0M  900M\n\
+             host2           unavail     -     -     -    -     -   -     -     -     -     -\n"
+        );
+    }
+}
