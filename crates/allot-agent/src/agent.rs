@@ -300,7 +300,7 @@ impl Agent {
                 self.link = None;
                 return Some(Duration::from_secs(5));
             }
-            ToAgent::Start { attempt, user, spec } => self.start(attempt, &user, *spec, tx).await,
+            ToAgent::Start { attempt, user, spec, .. } => self.start(attempt, &user, *spec, tx).await,
             ToAgent::Signal { job, attempt, signal } => {
                 let Ok(signal) = nix::sys::signal::Signal::try_from(signal) else { return None };
                 for t in self.tasks.iter().filter(|t| t.job == job && t.attempt == attempt) {

@@ -177,6 +177,10 @@ pub enum ToAgent {
         attempt: u32,
         user: String,
         spec: Box<ExecSpec>,
+        /// When allotd decided it (microseconds since the epoch), for the
+        /// load generator's latency figures.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_us: Option<u64>,
     },
     /// Send the job's processes this signal (its number).
     Signal {

@@ -95,6 +95,9 @@ pub struct Cluster {
     /// Each running job's last measure on each host it uses: its usage is
     /// their sum.
     pub usage: BTreeMap<u64, BTreeMap<String, (f64, u64)>>,
+    /// When the last pass that started jobs decided (microseconds since
+    /// the epoch), told with each start for the load generator's figures.
+    pub decided_us: Option<u64>,
 }
 
 impl Cluster {
@@ -110,6 +113,7 @@ impl Cluster {
             unacked: BTreeMap::new(),
             ending: BTreeMap::new(),
             usage: BTreeMap::new(),
+            decided_us: None,
         }
     }
 
@@ -325,7 +329,8 @@ pub(crate) fn start(state: &mut State, job: u64) -> Result<(), String> {
         return Ok(());
     }
     if let Some(c) = &mut state.cluster {
-        c.send(&host, ToAgent::Start { attempt, user, spec: Box::new(spec) });
+        let decided_us = c.decided_us;
+        c.send(&host, ToAgent::Start { attempt, user, spec: Box::new(spec), decided_us });
     }
     Ok(())
 }

@@ -87,6 +87,9 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         Err(e) => eprintln!("allotd: the dispatch pass at {t}: {e}"),
     }
     state.passes.record(pass.elapsed());
+    if let Some(c) = state.cluster.as_mut().filter(|_| !state.decisions.is_empty()) {
+        c.decided_us = Some(allot_agent::simulate::now_us());
+    }
     let mut starts = Vec::new();
     for d in std::mem::take(&mut state.decisions) {
         match d {

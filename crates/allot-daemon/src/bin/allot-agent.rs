@@ -27,6 +27,16 @@ struct Args {
     /// The local address to connect from.
     #[arg(long)]
     bind: Option<std::net::IpAddr>,
+    /// A load generator instead of an agent: N simulated hosts (host1 ...
+    /// hostN, each with its certificate in --tls), see bench/agents-load.sh.
+    #[arg(long, value_name = "N", hide = true)]
+    simulate: Option<u32>,
+    /// With --simulate: how long each job "runs", milliseconds.
+    #[arg(long, default_value_t = 1000, hide = true)]
+    run_ms: u64,
+    /// With --simulate: seconds between heartbeats.
+    #[arg(long, default_value_t = 10, hide = true)]
+    heartbeat: u64,
     /// A test host of `allot start --test-hosts` (as root): this host's
     /// name in a UTS namespace of its own, and this file as /etc/hosts.
     #[arg(long, value_name = "HOSTS_FILE", hide = true)]
@@ -35,6 +45,26 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(hosts) = args.simulate {
+        let sim = allot_agent::simulate::Simulation {
+            server: args.server,
+            tls_dir: args.tls,
+            hosts,
+            heartbeat: std::time::Duration::from_secs(args.heartbeat.max(1)),
+            run_ms: args.run_ms,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        return match runtime.map_err(|e| e.to_string()).and_then(|r| r.block_on(allot_agent::simulate::simulate(sim))) {
+            Ok(report) => {
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("allot-agent: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let host = args
         .host
         .unwrap_or_else(|| nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default());
