@@ -28,6 +28,8 @@ pub struct TestCluster {
     /// As root: each agent its own host by name (`--test-host`, a UTS and
     /// a mount namespace), with this file as its /etc/hosts.
     pub hosts_file: Option<PathBuf>,
+    /// A host's agent started through this command (`ip netns exec NS`).
+    pub agent_prefix: BTreeMap<String, Vec<String>>,
 }
 
 impl TestCluster {
@@ -47,12 +49,24 @@ impl TestCluster {
 
     /// The files only (configuration with `lsb_queues` added when not
     /// empty, certificates); nothing started.
-    pub fn configured(dir: &Path, n: u32, (heartbeat, unreach, unavail): Timeouts, extra: &str) -> TestCluster {
+    pub fn configured(dir: &Path, n: u32, timeouts: Timeouts, extra: &str) -> TestCluster {
+        TestCluster::configured_at(dir, n, timeouts, extra, "127.0.0.1")
+    }
+
+    /// [`TestCluster::configured`] with allotd listening for agents on
+    /// `ip` (an address of this machine).
+    pub fn configured_at(
+        dir: &Path,
+        n: u32,
+        (heartbeat, unreach, unavail): Timeouts,
+        extra: &str,
+        ip: &str,
+    ) -> TestCluster {
         let hosts: Vec<String> = (1..=n).map(|k| format!("host{k}")).collect();
         let tls = dir.join("tls");
         allot_agent::keygen::keygen(&tls, &[], &hosts).expect("keygen");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("addr").port();
-        let listen = format!("127.0.0.1:{port}");
+        let port = std::net::TcpListener::bind((ip, 0)).expect("a port").local_addr().expect("addr").port();
+        let listen = format!("{ip}:{port}");
         let mut toml = format!(
             "[cluster]\nlisten = \"{listen}\"\ntls = \"{}\"\nheartbeat = {heartbeat}\nunreach_after = {unreach}\n\
              unavail_after = {unavail}\n",
@@ -77,6 +91,7 @@ impl TestCluster {
             agents: BTreeMap::new(),
             agent_env: Vec::new(),
             hosts_file,
+            agent_prefix: BTreeMap::new(),
         }
     }
 
@@ -91,6 +106,7 @@ impl TestCluster {
             agents: BTreeMap::new(),
             agent_env: self.agent_env.clone(),
             hosts_file: self.hosts_file.clone(),
+            agent_prefix: self.agent_prefix.clone(),
         }
     }
 
@@ -122,7 +138,14 @@ impl TestCluster {
         let state = self.agent_state(name);
         std::fs::create_dir_all(&state).expect("agent dir");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(state.join("agent.log")).expect("log");
-        let mut cmd = Command::new(agent_exe());
+        let mut cmd = match self.agent_prefix.get(claimed).and_then(|p| p.split_first()) {
+            Some((first, rest)) => {
+                let mut cmd = Command::new(first);
+                cmd.args(rest).arg(agent_exe());
+                cmd
+            }
+            None => Command::new(agent_exe()),
+        };
         if let Some(hosts) = &self.hosts_file {
             cmd.arg("--test-host").arg(hosts);
         }
