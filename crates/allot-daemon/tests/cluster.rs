@@ -150,3 +150,50 @@ fn a_certificate_must_name_the_host_and_a_stranger_is_closed_before_anything_is_
     let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host2", "true"], &dir));
     c.daemon().wait_for(id, "DONE", &dir);
 }
+
+/// Speaks as `host`'s agent with its own certificate: says hello, takes
+/// the welcome, then sends `junk`; returns whether allotd closed the
+/// connection (within 10 s) rather than answering.
+fn say_junk_as(c: &TestCluster, host: &str, junk: &[u8]) -> bool {
+    use allot_agent::wire::{self, FromAgent, Hello, ToAgent, VERSION};
+    use tokio::io::AsyncWriteExt;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let client = allot_agent::tls::client_config(&c.tls, host).expect("client");
+        let tcp = tokio::net::TcpStream::connect(&c.listen).await.expect("connects");
+        let connector = tokio_rustls::TlsConnector::from(client);
+        let mut tls = connector.connect(allot_agent::tls::daemon_name(), tcp).await.expect("handshake");
+        let hello = Hello {
+            version: VERSION,
+            host: host.to_string(),
+            resources: Default::default(),
+            jobs: Vec::new(),
+            tasks: Vec::new(),
+        };
+        wire::write(&mut tls, &FromAgent::Hello(hello)).await.expect("hello");
+        let welcome = wire::read::<ToAgent>(&mut tls).await.expect("an answer");
+        assert!(matches!(welcome, ToAgent::Welcome { .. }), "{welcome:?}");
+        tls.write_all(junk).await.expect("written");
+        tls.flush().await.expect("flushed");
+        let next = tokio::time::timeout(Duration::from_secs(10), wire::read::<ToAgent>(&mut tls)).await;
+        matches!(next, Ok(Err(_)))
+    })
+}
+
+#[test]
+fn a_bad_frame_from_an_agent_closes_that_connection_only() {
+    let dir = tempdir("cluster-bad-frame");
+    let mut c = TestCluster::start(&dir, 2, (1, 30, 60));
+    c.kill9_agent("host2");
+    c.wait_host("host2", "unreach");
+    // Malformed JSON, then a frame of 4 GiB announced: each closes its
+    // own connection, nothing else.
+    assert!(say_junk_as(&c, "host2", &[0, 0, 0, 3, b'{', b'x', b'}']), "malformed: closed");
+    assert!(say_junk_as(&c, "host2", &[0xff, 0xff, 0xff, 0xff, 0]), "too large: closed");
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "true"], &dir));
+    c.daemon().wait_for(id, "DONE", &dir);
+    c.start_agent("host2");
+    c.wait_host("host2", "ok");
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host2", "true"], &dir));
+    c.daemon().wait_for(id, "DONE", &dir);
+}
