@@ -325,6 +325,20 @@ impl Agent {
             }
             ToAgent::TaskEnded { tag, index, exit } => self.launches.tell(tag, LaunchEvent::Ended { index, exit }),
             ToAgent::LaunchRefused { tag, why } => self.launches.tell(tag, LaunchEvent::Refused { why }),
+            ToAgent::Peek { tag, job, user, mut out, mut err } => {
+                for (file, ext) in [(&mut out, "out"), (&mut err, "err")] {
+                    if !file.named {
+                        file.path = self.opts.state_dir.join("output").join(format!("{job}.{ext}"));
+                    }
+                }
+                // As root, a file the job named is read as its owner (and
+                // one of an owner this host does not know, as nobody's).
+                let owner = allot_exec::owner::is_root().then(|| {
+                    self.accounts.lookup(&user).map_or((u32::MAX - 1, u32::MAX - 1), |a| (a.owner.uid, a.owner.gid))
+                });
+                let output = crate::peek::output_of(&out, &err, owner);
+                self.send(&FromAgent::Peeked { tag, output }).await;
+            }
             ToAgent::EndTasks { job, attempt } => {
                 let state_dir = self.opts.state_dir.clone();
                 self.tasks.retain(|t| {

@@ -20,6 +20,8 @@ pub mod host;
 #[cfg(feature = "runtime")]
 pub mod measure;
 #[cfg(feature = "runtime")]
+pub mod peek;
+#[cfg(feature = "runtime")]
 pub mod simulate;
 #[cfg(feature = "runtime")]
 pub mod supervisors;

@@ -65,6 +65,11 @@ pub enum FromAgent {
         index: u32,
         exit: i32,
     },
+    /// `bpeek`'s request `tag`: the output as `bpeek` shows it, or why not.
+    Peeked {
+        tag: u64,
+        output: Result<String, String>,
+    },
 }
 
 /// A `blaunch`: its command on each of `hosts` (one task each).
@@ -231,6 +236,15 @@ pub enum ToAgent {
     EndTasks {
         job: u64,
         attempt: u32,
+    },
+    /// `bpeek`: read job `job`'s output files (the unnamed ones are this
+    /// agent's own), as `user`.
+    Peek {
+        tag: u64,
+        job: u64,
+        user: String,
+        out: allot_exec::OutputFile,
+        err: allot_exec::OutputFile,
     },
 }
 

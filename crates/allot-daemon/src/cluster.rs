@@ -98,6 +98,10 @@ pub struct Cluster {
     /// When the last pass that started jobs decided (microseconds since
     /// the epoch), told with each start for the load generator's figures.
     pub decided_us: Option<u64>,
+    /// `bpeek`s waiting for an agent: by tag, the host, the job as shown,
+    /// and where the answer goes.
+    pub peeks: BTreeMap<u64, (String, allot_proto::JobRef, tokio::sync::oneshot::Sender<crate::serve::Answer>)>,
+    pub next_peek: u64,
 }
 
 impl Cluster {
@@ -114,6 +118,8 @@ impl Cluster {
             ending: BTreeMap::new(),
             usage: BTreeMap::new(),
             decided_us: None,
+            peeks: BTreeMap::new(),
+            next_peek: 0,
         }
     }
 
@@ -171,7 +177,15 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 // No new work until it is back; its jobs run on (their
                 // lease is `unavail_after` from its last word).
                 if live.reach() == Reach::Ok {
-                    c.reach_changes.push((host, Reach::Unreach));
+                    c.reach_changes.push((host.clone(), Reach::Unreach));
+                }
+                // Its `bpeek`s will not be answered.
+                let waiting: Vec<u64> = c.peeks.iter().filter(|(_, p)| p.0 == host).map(|(&t, _)| t).collect();
+                for tag in waiting {
+                    if let Some((_, shown, reply)) = c.peeks.remove(&tag) {
+                        let why = format!("Job <{shown}>: host {host} was lost before its output could be read");
+                        let _ = reply.send(crate::serve::Answer::Response(allot_proto::Response::Error(why)));
+                    }
                 }
             }
         }
@@ -197,6 +211,18 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                     }
                 }
                 FromAgent::Launch(l) => crate::blaunch::launch(state, &host, *l),
+                FromAgent::Peeked { tag, output } => {
+                    let Some(c) = &mut state.cluster else { return };
+                    if c.peeks.get(&tag).is_some_and(|p| p.0 == host) {
+                        if let Some((_, job, reply)) = c.peeks.remove(&tag) {
+                            let response = match output {
+                                Ok(output) => allot_proto::Response::Peek { job, output },
+                                Err(e) => allot_proto::Response::Error(format!("Job <{job}>: {e}")),
+                            };
+                            let _ = reply.send(crate::serve::Answer::Response(response));
+                        }
+                    }
+                }
                 FromAgent::TaskOutput { origin, tag, index, stderr, data } => {
                     crate::blaunch::forward(state, &origin, ToAgent::TaskOutput { tag, index, stderr, data });
                 }
@@ -340,6 +366,26 @@ pub(crate) fn start(state: &mut State, job: u64) -> Result<(), String> {
 /// recorded and never sent.
 fn held_back() -> bool {
     cfg!(debug_assertions) && std::env::var_os("ALLOT_TEST_HOLD_STARTS").is_some()
+}
+
+/// `bpeek` of a job that ran on `host`: its agent reads the files; the
+/// answer goes to `reply` when it comes (an error at once when the host's
+/// agent is not connected).
+pub(crate) fn peek(
+    state: &mut State,
+    (host, job, shown, user): (String, u64, allot_proto::JobRef, String),
+    (out, err): (allot_exec::OutputFile, allot_exec::OutputFile),
+    reply: tokio::sync::oneshot::Sender<crate::serve::Answer>,
+) {
+    let Some(c) = &mut state.cluster else { return };
+    c.next_peek += 1;
+    let tag = c.next_peek;
+    if c.send(&host, ToAgent::Peek { tag, job, user, out, err }) {
+        c.peeks.insert(tag, (host, shown, reply));
+    } else {
+        let why = format!("Job <{shown}>: its output is on host {host}, which cannot be reached now");
+        let _ = reply.send(crate::serve::Answer::Response(allot_proto::Response::Error(why)));
+    }
 }
 
 /// Sends a signal to a job through its host's agent: `false` when the

@@ -1,10 +1,8 @@
 //! What a job did and wrote: `bhist` from the event log, `bpeek` from the
 //! job's output files. Both only read.
 
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
-
 use allot_engine::Time;
+use allot_exec::OutputFile;
 use allot_proto::{HistoryEvent, JobHistory, JobRef, JobStatus, Response};
 use allot_store::Record;
 
@@ -12,17 +10,37 @@ use crate::running::owner_ids;
 use crate::serve::{Caller, may_act};
 use crate::state::State;
 
-/// The most of a file `bpeek` shows: its end.
-const PEEK_LIMIT: u64 = 4 << 20;
+/// `bpeek`'s answer: now, or from the agent of the host the job ran on.
+pub enum Peek {
+    Now(Response),
+    /// Ask `host`'s agent for job `job`'s (shown as `shown`) output files.
+    Agent {
+        host: String,
+        job: u64,
+        shown: JobRef,
+        user: String,
+        out: OutputFile,
+        err: OutputFile,
+    },
+}
 
 /// `bpeek`: the output so far of a job that started, running or ended (by
-/// default the caller's most recently submitted running job).
-pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
+/// default the caller's most recently submitted running job). With
+/// agents, its files are on the first host it ran on, and that host's
+/// agent reads them.
+pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Peek {
+    match peek_here(state, caller, job) {
+        Ok(peek) => peek,
+        Err(e) => Peek::Now(Response::Error(e)),
+    }
+}
+
+fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek, String> {
     let id = match job {
         Some(r) => match state.resolve(r)[..] {
             [id] => id,
-            [] => return Response::Error(format!("Job <{r}>: No matching job found")),
-            _ => return Response::Error(format!("Job <{r}>: a job array; name one element, as {r}[1]")),
+            [] => return Err(format!("Job <{r}>: No matching job found")),
+            _ => return Err(format!("Job <{r}>: a job array; name one element, as {r}[1]")),
         },
         None => {
             let mine = state.jobs.iter().rev().find(|(_, j)| {
@@ -30,104 +48,31 @@ pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Response {
             });
             match mine {
                 Some((id, _)) => *id,
-                None => return Response::Error("No unfinished job found".into()),
+                None => return Err("No unfinished job found".into()),
             }
         }
     };
-    let Some(j) = state.jobs.get(&id) else { return Response::Error(format!("Job <{id}>: No matching job found")) };
+    let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{id}>: No matching job found")) };
     let id_shown = j.job_ref(id);
     if !may_act(state, caller, &j.record.spec.user) {
-        return Response::Error(format!("Job <{id_shown}>: User permission denied"));
+        return Err(format!("Job <{id_shown}>: User permission denied"));
     }
     match j.status {
         JobStatus::Pend | JobStatus::Psusp => {
-            return Response::Error(format!("Job <{id_shown}>: Job has not started yet"));
+            return Err(format!("Job <{id_shown}>: Job has not started yet"));
         }
         // A finished job's output stays readable to its owner: default
         // output is in the state directory, which only allotd reads.
         JobStatus::Run | JobStatus::Ususp | JobStatus::Done | JobStatus::Exit => {}
     }
-    let owner = owner_ids(&j.record.spec.user);
     let (out, err) = state.output_files(id, j);
-    let mut output = String::from("<< output from stdout >>\n");
-    match read_tail(&out.path, owner, out.named) {
-        Ok(text) => output.push_str(&text),
-        Err(e) => return Response::Error(format!("Job <{id_shown}>: {}: {e}", out.path.display())),
+    if let (Some(_), Some((host, _))) = (&state.cluster, j.alloc.first()) {
+        let user = j.record.spec.user.clone();
+        return Ok(Peek::Agent { host: host.clone(), job: id, shown: id_shown, user, out, err });
     }
-    if err.path != out.path {
-        if let Ok(text) = read_tail(&err.path, owner, err.named) {
-            if !text.is_empty() {
-                output.push_str("\n<< output from stderr >>\n");
-                output.push_str(&text);
-            }
-        }
-    }
-    Response::Peek { job: id_shown, output }
-}
-
-/// The last [`PEEK_LIMIT`] bytes of a file; nothing if it does not exist
-/// yet. As root, only a file the job's owner owns is read: an output path
-/// is the user's to choose, and allotd must not read what they cannot.
-fn read_tail(path: &Path, owner: Option<(u32, u32)>, named: bool) -> Result<String, String> {
-    use std::os::unix::fs::MetadataExt;
-    use std::os::unix::fs::OpenOptionsExt;
-    // Opened as the owner: a path they name reaches only what they could
-    // open themselves, so no device, and nothing of root's, is ever
-    // opened (opening some devices does something). Never waits: a FIFO
-    // opens at once (and is then no regular file, so it is not read).
-    // allotd's own output files (in its state directory, which the owner
-    // may not enter) it opens itself: it chose their paths.
-    let _as_owner = match owner.filter(|_| named) {
-        Some((uid, gid)) => Some(AsOwner::switch(uid, gid).ok_or("cannot take the job's user's identity")?),
-        None => None,
-    };
-    let nonblocking = nix::fcntl::OFlag::O_NONBLOCK.bits();
-    let opened = std::fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path);
-    drop(_as_owner);
-    let mut f = match opened {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(e) => return Err(e.to_string()),
-    };
-    let meta = f.metadata().map_err(|e| e.to_string())?;
-    if owner.is_some_and(|(uid, _)| meta.uid() != uid) {
-        return Err("not owned by the job's user".into());
-    }
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let skip = meta.len().saturating_sub(PEEK_LIMIT);
-    f.seek(SeekFrom::Start(skip)).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// This thread's file-system identity (`setfsuid`, `setfsgid`: per thread
-/// on Linux, so allotd's other threads keep root's) switched to a job
-/// owner's until dropped.
-struct AsOwner {
-    uid: nix::unistd::Uid,
-    gid: nix::unistd::Gid,
-}
-
-impl AsOwner {
-    fn switch(uid: u32, gid: u32) -> Option<AsOwner> {
-        use nix::unistd::{Gid, Uid, setfsgid, setfsuid};
-        let (to_uid, to_gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
-        let back = AsOwner { gid: setfsgid(to_gid), uid: setfsuid(to_uid) };
-        // Each call answers the identity before it: asked again, it says
-        // whether the switch took.
-        let took = setfsuid(to_uid) == to_uid && setfsgid(to_gid) == to_gid;
-        took.then_some(back)
-    }
-}
-
-impl Drop for AsOwner {
-    fn drop(&mut self) {
-        nix::unistd::setfsuid(self.uid);
-        nix::unistd::setfsgid(self.gid);
-    }
+    let output = allot_agent::peek::output_of(&out, &err, owner_ids(&j.record.spec.user))
+        .map_err(|e| format!("Job <{id_shown}>: {e}"))?;
+    Ok(Peek::Now(Response::Peek { job: id_shown, output }))
 }
 
 /// `bhist`: each job's events from the log. Without job ids, the jobs of

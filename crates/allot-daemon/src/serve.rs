@@ -285,7 +285,13 @@ pub(crate) fn handle_batch(
             Request::Requeue { jobs, states, hold } => {
                 control::requeue(state, &caller, &jobs, states, hold, t, &mut records)
             }
-            Request::Peek { job } => history::peek(state, &caller, job),
+            Request::Peek { job } => match history::peek(state, &caller, job) {
+                history::Peek::Now(response) => response,
+                history::Peek::Agent { host, job, shown, user, out, err } => {
+                    crate::cluster::peek(state, (host, job, shown, user), (out, err), reply);
+                    continue;
+                }
+            },
             Request::History { jobs, user, finished } => {
                 history::history(state, &caller, &jobs, user.as_deref(), finished, t)
             }

@@ -46,6 +46,16 @@ fn a_job_runs_on_the_host_it_is_placed_on_through_that_hosts_agent() {
     d.wait_for(id, "DONE", &dir);
     assert_eq!(lines_of(&dir.join(format!("out.{id}"))), ["host1 2 host2 2 host3 1"]);
 
+    // bpeek reads a job's output where it is: its default output is in
+    // its host's agent's state directory, while it runs and after.
+    let id = submitted_id(&d.cmd(&["bsub", "-m", "host3", "echo peekaboo; echo oops >&2; sleep 2"], &dir));
+    eventually("bpeek shows the running job's output", || {
+        stdout(&d.cmd(&["bpeek", &id.to_string()], &dir)).contains("peekaboo")
+    });
+    d.wait_for(id, "DONE", &dir);
+    let peeked = stdout(&d.cmd(&["bpeek", &id.to_string()], &dir));
+    assert!(peeked.contains("peekaboo") && peeked.contains("<< output from stderr >>\noops"), "{peeked}");
+
     // bkill reaches a job on its host.
     let id = submitted_id(&d.cmd(&["bsub", "-m", "host3", "sleep 60"], &dir));
     eventually("host3 runs it", || c.held("host3") == [id]);
