@@ -53,6 +53,12 @@ pub enum TaskEvent {
     },
 }
 
+/// The most `blaunch` connections an agent serves at once (one more is
+/// closed at once), and the largest request it reads (its command and
+/// environment).
+const MAX_ASKING: usize = 256;
+const MAX_REQUEST: usize = 1 << 20;
+
 /// The agent's local socket, where a job's `blaunch` finds it: given to
 /// every job and task as `ALLOT_AGENT_SOCKET`.
 pub fn socket_path(state_dir: &Path) -> PathBuf {
@@ -70,18 +76,23 @@ pub fn listen<T: From<TaskEvent> + Send + 'static>(state_dir: &Path, tx: mpsc::S
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666))
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    // Local users may connect at will: at most MAX_ASKING at once, each
+    // request of at most MAX_REQUEST bytes, read within 10 s.
+    let asking = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_ASKING));
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             };
+            let Ok(permit) = asking.clone().try_acquire_owned() else { continue };
             let tx = tx.clone();
             tokio::spawn(async move {
+                let _permit = permit;
                 let Ok(cred) = stream.peer_cred() else { return };
                 let (mut r, mut w) = stream.into_split();
-                let read =
-                    tokio::time::timeout(std::time::Duration::from_secs(10), wire::read::<LaunchRequest>(&mut r));
+                let request = wire::read_up_to::<LaunchRequest>(&mut r, MAX_REQUEST);
+                let read = tokio::time::timeout(std::time::Duration::from_secs(10), request);
                 let Ok(Ok(request)) = read.await else { return };
                 let (reply, mut events) = mpsc::unbounded_channel();
                 if tx.send(TaskEvent::Asked { uid: cred.uid(), request, reply }.into()).await.is_err() {

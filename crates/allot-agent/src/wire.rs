@@ -270,8 +270,13 @@ mod io {
     /// Reads one message; a length over [`MAX_FRAME`] is refused before
     /// any of it is read, and memory grows only with the bytes that came.
     pub async fn read<T: DeserializeOwned>(r: &mut (impl AsyncRead + Unpin)) -> Result<T, WireError> {
+        read_up_to(r, MAX_FRAME).await
+    }
+
+    /// [`read`] of a frame of at most `max` bytes.
+    pub async fn read_up_to<T: DeserializeOwned>(r: &mut (impl AsyncRead + Unpin), max: usize) -> Result<T, WireError> {
         let len = r.read_u32().await? as usize;
-        if len > MAX_FRAME {
+        if len > max {
             return Err(WireError::TooLarge(len));
         }
         let mut buf = Vec::with_capacity(len.min(64 << 10));
@@ -296,7 +301,7 @@ mod io {
 }
 
 #[cfg(feature = "runtime")]
-pub use io::{read, write};
+pub use io::{read, read_up_to, write};
 
 /// Blocking frames, for `blaunch` (a command: no async runtime).
 pub mod blocking {

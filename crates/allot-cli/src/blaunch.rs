@@ -188,6 +188,13 @@ mod tests {
         assert_eq!(asked.command, "echo hi", "ssh's -x before the command is ignored");
         assert!(parse(&words(&["-n"]), &alloc).is_err(), "no command");
         assert!(parse(&words(&["-z"]), &alloc).is_err(), "-z without hosts");
+        // -u: the hosts of a file, one task each.
+        let file = std::env::temp_dir().join(format!("allot-blaunch-u-{}", std::process::id()));
+        std::fs::write(&file, "hostB\nhostA\n").expect("written");
+        let asked = parse(&words(&["-u", file.to_str().expect("utf-8"), "env"]), &alloc).expect("parsed");
+        let _ = std::fs::remove_file(&file);
+        assert_eq!((asked.hosts, asked.command.as_str()), (Some(words(&["hostB", "hostA"])), "env"));
+        assert!(parse(&words(&["-u", "/no/such/file", "env"]), &alloc).is_err());
         // ssh's own options are ignored.
         let asked = parse(&words(&["-q", "-x", "hostA", "true"]), &alloc).expect("parsed");
         assert_eq!((asked.hosts, asked.command.as_str()), (Some(words(&["hostA"])), "true"));

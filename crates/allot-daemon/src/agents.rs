@@ -21,6 +21,9 @@ use crate::serve::Input;
 /// How long a handshake and a hello may take.
 const HELLO_WITHIN: Duration = Duration::from_secs(10);
 
+/// Connections in their handshake or hello at once, at most.
+const MAX_HANDSHAKES: usize = 4096;
+
 /// How long an agent may take to take one message.
 const WRITE_WITHIN: Duration = Duration::from_secs(30);
 
@@ -29,12 +32,16 @@ pub(crate) async fn listen(listener: TcpListener, config: Arc<rustls::ServerConf
     let acceptor = TlsAcceptor::from(config);
     let conns = Arc::new(AtomicU64::new(0));
     let mut backoff = crate::socket::Backoff::default();
+    // Connections not yet past their hello: at most MAX_HANDSHAKES at once
+    // (one more is closed at once); an agent that said hello holds none.
+    let shaking = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
     loop {
         match listener.accept().await {
             Ok((tcp, peer)) => {
                 backoff.reset();
+                let Ok(permit) = shaking.clone().try_acquire_owned() else { continue };
                 let conn = conns.fetch_add(1, Ordering::Relaxed) + 1;
-                tokio::spawn(connection(tcp, peer, conn, acceptor.clone(), tx.clone()));
+                tokio::spawn(connection(tcp, peer, conn, acceptor.clone(), tx.clone(), permit));
             }
             Err(e) => backoff.after("the agents' listener", &e).await,
         }
@@ -47,6 +54,7 @@ async fn connection(
     conn: u64,
     acceptor: TlsAcceptor,
     tx: mpsc::Sender<Input>,
+    handshake: tokio::sync::OwnedSemaphorePermit,
 ) {
     let _ = tcp.set_nodelay(true);
     let tls = match tokio::time::timeout(HELLO_WITHIN, acceptor.accept(tcp)).await {
@@ -73,6 +81,7 @@ async fn connection(
         let _ = wire::write(&mut writer, &ToAgent::Refused { why }).await;
         return;
     }
+    drop(handshake);
     let (link, mut outgoing) = mpsc::unbounded_channel::<ToAgent>();
     let hello = AgentInput::Hello { conn, hello: Box::new(hello), link };
     if tx.send(Input::Agent(hello)).await.is_err() {

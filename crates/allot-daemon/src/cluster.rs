@@ -136,6 +136,18 @@ impl Cluster {
         self
     }
 
+    /// The `bpeek`s waiting for `host`'s agent, whose link is gone: each
+    /// is told so.
+    fn fail_peeks(&mut self, host: &str) {
+        let waiting: Vec<u64> = self.peeks.iter().filter(|(_, p)| p.0 == host).map(|(&t, _)| t).collect();
+        for tag in waiting {
+            if let Some((_, shown, reply)) = self.peeks.remove(&tag) {
+                let why = format!("Job <{shown}>: host {host} was lost before its output could be read");
+                let _ = reply.send(crate::serve::Answer::Response(allot_proto::Response::Error(why)));
+            }
+        }
+    }
+
     pub fn reach(&self, host: &str) -> Reach {
         self.hosts.get(host).map_or(Reach::Unavail, Live::reach)
     }
@@ -179,14 +191,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 if live.reach() == Reach::Ok {
                     c.reach_changes.push((host.clone(), Reach::Unreach));
                 }
-                // Its `bpeek`s will not be answered.
-                let waiting: Vec<u64> = c.peeks.iter().filter(|(_, p)| p.0 == host).map(|(&t, _)| t).collect();
-                for tag in waiting {
-                    if let Some((_, shown, reply)) = c.peeks.remove(&tag) {
-                        let why = format!("Job <{shown}>: host {host} was lost before its output could be read");
-                        let _ = reply.send(crate::serve::Answer::Response(allot_proto::Response::Error(why)));
-                    }
-                }
+                c.fail_peeks(&host);
             }
         }
         AgentInput::Said { conn, host, message } => {
@@ -406,6 +411,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         out.push((t, Record::HostReach { host, reach }));
     }
     let mut gone = Vec::new();
+    let mut lost_links = Vec::new();
     for (host, live) in &mut c.hosts {
         let silent = live.heard.map_or(Duration::MAX, |h| h.elapsed());
         let reach = live.reach();
@@ -415,6 +421,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
             // Its agent, if it comes back, says hello again and is told
             // which runs to forget.
             live.link = None;
+            lost_links.push(host.clone());
             gone.push(host.clone());
         } else if reach == Reach::Ok
             && silent >= unreach
@@ -423,6 +430,9 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
             eprintln!("allotd: host {host}: unreach (its agent silent for {} s)", silent.as_secs());
             out.push((t, Record::HostReach { host: host.clone(), reach: Reach::Unreach }));
         }
+    }
+    for host in lost_links {
+        c.fail_peeks(&host);
     }
     let mut lost = std::mem::take(&mut c.lost);
     let ends = std::mem::take(&mut c.ends);

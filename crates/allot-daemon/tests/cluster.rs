@@ -207,3 +207,44 @@ fn a_bad_frame_from_an_agent_closes_that_connection_only() {
     let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host2", "true"], &dir));
     c.daemon().wait_for(id, "DONE", &dir);
 }
+
+#[test]
+fn an_agent_takes_work_only_from_allotds_certificate() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let dir = tempdir("cluster-fake-allotd");
+    let c = TestCluster::configured(&dir, 2, (1, 30, 60), "");
+    // A server with host2's certificate (of the site CA, but not allotd's),
+    // where host1's agent is told allotd is.
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(c.tls.join("host2.pem")).expect("pem").collect::<Result<_, _>>().expect("certs");
+    let key = PrivateKeyDer::from_pem_file(c.tls.join("host2-key.pem")).expect("key");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("config");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let fake = listener.local_addr().expect("addr").to_string();
+    let server = std::thread::spawn(move || {
+        let (mut tcp, _) = listener.accept().expect("the agent connects");
+        let mut conn = rustls::ServerConnection::new(std::sync::Arc::new(config)).expect("conn");
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        // The handshake fails on the agent's side: it never sends a word.
+        let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
+        let mut buf = [0u8; 16];
+        std::io::Read::read(&mut tls, &mut buf).is_ok_and(|n| n > 0)
+    });
+    let mut fake_cluster = c.clone_paths();
+    fake_cluster.listen = fake;
+    let mut agent = fake_cluster.spawn_agent("host1", "host1");
+    let heard_a_word = server.join().expect("server");
+    assert!(!heard_a_word, "the agent said nothing to a server that is not allotd");
+    eventually("the agent says why", || c.agent_log("host1").contains("cannot reach allotd"));
+    let log = c.agent_log("host1");
+    assert!(log.contains("certificate"), "{log}");
+    let _ = agent.kill();
+    let _ = agent.wait();
+}
