@@ -136,6 +136,20 @@ impl Cluster {
         self
     }
 
+    /// Whether `host` will be `reach` once what was heard is applied: the
+    /// last change queued for it, else its state.
+    fn will_be(&self, host: &str) -> Reach {
+        self.reach_changes.iter().rev().find(|(h, _)| h == host).map_or_else(|| self.reach(host), |(_, r)| *r)
+    }
+
+    /// Queues a change of `host`'s state to `to` when its state as it will
+    /// be satisfies `when`.
+    fn change(&mut self, host: &str, to: Reach, when: impl Fn(Reach) -> bool) {
+        if when(self.will_be(host)) {
+            self.reach_changes.push((host.to_string(), to));
+        }
+    }
+
     /// The `bpeek`s waiting for `host`'s agent, whose link is gone: each
     /// is told so.
     fn fail_peeks(&mut self, host: &str) {
@@ -188,9 +202,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 live.link = None;
                 // No new work until it is back; its jobs run on (their
                 // lease is `unavail_after` from its last word).
-                if live.reach() == Reach::Ok {
-                    c.reach_changes.push((host.clone(), Reach::Unreach));
-                }
+                c.change(&host, Reach::Unreach, |now| now == Reach::Ok);
                 c.fail_peeks(&host);
             }
         }
@@ -200,9 +212,8 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 return;
             };
             live.heard = Some(Instant::now());
-            if live.reach() != Reach::Ok && !c.reach_changes.iter().any(|(h, r)| h == &host && *r == Reach::Ok) {
-                c.reach_changes.push((host.clone(), Reach::Ok));
-            }
+            c.change(&host, Reach::Ok, |now| now != Reach::Ok);
+            let Some(live) = c.hosts.get_mut(&host) else { return };
             match message {
                 FromAgent::Hello(_) => {}
                 FromAgent::Heartbeat(beat) => {
@@ -287,14 +298,14 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     let _ = link.send(ToAgent::Welcome { heartbeat });
     live.link = Some((conn, link));
     live.heard = Some(Instant::now());
-    live.skew = hello.resources.clock as i64 - crate::serve::now().0 as i64;
+    // A clock of 0 is none said.
+    live.skew =
+        if hello.resources.clock == 0 { 0 } else { hello.resources.clock as i64 - crate::serve::now().0 as i64 };
     if live.skew.abs() > 60 {
         eprintln!("allotd: host {host}: its clock is {} s off allotd's", live.skew);
     }
     live.resources = Some(hello.resources);
-    if live.reach() != Reach::Ok {
-        c.reach_changes.push((host.clone(), Reach::Ok));
-    }
+    c.change(&host, Reach::Ok, |now| now != Reach::Ok);
     eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
     let held: BTreeMap<u64, u32> = hello.jobs.iter().map(|h| (h.job, h.attempt)).collect();
     // Tasks of runs that are over.
@@ -407,14 +418,23 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     let (unreach, unavail) =
         (Duration::from_secs(c.settings.unreach_after), Duration::from_secs(c.settings.unavail_after));
     let mut out = Vec::new();
+    // What each host's state will be once the changes heard are applied:
+    // one record for each that changes (a connection lost and made again
+    // within a tick changes nothing).
+    let mut will_be: BTreeMap<String, Reach> = BTreeMap::new();
     for (host, reach) in std::mem::take(&mut c.reach_changes) {
-        out.push((t, Record::HostReach { host, reach }));
+        will_be.insert(host, reach);
+    }
+    for (host, &reach) in &will_be {
+        if c.reach(host) != reach {
+            out.push((t, Record::HostReach { host: host.clone(), reach }));
+        }
     }
     let mut gone = Vec::new();
     let mut lost_links = Vec::new();
     for (host, live) in &mut c.hosts {
         let silent = live.heard.map_or(Duration::MAX, |h| h.elapsed());
-        let reach = live.reach();
+        let reach = will_be.get(host).copied().unwrap_or_else(|| live.reach());
         if reach != Reach::Unavail && silent >= unavail {
             eprintln!("allotd: host {host}: unavail (its agent silent for {} s); its jobs are lost", silent.as_secs());
             out.push((t, Record::HostReach { host: host.clone(), reach: Reach::Unavail }));
@@ -423,10 +443,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
             live.link = None;
             lost_links.push(host.clone());
             gone.push(host.clone());
-        } else if reach == Reach::Ok
-            && silent >= unreach
-            && !out.iter().any(|(_, r)| matches!(r, Record::HostReach { host: h, .. } if h == host))
-        {
+        } else if reach == Reach::Ok && silent >= unreach {
             eprintln!("allotd: host {host}: unreach (its agent silent for {} s)", silent.as_secs());
             out.push((t, Record::HostReach { host: host.clone(), reach: Reach::Unreach }));
         }

@@ -14,6 +14,8 @@ mod lists;
 mod metrics;
 #[cfg(test)]
 mod replay_check;
+#[cfg(test)]
+mod replay_cluster;
 mod running;
 mod serve;
 mod socket;

@@ -94,18 +94,18 @@ fn op() -> impl Strategy<Value = Op> {
 const QUEUE_NAMES: [&str; 3] = ["normal", "short", "wide"];
 
 /// One dispatcher with its state directory.
-struct Twin {
-    dir: PathBuf,
-    state: State,
+pub(crate) struct Twin {
+    pub(crate) dir: PathBuf,
+    pub(crate) state: State,
 }
 
-fn caller() -> Caller {
+pub(crate) fn caller() -> Caller {
     let uid = nix::unistd::Uid::effective();
     let user = nix::unistd::User::from_uid(uid).ok().flatten().map_or_else(|| "root".to_string(), |u| u.name);
     Caller { uid: uid.as_raw(), user, known: true }
 }
 
-fn open(dir: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input>) -> State {
+pub(crate) fn open(dir: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input>) -> State {
     let current = Source::read(config).expect("configuration");
     let loaded = current.load().expect("loads");
     let mut state = open_state(dir, current, loaded, Supervisors::recording(dir), t).expect("the log replays");
@@ -116,7 +116,7 @@ fn open(dir: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input>) -> State
 }
 
 impl Twin {
-    fn request(&mut self, request: Request, t: Time) -> String {
+    pub(crate) fn request(&mut self, request: Request, t: Time) -> String {
         let (reply, answer) = oneshot::channel();
         let batch = vec![Message { caller: caller(), request, reply }];
         let (wake, _heard) = mpsc::channel::<Input>(16);
@@ -129,12 +129,12 @@ impl Twin {
         }
     }
 
-    fn tick(&mut self, t: Time, wake: &mpsc::Sender<Input>) {
+    pub(crate) fn tick(&mut self, t: Time, wake: &mpsc::Sender<Input>) {
         assert!(matches!(tick_once(&mut self.state, wake, t), crate::tick::Logged::Yes), "the tick's log");
     }
 
     /// Everything the commands and the engine show, as text.
-    fn snapshot(&self, t: Time) -> String {
+    pub(crate) fn snapshot(&self, t: Time) -> String {
         let s = &self.state;
         let query = JobQuery { reasons: true, arrays: true, ..JobQuery::default() };
         let mut out = String::new();
@@ -168,7 +168,7 @@ impl Twin {
         out
     }
 
-    fn log(&self) -> Vec<(Time, allot_store::Record)> {
+    pub(crate) fn log(&self) -> Vec<(Time, allot_store::Record)> {
         let mut out = Vec::new();
         self.state.store.replay(|_, t, r| out.push((t, r))).expect("replays");
         out
@@ -177,7 +177,7 @@ impl Twin {
 
 /// The lines that differ, each as the steady twin and the restarted one
 /// show it.
-fn differences(steady: &str, restarted: &str) -> String {
+pub(crate) fn differences(steady: &str, restarted: &str) -> String {
     let mut out = String::new();
     for (a, b) in steady.split(['\n', ']']).zip(restarted.split(['\n', ']'])) {
         if a != b {
@@ -188,7 +188,7 @@ fn differences(steady: &str, restarted: &str) -> String {
 }
 
 /// The job the `k`-th pick names: one of the jobs there are, in id order.
-fn pick(state: &State, k: usize) -> Option<u64> {
+pub(crate) fn pick(state: &State, k: usize) -> Option<u64> {
     let ids: Vec<u64> = state.jobs.keys().copied().collect();
     (!ids.is_empty()).then(|| ids[k % ids.len()])
 }
