@@ -179,3 +179,25 @@ fn a_rerunnable_job_lost_with_its_host_runs_again_elsewhere_and_its_first_run_is
     c.wait_host("host1", "ok");
     eventually("host1's agent ends both first runs", || first.iter().all(|&p| !alive(p)));
 }
+
+#[test]
+fn a_run_its_agent_no_longer_holds_ends_as_lost_and_nothing_runs_it_twice() {
+    let dir = tempdir("cluster-forgotten");
+    let mut c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let pids = dir.join("pids");
+    let script = format!("echo $$ >> {}; exec sleep 60", pids.display());
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", &script], &dir));
+    eventually("the job runs on host1", || lines_of(&pids).len() == 1);
+    let pid: i32 = lines_of(&pids)[0].parse().expect("pid");
+    // The host loses everything: its agent, the job, the agent's files.
+    c.kill9_agent("host1");
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    std::fs::remove_dir_all(c.agent_state("host1").join("jobs")).expect("removed");
+    c.start_agent("host1");
+    c.wait_host("host1", "ok");
+    c.daemon().wait_for(id, "EXIT", &dir);
+    let shown = long(c.daemon(), id, &dir);
+    assert!(shown.contains("The job was lost: the agent of host host1 no longer holds it"), "{shown}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(lines_of(&pids).len(), 1, "not run again");
+}
