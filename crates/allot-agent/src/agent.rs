@@ -510,9 +510,7 @@ impl Agent {
                     return refuse("allotd cannot be reached from this host now".into());
                 }
                 let tag = self.launches.add(reply, request.hosts.len());
-                let LaunchRequestParts { job, attempt, hosts, command, cwd, env } = request.into();
-                let launch = crate::wire::Launch { tag, job, attempt, hosts, command, cwd, env };
-                self.send(&FromAgent::Launch(Box::new(launch))).await;
+                self.send(&FromAgent::Launch(Box::new(crate::wire::Launch { tag, request }))).await;
             }
             TaskEvent::Output { origin, tag, index, stderr, data } => {
                 self.send(&FromAgent::TaskOutput { origin, tag, index, stderr, data }).await;
@@ -634,28 +632,5 @@ impl Agent {
         self.cpu = ticks;
         let beat = Heartbeat { load, usage, clock: crate::host::clock() };
         self.send(&FromAgent::Heartbeat(beat)).await;
-    }
-}
-
-/// A launch request's parts.
-struct LaunchRequestParts {
-    job: u64,
-    attempt: u32,
-    hosts: Vec<String>,
-    command: String,
-    cwd: PathBuf,
-    env: Vec<(String, String)>,
-}
-
-impl From<crate::wire::LaunchRequest> for LaunchRequestParts {
-    fn from(r: crate::wire::LaunchRequest) -> Self {
-        LaunchRequestParts {
-            job: r.job,
-            attempt: r.attempt,
-            hosts: r.hosts,
-            command: r.command,
-            cwd: r.cwd,
-            env: r.env,
-        }
     }
 }

@@ -72,17 +72,12 @@ pub enum FromAgent {
     },
 }
 
-/// A `blaunch`: its command on each of `hosts` (one task each).
+/// A `blaunch` request (`tag` is its agent's name for it): its command on
+/// each of its hosts, one task each.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     pub tag: u64,
-    pub job: u64,
-    pub attempt: u32,
-    pub hosts: Vec<String>,
-    /// Run by `/bin/sh -c` on each host, as rsh and ssh run theirs.
-    pub command: String,
-    pub cwd: std::path::PathBuf,
-    pub env: Vec<(String, String)>,
+    pub request: LaunchRequest,
 }
 
 /// What `blaunch` says to its host's agent, over the agent's local socket.
@@ -91,6 +86,7 @@ pub struct LaunchRequest {
     pub job: u64,
     pub attempt: u32,
     pub hosts: Vec<String>,
+    /// Run by `/bin/sh -c` on each host, as rsh and ssh run theirs.
     pub command: String,
     pub cwd: std::path::PathBuf,
     pub env: Vec<(String, String)>,

@@ -12,10 +12,10 @@ use crate::state::State;
 /// A `blaunch` from `origin`'s agent. Refused whole (and said why to the
 /// `blaunch`) unless the job's current run is on `origin` and every host
 /// named is of its allocation and connected.
-pub(crate) fn launch(state: &mut State, origin: &str, l: Launch) {
+pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }: Launch) {
     let refuse = |state: &State, why: String| {
         if let Some(c) = &state.cluster {
-            c.send(origin, ToAgent::LaunchRefused { tag: l.tag, why });
+            c.send(origin, ToAgent::LaunchRefused { tag, why });
         }
     };
     let Some(j) = state.jobs.get(&l.job).filter(|j| state.running.contains(&l.job) && j.attempt == l.attempt) else {
@@ -49,7 +49,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, l: Launch) {
         };
         let task = ToAgent::Task {
             origin: origin.to_string(),
-            tag: l.tag,
+            tag,
             index: index as u32,
             job: l.job,
             attempt: l.attempt,

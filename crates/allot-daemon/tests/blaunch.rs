@@ -7,17 +7,8 @@ mod common;
 use std::path::Path;
 
 use common::agents::TestCluster;
-use common::{Throwaway, eventually, stderr, stdout, submitted_id, tempdir};
+use common::{Daemon, Throwaway, alive, eventually, lines_of, stderr, stdout, submitted_id, tempdir};
 use nix::sys::signal::Signal;
-
-fn lines_of(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
-}
 
 fn root() -> bool {
     nix::unistd::Uid::effective().is_root()
@@ -32,27 +23,34 @@ fn links(dir: &Path) -> std::path::PathBuf {
     bin
 }
 
+/// `bsub ARGS` as a user whose PATH and LSF_BINDIR have the LSF commands
+/// of `bin` (blaunch among them), from `dir`: the job's id.
+fn bsub_with(d: &Daemon, bin: &Path, dir: &Path, args: &[&str]) -> u64 {
+    let out = std::process::Command::new(common::allot())
+        .arg("bsub")
+        .args(args)
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("LSF_BINDIR", bin)
+        .current_dir(dir)
+        .output()
+        .expect("bsub");
+    submitted_id(&out)
+}
+
 #[test]
 fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
     let dir = tempdir("blaunch-tasks");
     let c = TestCluster::start(&dir, 3, (1, 30, 60));
     let d = c.daemon();
     let bin = links(&dir);
-    let path = format!("{}:/usr/bin:/bin", bin.display());
     let out = dir.join("out");
     let script = "blaunch -z \"host2 host3\" 'echo task $LSB_JOBID on $(hostname)'; echo first=$?; \
                   blaunch host2 'exit 3'; echo second=$?; \
                   blaunch -z host9 true; echo third=$?; \
                   blaunch hostname | wc -l; \
                   wc -l < $LSB_DJOB_HOSTFILE";
-    let submitted = std::process::Command::new(common::allot())
-        .args(["bsub", "-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), script])
-        .env("ALLOT_STATE_DIR", &d.state)
-        .env("PATH", &path)
-        .current_dir(&*dir)
-        .output()
-        .expect("bsub");
-    let id = submitted_id(&submitted);
+    let id = bsub_with(d, &bin, &dir, &["-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), script]);
     d.wait_for(id, "DONE", &dir);
     let text = lines_of(&out);
     let tasks: Vec<&String> = text.iter().filter(|l| l.starts_with("task ")).collect();
@@ -76,25 +74,24 @@ fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
     assert!(stderr(&outside).contains("blaunch: not within a job"), "{}", stderr(&outside));
 }
 
+/// A 4-slot job on host1 and host2 whose first process runs a task on
+/// host2 through `blaunch`, both sleeping: its id, and the two processes.
+fn a_job_with_a_task_on_host2(d: &Daemon, dir: &Path) -> (u64, Vec<i32>) {
+    let bin = links(dir);
+    let pids = dir.join("pids");
+    let script =
+        format!("echo $$ >> {0}; blaunch host2 'echo $$ >> {0}; exec sleep 60' & exec sleep 60", pids.display());
+    let id = bsub_with(d, &bin, dir, &["-n", "4", "-R", "span[ptile=2]", &script]);
+    eventually("the job and its task run", || lines_of(&pids).len() == 2);
+    (id, lines_of(&pids).iter().map(|p| p.parse().expect("pid")).collect())
+}
+
 #[test]
 fn a_job_s_tasks_end_with_it_on_every_host_and_only_its_owner_launches_them() {
     let dir = tempdir("blaunch-kill");
     let c = TestCluster::start(&dir, 2, (1, 30, 60));
     let d = c.daemon();
-    let bin = links(&dir);
-    let pids = dir.join("pids");
-    let script =
-        format!("echo $$ >> {0}; blaunch host2 'echo $$ >> {0}; exec sleep 60' & exec sleep 60", pids.display());
-    let submitted = std::process::Command::new(common::allot())
-        .args(["bsub", "-n", "4", "-R", "span[ptile=2]", &script])
-        .env("ALLOT_STATE_DIR", &d.state)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .current_dir(&*dir)
-        .output()
-        .expect("bsub");
-    let id = submitted_id(&submitted);
-    eventually("the job and its task run", || lines_of(&pids).len() == 2);
-    let running: Vec<i32> = lines_of(&pids).iter().map(|p| p.parse().expect("pid")).collect();
+    let (id, running) = a_job_with_a_task_on_host2(d, &dir);
 
     // Another user may not launch tasks of this job through the agent.
     if let Some(stranger) = Throwaway::new("blaunch", "bl") {
@@ -134,20 +131,7 @@ fn a_host_lost_during_a_blaunch_ends_the_whole_job_on_every_host() {
     let dir = tempdir("blaunch-lost");
     let c = TestCluster::start(&dir, 2, (1, 2, 4));
     let d = c.daemon();
-    let bin = links(&dir);
-    let pids = dir.join("pids");
-    let script =
-        format!("echo $$ >> {0}; blaunch host2 'echo $$ >> {0}; exec sleep 60' & exec sleep 60", pids.display());
-    let submitted = std::process::Command::new(common::allot())
-        .args(["bsub", "-n", "4", "-R", "span[ptile=2]", &script])
-        .env("ALLOT_STATE_DIR", &d.state)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .current_dir(&*dir)
-        .output()
-        .expect("bsub");
-    let id = submitted_id(&submitted);
-    eventually("the job and its task run", || lines_of(&pids).len() == 2);
-    let running: Vec<i32> = lines_of(&pids).iter().map(|p| p.parse().expect("pid")).collect();
+    let (id, running) = a_job_with_a_task_on_host2(d, &dir);
     c.signal_agent("host2", Signal::SIGSTOP);
     c.wait_host("host2", "unavail");
     d.wait_for(id, "EXIT", &dir);
@@ -195,15 +179,12 @@ fn an_mpi_program_runs_its_ranks_on_the_hosts_of_its_allocation() {
         std::process::Command::new("mpicc").arg("-o").arg(dir.join("hello")).arg(&source).output().expect("mpicc");
     assert!(built.status.success(), "{}", stderr(&built));
     let out = dir.join("out");
-    let submitted = std::process::Command::new(common::allot())
-        .args(["bsub", "-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), "mpiexec ./hello"])
-        .env("ALLOT_STATE_DIR", &d.state)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("LSF_BINDIR", &bin)
-        .current_dir(&*dir)
-        .output()
-        .expect("bsub");
-    let id = submitted_id(&submitted);
+    let id = bsub_with(
+        d,
+        &bin,
+        &dir,
+        &["-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), "mpiexec ./hello"],
+    );
     d.wait_for(id, "DONE", &dir);
     let mut ranks: Vec<String> = lines_of(&out).into_iter().filter(|l| l.starts_with("rank ")).collect();
     ranks.sort();

@@ -6,12 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::agents::TestCluster;
-use common::{eventually, stdout, submitted_id, tempdir};
-
-/// Lines of a file (none when it is not there yet).
-fn lines_of(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
-}
+use common::{eventually, lines_of, stdout, submitted_id, tempdir};
 
 #[test]
 fn a_job_runs_on_the_host_it_is_placed_on_through_that_hosts_agent() {

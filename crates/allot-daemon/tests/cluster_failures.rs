@@ -6,22 +6,12 @@ mod common;
 use std::time::Duration;
 
 use common::agents::TestCluster;
-use common::{Daemon, eventually, stdout, submitted_id, tempdir};
+use common::{Daemon, alive, eventually, lines_of, stdout, submitted_id, tempdir};
 use nix::sys::signal::Signal;
-
-fn lines_of(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
-}
 
 /// `bjobs -l` of a job.
 fn long(d: &Daemon, id: u64, dir: &std::path::Path) -> String {
     stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], dir))
-}
-
-/// Whether a process runs (not a zombie).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
 }
 
 #[test]

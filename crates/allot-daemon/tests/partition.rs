@@ -9,7 +9,7 @@ mod common;
 use std::process::Command;
 
 use common::agents::TestCluster;
-use common::{Daemon, eventually, stdout, submitted_id, tempdir};
+use common::{Daemon, alive, eventually, lines_of, stdout, submitted_id, tempdir};
 
 /// A network namespace with a veth pair to this machine: the machine's
 /// end 169.254.231.1, the namespace's 169.254.231.2. Removed on drop.
@@ -53,15 +53,6 @@ impl Drop for NetNs {
         ip(&["link", "del", &self.veth]);
         ip(&["netns", "del", &self.name]);
     }
-}
-
-fn lines_of(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
 }
 
 #[test]

@@ -288,3 +288,14 @@ pub fn eventually(what: &str, check: impl Fn() -> bool) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The lines of a file (none when it is not there yet).
+pub fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// Whether a process runs (not a zombie).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
