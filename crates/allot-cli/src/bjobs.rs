@@ -372,7 +372,7 @@ fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
         let col = match j.status {
             JobStatus::Pend => 0,
             JobStatus::Done => 1,
-            JobStatus::Run => 2,
+            JobStatus::Run | JobStatus::Unkwn => 2,
             JobStatus::Exit => 3,
             JobStatus::Ususp => 5,
             JobStatus::Psusp => 6,

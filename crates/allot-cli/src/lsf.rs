@@ -255,7 +255,9 @@ fn wait_for_end(job: u64) -> anyhow::Result<ExitCode> {
             bail!("bsub: job {job} is gone");
         }
         if !started {
-            if let Some(j) = jobs.iter().find(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp)) {
+            if let Some(j) =
+                jobs.iter().find(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn))
+            {
                 started = true;
                 if let Some((host, _)) = j.exec_hosts.first() {
                     println!("<<Starting on {host}>>");

@@ -113,7 +113,7 @@ pub fn kill(
         JobStatus::Pend | JobStatus::Psusp => {
             keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))
         }
-        JobStatus::Run | JobStatus::Ususp => {
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
             if matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT) {
                 let owner = state.jobs.get(&id).is_some_and(|j| j.record.spec.user == by);
@@ -153,14 +153,16 @@ pub fn suspend(
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
                 keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
             }
-            (JobStatus::Run, true) | (JobStatus::Ususp, false) => {
+            (JobStatus::Run | JobStatus::Unkwn, true) | (JobStatus::Ususp, false) => {
                 signal(state, id, shown, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
                 keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
             }
             (JobStatus::Psusp | JobStatus::Ususp, true) => {
                 Err(format!("Job <{shown}>: Job has already been suspended"))
             }
-            (JobStatus::Pend | JobStatus::Run, false) => Err(format!("Job <{shown}>: Job is not suspended")),
+            (JobStatus::Pend | JobStatus::Run | JobStatus::Unkwn, false) => {
+                Err(format!("Job <{shown}>: Job is not suspended"))
+            }
             (JobStatus::Done | JobStatus::Exit, _) => Err(format!("Job <{shown}>: {FINISHED}")),
         }
     })
@@ -179,7 +181,7 @@ fn modify_pending(
 ) -> Result<(), String> {
     match status {
         JobStatus::Pend | JobStatus::Psusp => {}
-        JobStatus::Run | JobStatus::Ususp => {
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn => {
             return Err(format!("Job <{shown}>: Job has already started; only pending jobs are changed"));
         }
         JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{shown}>: {FINISHED}")),
@@ -308,7 +310,7 @@ pub fn requeue(
     records: &mut Vec<Record>,
 ) -> Response {
     let asked = move |s: JobStatus| match s {
-        JobStatus::Run | JobStatus::Ususp => states.running,
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn => states.running,
         JobStatus::Done => states.done,
         JobStatus::Exit => states.exit,
         JobStatus::Pend | JobStatus::Psusp => false,

@@ -63,7 +63,7 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
         }
         // A finished job's output stays readable to its owner: default
         // output is in the state directory, which only allotd reads.
-        JobStatus::Run | JobStatus::Ususp | JobStatus::Done | JobStatus::Exit => {}
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn | JobStatus::Done | JobStatus::Exit => {}
     }
     let (out, err) = state.output_files(id, j);
     if let (Some(_), Some((host, _))) = (&state.cluster, j.alloc.first()) {

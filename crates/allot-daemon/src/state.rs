@@ -432,6 +432,12 @@ impl State {
             .unwrap_or_else(|| self.engine.job_queue(JobId(job)).is_some_and(|q| self.rerunnable_queues.contains(q)))
     }
 
+    /// Whether a running job's hosts include one whose agent allotd cannot
+    /// hear (`unreach`): LSF shows such a job UNKWN.
+    fn unheard(&self, alloc: &[(String, u32)]) -> bool {
+        self.cluster.as_ref().is_some_and(|c| alloc.iter().any(|(h, _)| c.reach(h) == allot_store::Reach::Unreach))
+    }
+
     /// Whether a host takes new work: not closed by an administrator, and
     /// (with agents) its agent heard from.
     pub fn host_open(&self, host: &str) -> bool {
@@ -687,7 +693,10 @@ impl State {
             array: (arrays && j.array.is_some())
                 .then(|| Cow::Owned(format!("{}[{}]", r.name, r.array.as_deref().unwrap_or_default()))),
             user: &r.spec.user,
-            status: j.status,
+            status: match j.status {
+                JobStatus::Run | JobStatus::Ususp if self.unheard(&j.alloc) => JobStatus::Unkwn,
+                status => status,
+            },
             queue: self.engine.job_queue(JobId(id)).or(r.spec.queue.as_deref()).unwrap_or_default(),
             from_host: &r.from_host,
             exec_hosts: &j.alloc,

@@ -25,7 +25,7 @@ fn slots_by_state<'a>(
     for (&id, j) in state.jobs.iter() {
         let column = match j.status {
             JobStatus::Pend | JobStatus::Psusp => 0,
-            JobStatus::Run => 1,
+            JobStatus::Run | JobStatus::Unkwn => 1,
             JobStatus::Ususp => 2,
             JobStatus::Done | JobStatus::Exit => continue,
         };

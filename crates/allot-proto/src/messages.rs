@@ -279,6 +279,10 @@ pub enum JobStatus {
     Psusp,
     /// Running and stopped (`bstop`).
     Ususp,
+    /// Running, on a host whose agent allotd cannot hear (`unreach`): how
+    /// it is doing is not known. As shown only; allotd's own record of the
+    /// job says it runs.
+    Unkwn,
 }
 
 impl JobStatus {
@@ -291,6 +295,7 @@ impl JobStatus {
             JobStatus::Exit => "EXIT",
             JobStatus::Psusp => "PSUSP",
             JobStatus::Ususp => "USUSP",
+            JobStatus::Unkwn => "UNKWN",
         }
     }
 
