@@ -89,6 +89,15 @@ struct Agent {
 
 /// Runs the agent until SIGTERM or SIGINT; its jobs go on after it.
 pub async fn run(opts: Options) -> Result<(), String> {
+    // Its jobs' owners reach the local socket in it (for `blaunch`), and
+    // nothing else: its job files and output are in 0700 directories.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = &opts.state_dir;
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     let files = JobFiles::new(&opts.state_dir).map_err(|e| format!("{}: {e}", opts.state_dir.display()))?;
     let client = crate::tls::client_config(&opts.tls_dir, &opts.host)?;
     let tag = format!("agent-{}", allot_exec::cgroup::tag_of(&opts.state_dir));

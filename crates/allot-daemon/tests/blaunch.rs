@@ -202,3 +202,43 @@ fn an_mpi_program_runs_its_ranks_on_the_hosts_of_its_allocation() {
         lines_of(&out)
     );
 }
+
+/// A user's job launches its tasks as that user, on the other host too:
+/// the agent's socket is reachable for them (its state directory is 0711),
+/// and the task runs with their identity.
+#[test]
+fn a_users_job_launches_its_tasks_as_that_user() {
+    let Some(user) = Throwaway::new("blaunch-user", "bu") else { return };
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("blaunch-user");
+    // The cluster's files stay root's; the user works in a directory of
+    // their own.
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    std::fs::set_permissions(&*dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let agents = dir.join("agents");
+    std::fs::set_permissions(&agents, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mode = std::fs::metadata(c.agent_state("host1")).expect("state dir").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o711, "an agent's state directory: its socket reachable, nothing else");
+    let work = dir.join("work");
+    std::fs::create_dir(&work).expect("work");
+    std::os::unix::fs::chown(&work, Some(user.uid), Some(user.gid)).expect("chown");
+    let bin = links(&dir);
+    let out = work.join("out");
+    use std::os::unix::process::CommandExt;
+    let submitted = std::process::Command::new(common::allot())
+        .args(["bsub", "-n", "4", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8")])
+        .arg("blaunch host2 'echo task $(id -un)'; echo exit=$?")
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&work)
+        .uid(user.uid)
+        .gid(user.gid)
+        .output()
+        .expect("bsub");
+    let id = submitted_id(&submitted);
+    d.wait_for(id, "DONE", &work);
+    let text = lines_of(&out);
+    assert!(text.contains(&format!("task {}", user.name)), "{text:?}");
+    assert!(text.contains(&"exit=0".to_string()), "{text:?}");
+}
