@@ -243,3 +243,30 @@ fn an_agent_takes_work_only_from_allotds_certificate() {
     let _ = agent.kill();
     let _ = agent.wait();
 }
+
+/// A user's job on an agent's host runs as that user, with their output
+/// theirs; `bpeek` shows it to them and to nobody else.
+#[test]
+fn a_users_job_runs_as_them_on_an_agents_host() {
+    let Some(user) = common::Throwaway::new("cluster-user", "cu") else { return };
+    let Some(other) = common::Throwaway::new("cluster-user", "co") else { return };
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("cluster-user");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    std::fs::set_permissions(&*dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let work = dir.join("work");
+    std::fs::create_dir(&work).expect("work");
+    std::os::unix::fs::chown(&work, Some(user.uid), Some(user.gid)).expect("chown");
+    let id = submitted_id(&d.cmd_as(user.ids(), &["bsub", "-m", "host2", "id -un; sleep 1"], &work));
+    d.wait_for(id, "DONE", &work);
+    let peeked = d.cmd_as(user.ids(), &["bpeek", &id.to_string()], &work);
+    assert!(stdout(&peeked).contains(&user.name), "{}", stdout(&peeked));
+    let refused = d.cmd_as(other.ids(), &["bpeek", &id.to_string()], &work);
+    assert!(!refused.status.success() && !stdout(&refused).contains(&user.name));
+    // The default output on host2 is theirs, and private.
+    let file = c.agent_state("host2").join("output").join(format!("{id}.out"));
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&file).expect("output");
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (user.uid, 0o600));
+}
