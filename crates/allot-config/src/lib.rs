@@ -24,4 +24,5 @@ pub mod engine;
 pub mod nesting;
 pub mod resreq;
 pub mod sacctmgr;
+pub mod submission;
 pub mod usage;

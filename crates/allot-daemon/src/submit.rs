@@ -3,7 +3,8 @@
 //! does, live and on replay.
 
 use allot_config::deps::DepTarget;
-use allot_engine::{ArrayShape, Dependency, JobId, JobSpec, Time};
+use allot_config::submission::{Resolved, Submission};
+use allot_engine::{JobId, Time};
 use allot_proto::{JobRef, Response};
 use allot_store::{JobExtras, JobRecord, Record};
 
@@ -36,45 +37,18 @@ pub(crate) fn submit(
             return Response::Error(format!("-wa {signal}: unknown signal. Job not submitted."));
         }
     }
-    let res_req = match allot_config::resreq::parse_all_of(&s.res_req) {
-        Ok(r) => r,
-        Err((_, e)) if s.res_req.len() == 1 => {
-            return Response::Error(format!("{}. Job not submitted.", at_column("-R", &e)));
-        }
-        Err((i, e)) => {
-            let option = format!("-R (the {} one)", ordinal(i + 1));
-            return Response::Error(format!("{}. Job not submitted.", at_column(&option, &e)));
-        }
-    };
-    let depends = match s.depends.as_deref().map(|w| resolve_dependency(state, &caller.user, w)).transpose() {
-        Ok(d) => d,
-        Err(e) => return Response::Error(format!("{e}. Job not submitted.")),
-    };
-    let max = state.engine.config().max_job_array_size;
-    let job_name = match s.name.as_deref().map(|n| allot_config::array::parse_job_name(n, max)).transpose() {
-        Ok(n) => n,
-        Err(e) => return Response::Error(format!("{}. Job not submitted.", at_column("-J", &e))),
-    };
-    let (name, array) = match job_name {
-        Some(n) => (Some(n.name), n.array),
-        None => (None, None),
-    };
-    let hosts = match s.hosts.as_deref().map(allot_config::engine::parse_host_picks).transpose() {
-        Ok(h) => h.unwrap_or_default(),
-        Err(e) => return Response::Error(format!("{}. Job not submitted.", at_column("-m", &e))),
-    };
-    let mut spec = JobSpec {
+    let submission = Submission {
         user: caller.user.clone(),
         queue: s.queue.clone(),
         slots: s.slots,
-        max_slots: s.max_slots.filter(|&m| m != s.slots),
-        res_req,
-        hosts,
+        max_slots: s.max_slots,
+        res_req: s.res_req.clone(),
+        hosts: s.hosts.clone(),
         run_limit: s.run_limit,
-        run_estimate: s.estimated_run_time,
+        estimated_run_time: s.estimated_run_time,
         group: s.group.clone(),
-        depends,
-        array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),
+        name: s.name.clone(),
+        depends: s.depends.clone(),
         priority: s.priority,
         term_time: s.term_time,
         cpu_limit: s.cpu_limit,
@@ -84,24 +58,14 @@ pub(crate) fn submit(
         user_factor: s.user_factor,
         project: s.project.clone(),
     };
-    // A job that names no queue goes to the first default queue that
-    // takes it, closed queues left out (automatic queue selection).
-    if spec.queue.is_none() {
-        let closed = &state.closed_queues;
-        match state.engine.choose_queue(&spec, &|q| closed.contains(q)) {
-            Ok(q) => spec.queue = Some(q.to_string()),
-            Err(e) => {
-                let only = state.engine.default_queue().filter(|q| closed.contains(*q));
-                return match only {
-                    Some(q) => Response::Error(format!("Queue <{q}> is closed. Job not submitted.")),
-                    None => Response::Error(format!("{e}. Job not submitted.")),
-                };
-            }
-        }
-    }
-    if let Some(q) = spec.queue.as_ref().filter(|q| state.closed_queues.contains(*q)) {
-        return Response::Error(format!("Queue <{q}> is closed. Job not submitted."));
-    }
+    let closed = |q: &str| state.closed_queues.contains(q);
+    let resolved = allot_config::submission::resolve(&submission, &state.engine, &closed, &mut |target| {
+        resolve_target(state, &caller.user, target)
+    });
+    let Resolved { spec, name, array } = match resolved {
+        Ok(r) => r,
+        Err(e) => return Response::Error(format!("{e}. Job not submitted.")),
+    };
     // Through `apply`, as a restart replays it: what is refused here is
     // never logged.
     let job = state.engine.next_job_id().0;
@@ -142,29 +106,12 @@ pub(crate) fn submit(
     Response::Submitted { job, queue }
 }
 
-/// An option's value that failed to parse, where (columns from 1) and why.
-pub(crate) fn at_column(option: &str, e: &allot_config::lsf::values::ValueError) -> String {
-    format!("{option}: column {}: {}", e.offset + 1, e.message)
-}
-
-fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (1, 11) | (2, 12) | (3, 13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
-}
-
-/// A `-w` expression with its jobs resolved: a name stands for every job
-/// of the caller with that name (`*` matching any text), as LSF resolves
-/// it; an array's id or name for every element of it, and `id[index]` or
-/// `name[index]` for one element. A name that matches none is an error, as
-/// is a job id the cluster never had.
-fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependency<Vec<JobId>>, String> {
-    let parsed = allot_config::deps::parse(text).map_err(|e| at_column("-w", &e))?;
+/// A `-w` target's jobs: a name stands for every job of the caller with
+/// that name (`*` matching any text), as LSF resolves it; an array's id or
+/// name for every element of it, and `id[index]` or `name[index]` for one
+/// element. A name that matches none is an error, as is a job id the
+/// cluster never had.
+fn resolve_target(state: &State, user: &str, target: DepTarget) -> Result<Vec<JobId>, String> {
     let by_ref = |r: JobRef| {
         let ids = state.resolve(r);
         if ids.is_empty() {
@@ -173,7 +120,7 @@ fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependenc
             Ok(ids.into_iter().map(JobId).collect())
         }
     };
-    parsed.try_map(&mut |target| match target {
+    match target {
         DepTarget::Id(id) => by_ref(JobRef::job(id)),
         DepTarget::Element(id, index) => by_ref(JobRef { id, index }),
         DepTarget::Name(name) => {
@@ -189,5 +136,5 @@ fn resolve_dependency(state: &State, user: &str, text: &str) -> Result<Dependenc
                 .collect();
             if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
         }
-    })
+    }
 }

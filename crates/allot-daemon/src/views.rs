@@ -12,7 +12,7 @@ use allot_proto::{
 };
 
 use crate::state::State;
-use crate::submit::at_column;
+use allot_config::submission::at_column;
 
 /// Job slots by state: pending (PSUSP included, as LSF counts them),
 /// running, stopped (USUSP), and reserved by pending jobs (counted as

@@ -1,0 +1,177 @@
+//! One path from what a user submitted to the engine's job: the strings
+//! of `bsub`'s options that decide scheduling, parsed, checked and
+//! resolved into a [`JobSpec`], with the queue chosen when none was named.
+//! allotd (`bsub`) and the simulator (a workload's `bsub` options) both
+//! come through [`resolve`]; only how `-w` names other jobs differs (the
+//! daemon's job table, the workload's own jobs), and the caller says it.
+
+use allot_engine::{ArrayShape, Dependency, Engine, JobId, JobSpec};
+
+use crate::array::JobArray;
+use crate::deps::DepTarget;
+use crate::lsf::values::ValueError;
+
+/// What a user submitted, as typed (already split into options).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Submission {
+    pub user: String,
+    pub queue: Option<String>,
+    /// `-n min[,max]`: 0 when `-n` is not given (the queue's PROCLIMIT
+    /// default applies).
+    pub slots: u32,
+    pub max_slots: Option<u32>,
+    /// `-R`, each occurrence as written.
+    pub res_req: Vec<String>,
+    /// `-m`, as written.
+    pub hosts: Option<String>,
+    /// `-W` and `-We`, seconds.
+    pub run_limit: Option<u64>,
+    pub estimated_run_time: Option<u64>,
+    /// `-G`.
+    pub group: Option<String>,
+    /// `-J`, as written (`name[1-10]%2` for an array).
+    pub name: Option<String>,
+    /// `-w`, as written.
+    pub depends: Option<String>,
+    /// `-sp`.
+    pub priority: Option<u32>,
+    /// `-t`, resolved to seconds since the epoch.
+    pub term_time: Option<u64>,
+    /// `-c`, seconds.
+    pub cpu_limit: Option<u64>,
+    /// `-x`.
+    pub exclusive: bool,
+    /// `-app`, `-qos`, `-uf`, `-P`.
+    pub app: Option<String>,
+    pub qos: Option<String>,
+    pub user_factor: Option<f64>,
+    pub project: Option<String>,
+}
+
+/// A submission resolved: the engine's job, its name (`-J` without an
+/// array's index list) and its array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub spec: JobSpec,
+    pub name: Option<String>,
+    pub array: Option<JobArray>,
+}
+
+/// An option's value that failed to parse, where (columns from 1) and why.
+pub fn at_column(option: &str, e: &ValueError) -> String {
+    format!("{option}: column {}: {}", e.offset + 1, e.message)
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Resolves a submission against `engine`: every option parsed (the error
+/// names the option and the column), `-w`'s jobs found by `target` (the
+/// caller's way of naming jobs; its error is said as it is), and, with no
+/// queue named, the first default queue that takes the job, queues for
+/// which `closed` holds left out (automatic queue selection). The error
+/// is what `bsub` says before `Job not submitted.`. The engine's own
+/// checks (PROCLIMIT, limits, users) are made when the job is submitted
+/// to it.
+pub fn resolve(
+    s: &Submission,
+    engine: &Engine,
+    closed: &dyn Fn(&str) -> bool,
+    target: &mut dyn FnMut(DepTarget) -> Result<Vec<JobId>, String>,
+) -> Result<Resolved, String> {
+    let res_req = match crate::resreq::parse_all_of(&s.res_req) {
+        Ok(r) => r,
+        Err((_, e)) if s.res_req.len() == 1 => return Err(at_column("-R", &e)),
+        Err((i, e)) => return Err(at_column(&format!("-R (the {} one)", ordinal(i + 1)), &e)),
+    };
+    let depends: Option<Dependency<Vec<JobId>>> = match s.depends.as_deref() {
+        Some(w) => Some(crate::deps::parse(w).map_err(|e| at_column("-w", &e))?.try_map(&mut |t| target(t))?),
+        None => None,
+    };
+    let max = engine.config().max_job_array_size;
+    let job_name =
+        s.name.as_deref().map(|n| crate::array::parse_job_name(n, max)).transpose().map_err(|e| at_column("-J", &e))?;
+    let (name, array) = match job_name {
+        Some(n) => (Some(n.name), n.array),
+        None => (None, None),
+    };
+    let hosts = s
+        .hosts
+        .as_deref()
+        .map(crate::engine::parse_host_picks)
+        .transpose()
+        .map_err(|e| at_column("-m", &e))?
+        .unwrap_or_default();
+    let mut spec = JobSpec {
+        user: s.user.clone(),
+        queue: s.queue.clone(),
+        slots: s.slots,
+        max_slots: s.max_slots.filter(|&m| m != s.slots),
+        res_req,
+        hosts,
+        run_limit: s.run_limit,
+        run_estimate: s.estimated_run_time,
+        group: s.group.clone(),
+        depends,
+        array: array.as_ref().map(|a| ArrayShape { size: a.indices.len() as u32, limit: a.limit }),
+        priority: s.priority,
+        term_time: s.term_time,
+        cpu_limit: s.cpu_limit,
+        exclusive: s.exclusive,
+        app: s.app.clone(),
+        qos: s.qos.clone(),
+        user_factor: s.user_factor,
+        project: s.project.clone(),
+    };
+    if spec.queue.is_none() {
+        match engine.choose_queue(&spec, closed) {
+            Ok(q) => spec.queue = Some(q.to_string()),
+            Err(e) => {
+                return Err(match engine.default_queue().filter(|q| closed(q)) {
+                    Some(q) => format!("Queue <{q}> is closed"),
+                    None => e.to_string(),
+                });
+            }
+        }
+    }
+    if let Some(q) = spec.queue.as_ref().filter(|q| closed(q)) {
+        return Err(format!("Queue <{q}> is closed"));
+    }
+    Ok(Resolved { spec, name, array })
+}
+
+impl Submission {
+    /// Parsed `bsub` options submitted by `user`. `-t` is left to the
+    /// caller, who knows the clock and time zone it is read in.
+    pub fn from_options(o: &crate::bsub::BsubOptions, user: &str) -> Submission {
+        Submission {
+            user: user.to_string(),
+            queue: o.queue.clone(),
+            slots: o.slots.map_or(0, |s| s.min),
+            max_slots: o.slots.map(|s| s.max),
+            res_req: o.res_req.clone(),
+            hosts: o.hosts.clone(),
+            run_limit: o.run_limit,
+            estimated_run_time: o.estimated_run_time,
+            group: o.group.clone(),
+            name: o.name.clone(),
+            depends: o.depends.clone(),
+            priority: o.priority,
+            term_time: None,
+            cpu_limit: o.cpu_limit,
+            exclusive: o.exclusive,
+            app: o.app.clone(),
+            qos: o.qos.clone(),
+            user_factor: o.user_factor,
+            project: o.project.clone(),
+        }
+    }
+}
