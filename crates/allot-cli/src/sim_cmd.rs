@@ -136,6 +136,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| (s.line, "skipped", s.reason.as_str()))
         .chain(outcome.rejected.iter().map(|r| (r.line, "rejected", r.reason.as_str())))
+        .chain(outcome.never_started.iter().map(|r| (r.line, "never started", r.reason.as_str())))
         .collect();
     problems.sort_by_key(|p| p.0);
     let listed: String = problems
@@ -149,8 +150,14 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if problems.len() > 5 {
         eprintln!("... and {} more, all in problems.txt", problems.len() - 5);
     }
+    // Jobs that never started are said when there are any (why each
+    // waits is in problems.txt).
+    let never = match outcome.never_started.len() {
+        0 => String::new(),
+        n => format!(", {n} never started"),
+    };
     println!(
-        "{}: {} jobs ran, {} skipped, {} rejected; utilization {:.1}%, mean wait {:.0} s, makespan {} s; {:.2} s wall",
+        "{}: {} jobs ran, {} skipped, {} rejected{never}; utilization {:.1}%, mean wait {:.0} s, makespan {} s; {:.2} s wall",
         args.workload.display(),
         summary["jobs"],
         summary["skipped"],

@@ -123,12 +123,18 @@ pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Va
             (u, json!({"jobs": jobs, "slot_seconds": ss, "used_share": used_share, "entitled_share": entitled}))
         })
         .collect();
+    // Why the jobs that never started wait, each reason with its count.
+    let mut never_reasons: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+    for r in &out.never_started {
+        *never_reasons.entry(r.reason.as_str()).or_default() += 1;
+    }
     json!({
         "policy": policy,
         "jobs": records.len(),
         "rejected": out.rejected.len(),
         "skipped": w.skipped.len(),
-        "never_started": out.never_started,
+        "never_started": out.never_started.len(),
+        "never_started_reasons": never_reasons,
         "makespan": makespan,
         "utilization": if capacity > 0.0 { used / capacity } else { 0.0 },
         "mean_wait": mean_wait,

@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
+use allot_engine::{Decision, Engine, Event, JobId, Time};
 
 use crate::report::push_decimal;
 use crate::workload::{Workload, WorkloadJob};
@@ -56,8 +56,9 @@ pub struct Rejected {
 pub struct Outcome {
     pub records: Vec<JobRecord>,
     pub rejected: Vec<Rejected>,
-    /// Jobs still pending when nothing more could happen.
-    pub never_started: u64,
+    /// Jobs still pending when nothing more could happen: each, with why
+    /// it waits (its pending reason then), in workload order.
+    pub never_started: Vec<Rejected>,
     /// (time, what the callback returned) for each report time.
     pub reports: Vec<(u64, serde_json::Value)>,
     /// Dispatch passes that considered jobs ([`Engine::passes`]).
@@ -100,6 +101,7 @@ pub fn run(
     // What requeued jobs have left to run.
     let mut left: BTreeMap<JobId, u64> = BTreeMap::new();
     let mut next = 0;
+    let mut named = Named::default();
     let mut last = 0u64;
     // The replay asks no host query between passes (a report asks share
     // tables, and lets go first all the same).
@@ -144,33 +146,23 @@ pub fn run(
             }
         }
         while let Some(job) = w.jobs.get(next).filter(|j| j.submit == t) {
-            let spec = JobSpec {
-                user: job.user.clone(),
-                queue: job.queue.clone(),
-                slots: job.slots,
-                max_slots: None,
-                res_req: None,
-                hosts: Vec::new(),
-                run_limit: job.run_limit,
-                run_estimate: job.run_estimate,
-                exclusive: job.exclusive,
-                app: job.app.clone(),
-                group: job.charge_group.clone(),
-                depends: None,
-                array: None,
-                priority: job.priority,
-                term_time: None,
-                cpu_limit: None,
-                qos: job.qos.clone(),
-                user_factor: job.user_factor,
-                project: job.project.clone(),
-            };
-            match engine.apply(Time(t), &Event::Submit(spec)) {
-                Ok(Some(id)) => {
-                    pending.insert(id, next);
+            // As allotd's bsub resolves it; `-w` names jobs of this workload.
+            let resolved = allot_config::submission::resolve(&job.submission(), engine, &|_| false, &mut |target| {
+                named.target(&job.user, target)
+            });
+            let submitted = resolved.and_then(|r| {
+                if r.array.is_some() {
+                    return Err("-J: job arrays are not replayed by the simulator yet".to_string());
                 }
-                Ok(None) => {}
-                Err(e) => out.rejected.push(Rejected { id: job.id, line: job.line, reason: e.to_string() }),
+                engine.apply(Time(t), &Event::Submit(r.spec)).map_err(|e| e.to_string()).map(|id| (id, r.name))
+            });
+            match submitted {
+                Ok((Some(id), name)) => {
+                    pending.insert(id, next);
+                    named.add(job, name, id);
+                }
+                Ok((None, _)) => {}
+                Err(reason) => out.rejected.push(Rejected { id: job.id, line: job.line, reason }),
             }
             next += 1;
         }
@@ -204,9 +196,57 @@ pub fn run(
     for r in reports {
         out.reports.push((r, report(engine, Time(r))));
     }
-    out.never_started = pending.len() as u64;
+    let mut never: Vec<Rejected> = pending
+        .iter()
+        .map(|(&id, &widx)| {
+            let job = &w.jobs[widx];
+            let reason = engine.pending_reason(id, Time(last)).map_or_else(|| "pending".to_string(), |r| r.to_string());
+            Rejected { id: job.id, line: job.line, reason }
+        })
+        .collect();
+    never.sort_by_key(|r| r.line);
+    out.never_started = never;
     out.passes = engine.passes();
     out
+}
+
+/// The workload's jobs as `-w` names them: by their number in the
+/// workload (a JSON-lines job's line), or by `-J` name among the same
+/// user's jobs (`*` matching any text), once submitted.
+#[derive(Default)]
+struct Named {
+    by_id: BTreeMap<u64, JobId>,
+    by_name: Vec<(String, String, JobId)>,
+}
+
+impl Named {
+    fn add(&mut self, job: &WorkloadJob, name: Option<String>, id: JobId) {
+        self.by_id.insert(job.id, id);
+        if let Some(name) = name {
+            self.by_name.push((job.user.clone(), name, id));
+        }
+    }
+
+    fn target(&self, user: &str, target: allot_config::deps::DepTarget) -> Result<Vec<JobId>, String> {
+        use allot_config::deps::DepTarget;
+        match target {
+            DepTarget::Id(n) => self
+                .by_id
+                .get(&n)
+                .map(|&id| vec![id])
+                .ok_or_else(|| format!("-w: job <{n}> is no job of this workload submitted before it")),
+            DepTarget::Element(n, i) => Err(format!("-w: job <{n}[{i}]>: job arrays are not replayed yet")),
+            DepTarget::Name(pattern) => {
+                let ids: Vec<JobId> = self
+                    .by_name
+                    .iter()
+                    .filter(|(u, name, _)| u == user && allot_config::deps::name_matches(&pattern, name))
+                    .map(|&(_, _, id)| id)
+                    .collect();
+                if ids.is_empty() { Err(format!("-w: no job of {user}'s is named `{pattern}`")) } else { Ok(ids) }
+            }
+        }
+    }
 }
 
 fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecord {
@@ -227,7 +267,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         submit: job.submit,
         start: r.start,
         end,
-        slots: job.slots,
+        slots: r.alloc.iter().map(|a| a.1).sum(),
         hosts,
         priority: r.priority,
         exit: if r.killed { KILLED_EXIT } else { job.exit },

@@ -16,7 +16,15 @@ pub struct WorkloadJob {
     /// The user group to charge through (`bsub -G`).
     pub charge_group: Option<String>,
     pub queue: Option<String>,
+    /// `-n min[,max]`: 0 when not given (the queue's PROCLIMIT default).
     pub slots: u32,
+    pub max_slots: Option<u32>,
+    /// `-R` (each as written), `-m`, `-w` and `-J`, as a workload's `bsub`
+    /// options give them.
+    pub res_req: Vec<String>,
+    pub hosts: Option<String>,
+    pub depends: Option<String>,
+    pub name: Option<String>,
     /// Seconds it really runs.
     pub runtime: u64,
     /// Its run limit for scheduling (SWF: the requested time; `-W`).
@@ -69,6 +77,32 @@ pub const MAX_HOSTS: u64 = 1_000_000;
 pub const MAX_PROCS: u64 = 1_000_000_000;
 
 impl WorkloadJob {
+    /// What its user submitted, as allotd's `bsub` takes it (see
+    /// `allot_config::submission`).
+    pub fn submission(&self) -> allot_config::submission::Submission {
+        allot_config::submission::Submission {
+            user: self.user.clone(),
+            queue: self.queue.clone(),
+            slots: self.slots,
+            max_slots: self.max_slots,
+            res_req: self.res_req.clone(),
+            hosts: self.hosts.clone(),
+            run_limit: self.run_limit,
+            estimated_run_time: self.run_estimate,
+            group: self.charge_group.clone(),
+            name: self.name.clone(),
+            depends: self.depends.clone(),
+            priority: self.priority,
+            term_time: None,
+            cpu_limit: None,
+            exclusive: self.exclusive,
+            app: self.app.clone(),
+            qos: self.qos.clone(),
+            user_factor: self.user_factor,
+            project: self.project.clone(),
+        }
+    }
+
     /// Why the job is beyond what a simulation takes, if it is: a time
     /// past [`MAX_SECONDS`], or a measure that is not a number or past
     /// [`MAX_MEASURE`]. Both readers skip such a job with this reason.

@@ -117,7 +117,7 @@ proptest! {
         let (walked, tries) = replay(&w, policy, queue, kill_at_limit, true);
         let (every, all_tries) = replay(&w, policy, queue, kill_at_limit, false);
         prop_assert_eq!(&walked.records, &every.records);
-        prop_assert_eq!(walked.never_started, every.never_started);
+        prop_assert_eq!(&walked.never_started, &every.never_started);
         prop_assert_eq!(walked.passes, every.passes);
         prop_assert!(tries <= all_tries, "{} > {}", tries, all_tries);
     }

@@ -50,7 +50,7 @@ fn four_hosts(jobs: Vec<WorkloadJob>) -> Workload {
 
 fn same(a: &Outcome, b: &Outcome) -> Result<(), TestCaseError> {
     prop_assert_eq!(&a.records, &b.records);
-    prop_assert_eq!(a.never_started, b.never_started);
+    prop_assert_eq!(&a.never_started, &b.never_started);
     prop_assert_eq!(a.passes, b.passes);
     Ok(())
 }
