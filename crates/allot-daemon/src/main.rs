@@ -18,6 +18,8 @@ mod replay_check;
 mod replay_cluster;
 mod running;
 mod serve;
+#[cfg(test)]
+mod sim_compare;
 mod socket;
 mod startup;
 mod state;

@@ -1,0 +1,222 @@
+//! The simulator does what allotd does: one workload replayed through
+//! `allot sim`'s loop and through allotd (in process: its request
+//! handling, its tick, its log, on a clock the test moves), and every
+//! decision compared: when each job started, on which hosts, how many
+//! slots. The workload has placement strings, slot ranges, a PROCLIMIT
+//! default, `-m`, dependencies by name and by id, several users under
+//! fairshare, and a queue that reserves and backfills.
+//!
+//! allotd's jobs do not run: their supervisors are only noted, and a job
+//! ends when the test writes its exit report at the time the simulator
+//! ends it (its start plus its run time), as a supervisor would.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use allot_engine::Time;
+use allot_exec::ExitReport;
+use allot_proto::{Request, Submit};
+use allot_sim::sim::SimOptions;
+use allot_sim::workload::WorkloadJob;
+use tokio::sync::mpsc;
+
+use crate::replay_check::{Twin, open};
+use crate::serve::{Caller, Input, Message, handle_batch};
+
+const HOSTS: &str = "\
+[[hosts]]\nname = \"h1\"\nncpus = 4\ntype = \"X86_64\"\n
+[[hosts]]\nname = \"h2\"\nncpus = 4\ntype = \"X86_64\"\n
+[[hosts]]\nname = \"h3\"\nncpus = 4\ntype = \"X86_64\"\n
+[[hosts]]\nname = \"h4\"\nncpus = 4\ntype = \"SGI\"\n";
+
+const QUEUES: &str = "\
+Begin Queue
+QUEUE_NAME = normal
+PRIORITY = 30
+FAIRSHARE = USER_SHARES[[default, 1]]
+End Queue
+
+Begin Queue
+QUEUE_NAME = par
+PRIORITY = 20
+PROCLIMIT = 3 8
+End Queue
+
+Begin Queue
+QUEUE_NAME = wide
+PRIORITY = 40
+SLOT_RESERVE = MAX_RESERVE_TIME[20]
+BACKFILL = Y
+End Queue
+";
+
+/// Users every Debian machine has, so that allotd (as root) finds their
+/// accounts when it launches their jobs.
+const USERS: [&str; 3] = ["bin", "daemon", "sys"];
+
+/// A workload of `n` jobs from `seed`: mixed sizes, placement strings,
+/// ranges, queues, users, run times, dependencies.
+fn workload(n: usize, seed: u64) -> String {
+    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407) | 1;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut lines = Vec::new();
+    // The jobs named so far, with their users: `-w` names one of the
+    // same user's.
+    let mut named: Vec<(&str, usize)> = Vec::new();
+    let mut t = 0;
+    for k in 1..=n {
+        t += next(40);
+        let user = USERS[next(3) as usize];
+        let runtime = 30 + next(400);
+        let theirs: Vec<usize> = named.iter().filter(|(u, _)| *u == user).map(|&(_, j)| j).collect();
+        let bsub = match next(12) {
+            0 => format!("-n {} -R \"span[ptile=2]\"", 2 + 2 * next(3)),
+            1 => "-n 2 -R \"select[type==SGI]\"".to_string(),
+            2 => format!("-m h{}", 1 + next(4)),
+            3 => format!("-n {},{}", 1 + next(3), 4 + next(12)),
+            4 => "-q par".to_string(),
+            5 => format!("-q wide -n {} -W {}", 6 + next(8), runtime + 60),
+            6 => format!("-W {} -n {}", runtime + 30, 1 + next(2)),
+            7 if k > 1 => format!("-w \"done({})\"", 1 + next(k as u64 - 1)),
+            8 => {
+                named.push((user, k));
+                format!("-J j{k} -n {}", 1 + next(3))
+            }
+            9 if !theirs.is_empty() => format!("-w \"ended(j{})\"", theirs[next(theirs.len() as u64) as usize]),
+            10 => "-R \"span[hosts=1]\" -n 3".to_string(),
+            _ => format!("-n {}", 1 + next(4)),
+        };
+        let bsub = bsub.replace('"', "\\\"");
+        lines.push(format!(r#"{{"submit": {t}, "user": "{user}", "runtime": {runtime}, "bsub": "{bsub}"}}"#));
+    }
+    lines.join("\n")
+}
+
+/// What `allot bsub` sends for a workload job.
+fn submit_of(j: &WorkloadJob, cwd: &str) -> Submit {
+    Submit {
+        queue: j.queue.clone(),
+        slots: j.slots,
+        max_slots: j.max_slots,
+        res_req: j.res_req.clone(),
+        hosts: j.hosts.clone(),
+        run_limit: j.run_limit,
+        group: j.charge_group.clone(),
+        name: j.name.clone(),
+        command: "true".into(),
+        cwd: cwd.into(),
+        estimated_run_time: j.run_estimate,
+        depends: j.depends.clone(),
+        priority: j.priority,
+        exclusive: j.exclusive,
+        app: j.app.clone(),
+        qos: j.qos.clone(),
+        user_factor: j.user_factor,
+        project: j.project.clone(),
+        ..Submit::default()
+    }
+}
+
+/// Each job's (start, hosts as jobs.csv writes them), by its number in
+/// the workload: through the simulator.
+fn through_sim(config: &std::path::Path, text: &str) -> BTreeMap<u64, (u64, String)> {
+    let files = allot_config::load::read_dir(config).expect("config");
+    let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let mut engine = allot_sim::testing::engine_from(&refs);
+    let w = allot_sim::jsonl::read(text);
+    assert!(w.skipped.is_empty(), "{:?}", w.skipped);
+    let opts = SimOptions { kill_at_limit: false, report_at: Vec::new(), let_go_each_pass: true };
+    let out = allot_sim::sim::run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+    assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+    out.records.iter().map(|r| (r.id, (r.start, r.hosts.clone()))).collect()
+}
+
+/// The same through allotd, moving its clock from event to event as the
+/// simulator does: job ends, submissions, the engine's own wake-ups.
+fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) -> BTreeMap<u64, (u64, String)> {
+    let w = allot_sim::jsonl::read(text);
+    let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
+    let dir = root.join("allotd");
+    std::fs::create_dir_all(&dir).expect("state dir");
+    let mut twin = Twin { state: open(&dir, config, Time(0), &wake), dir };
+    let runtime: BTreeMap<u64, u64> = w.jobs.iter().map(|j| (j.id, j.runtime)).collect();
+    // allotd's job id of each workload job, in submission order.
+    let mut id_of: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut ends: BTreeSet<(u64, u64)> = BTreeSet::new();
+    let mut started: BTreeMap<u64, (u64, String)> = BTreeMap::new();
+    let mut next = 0;
+    let mut last = 0;
+    loop {
+        let t_submit = w.jobs.get(next).map(|j| j.submit);
+        let t_end = ends.first().map(|e| e.0);
+        let t_wake = twin.state.engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
+        let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
+        last = t;
+        while let Some(&(end, job)) = ends.first().filter(|e| e.0 == t) {
+            ends.pop_first();
+            let report =
+                ExitReport { exit: 0, cpu_time: 0.0, max_rss_kb: 0, reason: None, ended_at: end, oom_killed: false };
+            twin.state.files.write_report(job, &report).expect("report");
+            twin.state.supervisors_ended.insert(job);
+        }
+        while let Some(j) = w.jobs.get(next).filter(|j| j.submit == t) {
+            let caller = Caller { uid: 0, user: j.user.clone(), known: true };
+            let (reply, _answer) = tokio::sync::oneshot::channel();
+            let request = Request::Submit(Box::new(submit_of(j, &root.display().to_string())));
+            let before = twin.state.engine.next_job_id().0;
+            let handled = handle_batch(
+                &mut twin.state,
+                vec![Message { caller, request, reply }],
+                &mut Vec::new(),
+                Time(t),
+                &wake,
+            );
+            assert!(handled.failed.is_none());
+            assert!(twin.state.jobs.contains_key(&before), "line {}: allotd refused what the simulator took", j.line);
+            id_of.insert(before, j.id);
+            next += 1;
+        }
+        twin.tick(Time(t), &wake);
+        for (&id, j) in &twin.state.jobs {
+            if let (Some(start), true) = (j.start_time, twin.state.running.contains(&id)) {
+                let line = id_of[&id];
+                if started.contains_key(&line) {
+                    continue;
+                }
+                let hosts: Vec<String> = j.alloc.iter().map(|(h, n)| format!("{h}*{n}")).collect();
+                started.insert(line, (start, hosts.join(" ")));
+                ends.insert((start + runtime[&line], id));
+            }
+        }
+    }
+    started
+}
+
+fn compare(n: usize, seed: u64) {
+    let root = std::env::temp_dir().join(format!("allot-sim-compare-{}-{seed}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), HOSTS).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), QUEUES).expect("lsb.queues");
+    let text = workload(n, seed);
+    let sim = through_sim(&config, &text);
+    let daemon = through_allotd(&root, &config, &text);
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(sim.len(), n, "every job ran in the simulator");
+    for (line, s) in &sim {
+        assert_eq!(Some(s), daemon.get(line), "seed {seed}, line {line}: the simulator, then allotd\n{text}");
+    }
+    assert_eq!(sim, daemon, "seed {seed}");
+}
+
+#[test]
+fn allotd_and_the_simulator_make_the_same_decisions() {
+    for seed in 1..=16 {
+        compare(150, seed);
+    }
+}
