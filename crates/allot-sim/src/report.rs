@@ -13,7 +13,7 @@ use crate::sim::{JobRecord, Outcome};
 use crate::workload::Workload;
 
 /// `id,user,queue,submit,start,end,slots,hosts,exit,priority`, one row per
-/// job; `priority` is the multifactor priority the job started with
+/// job (an element of a job array is `id[index]`, as LSF names it); `priority` is the multifactor priority the job started with
 /// (empty under LSF's policies). Numbers are written without `write!`: a
 /// row per job, and the replay is waiting for the file.
 pub fn jobs_csv(records: &[JobRecord]) -> String {
@@ -21,6 +21,11 @@ pub fn jobs_csv(records: &[JobRecord]) -> String {
     out.reserve(records.iter().map(|r| 48 + r.user.len() + r.queue.len() + r.hosts.len()).sum());
     for r in records {
         push_decimal(&mut out, r.id);
+        if r.index > 0 {
+            out.push('[');
+            push_decimal(&mut out, u64::from(r.index));
+            out.push(']');
+        }
         for field in [&r.user, &r.queue] {
             out.push(',');
             out.push_str(field);
@@ -322,6 +327,7 @@ mod tests {
     fn jobs_csv_rows_as_display_writes_them() {
         let row = |exit: i32, priority: Option<f64>| JobRecord {
             id: 12,
+            index: 0,
             user: "alice".into(),
             queue: "normal".into(),
             submit: 5,
@@ -371,6 +377,7 @@ mod tests {
     fn share_error_by_hand() {
         let rec = |user: &str, submit, start, end, slots| JobRecord {
             id: 0,
+            index: 0,
             user: user.into(),
             queue: "normal".into(),
             submit,

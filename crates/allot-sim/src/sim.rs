@@ -29,7 +29,11 @@ pub struct SimOptions {
 /// A job that ran.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobRecord {
+    /// The job's number in the workload.
     pub id: u64,
+    /// Its index when it is an element of a job array (`-J "a[1-10]"`),
+    /// 0 otherwise.
+    pub index: u32,
     pub user: String,
     pub queue: String,
     pub submit: u64,
@@ -74,6 +78,8 @@ pub const KILLED_EXIT: i32 = 137;
 
 struct Running {
     job: usize,
+    /// Its index in its job array (0: no array).
+    index: u32,
     queue: String,
     start: u64,
     alloc: Vec<(u32, u32)>,
@@ -96,7 +102,9 @@ pub fn run(
     reports.dedup();
     let mut reports = reports.into_iter().peekable();
     let mut ends: BinaryHeap<Reverse<(u64, JobId)>> = BinaryHeap::new();
-    let mut pending: BTreeMap<JobId, usize> = BTreeMap::new();
+    // Each pending job's workload job, and its index when it is an
+    // element of a job array (0 otherwise).
+    let mut pending: BTreeMap<JobId, (usize, u32)> = BTreeMap::new();
     let mut running: BTreeMap<JobId, Running> = BTreeMap::new();
     // What requeued jobs have left to run.
     let mut left: BTreeMap<JobId, u64> = BTreeMap::new();
@@ -135,7 +143,7 @@ pub fn run(
                     let _ = engine.apply(Time(t), &Event::Requeue { job: id, cpu_time: job.cpu_time, hold: false });
                     let runtime = left.get(&id).copied().unwrap_or(job.runtime);
                     left.insert(id, runtime.saturating_sub(t - r.start).max(1));
-                    pending.insert(id, r.job);
+                    pending.insert(id, (r.job, r.index));
                     out.requeued += 1;
                 } else {
                     if job.energy > 0.0 {
@@ -151,17 +159,22 @@ pub fn run(
                 named.target(&job.user, target)
             });
             let submitted = resolved.and_then(|r| {
-                if r.array.is_some() {
-                    return Err("-J: job arrays are not replayed by the simulator yet".to_string());
-                }
-                engine.apply(Time(t), &Event::Submit(r.spec)).map_err(|e| e.to_string()).map(|id| (id, r.name))
+                let indices = r.array.map(|a| a.indices);
+                engine.apply(Time(t), &Event::Submit(r.spec)).map_err(|e| e.to_string()).map(|id| (id, r.name, indices))
             });
             match submitted {
-                Ok((Some(id), name)) => {
-                    pending.insert(id, next);
-                    named.add(job, name, id);
+                Ok((Some(first), name, indices)) => {
+                    // An array's elements are its first id's successors.
+                    let elements: Vec<(u32, JobId)> = match indices {
+                        Some(ix) => ix.iter().enumerate().map(|(k, &i)| (i, JobId(first.0 + k as u64))).collect(),
+                        None => vec![(0, first)],
+                    };
+                    for &(index, id) in &elements {
+                        pending.insert(id, (next, index));
+                    }
+                    named.add(job, name, elements);
                 }
-                Ok((None, _)) => {}
+                Ok((None, ..)) => {}
                 Err(reason) => out.rejected.push(Rejected { id: job.id, line: job.line, reason }),
             }
             next += 1;
@@ -169,7 +182,7 @@ pub fn run(
         progress(next as u64);
         for d in engine.schedule(Time(t)) {
             let Decision::Start { job: id, alloc } = d else { continue };
-            let Some(widx) = pending.remove(&id) else { continue };
+            let Some((widx, index)) = pending.remove(&id) else { continue };
             let job = &w.jobs[widx];
             // The limit in force: the job's, its queue's RUNLIMIT, or what
             // an interruptible backfill start cut it to.
@@ -189,7 +202,7 @@ pub fn run(
             }
             let queue = engine.job_queue(id).unwrap_or_default().to_string();
             let priority = engine.multifactor_priority(id).map(|p| p.0);
-            running.insert(id, Running { job: widx, queue, start: t, alloc, killed, priority });
+            running.insert(id, Running { job: widx, index, queue, start: t, alloc, killed, priority });
         }
     }
     engine.set_keep_parked(false);
@@ -198,7 +211,7 @@ pub fn run(
     }
     let mut never: Vec<Rejected> = pending
         .iter()
-        .map(|(&id, &widx)| {
+        .map(|(&id, &(widx, _))| {
             let job = &w.jobs[widx];
             let reason = engine.pending_reason(id, Time(last)).map_or_else(|| "pending".to_string(), |r| r.to_string());
             Rejected { id: job.id, line: job.line, reason }
@@ -215,16 +228,18 @@ pub fn run(
 /// user's jobs (`*` matching any text), once submitted.
 #[derive(Default)]
 struct Named {
-    by_id: BTreeMap<u64, JobId>,
+    /// Each workload job's engine jobs: itself, or its array's elements
+    /// with their indices.
+    by_id: BTreeMap<u64, Vec<(u32, JobId)>>,
     by_name: Vec<(String, String, JobId)>,
 }
 
 impl Named {
-    fn add(&mut self, job: &WorkloadJob, name: Option<String>, id: JobId) {
-        self.by_id.insert(job.id, id);
+    fn add(&mut self, job: &WorkloadJob, name: Option<String>, elements: Vec<(u32, JobId)>) {
         if let Some(name) = name {
-            self.by_name.push((job.user.clone(), name, id));
+            self.by_name.extend(elements.iter().map(|&(_, id)| (job.user.clone(), name.clone(), id)));
         }
+        self.by_id.insert(job.id, elements);
     }
 
     fn target(&self, user: &str, target: allot_config::deps::DepTarget) -> Result<Vec<JobId>, String> {
@@ -233,9 +248,14 @@ impl Named {
             DepTarget::Id(n) => self
                 .by_id
                 .get(&n)
-                .map(|&id| vec![id])
+                .map(|ids| ids.iter().map(|&(_, id)| id).collect())
                 .ok_or_else(|| format!("-w: job <{n}> is no job of this workload submitted before it")),
-            DepTarget::Element(n, i) => Err(format!("-w: job <{n}[{i}]>: job arrays are not replayed yet")),
+            DepTarget::Element(n, i) => self
+                .by_id
+                .get(&n)
+                .and_then(|ids| ids.iter().find(|&&(index, _)| index == i && index > 0))
+                .map(|&(_, id)| vec![id])
+                .ok_or_else(|| format!("-w: job <{n}[{i}]> is no element of a job array of this workload")),
             DepTarget::Name(pattern) => {
                 let ids: Vec<JobId> = self
                     .by_name
@@ -262,6 +282,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
     }
     JobRecord {
         id: job.id,
+        index: r.index,
         user: job.user.clone(),
         queue: r.queue.clone(),
         submit: job.submit,
