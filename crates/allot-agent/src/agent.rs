@@ -335,11 +335,7 @@ impl Agent {
             ToAgent::TaskEnded { tag, index, exit } => self.launches.tell(tag, LaunchEvent::Ended { index, exit }),
             ToAgent::LaunchRefused { tag, why } => self.launches.tell(tag, LaunchEvent::Refused { why }),
             ToAgent::Peek { tag, job, user, mut out, mut err } => {
-                for (file, ext) in [(&mut out, "out"), (&mut err, "err")] {
-                    if !file.named {
-                        file.path = self.opts.state_dir.join("output").join(format!("{job}.{ext}"));
-                    }
-                }
+                self.place_default_output(job, &mut out, &mut err);
                 // As root, a file the job named is read as its owner (and
                 // one of an owner this host does not know, as nobody's).
                 let owner = allot_exec::owner::is_root().then(|| {
@@ -395,11 +391,7 @@ impl Agent {
             self.files.clean(job);
         }
         spec.attempt = attempt;
-        for (file, ext) in [(&mut spec.stdout, "out"), (&mut spec.stderr, "err")] {
-            if !file.named {
-                file.path = self.opts.state_dir.join("output").join(format!("{job}.{ext}"));
-            }
-        }
+        self.place_default_output(job, &mut spec.stdout, &mut spec.stderr);
         spec.cgroup = self.cgroups.as_ref().map(|c| c.job_dir(job));
         self.runs.insert(job, Run { attempt, ended: None, forgotten: false, signals: Vec::new() });
         let hosts = spec.env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
@@ -435,6 +427,16 @@ impl Agent {
             return self.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
         }
         self.send(&FromAgent::Started { job, attempt }).await;
+    }
+
+    /// A job's output files as allotd names them: the ones the job did not
+    /// name are this agent's own.
+    fn place_default_output(&self, job: u64, out: &mut allot_exec::OutputFile, err: &mut allot_exec::OutputFile) {
+        for (file, ext) in [(out, "out"), (err, "err")] {
+            if !file.named {
+                file.path = allot_exec::default_output(&self.opts.state_dir, job, ext);
+            }
+        }
     }
 
     /// The local socket's path, as jobs are told it.
@@ -538,14 +540,13 @@ impl Agent {
     /// end is (and kept, so a restarted agent still reports it).
     async fn cannot_start(&mut self, job: u64, reason: String) {
         eprintln!("allot-agent: job {job} cannot start: {reason}");
-        let report = ExitReport {
-            exit: 1,
-            cpu_time: 0.0,
-            max_rss_kb: 0,
-            reason: Some(reason),
-            ended_at: allot_exec::now_secs(),
-            oom_killed: false,
-        };
+        self.ended_unrun(job, 1, reason).await;
+    }
+
+    /// A run that ends without its command's end known: its report is
+    /// written (so a restarted agent still has it) and reported.
+    async fn ended_unrun(&mut self, job: u64, exit: i32, reason: String) {
+        let report = ExitReport::unrun(exit, reason);
         let _ = self.files.write_report(job, &report);
         self.ended(job, report).await;
     }
@@ -559,16 +560,7 @@ impl Agent {
             return self.ended(job, report).await;
         }
         if let Some((exit, reason)) = self.files.orphan_end(job) {
-            let report = ExitReport {
-                exit,
-                cpu_time: 0.0,
-                max_rss_kb: 0,
-                reason: Some(reason.into()),
-                ended_at: allot_exec::now_secs(),
-                oom_killed: false,
-            };
-            let _ = self.files.write_report(job, &report);
-            self.ended(job, report).await;
+            self.ended_unrun(job, exit, reason.into()).await;
         }
     }
 

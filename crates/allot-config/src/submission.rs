@@ -147,31 +147,3 @@ pub fn resolve(
     }
     Ok(Resolved { spec, name, array })
 }
-
-impl Submission {
-    /// Parsed `bsub` options submitted by `user`. `-t` is left to the
-    /// caller, who knows the clock and time zone it is read in.
-    pub fn from_options(o: &crate::bsub::BsubOptions, user: &str) -> Submission {
-        Submission {
-            user: user.to_string(),
-            queue: o.queue.clone(),
-            slots: o.slots.map_or(0, |s| s.min),
-            max_slots: o.slots.map(|s| s.max),
-            res_req: o.res_req.clone(),
-            hosts: o.hosts.clone(),
-            run_limit: o.run_limit,
-            estimated_run_time: o.estimated_run_time,
-            group: o.group.clone(),
-            name: o.name.clone(),
-            depends: o.depends.clone(),
-            priority: o.priority,
-            term_time: None,
-            cpu_limit: o.cpu_limit,
-            exclusive: o.exclusive,
-            app: o.app.clone(),
-            qos: o.qos.clone(),
-            user_factor: o.user_factor,
-            project: o.project.clone(),
-        }
-    }
-}

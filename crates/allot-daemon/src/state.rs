@@ -453,14 +453,14 @@ impl State {
         }
     }
 
-    /// Tells the engine which hosts take new work: after a start or a
+    /// Tells the engine which hosts take no new work: after a start or a
     /// reconfiguration (hosts with agents are down until they say hello).
+    /// By index: one walk of the hosts, not a search for each.
     pub fn sync_hosts(&mut self, t: Time) {
-        let hosts: Vec<String> = self.engine.hosts().map(|h| h.0.to_string()).collect();
-        for host in hosts {
-            if !self.host_open(&host) {
-                self.sync_host(t, &host);
-            }
+        let down: Vec<u32> =
+            (self.engine.hosts().enumerate()).filter(|(_, h)| !self.host_open(h.0)).map(|(i, _)| i as u32).collect();
+        for h in down {
+            let _ = self.engine.apply(t, &Event::HostDown(h));
         }
     }
 
@@ -645,7 +645,7 @@ impl State {
                 OutputFile { path: if p.is_absolute() { p } else { cwd.join(p) }, overwrite: *overwrite, named: true }
             }
             None => OutputFile {
-                path: self.state_dir.join("output").join(format!("{job}.{ext}")),
+                path: allot_exec::default_output(&self.state_dir, job, ext),
                 overwrite: true,
                 named: false,
             },

@@ -1,0 +1,215 @@
+//! A host's job files (`STATE/jobs/`): each job's spec, supervisor lock,
+//! process group, exit report, and the default output's place; and the
+//! supervisor's whole life over them ([`JobFiles::supervise`]).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::owner::as_owner;
+use crate::{ExecError, ExecSpec, ExitReport, now_secs, open_output, run, signal_group};
+
+/// Whether a job file must survive a crash of the machine (an fsync).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durable {
+    Yes,
+    No,
+}
+
+/// Where a job's default output (`ext`: `out` or `err`) is, in the state
+/// directory of allotd or of the agent that runs it: `output/JOB.EXT`.
+pub fn default_output(state_dir: &Path, job: u64, ext: &str) -> PathBuf {
+    state_dir.join("output").join(format!("{job}.{ext}"))
+}
+
+/// Files of the jobs in the state directory.
+#[derive(Clone, Debug)]
+pub struct JobFiles {
+    dir: PathBuf,
+}
+
+impl JobFiles {
+    /// The job files under `state_dir`: `jobs/` (specs, which hold each
+    /// job's environment) and `output/` (default output), both mode 0700:
+    /// no user reads another's through them (`bpeek` reads for the owner).
+    pub fn new(state_dir: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let dir = state_dir.join("jobs");
+        for d in [&dir, &state_dir.join("output")] {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(d)?;
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(JobFiles { dir })
+    }
+
+    fn path(&self, job: u64, ext: &str) -> PathBuf {
+        self.dir.join(format!("{job}.{ext}"))
+    }
+
+    /// Writes a job file whole or not at all (a reader never sees half of
+    /// it); with `durable`, it also survives a crash of the machine.
+    fn write_atomic(&self, job: u64, ext: &str, bytes: &[u8], durable: Durable) -> std::io::Result<()> {
+        let tmp = self.path(job, &format!("{ext}.tmp"));
+        std::fs::write(&tmp, bytes)?;
+        if durable == Durable::Yes {
+            File::open(&tmp)?.sync_all()?;
+        }
+        std::fs::rename(tmp, self.path(job, ext))
+    }
+
+    /// The spec need not survive a machine crash: a job whose supervisor
+    /// never started it is launched again after a restart, and its spec
+    /// written anew.
+    pub fn write_spec(&self, spec: &ExecSpec) -> std::io::Result<()> {
+        self.write_atomic(spec.job, "spec", &serde_json::to_vec(spec).map_err(std::io::Error::other)?, Durable::No)
+    }
+
+    pub fn read_spec(&self, job: u64) -> Result<ExecSpec, ExecError> {
+        let path = self.path(job, "spec");
+        let bytes = std::fs::read(&path).map_err(|source| ExecError::File {
+            job,
+            what: "cannot read",
+            path: path.display().to_string(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|e| ExecError::Spec(format!("{}: {e}", path.display())))
+    }
+
+    /// The job's exit report, once the supervisor wrote it.
+    pub fn read_exit(&self, job: u64) -> Option<ExitReport> {
+        serde_json::from_slice(&std::fs::read(self.path(job, "exit")).ok()?).ok()
+    }
+
+    /// The job's process group, once it started.
+    pub fn read_pgid(&self, job: u64) -> Option<i32> {
+        std::fs::read_to_string(self.path(job, "pgid")).ok()?.trim().parse().ok()
+    }
+
+    /// Removes a finished job's files (its output files stay).
+    pub fn clean(&self, job: u64) {
+        for ext in ["spec", "pgid", "exit", "lock"] {
+            let _ = std::fs::remove_file(self.path(job, ext));
+        }
+    }
+
+    /// Takes the job's supervisor lock without waiting: `None` when a
+    /// supervisor holds it.
+    pub fn try_lock(&self, job: u64) -> Result<Option<nix::fcntl::Flock<File>>, ExecError> {
+        let path = self.path(job, "lock");
+        let file =
+            OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|source| {
+                ExecError::File { job, what: "cannot open", path: path.display().to_string(), source }
+            })?;
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(Some(lock)),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+            Err((_, e)) => Err(ExecError::Spec(format!("cannot lock {}: {e}", path.display()))),
+        }
+    }
+
+    /// Whether the job's command was started (its process group recorded).
+    pub fn started(&self, job: u64) -> bool {
+        self.path(job, "pgid").exists()
+    }
+
+    /// A job whose supervisor is gone without an exit report (killed, or
+    /// the machine's OOM killer): nobody can hear how it ends, so its
+    /// processes still alive are ended (SIGKILL to its process group) and
+    /// the end to report is returned: exit code and why. `None` while its
+    /// supervisor lives (it holds the lock), when it wrote its report, when
+    /// its command never started (a supervisor may be about to take the
+    /// lock; one that fails before the start writes a report), or when the
+    /// lock cannot be looked at.
+    pub fn orphan_end(&self, job: u64) -> Option<(i32, &'static str)> {
+        if !self.started(job) || self.read_exit(job).is_some() {
+            return None;
+        }
+        if !matches!(self.try_lock(job), Ok(Some(_))) {
+            return None;
+        }
+        let alive =
+            self.read_pgid(job).is_some_and(|pgid| signal_group(pgid, nix::sys::signal::Signal::SIGKILL).is_ok());
+        Some(if alive {
+            (128 + 9, "its supervisor died; its processes were ended")
+        } else {
+            (255, "its supervisor died; how the job itself ended is not known")
+        })
+    }
+
+    /// The jobs that have files here (a spec, a report or a lock), in
+    /// ascending order.
+    pub fn jobs(&self) -> Vec<u64> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut ids: Vec<u64> = entries
+            .filter_map(|e| {
+                let name = e.ok()?.file_name();
+                let (id, ext) = name.to_str()?.split_once('.')?;
+                matches!(ext, "spec" | "exit" | "lock").then(|| id.parse().ok())?
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Runs job `job` to its end: the supervisor's whole life. It holds the
+    /// job's lock throughout, so a second supervisor of the same job ends at
+    /// once and a job never runs twice.
+    pub fn supervise(&self, job: u64) -> Result<ExitReport, ExecError> {
+        let Some(_lock) = self.try_lock(job)? else {
+            return Err(ExecError::Spec(format!("job {job} already has a supervisor")));
+        };
+        if let Some(done) = self.read_exit(job) {
+            return Ok(done);
+        }
+        if self.started(job) {
+            return Err(ExecError::Spec(format!("job {job} was started by a supervisor that died; not run again")));
+        }
+        let spec = match self.read_spec(job) {
+            Ok(spec) => spec,
+            Err(e) => {
+                // Reported, so the job ends with why instead of running
+                // for ever in allotd's eyes.
+                self.write_report(job, &ExitReport::unrun(e.exit_code(), e.reason()))?;
+                return Err(e);
+            }
+        };
+        let report = run(&spec, |pgid| {
+            // Durable: after a crash of the machine, it is what says the
+            // job ran, so it is not run again. The job runs meanwhile.
+            self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes).is_ok()
+        });
+        let report = report.unwrap_or_else(|e| {
+            // Said on the job's standard error too, where it can be
+            // opened as it would have been for the job.
+            if let Ok(Ok(mut err)) = as_owner(spec.run_as.as_ref(), || open_output(job, &spec.stderr, false)) {
+                let _ = writeln!(err, "allot: job {job}: {}", e.reason());
+            }
+            ExitReport::unrun(e.exit_code(), e.reason())
+        });
+        let report = ExitReport { ended_at: now_secs(), ..report };
+        // The report is how allotd hears of the end: on a full disk it is
+        // tried again every second until it is written.
+        while let Err(e) = self.write_report(job, &report) {
+            if !matches!(&e, ExecError::File { source, .. } if source.raw_os_error() == Some(28)) {
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        Ok(report)
+    }
+
+    /// Writes the job's exit report. Not synced: the daemon's `Finished`
+    /// record is the durable one. A machine crash between the two leaves a
+    /// started job without a report, which the restart records as lost
+    /// (exit 255).
+    pub fn write_report(&self, job: u64, report: &ExitReport) -> Result<(), ExecError> {
+        let bytes = serde_json::to_vec(report).map_err(|e| ExecError::Spec(e.to_string()))?;
+        self.write_atomic(job, "exit", &bytes, Durable::No).map_err(|source| ExecError::File {
+            job,
+            what: "cannot write",
+            path: self.path(job, "exit").display().to_string(),
+            source,
+        })
+    }
+}
