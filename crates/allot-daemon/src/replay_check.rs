@@ -175,6 +175,43 @@ impl Twin {
     }
 }
 
+/// The steady twin and the one to restart, each in its directory under
+/// `root`, on `config` from `t`.
+pub(crate) fn twins(root: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input>) -> [Twin; 2] {
+    ["steady", "restarted"].map(|name| {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).expect("state dir");
+        Twin { state: open(&dir, config, t, wake), dir }
+    })
+}
+
+/// The end of a step at `t`: the twins' answers were the same, both tick,
+/// and both show the same.
+pub(crate) fn settle(
+    [steady, restarted]: [&mut Twin; 2],
+    answers: &[String],
+    t: Time,
+    wake: &mpsc::Sender<Input>,
+    step: &str,
+) -> Result<(), TestCaseError> {
+    if let [a, b] = answers {
+        prop_assert_eq!(a, b, "{}", step);
+    }
+    steady.tick(t, wake);
+    restarted.tick(t, wake);
+    let (a, b) = (steady.snapshot(t), restarted.snapshot(t));
+    prop_assert!(a == b, "{step}\n{}", differences(&a, &b));
+    Ok(())
+}
+
+/// The end of a run: both event logs, written out, are the same.
+pub(crate) fn same_logs([steady, restarted]: [&mut Twin; 2]) -> Result<(), TestCaseError> {
+    steady.state.flush().expect("flushed");
+    restarted.state.flush().expect("flushed");
+    prop_assert_eq!(steady.log(), restarted.log(), "the event logs");
+    Ok(())
+}
+
 /// The lines that differ, each as the steady twin and the restarted one
 /// show it.
 pub(crate) fn differences(steady: &str, restarted: &str) -> String {
@@ -233,14 +270,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         .expect("lsb.params");
     let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
     let mut t = Time(1_000_000);
-    let mut twins: Vec<Twin> = ["steady", "restarted"]
-        .iter()
-        .map(|name| {
-            let dir = root.join(name);
-            std::fs::create_dir_all(&dir).expect("state dir");
-            Twin { state: open(&dir, &config, t, &wake), dir }
-        })
-        .collect();
+    let mut twins = twins(&root, &config, t, &wake);
     for (step, op) in ops.iter().enumerate() {
         t = Time(t.0 + 7);
         let mut answers = Vec::new();
@@ -311,20 +341,11 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
             }
         }
-        if let [steady, restarted] = &answers[..] {
-            prop_assert_eq!(steady, restarted, "step {}: {:?}", step, op);
-        }
-        for twin in &mut twins {
-            twin.tick(t, &wake);
-        }
-        let (steady, restarted) = (twins[0].snapshot(t), twins[1].snapshot(t));
-
-        prop_assert!(steady == restarted, "step {step}: {op:?}\n{}", differences(&steady, &restarted));
+        let [a, b] = &mut twins;
+        settle([a, b], &answers, t, &wake, &format!("step {step}: {op:?}"))?;
     }
-    for twin in &mut twins {
-        twin.state.flush().expect("flushed");
-    }
-    prop_assert_eq!(twins[0].log(), twins[1].log(), "the event logs");
+    let [a, b] = &mut twins;
+    same_logs([a, b])?;
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
 }

@@ -21,7 +21,7 @@ use proptest::prelude::*;
 use tokio::sync::mpsc;
 
 use crate::cluster::AgentInput;
-use crate::replay_check::{Twin, differences, open, pick};
+use crate::replay_check::{Twin, open, pick, same_logs, settle, twins};
 use crate::serve::Input;
 
 const HOSTS: [&str; 2] = ["hostA", "hostB"];
@@ -87,14 +87,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         .expect("lsb.queues");
     let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
     let mut t = Time(1_000_000);
-    let mut twins: Vec<(Twin, Links)> = ["steady", "restarted"]
-        .iter()
-        .map(|name| {
-            let dir = root.join(name);
-            std::fs::create_dir_all(&dir).expect("state dir");
-            (Twin { state: open(&dir, &config, t, &wake), dir }, Links::new())
-        })
-        .collect();
+    let mut twins: [(Twin, Links); 2] = twins(&root, &config, t, &wake).map(|t| (t, Links::new()));
     let mut conns = 0u64;
     for (step, op) in ops.iter().enumerate() {
         t = Time(t.0 + 7);
@@ -191,19 +184,11 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
             }
         }
-        if let [steady, restarted] = &answers[..] {
-            prop_assert_eq!(steady, restarted, "step {}: {:?}", step, op);
-        }
-        for (twin, _) in &mut twins {
-            twin.tick(t, &wake);
-        }
-        let (steady, restarted) = (twins[0].0.snapshot(t), twins[1].0.snapshot(t));
-        prop_assert!(steady == restarted, "step {step}: {op:?}\n{}", differences(&steady, &restarted));
+        let [(a, _), (b, _)] = &mut twins;
+        settle([a, b], &answers, t, &wake, &format!("step {step}: {op:?}"))?;
     }
-    for (twin, _) in &mut twins {
-        twin.state.flush().expect("flushed");
-    }
-    prop_assert_eq!(twins[0].0.log(), twins[1].0.log(), "the event logs");
+    let [(a, _), (b, _)] = &mut twins;
+    same_logs([a, b])?;
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
 }
