@@ -10,6 +10,7 @@ mod cluster_cmd;
 mod config_cmd;
 mod control;
 mod daemon_cmd;
+mod history_cmd;
 mod hosts_cmd;
 mod job_long;
 mod lsf;
@@ -86,13 +87,22 @@ enum Command {
     /// The multi-factor priority (spec 002) of the pending jobs a usage
     /// file lists, each factor weighted, as Slurm's `sprio`.
     Sprio(MultifactorArgs),
-    /// Replays a workload (SWF, gzip-compressed or not, or JSON lines)
-    /// through the engine and writes jobs.csv, summary.json and plots.
+    /// Replays a workload (SWF, gzip-compressed or not, or JSON lines), or
+    /// allotd's own history (--from), through the engine and writes
+    /// jobs.csv, summary.json and plots.
     Sim {
         /// The workload: *.swf[.gz] or *.jsonl.
-        workload: PathBuf,
+        #[arg(required_unless_present = "from")]
+        workload: Option<PathBuf>,
+        /// Replay what allotd recorded in this state directory (its event
+        /// log): each submission as typed, each job's real run time, what
+        /// users and administrators did. Without --config, under the
+        /// configuration it recorded, making again every decision allotd
+        /// made (exit 3 when one differs, listed in problems.txt).
+        #[arg(long, conflicts_with_all = ["workload", "policy", "kill_at_limit", "backfill", "reserve", "report_at"])]
+        from: Option<PathBuf>,
         /// Configuration directory; without it, the machine of the SWF header
-        /// and one queue `normal`.
+        /// and one queue `normal` (with --from: the configuration recorded).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Without --config: an FCFS queue, FAIRSHARE = USER_SHARES[[default, 1]] (the default), or
@@ -122,6 +132,25 @@ enum Command {
         /// ...; field 16); by default every job goes to the default queue.
         #[arg(long, value_enum, default_value = "none")]
         swf_queues: SwfQueuesArg,
+    },
+    /// What-if: allotd's history (its state directory) replayed under the
+    /// configuration it ran with and under another, compared per user and
+    /// per queue (wait, 95th percentile wait, slowdown), with utilization,
+    /// share error and the jobs that move most.
+    Whatif {
+        /// allotd's state directory (or its state.db).
+        #[arg(long)]
+        from: PathBuf,
+        /// The configuration directory to try.
+        #[arg(long)]
+        config: PathBuf,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Where to draw each user's mean wait before and after (SVG;
+        /// default whatif.svg).
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Benchmarks of the running system.
     Bench {
@@ -225,34 +254,36 @@ fn main() -> ExitCode {
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }
-        Command::Sim { workload, config, policy, out, report_at, kill_at_limit, backfill, reserve, swf_queues } => {
-            sim_cmd::run(sim_cmd::SimArgs {
-                workload,
-                config,
-                policy: policy.map(|p| {
-                    use allot_engine::multifactor::FairsharePolicy as F;
-                    use allot_sim::machine::Policy;
-                    match p {
-                        PolicyArg::Fcfs => Policy::Fcfs,
-                        PolicyArg::Fairshare => Policy::Fairshare,
-                        PolicyArg::SlurmClassic => Policy::Multifactor(F::Classic { dampening: 1.0 }),
-                        PolicyArg::SlurmFairtree => Policy::Multifactor(F::FairTree),
-                        PolicyArg::SlurmTickets => Policy::Multifactor(F::Tickets),
-                        PolicyArg::FluxAccounting => Policy::Multifactor(F::Flux),
-                    }
-                }),
-                out,
-                report_at,
-                kill_at_limit,
-                backfill,
-                reserve,
-                swf_queues: match swf_queues {
-                    SwfQueuesArg::None => allot_sim::swf::QueueField::None,
-                    SwfQueuesArg::Queue => allot_sim::swf::QueueField::Queue,
-                    SwfQueuesArg::Partition => allot_sim::swf::QueueField::Partition,
-                },
-            })
-        }
+        Command::Whatif { from, config, json, plot } => history_cmd::whatif(&from, &config, json, plot),
+        Command::Sim { from: Some(from), config, out, .. } => history_cmd::sim_from(&from, config.as_deref(), out),
+        Command::Sim {
+            workload, config, policy, out, report_at, kill_at_limit, backfill, reserve, swf_queues, ..
+        } => sim_cmd::run(sim_cmd::SimArgs {
+            workload: workload.unwrap_or_default(),
+            config,
+            policy: policy.map(|p| {
+                use allot_engine::multifactor::FairsharePolicy as F;
+                use allot_sim::machine::Policy;
+                match p {
+                    PolicyArg::Fcfs => Policy::Fcfs,
+                    PolicyArg::Fairshare => Policy::Fairshare,
+                    PolicyArg::SlurmClassic => Policy::Multifactor(F::Classic { dampening: 1.0 }),
+                    PolicyArg::SlurmFairtree => Policy::Multifactor(F::FairTree),
+                    PolicyArg::SlurmTickets => Policy::Multifactor(F::Tickets),
+                    PolicyArg::FluxAccounting => Policy::Multifactor(F::Flux),
+                }
+            }),
+            out,
+            report_at,
+            kill_at_limit,
+            backfill,
+            reserve,
+            swf_queues: match swf_queues {
+                SwfQueuesArg::None => allot_sim::swf::QueueField::None,
+                SwfQueuesArg::Queue => allot_sim::swf::QueueField::Queue,
+                SwfQueuesArg::Partition => allot_sim::swf::QueueField::Partition,
+            },
+        }),
     };
     match result {
         Ok(code) => code,

@@ -19,6 +19,7 @@ pub use policy::{Policy, PolicyKind};
 pub mod array;
 pub mod assoc_usage;
 pub mod bsub;
+pub mod defaults;
 pub mod deps;
 pub mod engine;
 pub mod nesting;

@@ -62,7 +62,7 @@ impl Source {
     pub fn load(&self) -> Result<Loaded, String> {
         if self.dir.is_none() {
             return Ok(Loaded {
-                engine: crate::defaults::engine_config(),
+                engine: allot_config::defaults::engine_config(),
                 admins: Vec::new(),
                 metrics: None,
                 usage_interval: DEFAULT_USAGE_INTERVAL,

@@ -7,7 +7,6 @@ mod blaunch;
 mod cluster;
 mod config;
 mod control;
-mod defaults;
 mod degraded;
 mod history;
 mod lists;

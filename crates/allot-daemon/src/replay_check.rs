@@ -346,7 +346,43 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
     }
     let [a, b] = &mut twins;
     same_logs([a, b])?;
+    same_decisions_replayed(&twins[0])?;
     let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
+
+/// The simulator's replay of the log (`allot sim --from`), under the
+/// configuration it recorded, starts every job when and where allotd did:
+/// the same engine, from the submissions as typed.
+pub(crate) fn same_decisions_replayed(twin: &Twin) -> Result<(), TestCaseError> {
+    let history = allot_sim::history::History::from_records(twin.dir.join("state.db"), twin.log())
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let (replayed, _) = allot_sim::replay::replay(&history, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let differences = replayed.differences();
+    prop_assert!(
+        differences.is_empty(),
+        "the replay of the log decided otherwise than allotd (job, run: allotd's, the replay's): {differences:?}\n{}",
+        replayed.notes.join("\n")
+    );
+    prop_assert!(replayed.outcome.rejected.is_empty(), "{:?}", replayed.outcome.rejected);
+    // Under another configuration (a third host): it ends.
+    let Some((_, allot_store::Record::Reconfigured { files, .. })) = history.records.first() else {
+        return Err(TestCaseError::fail("the log starts with its configuration"));
+    };
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(name, text)| match name.as_str() {
+            "allot.toml" => (name.clone(), format!("{text}\n[[hosts]]\nname = \"hostC\"\nncpus = 4\n")),
+            _ => (name.clone(), text.clone()),
+        })
+        .collect();
+    let other =
+        allot_sim::history::Recorded::load(Some("bigger"), &files).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let (after, _) =
+        allot_sim::replay::replay(&history, Some(other)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    // Nothing is both running and waiting at the end.
+    let running: std::collections::BTreeSet<(u64, u32)> = after.running.iter().map(|r| (r.id, r.index)).collect();
+    prop_assert!(after.waiting.iter().all(|w| !running.contains(&(w.id, w.index))));
     Ok(())
 }
 

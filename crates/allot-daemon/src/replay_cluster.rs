@@ -189,6 +189,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
     }
     let [(a, _), (b, _)] = &mut twins;
     same_logs([a, b])?;
+    crate::replay_check::same_decisions_replayed(&twins[0].0)?;
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
 }

@@ -60,7 +60,7 @@ pub(crate) fn open_state(
         store,
         files,
         state_dir: state_dir.to_path_buf(),
-        host: crate::defaults::this_host(),
+        host: allot_config::defaults::this_host(),
         supervisors,
         cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(state_dir)),
         jobs: BTreeMap::new(),

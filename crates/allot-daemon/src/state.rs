@@ -238,7 +238,7 @@ impl State {
 
     fn apply_record(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
         match record {
-            Record::Submitted { job, record } => {
+            Record::Submitted { job, record, .. } => {
                 let indices = match &record.array {
                     Some(spec) => {
                         let ix = allot_config::array::indices_of(spec)
@@ -277,12 +277,11 @@ impl State {
                     return Ok(());
                 }
                 let charged = j.usage.map_or(0.0, |u| u.0);
-                let id = JobId(*job);
-                if *cpu_time > charged {
-                    let _ = self.engine.apply(t, &Event::Cpu { job: id, seconds: cpu_time - charged });
+                let (events, charged) = allot_store::effects::usage_events(JobId(*job), charged, *cpu_time, *mem_kb);
+                for ev in &events {
+                    let _ = self.engine.apply(t, ev);
                 }
-                let _ = self.engine.apply(t, &Event::Memory { job: id, mb: *mem_kb as f64 / 1024.0 });
-                j.usage = Some((cpu_time.max(charged), *mem_kb));
+                j.usage = Some((charged, *mem_kb));
                 j.max_mem_kb = j.max_mem_kb.max(*mem_kb);
             }
             Record::Finished { job, exit, cpu_time, max_mem_kb, reason } => {
@@ -291,16 +290,19 @@ impl State {
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
                 j.max_mem_kb = j.max_mem_kb.max(*max_mem_kb);
                 j.usage = None;
-                // A job that never ran its command is not requeued by its
-                // exit code: it would fail the same way again.
-                let by_exit =
-                    j.killed.is_none() && reason.is_none() && self.engine.requeues_on_exit(JobId(*job), *exit);
-                if let Some(hold) = j.requeue.take().or(by_exit.then_some(false)) {
-                    let _ = self.engine.apply(t, &Event::Requeue { job: JobId(*job), cpu_time: *cpu_time, hold });
+                let end = allot_store::effects::RunEnd {
+                    exit: *exit,
+                    cpu_time: *cpu_time,
+                    killed: j.killed.is_some(),
+                    unrun: reason.is_some(),
+                    requeue: j.requeue.take(),
+                };
+                let (event, requeued) = allot_store::effects::end_event(&self.engine, JobId(*job), end);
+                let _ = self.engine.apply(t, &event);
+                if let Some(hold) = requeued {
                     j.back_to_pending(hold);
                     return Ok(());
                 }
-                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: *cpu_time, exit: *exit });
                 j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
                 j.end_time = Some(t.0);
                 j.exit = Some(*exit);
@@ -309,7 +311,7 @@ impl State {
                 self.finished.insert((t.0, *job));
             }
             Record::Removed { job } => {
-                let _ = self.engine.apply(t, &Event::Finish { job: JobId(*job), cpu_time: 0.0, exit: 130 });
+                let _ = self.engine.apply(t, &allot_store::effects::removed_event(JobId(*job)));
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.status = JobStatus::Exit;
                     j.end_time = Some(t.0);
@@ -441,8 +443,8 @@ impl State {
     /// Whether a host takes new work: not closed by an administrator, and
     /// (with agents) its agent heard from.
     pub fn host_open(&self, host: &str) -> bool {
-        !self.closed_hosts.contains(host)
-            && self.cluster.as_ref().is_none_or(|c| c.reach(host) == allot_store::Reach::Ok)
+        let reach = self.cluster.as_ref().map(|c| c.reach(host));
+        allot_store::effects::takes_work(self.closed_hosts.contains(host), self.cluster.is_some(), reach)
     }
 
     /// Tells the engine whether `host` takes new work.

@@ -71,6 +71,7 @@ pub(crate) fn submit(
     let job = state.engine.next_job_id().0;
     let record = Record::Submitted {
         job,
+        typed: Some(Box::new(submission)),
         record: Box::new(JobRecord {
             // Without -J, the command; a script's first line.
             name: name.unwrap_or_else(|| {

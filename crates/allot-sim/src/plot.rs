@@ -61,7 +61,13 @@ fn top_account(set: &FairshareSet, user: &str) -> String {
 }
 
 fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
-    PlotError { path: path.display().to_string(), message: e.to_string() }
+    PlotError::new(path, e)
+}
+
+impl PlotError {
+    pub fn new(path: &Path, e: impl std::fmt::Display) -> PlotError {
+        PlotError { path: path.display().to_string(), message: e.to_string() }
+    }
 }
 
 /// Writes `utilization.svg` and `shares.svg` into `dir`.

@@ -89,8 +89,13 @@ pub const SLOWDOWN_THRESHOLD: f64 = 10.0;
 /// (`dispatch_passes`: instants at which nothing had changed since the
 /// last pass do not count).
 pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Value {
+    summary_of(policy, w.jobs.first().map_or(0, |j| j.submit), w.skipped.len(), out, engine)
+}
+
+/// [`summary`] of a run whose jobs came from elsewhere (allotd's log):
+/// the first submission's time and how many lines were skipped.
+pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome, engine: &Engine) -> Value {
     let records = &out.records;
-    let first_submit = w.jobs.first().map_or(0, |j| j.submit);
     let last_end = records.iter().map(|r| r.end).max().unwrap_or(first_submit);
     let makespan = last_end.saturating_sub(first_submit);
     let slot_seconds = |r: &JobRecord| u64::from(r.slots) as f64 * (r.end - r.start) as f64;
@@ -137,7 +142,7 @@ pub fn summary(policy: &str, w: &Workload, out: &Outcome, engine: &Engine) -> Va
         "policy": policy,
         "jobs": records.len(),
         "rejected": out.rejected.len(),
-        "skipped": w.skipped.len(),
+        "skipped": skipped,
         "never_started": out.never_started.len(),
         "never_started_reasons": never_reasons,
         "makespan": makespan,

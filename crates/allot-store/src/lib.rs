@@ -10,6 +10,8 @@
 //! survives the process being killed (kill -9) and the machine losing
 //! power.
 
+pub mod effects;
+
 use std::path::Path;
 
 use allot_engine::{JobSpec, Time};
@@ -141,8 +143,16 @@ impl JobRecord {
 /// One change of state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Record {
-    /// A job was accepted with this id.
-    Submitted { job: u64, record: Box<JobRecord> },
+    /// A job was accepted with this id. `typed`: what its user submitted,
+    /// as typed (the options that decide scheduling), from which a replay
+    /// under another configuration submits it again (`allot sim --from`);
+    /// logs written before it was kept have none.
+    Submitted {
+        job: u64,
+        record: Box<JobRecord>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<Box<allot_config::submission::Submission>>,
+    },
     /// A job started on these hosts (name, slots).
     Started { job: u64, alloc: Vec<(String, u32)> },
     /// A job ended with an exit code, having used this much CPU (s).
@@ -353,6 +363,42 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing log to read it alone (`allot sim --from`), while
+    /// allotd may be writing it: nothing is made or changed, and a file
+    /// that is not an allot log is refused as [`Store::open`] refuses it.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let shown = path.display().to_string();
+        match std::fs::metadata(path) {
+            Ok(m) if m.len() == 0 => {
+                return Err(StoreError::Damaged { path: shown, why: "is empty (0 bytes)".into() });
+            }
+            Ok(_) => {}
+            Err(source) => return Err(StoreError::File { path: shown, what: "cannot read", source }),
+        }
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        let tables: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'events')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| StoreError::Damaged {
+                path: shown.clone(),
+                why: format!("is not readable as a database ({e})"),
+            })?;
+        if tables != 2 {
+            return Err(StoreError::Damaged { path: shown, why: "has no allot event log in it".into() });
+        }
+        let found: i64 = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))?;
+        if found != SCHEMA_VERSION {
+            return Err(StoreError::Schema { path: shown, found, known: SCHEMA_VERSION });
+        }
+        Ok(Store { conn })
+    }
+
     /// Schema 1 to 2, in one transaction: the job column, filled from the
     /// records.
     fn upgrade_from_1(&mut self) -> Result<(), StoreError> {
@@ -476,7 +522,7 @@ mod tests {
             array: None,
             extras: None,
         };
-        Record::Submitted { job, record: Box::new(record) }
+        Record::Submitted { job, record: Box::new(record), typed: None }
     }
 
     #[test]
@@ -496,6 +542,53 @@ mod tests {
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
         assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None });
         assert_eq!(s.len().expect("len"), 4);
+    }
+
+    /// A submission keeps what was typed; a log written before it was kept
+    /// reads as it did, with none.
+    #[test]
+    fn a_submission_as_typed_is_kept_and_old_records_still_read() {
+        let typed = allot_config::submission::Submission {
+            user: "alice".into(),
+            slots: 4,
+            max_slots: Some(32),
+            res_req: vec!["span[ptile=3]".into()],
+            hosts: Some("h4".into()),
+            ..Default::default()
+        };
+        let Record::Submitted { record, .. } = submitted(1) else { unreachable!() };
+        let with = Record::Submitted { job: 1, record, typed: Some(Box::new(typed)) };
+        let text = serde_json::to_string(&with).expect("json");
+        assert!(
+            text.contains(
+                r#""typed":{"user":"alice","slots":4,"max_slots":32,"res_req":["span[ptile=3]"],"hosts":"h4"}"#
+            ),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Record>(&text).expect("reads"), with);
+        let old = serde_json::to_string(&submitted(2)).expect("json");
+        assert!(!old.contains("typed"), "{old}");
+        assert!(matches!(serde_json::from_str::<Record>(&old).expect("reads"), Record::Submitted { typed: None, .. }));
+    }
+
+    /// `allot sim --from` reads a log allotd may be writing, and changes
+    /// nothing; what is not a log is refused as allotd refuses it.
+    #[test]
+    fn a_log_opens_read_only_beside_its_writer() {
+        let path = temp("read-only");
+        let mut writer = Store::open(&path).expect("open");
+        writer.append(&[(Time(1), submitted(1))]).expect("append");
+        let reader = Store::open_read_only(&path).expect("opens beside the writer");
+        assert_eq!(reader.len().expect("len"), 1);
+        writer.append(&[(Time(2), submitted(2))]).expect("the writer goes on");
+        assert_eq!(reader.len().expect("len"), 2);
+        drop(reader);
+        let missing = path.with_file_name("none.db");
+        assert!(Store::open_read_only(&missing).is_err());
+        assert!(!missing.exists(), "nothing made");
+        std::fs::write(&missing, b"").expect("empty");
+        let err = Store::open_read_only(&missing).err().expect("refused").to_string();
+        assert!(err.contains("is empty (0 bytes)"), "{err}");
     }
 
     #[test]

@@ -1,11 +1,18 @@
 //! The embedded defaults: with no configuration, this machine is the one
 //! host (its CPUs as slots, its memory), and one queue `normal` with
-//! `FAIRSHARE = USER_SHARES[[default, 1]]`.
+//! `FAIRSHARE = USER_SHARES[[default, 1]]`. allotd runs on them without a
+//! configuration, and a replay of its log (`allot sim --from`) takes them
+//! up again.
 
 use allot_engine::model::{EngineConfig, HostSpec};
 
+/// This machine's host name (the kernel's, as `hostname` says it).
 pub fn this_host() -> String {
-    nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".into())
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 pub fn engine_config() -> EngineConfig {

@@ -1,0 +1,683 @@
+//! allotd's history replayed through the engine, under the configuration
+//! it ran with or under another (`allot sim --from STATE_DIR [--config
+//! DIR]`).
+//!
+//! Each submission goes in again as typed, at its time, through the one
+//! submission path (`allot_config::submission::resolve`); what users and
+//! administrators did (kills, holds, modifications, requeues, closed hosts
+//! and queues, hosts heard or lost) happens at its time; each job runs as
+//! long as it ran, and what it used as it ran is reported at the same
+//! moments of its run. The engine decides every start, reservation and
+//! kill at a limit again.
+//!
+//! **When passes run.** allotd runs a dispatch pass whenever something
+//! changed (at once after requests and job ends, and every 100 ms), and
+//! its log records each pass that did anything, in order among the other
+//! records. The replay runs those passes where they are. While a job's run
+//! keeps the time it had (it started when it did in the log), what happened
+//! to it happens where the log has it, so under the configuration it ran
+//! with the replay makes every decision allotd made, at the same moment
+//! and in the same order. Once the replay has decided anything otherwise
+//! (another configuration), a run that moved ends and is measured at its
+//! own times, each end followed by a pass, as allotd's tick does; and the
+//! engine's own wake-ups (a reservation's end, a run limit) get a pass at
+//! their time unless the log has one within the second, as the tick
+//! would. Until then the log's passes are all there is: allotd may have
+//! been stopped, or busy, when a wake-up fell due, and the log says when
+//! it was handled.
+//!
+//! **`-w`** is replayed as allotd resolved it when the job was submitted:
+//! which jobs a name meant then is part of what happened. Job ids are the
+//! log's (a job another configuration refuses leaves its id unused), so
+//! `-w` by id names the same job.
+//!
+//! **What a replay cannot know**: how long a job would have run had it
+//! not been killed, or how long one runs that never started, or never
+//! ended, before the log's end. A job killed at its run limit runs no
+//! longer under a longer limit; a job with no recorded run that starts in
+//! the replay runs until the end of the history.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
+use allot_store::effects::{RunEnd, end_event, takes_work, usage_events};
+use allot_store::{Reach, Record, Term};
+
+use crate::history::{History, Recorded, RecordedRun, by_user, hosts_text};
+use crate::sim::{JobRecord, KILLED_EXIT, Outcome, Rejected};
+
+/// The starts of a history: each job's `k`th run (from 0), when and where.
+pub type Starts = BTreeMap<(u64, u32), (u64, String)>;
+
+/// What a replay gives.
+pub struct Replayed {
+    /// Runs that ended (in `records`), jobs refused, jobs never started
+    /// (with why), passes, requeues, as the simulator reports a workload.
+    pub outcome: Outcome,
+    /// Runs still going at the history's end, their end the history's.
+    pub running: Vec<JobRecord>,
+    /// Jobs still pending at the end (their reasons are in
+    /// `outcome.never_started`).
+    pub waiting: Vec<Waiting>,
+    /// What allotd decided, from its log, and what the replay decided.
+    pub recorded: Starts,
+    pub replayed: Starts,
+    /// The first submission's time and the log's last.
+    pub first_submit: u64,
+    pub horizon: u64,
+    /// What the replay left out, and why, once each.
+    pub notes: Vec<String>,
+}
+
+impl Replayed {
+    /// The runs whose start differs between the log and the replay: (job,
+    /// run), what allotd did, what the replay did.
+    #[allow(clippy::type_complexity)]
+    pub fn differences(&self) -> Vec<((u64, u32), Option<&(u64, String)>, Option<&(u64, String)>)> {
+        let keys: BTreeSet<&(u64, u32)> = self.recorded.keys().chain(self.replayed.keys()).collect();
+        keys.into_iter().map(|k| (*k, self.recorded.get(k), self.replayed.get(k))).filter(|(_, a, b)| a != b).collect()
+    }
+}
+
+/// A job still pending at the end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Waiting {
+    pub id: u64,
+    pub index: u32,
+    pub user: String,
+    pub queue: String,
+    pub submit: u64,
+}
+
+/// A job's run in the replay.
+struct Live {
+    start: u64,
+    /// Its run in the log, when it has one (the job's `k`th).
+    recorded: Option<usize>,
+    /// It started when the log's run did: what happens to it happens where
+    /// the log has it.
+    in_sync: bool,
+    /// When a moved run ends (stale heap entries are told by it).
+    end_at: Option<u64>,
+    exit: i32,
+    killed: bool,
+    hosts: String,
+    slots: u32,
+    queue: String,
+    priority: Option<f64>,
+}
+
+struct Job {
+    user: String,
+    submit: u64,
+    /// An element of a job array: its array's first id and its index.
+    array: Option<(u64, u32)>,
+    spec: JobSpec,
+    /// Runs started in the replay so far.
+    attempts: u32,
+    /// Runs of the log seen so far (its `Started` records passed).
+    seen: usize,
+    run: Option<Live>,
+    pending: bool,
+    killed: Option<Term>,
+    requeue: Option<bool>,
+    charged: f64,
+}
+
+/// Something a moved run does at its own time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    /// Its end (the `u32`: its attempt).
+    End(u32),
+    /// Its `n`th measure.
+    Usage(u32, usize),
+}
+
+/// Moved runs' ends and measures, in time order.
+#[derive(Default)]
+struct Dues {
+    heap: BinaryHeap<Reverse<(u64, u64, Due)>>,
+    /// The latest time one was due at: with the log's end, how far the
+    /// replay goes (a run whose length the log does not know runs on, and
+    /// reservations behind it would expire and be made again for ever).
+    until: u64,
+}
+
+impl Dues {
+    fn push(&mut self, (t, job, due): (u64, u64, Due)) {
+        self.until = self.until.max(t);
+        self.heap.push(Reverse((t, job, due)));
+    }
+}
+
+struct Replay<'h> {
+    h: &'h History,
+    engine: Engine,
+    agents: bool,
+    recorded_config: bool,
+    jobs: BTreeMap<u64, Job>,
+    due: Dues,
+    closed_hosts: BTreeSet<String>,
+    reach: BTreeMap<String, Reach>,
+    closed_queues: BTreeSet<String>,
+    source: (Option<String>, Vec<(String, String)>),
+    out: Replayed,
+    last: u64,
+    notes: BTreeSet<String>,
+    /// The replay has decided something otherwise than the log.
+    diverged: bool,
+    /// The last wake-up given a pass of its own: one that pass did not
+    /// clear is not given another.
+    woke: Option<u64>,
+}
+
+/// Replays `h` under the configuration it recorded (`under` `None`) or
+/// under another; returns what happened and the engine at the end.
+pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine), crate::history::HistoryError> {
+    let recorded_config = under.is_none();
+    let config = match under {
+        Some(c) => c,
+        None => h.initial_config()?,
+    };
+    let source = match h.records.first() {
+        Some((_, Record::Reconfigured { config_dir, files })) => (config_dir.clone(), files.clone()),
+        _ => (None, Vec::new()),
+    };
+    let first_submit = h.records.iter().find(|(_, r)| matches!(r, Record::Submitted { .. })).map_or(0, |(t, _)| t.0);
+    let mut r = Replay {
+        h,
+        engine: Engine::new(config.engine),
+        agents: config.agents,
+        recorded_config,
+        jobs: BTreeMap::new(),
+        due: Dues::default(),
+        closed_hosts: BTreeSet::new(),
+        reach: BTreeMap::new(),
+        closed_queues: BTreeSet::new(),
+        source,
+        out: Replayed {
+            outcome: Outcome::default(),
+            running: Vec::new(),
+            waiting: Vec::new(),
+            recorded: Starts::new(),
+            replayed: Starts::new(),
+            first_submit,
+            horizon: h.horizon(),
+            notes: Vec::new(),
+        },
+        last: 0,
+        notes: BTreeSet::new(),
+        diverged: false,
+        woke: None,
+    };
+    let t0 = h.records.first().map_or(0, |(t, _)| t.0);
+    r.sync_hosts(t0);
+    r.run();
+    Ok(r.finish())
+}
+
+impl Replay<'_> {
+    fn run(&mut self) {
+        let h = self.h;
+        let mut i = 0;
+        loop {
+            let t_rec = h.records.get(i).map(|(t, _)| t.0);
+            let t_due = self.due.heap.peek().map(|Reverse((t, ..))| *t);
+            let t_wake = self.uncovered_wakeup();
+            // At one time: moved runs' ends and measures first, then the
+            // log's records, then a wake-up's pass.
+            let next =
+                [(t_due, 0), (t_rec, 1), (t_wake, 2)].into_iter().filter_map(|(t, class)| t.map(|t| (t, class))).min();
+            let Some((t, class)) = next else { break };
+            self.last = self.last.max(t);
+            match class {
+                0 => {
+                    let Some(Reverse((t, job, due))) = self.due.heap.pop() else { break };
+                    self.moved(t, job, due);
+                }
+                1 => {
+                    let (at, record) = &h.records[i];
+                    i += 1;
+                    self.record(at.0, record);
+                }
+                _ => {
+                    self.woke = Some(t);
+                    self.pass(t, false);
+                }
+            }
+        }
+    }
+
+    /// The engine's next wake-up, unless a pass of the log comes within
+    /// the second (the pass allotd ran for it).
+    fn uncovered_wakeup(&self) -> Option<u64> {
+        if !self.diverged {
+            return None;
+        }
+        let w = self.engine.next_wakeup()?.0;
+        if w < self.last || self.woke.is_some_and(|woke| w <= woke) || w > self.h.horizon().max(self.due.until) {
+            return None;
+        }
+        let covered = self.h.pass_times.range(w..=w.saturating_add(1)).next().is_some();
+        (!covered).then_some(w)
+    }
+
+    fn note(&mut self, text: String) {
+        self.notes.insert(text);
+    }
+
+    fn record(&mut self, t: u64, record: &Record) {
+        match record {
+            Record::Submitted { job, record, typed } => self.submit(t, *job, record, typed.as_deref()),
+            Record::Started { job, alloc } => {
+                let Some(j) = self.jobs.get_mut(job) else { return };
+                let k = j.seen as u32;
+                j.seen += 1;
+                let hosts = hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n)));
+                if self.out.replayed.get(&(*job, k)) != Some(&(t, hosts.clone())) {
+                    self.diverged = true;
+                }
+                self.out.recorded.insert((*job, k), (t, hosts));
+            }
+            Record::Scheduled { full } => self.pass(t, *full),
+            Record::Finished { job, .. } => {
+                let k = self.jobs.get(job).map(|j| j.seen.saturating_sub(1));
+                if self.in_sync(*job, k) {
+                    self.end(t, *job);
+                }
+            }
+            Record::Usage { job, cpu_time, mem_kb } => {
+                let k = self.jobs.get(job).map(|j| j.seen.saturating_sub(1));
+                if self.in_sync(*job, k) {
+                    self.measure(t, *job, *cpu_time, *mem_kb);
+                }
+            }
+            Record::Killed { job, term } => self.killed(t, *job, *term),
+            Record::Removed { job } => self.remove(t, *job),
+            Record::HostChanged { host, up } => {
+                if *up {
+                    self.closed_hosts.remove(host);
+                } else {
+                    self.closed_hosts.insert(host.clone());
+                }
+                self.sync_host(t, host);
+            }
+            Record::HostReach { host, reach } => {
+                self.reach.insert(host.clone(), *reach);
+                self.sync_host(t, host);
+            }
+            Record::QueueChanged { queue, open } => {
+                if *open {
+                    self.closed_queues.remove(queue);
+                } else {
+                    self.closed_queues.insert(queue.clone());
+                }
+            }
+            Record::Reconfigured { config_dir, files } => self.reconfigured(t, config_dir, files),
+            Record::Suspended { job, stop, .. } => {
+                if self.jobs.get(job).is_some_and(|j| j.pending) {
+                    let ev = if *stop { Event::Hold(JobId(*job)) } else { Event::Release(JobId(*job)) };
+                    let _ = self.engine.apply(Time(t), &ev);
+                }
+            }
+            Record::Modified { job, record } => {
+                let Some(j) = self.jobs.get_mut(job) else { return };
+                match self.engine.apply(Time(t), &Event::Modify { job: JobId(*job), spec: record.spec.clone() }) {
+                    Ok(_) => j.spec = record.spec.clone(),
+                    Err(e) => {
+                        let text = format!("a modification (bmod, bswitch) of job {job} is refused here: {e}");
+                        self.note(text);
+                    }
+                }
+            }
+            Record::Requeued { job, hold } => self.requeued(t, *job, *hold),
+            Record::ArrayLimit { job, limit } => {
+                let _ = self.engine.apply(Time(t), &Event::ArrayLimit { array: JobId(*job), limit: *limit });
+            }
+        }
+    }
+
+    /// Whether the job's run in the replay is its `k`th in the log, in step.
+    fn in_sync(&self, job: u64, k: Option<usize>) -> bool {
+        let run = self.jobs.get(&job).and_then(|j| j.run.as_ref());
+        run.is_some_and(|r| r.in_sync && r.recorded.is_some() && r.recorded == k)
+    }
+
+    fn submit(
+        &mut self,
+        t: u64,
+        job: u64,
+        record: &allot_store::JobRecord,
+        typed: Option<&allot_config::submission::Submission>,
+    ) {
+        self.engine.skip_job_ids_to(JobId(job));
+        let spec = match typed {
+            // Submitted again as typed, `-w` as allotd resolved it.
+            Some(s) => {
+                let typed = allot_config::submission::Submission { depends: None, ..s.clone() };
+                let closed = |q: &str| self.closed_queues.contains(q);
+                match allot_config::submission::resolve(&typed, &self.engine, &closed, &mut |_| Ok(Vec::new())) {
+                    Ok(r) => JobSpec { depends: record.spec.depends.clone(), ..r.spec },
+                    Err(reason) => return self.refused(job, reason),
+                }
+            }
+            None => {
+                self.note("jobs of a log written before allotd kept submissions as typed are submitted as resolved then (their queue as chosen then)".into());
+                record.spec.clone()
+            }
+        };
+        let first = match self.engine.submit_at(&spec, Time(t)) {
+            Ok(id) => id.0,
+            Err(e) => return self.refused(job, e.to_string()),
+        };
+        if first != job {
+            let text = format!("job {job} of the log was given id {first} in the replay");
+            return self.note(text);
+        }
+        let size = spec.array.map_or(1, |a| a.size);
+        let indices = record.array.as_deref().and_then(|a| allot_config::array::indices_of(a).ok());
+        for k in 0..size {
+            let array = indices.as_ref().map(|ix| (job, ix.get(k as usize).copied().unwrap_or(k + 1)));
+            let j = Job {
+                user: spec.user.clone(),
+                submit: t,
+                array,
+                spec: spec.clone(),
+                attempts: 0,
+                seen: 0,
+                run: None,
+                pending: true,
+                killed: None,
+                requeue: None,
+                charged: 0.0,
+            };
+            self.jobs.insert(job + u64::from(k), j);
+        }
+    }
+
+    fn refused(&mut self, job: u64, reason: String) {
+        self.diverged = true;
+        self.out.outcome.rejected.push(Rejected { id: job, line: job, reason });
+    }
+
+    /// A dispatch pass at `t` (`full`: one that considers every job, as
+    /// the log's says), and its decisions carried out.
+    fn pass(&mut self, t: u64, full: bool) {
+        let decisions = if full { self.engine.schedule_full(Time(t)) } else { self.engine.schedule(Time(t)) };
+        for d in decisions {
+            match d {
+                Decision::Start { job, alloc } => self.start(t, job.0, &alloc),
+                Decision::Kill { job, reason } => {
+                    let term = match reason {
+                        allot_engine::KillReason::RunLimit => Term::RunLimit,
+                        allot_engine::KillReason::TermTime => Term::Deadline,
+                    };
+                    self.limit_kill(t, job.0, term);
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, t: u64, job: u64, alloc: &[(u32, u32)]) {
+        let hosts = hosts_text(alloc.iter().map(|&(h, n)| (self.engine.host_name(h), n)));
+        let queue = self.engine.job_queue(JobId(job)).unwrap_or_default().to_string();
+        let priority = self.engine.multifactor_priority(JobId(job)).map(|p| p.0);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let k = j.attempts;
+        j.attempts += 1;
+        j.pending = false;
+        j.charged = 0.0;
+        j.killed = None;
+        self.out.replayed.insert((job, k), (t, hosts.clone()));
+        let run: Option<&RecordedRun> = self.h.runs.get(&job).and_then(|r| r.get(k as usize));
+        let in_sync = run.is_some_and(|r| r.start == t);
+        if !run.is_some_and(|r| r.start == t && r.hosts == hosts) {
+            self.diverged = true;
+        }
+        let slots = alloc.iter().map(|a| a.1).sum();
+        let mut live = Live {
+            start: t,
+            recorded: run.map(|_| k as usize),
+            in_sync,
+            end_at: None,
+            exit: run.map_or(0, |r| r.exit),
+            killed: run.is_some_and(|r| r.killed.is_some()),
+            hosts,
+            slots,
+            queue,
+            priority,
+        };
+        if let Some(run) = run.filter(|_| !in_sync) {
+            // A moved run: its end and measures at its own times.
+            if let Some(len) = run.length() {
+                live.end_at = Some(t.saturating_add(len));
+                self.due.push((t.saturating_add(len), job, Due::End(k)));
+            }
+            for (n, (offset, ..)) in run.usage.iter().enumerate() {
+                self.due.push((t.saturating_add(*offset), job, Due::Usage(k, n)));
+            }
+        }
+        j.run = Some(live);
+    }
+
+    /// A moved run's end or measure, at its time.
+    fn moved(&mut self, t: u64, job: u64, due: Due) {
+        let Some(live) = self.jobs.get(&job).and_then(|j| j.run.as_ref()) else { return };
+        let k = live.recorded;
+        match due {
+            Due::End(attempt) => {
+                let current = self.jobs.get(&job).is_some_and(|j| j.attempts == attempt + 1);
+                if current && live.end_at == Some(t) {
+                    self.end(t, job);
+                    self.pass(t, false);
+                }
+            }
+            Due::Usage(attempt, n) => {
+                let current = self.jobs.get(&job).is_some_and(|j| j.attempts == attempt + 1);
+                let measure = k.and_then(|k| self.h.runs.get(&job)?.get(k)?.usage.get(n)).copied();
+                if let (true, Some((_, cpu, mem))) = (current, measure) {
+                    self.measure(t, job, cpu, mem);
+                }
+            }
+        }
+    }
+
+    fn measure(&mut self, t: u64, job: u64, cpu_time: f64, mem_kb: u64) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let (events, charged) = usage_events(JobId(job), j.charged, cpu_time, mem_kb);
+        j.charged = charged;
+        for ev in &events {
+            let _ = self.engine.apply(Time(t), ev);
+        }
+    }
+
+    /// A run's end at `t`: pending again, or done.
+    fn end(&mut self, t: u64, job: u64) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(live) = j.run.take() else { return };
+        let recorded = live.recorded.and_then(|k| self.h.runs.get(&job)?.get(k));
+        let killed = j.killed.is_some() || live.killed;
+        let end = RunEnd {
+            exit: live.exit,
+            cpu_time: recorded.map_or(0.0, |r| r.cpu_time),
+            killed,
+            unrun: recorded.is_some_and(|r| r.unrun),
+            requeue: j.requeue.take(),
+        };
+        let (event, requeued) = end_event(&self.engine, JobId(job), end);
+        let _ = self.engine.apply(Time(t), &event);
+        let (id, index) = j.array.unwrap_or((job, 0));
+        self.out.outcome.records.push(JobRecord {
+            id,
+            index,
+            user: j.user.clone(),
+            queue: live.queue,
+            submit: j.submit,
+            start: live.start,
+            end: t,
+            slots: live.slots,
+            hosts: live.hosts,
+            priority: live.priority,
+            exit: live.exit,
+        });
+        if requeued.is_some() {
+            j.pending = true;
+            self.out.outcome.requeued += 1;
+        }
+    }
+
+    /// The engine killed a job at a limit. A run in step has its kill and
+    /// end in the log at this moment; one that is not ends now, after the
+    /// time its kill took in the log (or at once).
+    fn limit_kill(&mut self, t: u64, job: u64, term: Term) {
+        // One being killed already (`bkill`, an earlier limit) is not
+        // killed again, as allotd does not.
+        let Some(j) = self.jobs.get_mut(&job).filter(|j| j.killed.is_none()) else { return };
+        let Some(live) = j.run.as_mut() else { return };
+        let recorded = live.recorded.and_then(|k| self.h.runs.get(&job)?.get(k));
+        let logged = recorded.and_then(|r| r.killed).filter(|&(at, term_then)| at == t && term_then == term);
+        if live.in_sync && logged.is_some() {
+            return;
+        }
+        j.killed = Some(term);
+        // Out of step from here: its kill is the replay's own.
+        live.in_sync = false;
+        self.diverged = true;
+        let latency = recorded.and_then(|r| Some(r.end?.saturating_sub(r.killed?.0))).unwrap_or(0);
+        let at = t.saturating_add(latency);
+        if live.end_at.is_none_or(|e| e > at) {
+            live.end_at = Some(at);
+            live.exit = KILLED_EXIT;
+            live.killed = true;
+            self.due.push((at, job, Due::End(j.attempts - 1)));
+        }
+    }
+
+    /// A `Killed` record: in step, it marks the run; a user's `bkill` of a
+    /// moved run ends it at this moment (after the time the kill took in
+    /// the log), and of a job still pending in the replay removes it.
+    fn killed(&mut self, t: u64, job: u64, term: Term) {
+        let k = self.jobs.get(&job).map(|j| j.seen.saturating_sub(1));
+        if self.in_sync(job, k) {
+            if let Some(j) = self.jobs.get_mut(&job) {
+                j.killed = Some(term);
+            }
+            return;
+        }
+        if !by_user(term) {
+            return;
+        }
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        if j.pending {
+            self.remove(t, job);
+            return;
+        }
+        let recorded = k.and_then(|k| self.h.runs.get(&job)?.get(k));
+        let latency = recorded.and_then(|r| Some(r.end?.saturating_sub(r.killed?.0))).unwrap_or(0);
+        let at = t.saturating_add(latency);
+        j.killed = Some(term);
+        if let Some(live) = j.run.as_mut().filter(|l| l.end_at.is_none_or(|e| e > at)) {
+            live.end_at = Some(at);
+            live.killed = true;
+            self.due.push((at, job, Due::End(j.attempts - 1)));
+        }
+    }
+
+    /// `bkill` of a job pending in the replay: it ends without running.
+    fn remove(&mut self, t: u64, job: u64) {
+        let Some(j) = self.jobs.get_mut(&job).filter(|j| j.pending) else { return };
+        j.pending = false;
+        let _ = self.engine.apply(Time(t), &allot_store::effects::removed_event(JobId(job)));
+    }
+
+    fn requeued(&mut self, t: u64, job: u64, hold: bool) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        if j.pending || j.run.is_some() {
+            j.requeue = Some(hold);
+        } else {
+            let ev = Event::Resubmit { job: JobId(job), spec: j.spec.clone(), hold };
+            if self.engine.apply(Time(t), &ev).is_ok() {
+                j.pending = true;
+            }
+        }
+    }
+
+    fn reconfigured(&mut self, t: u64, dir: &Option<String>, files: &[(String, String)]) {
+        if (dir, files) == (&self.source.0, self.source.1.as_slice()) {
+            return;
+        }
+        if !self.recorded_config {
+            self.note(
+                "the log's reconfigurations are not replayed: the replay runs on the one configuration given".into(),
+            );
+            return;
+        }
+        self.source = (dir.clone(), files.to_vec());
+        let loaded = match Recorded::load(dir.as_deref(), files) {
+            Ok(c) => c,
+            Err(e) => return self.note(e.to_string()),
+        };
+        match self.engine.reconfigure(Time(t), loaded.engine) {
+            Ok(()) => {
+                self.agents = loaded.agents;
+                self.sync_hosts(t);
+            }
+            Err(e) => self.note(format!("a reconfiguration at {t} is refused here: {e}")),
+        }
+    }
+
+    fn host_takes_work(&self, host: &str) -> bool {
+        takes_work(self.closed_hosts.contains(host), self.agents, self.reach.get(host).copied())
+    }
+
+    fn sync_host(&mut self, t: u64, host: &str) {
+        if let Some(h) = self.engine.host_index(host) {
+            let ev = if self.host_takes_work(host) { Event::HostUp(h) } else { Event::HostDown(h) };
+            let _ = self.engine.apply(Time(t), &ev);
+        }
+    }
+
+    fn sync_hosts(&mut self, t: u64) {
+        let down: Vec<u32> = (self.engine.hosts().enumerate())
+            .filter(|(_, h)| !self.host_takes_work(h.0))
+            .map(|(i, _)| i as u32)
+            .collect();
+        for h in down {
+            let _ = self.engine.apply(Time(t), &Event::HostDown(h));
+        }
+    }
+
+    fn finish(mut self) -> (Replayed, Engine) {
+        let horizon = self.out.horizon.max(self.last);
+        for (&id, j) in &self.jobs {
+            let (first, index) = j.array.unwrap_or((id, 0));
+            if let Some(live) = &j.run {
+                self.out.running.push(JobRecord {
+                    id: first,
+                    index,
+                    user: j.user.clone(),
+                    queue: live.queue.clone(),
+                    submit: j.submit,
+                    start: live.start,
+                    end: horizon.max(live.start),
+                    slots: live.slots,
+                    hosts: live.hosts.clone(),
+                    priority: live.priority,
+                    exit: -1,
+                });
+            } else if j.pending {
+                let queue = self.engine.job_queue(JobId(id)).unwrap_or_default().to_string();
+                self.out.waiting.push(Waiting { id: first, index, user: j.user.clone(), queue, submit: j.submit });
+                let reason = self
+                    .engine
+                    .pending_reason(JobId(id), Time(horizon))
+                    .map_or_else(|| "pending".to_string(), |r| r.to_string());
+                self.out.outcome.never_started.push(Rejected { id, line: id, reason });
+            }
+        }
+        self.out.outcome.passes = self.engine.passes();
+        self.out.notes = std::mem::take(&mut self.notes).into_iter().collect();
+        (self.out, self.engine)
+    }
+}

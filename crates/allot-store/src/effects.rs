@@ -1,0 +1,103 @@
+//! What a record means to the engine: the rules that turn a logged change
+//! into the engine's events, written once for allotd's state (live and on
+//! a restart's replay) and for the simulator's replay of a state
+//! directory's history (`allot sim --from`), which must hear the same.
+
+use allot_engine::{Engine, Event, JobId};
+
+use crate::Reach;
+
+/// How a job's run ended, as far as what comes next depends on it.
+#[derive(Clone, Copy, Debug)]
+pub struct RunEnd {
+    pub exit: i32,
+    pub cpu_time: f64,
+    /// allotd or a user killed it (`bkill`, a limit).
+    pub killed: bool,
+    /// It never ran its command (an output file its owner may not write,
+    /// an owner gone).
+    pub unrun: bool,
+    /// `brequeue` asked for it while it ran: back to pending, held if
+    /// `true`.
+    pub requeue: Option<bool>,
+}
+
+/// The engine's event for a run's end: pending again (`Requeue`) when
+/// `brequeue` asked, or when its queue's REQUEUE_EXIT_VALUES takes its
+/// exit code and it was neither killed nor unable to start (it would fail
+/// the same way again); else `Finish`. Returns the event and, when it goes
+/// back to pending, whether held.
+pub fn end_event(engine: &Engine, job: JobId, end: RunEnd) -> (Event, Option<bool>) {
+    let by_exit = !end.killed && !end.unrun && engine.requeues_on_exit(job, end.exit);
+    match end.requeue.or(by_exit.then_some(false)) {
+        Some(hold) => (Event::Requeue { job, cpu_time: end.cpu_time, hold }, Some(hold)),
+        None => (Event::Finish { job, cpu_time: end.cpu_time, exit: end.exit }, None),
+    }
+}
+
+/// The engine's event for a pending job removed (`bkill` before it
+/// started): it ends, having used nothing, as killed (130).
+pub fn removed_event(job: JobId) -> Event {
+    Event::Finish { job, cpu_time: 0.0, exit: 130 }
+}
+
+/// The engine's events for a running job's measure: the CPU seconds not
+/// charged yet (`charged` so far; a measure never takes back what was
+/// charged) and its resident memory now. Returns them and what is charged
+/// after.
+pub fn usage_events(job: JobId, charged: f64, cpu_time: f64, mem_kb: u64) -> (Vec<Event>, f64) {
+    let mut events = Vec::with_capacity(2);
+    if cpu_time > charged {
+        events.push(Event::Cpu { job, seconds: cpu_time - charged });
+    }
+    events.push(Event::Memory { job, mb: mem_kb as f64 / 1024.0 });
+    (events, cpu_time.max(charged))
+}
+
+/// Whether a host takes new work: not closed by an administrator and,
+/// where hosts have agents (`reach` is known), its agent heard from. A
+/// host whose agent never said hello is `unavail`.
+pub fn takes_work(closed: bool, agents: bool, reach: Option<Reach>) -> bool {
+    !closed && (!agents || reach == Some(Reach::Ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use allot_engine::model::{EngineConfig, HostSpec};
+
+    #[test]
+    fn an_end_requeues_by_exit_value_only_when_the_job_ran_its_course() {
+        let mut config = EngineConfig::one_queue(vec![HostSpec::new("h", 1, 1)], false);
+        config.queues[0].requeue_exit = vec![99];
+        let mut engine = Engine::new(config);
+        let job = engine.submit(&allot_engine::JobSpec { user: "u".into(), slots: 1, ..Default::default() });
+        let job = job.expect("submitted");
+        let end = RunEnd { exit: 99, cpu_time: 1.0, killed: false, unrun: false, requeue: None };
+        assert!(matches!(end_event(&engine, job, end), (Event::Requeue { hold: false, .. }, Some(false))));
+        for end in [RunEnd { killed: true, ..end }, RunEnd { unrun: true, ..end }, RunEnd { exit: 1, ..end }] {
+            assert!(matches!(end_event(&engine, job, end), (Event::Finish { .. }, None)), "{end:?}");
+        }
+        let asked = RunEnd { exit: 1, killed: true, requeue: Some(true), ..end };
+        assert!(matches!(end_event(&engine, job, asked), (Event::Requeue { hold: true, .. }, Some(true))));
+    }
+
+    #[test]
+    fn a_measure_charges_only_what_is_new() {
+        let (events, charged) = usage_events(JobId(1), 10.0, 12.5, 2048);
+        assert_eq!(charged, 12.5);
+        assert!(matches!(events[0], Event::Cpu { seconds, .. } if seconds == 2.5));
+        assert!(matches!(events[1], Event::Memory { mb, .. } if mb == 2.0));
+        let (events, charged) = usage_events(JobId(1), 10.0, 9.0, 0);
+        assert_eq!((events.len(), charged), (1, 10.0));
+    }
+
+    #[test]
+    fn a_host_takes_work_when_open_and_heard() {
+        assert!(takes_work(false, false, None));
+        assert!(!takes_work(true, false, None));
+        assert!(!takes_work(false, true, None), "never heard: unavail");
+        assert!(takes_work(false, true, Some(Reach::Ok)));
+        assert!(!takes_work(false, true, Some(Reach::Unreach)));
+    }
+}
