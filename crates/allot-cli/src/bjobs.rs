@@ -234,6 +234,16 @@ pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
             && a.states.is_none_or(|s| s.keeps(j.status))
             && a.name.as_ref().is_none_or(|p| name_matches(p, j))
     };
+    if a.long && a.reasons {
+        let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
+        jobs.retain(keep);
+        if jobs.is_empty() {
+            emit(&render(&a, &jobs))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        emit(&explained(&jobs)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if a.long || a.json || a.arrays {
         let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
         jobs.retain(keep);
@@ -271,6 +281,22 @@ pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
         Some(e) => crate::lsf::output_failed(e),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `bjobs -p -l`: each pending job's long form, with everything that
+/// holds it (`allot explain`) for its pending reasons.
+fn explained(jobs: &[JobInfo]) -> anyhow::Result<String> {
+    let mut parts = Vec::new();
+    for j in jobs {
+        let x = crate::explain_cmd::ask(j.job_ref())?;
+        let mut shown = j.clone();
+        shown.pending_reason = None;
+        let mut text = long(&shown);
+        text.push('\n');
+        text.push_str(&x.render(&crate::job_long::long_time));
+        parts.push(text);
+    }
+    Ok(parts.join(&format!("{}\n", "-".repeat(78))))
 }
 
 /// `-J name`: a job of that name (`*` matching any text); an array's name

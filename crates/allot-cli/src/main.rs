@@ -10,6 +10,7 @@ mod cluster_cmd;
 mod config_cmd;
 mod control;
 mod daemon_cmd;
+mod explain_cmd;
 mod history_cmd;
 mod hosts_cmd;
 mod job_long;
@@ -115,6 +116,11 @@ enum Command {
         /// Write shares-T.json at these times (seconds from the workload's start).
         #[arg(long = "report-at", num_args = 1..)]
         report_at: Vec<u64>,
+        /// With --report-at: at each report time, write why this job (its
+        /// number in the workload, `12` or `12[3]`) waits, if it does, to
+        /// explain-JOB-T.txt and .json.
+        #[arg(long, requires = "report_at")]
+        explain: Option<String>,
         /// End a job at its run limit when it ran longer in the trace.
         #[arg(long)]
         kill_at_limit: bool,
@@ -132,6 +138,17 @@ enum Command {
         /// ...; field 16); by default every job goes to the default queue.
         #[arg(long, value_enum, default_value = "none")]
         swf_queues: SwfQueuesArg,
+    },
+    /// Why a pending job waits, all of it: its pending reason and every
+    /// limit it is over, its queue's hosts by why they give it no slot,
+    /// its place in the share tree at each level, the reservations ahead
+    /// of it and its predicted start (what `bjobs -p -l` shows).
+    Explain {
+        /// The job: `12`, or `12[3]` for an element of an array.
+        job: String,
+        /// Print JSON instead.
+        #[arg(long)]
+        json: bool,
     },
     /// What-if: allotd's history (its state directory) replayed under the
     /// configuration it ran with and under another, compared per user and
@@ -254,10 +271,21 @@ fn main() -> ExitCode {
         Command::Shares { config, usage, json, live } => {
             shares_cmd::run(config.as_deref(), usage.as_deref(), json, live)
         }
+        Command::Explain { job, json } => explain_cmd::run(&job, json),
         Command::Whatif { from, config, json, plot } => history_cmd::whatif(&from, &config, json, plot),
         Command::Sim { from: Some(from), config, out, .. } => history_cmd::sim_from(&from, config.as_deref(), out),
         Command::Sim {
-            workload, config, policy, out, report_at, kill_at_limit, backfill, reserve, swf_queues, ..
+            workload,
+            config,
+            policy,
+            out,
+            report_at,
+            explain,
+            kill_at_limit,
+            backfill,
+            reserve,
+            swf_queues,
+            ..
         } => sim_cmd::run(sim_cmd::SimArgs {
             workload: workload.unwrap_or_default(),
             config,
@@ -275,6 +303,7 @@ fn main() -> ExitCode {
             }),
             out,
             report_at,
+            explain,
             kill_at_limit,
             backfill,
             reserve,

@@ -19,6 +19,8 @@ pub struct SimArgs {
     pub policy: Option<Policy>,
     pub out: Option<PathBuf>,
     pub report_at: Vec<u64>,
+    /// `--explain JOB`: the workload job to explain at each report time.
+    pub explain: Option<String>,
     pub kill_at_limit: bool,
     pub backfill: bool,
     pub reserve: bool,
@@ -103,8 +105,24 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         let inputs = PriorityInputs::default();
         report::share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &inputs)
     };
-    let opts =
-        SimOptions { kill_at_limit: args.kill_at_limit, report_at: args.report_at.clone(), ..SimOptions::default() };
+    let explain = match &args.explain {
+        Some(word) => {
+            let (id, indices) = allot_config::array::parse_job_ref(word)
+                .map_err(|e| anyhow!("--explain {word}: not a job (column {}: {})", e.offset + 1, e.message))?;
+            match indices[..] {
+                [] => Some((id, 0)),
+                [index] => Some((id, index)),
+                _ => bail!("--explain {word}: one job, as `12` or `12[3]`"),
+            }
+        }
+        None => None,
+    };
+    let opts = SimOptions {
+        kill_at_limit: args.kill_at_limit,
+        report_at: args.report_at.clone(),
+        explain,
+        ..SimOptions::default()
+    };
     let outcome = sim::run(&mut engine, &workload, &opts, &report_tables, &mut progress);
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -128,6 +146,19 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     })?;
     for (t, tables) in &outcome.reports {
         write(&format!("shares-{t}.json"), serde_json::to_string_pretty(tables)? + "\n")?;
+    }
+    // Why the job asked about waits at each report time (the simulated
+    // clock's seconds).
+    let job = args.explain.as_deref().unwrap_or_default();
+    for (t, x) in &outcome.explained {
+        let (text, json) = match x {
+            Some(x) => (x.render(&|s| format!("{s} s")), serde_json::to_string_pretty(x)? + "\n"),
+            None => {
+                (format!("job {job} is not pending at {t} s (not submitted yet, running or ended)\n"), "null\n".into())
+            }
+        };
+        write(&format!("explain-{job}-{t}.txt"), text)?;
+        write(&format!("explain-{job}-{t}.json"), json)?;
     }
     // Every skipped or rejected line, in line order, in problems.txt; the
     // first few on stderr too.

@@ -302,6 +302,7 @@ pub(crate) fn handle_batch(
             Request::Shares => Response::Shares(views::shares(&state.engine, t)),
             Request::Associations => views::associations(&state.engine, t),
             Request::Priorities => views::priorities(&state.engine),
+            Request::Explain { job } => views::explain(state, job, t),
             Request::Groups => Response::Groups(views::groups(&state.engine)),
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown

@@ -292,3 +292,17 @@ pub(crate) fn slots(state: &State, t: Time, select: Option<&str>) -> Response {
             .collect(),
     )
 }
+
+/// `bjobs -p -l`, `allot explain`: everything that holds a pending job.
+pub(crate) fn explain(state: &State, job: allot_proto::JobRef, t: allot_engine::Time) -> allot_proto::Response {
+    let Some(&id) = state.resolve(job).first() else {
+        return allot_proto::Response::Error(format!("Job <{job}> is not found"));
+    };
+    match state.engine.explain(allot_engine::JobId(id), t) {
+        Some(x) => match serde_json::to_value(&x) {
+            Ok(v) => allot_proto::Response::Explained(v),
+            Err(e) => allot_proto::Response::Error(format!("Job <{job}>: {e}")),
+        },
+        None => allot_proto::Response::Error(format!("Job <{job}> is not pending")),
+    }
+}

@@ -200,3 +200,42 @@ fn a_recorded_burst_replays_decision_for_decision() {
     ));
     assert!(table.contains("MEAN WAIT") && table.contains("utilization"), "{table}");
 }
+
+/// `bjobs -p -l` and `allot explain [--json]` on the real allotd: a job
+/// that waits is explained host by host and level by level.
+#[test]
+fn a_waiting_job_is_explained_by_bjobs_p_l_and_allot_explain() {
+    let dir = tempdir("explain");
+    let hosts = "[[hosts]]\nname = \"h1\"\nncpus = 2\n\n[[hosts]]\nname = \"h2\"\nncpus = 2\n";
+    let config = config_dir(&dir, &[("allot.toml", hosts), ("lsb.queues", QUEUES)]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    assert!(d.cmd(&["badmin", "hclose", "h2"], &dir).status.success());
+    let busy = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "-n", "2", "sleep", "60"], &dir));
+    d.wait_for(busy, "RUN", &dir);
+    let waiting = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "-n", "2", "true"], &dir));
+    let id = waiting.to_string();
+
+    let long = stdout(&d.cmd(&["bjobs", "-p", "-l", &id], &dir));
+    assert!(long.contains(&format!("Job <{id}>, Job Name <true>")), "{long}");
+    assert!(
+        long.contains(" PENDING REASONS:\n Not enough job slots: 2 needed, 0 free on the queue's hosts;"),
+        "{long}"
+    );
+    assert!(long.contains(" Closed or unreachable: takes no new jobs: 1 host (h2);"), "{long}");
+    assert!(long.contains(" Job slot limit reached: every slot in use: 1 host (h1);"), "{long}");
+    assert!(long.contains(" SHARE TREE (from the top):\n "), "{long}");
+    assert!(long.contains(" PREDICTED START: none can be predicted"), "the job ahead has no run limit: {long}");
+
+    let json = d.cmd(&["explain", &id, "--json"], &dir);
+    assert!(json.status.success(), "{}", common::stderr(&json));
+    let x: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(x["job"], waiting);
+    // By why, in host order: h1 first.
+    assert_eq!(x["hosts"][0]["hosts"], serde_json::json!(["h1"]));
+    assert_eq!(x["hosts"][1], serde_json::json!({"why": "Closed or unreachable: takes no new jobs", "hosts": ["h2"]}));
+    let text = stdout(&d.cmd(&["explain", &id], &dir));
+    assert!(text.contains("Queue <normal>, 2 slot(s)") && text.contains("1 host (h2)"), "{text}");
+    let running = d.cmd(&["explain", &busy.to_string()], &dir);
+    assert!(!running.status.success() && common::stderr(&running).contains("is not pending"), "{running:?}");
+    let _ = d.cmd(&["bkill", &busy.to_string()], &dir);
+}

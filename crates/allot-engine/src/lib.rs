@@ -19,6 +19,7 @@ mod cu;
 pub mod deps;
 pub mod dispatch;
 pub mod engine;
+pub mod explain;
 mod handover;
 mod hosts;
 mod jobs;

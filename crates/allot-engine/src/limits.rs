@@ -100,14 +100,34 @@ impl Engine {
     /// Why a pending job cannot start now because of a limit, if one
     /// stops it.
     pub(crate) fn limit_reason(&self, id: JobId, job: &Job) -> Option<PendingReason> {
+        self.limits_over(id, job, true).pop()
+    }
+
+    /// Every limit that stops a pending job now (`allot explain`).
+    pub(crate) fn limit_reasons(&self, id: JobId, job: &Job) -> Vec<PendingReason> {
+        self.limits_over(id, job, false)
+    }
+
+    /// The limits that stop a pending job now, in the order they are
+    /// checked; only the first with `first_only`.
+    fn limits_over(&self, id: JobId, job: &Job, first_only: bool) -> Vec<PendingReason> {
+        let mut out = Vec::new();
+        macro_rules! over {
+            ($r:expr) => {{
+                out.push($r);
+                if first_only {
+                    return out;
+                }
+            }};
+        }
         if job.outside_proclimit {
-            return Some(PendingReason::ProcLimit);
+            over!(PendingReason::ProcLimit);
         }
         // Admission keeps an array's queued elements within its limit; this
         // holds the limit even where a replayed log started more.
         if let Some(a) = self.array_of(id).map(|f| &self.arrays[&f]) {
             if a.limit.is_some_and(|l| a.running >= l) {
-                return Some(PendingReason::ArrayLimit);
+                over!(PendingReason::ArrayLimit);
             }
         }
         let q = &self.queues[job.queue];
@@ -118,19 +138,19 @@ impl Engine {
         };
         if let Some(max) = l.qjob {
             if q.used + reserved(&|rq, _| rq == job.queue) + job.slots > max {
-                return Some(PendingReason::QueueLimit { queue: q.spec.name.clone(), limit: max });
+                over!(PendingReason::QueueLimit { queue: q.spec.name.clone(), limit: max });
             }
         }
         if let Some(max) = l.ujob {
             let used = q.user_used.get(job.user as usize).copied().unwrap_or(0)
                 + reserved(&|rq, ru| rq == job.queue && ru == job.user);
             if used + job.slots > max {
-                return Some(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
+                over!(PendingReason::UserQueueLimit { queue: q.spec.name.clone(), limit: max });
             }
         }
         if let (Some(e), Some(p)) = (q.entitled, q.pool) {
             if u64::from(q.used + job.slots) > e {
-                return Some(PendingReason::SlotPool { pool: self.pools[p].0.clone(), entitled: e });
+                over!(PendingReason::SlotPool { pool: self.pools[p].0.clone(), entitled: e });
             }
         }
         if q.pool.is_some() {
@@ -148,16 +168,16 @@ impl Engine {
                 .sum();
             if u64::from(job.slots) + held > free {
                 let pool = q.pool.map(|p| self.pools[p].0.clone()).unwrap_or_default();
-                return Some(PendingReason::SlotPool { pool, entitled: q.entitled.unwrap_or(0) });
+                over!(PendingReason::SlotPool { pool, entitled: q.entitled.unwrap_or(0) });
             }
         }
         let user = &self.users[job.user as usize];
         if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
             if self.user_used[job.user as usize] + reserved(&|_, ru| ru == job.user) + job.slots > max {
-                return Some(PendingReason::UserLimit { limit: max });
+                over!(PendingReason::UserLimit { limit: max });
             }
         }
-        None
+        out
     }
 }
 

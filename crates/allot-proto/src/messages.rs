@@ -216,6 +216,10 @@ pub enum Request {
     Users {
         users: Vec<String>,
     },
+    /// `bjobs -p -l`, `allot explain`: everything that holds a pending job.
+    Explain {
+        job: JobRef,
+    },
 }
 
 /// The states `brequeue` acts on: `-d` DONE, `-e` EXIT, `-r` running and
@@ -465,6 +469,9 @@ pub enum Response {
     Priorities(LivePriorities),
     Groups(Vec<GroupInfo>),
     Users(Vec<UserInfo>),
+    /// `Explain`: the engine's explanation (`allot_engine::explain::
+    /// Explanation`), as JSON: the engine's type does not cross the wire.
+    Explained(serde_json::Value),
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),

@@ -20,6 +20,9 @@ pub struct SimOptions {
     pub kill_at_limit: bool,
     /// Times (seconds from the workload's start) to report share tables at.
     pub report_at: Vec<u64>,
+    /// A workload job (its number, and its index in its array or 0) to
+    /// explain at each report time ([`Engine::explain`]).
+    pub explain: Option<(u64, u32)>,
     /// Every pass ends with a parked reservation let go, as in the daemon
     /// (for tests: the same decisions as keeping it,
     /// [`Engine::set_keep_parked`]).
@@ -65,6 +68,9 @@ pub struct Outcome {
     pub never_started: Vec<Rejected>,
     /// (time, what the callback returned) for each report time.
     pub reports: Vec<(u64, serde_json::Value)>,
+    /// At each report time, why the job `explain` names waits (`None`: it
+    /// is not pending then, or not submitted yet).
+    pub explained: Vec<(u64, Option<allot_engine::explain::Explanation>)>,
     /// Dispatch passes that considered jobs ([`Engine::passes`]).
     pub passes: u64,
     /// Runs that ended with a code of their queue's REQUEUE_EXIT_VALUES
@@ -122,6 +128,9 @@ pub fn run(
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
             engine.let_go_parked();
             out.reports.push((r, report(engine, Time(r))));
+            if let Some(which) = opts.explain {
+                out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain(id, Time(r)))));
+            }
             reports.next();
         }
         last = t;
@@ -208,6 +217,9 @@ pub fn run(
     engine.set_keep_parked(false);
     for r in reports {
         out.reports.push((r, report(engine, Time(r))));
+        if let Some(which) = opts.explain {
+            out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain(id, Time(r)))));
+        }
     }
     let mut never: Vec<Rejected> = pending
         .iter()
@@ -240,6 +252,11 @@ impl Named {
             self.by_name.extend(elements.iter().map(|&(_, id)| (job.user.clone(), name.clone(), id)));
         }
         self.by_id.insert(job.id, elements);
+    }
+
+    /// The engine's job for a workload job and its index in its array.
+    fn engine_id(&self, (id, index): (u64, u32)) -> Option<JobId> {
+        self.by_id.get(&id)?.iter().find(|&&(i, _)| i == index).map(|&(_, job)| job)
     }
 
     fn target(&self, user: &str, target: allot_config::deps::DepTarget) -> Result<Vec<JobId>, String> {
