@@ -292,7 +292,6 @@ fn explained(jobs: &[JobInfo]) -> anyhow::Result<String> {
         let mut shown = j.clone();
         shown.pending_reason = None;
         let mut text = long(&shown);
-        text.push('\n');
         text.push_str(&x.render(&crate::job_long::long_time));
         parts.push(text);
     }
