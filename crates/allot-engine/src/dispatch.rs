@@ -317,6 +317,7 @@ impl Engine {
             self.units[u] = unit;
         }
         self.failed = failed;
+        self.rsv_standing += self.reservations.len() as u64;
         if !self.keep_parked {
             self.settle();
         }

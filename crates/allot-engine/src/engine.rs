@@ -341,6 +341,12 @@ pub struct Engine {
     pub(crate) dirty: bool,
     /// Passes that considered jobs (not those that found nothing changed).
     pub(crate) passes: u64,
+    /// Reservations made from nothing, and given up at their reservation
+    /// time ([`Engine::reservation_counts`]).
+    pub(crate) rsv_made: u64,
+    pub(crate) rsv_expired: u64,
+    /// Reservations standing at the end of each pass, summed.
+    pub(crate) rsv_standing: u64,
     /// Pending jobs tried in passes, in all ([`Engine::tries`]).
     pub(crate) tries: u64,
     /// Exit codes of the jobs that ended, for dependencies.
@@ -535,6 +541,9 @@ impl Engine {
             wakeups: BTreeSet::new(),
             dirty: false,
             passes: 0,
+            rsv_made: 0,
+            rsv_expired: 0,
+            rsv_standing: 0,
             tries: 0,
             ended: BTreeMap::new(),
             dependents: BTreeMap::new(),

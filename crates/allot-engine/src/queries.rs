@@ -17,6 +17,14 @@ impl Engine {
         [deadline, accept, expiry, self.cooldown_ends].into_iter().flatten().min()
     }
 
+    /// How many reservations were made (a job that held none reserving),
+    /// how many were given up at their reservation time (MAX_RESERVE_TIME)
+    /// before their job could start, and how many stood at the end of
+    /// each pass, summed over the passes ([`Engine::passes`]).
+    pub fn reservation_counts(&self) -> (u64, u64, u64) {
+        (self.rsv_made, self.rsv_expired, self.rsv_standing)
+    }
+
     /// How many passes considered jobs: those that found nothing changed
     /// since the last one returned at once and are not counted.
     pub fn passes(&self) -> u64 {

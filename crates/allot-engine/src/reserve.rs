@@ -213,6 +213,7 @@ impl Engine {
                 self.drop_reservation(id);
             }
             expired.push(id);
+            self.rsv_expired += 1;
         }
         expired
     }
@@ -301,6 +302,7 @@ impl Engine {
         if nothing_free && held.is_none() {
             return;
         }
+
         // A job placed without requirements that could not start held less
         // than it needs, and takes all it held again: with nothing free,
         // what it holds stays, on hosts that still give it (up, not taken
@@ -392,6 +394,9 @@ impl Engine {
             self.refresh_host(h);
         }
         let (since, expires) = held.unwrap_or_else(|| self.reservation_time(queue, t));
+        if held.is_none() {
+            self.rsv_made += 1;
+        }
         let r =
             Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
         self.record_reservation(id, r);

@@ -152,6 +152,11 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
         "p95_wait": percentile(&waits, 95.0),
         "mean_bounded_slowdown": bsld,
         "dispatch_passes": out.passes,
+        "reservations": {
+            "made": engine.reservation_counts().0,
+            "expired": engine.reservation_counts().1,
+            "mean_standing": engine.reservation_counts().2 as f64 / out.passes.max(1) as f64,
+        },
         "requeued": out.requeued,
         "share_error": share_error,
         "users": users,
