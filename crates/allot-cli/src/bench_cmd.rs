@@ -114,3 +114,82 @@ fn measure(exe: &Path, state: &Path, pid: u32, jobs: u64, connections: u64) -> a
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// `allot bench replay TRACE`: `allot sim --from` at the scale of a
+/// year's trace. The trace is simulated on its machine (one queue
+/// `normal`, fairshare or FCFS, with slot reservation and backfill when
+/// asked), the run written as allotd's event log into a fresh state
+/// directory, and that log replayed under the configuration it records,
+/// as `allot sim --from` does: the time to read it and the time to replay
+/// it, and whether every start came back.
+pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::Result<ExitCode> {
+    use allot_sim::sim::{SimOptions, run};
+    let w = allot_sim::input::read_workload(trace, &allot_sim::input::ReadOptions::default())?;
+    w.machine.check().map_err(|(line, e)| anyhow!("{}:{line}: {e}", trace.display()))?;
+    let policy = if fcfs { allot_sim::machine::Policy::Fcfs } else { allot_sim::machine::Policy::Fairshare };
+    let machine = allot_sim::machine::default_engine(&w, policy);
+    let mut hosts = String::new();
+    for h in &machine.hosts {
+        hosts.push_str(&format!("[[hosts]]\nname = \"{}\"\nncpus = {}\n\n", h.name, h.slots));
+    }
+    let mut queue = String::from("Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\n");
+    if !fcfs {
+        queue.push_str("FAIRSHARE = USER_SHARES[[default, 1]]\n");
+    }
+    if backfill {
+        queue.push_str(&format!(
+            "SLOT_RESERVE = MAX_RESERVE_TIME[{}]\nBACKFILL = Y\n",
+            allot_sim::machine::BACKFILL_RESERVE_CYCLES
+        ));
+    }
+    queue.push_str("End Queue\n");
+    let files = vec![
+        ("allot.toml".to_string(), hosts),
+        ("lsb.params".to_string(), "Begin Parameters\nDEFAULT_QUEUE = normal\nEnd Parameters\n".to_string()),
+        ("lsb.queues".to_string(), queue),
+    ];
+    let (config, _) = allot_config::load::load_texts(&files).map_err(|d| anyhow!("the trace's configuration:\n{d}"))?;
+    let engine_config = config.engine_config();
+    let t0 = Instant::now();
+    let mut engine = allot_engine::Engine::new(engine_config.clone());
+    let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
+    let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+    let simulated = t0.elapsed().as_secs_f64();
+    let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(engine_config));
+    let state = std::env::temp_dir().join(format!("allot-bench-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state)?;
+    let t1 = Instant::now();
+    allot_store::Store::open(&state.join("state.db"))?.append(&log)?;
+    let written = t1.elapsed().as_secs_f64();
+    println!(
+        "{}: {} jobs simulated in {simulated:.2} s; written as allotd's log: {} records in {written:.2} s",
+        trace.display(),
+        out.records.len(),
+        log.len()
+    );
+    drop(log);
+    let t2 = Instant::now();
+    let h = allot_sim::history::History::read(&state)?;
+    let read = t2.elapsed().as_secs_f64();
+    let t3 = Instant::now();
+    let (replayed, _) = allot_sim::replay::replay(&h, None)?;
+    let replay_secs = t3.elapsed().as_secs_f64();
+    let differences = replayed.differences().len();
+    println!(
+        "allot sim --from: log read in {read:.2} s, replayed in {replay_secs:.2} s ({:.2} s in all); {} of {} starts made again{}",
+        read + replay_secs,
+        replayed.recorded.len() - differences.min(replayed.recorded.len()),
+        replayed.recorded.len(),
+        if differences == 0 { String::new() } else { format!(", {differences} differ") }
+    );
+    for ((job, run), then, now) in replayed.differences().into_iter().take(5) {
+        eprintln!("job {job} run {}: simulated {then:?}, replayed {now:?}", run + 1);
+    }
+    if keep {
+        println!("the log stays in {}", state.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&state);
+    }
+    Ok(if differences == 0 { ExitCode::SUCCESS } else { ExitCode::from(3) })
+}

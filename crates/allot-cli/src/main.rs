@@ -198,6 +198,23 @@ struct MultifactorArgs {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// `allot sim --from` at a trace's scale: the trace simulated on its
+    /// machine, written as allotd's event log, and replayed from it under
+    /// the configuration it records (read and replay timed, every start
+    /// checked).
+    Replay {
+        /// The trace (SWF, gzip-compressed or not).
+        trace: PathBuf,
+        /// One FCFS queue instead of FAIRSHARE = USER_SHARES[[default, 1]].
+        #[arg(long)]
+        fcfs: bool,
+        /// The queue reserves slots (MAX_RESERVE_TIME[5]) and backfills.
+        #[arg(long)]
+        backfill: bool,
+        /// Keep the state directory written (it says where).
+        #[arg(long)]
+        keep: bool,
+    },
     /// allotd with a large backlog: submission rate over the protocol,
     /// `bjobs -u all` time and allotd's memory (a fresh daemon on its
     /// embedded defaults, removed afterwards).
@@ -262,6 +279,9 @@ fn main() -> ExitCode {
         Command::Start { test_hosts: Some(n), .. } => daemon_cmd::start_test_cluster(n),
         Command::Keygen { dir, daemon_hosts, hosts } => cluster_cmd::keygen(&dir, &daemon_hosts, &hosts),
         Command::Stop => daemon_cmd::stop(),
+        Command::Bench { command: BenchCommand::Replay { trace, fcfs, backfill, keep } } => {
+            bench_cmd::replay(&trace, fcfs, backfill, keep)
+        }
         Command::Bench { command: BenchCommand::Daemon { jobs, connections, keep } } => {
             bench_cmd::daemon(jobs, connections, keep)
         }

@@ -174,7 +174,7 @@ fn through_sim(config: &std::path::Path, text: &str) -> BTreeMap<Key, (u64, Stri
     let mut engine = allot_sim::testing::engine_from(&refs);
     let w = allot_sim::jsonl::read(text);
     assert!(w.skipped.is_empty(), "{:?}", w.skipped);
-    let opts = SimOptions { kill_at_limit: false, report_at: Vec::new(), let_go_each_pass: true, explain: None };
+    let opts = SimOptions { let_go_each_pass: true, ..SimOptions::default() };
     let out = allot_sim::sim::run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     assert!(out.rejected.is_empty(), "{:?}", out.rejected);
     out.records.iter().map(|r| ((r.id, r.index), (r.start, r.hosts.clone()))).collect()

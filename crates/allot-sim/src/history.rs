@@ -20,6 +20,8 @@ pub struct History {
     pub runs: BTreeMap<u64, Vec<RecordedRun>>,
     /// The times at which allotd recorded a dispatch pass.
     pub pass_times: BTreeSet<u64>,
+    /// The time of the log's last record.
+    pub horizon: u64,
 }
 
 /// One run of a job as allotd recorded it.
@@ -128,7 +130,8 @@ impl History {
                 _ => {}
             }
         }
-        Ok(History { path, records, runs, pass_times })
+        let horizon = records.iter().map(|(t, _)| t.0).max().unwrap_or(0);
+        Ok(History { path, records, runs, pass_times, horizon })
     }
 
     /// The configuration the log starts with: its files' texts, or the
@@ -139,11 +142,6 @@ impl History {
             Some((_, Record::Reconfigured { config_dir, files })) => Recorded::load(config_dir.as_deref(), files),
             _ => Err(HistoryError::NoConfig { path: self.path.display().to_string(), first: "none".into() }),
         }
-    }
-
-    /// When the log ends.
-    pub fn horizon(&self) -> u64 {
-        self.records.iter().map(|(t, _)| t.0).max().unwrap_or(0)
     }
 }
 

@@ -6,6 +6,7 @@ pub mod input;
 pub mod jsonl;
 pub mod machine;
 pub mod plot;
+pub mod record;
 pub mod replay;
 pub mod report;
 pub mod sim;

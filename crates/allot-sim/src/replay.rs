@@ -203,7 +203,7 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
             recorded: Starts::new(),
             replayed: Starts::new(),
             first_submit,
-            horizon: h.horizon(),
+            horizon: h.horizon,
             notes: Vec::new(),
         },
         last: 0,
@@ -256,7 +256,7 @@ impl Replay<'_> {
             return None;
         }
         let w = self.engine.next_wakeup()?.0;
-        if w < self.last || self.woke.is_some_and(|woke| w <= woke) || w > self.h.horizon().max(self.due.until) {
+        if w < self.last || self.woke.is_some_and(|woke| w <= woke) || w > self.h.horizon.max(self.due.until) {
             return None;
         }
         let covered = self.h.pass_times.range(w..=w.saturating_add(1)).next().is_some();
@@ -275,7 +275,7 @@ impl Replay<'_> {
                 let k = j.seen as u32;
                 j.seen += 1;
                 let hosts = hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n)));
-                if self.out.replayed.get(&(*job, k)) != Some(&(t, hosts.clone())) {
+                if self.out.replayed.get(&(*job, k)).is_none_or(|(at, on)| *at != t || *on != hosts) {
                     self.diverged = true;
                 }
                 self.out.recorded.insert((*job, k), (t, hosts));

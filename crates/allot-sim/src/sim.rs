@@ -20,6 +20,9 @@ pub struct SimOptions {
     pub kill_at_limit: bool,
     /// Times (seconds from the workload's start) to report share tables at.
     pub report_at: Vec<u64>,
+    /// Note what happens, in order, in [`Outcome::events`] (to write the
+    /// run as allotd's log: `allot bench replay`).
+    pub record_events: bool,
     /// A workload job (its number, and its index in its array or 0) to
     /// explain at each report time ([`Engine::explain`]).
     pub explain: Option<(u64, u32)>,
@@ -73,9 +76,27 @@ pub struct Outcome {
     pub explained: Vec<(u64, Option<allot_engine::explain::Explanation>)>,
     /// Dispatch passes that considered jobs ([`Engine::passes`]).
     pub passes: u64,
+    /// With [`SimOptions::record_events`]: what happened, in order, with
+    /// its time.
+    pub events: Vec<(u64, SimEvent)>,
     /// Runs that ended with a code of their queue's REQUEUE_EXIT_VALUES
     /// and went back to pending (each run is a record).
     pub requeued: u64,
+}
+
+/// What happened in a run, for [`SimOptions::record_events`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimEvent {
+    /// The workload's job at `line` (its place in the workload) was
+    /// taken, as engine job `job` (an array's first element).
+    Submit { line: usize, job: u64 },
+    /// A dispatch pass (whether it considered jobs or found nothing
+    /// changed).
+    Pass,
+    /// A job started on these hosts (index, slots).
+    Start { job: u64, alloc: Vec<(u32, u32)> },
+    /// A run ended with this exit code.
+    End { job: u64, exit: i32 },
 }
 
 /// The exit code of a job killed at its run limit: 128 + SIGKILL, as
@@ -143,6 +164,9 @@ pub fn run(
                 let job = &w.jobs[r.job];
                 let exit = if r.killed { KILLED_EXIT } else { job.exit };
                 out.records.push(record(engine, job, &r, t));
+                if opts.record_events {
+                    out.events.push((t, SimEvent::End { job: id.0, exit }));
+                }
                 // A queue's REQUEUE_EXIT_VALUES sends it back to pending. It
                 // resumes where it stopped, as the interruptible backfill
                 // jobs the spec describes checkpoint (a time slice "must be
@@ -181,6 +205,9 @@ pub fn run(
                     for &(index, id) in &elements {
                         pending.insert(id, (next, index));
                     }
+                    if opts.record_events {
+                        out.events.push((t, SimEvent::Submit { line: next, job: first.0 }));
+                    }
                     named.add(job, name, elements);
                 }
                 Ok((None, ..)) => {}
@@ -189,6 +216,9 @@ pub fn run(
             next += 1;
         }
         progress(next as u64);
+        if opts.record_events {
+            out.events.push((t, SimEvent::Pass));
+        }
         for d in engine.schedule(Time(t)) {
             let Decision::Start { job: id, alloc } = d else { continue };
             let Some((widx, index)) = pending.remove(&id) else { continue };
@@ -211,6 +241,9 @@ pub fn run(
             }
             let queue = engine.job_queue(id).unwrap_or_default().to_string();
             let priority = engine.multifactor_priority(id).map(|p| p.0);
+            if opts.record_events {
+                out.events.push((t, SimEvent::Start { job: id.0, alloc: alloc.clone() }));
+            }
             running.insert(id, Running { job: widx, index, queue, start: t, alloc, killed, priority });
         }
     }

@@ -20,7 +20,7 @@ fn replay(lines: &[&str]) -> (Vec<(u64, u64, String)>, allot_sim::sim::Outcome) 
     let mut engine = engine_from(&[("allot.toml", HOSTS), ("lsb.queues", QUEUES)]);
     let w = allot_sim::jsonl::read(&lines.join("\n"));
     assert!(w.skipped.is_empty(), "{:?}", w.skipped);
-    let opts = SimOptions { kill_at_limit: false, report_at: Vec::new(), let_go_each_pass: false, explain: None };
+    let opts = SimOptions::default();
     let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     let mut ran: Vec<(u64, u64, String)> = out.records.iter().map(|r| (r.id, r.start, r.hosts.clone())).collect();
     ran.sort();

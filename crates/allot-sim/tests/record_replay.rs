@@ -1,0 +1,78 @@
+//! A simulated run written as allotd's event log and replayed from it
+//! (`allot sim --from`, `allot bench replay`) starts every job when and
+//! where the run did: the simulator and the replay of a history drive the
+//! same engine the same way, with placement strings, slot ranges, `-m`,
+//! job arrays with limits, run limits, fairshare, and a queue that
+//! reserves and backfills.
+
+use allot_sim::history::History;
+use allot_sim::sim::{SimOptions, run};
+
+const HOSTS: &str = "[[hosts]]\nname = \"h1\"\nncpus = 4\ntype = \"X86_64\"\n\n\
+                     [[hosts]]\nname = \"h2\"\nncpus = 4\ntype = \"X86_64\"\n\n\
+                     [[hosts]]\nname = \"h3\"\nncpus = 4\ntype = \"X86_64\"\n\n\
+                     [[hosts]]\nname = \"h4\"\nncpus = 4\ntype = \"SGI\"\n";
+
+const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n\n\
+                      Begin Queue\nQUEUE_NAME = wide\nPRIORITY = 40\nSLOT_RESERVE = MAX_RESERVE_TIME[5]\nBACKFILL = Y\n\
+                      End Queue\n";
+
+fn workload(n: usize, seed: u64) -> String {
+    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005) | 1;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut t = 0;
+    (1..=n)
+        .map(|k| {
+            t += next(30);
+            let user = ["u1", "u2", "u3"][next(3) as usize];
+            let runtime = next(400);
+            let bsub = match next(9) {
+                0 => format!("-n {} -R \\\"span[ptile=2]\\\"", 2 + 2 * next(3)),
+                1 => "-n 2 -R \\\"select[type==SGI]\\\"".to_string(),
+                2 => format!("-m h{}", 1 + next(4)),
+                3 => format!("-n {},{}", 1 + next(3), 4 + next(12)),
+                4 => format!("-q wide -n {} -W {}", 6 + next(8), 1 + (runtime + 60) / 60),
+                5 => format!("-q wide -n 1 -W {}", 1 + (runtime + 10) / 60),
+                6 => format!("-J \\\"a{k}[1-{}]%{}\\\"", 2 + next(5), 1 + next(2)),
+                _ => format!("-n {}", 1 + next(4)),
+            };
+            format!(r#"{{"submit": {t}, "user": "{user}", "runtime": {runtime}, "bsub": "{bsub}"}}"#)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_simulated_run_replays_from_its_log_decision_for_decision() {
+    let files: Vec<(String, String)> =
+        [("allot.toml", HOSTS), ("lsb.queues", QUEUES)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    for seed in 1..=8 {
+        let w = allot_sim::jsonl::read(&workload(300, seed));
+        assert!(w.skipped.is_empty(), "{:?}", w.skipped);
+        let mut engine = allot_engine::Engine::new(config.engine_config());
+        let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
+        let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+        assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+        let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(config.engine_config()));
+        let h = History::from_records("simulated".into(), log).expect("a history");
+        let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
+        assert_eq!(replayed.recorded.len(), out.records.len(), "seed {seed}: every run is in the log");
+        let differences = replayed.differences();
+        assert!(differences.is_empty(), "seed {seed}: {differences:?}");
+        // What the replay reports is what the run did: each element of an
+        // array by its index, each run's end.
+        let mut ran: Vec<(u64, u32, u64, u64)> =
+            out.records.iter().map(|r| (r.start, r.index, r.end, r.slots as u64)).collect();
+        let mut again: Vec<(u64, u32, u64, u64)> =
+            replayed.outcome.records.iter().map(|r| (r.start, r.index, r.end, r.slots as u64)).collect();
+        ran.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(ran, again, "seed {seed}");
+    }
+}
