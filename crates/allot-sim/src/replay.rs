@@ -271,9 +271,12 @@ impl Replay<'_> {
         match record {
             Record::Submitted { job, record, typed } => self.submit(t, *job, record, typed.as_deref()),
             Record::Started { job, alloc } => {
-                let Some(j) = self.jobs.get_mut(job) else { return };
-                let k = j.seen as u32;
-                j.seen += 1;
+                // Counted whether or not the replay took the job: a start
+                // allotd made that the replay cannot is a difference.
+                let k = self.out.recorded.range((*job, 0)..=(*job, u32::MAX)).count() as u32;
+                if let Some(j) = self.jobs.get_mut(job) {
+                    j.seen += 1;
+                }
                 let hosts = hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n)));
                 if self.out.replayed.get(&(*job, k)).is_none_or(|(at, on)| *at != t || *on != hosts) {
                     self.diverged = true;
@@ -431,7 +434,10 @@ impl Replay<'_> {
         j.killed = None;
         self.out.replayed.insert((job, k), (t, hosts.clone()));
         let run: Option<&RecordedRun> = self.h.runs.get(&job).and_then(|r| r.get(k as usize));
-        let in_sync = run.is_some_and(|r| r.start == t);
+        // In step only while the log's own start of this run is still
+        // ahead (a run of under a second may have ended in the log before
+        // a later pass of the same second starts it here).
+        let in_sync = run.is_some_and(|r| r.start == t) && j.seen <= k as usize;
         if !run.is_some_and(|r| r.start == t && r.hosts == hosts) {
             self.diverged = true;
         }
