@@ -81,12 +81,9 @@ fn a_start_the_replay_cannot_make_is_a_difference() {
         (Time(0), Record::Started { job: 1, alloc: vec![("h1".into(), 1)] }),
     ];
     let h = History::from_records("hand-written".into(), log).expect("a history");
-    let none = vec![("allot.toml".to_string(), "[[hosts]]\nname = \"h1\"\nncpus = 1\n".to_string())];
-    let other = Recorded::load(
-        Some("no queue"),
-        &[none[0].clone(), ("lsb.queues".into(), "Begin Queue\nQUEUE_NAME = other\nPRIORITY = 30\nEnd Queue\n".into())],
-    )
-    .expect("loads");
+    let queue = "Begin Queue\nQUEUE_NAME = other\nPRIORITY = 30\nEnd Queue\n";
+    let other = Recorded::load(Some("no queue normal"), &[files(1)[0].clone(), ("lsb.queues".into(), queue.into())])
+        .expect("loads");
     let (after, _) = allot_sim::replay::replay(&h, Some(other)).expect("replays");
     assert_eq!(after.outcome.rejected.len(), 1, "{:?}", after.outcome.rejected);
     assert_eq!(after.differences().len(), 1, "{:?}", after.differences());
