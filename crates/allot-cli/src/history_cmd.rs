@@ -14,13 +14,7 @@ use anyhow::{Context, anyhow};
 /// `<state dir name>.replay`, or `.replay-2`, ... when taken.
 fn default_out(from: &Path) -> PathBuf {
     let name = from.file_name().map_or_else(|| "allot".into(), |n| n.to_string_lossy().into_owned());
-    let mut candidate = PathBuf::from(format!("{name}.replay"));
-    let mut n = 2;
-    while candidate.exists() {
-        candidate = PathBuf::from(format!("{name}.replay-{n}"));
-        n += 1;
-    }
-    candidate
+    crate::sim_cmd::unused(&format!("{name}.replay"))
 }
 
 fn read(from: &Path) -> anyhow::Result<History> {

@@ -30,11 +30,16 @@ pub struct SimArgs {
 /// `<workload name>.sim`, or `.sim-2`, `.sim-3`, ... when taken.
 fn default_out(workload: &Path) -> PathBuf {
     let name = workload.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "workload".into());
-    let stem = name.trim_end_matches(".gz").trim_end_matches(".swf").trim_end_matches(".jsonl").to_string();
-    let mut candidate = PathBuf::from(format!("{stem}.sim"));
+    unused(&format!("{}.sim", name.trim_end_matches(".gz").trim_end_matches(".swf").trim_end_matches(".jsonl")))
+}
+
+/// `name`, or `name-2`, `name-3`, ... when taken: an output directory
+/// that overwrites nothing.
+pub(crate) fn unused(name: &str) -> PathBuf {
+    let mut candidate = PathBuf::from(name);
     let mut n = 2;
     while candidate.exists() {
-        candidate = PathBuf::from(format!("{stem}.sim-{n}"));
+        candidate = PathBuf::from(format!("{name}-{n}"));
         n += 1;
     }
     candidate

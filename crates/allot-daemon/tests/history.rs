@@ -224,7 +224,7 @@ fn a_waiting_job_is_explained_by_bjobs_p_l_and_allot_explain() {
     assert!(long.contains(" Closed or unreachable: takes no new jobs: 1 host (h2);"), "{long}");
     assert!(long.contains(" Job slot limit reached: every slot in use: 1 host (h1);"), "{long}");
     assert!(long.contains(" SHARE TREE (from the top):\n "), "{long}");
-    assert!(long.contains(" PREDICTED START: none can be predicted"), "the job ahead has no run limit: {long}");
+    assert!(long.contains(" PREDICTED START: none predicted: it holds no reservation"), "{long}");
 
     let json = d.cmd(&["explain", &id, "--json"], &dir);
     assert!(json.status.success(), "{}", common::stderr(&json));

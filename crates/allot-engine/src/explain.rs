@@ -40,7 +40,10 @@ pub struct Explanation {
     pub reservations: Vec<Reserving>,
     /// What it holds reserved itself: host, slots.
     pub reserved: Vec<(String, u32)>,
-    /// When it is predicted to start, when the engine can tell.
+    /// When it is predicted to start, for a job that holds a reservation
+    /// (as `bjobs -l` shows it): the prediction counts the running jobs'
+    /// ends, not the jobs ahead of it, so for one that does not reserve it
+    /// would say too early (the reserving jobs have first claim).
     pub predicted_start: Option<u64>,
 }
 
@@ -156,7 +159,12 @@ impl Engine {
             shares: self.share_levels(id, t),
             reservations,
             reserved,
-            predicted_start: self.predicted_start(id, t).map(|p| p.0),
+            predicted_start: self
+                .reservations
+                .contains_key(&id)
+                .then(|| self.predicted_start(id, t))
+                .flatten()
+                .map(|p| p.0),
         })
     }
 
@@ -251,6 +259,9 @@ impl Explanation {
         }
         match self.predicted_start {
             Some(t) => writeln!(f, "\n PREDICTED START: {}", time(t)),
+            None if self.reserved.is_empty() => {
+                writeln!(f, "\n PREDICTED START: none predicted: it holds no reservation")
+            }
             None => writeln!(f, "\n PREDICTED START: none can be predicted"),
         }
     }

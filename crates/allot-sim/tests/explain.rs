@@ -88,9 +88,10 @@ fn a_waiting_job_is_explained_host_by_host_level_by_level() {
         (x.shares[1].node.as_str(), x.shares[1].priority, &x.shares[1].ahead),
         ("a1", prio(&["ga", "a1"]), &None)
     );
-    // When a1's jobs end at 600, the wide job takes 8 of the 12 slots of
-    // h2, h3 and h4, and this one the other 4.
-    assert_eq!(x.predicted_start, Some(600));
+    // It holds no reservation: no prediction (the engine's would count
+    // the running jobs' ends but not the wide job's first claim on them).
+    assert_eq!(x.predicted_start, None);
+    assert!(x.to_string().contains(" PREDICTED START: none predicted: it holds no reservation"));
 
     // Said as bjobs -p -l says it.
     let text = x.to_string();
@@ -136,6 +137,6 @@ fn the_simulator_explains_a_workload_job_at_a_report_time() {
         why,
         [("Job slot limit reached: every slot in use", 3), ("Job's resource requirements not satisfied (select)", 1)]
     );
-    assert_eq!(x.predicted_start, None, "a1's job has no run limit: none can be predicted");
+    assert_eq!(x.predicted_start, None, "it holds no reservation");
     assert_eq!(out.explained[1], (150, None), "it runs by then");
 }
