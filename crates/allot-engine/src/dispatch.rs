@@ -292,18 +292,18 @@ impl Engine {
             }
         }
         if !self.dirty {
-            if !self.keep_parked {
+            if !self.switches.keep_parked {
                 self.settle();
             }
             return out;
         }
         self.dirty = false;
-        self.passes += 1;
+        self.counters.passes += 1;
         self.cooldown_ends = (!expired.is_empty()).then(|| t.after(u64::from(self.config.mbd_sleep_time.max(1))));
         self.rsv_cooldown = expired;
         self.invalidate_timed_predictions();
         self.divide_pools(t);
-        let mut failed = std::mem::take(&mut self.failed);
+        let mut failed = std::mem::take(&mut self.scratch.failed);
         failed.reset(self.queues.len());
         // Each unit's selector computes priorities afresh.
         self.share_touched.clear();
@@ -316,9 +316,9 @@ impl Engine {
             }
             self.units[u] = unit;
         }
-        self.failed = failed;
-        self.rsv_standing += self.reservations.len() as u64;
-        if !self.keep_parked {
+        self.scratch.failed = failed;
+        self.counters.rsv_standing += self.reservations.len() as u64;
+        if !self.switches.keep_parked {
             self.settle();
         }
         // Jobs that wait for one started in this pass may go in the next.
@@ -332,7 +332,7 @@ impl Engine {
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
         let holders = self.dispatch_holders(unit, t, failed, out);
-        let started = match self.ask_index {
+        let started = match self.switches.ask_index {
             true => self.try_fcfs(unit, &holders, t, failed, out),
             false => self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, failed, out),
         };
@@ -343,7 +343,7 @@ impl Engine {
     /// succeed ([`Engine::next_live`]; on by default). Off, every job is
     /// tried in turn: the same decisions, for tests that check just that.
     pub fn set_ask_index(&mut self, on: bool) {
-        self.ask_index = on;
+        self.switches.ask_index = on;
     }
 
     /// Tries the jobs of an FCFS unit in [`Place`] order, as
@@ -362,7 +362,7 @@ impl Engine {
         out: &mut Vec<Decision>,
     ) -> Vec<Place> {
         let mut started = Vec::new();
-        let mut verdicts = std::mem::take(&mut self.verdicts);
+        let mut verdicts = std::mem::take(&mut self.scratch.verdicts);
         verdicts.reset();
         let mut after = Bound::Unbounded;
         while !self.unit_full(unit) {
@@ -376,7 +376,7 @@ impl Engine {
                 out.push(d);
             }
         }
-        self.verdicts = verdicts;
+        self.scratch.verdicts = verdicts;
         started
     }
 
@@ -511,7 +511,7 @@ impl Engine {
         // passes over it for good at its turn), so the selector need not
         // know it: its turn would change nothing. With none left, no
         // priority is computed.
-        let mut live = std::mem::take(&mut self.live_accounts);
+        let mut live = std::mem::take(&mut self.scratch.live_accounts);
         live.clear();
         for (&a, jobs) in &unit.by_account {
             if !unit.backlogs.get(&Some(a)).is_some_and(|b| self.hopeless(b, failed, t)) {
@@ -519,13 +519,13 @@ impl Engine {
             }
         }
         if live.is_empty() {
-            self.live_accounts = live;
+            self.scratch.live_accounts = live;
             return;
         }
         // The selector below sees what the holders changed.
         self.share_touched.clear();
         let inputs = PriorityInputs::default();
-        let kept = self.selectors[policy].take();
+        let kept = self.scratch.selectors[policy].take();
         let tree = &self.fairshare.policies[policy].tree;
         let accounts = live.iter().copied();
         let mut sel = match kept {
@@ -541,7 +541,7 @@ impl Engine {
         // Until a job is tried, every account the selector offers passed
         // the check above with nothing changed since.
         let mut checked = true;
-        let mut verdicts = std::mem::take(&mut self.verdicts);
+        let mut verdicts = std::mem::take(&mut self.scratch.verdicts);
         verdicts.reset();
         while let Some(leaf) = sel.next() {
             let tried = cursor[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
@@ -557,7 +557,7 @@ impl Engine {
             // account's priority).
             let next = match tried {
                 None => unit.by_account.get(&leaf).and_then(|s| s.first().copied()),
-                Some(c) if self.ask_index => {
+                Some(c) if self.switches.ask_index => {
                     self.next_live(unit, Some(leaf), Bound::Excluded(c), &mut verdicts, failed, out.len(), t)
                 }
                 Some(c) => unit
@@ -600,10 +600,10 @@ impl Engine {
                 .is_some_and(|s| s.range((Bound::Excluded(place), Bound::Unbounded)).next().is_some());
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
         }
-        self.selectors[policy] = Some(sel);
-        self.verdicts = verdicts;
+        self.scratch.selectors[policy] = Some(sel);
+        self.scratch.verdicts = verdicts;
         self.cursors = cursor;
-        self.live_accounts = live;
+        self.scratch.live_accounts = live;
     }
 
     /// Each slot pool's division for this pass ([`crate::pools`]).
@@ -645,7 +645,7 @@ impl Engine {
     /// slots (and its own reservation), else as a backfill job; a job that
     /// does neither reserves if its queue says so ([`crate::reserve`]).
     fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
-        self.tries += 1;
+        self.counters.tries += 1;
         failed.sync(self.rsv_freed, self.rsv_epoch);
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
         // Where placement would look at the hosts, a parked reservation's

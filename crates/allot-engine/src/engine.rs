@@ -314,6 +314,71 @@ impl QueueState {
     }
 }
 
+/// What the engine counts, for reports and benchmarks: nothing is decided
+/// by them. Kept across a reconfiguration.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counters {
+    /// Passes that considered jobs (not those that found nothing changed).
+    pub(crate) passes: u64,
+    /// Pending jobs tried in passes, in all ([`Engine::tries`]).
+    pub(crate) tries: u64,
+    /// Expired reservations handed over where they were ([`crate::handover`]).
+    pub(crate) handovers: u64,
+    /// Reservations made from nothing, and given up at their reservation
+    /// time ([`Engine::reservation_counts`]).
+    pub(crate) rsv_made: u64,
+    pub(crate) rsv_expired: u64,
+    /// Reservations standing at the end of each pass, summed.
+    pub(crate) rsv_standing: u64,
+}
+
+/// Where the engine may work two ways to the same decisions: the faster
+/// way by default, each switch off only in the tests that check just
+/// that. Kept across a reconfiguration.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Switches {
+    /// Expiring reservations park ([`crate::handover`]) rather than let
+    /// go at once ([`Engine::set_handover`]).
+    pub(crate) handover: bool,
+    /// A parked reservation may stay parked between passes
+    /// ([`Engine::set_keep_parked`]).
+    pub(crate) keep_parked: bool,
+    /// Passes visit only the jobs whose ask may succeed rather than every
+    /// job ([`Engine::set_ask_index`]).
+    pub(crate) ask_index: bool,
+}
+
+impl Default for Switches {
+    fn default() -> Self {
+        Switches { handover: true, keep_parked: false, ask_index: true }
+    }
+}
+
+/// A pass's working memory, kept between passes only so that its
+/// allocations are reused: nothing in it outlives the turn that fills it.
+pub(crate) struct Scratch {
+    /// Each policy's selector of the last pass ([`crate::shares::Selector::reuse`]).
+    pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
+    /// A fairshare unit's turn: the accounts that may start, reserve or
+    /// backfill a job, with their pending jobs.
+    pub(crate) live_accounts: Vec<(NodeId, u64)>,
+    /// Which asks may succeed in the unit dispatched ([`crate::skip::Verdicts`]).
+    pub(crate) verdicts: crate::skip::Verdicts,
+    /// What failed in the pass ([`crate::skip::Failed`]).
+    pub(crate) failed: crate::skip::Failed,
+}
+
+impl Scratch {
+    fn new(policies: usize) -> Scratch {
+        Scratch {
+            selectors: vec![None; policies],
+            live_accounts: Vec::new(),
+            verdicts: Default::default(),
+            failed: Default::default(),
+        }
+    }
+}
+
 /// The scheduling engine.
 pub struct Engine {
     pub(crate) hosts: Vec<HostState>,
@@ -339,16 +404,8 @@ pub struct Engine {
     pub(crate) expected_ends: BTreeMap<(Time, JobId), SlotsBySet>,
     pub(crate) wakeups: BTreeSet<Time>,
     pub(crate) dirty: bool,
-    /// Passes that considered jobs (not those that found nothing changed).
-    pub(crate) passes: u64,
-    /// Reservations made from nothing, and given up at their reservation
-    /// time ([`Engine::reservation_counts`]).
-    pub(crate) rsv_made: u64,
-    pub(crate) rsv_expired: u64,
-    /// Reservations standing at the end of each pass, summed.
-    pub(crate) rsv_standing: u64,
-    /// Pending jobs tried in passes, in all ([`Engine::tries`]).
-    pub(crate) tries: u64,
+    /// What the engine counts for reports; decides nothing.
+    pub(crate) counters: Counters,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
     /// The jobs whose dependencies name a job.
@@ -368,16 +425,9 @@ pub struct Engine {
     /// A reservation given up whose hosts still hold it, within a pass
     /// or, kept parked, between passes ([`crate::handover`]).
     pub(crate) parked: Option<crate::handover::Parked>,
-    /// Whether expiring reservations park (off only to check that parking
-    /// decides as letting go at once does), and how many were handed over.
-    pub(crate) handover: bool,
-    pub(crate) handovers: u64,
-    /// A parked reservation may stay parked between passes ([`Engine::set_keep_parked`]).
-    pub(crate) keep_parked: bool,
-    /// Passes visit only the jobs whose ask may succeed (off only to check
-    /// that this decides as visiting every job does:
-    /// [`Engine::set_ask_index`]).
-    pub(crate) ask_index: bool,
+    /// How the engine works where it may work two ways to the same
+    /// decisions.
+    pub(crate) switches: Switches,
     pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
     pub(crate) rsv_cooldown: Vec<JobId>,
     /// The cycle after reservations expired, when their jobs may reserve
@@ -394,18 +444,8 @@ pub struct Engine {
     /// Share accounts whose reserved slots changed since the pass's
     /// selector last looked: their priorities are computed again.
     pub(crate) share_touched: Vec<(usize, NodeId)>,
-    /// Each policy's selector of the last pass, its memory reused by the
-    /// next ([`crate::shares::Selector::reuse`]).
-    pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
-    /// Scratch of a fairshare unit's turn: the accounts that may start,
-    /// reserve or backfill a job, with their pending jobs.
-    pub(crate) live_accounts: Vec<(NodeId, u64)>,
-    /// Which asks may succeed in the unit dispatched
-    /// ([`crate::skip::Verdicts`]), kept for its memory.
-    pub(crate) verdicts: crate::skip::Verdicts,
-    /// What failed in the pass ([`crate::skip::Failed`]), kept for
-    /// its memory.
-    pub(crate) failed: crate::skip::Failed,
+    /// A pass's working memory, kept between passes to be reused.
+    pub(crate) scratch: Scratch,
     /// Per share account, a fairshare unit's turn in a pass and the last
     /// job of the account tried in it; the number of turns so far.
     pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
@@ -540,11 +580,7 @@ impl Engine {
             expected_ends: BTreeMap::new(),
             wakeups: BTreeSet::new(),
             dirty: false,
-            passes: 0,
-            rsv_made: 0,
-            rsv_expired: 0,
-            rsv_standing: 0,
-            tries: 0,
+            counters: Counters::default(),
             ended: BTreeMap::new(),
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
@@ -553,10 +589,7 @@ impl Engine {
             reservations: BTreeMap::new(),
             rsv_hosts: crate::slots::HostBits::default(),
             parked: None,
-            handover: true,
-            handovers: 0,
-            keep_parked: false,
-            ask_index: true,
+            switches: Switches::default(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,
@@ -565,10 +598,7 @@ impl Engine {
             rsv_changes: 0,
             rsv_index: crate::predict::RsvIndex::default(),
             share_touched: Vec::new(),
-            live_accounts: Vec::new(),
-            failed: Default::default(),
-            verdicts: Default::default(),
-            selectors: vec![None; policies],
+            scratch: Scratch::new(policies),
             cursors: Vec::new(),
             cursor_turn: 0,
             mf,

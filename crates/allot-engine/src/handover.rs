@@ -57,7 +57,7 @@ impl Engine {
     /// holds slots and no memory on each host: false, having done nothing,
     /// if not.
     pub(crate) fn park(&mut self, id: JobId) -> bool {
-        if !self.handover || self.parked.is_some() || self.reservations.len() != 1 {
+        if !self.switches.handover || self.parked.is_some() || self.reservations.len() != 1 {
             return false;
         }
         let Some(r) = self.reservations.get(&id) else { return false };
@@ -133,7 +133,7 @@ impl Engine {
         let r =
             Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
         self.record_reservation(id, r);
-        self.handovers += 1;
+        self.counters.handovers += 1;
         true
     }
 
@@ -142,7 +142,7 @@ impl Engine {
     /// go at once: the same decisions, for tests that check just that.
     pub fn set_handover(&mut self, on: bool) {
         self.settle();
-        self.handover = on;
+        self.switches.handover = on;
     }
 
     /// Whether a reservation parked in a pass (module docs)
@@ -158,7 +158,7 @@ impl Engine {
     /// turns this on. Off, what is parked lets go at once.
     pub fn set_keep_parked(&mut self, on: bool) {
         self.settle();
-        self.keep_parked = on;
+        self.switches.keep_parked = on;
     }
 
     /// Lets a reservation kept parked go now: for a host query between
@@ -169,6 +169,6 @@ impl Engine {
 
     /// How many reservations were handed over where they were.
     pub fn handovers(&self) -> u64 {
-        self.handovers
+        self.counters.handovers
     }
 }

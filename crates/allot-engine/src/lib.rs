@@ -2,9 +2,18 @@
 //!
 //! A state machine with no I/O: time comes in as a value, decisions go out as
 //! data. Nothing here knows whether the daemon or the simulator drives it
-//! (see `ARCHITECTURE.md`). This first part holds the fairshare core of
-//! spec 000 ("Fairshare Scheduling"): share assignments, share trees, usage
-//! with lazy decay, LSF's dynamic priority, and choosing the next user.
+//! (see `ARCHITECTURE.md`). It holds the cluster's state and decides from
+//! it: share trees and priorities (`shares`, `multifactor`), admission
+//! (`admission`), the dispatch pass (`dispatch`), placement (`placement`,
+//! `cu`), reservation and backfill (`reserve`, `handover`, `predict`),
+//! limits and pools, and what the commands ask of it (`queries`,
+//! `reasons`, `explain`).
+//!
+//! [`Engine`]'s fields are the state decisions depend on, with the caches
+//! that make a pass fast beside what they cache; apart from them, three
+//! groups that decide nothing: `counters` (what it counts for reports),
+//! `switches` (each a second way to the same decisions, for the tests
+//! that check it) and `scratch` (a pass's working memory, kept for reuse).
 //!
 //! Invariants kept by every module:
 //! - decisions never depend on hash-map order: maps that decide iterate in a

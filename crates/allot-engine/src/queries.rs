@@ -22,19 +22,19 @@ impl Engine {
     /// before their job could start, and how many stood at the end of
     /// each pass, summed over the passes ([`Engine::passes`]).
     pub fn reservation_counts(&self) -> (u64, u64, u64) {
-        (self.rsv_made, self.rsv_expired, self.rsv_standing)
+        (self.counters.rsv_made, self.counters.rsv_expired, self.counters.rsv_standing)
     }
 
     /// How many passes considered jobs: those that found nothing changed
     /// since the last one returned at once and are not counted.
     pub fn passes(&self) -> u64 {
-        self.passes
+        self.counters.passes
     }
 
     /// How many times passes tried a pending job (to start, backfill or
     /// reserve it): what a pass's work grows with.
     pub fn tries(&self) -> u64 {
-        self.tries
+        self.counters.tries
     }
 
     /// The queue a job goes to when it names none (`DEFAULT_QUEUE`).

@@ -47,9 +47,8 @@ impl Engine {
         next.user_ids = std::mem::take(&mut self.user_ids);
         next.user_used = vec![0; next.users.len()];
         next.next_id = self.next_id;
-        next.handover = self.handover;
-        next.keep_parked = self.keep_parked;
-        next.ask_index = self.ask_index;
+        next.switches = self.switches;
+        next.counters = self.counters;
         next.ended = std::mem::take(&mut self.ended);
         next.dependents = std::mem::take(&mut self.dependents);
         next.dep_changed = std::mem::take(&mut self.dep_changed);

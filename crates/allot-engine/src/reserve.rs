@@ -213,7 +213,7 @@ impl Engine {
                 self.drop_reservation(id);
             }
             expired.push(id);
-            self.rsv_expired += 1;
+            self.counters.rsv_expired += 1;
         }
         expired
     }
@@ -395,7 +395,7 @@ impl Engine {
         }
         let (since, expires) = held.unwrap_or_else(|| self.reservation_time(queue, t));
         if held.is_none() {
-            self.rsv_made += 1;
+            self.counters.rsv_made += 1;
         }
         let r =
             Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
