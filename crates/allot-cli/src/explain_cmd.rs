@@ -20,12 +20,13 @@ pub(crate) fn run(job: &str, json: bool) -> anyhow::Result<ExitCode> {
     let refs = crate::lsf::job_refs("explain", job)?;
     let [job] = refs[..] else { bail!("explain: {job}: one job, as `12` or `12[3]`") };
     let x = ask(job)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&x)?);
+    let text = if json {
+        serde_json::to_string_pretty(&x)? + "\n"
     } else {
-        println!("Job <{job}>, User <{}>, Queue <{}>, {} slot(s)\n", x.user, x.queue, show_slots(x.slots));
-        print!("{}", x.render(&crate::job_long::long_time));
-    }
+        let head = format!("Job <{job}>, User <{}>, Queue <{}>, {} slot(s)\n\n", x.user, x.queue, show_slots(x.slots));
+        head + &x.render(&crate::job_long::long_time)
+    };
+    crate::lsf::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

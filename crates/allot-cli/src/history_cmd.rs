@@ -115,11 +115,11 @@ pub fn whatif(from: &Path, config: &Path, json: bool, plot: Option<PathBuf>) -> 
     let w = allot_sim::whatif::compare((&before_name, &before, &before_engine), (&after_name, &after, &after_engine));
     let plot = plot.unwrap_or_else(|| PathBuf::from("whatif.svg"));
     allot_sim::whatif::plot(&w, &plot)?;
+    // Through `emit`: a closed pipe (`| head`) ends it quietly.
     if json {
-        println!("{}", serde_json::to_string_pretty(&w)?);
+        crate::lsf::emit(&(serde_json::to_string_pretty(&w)? + "\n"))?;
     } else {
-        print!("{}", allot_sim::whatif::table(&w));
-        println!("\nplot: {}", plot.display());
+        crate::lsf::emit(&format!("{}\nplot: {}\n", allot_sim::whatif::table(&w), plot.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -203,19 +203,23 @@ pub fn table(w: &WhatIf) -> String {
                 "after"
             );
             let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-            let none = Figures::default();
+            // A side with no job of that user or queue shows `-`.
+            let shown = |x: Option<&Figures>, v: &dyn Fn(&Figures) -> String| x.map_or_else(|| "-".to_string(), v);
+            let wait = |f: &Figures| format!("{:.0}", f.mean_wait);
+            let p95 = |f: &Figures| f.p95_wait.to_string();
+            let slowdown = |f: &Figures| format!("{:.2}", f.mean_bounded_slowdown);
             for k in keys {
-                let (b, a) = (before.get(k).unwrap_or(&none), after.get(k).unwrap_or(&none));
+                let (b, a) = (before.get(k), after.get(k));
                 let _ = writeln!(
                     out,
-                    "{k:<14} {:>6} {:>10.0} {:>10.0} {:>10} {:>10} {:>7.2} {:>7.2}",
-                    b.jobs.max(a.jobs),
-                    b.mean_wait,
-                    a.mean_wait,
-                    b.p95_wait,
-                    a.p95_wait,
-                    b.mean_bounded_slowdown,
-                    a.mean_bounded_slowdown
+                    "{k:<14} {:>6} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7}",
+                    b.map_or(0, |f| f.jobs).max(a.map_or(0, |f| f.jobs)),
+                    shown(b, &wait),
+                    shown(a, &wait),
+                    shown(b, &p95),
+                    shown(a, &p95),
+                    shown(b, &slowdown),
+                    shown(a, &slowdown)
                 );
             }
         };
