@@ -175,15 +175,15 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     let t3 = Instant::now();
     let (replayed, _) = allot_sim::replay::replay(&h, None)?;
     let replay_secs = t3.elapsed().as_secs_f64();
-    let differences = replayed.differences().len();
+    let differences = replayed.differences();
     println!(
         "allot sim --from: log read in {read:.2} s, replayed in {replay_secs:.2} s ({:.2} s in all); {} of {} starts made again{}",
         read + replay_secs,
-        replayed.recorded.len() - differences.min(replayed.recorded.len()),
+        replayed.made_again(),
         replayed.recorded.len(),
-        if differences == 0 { String::new() } else { format!(", {differences} differ") }
+        if differences.is_empty() { String::new() } else { format!(", {} differ", differences.len()) }
     );
-    for ((job, run), then, now) in replayed.differences().into_iter().take(5) {
+    for &((job, run), then, now) in differences.iter().take(5) {
         eprintln!("job {job} run {}: simulated {then:?}, replayed {now:?}", run + 1);
     }
     if keep {
@@ -191,5 +191,5 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     } else {
         let _ = std::fs::remove_dir_all(&state);
     }
-    Ok(if differences == 0 { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if differences.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }

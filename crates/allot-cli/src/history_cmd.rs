@@ -26,11 +26,9 @@ fn under(config: Option<&Path>) -> anyhow::Result<Option<Recorded>> {
 }
 
 fn run(h: &History, config: Option<Recorded>) -> anyhow::Result<(Replayed, Engine, String)> {
-    let name = match &config {
-        Some(c) => c.describe.clone(),
-        None => format!("{} (as recorded)", h.initial_config().map(|c| c.describe).unwrap_or_default()),
-    };
+    let recorded = config.is_none();
     let (replayed, engine) = replay(h, config).map_err(|e| anyhow!("{}: {e}", h.path.display()))?;
+    let name = if recorded { format!("{} (as recorded)", replayed.config) } else { replayed.config.clone() };
     Ok((replayed, engine, name))
 }
 
@@ -91,7 +89,7 @@ pub fn sim_from(from: &Path, config: Option<&Path>, out: Option<PathBuf>) -> any
         wall.elapsed().as_secs_f64(),
     );
     if recorded {
-        let same = r.recorded.len().saturating_sub(differences.iter().filter(|d| d.1.is_some()).count());
+        let same = r.made_again();
         println!(
             "under the configuration it recorded: {same} of {} starts allotd decided made again, at the same time on the same hosts{}",
             r.recorded.len(),

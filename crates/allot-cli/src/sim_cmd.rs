@@ -111,15 +111,10 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         report::share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &inputs)
     };
     let explain = match &args.explain {
-        Some(word) => {
-            let (id, indices) = allot_config::array::parse_job_ref(word)
-                .map_err(|e| anyhow!("--explain {word}: not a job (column {}: {})", e.offset + 1, e.message))?;
-            match indices[..] {
-                [] => Some((id, 0)),
-                [index] => Some((id, index)),
-                _ => bail!("--explain {word}: one job, as `12` or `12[3]`"),
-            }
-        }
+        Some(word) => match crate::lsf::job_refs("--explain", word)?[..] {
+            [job] => Some((job.id, job.index)),
+            _ => bail!("--explain {word}: one job, as `12` or `12[3]`"),
+        },
         None => None,
     };
     let opts = SimOptions {

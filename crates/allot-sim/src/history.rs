@@ -48,6 +48,12 @@ impl RecordedRun {
     pub fn length(&self) -> Option<u64> {
         self.end.map(|e| e.saturating_sub(self.start))
     }
+
+    /// How long it took to end once killed (0 if it was not, or has not
+    /// ended).
+    pub fn kill_latency(&self) -> u64 {
+        self.end.zip(self.killed).map_or(0, |(end, (at, _))| end.saturating_sub(at))
+    }
 }
 
 /// A log that cannot be replayed, and why.
@@ -166,25 +172,28 @@ impl Recorded {
                 describe: "the embedded defaults".into(),
             });
         };
-        let (config, _) = allot_config::load::load_texts(files).map_err(|d| {
-            HistoryError::Config(format!("the configuration the log recorded ({dir}) does not load:\n{d}"))
-        })?;
-        Ok(Recorded {
-            engine: config.engine_config(),
-            agents: config.settings.cluster.is_some(),
-            describe: dir.to_string(),
-        })
+        Recorded::from_texts(dir, files, &|d| format!("the configuration the log recorded ({dir}) does not load:\n{d}"))
     }
 
     /// A configuration directory, as `--config` names it.
     pub fn from_dir(dir: &Path) -> Result<Recorded, HistoryError> {
         let files = allot_config::load::read_dir(dir).map_err(|d| HistoryError::Config(d.to_string()))?;
-        let (config, _) = allot_config::load::load_texts(&files)
-            .map_err(|d| HistoryError::Config(format!("{}: invalid configuration:\n{d}", dir.display())))?;
+        let shown = dir.display().to_string();
+        Recorded::from_texts(&shown, &files, &|d| format!("{shown}: invalid configuration:\n{d}"))
+    }
+
+    /// The configuration `files` say, as allotd loads it; `why` words
+    /// what does not load.
+    fn from_texts(
+        describe: &str,
+        files: &[(String, String)],
+        why: &dyn Fn(&allot_config::diag::Diagnostics) -> String,
+    ) -> Result<Recorded, HistoryError> {
+        let (config, _) = allot_config::load::load_texts(files).map_err(|d| HistoryError::Config(why(&d)))?;
         Ok(Recorded {
             engine: config.engine_config(),
             agents: config.settings.cluster.is_some(),
-            describe: dir.display().to_string(),
+            describe: describe.to_string(),
         })
     }
 }

@@ -68,9 +68,18 @@ pub struct Replayed {
     pub horizon: u64,
     /// What the replay left out, and why, once each.
     pub notes: Vec<String>,
+    /// The configuration it ran on: its directory, or the embedded
+    /// defaults.
+    pub config: String,
 }
 
 impl Replayed {
+    /// How many of allotd's starts the replay made again, at the same
+    /// time on the same hosts.
+    pub fn made_again(&self) -> usize {
+        self.recorded.iter().filter(|&(k, v)| self.replayed.get(k) == Some(v)).count()
+    }
+
     /// The runs whose start differs between the log and the replay: (job,
     /// run), what allotd did, what the replay did.
     #[allow(clippy::type_complexity)]
@@ -116,8 +125,6 @@ struct Job {
     spec: JobSpec,
     /// Runs started in the replay so far.
     attempts: u32,
-    /// Runs of the log seen so far (its `Started` records passed).
-    seen: usize,
     run: Option<Live>,
     pending: bool,
     killed: Option<Term>,
@@ -205,6 +212,7 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
             first_submit,
             horizon: h.horizon,
             notes: Vec::new(),
+            config: config.describe,
         },
         last: 0,
         notes: BTreeSet::new(),
@@ -272,12 +280,14 @@ impl Replay<'_> {
             Record::Submitted { job, record, typed } => self.submit(t, *job, record, typed.as_deref()),
             Record::Started { job, alloc } => {
                 // Counted whether or not the replay took the job: a start
-                // allotd made that the replay cannot is a difference.
-                let k = self.out.recorded.range((*job, 0)..=(*job, u32::MAX)).count() as u32;
-                if let Some(j) = self.jobs.get_mut(job) {
-                    j.seen += 1;
-                }
-                let hosts = hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n)));
+                // allotd made that the replay cannot is a difference. Its
+                // hosts as the history read them.
+                let k = self.runs_seen(*job);
+                let hosts = match self.h.runs.get(job).and_then(|r| r.get(k)) {
+                    Some(run) => run.hosts.clone(),
+                    None => hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
+                };
+                let k = k as u32;
                 if self.out.replayed.get(&(*job, k)).is_none_or(|(at, on)| *at != t || *on != hosts) {
                     self.diverged = true;
                 }
@@ -285,14 +295,12 @@ impl Replay<'_> {
             }
             Record::Scheduled { full } => self.pass(t, *full),
             Record::Finished { job, .. } => {
-                let k = self.jobs.get(job).map(|j| j.seen.saturating_sub(1));
-                if self.in_sync(*job, k) {
+                if self.in_step(*job) {
                     self.end(t, *job);
                 }
             }
             Record::Usage { job, cpu_time, mem_kb } => {
-                let k = self.jobs.get(job).map(|j| j.seen.saturating_sub(1));
-                if self.in_sync(*job, k) {
+                if self.in_step(*job) {
                     self.measure(t, *job, *cpu_time, *mem_kb);
                 }
             }
@@ -341,10 +349,18 @@ impl Replay<'_> {
         }
     }
 
-    /// Whether the job's run in the replay is its `k`th in the log, in step.
-    fn in_sync(&self, job: u64, k: Option<usize>) -> bool {
+    /// How many of the job's runs the log has started so far (its
+    /// `Started` records passed).
+    fn runs_seen(&self, job: u64) -> usize {
+        self.out.recorded.range((job, 0)..=(job, u32::MAX)).count()
+    }
+
+    /// Whether the job's run in the replay is in step with its last run
+    /// started in the log: a record about that run applies to it here.
+    fn in_step(&self, job: u64) -> bool {
         let run = self.jobs.get(&job).and_then(|j| j.run.as_ref());
-        run.is_some_and(|r| r.in_sync && r.recorded.is_some() && r.recorded == k)
+        let last = self.runs_seen(job).checked_sub(1);
+        run.is_some_and(|r| r.in_sync && last.is_some() && r.recorded == last)
     }
 
     fn submit(
@@ -388,7 +404,6 @@ impl Replay<'_> {
                 array,
                 spec: spec.clone(),
                 attempts: 0,
-                seen: 0,
                 run: None,
                 pending: true,
                 killed: None,
@@ -426,6 +441,7 @@ impl Replay<'_> {
         let hosts = hosts_text(alloc.iter().map(|&(h, n)| (self.engine.host_name(h), n)));
         let queue = self.engine.job_queue(JobId(job)).unwrap_or_default().to_string();
         let priority = self.engine.multifactor_priority(JobId(job)).map(|p| p.0);
+        let seen = self.runs_seen(job);
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let k = j.attempts;
         j.attempts += 1;
@@ -437,7 +453,7 @@ impl Replay<'_> {
         // In step only while the log's own start of this run is still
         // ahead (a run of under a second may have ended in the log before
         // a later pass of the same second starts it here).
-        let in_sync = run.is_some_and(|r| r.start == t) && j.seen <= k as usize;
+        let in_sync = run.is_some_and(|r| r.start == t) && seen <= k as usize;
         if !run.is_some_and(|r| r.start == t && r.hosts == hosts) {
             self.diverged = true;
         }
@@ -469,20 +485,20 @@ impl Replay<'_> {
 
     /// A moved run's end or measure, at its time.
     fn moved(&mut self, t: u64, job: u64, due: Due) {
-        let Some(live) = self.jobs.get(&job).and_then(|j| j.run.as_ref()) else { return };
-        let k = live.recorded;
+        let (Due::End(attempt) | Due::Usage(attempt, _)) = due;
+        // Of the run it was planned for, not of an earlier one.
+        let Some(j) = self.jobs.get(&job).filter(|j| j.attempts == attempt + 1) else { return };
+        let Some(live) = j.run.as_ref() else { return };
         match due {
-            Due::End(attempt) => {
-                let current = self.jobs.get(&job).is_some_and(|j| j.attempts == attempt + 1);
-                if current && live.end_at == Some(t) {
+            Due::End(_) => {
+                if live.end_at == Some(t) {
                     self.end(t, job);
                     self.pass(t, false);
                 }
             }
-            Due::Usage(attempt, n) => {
-                let current = self.jobs.get(&job).is_some_and(|j| j.attempts == attempt + 1);
-                let measure = k.and_then(|k| self.h.runs.get(&job)?.get(k)?.usage.get(n)).copied();
-                if let (true, Some((_, cpu, mem))) = (current, measure) {
+            Due::Usage(_, n) => {
+                let measure = live.recorded.and_then(|k| self.h.runs.get(&job)?.get(k)?.usage.get(n)).copied();
+                if let Some((_, cpu, mem)) = measure {
                     self.measure(t, job, cpu, mem);
                 }
             }
@@ -550,44 +566,46 @@ impl Replay<'_> {
         // Out of step from here: its kill is the replay's own.
         live.in_sync = false;
         self.diverged = true;
-        let latency = recorded.and_then(|r| Some(r.end?.saturating_sub(r.killed?.0))).unwrap_or(0);
-        let at = t.saturating_add(latency);
-        if live.end_at.is_none_or(|e| e > at) {
-            live.end_at = Some(at);
-            live.exit = KILLED_EXIT;
-            live.killed = true;
-            self.due.push((at, job, Due::End(j.attempts - 1)));
+        let at = t.saturating_add(recorded.map_or(0, RecordedRun::kill_latency));
+        self.end_by(job, at, Some(KILLED_EXIT));
+    }
+
+    /// A moved run of `job` killed: it ends at `at` unless it ends before,
+    /// with exit code `exit` (else its own).
+    fn end_by(&mut self, job: u64, at: u64, exit: Option<i32>) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let attempt = j.attempts.saturating_sub(1);
+        let Some(live) = j.run.as_mut().filter(|l| l.end_at.is_none_or(|e| e > at)) else { return };
+        live.end_at = Some(at);
+        live.killed = true;
+        if let Some(exit) = exit {
+            live.exit = exit;
         }
+        self.due.push((at, job, Due::End(attempt)));
     }
 
     /// A `Killed` record: in step, it marks the run; a user's `bkill` of a
     /// moved run ends it at this moment (after the time the kill took in
     /// the log), and of a job still pending in the replay removes it.
     fn killed(&mut self, t: u64, job: u64, term: Term) {
-        let k = self.jobs.get(&job).map(|j| j.seen.saturating_sub(1));
-        if self.in_sync(job, k) {
-            if let Some(j) = self.jobs.get_mut(&job) {
-                j.killed = Some(term);
-            }
+        let in_step = self.in_step(job);
+        let last = self.runs_seen(job).checked_sub(1);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        if in_step {
+            j.killed = Some(term);
             return;
         }
         if !by_user(term) {
             return;
         }
-        let Some(j) = self.jobs.get_mut(&job) else { return };
         if j.pending {
             self.remove(t, job);
             return;
         }
-        let recorded = k.and_then(|k| self.h.runs.get(&job)?.get(k));
-        let latency = recorded.and_then(|r| Some(r.end?.saturating_sub(r.killed?.0))).unwrap_or(0);
-        let at = t.saturating_add(latency);
         j.killed = Some(term);
-        if let Some(live) = j.run.as_mut().filter(|l| l.end_at.is_none_or(|e| e > at)) {
-            live.end_at = Some(at);
-            live.killed = true;
-            self.due.push((at, job, Due::End(j.attempts - 1)));
-        }
+        let recorded = last.and_then(|k| self.h.runs.get(&job)?.get(k));
+        let at = t.saturating_add(recorded.map_or(0, RecordedRun::kill_latency));
+        self.end_by(job, at, None);
     }
 
     /// `bkill` of a job pending in the replay: it ends without running.

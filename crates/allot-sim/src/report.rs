@@ -138,6 +138,7 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
     for r in &out.never_started {
         *never_reasons.entry(r.reason.as_str()).or_default() += 1;
     }
+    let (made, expired, standing) = engine.reservation_counts();
     json!({
         "policy": policy,
         "jobs": records.len(),
@@ -153,9 +154,9 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
         "mean_bounded_slowdown": bsld,
         "dispatch_passes": out.passes,
         "reservations": {
-            "made": engine.reservation_counts().0,
-            "expired": engine.reservation_counts().1,
-            "mean_standing": engine.reservation_counts().2 as f64 / out.passes.max(1) as f64,
+            "made": made,
+            "expired": expired,
+            "mean_standing": standing as f64 / out.passes.max(1) as f64,
         },
         "requeued": out.requeued,
         "share_error": share_error,

@@ -138,6 +138,14 @@ pub fn run(
     let mut next = 0;
     let mut named = Named::default();
     let mut last = 0u64;
+    // At a report time: the share tables, and why the job asked about
+    // waits.
+    let report_at = |engine: &Engine, r: u64, named: &Named, out: &mut Outcome| {
+        out.reports.push((r, report(engine, Time(r))));
+        if let Some(which) = opts.explain {
+            out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain(id, Time(r)))));
+        }
+    };
     // The replay asks no host query between passes (a report asks share
     // tables, and lets go first all the same).
     engine.set_keep_parked(!opts.let_go_each_pass);
@@ -148,10 +156,7 @@ pub fn run(
         let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
             engine.let_go_parked();
-            out.reports.push((r, report(engine, Time(r))));
-            if let Some(which) = opts.explain {
-                out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain(id, Time(r)))));
-            }
+            report_at(engine, r, &named, &mut out);
             reports.next();
         }
         last = t;
@@ -249,10 +254,7 @@ pub fn run(
     }
     engine.set_keep_parked(false);
     for r in reports {
-        out.reports.push((r, report(engine, Time(r))));
-        if let Some(which) = opts.explain {
-            out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain(id, Time(r)))));
-        }
+        report_at(engine, r, &named, &mut out);
     }
     let mut never: Vec<Rejected> = pending
         .iter()
