@@ -242,7 +242,7 @@ impl Engine {
             let host = &mut self.hosts[h as usize];
             let was = host.blocked();
             host.excl_locks = if lock { host.excl_locks + 1 } else { host.excl_locks.saturating_sub(1) };
-            self.hosts_blocked = self.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
+            self.caches.hosts_blocked = self.caches.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
         }
     }
 }

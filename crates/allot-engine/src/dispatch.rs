@@ -35,7 +35,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::engine::{Decision, Engine, Job, JobId, JobState, KillReason, QueueState};
+use crate::engine::{Decision, Engine, Job, JobId, JobState, KillReason, QueueState, Scratch};
 use crate::hosts::HostState;
 use crate::pools::{PoolQueue, entitlements};
 use crate::reserve::{Ask, View};
@@ -303,20 +303,20 @@ impl Engine {
         self.rsv_cooldown = expired;
         self.invalidate_timed_predictions();
         self.divide_pools(t);
-        let mut failed = std::mem::take(&mut self.scratch.failed);
-        failed.reset(self.queues.len());
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.failed.reset(self.queues.len());
         // Each unit's selector computes priorities afresh.
-        self.share_touched.clear();
+        self.caches.share_touched.clear();
         for u in 0..self.units.len() {
             let mut unit = std::mem::replace(&mut self.units[u], Unit::placeholder());
             match unit.kind {
-                UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut failed, &mut out),
-                UnitKind::Fairshare { policy } => self.dispatch_fairshare(&mut unit, policy, t, &mut failed, &mut out),
-                UnitKind::Multifactor => self.dispatch_multifactor(&mut unit, t, &mut failed, &mut out),
+                UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut scratch, &mut out),
+                UnitKind::Fairshare { policy } => self.dispatch_fairshare(&mut unit, policy, t, &mut scratch, &mut out),
+                UnitKind::Multifactor => self.dispatch_multifactor(&mut unit, t, &mut scratch.failed, &mut out),
             }
             self.units[u] = unit;
         }
-        self.scratch.failed = failed;
+        self.scratch = scratch;
         self.counters.rsv_standing += self.reservations.len() as u64;
         if !self.switches.keep_parked {
             self.settle();
@@ -330,11 +330,11 @@ impl Engine {
         self.reservations.is_empty() && unit.queues.iter().all(|&q| self.free_in(self.queues[q].host_set) == 0)
     }
 
-    fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) {
-        let holders = self.dispatch_holders(unit, t, failed, out);
+    fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, scratch: &mut Scratch, out: &mut Vec<Decision>) {
+        let holders = self.dispatch_holders(unit, t, &mut scratch.failed, out);
         let started = match self.switches.ask_index {
-            true => self.try_fcfs(unit, &holders, t, failed, out),
-            false => self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, failed, out),
+            true => self.try_fcfs(unit, &holders, t, scratch, out),
+            false => self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, &mut scratch.failed, out),
         };
         self.forget_started(unit, started);
     }
@@ -358,15 +358,15 @@ impl Engine {
         unit: &Unit,
         holders: &[JobId],
         t: Time,
-        failed: &mut Failed,
+        scratch: &mut Scratch,
         out: &mut Vec<Decision>,
     ) -> Vec<Place> {
         let mut started = Vec::new();
-        let mut verdicts = std::mem::take(&mut self.scratch.verdicts);
+        let Scratch { verdicts, failed, .. } = scratch;
         verdicts.reset();
         let mut after = Bound::Unbounded;
         while !self.unit_full(unit) {
-            let Some(place) = self.next_live(unit, None, after, &mut verdicts, failed, out.len(), t) else { break };
+            let Some(place) = self.next_live(unit, None, after, verdicts, failed, out.len(), t) else { break };
             after = Bound::Excluded(place);
             if holders.binary_search(&place.id).is_ok() {
                 continue;
@@ -376,7 +376,6 @@ impl Engine {
                 out.push(d);
             }
         }
-        self.scratch.verdicts = verdicts;
         started
     }
 
@@ -422,7 +421,7 @@ impl Engine {
                 continue;
             }
             // In step first: `hopeless` then changes nothing the key reads.
-            failed.sync(self.rsv_freed, self.rsv_epoch);
+            failed.sync(self.caches.rsv_freed, self.caches.rsv_epoch);
             let now = self.hope_key(unit, failed, out.len());
             if live != Some(now) {
                 if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
@@ -497,21 +496,21 @@ impl Engine {
         unit: &mut Unit,
         policy: usize,
         t: Time,
-        failed: &mut Failed,
+        scratch: &mut Scratch,
         out: &mut Vec<Decision>,
     ) {
         if unit.by_account.is_empty() || self.unit_full(unit) {
             return;
         }
-        let holders = self.dispatch_holders(unit, t, failed, out);
+        let holders = self.dispatch_holders(unit, t, &mut scratch.failed, out);
         if self.unit_full(unit) {
             return;
         }
+        let Scratch { selectors, live_accounts: live, cursors, turn, verdicts, failed } = scratch;
         // An account hopeless now stays so for the pass (the loop below
         // passes over it for good at its turn), so the selector need not
         // know it: its turn would change nothing. With none left, no
         // priority is computed.
-        let mut live = std::mem::take(&mut self.scratch.live_accounts);
         live.clear();
         for (&a, jobs) in &unit.by_account {
             if !unit.backlogs.get(&Some(a)).is_some_and(|b| self.hopeless(b, failed, t)) {
@@ -519,32 +518,26 @@ impl Engine {
             }
         }
         if live.is_empty() {
-            self.scratch.live_accounts = live;
             return;
         }
         // The selector below sees what the holders changed.
-        self.share_touched.clear();
+        self.caches.share_touched.clear();
         let inputs = PriorityInputs::default();
-        let kept = self.scratch.selectors[policy].take();
         let tree = &self.fairshare.policies[policy].tree;
         let accounts = live.iter().copied();
-        let mut sel = match kept {
+        let mut sel = match selectors[policy].take() {
             Some(s) => s.reuse(tree, t, &inputs, accounts),
             None => Selector::for_accounts(tree, t, &inputs, accounts),
         };
-        // Per account, the last job tried in this unit's turn (entries of
-        // earlier turns are stale: nothing is cleared between them).
-        let mut cursor = std::mem::take(&mut self.cursors);
-        cursor.resize(self.fairshare.policies[policy].tree.len(), None);
-        self.cursor_turn += 1;
-        let turn = self.cursor_turn;
+        cursors.resize(tree.len(), None);
+        *turn += 1;
+        let turn = *turn;
         // Until a job is tried, every account the selector offers passed
         // the check above with nothing changed since.
         let mut checked = true;
-        let mut verdicts = std::mem::take(&mut self.scratch.verdicts);
         verdicts.reset();
         while let Some(leaf) = sel.next() {
-            let tried = cursor[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
+            let tried = cursors[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
             if !std::mem::take(&mut checked)
                 && unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t))
             {
@@ -558,7 +551,7 @@ impl Engine {
             let next = match tried {
                 None => unit.by_account.get(&leaf).and_then(|s| s.first().copied()),
                 Some(c) if self.switches.ask_index => {
-                    self.next_live(unit, Some(leaf), Bound::Excluded(c), &mut verdicts, failed, out.len(), t)
+                    self.next_live(unit, Some(leaf), Bound::Excluded(c), verdicts, failed, out.len(), t)
                 }
                 Some(c) => unit
                     .by_account
@@ -569,21 +562,20 @@ impl Engine {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
                 continue;
             };
-            cursor[leaf.0 as usize] = Some((turn, place));
+            cursors[leaf.0 as usize] = Some((turn, place));
             let started =
                 if holders.binary_search(&place.id).is_ok() { Err(()) } else { self.try_start(place.id, t, failed) };
             // Reserved slots changed these accounts' priorities.
             // (A start refreshes its own account below.)
-            let mut touched = std::mem::take(&mut self.share_touched);
+            let touched = &mut self.caches.share_touched;
             touched.sort_unstable();
             touched.dedup();
-            for &(p, account) in &touched {
+            for &(p, account) in touched.iter() {
                 if p == policy && (account != leaf || started.is_err()) {
                     sel.refresh_path(&self.fairshare.policies[policy].tree, account, &inputs);
                 }
             }
             touched.clear();
-            self.share_touched = touched;
             if let Ok(d) = started {
                 out.push(d);
                 if let Some(job) = self.jobs.get(&place.id) {
@@ -600,10 +592,7 @@ impl Engine {
                 .is_some_and(|s| s.range((Bound::Excluded(place), Bound::Unbounded)).next().is_some());
             sel.set_pending(&self.fairshare.policies[policy].tree, leaf, u64::from(more));
         }
-        self.scratch.selectors[policy] = Some(sel);
-        self.scratch.verdicts = verdicts;
-        self.cursors = cursor;
-        self.scratch.live_accounts = live;
+        selectors[policy] = Some(sel);
     }
 
     /// Each slot pool's division for this pass ([`crate::pools`]).
@@ -646,7 +635,7 @@ impl Engine {
     /// does neither reserves if its queue says so ([`crate::reserve`]).
     fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
         self.counters.tries += 1;
-        failed.sync(self.rsv_freed, self.rsv_epoch);
+        failed.sync(self.caches.rsv_freed, self.caches.rsv_epoch);
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
         // Where placement would look at the hosts, a parked reservation's
         // let go first ([`crate::handover`]).

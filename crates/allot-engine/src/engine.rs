@@ -356,12 +356,20 @@ impl Default for Switches {
 
 /// A pass's working memory, kept between passes only so that its
 /// allocations are reused: nothing in it outlives the turn that fills it.
+/// A pass takes it out of the engine whole ([`Engine::schedule`]) and
+/// lends its parts to the units it dispatches.
+#[derive(Default)]
 pub(crate) struct Scratch {
     /// Each policy's selector of the last pass ([`crate::shares::Selector::reuse`]).
     pub(crate) selectors: Vec<Option<crate::shares::Selector>>,
     /// A fairshare unit's turn: the accounts that may start, reserve or
     /// backfill a job, with their pending jobs.
     pub(crate) live_accounts: Vec<(NodeId, u64)>,
+    /// Per share account, the fairshare turn it was last tried in and the
+    /// last job of the account tried then: entries of earlier turns are
+    /// stale (nothing is cleared between turns); `turn` counts them.
+    pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
+    pub(crate) turn: u64,
     /// Which asks may succeed in the unit dispatched ([`crate::skip::Verdicts`]).
     pub(crate) verdicts: crate::skip::Verdicts,
     /// What failed in the pass ([`crate::skip::Failed`]).
@@ -370,11 +378,49 @@ pub(crate) struct Scratch {
 
 impl Scratch {
     fn new(policies: usize) -> Scratch {
-        Scratch {
-            selectors: vec![None; policies],
-            live_accounts: Vec::new(),
-            verdicts: Default::default(),
-            failed: Default::default(),
+        Scratch { selectors: vec![None; policies], ..Default::default() }
+    }
+}
+
+/// What the engine keeps to make a pass fast: each is derived from the
+/// state (and could be computed again from it) or says when what was
+/// derived went stale. The decisions are those made without them; where a
+/// cache may be bypassed, a switch does it for the tests that check so
+/// ([`Switches::ask_index`] for the asks that may succeed). Not kept
+/// across a reconfiguration: the engine built again derives afresh.
+pub(crate) struct Caches {
+    /// Counts of reservations given up (slots freed) and of changes that
+    /// may move predicted starts: what a pass remembers of failures
+    /// ([`crate::skip::Failed`]) holds while both stand.
+    pub(crate) rsv_freed: u64,
+    pub(crate) rsv_epoch: u64,
+    /// Counts changes of what reservations hold; with `rsv_epoch`, the key
+    /// of what [`crate::predict::RsvIndex`] keeps.
+    pub(crate) rsv_changes: u64,
+    /// Reservations by predicted start, and the slots they hold in all.
+    pub(crate) rsv_index: crate::predict::RsvIndex,
+    /// Share accounts whose reserved slots changed since the pass's
+    /// selector (which keeps priorities) last looked: their priorities are
+    /// computed again.
+    pub(crate) share_touched: Vec<(usize, NodeId)>,
+    /// Hosts down or held by an exclusive compute unit job (with none,
+    /// predicted starts may count slots by host set).
+    pub(crate) hosts_blocked: u32,
+    /// Whether no host has more slots than CPUs (so the CPU cap of
+    /// parallel jobs never binds).
+    pub(crate) slots_within_cpus: bool,
+}
+
+impl Caches {
+    fn new(slots_within_cpus: bool) -> Caches {
+        Caches {
+            rsv_freed: 0,
+            rsv_epoch: 0,
+            rsv_changes: 0,
+            rsv_index: Default::default(),
+            share_touched: Vec::new(),
+            hosts_blocked: 0,
+            slots_within_cpus,
         }
     }
 }
@@ -433,30 +479,12 @@ pub struct Engine {
     /// The cycle after reservations expired, when their jobs may reserve
     /// again, while no pass has given them that chance yet.
     pub(crate) cooldown_ends: Option<Time>,
-    /// Counts of reservations given up (slots freed) and of changes that
-    /// may move predicted starts, for what a pass remembers of failures.
-    pub(crate) rsv_freed: u64,
-    pub(crate) rsv_epoch: u64,
-    /// Counts changes of what reservations hold; with `rsv_epoch`, the key
-    /// of what [`crate::predict::RsvIndex`] keeps.
-    pub(crate) rsv_changes: u64,
-    pub(crate) rsv_index: crate::predict::RsvIndex,
-    /// Share accounts whose reserved slots changed since the pass's
-    /// selector last looked: their priorities are computed again.
-    pub(crate) share_touched: Vec<(usize, NodeId)>,
-    /// A pass's working memory, kept between passes to be reused.
-    pub(crate) scratch: Scratch,
-    /// Per share account, a fairshare unit's turn in a pass and the last
-    /// job of the account tried in it; the number of turns so far.
-    pub(crate) cursors: Vec<Option<(u64, crate::dispatch::Place)>>,
-    pub(crate) cursor_turn: u64,
     /// The multifactor policy's state, when the cluster has one.
     pub(crate) mf: Option<crate::multifactor::live::MfState>,
-    /// Hosts down or held by an exclusive compute unit job.
-    pub(crate) hosts_blocked: u32,
-    /// Whether no host has more slots than CPUs (so the CPU cap of
-    /// parallel jobs never binds).
-    pub(crate) slots_within_cpus: bool,
+    /// What makes a pass fast, derived from the fields above.
+    pub(crate) caches: Caches,
+    /// A pass's working memory, kept between passes to be reused.
+    pub(crate) scratch: Scratch,
 }
 
 impl Engine {
@@ -561,7 +589,6 @@ impl Engine {
         let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
         let mf = config.multifactor.as_ref().map(|spec| crate::multifactor::live::MfState::new(&config, spec));
         Engine {
-            slots_within_cpus,
             hosts,
             host_sets,
             queues,
@@ -593,16 +620,9 @@ impl Engine {
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
             cooldown_ends: None,
-            rsv_freed: 0,
-            rsv_epoch: 0,
-            rsv_changes: 0,
-            rsv_index: crate::predict::RsvIndex::default(),
-            share_touched: Vec::new(),
-            scratch: Scratch::new(policies),
-            cursors: Vec::new(),
-            cursor_turn: 0,
             mf,
-            hosts_blocked: 0,
+            caches: Caches::new(slots_within_cpus),
+            scratch: Scratch::new(policies),
         }
     }
 

@@ -74,7 +74,7 @@ impl Engine {
         if let Some(host) = self.hosts.get_mut(h as usize) {
             let was = host.blocked();
             host.up = up;
-            self.hosts_blocked = self.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
+            self.caches.hosts_blocked = self.caches.hosts_blocked + u32::from(host.blocked()) - u32::from(was);
             self.refresh_host(h);
             self.invalidate_predictions();
             self.dirty = true;

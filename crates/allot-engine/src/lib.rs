@@ -9,11 +9,12 @@
 //! limits and pools, and what the commands ask of it (`queries`,
 //! `reasons`, `explain`).
 //!
-//! [`Engine`]'s fields are the state decisions depend on, with the caches
-//! that make a pass fast beside what they cache; apart from them, three
-//! groups that decide nothing: `counters` (what it counts for reports),
-//! `switches` (each a second way to the same decisions, for the tests
-//! that check it) and `scratch` (a pass's working memory, kept for reuse).
+//! [`Engine`]'s fields are the state decisions depend on; apart from them,
+//! four groups that decide nothing: `caches` (what a pass derives from the
+//! state to go fast, with the counts that say when it went stale),
+//! `counters` (what it counts for reports), `switches` (each a second way
+//! to the same decisions, for the tests that check it) and `scratch` (a
+//! pass's working memory, taken whole by the pass and kept for reuse).
 //!
 //! Invariants kept by every module:
 //! - decisions never depend on hash-map order: maps that decide iterate in a

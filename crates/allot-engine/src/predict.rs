@@ -42,10 +42,10 @@ impl Engine {
     /// predicted yet.
     pub(crate) fn borrowable(&mut self, until: Time, t: Time) -> u64 {
         self.predict_reservations(t);
-        let key = Some((self.rsv_epoch, self.rsv_changes));
-        if self.rsv_index.by_start_at != key {
+        let key = Some((self.caches.rsv_epoch, self.caches.rsv_changes));
+        if self.caches.rsv_index.by_start_at != key {
             // In the memory of the last.
-            let mut starts = std::mem::take(&mut self.rsv_index.by_start);
+            let mut starts = std::mem::take(&mut self.caches.rsv_index.by_start);
             starts.clear();
             starts.extend(
                 self.reservations.values().filter_map(|r| r.predicted.flatten().map(|p| (p, u64::from(r.slots())))),
@@ -56,10 +56,10 @@ impl Engine {
                 sum += s.1;
                 s.1 = sum;
             }
-            self.rsv_index.by_start = starts;
-            self.rsv_index.by_start_at = key;
+            self.caches.rsv_index.by_start = starts;
+            self.caches.rsv_index.by_start_at = key;
         }
-        let by_start = &self.rsv_index.by_start;
+        let by_start = &self.caches.rsv_index.by_start;
         // The last entry predicted at or after `until` holds the sum.
         let n = by_start.partition_point(|&(p, _)| p >= until);
         if n == 0 { 0 } else { by_start[n - 1].1 }
@@ -67,11 +67,11 @@ impl Engine {
 
     /// Slots all reservations hold.
     pub(crate) fn reserved_total(&mut self) -> u64 {
-        if self.rsv_index.total_at != Some(self.rsv_changes) {
-            self.rsv_index.total = self.reservations.values().map(|r| u64::from(r.slots())).sum();
-            self.rsv_index.total_at = Some(self.rsv_changes);
+        if self.caches.rsv_index.total_at != Some(self.caches.rsv_changes) {
+            self.caches.rsv_index.total = self.reservations.values().map(|r| u64::from(r.slots())).sum();
+            self.caches.rsv_index.total_at = Some(self.caches.rsv_changes);
         }
-        self.rsv_index.total
+        self.caches.rsv_index.total
     }
 
     /// `taken` slots that were free to all are taken until `end` (`None`:
@@ -100,14 +100,14 @@ impl Engine {
             }
         }
         if changed {
-            self.rsv_epoch += 1;
+            self.caches.rsv_epoch += 1;
         }
     }
 
     /// Something started or a reservation changed: predicted starts are
     /// computed again when next needed.
     pub(crate) fn invalidate_predictions(&mut self) {
-        self.rsv_epoch += 1;
+        self.caches.rsv_epoch += 1;
         for r in self.reservations.values_mut() {
             r.predicted = None;
         }
@@ -126,7 +126,7 @@ impl Engine {
             }
         }
         if changed {
-            self.rsv_epoch += 1;
+            self.caches.rsv_epoch += 1;
         }
     }
 
@@ -145,8 +145,8 @@ impl Engine {
                 }
             }
         }
-        let key = Some((self.rsv_epoch, self.rsv_changes));
-        if self.rsv_index.complete_at == key {
+        let key = Some((self.caches.rsv_epoch, self.caches.rsv_changes));
+        if self.caches.rsv_index.complete_at == key {
             return;
         }
         // Each in job order, found after the last (no list to allocate).
@@ -167,7 +167,7 @@ impl Engine {
                 (r.predicted, r.spare) = (Some(p), spare);
             }
         }
-        self.rsv_index.complete_at = key;
+        self.caches.rsv_index.complete_at = key;
     }
 
     /// When pending job `id` is predicted to start, from now `t`, if the
@@ -194,10 +194,10 @@ impl Engine {
         let in_set = |h: u32| self.hosts[h as usize].in_sets.iter().any(|s| s.0 == q.host_set);
         // Whether every host of the queue gives what is free there, the
         // job's own and what is released: then sums tell all.
-        let sums = self.hosts_blocked == 0
+        let sums = self.caches.hosts_blocked == 0
             && !q.per_host_limits
             && q.partitions.is_empty()
-            && (!self.cpus_bound(job) || self.slots_within_cpus);
+            && (!self.cpus_bound(job) || self.caches.slots_within_cpus);
         // First fit takes what each host can give: the job fits once the
         // hosts can give its minimum in all.
         let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };

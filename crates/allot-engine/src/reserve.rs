@@ -259,8 +259,8 @@ impl Engine {
     pub(crate) fn forget_reservation(&mut self, id: JobId) -> Option<Reservation> {
         let r = self.reservations.remove(&id)?;
         self.charge_reserved(&r.charged, -1);
-        self.rsv_freed += 1;
-        self.rsv_changes += 1;
+        self.caches.rsv_freed += 1;
+        self.caches.rsv_changes += 1;
         self.rsv_expiry.remove(&(r.expires, id));
         Some(r)
     }
@@ -413,7 +413,7 @@ impl Engine {
     pub(crate) fn record_reservation(&mut self, id: JobId, r: Reservation) {
         self.invalidate_predictions();
         self.rsv_expiry.insert((r.expires, id));
-        self.rsv_changes += 1;
+        self.caches.rsv_changes += 1;
         self.reservations.insert(id, r);
         self.recharge_reserved(id);
     }
@@ -539,7 +539,7 @@ impl Engine {
         if let Some(r) = self.reservations.get_mut(&id) {
             (r.predicted, r.spare) = (None, None);
         }
-        self.rsv_changes += 1;
+        self.caches.rsv_changes += 1;
         self.recharge_reserved(id);
         if mem {
             self.invalidate_predictions();
@@ -553,7 +553,7 @@ impl Engine {
     fn charge_reserved(&mut self, charged: &[(usize, NodeId, u32)], sign: i64) {
         for &(p, leaf, n) in charged {
             self.fairshare.policies[p].tree.add_reserved(leaf, sign * i64::from(n));
-            self.share_touched.push((p, leaf));
+            self.caches.share_touched.push((p, leaf));
         }
     }
 
@@ -589,7 +589,7 @@ impl Engine {
                 host.rsv_mem = (host.rsv_mem - m).max(0.0);
                 slots -= s;
                 mb -= m;
-                self.rsv_changes += 1;
+                self.caches.rsv_changes += 1;
                 if s > 0 || m > 0.0 {
                     lent.push((id, h, s, m));
                 }

@@ -217,7 +217,7 @@ impl Engine {
         if b.other > 0 {
             return false;
         }
-        failed.sync(self.rsv_freed, self.rsv_epoch);
+        failed.sync(self.caches.rsv_freed, self.caches.rsv_epoch);
         let mut rest = &b.asks[..];
         while let Some(&((q, least, _), _)) = rest.first() {
             let len = rest.partition_point(|a| a.0.0 == q);
@@ -271,7 +271,7 @@ impl Engine {
         HopeKey {
             failed: failed.changes,
             decisions,
-            reservations: (self.rsv_changes, self.rsv_epoch, self.rsv_freed),
+            reservations: (self.caches.rsv_changes, self.caches.rsv_epoch, self.caches.rsv_freed),
             parked: self.parked.is_some(),
             free: unit.queues.iter().map(|&q| self.free_in(self.queues[q].host_set)).sum(),
         }
@@ -294,7 +294,7 @@ impl Engine {
         t: Time,
     ) -> Option<Place> {
         let b = unit.backlogs.get(&account)?;
-        failed.sync(self.rsv_freed, self.rsv_epoch);
+        failed.sync(self.caches.rsv_freed, self.caches.rsv_epoch);
         let now = self.hope_key(unit, failed, decisions);
         let mut live = std::mem::take(&mut v.live);
         match v.seen {
