@@ -7,6 +7,8 @@
 
 use allot_agent::wire::{Launch, ToAgent};
 
+use allot_engine::JobId;
+
 use crate::state::State;
 
 /// A `blaunch` from `origin`'s agent. Refused whole (and said why to the
@@ -18,15 +20,16 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             c.send(origin, ToAgent::LaunchRefused { tag, why });
         }
     };
-    let Some(j) = state.jobs.get(&l.job).filter(|j| state.running.contains(&l.job) && j.attempt == l.attempt) else {
-        return refuse(state, format!("job {} is not running", state.job_ref(l.job)));
+    let job = JobId(l.job);
+    let Some(j) = state.jobs.get(&job).filter(|j| state.running.contains(&job) && j.attempt == l.attempt) else {
+        return refuse(state, format!("job {} is not running", state.job_ref(job)));
     };
     let in_alloc = |h: &str| j.alloc.iter().any(|(a, _)| a == h);
     if !in_alloc(origin) {
-        return refuse(state, format!("host {origin} is not of job {}'s allocation", state.job_ref(l.job)));
+        return refuse(state, format!("host {origin} is not of job {}'s allocation", state.job_ref(job)));
     }
     if let Some(h) = l.hosts.iter().find(|h| !in_alloc(h)) {
-        return refuse(state, format!("host {h} is not of job {}'s allocation", state.job_ref(l.job)));
+        return refuse(state, format!("host {h} is not of job {}'s allocation", state.job_ref(job)));
     }
     let Some(c) = &state.cluster else { return };
     if let Some(h) = l.hosts.iter().find(|h| c.hosts.get(h.as_str()).is_none_or(|live| live.link.is_none())) {

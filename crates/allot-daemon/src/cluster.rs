@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use allot_agent::wire::{FromAgent, Hello, Load, Resources, ToAgent};
 use allot_config::cluster::ClusterSettings;
-use allot_engine::Time;
+use allot_engine::{JobId, Time};
 use allot_exec::ExitReport;
 use allot_store::{Reach, Record};
 use tokio::sync::mpsc::UnboundedSender;
@@ -77,24 +77,24 @@ pub struct Cluster {
     pub hosts: BTreeMap<String, Live>,
     /// Running jobs whose agent acknowledged their start in this allotd's
     /// life.
-    pub acked: BTreeSet<u64>,
+    pub acked: BTreeSet<JobId>,
     /// Ends heard, to collect at the next tick: host, job, attempt, report.
-    pub ends: Vec<(String, u64, u32, ExitReport)>,
+    pub ends: Vec<(String, JobId, u32, ExitReport)>,
     /// Runs to end as lost at the next tick, and why.
-    pub lost: Vec<(u64, String)>,
+    pub lost: Vec<(JobId, String)>,
     /// Host states to log at the next tick.
     pub reach_changes: Vec<(String, Reach)>,
     /// Measures heard, to record at the next tick.
     pub samples: Vec<allot_agent::measure::Sample>,
     /// Ends collected and not yet durable: acknowledged to their agent
     /// once they are (job, attempt, host).
-    pub unacked: BTreeMap<u64, (u32, String)>,
+    pub unacked: BTreeMap<JobId, (u32, String)>,
     /// Jobs whose end is being written: once it is, their tasks end on
     /// these hosts (their attempt, their allocation's hosts).
-    pub ending: BTreeMap<u64, (u32, Vec<String>)>,
+    pub ending: BTreeMap<JobId, (u32, Vec<String>)>,
     /// Each running job's last measure on each host it uses: its usage is
     /// their sum.
-    pub usage: BTreeMap<u64, BTreeMap<String, (f64, u64)>>,
+    pub usage: BTreeMap<JobId, BTreeMap<String, (f64, u64)>>,
     /// When the last pass that started jobs decided (microseconds since
     /// the epoch), told with each start for the load generator's figures.
     pub decided_us: Option<u64>,
@@ -175,7 +175,7 @@ impl Cluster {
 }
 
 /// The host a job runs on: the first of its allocation.
-fn first_host(state: &State, job: u64) -> Option<(String, u32)> {
+fn first_host(state: &State, job: JobId) -> Option<(String, u32)> {
     let j = state.jobs.get(&job)?;
     Some((j.alloc.first()?.0.clone(), j.attempt))
 }
@@ -220,7 +220,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                     live.skew = beat.clock as i64 - crate::serve::now().0 as i64;
                     live.load = Some(beat.load);
                     for (job, cpu, mem) in beat.usage {
-                        let hosts = c.usage.entry(job).or_default();
+                        let hosts = c.usage.entry(JobId(job)).or_default();
                         hosts.insert(host.clone(), (cpu, mem));
                         let (cpu, mem) = hosts.values().fold((0.0, 0), |a, u| (a.0 + u.0, a.1 + u.1));
                         c.samples.push((job, cpu, mem));
@@ -246,13 +246,14 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                     crate::blaunch::forward(state, &origin, ToAgent::TaskEnded { tag, index, exit });
                 }
                 FromAgent::Started { job, attempt } => {
+                    let job = JobId(job);
                     if first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt) {
                         if let Some(c) = &mut state.cluster {
                             c.acked.insert(job);
                         }
                     }
                 }
-                FromAgent::Ended { job, attempt, report } => ended(state, &host, job, attempt, report),
+                FromAgent::Ended { job, attempt, report } => ended(state, &host, JobId(job), attempt, report),
             }
         }
     }
@@ -261,7 +262,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
 /// An end an agent reports: collected at the next tick if it is the run
 /// allotd holds; acknowledged later if it is being written; otherwise the
 /// agent is told to forget it.
-fn ended(state: &mut State, host: &str, job: u64, attempt: u32, report: ExitReport) {
+fn ended(state: &mut State, host: &str, job: JobId, attempt: u32, report: ExitReport) {
     let current =
         state.running.contains(&job) && first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt);
     let Some(c) = &mut state.cluster else { return };
@@ -270,7 +271,7 @@ fn ended(state: &mut State, host: &str, job: u64, attempt: u32, report: ExitRepo
             c.ends.push((host.to_string(), job, attempt, report));
         }
     } else if c.unacked.get(&job).is_none_or(|(a, _)| *a != attempt) {
-        c.send(host, ToAgent::Forget { job, attempt });
+        c.send(host, ToAgent::Forget { job: job.0, attempt });
     }
 }
 
@@ -307,10 +308,11 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     live.resources = Some(hello.resources);
     c.change(&host, Reach::Ok, |now| now != Reach::Ok);
     eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
-    let held: BTreeMap<u64, u32> = hello.jobs.iter().map(|h| (h.job, h.attempt)).collect();
+    let held: BTreeMap<JobId, u32> = hello.jobs.iter().map(|h| (JobId(h.job), h.attempt)).collect();
     // Tasks of runs that are over.
     for (job, attempt) in hello.tasks {
-        let current = state.running.contains(&job) && state.jobs.get(&job).is_some_and(|j| j.attempt == attempt);
+        let id = JobId(job);
+        let current = state.running.contains(&id) && state.jobs.get(&id).is_some_and(|j| j.attempt == attempt);
         if !current {
             if let Some(c) = &state.cluster {
                 c.send(&host, ToAgent::EndTasks { job, attempt });
@@ -318,14 +320,15 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
         }
     }
     for h in hello.jobs {
+        let job = JobId(h.job);
         match h.ended {
-            Some(report) => ended(state, &host, h.job, h.attempt, report),
+            Some(report) => ended(state, &host, job, h.attempt, report),
             None => {
-                let current = state.running.contains(&h.job)
-                    && first_host(state, h.job).is_some_and(|(f, a)| f == host && a == h.attempt);
+                let current = state.running.contains(&job)
+                    && first_host(state, job).is_some_and(|(f, a)| f == host && a == h.attempt);
                 let Some(c) = &mut state.cluster else { return };
                 if current {
-                    c.acked.insert(h.job);
+                    c.acked.insert(job);
                 } else {
                     c.send(&host, ToAgent::Forget { job: h.job, attempt: h.attempt });
                 }
@@ -333,7 +336,7 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
         }
     }
     // Runs of this host the agent does not hold.
-    let mine: Vec<u64> = state
+    let mine: Vec<JobId> = state
         .running
         .iter()
         .copied()
@@ -360,7 +363,7 @@ fn refuse(link: &UnboundedSender<ToAgent>, why: String) {
 
 /// Sends a job's start to the agent of its first host; one whose agent is
 /// not connected is sent when it says hello. The error: why it cannot run.
-pub(crate) fn start(state: &mut State, job: u64) -> Result<(), String> {
+pub(crate) fn start(state: &mut State, job: JobId) -> Result<(), String> {
     let Some(j) = state.jobs.get(&job) else { return Ok(()) };
     let alloc = j.alloc.clone();
     let user = j.record.spec.user.clone();
@@ -406,9 +409,9 @@ pub(crate) fn peek(
 
 /// Sends a signal to a job through its host's agent: `false` when the
 /// agent is not connected (send again later).
-pub(crate) fn signal(state: &State, job: u64, signal: nix::sys::signal::Signal) -> bool {
+pub(crate) fn signal(state: &State, job: JobId, signal: nix::sys::signal::Signal) -> bool {
     let (Some(c), Some((host, attempt))) = (&state.cluster, first_host(state, job)) else { return false };
-    c.send(&host, ToAgent::Signal { job, attempt, signal: signal as i32 })
+    c.send(&host, ToAgent::Signal { job: job.0, attempt, signal: signal as i32 })
 }
 
 /// The tick's part: host states that change (by what was heard, or by
@@ -492,7 +495,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
             eprintln!("allotd: job {job}: {why}");
             if let Some((host, attempt)) = first_host(state, job) {
                 if let Some(c) = &state.cluster {
-                    c.send(&host, ToAgent::Forget { job, attempt });
+                    c.send(&host, ToAgent::Forget { job: job.0, attempt });
                 }
             }
             // A rerunnable job goes back to pending as its end is
@@ -567,23 +570,23 @@ pub(crate) fn host_loads(state: &State) -> Vec<allot_proto::hosts::HostLoad> {
 }
 
 /// The hosts of a job's allocation.
-fn hosts_of(state: &State, job: u64) -> Vec<String> {
+fn hosts_of(state: &State, job: JobId) -> Vec<String> {
     state.jobs.get(&job).map(|j| j.alloc.iter().map(|(h, _)| h.clone()).collect()).unwrap_or_default()
 }
 
 /// Once ends are durable: each agent is told its end is had, and the
 /// job's tasks end on every host it had.
-pub(crate) fn acknowledge(state: &mut State, ended: &[u64]) {
+pub(crate) fn acknowledge(state: &mut State, ended: &[JobId]) {
     let Some(c) = &mut state.cluster else { return };
     for job in ended {
         c.acked.remove(job);
         c.usage.remove(job);
         if let Some((attempt, host)) = c.unacked.remove(job) {
-            c.send(&host, ToAgent::Acked { job: *job, attempt });
+            c.send(&host, ToAgent::Acked { job: job.0, attempt });
         }
         if let Some((attempt, hosts)) = c.ending.remove(job) {
             for h in hosts {
-                c.send(&h, ToAgent::EndTasks { job: *job, attempt });
+                c.send(&h, ToAgent::EndTasks { job: job.0, attempt });
             }
         }
     }

@@ -5,7 +5,7 @@
 //! does not exist or does not admit the user, too many slots) is refused
 //! before anything is recorded.
 
-use allot_engine::Time;
+use allot_engine::{JobId, Time};
 use allot_proto::{Changes, JobRef, JobStatus, RequeueStates, Response};
 use allot_store::{JobRecord, Record, Term};
 use nix::sys::signal::Signal;
@@ -21,7 +21,7 @@ fn targets(
     caller: &Caller,
     refs: &[JobRef],
     mine: impl Fn(&DaemonJob) -> bool,
-) -> Vec<(JobRef, Option<u64>)> {
+) -> Vec<(JobRef, Option<JobId>)> {
     if refs == [JobRef::job(0)] {
         return state
             .jobs
@@ -46,8 +46,8 @@ fn targets(
 fn each(
     state: &mut State,
     caller: &Caller,
-    targets: Vec<(JobRef, Option<u64>)>,
-    mut act: impl FnMut(&mut State, u64, JobRef, JobStatus) -> Result<(), String>,
+    targets: Vec<(JobRef, Option<JobId>)>,
+    mut act: impl FnMut(&mut State, JobId, JobRef, JobStatus) -> Result<(), String>,
 ) -> Response {
     let mut out = Vec::with_capacity(targets.len());
     for (shown, id) in targets {
@@ -68,7 +68,7 @@ fn each(
 
 /// Sends a signal to a running job's process group, or (when its command
 /// has not started yet) as soon as it exists.
-fn signal(state: &mut State, id: u64, shown: JobRef, sig: Signal) -> Result<(), String> {
+fn signal(state: &mut State, id: JobId, shown: JobRef, sig: Signal) -> Result<(), String> {
     match crate::running::send_signal(state, id, sig) {
         Ok(true) => Ok(()),
         Ok(false) => {
@@ -172,7 +172,7 @@ pub fn suspend(
 /// nothing changes and the refusal names the job.
 fn modify_pending(
     state: &mut State,
-    id: u64,
+    id: JobId,
     shown: JobRef,
     status: JobStatus,
     t: Time,
@@ -226,7 +226,8 @@ pub fn modify(
 ) -> Response {
     if let Some(limit) = changes.array_limit {
         // An array is its first element's job, named by the array's id.
-        let array = state.jobs.get(&job.id).filter(|_| job.index == 0 && state.arrays.contains_key(&job.id));
+        let array =
+            state.jobs.get(&JobId(job.id)).filter(|_| job.index == 0 && state.arrays.contains_key(&JobId(job.id)));
         let refused = match array {
             None => Some("Not a job array"),
             Some(j) if !may_act(state, caller, &j.record.spec.user) => Some("User permission denied"),
@@ -235,7 +236,7 @@ pub fn modify(
         if let Some(why) = refused {
             return Response::Each(vec![(job, Err(format!("Job <{job}>: {why}")))]);
         }
-        let record = Record::ArrayLimit { job: job.id, limit: Some(limit) };
+        let record = Record::ArrayLimit { job: JobId(job.id), limit: Some(limit) };
         if let Err(e) = state.apply(t, &record) {
             return Response::Each(vec![(job, Err(format!("Job <{job}>: {e}")))]);
         }

@@ -1,7 +1,7 @@
 //! What a job did and wrote: `bhist` from the event log, `bpeek` from the
 //! job's output files. Both only read.
 
-use allot_engine::Time;
+use allot_engine::{JobId, Time};
 use allot_exec::OutputFile;
 use allot_proto::{HistoryEvent, JobHistory, JobRef, JobStatus, Response};
 use allot_store::Record;
@@ -68,7 +68,7 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
     let (out, err) = state.output_files(id, j);
     if let (Some(_), Some((host, _))) = (&state.cluster, j.alloc.first()) {
         let user = j.record.spec.user.clone();
-        return Ok(Peek::Agent { host: host.clone(), job: id, shown: id_shown, user, out, err });
+        return Ok(Peek::Agent { host: host.clone(), job: id.0, shown: id_shown, user, out, err });
     }
     let output = allot_agent::peek::output_of(&out, &err, owner_ids(&j.record.spec.user))
         .map_err(|e| format!("Job <{id_shown}>: {e}"))?;
@@ -86,7 +86,7 @@ pub fn history(
     finished: bool,
     t: Time,
 ) -> Response {
-    let ids: Vec<u64> = if refs.is_empty() {
+    let ids: Vec<JobId> = if refs.is_empty() {
         let user = user.unwrap_or(&caller.user);
         state
             .jobs

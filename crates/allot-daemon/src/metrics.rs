@@ -10,7 +10,6 @@ use std::convert::Infallible;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use allot_engine::JobId;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
@@ -87,9 +86,9 @@ pub fn render(state: &State) -> String {
     registry.register("allot_jobs", "Unfinished jobs by queue, user and state", jobs.clone());
     let mut counted: BTreeMap<(&str, &str, &str), i64> = BTreeMap::new();
     let pending = state.engine.pending_jobs().map(|id| (id, "pending"));
-    let running = state.running.iter().map(|&id| (JobId(id), "running"));
+    let running = state.running.iter().map(|&id| (id, "running"));
     for (id, what) in pending.chain(running) {
-        let Some(j) = state.jobs.get(&id.0) else { continue };
+        let Some(j) = state.jobs.get(&id) else { continue };
         let queue = state.engine.job_queue(id).unwrap_or("");
         *counted.entry((queue, j.record.spec.user.as_str(), what)).or_default() += 1;
     }

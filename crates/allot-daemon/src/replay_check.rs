@@ -141,7 +141,7 @@ impl Twin {
         for (&id, j) in &s.jobs {
             let info = serde_json::to_string(&s.info(id, j, t, &query)).expect("json");
             let e = &s.engine;
-            let job = JobId(id);
+            let job = id;
             out.push_str(&format!(
                 "{id}: {info} killed={:?} requeue={:?} running={} pending={} held={} slots={:?} queue={:?} limit={:?}\n",
                 j.killed,
@@ -225,8 +225,8 @@ pub(crate) fn differences(steady: &str, restarted: &str) -> String {
 }
 
 /// The job the `k`-th pick names: one of the jobs there are, in id order.
-pub(crate) fn pick(state: &State, k: usize) -> Option<u64> {
-    let ids: Vec<u64> = state.jobs.keys().copied().collect();
+pub(crate) fn pick(state: &State, k: usize) -> Option<JobId> {
+    let ids: Vec<JobId> = state.jobs.keys().copied().collect();
     (!ids.is_empty()).then(|| ids[k % ids.len()])
 }
 
@@ -283,7 +283,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         } else if let Op::Wait(secs) = op {
             t = Time(t.0 + secs);
         } else if let Op::End(k, exit) = op {
-            let running: Vec<u64> = twins[0].state.running.iter().copied().collect();
+            let running: Vec<JobId> = twins[0].state.running.iter().copied().collect();
             if !running.is_empty() {
                 let job = running[k % running.len()];
                 for twin in &mut twins {
@@ -295,7 +295,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                         ended_at: t.0,
                         oom_killed: false,
                     };
-                    twin.state.files.write_report(job, &report).expect("report");
+                    twin.state.files.write_report(job.0, &report).expect("report");
                     // As the zygote says a supervisor ended.
                     twin.state.supervisors_ended.insert(job);
                 }
@@ -319,7 +319,9 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                         changes: Box::new(Changes { slots: Some(n), ..Changes::default() }),
                     }),
                     Op::ArrayLimit(k, n) => pick(&twin.state, k).map(|id| Request::Modify {
-                        job: JobRef::job(twin.state.jobs.get(&id).and_then(|j| j.array).map_or(id, |(first, _)| first)),
+                        job: JobRef::job(
+                            twin.state.jobs.get(&id).and_then(|j| j.array).map_or(id, |(first, _)| first).0,
+                        ),
                         changes: Box::new(Changes { array_limit: Some(n), ..Changes::default() }),
                     }),
                     Op::Requeue(k, hold) => pick(&twin.state, k).map(|id| Request::Requeue {

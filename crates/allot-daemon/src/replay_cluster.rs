@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use allot_agent::wire::{FromAgent, Held, Hello, ToAgent, VERSION};
-use allot_engine::Time;
+use allot_engine::{JobId, Time};
 use allot_exec::ExitReport;
 use allot_proto::{Request, Submit};
 use proptest::prelude::*;
@@ -57,7 +57,7 @@ fn op() -> impl Strategy<Value = Op> {
 type Links = BTreeMap<String, (u64, mpsc::UnboundedReceiver<ToAgent>)>;
 
 /// The runs allotd says run on `host`: job and attempt.
-fn runs_on(twin: &Twin, host: &str) -> Vec<(u64, u32)> {
+fn runs_on(twin: &Twin, host: &str) -> Vec<(JobId, u32)> {
     let s = &twin.state;
     s.running
         .iter()
@@ -107,7 +107,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                     conns += 1;
                     let jobs = runs_on(twin, host)
                         .into_iter()
-                        .map(|(job, attempt)| Held { job, attempt, ended: None })
+                        .map(|(job, attempt)| Held { job: job.0, attempt, ended: None })
                         .collect();
                     let hello = Hello {
                         version: VERSION,
@@ -135,7 +135,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
             }
             Op::End(k, exit) => {
-                let running: Vec<u64> = twins[0].0.state.running.iter().copied().collect();
+                let running: Vec<JobId> = twins[0].0.state.running.iter().copied().collect();
                 let Some(&job) = running.get(k % running.len().max(1)) else { continue };
                 let Some((host, attempt)) =
                     twins[0].0.state.jobs.get(&job).and_then(|j| Some((j.alloc.first()?.0.clone(), j.attempt)))
@@ -155,7 +155,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                         ended_at: t.0,
                         oom_killed: false,
                     };
-                    let said = FromAgent::Ended { job, attempt, report };
+                    let said = FromAgent::Ended { job: job.0, attempt, report };
                     let conn = links[&host].0;
                     crate::cluster::heard(
                         &mut twin.state,

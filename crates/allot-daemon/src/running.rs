@@ -34,7 +34,7 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
     }
     state.last_usage = Some(std::time::Instant::now());
     let plan = allot_agent::measure::Sampling {
-        jobs: state.running.iter().copied().collect(),
+        jobs: state.running.iter().map(|j| j.0).collect(),
         files: state.files.clone(),
         cgroups: state.cgroups.as_ref().map(|c| c.base().to_path_buf()),
     };
@@ -55,6 +55,7 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
 /// The measures that changed, as records, for the jobs still running.
 fn usage_records(state: &State, samples: &[allot_agent::measure::Sample], records: &mut Vec<Record>) {
     for &(job, cpu_time, mem_kb) in samples {
+        let job = JobId(job);
         if !state.running.contains(&job) {
             continue;
         }
@@ -80,7 +81,7 @@ const TERMINATE: [nix::sys::signal::Signal; 3] =
 
 /// Starts ending `job` at a limit: the kill is recorded with its reason
 /// (unless the job is being killed already) and the signals begin.
-pub(crate) fn start_terminating(state: &mut State, job: u64, term: allot_store::Term, records: &mut Vec<Record>) {
+pub(crate) fn start_terminating(state: &mut State, job: JobId, term: allot_store::Term, records: &mut Vec<Record>) {
     if state.jobs.get(&job).is_none_or(|j| j.killed.is_some()) {
         return;
     }
@@ -92,7 +93,7 @@ pub(crate) fn start_terminating(state: &mut State, job: u64, term: allot_store::
 /// limit), once each; a job whose process group is not known yet gets its
 /// warning when it is.
 pub(crate) fn warn(state: &mut State, t: allot_engine::Time) {
-    let due: Vec<u64> = state.warnings.iter().filter(|(_, (at, _))| *at <= t.0).map(|(&job, _)| job).collect();
+    let due: Vec<JobId> = state.warnings.iter().filter(|(_, (at, _))| *at <= t.0).map(|(&job, _)| job).collect();
     for job in due {
         if !state.running.contains(&job) {
             state.warnings.remove(&job);
@@ -113,7 +114,7 @@ pub(crate) fn warn(state: &mut State, t: allot_engine::Time) {
 pub(crate) fn terminate(state: &mut State) {
     let interval = std::time::Duration::from_secs(state.terminate_interval);
     let now = std::time::Instant::now();
-    let due: Vec<u64> = state.terminating.iter().filter(|(_, (_, at))| *at <= now).map(|(&job, _)| job).collect();
+    let due: Vec<JobId> = state.terminating.iter().filter(|(_, (_, at))| *at <= now).map(|(&job, _)| job).collect();
     for job in due {
         if !state.running.contains(&job) {
             state.terminating.remove(&job);
@@ -133,7 +134,7 @@ pub(crate) fn terminate(state: &mut State) {
 }
 
 /// The running jobs over their memory limit (`-M`), as last measured.
-fn over_memory(state: &State) -> Vec<u64> {
+fn over_memory(state: &State) -> Vec<JobId> {
     state
         .running
         .iter()
@@ -158,12 +159,12 @@ pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>, t: 
     }
     let mut lost = Vec::new();
     for id in state.running.clone() {
-        if state.files.read_exit(id).is_some() {
+        if state.files.read_exit(id.0).is_some() {
             continue;
         }
-        if !state.files.started(id) && state.files.try_lock(id)?.is_some() {
+        if !state.files.started(id.0) && state.files.try_lock(id.0)?.is_some() {
             let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
-            lost.extend(start_job(state, JobId(id), &alloc, wake));
+            lost.extend(start_job(state, id, &alloc, wake));
         }
     }
     state.last_sweep = None;
@@ -185,7 +186,7 @@ const SWEEP_SECONDS: u64 = 10;
 /// supervisor took the lock before starting it and holds it to the end,
 /// while one not started may have a supervisor about to take it (a
 /// supervisor that fails before the start writes an exit report).
-pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTreeSet<u64>) -> Vec<Record> {
+pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTreeSet<JobId>) -> Vec<Record> {
     if state.cluster.is_some() {
         return Vec::new();
     }
@@ -198,7 +199,7 @@ pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTree
         if !state.running.contains(&id) {
             continue;
         }
-        if let Some((exit, reason)) = state.files.orphan_end(id) {
+        if let Some((exit, reason)) = state.files.orphan_end(id.0) {
             eprintln!("allotd: job {id}: {reason}");
             out.push(finished_unrun(id, exit, reason.into()));
         }
@@ -207,7 +208,7 @@ pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTree
 }
 
 /// A job's end as its supervisor reported it.
-pub(crate) fn finished_of(job: u64, report: allot_exec::ExitReport) -> Record {
+pub(crate) fn finished_of(job: JobId, report: allot_exec::ExitReport) -> Record {
     Record::Finished {
         job,
         exit: report.exit,
@@ -220,11 +221,11 @@ pub(crate) fn finished_of(job: u64, report: allot_exec::ExitReport) -> Record {
 /// Sends `sig` to a running job: through its host's agent, or here to its
 /// process group. `Ok(false)`: it cannot be sent yet (its command has not
 /// started here, or its host's agent is not connected); send it later.
-pub(crate) fn send_signal(state: &State, job: u64, sig: nix::sys::signal::Signal) -> Result<bool, String> {
+pub(crate) fn send_signal(state: &State, job: JobId, sig: nix::sys::signal::Signal) -> Result<bool, String> {
     if state.cluster.is_some() {
         return Ok(crate::cluster::signal(state, job, sig));
     }
-    match state.files.read_pgid(job) {
+    match state.files.read_pgid(job.0) {
         Some(pgid) => allot_exec::signal_group(pgid, sig).map(|()| true),
         None => Ok(false),
     }
@@ -232,7 +233,7 @@ pub(crate) fn send_signal(state: &State, job: u64, sig: nix::sys::signal::Signal
 
 /// A job's end without its command having run (or without its end being
 /// known): exit code and why.
-pub(crate) fn finished_unrun(job: u64, exit: i32, reason: String) -> Record {
+pub(crate) fn finished_unrun(job: JobId, exit: i32, reason: String) -> Record {
     Record::Finished { job, exit, cpu_time: 0.0, max_mem_kb: 0, reason: Some(reason) }
 }
 
@@ -246,19 +247,19 @@ pub(crate) fn start_job(
     wake: &mpsc::Sender<Input>,
 ) -> Option<Record> {
     let launched = match state.cluster {
-        Some(_) => crate::cluster::start(state, job.0),
+        Some(_) => crate::cluster::start(state, job),
         None => launch(state, job, alloc, wake),
     };
     let reason = launched.err()?;
     eprintln!("allotd: job {job} cannot start: {reason}");
     state.files.clean(job.0);
-    Some(finished_unrun(job.0, 1, reason))
+    Some(finished_unrun(job, 1, reason))
 }
 
 /// Writes the job's spec and starts its supervisor; the error is why the
 /// job cannot start.
 fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> Result<(), String> {
-    let Some(user) = state.jobs.get(&job.0).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
+    let Some(user) = state.jobs.get(&job).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
     // As root, a job runs as its owner, and only as them: an owner who is
     // gone by now ends the job, never runs it as root.
     let account = state.accounts.lookup(&user);
@@ -267,7 +268,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         (true, Some(a)) => Some(a.owner.clone()),
         (true, None) => return Err(format!("user `{user}` does not exist on this host")),
     };
-    let Some(mut spec) = exec_spec(state, job.0, alloc, account) else { return Ok(()) };
+    let Some(mut spec) = exec_spec(state, job, alloc, account) else { return Ok(()) };
     spec.run_as = run_as;
     spec.cgroup = state.cgroups.as_ref().map(|c| c.job_dir(job.0));
     let hosts = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.as_str(), *n as usize)).collect::<Vec<_>>();
@@ -291,7 +292,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
 /// as and its cgroup are the host's to fill in. `None`: no such job.
 pub(crate) fn exec_spec(
     state: &State,
-    job: u64,
+    job: JobId,
     alloc: &[(String, u32)],
     account: Option<allot_agent::accounts::Account>,
 ) -> Option<ExecSpec> {
@@ -325,7 +326,7 @@ pub(crate) fn exec_spec(
     }
     let (stdout, stderr) = state.output_files(job, j);
     Some(ExecSpec {
-        job,
+        job: job.0,
         command: r.command.clone(),
         cwd: j.cwd(job),
         create_cwd: allot_exec::has_patterns(&r.cwd),

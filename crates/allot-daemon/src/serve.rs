@@ -164,7 +164,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                             }
                         }
                         Input::Supervisor(Heard::Ended(job)) => {
-                            state.supervisors_ended.insert(job);
+                            state.supervisors_ended.insert(allot_engine::JobId(job));
                         }
                         Input::Agent(heard) => crate::cluster::heard(&mut state, heard),
                         Input::Supervisor(Heard::Unsupervised(job)) => {

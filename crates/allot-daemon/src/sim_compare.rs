@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use allot_engine::Time;
+use allot_engine::{JobId, Time};
 use allot_exec::ExitReport;
 use allot_proto::{Request, Submit};
 use allot_sim::sim::SimOptions;
@@ -190,9 +190,9 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
     let mut twin = Twin { state: open(&dir, config, Time(0), &wake), dir };
     let runtime: BTreeMap<u64, u64> = w.jobs.iter().map(|j| (j.id, j.runtime)).collect();
     // Each of allotd's jobs as the workload names it.
-    let mut key_of: BTreeMap<u64, Key> = BTreeMap::new();
+    let mut key_of: BTreeMap<JobId, Key> = BTreeMap::new();
     let mut first_id: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut ends: BTreeSet<(u64, u64)> = BTreeSet::new();
+    let mut ends: BTreeSet<(u64, JobId)> = BTreeSet::new();
     let mut started: BTreeMap<Key, (u64, String)> = BTreeMap::new();
     let mut next = 0;
     let mut last = 0;
@@ -206,14 +206,14 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
             ends.pop_first();
             let report =
                 ExitReport { exit: 0, cpu_time: 0.0, max_rss_kb: 0, reason: None, ended_at: end, oom_killed: false };
-            twin.state.files.write_report(job, &report).expect("report");
+            twin.state.files.write_report(job.0, &report).expect("report");
             twin.state.supervisors_ended.insert(job);
         }
         while let Some(j) = w.jobs.get(next).filter(|j| j.submit == t) {
             let caller = Caller { uid: 0, user: j.user.clone(), known: true };
             let (reply, mut answer) = tokio::sync::oneshot::channel();
             let request = Request::Submit(Box::new(submit_of(j, &root.display().to_string(), &first_id)));
-            let before = twin.state.engine.next_job_id().0;
+            let before = twin.state.engine.next_job_id();
             let handled = handle_batch(
                 &mut twin.state,
                 vec![Message { caller, request, reply }],
@@ -231,8 +231,8 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
                 "line {}: allotd refused what the simulator took: {said}",
                 j.line
             );
-            first_id.insert(j.id, before);
-            for id in before..twin.state.engine.next_job_id().0 {
+            first_id.insert(j.id, before.0);
+            for id in (before.0..twin.state.engine.next_job_id().0).map(JobId) {
                 let index = twin.state.jobs.get(&id).and_then(|d| d.array).map_or(0, |a| a.1);
                 key_of.insert(id, (j.id, index));
             }

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use allot_engine::{Engine, Event, JobId, Time};
+use allot_engine::{Engine, Event, HostIdx, JobId, Time};
 use allot_exec::{JobFiles, OutputFile};
 use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus, ReservedInfo};
 use allot_store::{Env, JobRecord, Record, Store};
@@ -34,7 +34,7 @@ pub struct DaemonJob {
     pub killed: Option<allot_store::Term>,
     /// A job array's element: its array's id (its first element's) and its
     /// index.
-    pub array: Option<(u64, u32)>,
+    pub array: Option<(JobId, u32)>,
     /// What it uses while it runs, as last measured: CPU seconds (all of
     /// them charged to fairshare by now) and resident memory, KB.
     pub usage: Option<(f64, u64)>,
@@ -49,17 +49,17 @@ pub struct DaemonJob {
 
 impl DaemonJob {
     /// The job as the commands name it: `123`, or `123[4]`.
-    pub fn job_ref(&self, id: u64) -> JobRef {
+    pub fn job_ref(&self, id: JobId) -> JobRef {
         match self.array {
-            Some((first, index)) => JobRef { id: first, index },
-            None => JobRef::job(id),
+            Some((first, index)) => JobRef { id: first.0, index },
+            None => JobRef::job(id.0),
         }
     }
 
     /// The directory it runs in: `-cwd` (or where it was submitted from)
     /// with its dynamic patterns (`%J`, `%I`, `%U`, `%P`, `%G`, `%H`)
     /// expanded.
-    pub fn cwd(&self, id: u64) -> PathBuf {
+    pub fn cwd(&self, id: JobId) -> PathBuf {
         let JobRef { id: job, index } = self.job_ref(id);
         let r = &self.record;
         let patterns = allot_exec::Patterns {
@@ -103,7 +103,7 @@ impl DaemonJob {
 pub enum ApplyError {
     /// The engine, or the job table, refused a change to one job.
     #[error("job {job}: {reason}")]
-    Job { job: u64, reason: String },
+    Job { job: JobId, reason: String },
     /// The configuration a record names does not load, or does not fit
     /// the jobs.
     #[error("{0}")]
@@ -120,7 +120,7 @@ impl ApplyError {
     }
 }
 
-fn refused(job: u64, reason: impl std::fmt::Display) -> ApplyError {
+fn refused(job: JobId, reason: impl std::fmt::Display) -> ApplyError {
     ApplyError::Job { job, reason: reason.to_string() }
 }
 
@@ -143,15 +143,15 @@ pub struct State {
     /// Where jobs get their cgroups, when this machine has cgroup v2 and
     /// allotd may write it (detected at start); `None`: /proc and rusage.
     pub cgroups: Option<allot_exec::cgroup::Cgroups>,
-    pub jobs: BTreeMap<u64, DaemonJob>,
+    pub jobs: BTreeMap<JobId, DaemonJob>,
     /// Job arrays by id (their first element's): their indices in
     /// ascending order, element `k` having id `id + k`.
-    pub arrays: BTreeMap<u64, Vec<u32>>,
+    pub arrays: BTreeMap<JobId, Vec<u32>>,
     /// The jobs running now, so a pass need not walk every job ever run.
-    pub running: BTreeSet<u64>,
+    pub running: BTreeSet<JobId>,
     /// Signals for running jobs whose command has not started yet: sent
     /// as soon as their process group exists.
-    pub pending_kills: BTreeMap<u64, nix::sys::signal::Signal>,
+    pub pending_kills: BTreeMap<JobId, nix::sys::signal::Signal>,
     /// The distinct environments of the jobs, one copy each: a backlog of
     /// 100,000 jobs holds a handful.
     pub envs: BTreeSet<Env>,
@@ -169,21 +169,21 @@ pub struct State {
     pub terminate_interval: u64,
     /// Jobs' warning actions still to send (`-wa`/`-wt`): when (seconds
     /// since the epoch) and the signal's name.
-    pub warnings: BTreeMap<u64, (u64, String)>,
+    pub warnings: BTreeMap<JobId, (u64, String)>,
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME.
     pub queue_warnings: BTreeMap<String, (String, u64)>,
     /// The queues with RERUNNABLE = Y.
     pub rerunnable_queues: BTreeSet<String>,
-    pub terminating: BTreeMap<u64, (usize, std::time::Instant)>,
+    pub terminating: BTreeMap<JobId, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
-    pub finished: BTreeSet<(u64, u64)>,
+    pub finished: BTreeSet<(u64, JobId)>,
     /// The latest time a record was applied at: nothing is applied before
     /// it, live or on replay.
     pub clock: Time,
     /// Jobs whose supervisor ended since the last tick: each has an exit
     /// report, or its supervisor died (see `running::orphans`).
-    pub supervisors_ended: BTreeSet<u64>,
+    pub supervisors_ended: BTreeSet<JobId>,
     /// When every running job's supervisor was last looked for, and its
     /// exit report.
     pub last_sweep: Option<std::time::Instant>,
@@ -194,7 +194,7 @@ pub struct State {
     pub pass_was_full: bool,
     /// Submissions' request ids and the jobs they made, for as long as the
     /// jobs are known (see [`State::clean`]).
-    pub requests: BTreeMap<String, u64>,
+    pub requests: BTreeMap<String, JobId>,
     /// Running jobs' measures taken off the dispatcher, to record at the
     /// next tick (see `running::measure`).
     pub measured: Option<Vec<allot_agent::measure::Sample>>,
@@ -252,22 +252,22 @@ impl State {
                     None => None,
                 };
                 let id = self.engine.submit_at(&record.spec, t).map_err(|e| refused(*job, e))?;
-                if id.0 != *job {
+                if id != *job {
                     return Err(refused(*job, format!("replayed as job {id}")));
                 }
                 self.register(*job, record, t, indices);
             }
             Record::ArrayLimit { job, limit } => {
                 self.engine
-                    .apply(t, &Event::ArrayLimit { array: JobId(*job), limit: *limit })
+                    .apply(t, &Event::ArrayLimit { array: *job, limit: *limit })
                     .map_err(|e| refused(*job, e))?;
             }
             Record::Started { job, alloc } => {
-                let idx: Option<Vec<(u32, u32)>> =
+                let idx: Option<Vec<(HostIdx, u32)>> =
                     alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, *n))).collect();
                 let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
-                if !self.engine.is_running(JobId(*job)) {
-                    self.engine.force_start(JobId(*job), idx, t).map_err(|e| refused(*job, e))?;
+                if !self.engine.is_running(*job) {
+                    self.engine.force_start(*job, idx, t).map_err(|e| refused(*job, e))?;
                 }
                 self.mark_running(*job, t, alloc);
             }
@@ -277,7 +277,7 @@ impl State {
                     return Ok(());
                 }
                 let charged = j.usage.map_or(0.0, |u| u.0);
-                let (events, charged) = allot_store::effects::usage_events(JobId(*job), charged, *cpu_time, *mem_kb);
+                let (events, charged) = allot_store::effects::usage_events(*job, charged, *cpu_time, *mem_kb);
                 for ev in &events {
                     let _ = self.engine.apply(t, ev);
                 }
@@ -297,7 +297,7 @@ impl State {
                     unrun: reason.is_some(),
                     requeue: j.requeue.take(),
                 };
-                let (event, requeued) = allot_store::effects::end_event(&self.engine, JobId(*job), end);
+                let (event, requeued) = allot_store::effects::end_event(&self.engine, *job, end);
                 let _ = self.engine.apply(t, &event);
                 if let Some(hold) = requeued {
                     j.back_to_pending(hold);
@@ -311,7 +311,7 @@ impl State {
                 self.finished.insert((t.0, *job));
             }
             Record::Removed { job } => {
-                let _ = self.engine.apply(t, &allot_store::effects::removed_event(JobId(*job)));
+                let _ = self.engine.apply(t, &allot_store::effects::removed_event(*job));
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.status = JobStatus::Exit;
                     j.end_time = Some(t.0);
@@ -356,13 +356,13 @@ impl State {
                     (finished, _) => finished,
                 };
                 if matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
-                    let ev = if *stop { Event::Hold(JobId(*job)) } else { Event::Release(JobId(*job)) };
+                    let ev = if *stop { Event::Hold(*job) } else { Event::Release(*job) };
                     self.engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
                 }
             }
             Record::Modified { job, record } => {
                 self.engine
-                    .apply(t, &Event::Modify { job: JobId(*job), spec: record.spec.clone() })
+                    .apply(t, &Event::Modify { job: *job, spec: record.spec.clone() })
                     .map_err(|e| refused(*job, e))?;
                 let env = self.intern(&record.env);
                 if let Some(j) = self.jobs.get_mut(job) {
@@ -388,7 +388,7 @@ impl State {
                 if j.status.unfinished() {
                     j.requeue = Some(*hold);
                 } else {
-                    let ev = Event::Resubmit { job: JobId(*job), spec: j.record.spec.clone(), hold: *hold };
+                    let ev = Event::Resubmit { job: *job, spec: j.record.spec.clone(), hold: *hold };
                     self.engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
                     j.back_to_pending(*hold);
                 }
@@ -426,12 +426,12 @@ impl State {
 
     /// Whether a job lost with its host goes back to pending: `bsub -r`
     /// or `-rn`, else its queue's RERUNNABLE.
-    pub fn rerunnable(&self, job: u64) -> bool {
+    pub fn rerunnable(&self, job: JobId) -> bool {
         let Some(j) = self.jobs.get(&job) else { return false };
         j.record
             .extras()
             .rerunnable
-            .unwrap_or_else(|| self.engine.job_queue(JobId(job)).is_some_and(|q| self.rerunnable_queues.contains(q)))
+            .unwrap_or_else(|| self.engine.job_queue(job).is_some_and(|q| self.rerunnable_queues.contains(q)))
     }
 
     /// Whether a running job's hosts include one whose agent allotd cannot
@@ -459,15 +459,17 @@ impl State {
     /// reconfiguration (hosts with agents are down until they say hello).
     /// By index: one walk of the hosts, not a search for each.
     pub fn sync_hosts(&mut self, t: Time) {
-        let down: Vec<u32> =
-            (self.engine.hosts().enumerate()).filter(|(_, h)| !self.host_open(h.0)).map(|(i, _)| i as u32).collect();
+        let down: Vec<HostIdx> = (self.engine.hosts().enumerate())
+            .filter(|(_, h)| !self.host_open(h.0))
+            .map(|(i, _)| HostIdx(i as u32))
+            .collect();
         for h in down {
             let _ = self.engine.apply(t, &Event::HostDown(h));
         }
     }
 
     /// A job the engine started, as the commands see it.
-    pub fn mark_running(&mut self, job: u64, t: Time, alloc: &[(String, u32)]) {
+    pub fn mark_running(&mut self, job: JobId, t: Time, alloc: &[(String, u32)]) {
         if let Some(j) = self.jobs.get_mut(&job) {
             j.status = JobStatus::Run;
             j.attempt += 1;
@@ -477,8 +479,8 @@ impl State {
             // `-wa`/`-wt` (or its queue's JOB_WARNING_ACTION and
             // JOB_ACTION_WARNING_TIME): the warning goes that long before
             // the run limit in force (the job's, or its queue's RUNLIMIT).
-            let limit = self.engine.job_run_limit(JobId(job));
-            let queue = self.engine.job_queue(JobId(job)).unwrap_or_default();
+            let limit = self.engine.job_run_limit(job);
+            let queue = self.engine.job_queue(job).unwrap_or_default();
             let warning = j.record.extras().warning.as_ref().or_else(|| self.queue_warnings.get(queue));
             if let (Some((signal, before)), Some(limit)) = (warning, limit) {
                 let at = t.0.saturating_add(limit.saturating_sub(*before));
@@ -489,10 +491,10 @@ impl State {
 
     /// A submitted job, or each element of a job array (its `indices`,
     /// one per element the engine made), joins the job table.
-    pub fn register(&mut self, job: u64, record: &JobRecord, t: Time, indices: Option<Vec<u32>>) {
+    pub fn register(&mut self, job: JobId, record: &JobRecord, t: Time, indices: Option<Vec<u32>>) {
         let env = self.intern(&record.env);
-        let elements: Vec<(u64, Option<(u64, u32)>)> = match &indices {
-            Some(ix) => ix.iter().enumerate().map(|(k, &i)| (job + k as u64, Some((job, i)))).collect(),
+        let elements: Vec<(JobId, Option<(JobId, u32)>)> = match &indices {
+            Some(ix) => ix.iter().enumerate().map(|(k, &i)| (job.offset(k as u64), Some((job, i)))).collect(),
             None => vec![(job, None)],
         };
         for (id, array) in elements {
@@ -526,11 +528,12 @@ impl State {
     /// The jobs a reference names, by id: a job, every element of an
     /// array, or one element; none if there is no such job. An element's
     /// own id is no name for it: only `array[index]` is.
-    pub fn resolve(&self, r: JobRef) -> Vec<u64> {
-        match (r.index, self.arrays.get(&r.id)) {
-            (0, Some(indices)) => (r.id..r.id + indices.len() as u64).collect(),
-            (0, None) => self.jobs.get(&r.id).filter(|j| j.array.is_none()).map(|_| vec![r.id]).unwrap_or_default(),
-            (i, Some(indices)) => indices.binary_search(&i).map(|k| vec![r.id + k as u64]).unwrap_or_default(),
+    pub fn resolve(&self, r: JobRef) -> Vec<JobId> {
+        let id = JobId(r.id);
+        match (r.index, self.arrays.get(&id)) {
+            (0, Some(indices)) => (0..indices.len() as u64).map(|k| id.offset(k)).collect(),
+            (0, None) => self.jobs.get(&id).filter(|j| j.array.is_none()).map(|_| vec![id]).unwrap_or_default(),
+            (i, Some(indices)) => indices.binary_search(&i).map(|k| vec![id.offset(k as u64)]).unwrap_or_default(),
             (_, None) => Vec::new(),
         }
     }
@@ -558,9 +561,9 @@ impl State {
                 }
                 Some((first, _)) => {
                     let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
-                    if (first..first + size).all(|e| self.jobs.get(&e).is_none_or(gone)) {
-                        for e in first..first + size {
-                            self.jobs.remove(&e);
+                    if (0..size).all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone)) {
+                        for k in 0..size {
+                            self.jobs.remove(&first.offset(k));
                         }
                         self.arrays.remove(&first);
                         forgot = true;
@@ -576,8 +579,8 @@ impl State {
     }
 
     /// How job `id` is named to its user.
-    pub fn job_ref(&self, id: u64) -> JobRef {
-        self.jobs.get(&id).map_or(JobRef::job(id), |j| j.job_ref(id))
+    pub fn job_ref(&self, id: JobId) -> JobRef {
+        self.jobs.get(&id).map_or(JobRef::job(id.0), |j| j.job_ref(id))
     }
 
     /// The one shared copy of an environment (see [`State::envs`]).
@@ -638,7 +641,7 @@ impl State {
     /// directory, `%J` and `%I` expanded), else files of the state
     /// directory. With `-o` and no `-e` both go to the output file, as
     /// in LSF.
-    pub fn output_files(&self, job: u64, j: &DaemonJob) -> (OutputFile, OutputFile) {
+    pub fn output_files(&self, job: JobId, j: &DaemonJob) -> (OutputFile, OutputFile) {
         let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref(job));
         let cwd = j.cwd(job);
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
@@ -647,7 +650,7 @@ impl State {
                 OutputFile { path: if p.is_absolute() { p } else { cwd.join(p) }, overwrite: *overwrite, named: true }
             }
             None => OutputFile {
-                path: allot_exec::default_output(&self.state_dir, job, ext),
+                path: allot_exec::default_output(&self.state_dir, job.0, ext),
                 overwrite: true,
                 named: false,
             },
@@ -660,31 +663,31 @@ impl State {
     /// What the commands show of a job, as `q` asks: its pending reason
     /// only with `reasons`, its array's spec only with `arrays`, and none of
     /// what the default list does not show with `brief`.
-    pub fn info(&self, id: u64, j: &DaemonJob, now: Time, q: &JobQuery) -> JobInfo {
+    pub fn info(&self, id: JobId, j: &DaemonJob, now: Time, q: &JobQuery) -> JobInfo {
         self.info_ref(id, j, now, q).to_owned()
     }
 
     /// The slots a job holds (running or ended: its allocation) or asks
     /// for (pending: its `-n` minimum, after PROCLIMIT).
-    pub fn slots_of(&self, id: u64, j: &DaemonJob) -> u32 {
+    pub fn slots_of(&self, id: JobId, j: &DaemonJob) -> u32 {
         if !j.alloc.is_empty() && !matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
             return j.alloc.iter().map(|a| a.1).sum();
         }
-        self.engine.job_slots(JobId(id)).map_or(j.record.spec.slots.max(1), |s| s.0)
+        self.engine.job_slots(id).map_or(j.record.spec.slots.max(1), |s| s.0)
     }
 
     /// [`State::info`] borrowed from the job table: what a long job list
     /// is written from.
-    pub fn info_ref<'a>(&'a self, id: u64, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
+    pub fn info_ref<'a>(&'a self, id: JobId, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
         let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
         let pending = reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
         let pending_reason =
-            pending.then(|| self.engine.pending_reason(JobId(id), now).map(|r| Cow::Owned(r.to_string()))).flatten();
-        let reserved = pending.then(|| self.engine.reservation(JobId(id))).flatten().map(|(since, hosts)| {
+            pending.then(|| self.engine.pending_reason(id, now).map(|r| Cow::Owned(r.to_string()))).flatten();
+        let reserved = pending.then(|| self.engine.reservation(id)).flatten().map(|(since, hosts)| {
             Cow::Owned(ReservedInfo {
                 since: since.0,
                 hosts: hosts.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n)).collect(),
-                predicted_start: self.engine.predicted_start(JobId(id), now).map(|t| t.0),
+                predicted_start: self.engine.predicted_start(id, now).map(|t| t.0),
             })
         });
         let shown = j.job_ref(id);
@@ -699,7 +702,7 @@ impl State {
                 JobStatus::Run | JobStatus::Ususp if self.unheard(&j.alloc) => JobStatus::Unkwn,
                 status => status,
             },
-            queue: self.engine.job_queue(JobId(id)).or(r.spec.queue.as_deref()).unwrap_or_default(),
+            queue: self.engine.job_queue(id).or(r.spec.queue.as_deref()).unwrap_or_default(),
             from_host: &r.from_host,
             exec_hosts: &j.alloc,
             name: j.display_name(),
@@ -716,11 +719,11 @@ impl State {
             // A running job shows the limit in force: its queue's when it
             // gave none, or what an interruptible backfill start cut it to.
             run_limit: match j.status {
-                JobStatus::Run | JobStatus::Ususp => self.engine.job_run_limit(JobId(id)),
+                JobStatus::Run | JobStatus::Ususp => self.engine.job_run_limit(id),
                 _ => r.spec.run_limit,
             },
             estimated_run_time: r.estimated_run_time,
-            priority: self.engine.job_priority(JobId(id)).filter(|_| self.engine.config().max_user_priority.is_some()),
+            priority: self.engine.job_priority(id).filter(|_| self.engine.config().max_user_priority.is_some()),
             mem_kb: j.usage.map(|u| u.1),
             max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
             reserved,

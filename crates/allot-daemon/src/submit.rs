@@ -22,7 +22,7 @@ pub(crate) fn submit(
     if let Some(&job) = s.request.as_ref().and_then(|r| state.requests.get(r)) {
         if state.jobs.get(&job).is_some_and(|j| j.record.spec.user == caller.user) {
             let queue = state.jobs.get(&job).and_then(|j| j.record.spec.queue.clone()).unwrap_or_default();
-            return Response::Submitted { job, queue };
+            return Response::Submitted { job: job.0, queue };
         }
     }
     if !caller.known {
@@ -68,7 +68,7 @@ pub(crate) fn submit(
     };
     // Through `apply`, as a restart replays it: what is refused here is
     // never logged.
-    let job = state.engine.next_job_id().0;
+    let job = state.engine.next_job_id();
     let record = Record::Submitted {
         job,
         typed: Some(Box::new(submission)),
@@ -103,8 +103,8 @@ pub(crate) fn submit(
         return Response::Error(format!("{}. Job not submitted.", e.reason()));
     }
     records.push(record);
-    let queue = state.engine.job_queue(JobId(job)).unwrap_or_default().to_string();
-    Response::Submitted { job, queue }
+    let queue = state.engine.job_queue(job).unwrap_or_default().to_string();
+    Response::Submitted { job: job.0, queue }
 }
 
 /// A `-w` target's jobs: a name stands for every job of the caller with
@@ -115,11 +115,7 @@ pub(crate) fn submit(
 fn resolve_target(state: &State, user: &str, target: DepTarget) -> Result<Vec<JobId>, String> {
     let by_ref = |r: JobRef| {
         let ids = state.resolve(r);
-        if ids.is_empty() {
-            Err(format!("-w: job <{r}> is not a job of this cluster"))
-        } else {
-            Ok(ids.into_iter().map(JobId).collect())
-        }
+        if ids.is_empty() { Err(format!("-w: job <{r}> is not a job of this cluster")) } else { Ok(ids) }
     };
     match target {
         DepTarget::Id(id) => by_ref(JobRef::job(id)),
@@ -133,7 +129,7 @@ fn resolve_target(state: &State, user: &str, target: DepTarget) -> Result<Vec<Jo
                 .jobs
                 .iter()
                 .filter(|(_, j)| j.record.spec.user == user && matches(j))
-                .map(|(id, _)| JobId(*id))
+                .map(|(&id, _)| id)
                 .collect();
             if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
         }

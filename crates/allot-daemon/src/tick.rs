@@ -40,7 +40,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // restart are not heard): not every job at every tick.
     let heard = std::mem::take(&mut state.supervisors_ended);
     let every = state.last_exit_look.is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(1));
-    let look: Vec<u64> = if every {
+    let look: Vec<JobId> = if every {
         state.last_exit_look = Some(std::time::Instant::now());
         state.running.iter().copied().collect()
     } else {
@@ -48,7 +48,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     };
     let mut ends: Vec<(Time, Record)> = crate::cluster::collect(state, t);
     for id in look.into_iter().filter(|_| state.cluster.is_none()) {
-        if let Some(report) = state.files.read_exit(id) {
+        if let Some(report) = state.files.read_exit(id.0) {
             let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
             // The kernel ended it at its memory ceiling: TERM_MEMLIMIT, as
             // when allotd ends it.
@@ -60,7 +60,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     }
     ends.extend(orphans(state, heard).into_iter().map(|r| (t.max(state.clock), r)));
     ends.sort_by_key(|(at, r)| (*at, r.job()));
-    let ended: Vec<u64> = ends.iter().filter_map(|(_, r)| r.job()).collect();
+    let ended: Vec<JobId> = ends.iter().filter_map(|(_, r)| r.job()).collect();
     apply_all(state, ends, &mut stamped);
     let mut measured = Vec::new();
     measure(state, wake, &mut measured);
@@ -69,7 +69,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     enforce_memory(state, &mut limits);
     apply_all(state, limits.into_iter().map(|r| (t, r)).collect(), &mut stamped);
     // Kills that waited for their job's command to start.
-    let waiting: Vec<(u64, nix::sys::signal::Signal)> =
+    let waiting: Vec<(JobId, nix::sys::signal::Signal)> =
         state.pending_kills.iter().map(|(&id, &sig)| (id, sig)).collect();
     for (id, sig) in waiting {
         if !matches!(crate::running::send_signal(state, id, sig), Ok(false)) {
@@ -97,7 +97,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                 let alloc: Vec<(String, u32)> =
                     alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect();
                 starts.push((job, alloc.clone()));
-                apply_all(state, vec![(t, Record::Started { job: job.0, alloc })], &mut stamped);
+                apply_all(state, vec![(t, Record::Started { job, alloc })], &mut stamped);
             }
             Decision::Kill { job, reason } => {
                 let term = match reason {
@@ -105,7 +105,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                     allot_engine::KillReason::TermTime => allot_store::Term::Deadline,
                 };
                 let mut killed = Vec::new();
-                start_terminating(state, job.0, term, &mut killed);
+                start_terminating(state, job, term, &mut killed);
                 apply_all(state, killed.into_iter().map(|r| (t, r)).collect(), &mut stamped);
             }
         }
@@ -131,7 +131,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
 /// started jobs are launched (one that cannot be ends, recorded).
 pub(crate) fn after_written(
     state: &mut State,
-    ended: Vec<u64>,
+    ended: Vec<JobId>,
     starts: Vec<(JobId, Vec<(String, u32)>)>,
     t: Time,
     wake: &mpsc::Sender<Input>,
@@ -139,8 +139,8 @@ pub(crate) fn after_written(
     let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
     crate::cluster::acknowledge(state, &ended);
     for id in ended {
-        state.files.clean(id);
-        allot_agent::tasks::remove_hostfile(&state.state_dir, id);
+        state.files.clean(id.0);
+        allot_agent::tasks::remove_hostfile(&state.state_dir, id.0);
     }
     if let Some(c) = state.cgroups.as_ref().filter(|_| idle) {
         c.release();

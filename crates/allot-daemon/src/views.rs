@@ -32,7 +32,7 @@ fn slots_by_state<'a>(
         slots.entry(key(j)).or_default()[column] += state.slots_of(id, j);
     }
     for (id, n) in state.engine.reservations_held() {
-        if let Some(j) = state.jobs.get(&id.0) {
+        if let Some(j) = state.jobs.get(&id) {
             slots.entry(key(j)).or_default()[3] += n;
         }
     }
@@ -92,7 +92,7 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
         .enumerate()
         .map(|(h, (name, max, used, _))| {
             let ususp = stopped.get(name).copied().unwrap_or(0);
-            let rsv = state.engine.reserved_on_host(h as u32);
+            let rsv = state.engine.reserved_on_host(allot_engine::HostIdx(h as u32));
             HostInfo {
                 name: name.to_string(),
                 // As LSF orders them: a host whose agent is not heard
@@ -298,7 +298,7 @@ pub(crate) fn explain(state: &State, job: allot_proto::JobRef, t: allot_engine::
     let Some(&id) = state.resolve(job).first() else {
         return allot_proto::Response::Error(format!("Job <{job}> is not found"));
     };
-    match state.engine.explain(allot_engine::JobId(id), t) {
+    match state.engine.explain(id, t) {
         Some(x) => match serde_json::to_value(&x) {
             Ok(v) => allot_proto::Response::Explained(v),
             Err(e) => allot_proto::Response::Error(format!("Job <{job}>: {e}")),

@@ -28,7 +28,7 @@ pub(crate) enum After {
     /// submission): such an answer becomes a refusal if the write failed.
     Replies(Vec<(oneshot::Sender<Answer>, Answer, Option<bool>)>),
     /// A tick's jobs that ended (their files go) and that start, at `t`.
-    Tick { ended: Vec<u64>, starts: Vec<(JobId, Vec<(String, u32)>)>, t: Time },
+    Tick { ended: Vec<JobId>, starts: Vec<(JobId, Vec<(String, u32)>)>, t: Time },
     /// Nothing.
     Nothing,
     /// Told when everything before it is written.

@@ -62,7 +62,7 @@ fn a_job_ending_while_allotd_is_down_ends_when_it_did() {
     let d = Daemon::start(&state);
     d.wait_for(job, "DONE", &dir);
     let store = allot_store::Store::open(&state.join("state.db")).expect("log");
-    let records = store.job_records(job).expect("records");
+    let records = store.job_records(allot_engine::JobId(job)).expect("records");
     let ended = records
         .iter()
         .find_map(|(t, r)| matches!(r, allot_store::Record::Finished { .. }).then_some(t.0))

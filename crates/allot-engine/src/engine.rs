@@ -25,7 +25,28 @@ use crate::time::Time;
 #[serde(transparent)]
 pub struct JobId(pub u64);
 
+impl JobId {
+    /// The job `k` numbers after this one: element `k` of a job array
+    /// whose first element this is.
+    pub fn offset(self, k: u64) -> JobId {
+        JobId(self.0 + k)
+    }
+}
+
 impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A host's number: its place in the configuration's host list, from 0.
+/// What the engine's decisions and host events name a host by; the
+/// driver turns it into the host's name ([`Engine::host_name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct HostIdx(pub u32);
+
+impl std::fmt::Display for HostIdx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)
     }
@@ -101,7 +122,7 @@ pub enum Rejection {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
     /// Start the job on these hosts (host index, slots), first host first.
-    Start { job: JobId, alloc: Vec<(u32, u32)> },
+    Start { job: JobId, alloc: Vec<(HostIdx, u32)> },
     /// Kill the job; its end is reported back as usual.
     Kill { job: JobId, reason: KillReason },
 }
@@ -149,8 +170,8 @@ pub enum Event {
         job: JobId,
         joules: f64,
     },
-    HostDown(u32),
-    HostUp(u32),
+    HostDown(HostIdx),
+    HostUp(HostIdx),
     /// A pending job is held (`bstop`, LSF's PSUSP): it is not dispatched
     /// until it is released, and counts in no limit or pool meanwhile.
     Hold(JobId),
@@ -426,32 +447,41 @@ impl Caches {
 }
 
 /// The scheduling engine.
+///
+/// Its fields, by what they hold: the cluster as configured (hosts,
+/// queues, policies), the users and jobs, what is due when, and the
+/// reservations; then four groups that decide nothing (see `lib.rs`).
 pub struct Engine {
+    // The cluster.
+    pub(crate) config: EngineConfig,
     pub(crate) hosts: Vec<HostState>,
+    /// The distinct host lists of queues, each with its free-slot index;
+    /// queues name theirs by position ([`QueueState::host_set`]).
     pub(crate) host_sets: Vec<(Vec<u32>, SlotIndex)>,
+    /// Compute units ([`crate::cu`]), in configuration order.
+    pub(crate) cus: Vec<crate::cu::CuState>,
     pub(crate) queues: Vec<QueueState>,
+    /// Dispatch units in dispatch order ([`crate::dispatch`]), and each
+    /// queue's unit.
     pub(crate) units: Vec<Unit>,
     pub(crate) queue_unit: Vec<usize>,
-    /// Slot pools: name and member queues.
+    /// Slot pools: name and member queues; how fast their usage decays.
     pub(crate) pools: Vec<(String, Vec<usize>)>,
     pub(crate) pool_lambda: f64,
     pub(crate) fairshare: FairshareSet,
-    pub(crate) config: EngineConfig,
+    /// The multifactor policy's state, when the cluster has one.
+    pub(crate) mf: Option<crate::multifactor::live::MfState>,
+
+    // Users and jobs.
+    /// Users by number (in order of first submission), numbers by name,
+    /// and the slots each uses.
     pub(crate) users: Vec<String>,
     pub(crate) user_ids: BTreeMap<String, u32>,
     pub(crate) user_used: Vec<u32>,
     pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
-    pub(crate) deadlines: BTreeSet<(Time, JobId)>,
-    /// When each running job is expected to end ([`Engine::expected_end`]):
-    /// what predicted starts count on. A job still running past its entry
-    /// leaves it, and has no end to count on. With each, the slots it
-    /// holds in each host set ([`Engine::slots_by_set`]).
-    pub(crate) expected_ends: BTreeMap<(Time, JobId), SlotsBySet>,
-    pub(crate) wakeups: BTreeSet<Time>,
-    pub(crate) dirty: bool,
-    /// What the engine counts for reports; decides nothing.
-    pub(crate) counters: Counters,
+    /// Job arrays by their first element ([`crate::arrays`]).
+    pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
     /// The jobs whose dependencies name a job.
@@ -459,31 +489,39 @@ pub struct Engine {
     /// Jobs that started, ended or came back since dependencies were last
     /// evaluated.
     pub(crate) dep_changed: Vec<JobId>,
-    /// Job arrays by their first element ([`crate::arrays`]).
-    pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
-    /// Compute units ([`crate::cu`]), in configuration order.
-    pub(crate) cus: Vec<crate::cu::CuState>,
-    /// Pending jobs' reservations ([`crate::reserve`]), the hosts holding
-    /// any, when each expires, and the jobs whose reservation expired in
-    /// this pass.
+
+    // What is due when.
+    /// Run limits and termination times of running jobs.
+    pub(crate) deadlines: BTreeSet<(Time, JobId)>,
+    /// When each running job is expected to end ([`Engine::expected_end`]):
+    /// what predicted starts count on. A job still running past its entry
+    /// leaves it, and has no end to count on. With each, the slots it
+    /// holds in each host set ([`Engine::slots_by_set`]).
+    pub(crate) expected_ends: BTreeMap<(Time, JobId), SlotsBySet>,
+    /// Times a pass must run though no event comes.
+    pub(crate) wakeups: BTreeSet<Time>,
+    /// Whether anything changed since the last pass.
+    pub(crate) dirty: bool,
+
+    // Reservations ([`crate::reserve`]).
+    /// Pending jobs' reservations, the hosts holding any, and when each
+    /// expires.
     pub(crate) reservations: BTreeMap<JobId, crate::reserve::Reservation>,
     pub(crate) rsv_hosts: crate::slots::HostBits,
+    pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
+    /// The jobs whose reservation expired in the last pass, and the cycle
+    /// after it, when they may reserve again, while no pass has given
+    /// them that chance yet.
+    pub(crate) rsv_cooldown: Vec<JobId>,
+    pub(crate) cooldown_ends: Option<Time>,
     /// A reservation given up whose hosts still hold it, within a pass
     /// or, kept parked, between passes ([`crate::handover`]).
     pub(crate) parked: Option<crate::handover::Parked>,
-    /// How the engine works where it may work two ways to the same
-    /// decisions.
-    pub(crate) switches: Switches,
-    pub(crate) rsv_expiry: BTreeSet<(Time, JobId)>,
-    pub(crate) rsv_cooldown: Vec<JobId>,
-    /// The cycle after reservations expired, when their jobs may reserve
-    /// again, while no pass has given them that chance yet.
-    pub(crate) cooldown_ends: Option<Time>,
-    /// The multifactor policy's state, when the cluster has one.
-    pub(crate) mf: Option<crate::multifactor::live::MfState>,
-    /// What makes a pass fast, derived from the fields above.
+
+    // What decides nothing.
     pub(crate) caches: Caches,
-    /// A pass's working memory, kept between passes to be reused.
+    pub(crate) counters: Counters,
+    pub(crate) switches: Switches,
     pub(crate) scratch: Scratch,
 }
 
@@ -657,11 +695,11 @@ impl Engine {
                 Ok(None)
             }
             Event::HostDown(h) => {
-                self.set_host_up(*h, false);
+                self.set_host_up(h.0, false);
                 Ok(None)
             }
             Event::HostUp(h) => {
-                self.set_host_up(*h, true);
+                self.set_host_up(h.0, true);
                 Ok(None)
             }
             Event::Hold(id) => self.set_held(*id, true).map(|()| None),

@@ -63,9 +63,9 @@ impl Engine {
         let mut allowed: Vec<(u32, u32)> = Vec::new();
         let mut first: Vec<u32> = Vec::new();
         let named = |name: &str| -> Option<Vec<u32>> {
-            let index = |n: &String| self.host_index(n);
+            let index = |n: &String| self.host_index(n).map(|h| h.0);
             if let Some(i) = self.host_index(name) {
-                return Some(vec![i]);
+                return Some(vec![i.0]);
             }
             if let Some(members) = self.config.host_groups.get(name) {
                 return Some(members.iter().filter_map(index).collect());

@@ -1,7 +1,7 @@
 //! What the drivers and the commands read of the engine: hosts, queues,
 //! jobs, and when it next has something to do.
 
-use crate::engine::{Engine, JobId, JobState};
+use crate::engine::{Engine, HostIdx, JobId, JobState};
 use crate::model::{EngineConfig, QueueSpec};
 use crate::shares::FairshareSet;
 use crate::time::Time;
@@ -42,8 +42,8 @@ impl Engine {
         self.config.default_queues.first().map(String::as_str)
     }
 
-    pub fn host_name(&self, h: u32) -> &str {
-        &self.hosts[h as usize].name
+    pub fn host_name(&self, h: HostIdx) -> &str {
+        &self.hosts[h.0 as usize].name
     }
     pub fn host_count(&self) -> usize {
         self.hosts.len()
@@ -70,8 +70,8 @@ impl Engine {
     pub fn hosts(&self) -> impl Iterator<Item = (&str, u32, u32, bool)> {
         self.hosts.iter().map(|h| (h.name.as_str(), h.slots, h.used, h.up))
     }
-    pub fn host_index(&self, name: &str) -> Option<u32> {
-        self.hosts.iter().position(|h| h.name == name).map(|i| i as u32)
+    pub fn host_index(&self, name: &str) -> Option<HostIdx> {
+        self.hosts.iter().position(|h| h.name == name).map(|i| HostIdx(i as u32))
     }
     /// The configuration the engine runs on (its fairshare policies are
     /// in [`Engine::fairshare`], with their usage).

@@ -47,7 +47,7 @@
 
 use smallvec::SmallVec;
 
-use crate::engine::{Engine, Job, JobId};
+use crate::engine::{Engine, HostIdx, Job, JobId};
 use crate::hosts::HostState;
 use crate::placement::free_mem;
 use crate::shares::NodeId;
@@ -636,9 +636,9 @@ impl Engine {
 
     /// What pending job `id` holds reserved: host index and slots, and
     /// since when.
-    pub fn reservation(&self, id: JobId) -> Option<(Time, Vec<(u32, u32)>)> {
+    pub fn reservation(&self, id: JobId) -> Option<(Time, Vec<(HostIdx, u32)>)> {
         let r = self.reservations.get(&id)?;
-        Some((r.since, r.hosts.iter().map(|h| (h.0, h.1)).collect()))
+        Some((r.since, r.hosts.iter().map(|h| (HostIdx(h.0), h.1)).collect()))
     }
 
     /// MB pending job `id` holds reserved.
@@ -652,9 +652,9 @@ impl Engine {
     }
 
     /// Slots reserved on host `h`.
-    pub fn reserved_on_host(&self, h: u32) -> u32 {
+    pub fn reserved_on_host(&self, h: HostIdx) -> u32 {
         debug_assert!(self.parked.is_none(), "a host query with a parked reservation");
-        self.hosts.get(h as usize).map_or(0, |x| x.rsv_slots)
+        self.hosts.get(h.0 as usize).map_or(0, |x| x.rsv_slots)
     }
 }
 

@@ -107,13 +107,13 @@ impl History {
         for (t, r) in &records {
             let t = t.0;
             match r {
-                Record::Started { job, alloc } => runs.entry(*job).or_default().push(RecordedRun {
+                Record::Started { job, alloc } => runs.entry(job.0).or_default().push(RecordedRun {
                     start: t,
                     hosts: hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
                     ..RecordedRun::default()
                 }),
                 Record::Finished { job, exit, cpu_time, reason, .. } => {
-                    if let Some(run) = runs.get_mut(job).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
+                    if let Some(run) = runs.get_mut(&job.0).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
                         run.end = Some(t);
                         run.exit = *exit;
                         run.cpu_time = *cpu_time;
@@ -121,12 +121,12 @@ impl History {
                     }
                 }
                 Record::Killed { job, term } => {
-                    if let Some(run) = runs.get_mut(job).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
+                    if let Some(run) = runs.get_mut(&job.0).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
                         run.killed.get_or_insert((t, *term));
                     }
                 }
                 Record::Usage { job, cpu_time, mem_kb } => {
-                    if let Some(run) = runs.get_mut(job).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
+                    if let Some(run) = runs.get_mut(&job.0).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
                         run.usage.push((t.saturating_sub(run.start), *cpu_time, *mem_kb));
                     }
                 }

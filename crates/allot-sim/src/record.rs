@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use allot_engine::{Engine, Time};
+use allot_engine::{Engine, JobId, Time};
 use allot_store::{JobRecord, Record};
 
 use crate::sim::{Outcome, SimEvent};
@@ -47,21 +47,27 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                     array: resolved.array.as_ref().map(|a| a.spec.clone()),
                     extras: None,
                 };
-                log.push((t, Record::Submitted { job: *id, record: Box::new(record), typed: Some(Box::new(typed)) }));
+                log.push((
+                    t,
+                    Record::Submitted { job: JobId(*id), record: Box::new(record), typed: Some(Box::new(typed)) },
+                ));
             }
             SimEvent::Pass => log.push((t, Record::Scheduled { full: false })),
             SimEvent::Start { job, alloc } => {
                 let alloc = alloc.iter().map(|&(h, n)| (engine.host_name(h).to_string(), n)).collect();
-                log.push((t, Record::Started { job: *job, alloc }));
+                log.push((t, Record::Started { job: JobId(*job), alloc }));
                 // What it reports as it starts.
                 let mb = line_of.get(job).and_then(|&l| w.jobs[l].memory_mb);
                 if let Some(mb) = mb {
-                    log.push((t, Record::Usage { job: *job, cpu_time: 0.0, mem_kb: (mb * 1024.0) as u64 }));
+                    log.push((t, Record::Usage { job: JobId(*job), cpu_time: 0.0, mem_kb: (mb * 1024.0) as u64 }));
                 }
             }
             SimEvent::End { job, exit } => {
                 let cpu_time = line_of.get(job).map_or(0.0, |&l| w.jobs[l].cpu_time);
-                log.push((t, Record::Finished { job: *job, exit: *exit, cpu_time, max_mem_kb: 0, reason: None }));
+                log.push((
+                    t,
+                    Record::Finished { job: JobId(*job), exit: *exit, cpu_time, max_mem_kb: 0, reason: None },
+                ));
             }
         }
     }

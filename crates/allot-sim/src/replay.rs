@@ -40,7 +40,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, Time};
 use allot_store::effects::{RunEnd, end_event, takes_work, usage_events};
 use allot_store::{Reach, Record, Term};
 
@@ -277,35 +277,35 @@ impl Replay<'_> {
 
     fn record(&mut self, t: u64, record: &Record) {
         match record {
-            Record::Submitted { job, record, typed } => self.submit(t, *job, record, typed.as_deref()),
+            Record::Submitted { job, record, typed } => self.submit(t, job.0, record, typed.as_deref()),
             Record::Started { job, alloc } => {
                 // Counted whether or not the replay took the job: a start
                 // allotd made that the replay cannot is a difference. Its
                 // hosts as the history read them.
-                let k = self.runs_seen(*job);
-                let hosts = match self.h.runs.get(job).and_then(|r| r.get(k)) {
+                let k = self.runs_seen(job.0);
+                let hosts = match self.h.runs.get(&job.0).and_then(|r| r.get(k)) {
                     Some(run) => run.hosts.clone(),
                     None => hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
                 };
                 let k = k as u32;
-                if self.out.replayed.get(&(*job, k)).is_none_or(|(at, on)| *at != t || *on != hosts) {
+                if self.out.replayed.get(&(job.0, k)).is_none_or(|(at, on)| *at != t || *on != hosts) {
                     self.diverged = true;
                 }
-                self.out.recorded.insert((*job, k), (t, hosts));
+                self.out.recorded.insert((job.0, k), (t, hosts));
             }
             Record::Scheduled { full } => self.pass(t, *full),
             Record::Finished { job, .. } => {
-                if self.in_step(*job) {
-                    self.end(t, *job);
+                if self.in_step(job.0) {
+                    self.end(t, job.0);
                 }
             }
             Record::Usage { job, cpu_time, mem_kb } => {
-                if self.in_step(*job) {
-                    self.measure(t, *job, *cpu_time, *mem_kb);
+                if self.in_step(job.0) {
+                    self.measure(t, job.0, *cpu_time, *mem_kb);
                 }
             }
-            Record::Killed { job, term } => self.killed(t, *job, *term),
-            Record::Removed { job } => self.remove(t, *job),
+            Record::Killed { job, term } => self.killed(t, job.0, *term),
+            Record::Removed { job } => self.remove(t, job.0),
             Record::HostChanged { host, up } => {
                 if *up {
                     self.closed_hosts.remove(host);
@@ -327,14 +327,14 @@ impl Replay<'_> {
             }
             Record::Reconfigured { config_dir, files } => self.reconfigured(t, config_dir, files),
             Record::Suspended { job, stop, .. } => {
-                if self.jobs.get(job).is_some_and(|j| j.pending) {
-                    let ev = if *stop { Event::Hold(JobId(*job)) } else { Event::Release(JobId(*job)) };
+                if self.jobs.get(&job.0).is_some_and(|j| j.pending) {
+                    let ev = if *stop { Event::Hold(*job) } else { Event::Release(*job) };
                     let _ = self.engine.apply(Time(t), &ev);
                 }
             }
             Record::Modified { job, record } => {
-                let Some(j) = self.jobs.get_mut(job) else { return };
-                match self.engine.apply(Time(t), &Event::Modify { job: JobId(*job), spec: record.spec.clone() }) {
+                let Some(j) = self.jobs.get_mut(&job.0) else { return };
+                match self.engine.apply(Time(t), &Event::Modify { job: *job, spec: record.spec.clone() }) {
                     Ok(_) => j.spec = record.spec.clone(),
                     Err(e) => {
                         let text = format!("a modification (bmod, bswitch) of job {job} is refused here: {e}");
@@ -342,9 +342,9 @@ impl Replay<'_> {
                     }
                 }
             }
-            Record::Requeued { job, hold } => self.requeued(t, *job, *hold),
+            Record::Requeued { job, hold } => self.requeued(t, job.0, *hold),
             Record::ArrayLimit { job, limit } => {
-                let _ = self.engine.apply(Time(t), &Event::ArrayLimit { array: JobId(*job), limit: *limit });
+                let _ = self.engine.apply(Time(t), &Event::ArrayLimit { array: *job, limit: *limit });
             }
         }
     }
@@ -437,7 +437,7 @@ impl Replay<'_> {
         }
     }
 
-    fn start(&mut self, t: u64, job: u64, alloc: &[(u32, u32)]) {
+    fn start(&mut self, t: u64, job: u64, alloc: &[(HostIdx, u32)]) {
         let hosts = hosts_text(alloc.iter().map(|&(h, n)| (self.engine.host_name(h), n)));
         let queue = self.engine.job_queue(JobId(job)).unwrap_or_default().to_string();
         let priority = self.engine.multifactor_priority(JobId(job)).map(|p| p.0);
@@ -663,9 +663,9 @@ impl Replay<'_> {
     }
 
     fn sync_hosts(&mut self, t: u64) {
-        let down: Vec<u32> = (self.engine.hosts().enumerate())
+        let down: Vec<HostIdx> = (self.engine.hosts().enumerate())
             .filter(|(_, h)| !self.host_takes_work(h.0))
-            .map(|(i, _)| i as u32)
+            .map(|(i, _)| HostIdx(i as u32))
             .collect();
         for h in down {
             let _ = self.engine.apply(Time(t), &Event::HostDown(h));

@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, JobId, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Time};
 
 use crate::report::push_decimal;
 use crate::workload::{Workload, WorkloadJob};
@@ -94,7 +94,7 @@ pub enum SimEvent {
     /// changed).
     Pass,
     /// A job started on these hosts (index, slots).
-    Start { job: u64, alloc: Vec<(u32, u32)> },
+    Start { job: u64, alloc: Vec<(HostIdx, u32)> },
     /// A run ended with this exit code.
     End { job: u64, exit: i32 },
 }
@@ -109,7 +109,7 @@ struct Running {
     index: u32,
     queue: String,
     start: u64,
-    alloc: Vec<(u32, u32)>,
+    alloc: Vec<(HostIdx, u32)>,
     killed: bool,
     priority: Option<f64>,
 }

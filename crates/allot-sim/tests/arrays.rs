@@ -1,7 +1,7 @@
 //! Job arrays in the engine: elements are jobs with consecutive ids,
 //! dispatched in index order, at most `%limit` of them running at once.
 
-use allot_engine::{ArrayShape, Engine, EngineConfig, Event, JobId, JobSpec, PendingReason, Rejection, Time};
+use allot_engine::{ArrayShape, Engine, EngineConfig, Event, HostIdx, JobId, JobSpec, PendingReason, Rejection, Time};
 use allot_sim::testing::{engine_config_from, started};
 
 const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nh1 4\nEnd Host\n";
@@ -156,7 +156,7 @@ fn a_replayed_start_of_a_waiting_element_is_honoured() {
     // would have parked: the log is the truth, and the counts stay right.
     let mut e = Engine::new(config());
     submit(&mut e, array("a", "q", 3, Some(1)));
-    e.force_start(JobId(3), vec![(0, 1)], Time(0)).expect("pending");
+    e.force_start(JobId(3), vec![(HostIdx(0), 1)], Time(0)).expect("pending");
     assert_eq!(load(&e, "q"), (1, 1, 1));
     assert!(started(&e.schedule(Time(0))).is_empty(), "one runs: the limit is reached");
     end(&mut e, 1, 3);

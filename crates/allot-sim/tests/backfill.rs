@@ -2,7 +2,7 @@
 //! "Reserving Memory for Pending Parallel Jobs", "Backfill Scheduling",
 //! "Using backfill on memory"), driven from configuration text.
 
-use allot_engine::{Decision, Engine, Event, JobId, JobSpec, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, Time};
 use allot_sim::testing::engine_from;
 
 mod common;
@@ -21,7 +21,7 @@ fn the_four_cpu_backfill_example() {
     let job2 = submit(&mut e, hm(8, 0), job("normal", 4, None, None));
     assert_eq!(pass(&mut e, hm(8, 0)), Vec::<u64>::new());
     assert_eq!(reserved_slots(&e, job2), 3, "job2 reserves the 3 free processors");
-    assert_eq!(e.reserved_on_host(0), 3);
+    assert_eq!(e.reserved_on_host(allot_engine::HostIdx(0)), 3);
     assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "job2 waits for job1's run limit");
 
     let job3 = submit(&mut e, hm(8, 30), job("normal", 2, Some(60), None));
@@ -142,7 +142,7 @@ fn a_reservation_expires_and_pauses_for_one_cycle() {
     assert_eq!(e.next_wakeup(), Some(Time(180)), "the next cycle");
     pass(&mut e, Time(180));
     let (since, hosts) = e.reservation(big).expect("it reserves again");
-    assert_eq!((since, hosts), (Time(180), vec![(0, 2)]), "a new reservation time");
+    assert_eq!((since, hosts), (Time(180), vec![(HostIdx(0), 2)]), "a new reservation time");
 }
 
 /// The cycle after an expiry is for the job to reserve again: a pass in
@@ -166,7 +166,7 @@ fn the_cycle_after_an_expiry_wakes_the_engine_only_when_it_matters() {
     assert_eq!(e.next_wakeup(), Some(Time(180)));
     submit(&mut e, Time(160), job("normal", 1, None, None));
     assert_eq!(pass(&mut e, Time(160)), Vec::<u64>::new(), "the big job is first, and reserves");
-    assert_eq!(e.reservation(big), Some((Time(160), vec![(0, 3)])), "at the first pass after the expiry");
+    assert_eq!(e.reservation(big), Some((Time(160), vec![(HostIdx(0), 3)])), "at the first pass after the expiry");
     assert_eq!(e.next_wakeup(), Some(Time(310)), "not 180: its chance came at 160");
 
     // Three jobs take the three slots it gave up: at 180 it could reserve
@@ -244,7 +244,7 @@ fn no_reservation_without_a_first_execution_host_slot() {
     end(&mut e, Time(10), a);
     pass(&mut e, Time(10));
     let (_, hosts) = e.reservation(big).expect("a slot on hostA");
-    assert_eq!(hosts, vec![(0, 2), (1, 1)], "hostA first, then hostB");
+    assert_eq!(hosts, vec![(HostIdx(0), 2), (HostIdx(1), 1)], "hostA first, then hostB");
 }
 
 // --- Backfill on memory: one host, 10 CPUs, 1 GB free ---
@@ -390,7 +390,7 @@ mod property {
                 }
             }
             for (h, (_, slots, used, _)) in e.hosts().enumerate() {
-                let reserved = e.reserved_on_host(h as u32);
+                let reserved = e.reserved_on_host(allot_engine::HostIdx(h as u32));
                 assert!(used + reserved <= slots, "host {h}: {used} used and {reserved} reserved of {slots}");
             }
             if let Some(id) = big_id.filter(|_| predicted.is_none()) {
@@ -476,7 +476,10 @@ type Window = (u32, Option<u64>, Vec<(u32, u32)>);
 
 fn windows(e: &Engine, t: Time, select: Option<&str>) -> Vec<Window> {
     let select = select.map(|s| res(s).select.expect("a select expression"));
-    e.backfill_windows(t, select.as_ref()).into_iter().map(|w| (w.slots, w.runtime, w.hosts)).collect()
+    e.backfill_windows(t, select.as_ref())
+        .into_iter()
+        .map(|w| (w.slots, w.runtime, w.hosts.iter().map(|&(h, n)| (h.0, n)).collect()))
+        .collect()
 }
 
 /// `bslots` on the spec's 4-CPU example: job2's three reserved slots for
@@ -722,6 +725,6 @@ fn a_prediction_counts_only_the_users_partitions() {
     let mut started = pass(&mut e, hm(8, 0));
     started.sort_unstable();
     assert_eq!(started, [other.0, job1.0]);
-    assert_eq!(e.reservation(job2).map(|r| r.1), Some(vec![(0, 3)]), "3 slots of hostA");
+    assert_eq!(e.reservation(job2).map(|r| r.1), Some(vec![(HostIdx(0), 3)]), "3 slots of hostA");
     assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "hostB's 4 slots at 9:00 are not u's");
 }

@@ -122,7 +122,13 @@ fn queue_user_host_and_processor_limits() {
     assert_eq!(e.pending_reason(v2, Time(0)), Some(PendingReason::QueueLimit { queue: "q".into(), limit: 5 }));
     let hosts_of = |d: &[Decision]| -> Vec<Vec<(u32, u32)>> {
         d.iter()
-            .filter_map(|x| if let Decision::Start { alloc, .. } = x { Some(alloc.clone()) } else { None })
+            .filter_map(|x| {
+                if let Decision::Start { alloc, .. } = x {
+                    Some(alloc.iter().map(|&(h, n)| (h.0, n)).collect())
+                } else {
+                    None
+                }
+            })
             .collect()
     };
     let d: Vec<Decision> = d1.into_iter().chain(d2).collect();
@@ -295,7 +301,7 @@ fn a_replayed_start_books_the_job_as_a_decided_one() {
             replay.force_start(*job, alloc.clone(), Time(5)).expect("pending");
         }
     }
-    assert!(replay.force_start(JobId(1), vec![(0, 1)], Time(5)).is_err(), "already running");
+    assert!(replay.force_start(JobId(1), vec![(allot_engine::HostIdx(0), 1)], Time(5)).is_err(), "already running");
     assert_eq!(live.queue_load("q"), replay.queue_load("q"));
     assert_eq!(live.used_slots(), replay.used_slots());
     let tree = |e: &Engine| format!("{:?}", e.fairshare().policies[0].tree.share_tables(Time(9), &Default::default()));

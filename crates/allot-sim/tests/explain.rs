@@ -41,7 +41,7 @@ fn a_waiting_job_is_explained_host_by_host_level_by_level() {
     let mut e = engine_from(&[("allot.toml", HOSTS), ("lsb.users", USERS), ("lsb.queues", QUEUES)]);
     // a1 fills h2 and h3 for 600 s; h1 is closed.
     let running = submit(&mut e, 0, "a1", "normal", 8, "select[type==X86_64]", 10);
-    let _ = e.apply(Time(0), &Event::HostDown(0));
+    let _ = e.apply(Time(0), &Event::HostDown(allot_engine::HostIdx(0)));
     let started = e.schedule(Time(0));
     assert!(matches!(&started[..], [Decision::Start { job, .. }] if *job == running), "{started:?}");
     // b's wide job reserves h4, then a1's job waits.

@@ -80,7 +80,11 @@ fn modify_changes_a_pending_job_and_keeps_its_id_and_hold() {
     e.apply(Time(3), &Event::Release(job)).expect("held");
     e.apply(Time(4), &Event::Finish { job: blocker, cpu_time: 0.0, exit: 0 }).expect("ends");
     let starts = e.schedule(Time(4));
-    assert_eq!(starts, vec![Decision::Start { job, alloc: vec![(0, 2)] }], "it runs with its new -n");
+    assert_eq!(
+        starts,
+        vec![Decision::Start { job, alloc: vec![(allot_engine::HostIdx(0), 2)] }],
+        "it runs with its new -n"
+    );
 }
 
 #[test]

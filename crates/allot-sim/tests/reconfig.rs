@@ -41,7 +41,7 @@ fn jobs_and_usage_survive_a_reconfiguration() {
     assert_eq!(tree.shares(b), 5);
     // The jobs end as usual, and the pending one starts.
     e.apply(Time(200), &Event::Finish { job: a1, cpu_time: 3600.0, exit: 0 }).expect("finish");
-    assert_eq!(e.schedule(Time(200)), [Decision::Start { job: a2, alloc: vec![(0, 1)] }]);
+    assert_eq!(e.schedule(Time(200)), [Decision::Start { job: a2, alloc: vec![(allot_engine::HostIdx(0), 1)] }]);
     let inputs = PriorityInputs::default();
     assert!(e.fairshare().policies[0].tree.priority(a, Time(200), &inputs).is_finite());
 }

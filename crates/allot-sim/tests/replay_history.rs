@@ -2,7 +2,7 @@
 //! what allotd recorded, replayed under another configuration.
 
 use allot_config::submission::Submission;
-use allot_engine::{JobSpec, Time};
+use allot_engine::{JobId, JobSpec, Time};
 use allot_sim::history::{History, Recorded};
 use allot_store::{JobRecord, Record};
 
@@ -29,7 +29,7 @@ fn submitted(job: u64) -> Record {
         extras: None,
     };
     let typed = Submission { user: "u".into(), queue: Some("normal".into()), slots: 1, ..Submission::default() };
-    Record::Submitted { job, record: Box::new(record), typed: Some(Box::new(typed)) }
+    Record::Submitted { job: JobId(job), record: Box::new(record), typed: Some(Box::new(typed)) }
 }
 
 /// Job 2 ran for under a second at 10 on the second slot of h1, its end
@@ -39,8 +39,8 @@ fn submitted(job: u64) -> Record {
 /// (none), and leaves the slot free.
 #[test]
 fn a_run_of_under_a_second_started_later_in_its_second_still_ends() {
-    let start = |job| Record::Started { job, alloc: vec![("h1".into(), 1)] };
-    let end = |job| Record::Finished { job, exit: 0, cpu_time: 0.0, max_mem_kb: 0, reason: None };
+    let start = |job| Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)] };
+    let end = |job| Record::Finished { job: JobId(job), exit: 0, cpu_time: 0.0, max_mem_kb: 0, reason: None };
     let pass = || Record::Scheduled { full: true };
     let log: Vec<(Time, Record)> = vec![
         (Time(0), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) }),
@@ -78,7 +78,7 @@ fn a_start_the_replay_cannot_make_is_a_difference() {
         (Time(0), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) }),
         (Time(0), submitted(1)),
         (Time(0), Record::Scheduled { full: true }),
-        (Time(0), Record::Started { job: 1, alloc: vec![("h1".into(), 1)] }),
+        (Time(0), Record::Started { job: JobId(1), alloc: vec![("h1".into(), 1)] }),
     ];
     let h = History::from_records("hand-written".into(), log).expect("a history");
     let queue = "Begin Queue\nQUEUE_NAME = other\nPRIORITY = 30\nEnd Queue\n";

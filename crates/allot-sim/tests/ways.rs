@@ -214,12 +214,12 @@ fn a_host_that_goes_down_takes_no_jobs() {
     let hosts = "Begin Host\nHOST_NAME MXJ\nh1 1\nh2 1\nEnd Host\n";
     let queues = "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n";
     let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", queues)]);
-    e.apply(Time(0), &Event::HostDown(0)).expect("down");
+    e.apply(Time(0), &Event::HostDown(allot_engine::HostIdx(0))).expect("down");
     let a = submit(&mut e, "u", "q");
     let b = submit(&mut e, "u", "q");
     let d = e.schedule(Time(0));
-    assert_eq!(d, [Decision::Start { job: a, alloc: vec![(1, 1)] }]);
+    assert_eq!(d, [Decision::Start { job: a, alloc: vec![(allot_engine::HostIdx(1), 1)] }]);
     assert_eq!(e.pending_reason(b, Time(0)), Some(PendingReason::NotEnoughSlots { need: 1, free: 0 }));
-    e.apply(Time(5), &Event::HostUp(0)).expect("up");
-    assert_eq!(e.schedule(Time(5)), [Decision::Start { job: b, alloc: vec![(0, 1)] }]);
+    e.apply(Time(5), &Event::HostUp(allot_engine::HostIdx(0))).expect("up");
+    assert_eq!(e.schedule(Time(5)), [Decision::Start { job: b, alloc: vec![(allot_engine::HostIdx(0), 1)] }]);
 }

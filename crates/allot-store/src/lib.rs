@@ -14,7 +14,7 @@ pub mod effects;
 
 use std::path::Path;
 
-use allot_engine::{JobSpec, Time};
+use allot_engine::{JobId, JobSpec, Time};
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
@@ -148,16 +148,16 @@ pub enum Record {
     /// under another configuration submits it again (`allot sim --from`);
     /// logs written before it was kept have none.
     Submitted {
-        job: u64,
+        job: JobId,
         record: Box<JobRecord>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         typed: Option<Box<allot_config::submission::Submission>>,
     },
     /// A job started on these hosts (name, slots).
-    Started { job: u64, alloc: Vec<(String, u32)> },
+    Started { job: JobId, alloc: Vec<(String, u32)> },
     /// A job ended with an exit code, having used this much CPU (s).
     Finished {
-        job: u64,
+        job: JobId,
         exit: i32,
         cpu_time: f64,
         /// The largest resident set of its processes, KB.
@@ -170,7 +170,7 @@ pub enum Record {
         reason: Option<String>,
     },
     /// A pending job was removed (`bkill` before it started).
-    Removed { job: u64 },
+    Removed { job: JobId },
     /// An administrator closed (`up: false`, `badmin hclose`) or opened a
     /// host: a closed host takes no new jobs; its running jobs go on.
     HostChanged { host: String, up: bool },
@@ -182,23 +182,23 @@ pub enum Record {
     Reconfigured { config_dir: Option<String>, files: Vec<(String, String)> },
     /// `bstop` (`stop`) or `bresume` of a job, asked by user `by`: a
     /// pending job is held or released, a running one stopped or continued.
-    Suspended { job: u64, stop: bool, by: String },
+    Suspended { job: JobId, stop: bool, by: String },
     /// `bmod` or `bswitch` of a pending job: its record from now on.
-    Modified { job: u64, record: Box<JobRecord> },
+    Modified { job: JobId, record: Box<JobRecord> },
     /// `brequeue`: a finished job is pending again from now; a running one
     /// will be when its end is collected (it is being killed). `hold`:
     /// held (PSUSP).
-    Requeued { job: u64, hold: bool },
+    Requeued { job: JobId, hold: bool },
     /// A job array's running element limit changed (`bmod -J "%n"`);
     /// `job` is its first element, `None` lifts the limit.
-    ArrayLimit { job: u64, limit: Option<u32> },
+    ArrayLimit { job: JobId, limit: Option<u32> },
     /// What a running job uses, as last measured: CPU seconds in all and
     /// resident memory, KB.
-    Usage { job: u64, cpu_time: f64, mem_kb: u64 },
+    Usage { job: JobId, cpu_time: f64, mem_kb: u64 },
     /// A running job is being killed, and why: `bkill` by its owner or an
     /// administrator, or allotd at a limit. Its end is not requeued by its
     /// queue's REQUEUE_EXIT_VALUES, and shows the reason.
-    Killed { job: u64, term: Term },
+    Killed { job: JobId, term: Term },
     /// A dispatch pass ran at this record's time and did something: it
     /// considered the jobs (`full`), or decided a kill. A replay runs the
     /// same pass at the same time, so reservations, predictions and every
@@ -263,7 +263,7 @@ impl Record {
     }
 
     /// The job the record is about, if any.
-    pub fn job(&self) -> Option<u64> {
+    pub fn job(&self) -> Option<JobId> {
         match self {
             Record::Submitted { job, .. }
             | Record::Started { job, .. }
@@ -414,7 +414,7 @@ impl Store {
                 let record: Record =
                     serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
                 if let Some(job) = record.job() {
-                    update.execute(params![job as i64, seq])?;
+                    update.execute(params![job.0 as i64, seq])?;
                 }
             }
         }
@@ -432,7 +432,7 @@ impl Store {
             let mut insert = tx.prepare_cached("INSERT INTO events (time, record, job) VALUES (?1, ?2, ?3)")?;
             for (t, r) in records {
                 let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
-                insert.execute(params![t.0 as i64, text, r.job().map(|j| j as i64)])?;
+                insert.execute(params![t.0 as i64, text, r.job().map(|j| j.0 as i64)])?;
                 last = tx.last_insert_rowid() as u64;
             }
         }
@@ -455,9 +455,9 @@ impl Store {
     }
 
     /// The records about one job, in order, with their times.
-    pub fn job_records(&self, job: u64) -> Result<Vec<(Time, Record)>, StoreError> {
+    pub fn job_records(&self, job: JobId) -> Result<Vec<(Time, Record)>, StoreError> {
         let mut stmt = self.conn.prepare_cached("SELECT seq, time, record FROM events WHERE job = ?1 ORDER BY seq")?;
-        let mut rows = stmt.query(params![job as i64])?;
+        let mut rows = stmt.query(params![job.0 as i64])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let seq: i64 = row.get(0)?;
@@ -522,7 +522,7 @@ mod tests {
             array: None,
             extras: None,
         };
-        Record::Submitted { job, record: Box::new(record), typed: None }
+        Record::Submitted { job: JobId(job), record: Box::new(record), typed: None }
     }
 
     #[test]
@@ -531,16 +531,20 @@ mod tests {
         {
             let mut s = Store::open(&path).expect("open");
             s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
-            s.append(&[(Time(2), Record::Started { job: 1, alloc: vec![("hostA".into(), 1)] })]).expect("append");
-            s.append(&[(Time(5), Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None })])
+            s.append(&[(Time(2), Record::Started { job: JobId(1), alloc: vec![("hostA".into(), 1)] })])
                 .expect("append");
+            s.append(&[(
+                Time(5),
+                Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None },
+            )])
+            .expect("append");
         }
         let s = Store::open(&path).expect("reopen");
         let mut seen = Vec::new();
         s.replay(|seq, t, r| seen.push((seq, t, r))).expect("replay");
         assert_eq!(seen.len(), 4);
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
-        assert_eq!(seen[3].2, Record::Finished { job: 1, exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None });
+        assert_eq!(seen[3].2, Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None });
         assert_eq!(s.len().expect("len"), 4);
     }
 
@@ -557,7 +561,7 @@ mod tests {
             ..Default::default()
         };
         let Record::Submitted { record, .. } = submitted(1) else { unreachable!() };
-        let with = Record::Submitted { job: 1, record, typed: Some(Box::new(typed)) };
+        let with = Record::Submitted { job: JobId(1), record, typed: Some(Box::new(typed)) };
         let text = serde_json::to_string(&with).expect("json");
         assert!(
             text.contains(
@@ -597,13 +601,16 @@ mod tests {
         let mut s = Store::open(&path).expect("open");
         s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
         s.append(&[(Time(2), Record::QueueChanged { queue: "normal".into(), open: false })]).expect("append");
-        s.append(&[(Time(3), Record::Suspended { job: 2, stop: true, by: "alice".into() })]).expect("append");
-        let two = s.job_records(2).expect("query");
+        s.append(&[(Time(3), Record::Suspended { job: JobId(2), stop: true, by: "alice".into() })]).expect("append");
+        let two = s.job_records(JobId(2)).expect("query");
         assert_eq!(
             two,
-            vec![(Time(1), submitted(2)), (Time(3), Record::Suspended { job: 2, stop: true, by: "alice".into() })]
+            vec![
+                (Time(1), submitted(2)),
+                (Time(3), Record::Suspended { job: JobId(2), stop: true, by: "alice".into() })
+            ]
         );
-        assert_eq!(s.job_records(3).expect("query"), vec![]);
+        assert_eq!(s.job_records(JobId(3)).expect("query"), vec![]);
     }
 
     #[test]
@@ -621,7 +628,7 @@ mod tests {
             conn.execute("INSERT INTO events (time, record) VALUES (5, ?1)", params![text]).expect("insert");
         }
         let s = Store::open(&path).expect("upgraded");
-        assert_eq!(s.job_records(7).expect("query"), vec![(Time(5), submitted(7))]);
+        assert_eq!(s.job_records(JobId(7)).expect("query"), vec![(Time(5), submitted(7))]);
         drop(s);
         let conn = Connection::open(&path).expect("raw");
         let v: i64 = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).expect("v");
