@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use allot_engine::{Engine, Event, HostIdx, JobId, Time};
+use allot_engine::{Engine, Event, HostIdx, JobId, Slots, Time};
 use allot_exec::{JobFiles, OutputFile};
 use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus, ReservedInfo};
 use allot_store::{Env, JobRecord, Record, Store};
@@ -263,8 +263,8 @@ impl State {
                     .map_err(|e| refused(*job, e))?;
             }
             Record::Started { job, alloc } => {
-                let idx: Option<Vec<(HostIdx, u32)>> =
-                    alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, *n))).collect();
+                let idx: Option<Vec<(HostIdx, Slots)>> =
+                    alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, Slots(*n)))).collect();
                 let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
                 if !self.engine.is_running(*job) {
                     self.engine.force_start(*job, idx, t).map_err(|e| refused(*job, e))?;
@@ -686,7 +686,7 @@ impl State {
         let reserved = pending.then(|| self.engine.reservation(id)).flatten().map(|(since, hosts)| {
             Cow::Owned(ReservedInfo {
                 since: since.0,
-                hosts: hosts.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n)).collect(),
+                hosts: hosts.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n.0)).collect(),
                 predicted_start: self.engine.predicted_start(id, now).map(|t| t.0),
             })
         });

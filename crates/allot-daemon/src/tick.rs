@@ -95,7 +95,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         match d {
             Decision::Start { job, alloc } => {
                 let alloc: Vec<(String, u32)> =
-                    alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect();
+                    alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n.0)).collect();
                 starts.push((job, alloc.clone()));
                 apply_all(state, vec![(t, Record::Started { job, alloc })], &mut stamped);
             }

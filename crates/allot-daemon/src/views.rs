@@ -33,7 +33,7 @@ fn slots_by_state<'a>(
     }
     for (id, n) in state.engine.reservations_held() {
         if let Some(j) = state.jobs.get(&id) {
-            slots.entry(key(j)).or_default()[3] += n;
+            slots.entry(key(j)).or_default()[3] += n.0;
         }
     }
     slots
@@ -287,7 +287,7 @@ pub(crate) fn slots(state: &State, t: Time, select: Option<&str>) -> Response {
             .map(|w| allot_proto::SlotWindow {
                 slots: w.slots,
                 runtime: w.runtime,
-                hosts: w.hosts.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n)).collect(),
+                hosts: w.hosts.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n.0)).collect(),
             })
             .collect(),
     )

@@ -52,6 +52,31 @@ impl std::fmt::Display for HostIdx {
     }
 }
 
+/// A number of job slots, where a bare number would not say so: in an
+/// allocation's (host, slots) pairs and the engine's answers that pair a
+/// count with something else. (A field named `slots` keeps its `u32`.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Slots(pub u32);
+
+impl std::fmt::Display for Slots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::iter::Sum for Slots {
+    fn sum<I: Iterator<Item = Slots>>(iter: I) -> Slots {
+        Slots(iter.map(|s| s.0).sum())
+    }
+}
+
+impl From<Slots> for u64 {
+    fn from(s: Slots) -> u64 {
+        u64::from(s.0)
+    }
+}
+
 /// Why a submission is refused.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum Rejection {
@@ -122,7 +147,7 @@ pub enum Rejection {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
     /// Start the job on these hosts (host index, slots), first host first.
-    Start { job: JobId, alloc: Vec<(HostIdx, u32)> },
+    Start { job: JobId, alloc: Vec<(HostIdx, Slots)> },
     /// Kill the job; its end is reported back as usual.
     Kill { job: JobId, reason: KillReason },
 }
@@ -208,7 +233,10 @@ pub enum Event {
     },
 }
 
-/// Where a running job runs: most jobs use one or two hosts.
+/// Where a running job runs, (host index, slots) first host first: most
+/// jobs use one or two hosts. Inside the engine, host indexes and slot
+/// counts are plain numbers that index `hosts` and add up fast; what
+/// leaves it names them [`HostIdx`] and [`Slots`] ([`Decision::Start`]).
 pub(crate) type Alloc = SmallVec<[(u32, u32); 2]>;
 
 /// The accounts a running job is charged to: almost always one.

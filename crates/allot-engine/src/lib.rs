@@ -52,7 +52,7 @@ pub mod time;
 mod windows;
 
 pub use deps::{CmpOp, DepKind, Dependency};
-pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection};
+pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection, Slots};
 pub use model::{
     ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, ProcLimit, QueueLimits,
     QueueSpec, Reserve, RunLimitSpec,

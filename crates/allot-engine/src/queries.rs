@@ -1,7 +1,7 @@
 //! What the drivers and the commands read of the engine: hosts, queues,
 //! jobs, and when it next has something to do.
 
-use crate::engine::{Engine, HostIdx, JobId, JobState};
+use crate::engine::{Engine, HostIdx, JobId, JobState, Slots};
 use crate::model::{EngineConfig, QueueSpec};
 use crate::shares::FairshareSet;
 use crate::time::Time;
@@ -57,9 +57,9 @@ impl Engine {
     pub fn queue_names(&self) -> impl Iterator<Item = &str> {
         self.queues.iter().map(|q| q.spec.name.as_str())
     }
-    /// Pending and running job counts and slots in use of a queue.
-    pub fn queue_load(&self, name: &str) -> Option<(u32, u32)> {
-        self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, q.used))
+    /// A queue's pending jobs (held ones not counted) and slots in use.
+    pub fn queue_load(&self, name: &str) -> Option<(u32, Slots)> {
+        self.queues.iter().find(|q| q.spec.name == name).map(|q| (q.pending, Slots(q.used)))
     }
     /// Each queue with its pending jobs (held ones not counted), slots in
     /// use and held jobs, in configuration order.

@@ -47,7 +47,7 @@
 
 use smallvec::SmallVec;
 
-use crate::engine::{Engine, HostIdx, Job, JobId};
+use crate::engine::{Engine, HostIdx, Job, JobId, Slots};
 use crate::hosts::HostState;
 use crate::placement::free_mem;
 use crate::shares::NodeId;
@@ -636,9 +636,9 @@ impl Engine {
 
     /// What pending job `id` holds reserved: host index and slots, and
     /// since when.
-    pub fn reservation(&self, id: JobId) -> Option<(Time, Vec<(HostIdx, u32)>)> {
+    pub fn reservation(&self, id: JobId) -> Option<(Time, Vec<(HostIdx, Slots)>)> {
         let r = self.reservations.get(&id)?;
-        Some((r.since, r.hosts.iter().map(|h| (HostIdx(h.0), h.1)).collect()))
+        Some((r.since, r.hosts.iter().map(|h| (HostIdx(h.0), Slots(h.1))).collect()))
     }
 
     /// MB pending job `id` holds reserved.
@@ -647,8 +647,8 @@ impl Engine {
     }
 
     /// Every pending job holding a reservation, with its slots, by job id.
-    pub fn reservations_held(&self) -> impl Iterator<Item = (JobId, u32)> + '_ {
-        self.reservations.iter().map(|(&id, r)| (id, r.slots())).filter(|&(_, n)| n > 0)
+    pub fn reservations_held(&self) -> impl Iterator<Item = (JobId, Slots)> + '_ {
+        self.reservations.iter().map(|(&id, r)| (id, Slots(r.slots()))).filter(|&(_, n)| n.0 > 0)
     }
 
     /// Slots reserved on host `h`.

@@ -3,7 +3,7 @@
 //! multifactor ledger), the same whether the dispatch pass decided it or a
 //! replayed log says it happened ([`Engine::force_start`]).
 
-use crate::engine::{Alloc, Charges, Decision, Engine, HostIdx, Job, JobId, JobState};
+use crate::engine::{Alloc, Charges, Decision, Engine, HostIdx, Job, JobId, JobState, Slots};
 use crate::shares::{JobCharge, NodeId};
 use crate::time::Time;
 
@@ -11,7 +11,7 @@ impl Engine {
     /// Starts `id` on `alloc`, `borrowed` (in part) from reservations.
     pub(crate) fn start(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) -> Decision {
         self.settle();
-        let decision = Decision::Start { job: id, alloc: alloc.iter().map(|&(h, n)| (HostIdx(h), n)).collect() };
+        let decision = Decision::Start { job: id, alloc: alloc.iter().map(|&(h, n)| (HostIdx(h), Slots(n))).collect() };
         self.commit(id, alloc, t, borrowed);
         decision
     }
@@ -19,7 +19,7 @@ impl Engine {
     /// Starts a pending job on a given allocation, as a replayed log says
     /// it started: the same booking as a start decided here, without
     /// placement. Refused if the job is not pending or a host is unknown.
-    pub fn force_start(&mut self, id: JobId, alloc: Vec<(HostIdx, u32)>, t: Time) -> Result<(), String> {
+    pub fn force_start(&mut self, id: JobId, alloc: Vec<(HostIdx, Slots)>, t: Time) -> Result<(), String> {
         self.settle();
         // The pass that made this start had evaluated the dependencies
         // of the jobs whose dependencies changed; a replay, which runs no
@@ -35,7 +35,7 @@ impl Engine {
         let job = job.clone();
         self.array_unpark_for_start(id);
         self.dequeue(id, &job);
-        self.commit(id, alloc.into_iter().map(|(h, n)| (h.0, n)).collect(), t, false);
+        self.commit(id, alloc.into_iter().map(|(h, n)| (h.0, n.0)).collect(), t, false);
         self.dirty = true;
         Ok(())
     }

@@ -28,7 +28,7 @@ type Held = (u32, u32, f64);
 pub struct BackfillWindow {
     pub slots: u32,
     pub runtime: Option<u64>,
-    pub hosts: Vec<(crate::HostIdx, u32)>,
+    pub hosts: Vec<(crate::HostIdx, crate::Slots)>,
 }
 
 impl Engine {
@@ -61,7 +61,7 @@ impl Engine {
         let row = |runtime: Option<u64>, hosts: &BTreeMap<u32, u32>| BackfillWindow {
             slots: hosts.values().sum(),
             runtime,
-            hosts: hosts.iter().map(|(&h, &n)| (crate::HostIdx(h), n)).collect(),
+            hosts: hosts.iter().map(|(&h, &n)| (crate::HostIdx(h), crate::Slots(n))).collect(),
         };
         if !free.is_empty() {
             out.push(row(None, &free));

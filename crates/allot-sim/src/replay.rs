@@ -40,7 +40,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, Slots, Time};
 use allot_store::effects::{RunEnd, end_event, takes_work, usage_events};
 use allot_store::{Reach, Record, Term};
 
@@ -437,8 +437,8 @@ impl Replay<'_> {
         }
     }
 
-    fn start(&mut self, t: u64, job: u64, alloc: &[(HostIdx, u32)]) {
-        let hosts = hosts_text(alloc.iter().map(|&(h, n)| (self.engine.host_name(h), n)));
+    fn start(&mut self, t: u64, job: u64, alloc: &[(HostIdx, Slots)]) {
+        let hosts = hosts_text(alloc.iter().map(|&(h, n)| (self.engine.host_name(h), n.0)));
         let queue = self.engine.job_queue(JobId(job)).unwrap_or_default().to_string();
         let priority = self.engine.multifactor_priority(JobId(job)).map(|p| p.0);
         let seen = self.runs_seen(job);
@@ -457,7 +457,7 @@ impl Replay<'_> {
         if !run.is_some_and(|r| r.start == t && r.hosts == hosts) {
             self.diverged = true;
         }
-        let slots = alloc.iter().map(|a| a.1).sum();
+        let slots = alloc.iter().map(|a| a.1.0).sum();
         let mut live = Live {
             start: t,
             recorded: run.map(|_| k as usize),

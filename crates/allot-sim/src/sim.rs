@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Slots, Time};
 
 use crate::report::push_decimal;
 use crate::workload::{Workload, WorkloadJob};
@@ -94,7 +94,7 @@ pub enum SimEvent {
     /// changed).
     Pass,
     /// A job started on these hosts (index, slots).
-    Start { job: u64, alloc: Vec<(HostIdx, u32)> },
+    Start { job: u64, alloc: Vec<(HostIdx, Slots)> },
     /// A run ended with this exit code.
     End { job: u64, exit: i32 },
 }
@@ -109,7 +109,7 @@ struct Running {
     index: u32,
     queue: String,
     start: u64,
-    alloc: Vec<(HostIdx, u32)>,
+    alloc: Vec<(HostIdx, Slots)>,
     killed: bool,
     priority: Option<f64>,
 }
@@ -340,7 +340,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         submit: job.submit,
         start: r.start,
         end,
-        slots: r.alloc.iter().map(|a| a.1).sum(),
+        slots: r.alloc.iter().map(|a| a.1.0).sum(),
         hosts,
         priority: r.priority,
         exit: if r.killed { KILLED_EXIT } else { job.exit },

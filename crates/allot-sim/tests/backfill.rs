@@ -142,7 +142,7 @@ fn a_reservation_expires_and_pauses_for_one_cycle() {
     assert_eq!(e.next_wakeup(), Some(Time(180)), "the next cycle");
     pass(&mut e, Time(180));
     let (since, hosts) = e.reservation(big).expect("it reserves again");
-    assert_eq!((since, hosts), (Time(180), vec![(HostIdx(0), 2)]), "a new reservation time");
+    assert_eq!((since, hosts), (Time(180), vec![(HostIdx(0), allot_engine::Slots(2))]), "a new reservation time");
 }
 
 /// The cycle after an expiry is for the job to reserve again: a pass in
@@ -166,7 +166,11 @@ fn the_cycle_after_an_expiry_wakes_the_engine_only_when_it_matters() {
     assert_eq!(e.next_wakeup(), Some(Time(180)));
     submit(&mut e, Time(160), job("normal", 1, None, None));
     assert_eq!(pass(&mut e, Time(160)), Vec::<u64>::new(), "the big job is first, and reserves");
-    assert_eq!(e.reservation(big), Some((Time(160), vec![(HostIdx(0), 3)])), "at the first pass after the expiry");
+    assert_eq!(
+        e.reservation(big),
+        Some((Time(160), vec![(HostIdx(0), allot_engine::Slots(3))])),
+        "at the first pass after the expiry"
+    );
     assert_eq!(e.next_wakeup(), Some(Time(310)), "not 180: its chance came at 160");
 
     // Three jobs take the three slots it gave up: at 180 it could reserve
@@ -244,7 +248,11 @@ fn no_reservation_without_a_first_execution_host_slot() {
     end(&mut e, Time(10), a);
     pass(&mut e, Time(10));
     let (_, hosts) = e.reservation(big).expect("a slot on hostA");
-    assert_eq!(hosts, vec![(HostIdx(0), 2), (HostIdx(1), 1)], "hostA first, then hostB");
+    assert_eq!(
+        hosts,
+        vec![(HostIdx(0), allot_engine::Slots(2)), (HostIdx(1), allot_engine::Slots(1))],
+        "hostA first, then hostB"
+    );
 }
 
 // --- Backfill on memory: one host, 10 CPUs, 1 GB free ---
@@ -385,7 +393,7 @@ mod property {
                         return (predicted, Time(t));
                     }
                     ends.insert((t + limits[&job], job.0), job);
-                    let used: u32 = alloc.iter().map(|a| a.1).sum();
+                    let used: u32 = alloc.iter().map(|a| a.1.0).sum();
                     assert!(used > 0);
                 }
             }
@@ -478,7 +486,7 @@ fn windows(e: &Engine, t: Time, select: Option<&str>) -> Vec<Window> {
     let select = select.map(|s| res(s).select.expect("a select expression"));
     e.backfill_windows(t, select.as_ref())
         .into_iter()
-        .map(|w| (w.slots, w.runtime, w.hosts.iter().map(|&(h, n)| (h.0, n)).collect()))
+        .map(|w| (w.slots, w.runtime, w.hosts.iter().map(|&(h, n)| (h.0, n.0)).collect()))
         .collect()
 }
 
@@ -725,6 +733,6 @@ fn a_prediction_counts_only_the_users_partitions() {
     let mut started = pass(&mut e, hm(8, 0));
     started.sort_unstable();
     assert_eq!(started, [other.0, job1.0]);
-    assert_eq!(e.reservation(job2).map(|r| r.1), Some(vec![(HostIdx(0), 3)]), "3 slots of hostA");
+    assert_eq!(e.reservation(job2).map(|r| r.1), Some(vec![(HostIdx(0), allot_engine::Slots(3))]), "3 slots of hostA");
     assert_eq!(e.predicted_start(job2, hm(8, 0)), Some(hm(10, 0)), "hostB's 4 slots at 9:00 are not u's");
 }

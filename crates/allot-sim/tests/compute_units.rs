@@ -27,7 +27,7 @@ fn place(e: &mut Engine, queue: &str, min: u32, max: u32, r: &str) -> Option<Vec
     let id = e.apply(Time(0), &Event::Submit(spec(queue, min, max, r))).expect("accepted").expect("an id");
     e.schedule(Time(0)).into_iter().find_map(|d| match d {
         Decision::Start { job, alloc } if job == id => {
-            Some(alloc.iter().map(|&(h, n)| (e.host_name(h).to_string(), n)).collect())
+            Some(alloc.iter().map(|&(h, n)| (e.host_name(h).to_string(), n.0)).collect())
         }
         _ => None,
     })
@@ -319,7 +319,7 @@ fn the_first_execution_hosts_unit_goes_first() {
         .into_iter()
         .find_map(|d| match d {
             Decision::Start { job, alloc } if job == id => {
-                Some(alloc.iter().map(|&(h, n)| (e.host_name(h).to_string(), n)).collect())
+                Some(alloc.iter().map(|&(h, n)| (e.host_name(h).to_string(), n.0)).collect())
             }
             _ => None,
         })

@@ -124,7 +124,7 @@ fn queue_user_host_and_processor_limits() {
         d.iter()
             .filter_map(|x| {
                 if let Decision::Start { alloc, .. } = x {
-                    Some(alloc.iter().map(|&(h, n)| (h.0, n)).collect())
+                    Some(alloc.iter().map(|&(h, n)| (h.0, n.0)).collect())
                 } else {
                     None
                 }
@@ -301,7 +301,10 @@ fn a_replayed_start_books_the_job_as_a_decided_one() {
             replay.force_start(*job, alloc.clone(), Time(5)).expect("pending");
         }
     }
-    assert!(replay.force_start(JobId(1), vec![(allot_engine::HostIdx(0), 1)], Time(5)).is_err(), "already running");
+    assert!(
+        replay.force_start(JobId(1), vec![(allot_engine::HostIdx(0), allot_engine::Slots(1))], Time(5)).is_err(),
+        "already running"
+    );
     assert_eq!(live.queue_load("q"), replay.queue_load("q"));
     assert_eq!(live.used_slots(), replay.used_slots());
     let tree = |e: &Engine| format!("{:?}", e.fairshare().policies[0].tree.share_tables(Time(9), &Default::default()));

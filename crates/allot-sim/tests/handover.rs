@@ -128,10 +128,21 @@ fn a_host_the_next_job_may_not_use_stays_free() {
         let a = submit(&mut e, Time(0), as_user("alice", 4, Some(10)));
         let b = submit(&mut e, Time(0), as_user("bob", 4, Some(10)));
         assert_eq!(pass(&mut e, Time(0)), Vec::<u64>::new());
-        assert_eq!(e.reservation(a).map(|r| r.1), Some(vec![(HostIdx(1), 1), (HostIdx(2), 1), (HostIdx(3), 1)]));
+        assert_eq!(
+            e.reservation(a).map(|r| r.1),
+            Some(vec![
+                (HostIdx(1), allot_engine::Slots(1)),
+                (HostIdx(2), allot_engine::Slots(1)),
+                (HostIdx(3), allot_engine::Slots(1))
+            ])
+        );
         assert_eq!(pass(&mut e, Time(300)), Vec::<u64>::new());
         assert_eq!(e.reservation(a), None, "alice's job gave up all it held");
-        assert_eq!(e.reservation(b).map(|r| r.1), Some(vec![(HostIdx(1), 1)]), "bob's job holds h2 only");
+        assert_eq!(
+            e.reservation(b).map(|r| r.1),
+            Some(vec![(HostIdx(1), allot_engine::Slots(1))]),
+            "bob's job holds h2 only"
+        );
         assert_eq!(e.handovers(), 0);
     }
 }
@@ -158,12 +169,23 @@ fn a_host_event_lets_a_kept_reservation_go() {
         assert_eq!(pass(&mut e, Time(0)), [long.0]);
         let a = submit(&mut e, Time(0), as_user("alice", 4));
         assert_eq!(pass(&mut e, Time(0)), Vec::<u64>::new());
-        assert_eq!(e.reservation(a).map(|r| r.1), Some(vec![(HostIdx(1), 1), (HostIdx(2), 1), (HostIdx(3), 1)]));
+        assert_eq!(
+            e.reservation(a).map(|r| r.1),
+            Some(vec![
+                (HostIdx(1), allot_engine::Slots(1)),
+                (HostIdx(2), allot_engine::Slots(1)),
+                (HostIdx(3), allot_engine::Slots(1))
+            ])
+        );
         assert_eq!(pass(&mut e, Time(300)), Vec::<u64>::new());
         assert_eq!(e.reservation(a), None, "alice's job gave up all it held");
         e.apply(Time(330), &allot_engine::Event::HostDown(allot_engine::HostIdx(2))).expect("h3 goes down");
         assert_eq!(pass(&mut e, Time(360)), Vec::<u64>::new());
-        assert_eq!(e.reservation(a).map(|r| r.1), Some(vec![(HostIdx(1), 1), (HostIdx(3), 1)]), "keep {keep}");
+        assert_eq!(
+            e.reservation(a).map(|r| r.1),
+            Some(vec![(HostIdx(1), allot_engine::Slots(1)), (HostIdx(3), allot_engine::Slots(1))]),
+            "keep {keep}"
+        );
     }
 }
 
@@ -187,9 +209,23 @@ fn the_next_job_holds_the_hosts_in_its_own_order() {
         let a = submit(&mut e, Time(0), as_user("alice", 4, Some("order[maxmem]")));
         let b = submit(&mut e, Time(0), as_user("bob", 4, None));
         assert_eq!(pass(&mut e, Time(0)), Vec::<u64>::new());
-        assert_eq!(e.reservation(a).map(|r| r.1), Some(vec![(HostIdx(3), 1), (HostIdx(2), 1), (HostIdx(1), 1)]));
+        assert_eq!(
+            e.reservation(a).map(|r| r.1),
+            Some(vec![
+                (HostIdx(3), allot_engine::Slots(1)),
+                (HostIdx(2), allot_engine::Slots(1)),
+                (HostIdx(1), allot_engine::Slots(1))
+            ])
+        );
         assert_eq!(pass(&mut e, Time(300)), Vec::<u64>::new());
-        assert_eq!(e.reservation(b).map(|r| r.1), Some(vec![(HostIdx(1), 1), (HostIdx(2), 1), (HostIdx(3), 1)]));
+        assert_eq!(
+            e.reservation(b).map(|r| r.1),
+            Some(vec![
+                (HostIdx(1), allot_engine::Slots(1)),
+                (HostIdx(2), allot_engine::Slots(1)),
+                (HostIdx(3), allot_engine::Slots(1))
+            ])
+        );
         assert_eq!(e.handovers(), 0);
     }
 }

@@ -82,7 +82,7 @@ fn modify_changes_a_pending_job_and_keeps_its_id_and_hold() {
     let starts = e.schedule(Time(4));
     assert_eq!(
         starts,
-        vec![Decision::Start { job, alloc: vec![(allot_engine::HostIdx(0), 2)] }],
+        vec![Decision::Start { job, alloc: vec![(allot_engine::HostIdx(0), allot_engine::Slots(2))] }],
         "it runs with its new -n"
     );
 }

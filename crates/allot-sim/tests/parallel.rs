@@ -507,7 +507,7 @@ mod properties {
             for round in 0..3u64 {
                 for d in e.schedule(Time(round)) {
                     let Decision::Start { job, alloc } = d else { continue };
-                    let alloc: Vec<(u32, u32)> = alloc.iter().map(|&(h, n)| (h.0, n)).collect();
+                    let alloc: Vec<(u32, u32)> = alloc.iter().map(|&(h, n)| (h.0, n.0)).collect();
                     let (req, max) = &specs[&job];
                     let (min, _) = e.job_slots(job).expect("a job");
                     check(&e, &alloc, min, *max, req, &types);

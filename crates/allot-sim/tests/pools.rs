@@ -32,7 +32,7 @@ fn submit(e: &mut Engine, queue: &str, n: usize) {
 }
 
 fn running(e: &Engine, queues: &[&str]) -> Vec<u32> {
-    queues.iter().map(|q| e.queue_load(q).expect("queue").1).collect()
+    queues.iter().map(|q| e.queue_load(q).expect("queue").1.0).collect()
 }
 
 #[test]

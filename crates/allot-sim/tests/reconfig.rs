@@ -2,7 +2,7 @@
 
 use allot_engine::shares::NodeId;
 use allot_engine::shares::priority::PriorityInputs;
-use allot_engine::{Decision, Engine, Event, JobId, JobSpec, PendingReason, ReconfigError, Time};
+use allot_engine::{Decision, Engine, Event, JobId, JobSpec, PendingReason, ReconfigError, Slots, Time};
 use allot_sim::testing::{engine_config_from, engine_from};
 
 const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nh1 1\nh2 1\nEnd Host\n";
@@ -29,8 +29,8 @@ fn jobs_and_usage_survive_a_reconfiguration() {
     let q2 = queues("[a, 1] [b, 5]", "Begin Queue\nQUEUE_NAME = other\nPRIORITY = 5\nEnd Queue\n");
     e.reconfigure(Time(100), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q2)])).expect("valid");
     assert!(e.is_running(a1) && e.is_running(b1) && e.is_pending(a2));
-    assert_eq!(e.queue_load("q"), Some((1, 2)));
-    assert_eq!(e.queue_load("other"), Some((0, 0)));
+    assert_eq!(e.queue_load("q"), Some((1, Slots(2))));
+    assert_eq!(e.queue_load("other"), Some((0, Slots(0))));
     let tree = &e.fairshare().policies[0].tree;
     let a = tree.child(NodeId::ROOT, "a").expect("a");
     let u = tree.usage(a, Time(100));
@@ -41,7 +41,10 @@ fn jobs_and_usage_survive_a_reconfiguration() {
     assert_eq!(tree.shares(b), 5);
     // The jobs end as usual, and the pending one starts.
     e.apply(Time(200), &Event::Finish { job: a1, cpu_time: 3600.0, exit: 0 }).expect("finish");
-    assert_eq!(e.schedule(Time(200)), [Decision::Start { job: a2, alloc: vec![(allot_engine::HostIdx(0), 1)] }]);
+    assert_eq!(
+        e.schedule(Time(200)),
+        [Decision::Start { job: a2, alloc: vec![(allot_engine::HostIdx(0), allot_engine::Slots(1))] }]
+    );
     let inputs = PriorityInputs::default();
     assert!(e.fairshare().policies[0].tree.priority(a, Time(200), &inputs).is_finite());
 }
@@ -56,7 +59,7 @@ fn removing_a_queue_that_holds_jobs_is_refused_and_changes_nothing() {
     let err = e.reconfigure(Time(1), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &without)]));
     assert_eq!(err, Err(ReconfigError::QueueInUse { queue: "other".into(), jobs: 1 }));
     assert!(e.is_pending(j));
-    assert_eq!(e.queue_load("other"), Some((1, 0)));
+    assert_eq!(e.queue_load("other"), Some((1, Slots(0))));
 }
 
 #[test]

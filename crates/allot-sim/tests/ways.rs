@@ -218,8 +218,11 @@ fn a_host_that_goes_down_takes_no_jobs() {
     let a = submit(&mut e, "u", "q");
     let b = submit(&mut e, "u", "q");
     let d = e.schedule(Time(0));
-    assert_eq!(d, [Decision::Start { job: a, alloc: vec![(allot_engine::HostIdx(1), 1)] }]);
+    assert_eq!(d, [Decision::Start { job: a, alloc: vec![(allot_engine::HostIdx(1), allot_engine::Slots(1))] }]);
     assert_eq!(e.pending_reason(b, Time(0)), Some(PendingReason::NotEnoughSlots { need: 1, free: 0 }));
     e.apply(Time(5), &Event::HostUp(allot_engine::HostIdx(0))).expect("up");
-    assert_eq!(e.schedule(Time(5)), [Decision::Start { job: b, alloc: vec![(allot_engine::HostIdx(0), 1)] }]);
+    assert_eq!(
+        e.schedule(Time(5)),
+        [Decision::Start { job: b, alloc: vec![(allot_engine::HostIdx(0), allot_engine::Slots(1))] }]
+    );
 }

@@ -58,7 +58,7 @@ pub fn end(e: &mut Engine, t: Time, id: JobId) {
 }
 
 pub fn reserved_slots(e: &Engine, id: JobId) -> u32 {
-    e.reservation(id).map_or(0, |(_, hosts)| hosts.iter().map(|h| h.1).sum())
+    e.reservation(id).map_or(0, |(_, hosts)| hosts.iter().map(|h| h.1.0).sum())
 }
 
 pub fn queue(name: &str, priority: u32, extra: &str) -> String {
