@@ -70,7 +70,7 @@ fn offline(config_dir: Option<&Path>, usage_file: Option<&Path>) -> anyhow::Resu
     let usage = usage::read(&name, &text, &config).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
     let trees = usage::charged_trees(&config, &usage, &name, &text).map_err(|d| anyhow!("invalid usage:\n{d}"))?;
     let adjustment = config.adjustment();
-    let inputs = PriorityInputs { adjustment: adjustment.as_ref(), cluster: Default::default() };
+    let inputs = adjustment.inputs();
     let show_adjust = config.params.factors.fairshare_adjustment_factor != 0.0;
     Ok(trees.iter().map(|(policy, tree)| policy_shares(policy, tree, &inputs, show_adjust)).collect())
 }

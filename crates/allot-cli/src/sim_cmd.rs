@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use allot_engine::Engine;
-use allot_engine::shares::priority::PriorityInputs;
 use allot_sim::input::{ReadOptions, read_workload};
 use allot_sim::machine::{Policy, default_engine};
 use allot_sim::report;
@@ -107,7 +106,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let report_tables = |e: &Engine, t| {
-        let inputs = PriorityInputs::default();
+        let adjustment = e.adjustment();
+        let inputs = adjustment.inputs();
         report::share_tables_json(e.fairshare().policies.iter().map(|p| &p.tree), t, &inputs)
     };
     let explain = match &args.explain {

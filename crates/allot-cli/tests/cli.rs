@@ -116,6 +116,40 @@ fn the_adjust_column_appears_with_an_adjustment_factor() {
     assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["u1", "6", "1.000", "0", "0", "0.0", "0", "3.000"]);
 }
 
+/// The memory-based adjustment in `allot shares`: a user whose one
+/// started job holds 315 MB, on hosts of 1,024 MB per slot, THRESHOLD 0.5:
+/// (1 + 1) * ((315 / 1) / (1024 * 0.5)) = 1.230.
+#[test]
+fn allot_shares_applies_the_memory_adjustment() {
+    let dir = tempdir("memory-adjust");
+    let files = [
+        ("lsb.params", "Begin Parameters\nFAIRSHARE_ADJUSTMENT_FACTOR = 1\nEnd Parameters\n"),
+        ("lsb.queues", "Begin Queue\nQUEUE_NAME = q\nFAIRSHARE = USER_SHARES[[default, 6]]\nEnd Queue\n"),
+        (
+            "lsf.cluster.c",
+            "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\nhostA ! LINUX 1 () 4 4096\nEnd Host\n",
+        ),
+        ("allot.toml", "[fairshare]\nadjustment = \"memory\"\nmemory_threshold = 0.5\n"),
+        ("usage.json", r#"{"q": {"u1": {"started": 1, "memory": 315}}}"#),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write");
+    }
+    let out = allot(&[
+        "shares",
+        "--config",
+        dir.to_str().expect("path"),
+        "--usage",
+        dir.join("usage.json").to_str().expect("path"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let row = text.lines().find(|l| l.starts_with("u1")).expect("u1 row");
+    // Priority: 6 / ((1 + 1) * 3 + 1.230 * 1) = 0.830 (RUN_JOB_FACTOR 3).
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!((cells[2], cells.last().copied()), ("0.830", Some("1.230")), "{text}");
+}
+
 /// A fresh directory, unique to this call (tests run in parallel).
 fn tempdir(name: &str) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

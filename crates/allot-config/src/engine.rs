@@ -145,6 +145,7 @@ impl Config {
                     billing: s.billing,
                 })
             }),
+            memory_adjustment: self.settings.memory_adjustment_threshold,
         }
     }
 }

@@ -1,9 +1,9 @@
 //! The fairshare policies of a configuration: each fairshare queue or
 //! cross-queue set, and each host partition, with its share tree.
 
+use allot_engine::shares::priority::{Adjustment, ClusterMemory};
 use allot_engine::shares::{
-    FairshareAdjustment, FairshareSet, MemoryAdjustment, PolicyState, RecordedAdjustment, Scope, ShareAssignment,
-    ShareTarget, ShareTree,
+    FairshareSet, MemoryAdjustment, PolicyState, Scope, ShareAssignment, ShareTarget, ShareTree,
 };
 use std::collections::BTreeSet;
 
@@ -117,11 +117,16 @@ impl Config {
         FairshareSet { policies }
     }
 
-    /// The fairshare adjustment `allot.toml` chose.
-    pub fn adjustment(&self) -> Box<dyn FairshareAdjustment> {
-        match self.settings.memory_adjustment_threshold {
-            Some(threshold) => Box::new(MemoryAdjustment { threshold }),
-            None => Box::new(RecordedAdjustment),
+    /// The fairshare adjustment `allot.toml` chose, told the configured
+    /// hosts' memory per slot (and no memory in use: what a running
+    /// engine knows, [`allot_engine::Engine::adjustment`], it does not).
+    pub fn adjustment(&self) -> Adjustment {
+        Adjustment {
+            memory: self.settings.memory_adjustment_threshold.map(|threshold| MemoryAdjustment { threshold }),
+            cluster: ClusterMemory {
+                in_use: 0.0,
+                slot_memory: ClusterMemory::slot_memory_of(&self.engine_config().hosts),
+            },
         }
     }
 }

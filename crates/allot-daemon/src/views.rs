@@ -180,7 +180,8 @@ pub fn priorities(engine: &Engine) -> allot_proto::Response {
 
 /// Every fairshare policy with its share tables at `t`.
 pub fn shares(engine: &Engine, t: Time) -> Vec<PolicyShares> {
-    let inputs = PriorityInputs::default();
+    let adjustment = engine.adjustment();
+    let inputs = adjustment.inputs();
     engine.fairshare().policies.iter().map(|p| policy_shares(p, t, &inputs)).collect()
 }
 

@@ -39,7 +39,6 @@ use crate::engine::{Decision, Engine, Job, JobId, JobState, KillReason, QueueSta
 use crate::hosts::HostState;
 use crate::pools::{PoolQueue, entitlements};
 use crate::reserve::{Ask, View};
-use crate::shares::priority::PriorityInputs;
 use crate::shares::{FairshareSet, NodeId, Scope, Selector};
 use crate::skip::{Backlog, Failed, HopeKey};
 use crate::slots::SlotIndex;
@@ -522,7 +521,8 @@ impl Engine {
         }
         // The selector below sees what the holders changed.
         self.caches.share_touched.clear();
-        let inputs = PriorityInputs::default();
+        let adjustment = self.adjustment();
+        let inputs = adjustment.inputs();
         let tree = &self.fairshare.policies[policy].tree;
         let accounts = live.iter().copied();
         let mut sel = match selectors[policy].take() {

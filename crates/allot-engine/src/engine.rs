@@ -245,7 +245,14 @@ pub(crate) type Charges = SmallVec<[(usize, NodeId, JobCharge); 1]>;
 #[derive(Clone, Debug)]
 pub(crate) enum JobState {
     Pending,
-    Running { start: Time, alloc: Alloc, charges: Charges, cpu_reported: f64 },
+    /// `memory`: MB it holds as last measured ([`Event::Memory`]).
+    Running {
+        start: Time,
+        alloc: Alloc,
+        charges: Charges,
+        cpu_reported: f64,
+        memory: f64,
+    },
 }
 
 /// A job the engine holds: pending or running. Finished jobs leave.
@@ -497,6 +504,9 @@ pub struct Engine {
     pub(crate) pools: Vec<(String, Vec<usize>)>,
     pub(crate) pool_lambda: f64,
     pub(crate) fairshare: FairshareSet,
+    /// The average memory per slot, what the memory-based fairshare
+    /// adjustment weighs a user's memory against ([`Engine::adjustment`]).
+    pub(crate) slot_memory: f64,
     /// The multifactor policy's state, when the cluster has one.
     pub(crate) mf: Option<crate::multifactor::live::MfState>,
 
@@ -506,6 +516,8 @@ pub struct Engine {
     pub(crate) users: Vec<String>,
     pub(crate) user_ids: BTreeMap<String, u32>,
     pub(crate) user_used: Vec<u32>,
+    /// MB the running jobs hold, as last measured.
+    pub(crate) memory_in_use: f64,
     pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
     /// Job arrays by their first element ([`crate::arrays`]).
@@ -653,6 +665,7 @@ impl Engine {
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare, config.multifactor.is_some());
         let cus = crate::cu::build(&config, &hosts);
         let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
+        let slot_memory = crate::shares::priority::ClusterMemory::slot_memory_of(&config.hosts);
         let mf = config.multifactor.as_ref().map(|spec| crate::multifactor::live::MfState::new(&config, spec));
         Engine {
             hosts,
@@ -663,10 +676,12 @@ impl Engine {
             pools,
             pool_lambda,
             fairshare,
+            slot_memory,
             config,
             users: Vec::new(),
             user_ids: BTreeMap::new(),
             user_used: Vec::new(),
+            memory_in_use: 0.0,
             jobs: JobTable::new(1),
             next_id: 1,
             deadlines: BTreeSet::new(),
@@ -801,8 +816,10 @@ impl Engine {
     /// holds the difference.
     pub(crate) fn set_memory(&mut self, id: JobId, mb: f64) {
         let Some(job) = self.jobs.get_mut(&id) else { return };
-        let JobState::Running { charges, .. } = &mut job.state else { return };
+        let JobState::Running { charges, memory, .. } = &mut job.state else { return };
         let mb = if mb.is_finite() { mb.max(0.0) } else { 0.0 };
+        self.memory_in_use = (self.memory_in_use + mb - *memory).max(0.0);
+        *memory = mb;
         for (p, leaf, charge) in charges.iter_mut() {
             let delta = mb - charge.memory;
             charge.memory = mb;
@@ -826,8 +843,9 @@ impl Engine {
     /// A running job's slots free up and its usage moves to history.
     /// `state` is the state the job ran in (taken out of it).
     pub(crate) fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
-        let JobState::Running { start, alloc, charges, cpu_reported } = state else { return };
+        let JobState::Running { start, alloc, charges, cpu_reported, memory } = state else { return };
         self.dirty = true;
+        self.memory_in_use = (self.memory_in_use - memory).max(0.0);
         self.mf_ended(id, t);
         self.array_stops(id);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use crate::dispatch::UnitKind;
 use crate::engine::{Engine, JobId, JobState};
 use crate::reserve::Ask;
-use crate::shares::priority::PriorityInputs;
 use crate::time::Time;
 
 /// Everything that holds a pending job now.
@@ -178,7 +177,8 @@ impl Engine {
         let Some(&(_, mine)) = job.accounts.iter().find(|a| a.0 == policy) else { return Vec::new() };
         // The nodes with pending jobs under them.
         let waiting: BTreeSet<_> = unit.by_account.keys().flat_map(|&a| tree.path(a)).collect();
-        let inputs = PriorityInputs::default();
+        let adjustment = self.adjustment();
+        let inputs = adjustment.inputs();
         let mut path: Vec<_> = tree.path(mine).collect();
         path.reverse();
         path.into_iter()

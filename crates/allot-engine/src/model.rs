@@ -196,6 +196,12 @@ pub struct EngineConfig {
     /// `lsf`): every queue's jobs in one order, by spec 002's weighted
     /// factors ([`crate::multifactor`]).
     pub multifactor: Option<MultifactorSpec>,
+    /// The fairshare adjustment (spec 000, "Fairshare adjustment plugin"):
+    /// the memory-based example's THRESHOLD, from `[fairshare] adjustment
+    /// = "memory"` and `memory_threshold` in `allot.toml`; `None`, the
+    /// adjustment recorded with the usage. Weighted by each tree's
+    /// FAIRSHARE_ADJUSTMENT_FACTOR.
+    pub memory_adjustment: Option<f64>,
 }
 
 /// What the multifactor policies schedule with.
@@ -261,6 +267,7 @@ impl EngineConfig {
             host_groups: BTreeMap::new(),
             applications: BTreeMap::new(),
             multifactor: None,
+            memory_adjustment: None,
         }
     }
 }

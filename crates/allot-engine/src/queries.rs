@@ -73,6 +73,19 @@ impl Engine {
     pub fn host_index(&self, name: &str) -> Option<HostIdx> {
         self.hosts.iter().position(|h| h.name == name).map(|i| HostIdx(i as u32))
     }
+    /// The fairshare adjustment every priority is computed with, and what
+    /// the cluster tells it now: the memory the running jobs hold and the
+    /// average memory per slot.
+    pub fn adjustment(&self) -> crate::shares::priority::Adjustment {
+        crate::shares::priority::Adjustment {
+            memory: self.config.memory_adjustment.map(|threshold| crate::shares::MemoryAdjustment { threshold }),
+            cluster: crate::shares::priority::ClusterMemory {
+                in_use: self.memory_in_use,
+                slot_memory: self.slot_memory,
+            },
+        }
+    }
+
     /// The configuration the engine runs on (its fairshare policies are
     /// in [`Engine::fairshare`], with their usage).
     pub fn config(&self) -> &EngineConfig {

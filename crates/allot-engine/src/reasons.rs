@@ -2,7 +2,6 @@
 
 use crate::dispatch::UnitKind;
 use crate::engine::{Engine, JobId, JobState};
-use crate::shares::priority::PriorityInputs;
 use crate::time::Time;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -122,7 +121,8 @@ impl Engine {
             let Some(&(_, mine)) = job.accounts.iter().find(|a| a.0 == policy) else {
                 return Some(PendingReason::NoShares);
             };
-            let inputs = PriorityInputs::default();
+            let adjustment = self.adjustment();
+            let inputs = adjustment.inputs();
             let my_priority = tree.priority(mine, t, &inputs);
             let better = unit
                 .by_account

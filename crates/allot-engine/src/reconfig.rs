@@ -158,8 +158,7 @@ impl Engine {
                 self.add_pending(id, &job);
                 self.jobs.insert(id, job);
             }
-            JobState::Running { start, alloc, cpu_reported, charges } => {
-                let memory = charges.first().map_or(0.0, |c| c.2.memory);
+            JobState::Running { start, alloc, cpu_reported, charges: _, memory } => {
                 let alloc: crate::engine::Alloc = alloc
                     .iter()
                     .filter_map(|&(h, n)| {
@@ -189,7 +188,7 @@ impl Engine {
                 // Booked from the job's own start: its run time goes on.
                 let charges = self.charge_start(id, &alloc, start, limit);
                 if let Some(j) = self.jobs.get_mut(&id) {
-                    j.state = JobState::Running { start, alloc, charges, cpu_reported };
+                    j.state = JobState::Running { start, alloc, charges, cpu_reported, memory: 0.0 };
                 }
                 self.set_memory(id, memory);
             }

@@ -128,6 +128,41 @@ impl FairshareAdjustment for MemoryAdjustment {
     }
 }
 
+/// The fairshare adjustment a cluster applies, with what the cluster tells
+/// it: handed by value to whatever computes priorities (the dispatch pass,
+/// `bjobs -p`, `bhpart`, `allot shares`), so all see the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Adjustment {
+    /// The memory-based example (`[fairshare] adjustment = "memory"`);
+    /// `None`: the adjustment recorded with the usage (0 but for an
+    /// imported usage file).
+    pub memory: Option<MemoryAdjustment>,
+    pub cluster: ClusterMemory,
+}
+
+impl Adjustment {
+    pub fn inputs(&self) -> PriorityInputs<'_> {
+        let adjustment: &dyn FairshareAdjustment = match &self.memory {
+            Some(m) => m,
+            None => &RecordedAdjustment,
+        };
+        PriorityInputs { adjustment, cluster: self.cluster }
+    }
+}
+
+impl ClusterMemory {
+    /// The average memory per slot (spec 000's `slot_memory`): the memory
+    /// of the hosts whose memory is known over their slots (a host of
+    /// unknown memory would only dilute it); 0 when none is known.
+    pub fn slot_memory_of(hosts: &[crate::model::HostSpec]) -> f64 {
+        let (mb, slots) = hosts
+            .iter()
+            .filter_map(|h| h.attrs.maxmem.map(|m| (m as f64, u64::from(h.slots))))
+            .fold((0.0, 0u64), |a, (m, s)| (a.0 + m, a.1 + s));
+        if slots == 0 { 0.0 } else { mb / slots as f64 }
+    }
+}
+
 /// What a priority needs besides the tree: the adjustment and its inputs.
 pub struct PriorityInputs<'a> {
     pub adjustment: &'a dyn FairshareAdjustment,
