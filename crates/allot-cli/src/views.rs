@@ -67,7 +67,7 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
         out,
         "{:>4} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5} {:>5} {:>4}\n",
         q.priority,
-        0,
+        q.nice,
         q.status,
         dash(q.max),
         dash(q.jl_u),
@@ -98,6 +98,11 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
         if p.queues.len() > 1 {
             let _ = writeln!(out, "FAIRSHARE_QUEUES:  {}", p.queues.join(" "));
         }
+        // Spec 000: "bqueues -l also displays DISPATCH_ORDER in the master
+        // queue if it is defined" (the master: the first of the set).
+        if q.dispatch_order_queue && p.queues.first() == Some(&q.name) {
+            out.push_str("DISPATCH_ORDER:  QUEUE\n");
+        }
         let _ = writeln!(out, "USER_SHARES:  {}\n", p.user_shares);
         for table in p.tables.iter().take(if recursive { usize::MAX } else { 1 }) {
             // Every queue of a cross-queue set shows the tree under its own name.
@@ -115,6 +120,9 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
     let _ = writeln!(out, "USERS: {users}\nHOSTS:  {hosts}");
     if let Some((pool, share)) = &q.slot_pool {
         let _ = writeln!(out, "SLOT_SHARE: {share}%\nSLOT_POOL: {pool}");
+    }
+    if let Some(starter) = &q.job_starter {
+        let _ = writeln!(out, "JOB_STARTER:  {starter}");
     }
     out.push('\n');
     out

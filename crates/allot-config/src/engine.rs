@@ -130,7 +130,13 @@ impl Config {
             applications: self
                 .applications
                 .iter()
-                .map(|a| (a.name.clone(), allot_engine::model::AppSpec { run_limit: a.runlimit, runtime: a.runtime }))
+                .map(|a| {
+                    let proclimit = a.proclimit.map(|p| ProcLimit { min: p.min, default: p.default, max: p.max });
+                    (
+                        a.name.clone(),
+                        allot_engine::model::AppSpec { run_limit: a.runlimit, runtime: a.runtime, proclimit },
+                    )
+                })
                 .collect(),
             multifactor: self.multifactor_policy().and_then(|policy| {
                 // validate() made sure there are associations.

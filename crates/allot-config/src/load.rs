@@ -140,13 +140,25 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     config
 }
 
+/// The parameters of `lsf.conf` the specification names whose behaviour
+/// allot does not have (CPU binding of parallel jobs, spec 004).
+const LSF_CONF_NOT_APPLIED: &[&str] = &["LSB_BIND_JOB", "LSB_BIND_CPU_LIST"];
+
 /// `lsf.conf` is `KEY=VALUE` lines with no sections; allot reads
-/// LSB_NCPU_ENFORCE from it and ignores the rest.
+/// LSB_NCPU_ENFORCE from it, warns about the parameters of the
+/// specification it does not apply, and passes over the rest (a site's
+/// `lsf.conf` holds hundreds of settings of LSF's own daemons).
 fn lsf_conf_ncpu_enforce(src: &Source<'_>, diags: &mut Diagnostics) -> bool {
     let lines = logical_lines(src);
     let Some(first) = lines.first().cloned() else { return false };
     let section = crate::lsf::text::Section { name: "lsf.conf".into(), begin: first, lines };
-    key_values(&section, diags)
-        .into_iter()
-        .any(|(_, kv)| kv.key == "LSB_NCPU_ENFORCE" && crate::lsf::text::unquote(kv.value).trim() == "1")
+    let mut enforce = false;
+    for (line, kv) in key_values(&section, diags) {
+        if kv.key == "LSB_NCPU_ENFORCE" {
+            enforce |= crate::lsf::text::unquote(kv.value).trim() == "1";
+        } else if LSF_CONF_NOT_APPLIED.contains(&kv.key) {
+            diags.warning(crate::lsf::read::at(line, kv.key), format!("`{}` is not applied by allot, ignored", kv.key));
+        }
+    }
+    enforce
 }

@@ -91,7 +91,11 @@ pub struct Queue {
     pub name: String,
     pub loc: Location,
     pub priority: i32,
+    /// NICE: the scheduling priority its jobs run at (`nice` value).
     pub nice: i32,
+    /// JOB_STARTER, as written: the command its jobs run under, the job's
+    /// own at `%USRCMD` or after it.
+    pub job_starter: Option<String>,
     pub description: String,
     /// USERS: user and group names; empty means all users.
     pub users: Vec<String>,
@@ -138,6 +142,7 @@ impl Queue {
             loc,
             priority: 1,
             nice: 0,
+            job_starter: None,
             description: String::new(),
             users: Vec::new(),
             hosts: Vec::new(),
@@ -183,6 +188,8 @@ pub struct Application {
     pub runlimit: Option<u64>,
     /// RUNTIME, seconds: the run time estimate of its jobs without `-We`.
     pub runtime: Option<u64>,
+    /// PROCLIMIT: binds its jobs within their queue's.
+    pub proclimit: Option<ProcLimit>,
 }
 
 /// `lsb.users` User section row.

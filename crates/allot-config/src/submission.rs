@@ -68,6 +68,13 @@ pub struct Submission {
     pub user_factor: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// LSB_DEFAULTQUEUE of the submitter's environment, split at blanks:
+    /// with no `-q`, the candidates of automatic queue selection in place
+    /// of DEFAULT_QUEUE (LSF: "the queues listed in the DEFAULT_QUEUE
+    /// parameter in lsb.params or the LSB_DEFAULTQUEUE environment
+    /// variable"; the variable, when set, is the user's choice).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub default_queues: Vec<String>,
 }
 
 /// A submission resolved: the engine's job, its name (`-J` without an
@@ -154,7 +161,11 @@ pub fn resolve(
         project: s.project.clone(),
     };
     if spec.queue.is_none() {
-        match engine.choose_queue(&spec, closed) {
+        let chosen = match s.default_queues.is_empty() {
+            true => engine.choose_queue(&spec, closed),
+            false => engine.choose_queue_from(&spec, &s.default_queues, closed),
+        };
+        match chosen {
             Ok(q) => spec.queue = Some(q.to_string()),
             Err(e) => {
                 return Err(match engine.default_queue().filter(|q| closed(q)) {

@@ -134,6 +134,7 @@ fn slot_pool_queues_share_hosts_and_do_not_preempt() {
     assert_eq!(
         d,
         [
+            "lsb.queues:12:1: warning: queue `q2`: PREEMPTION is not applied by allot yet",
             "lsb.queues:11:9: error: queue `q2`: the queues of slot pool `poolA` must use the same hosts as queue `q1`",
             "lsb.queues:12:14: error: queue `q2`: a queue in slot pool `poolA` cannot be preemptive or preemptable",
             "lsb.queues:22:13: error: queue `q4`: SLOT_POOL needs SLOT_SHARE",
@@ -335,4 +336,12 @@ fn a_host_group_that_contains_itself_is_refused_and_resolves() {
     let (c, d) = load(&[("lsb.hosts", &ladder)]);
     assert!(d.is_empty(), "{d:?}");
     assert_eq!(c.resolve_hosts(&[group("g0")]), ["hosta"]);
+}
+
+#[test]
+fn the_specs_lsf_conf_parameters_allot_does_not_apply_are_warned_about() {
+    let conf = "LSF_LOGDIR=/var/log/lsf\nLSB_NCPU_ENFORCE=1\nLSB_BIND_JOB=Y\n";
+    let (config, d) = load(&[("lsf.conf", conf)]);
+    assert_eq!(d, ["lsf.conf:3:1: warning: `LSB_BIND_JOB` is not applied by allot, ignored"]);
+    assert!(config.params.ncpu_enforce);
 }

@@ -39,6 +39,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
     for (index, host) in l.hosts.iter().enumerate() {
         let spec = allot_exec::ExecSpec {
             job: l.job,
+            nice: state.exec_of(job, j).nice,
             command: l.command.clone(),
             cwd: l.cwd.clone(),
             env: l.env.clone(),

@@ -38,11 +38,37 @@ pub struct Loaded {
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
     /// The queues with RERUNNABLE = Y.
     pub rerunnable_queues: std::collections::BTreeSet<String>,
+    /// How each queue's jobs run: NICE and JOB_STARTER, for the queues
+    /// that set either.
+    pub queue_exec: std::collections::BTreeMap<String, QueueExec>,
     /// `[cluster]`: agents on the hosts, with `tls` made absolute
     /// (relative to the configuration directory).
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
+}
+
+/// How a queue's jobs are run on their hosts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueExec {
+    /// NICE: the `nice` value its jobs start with.
+    pub nice: i32,
+    /// JOB_STARTER, as written.
+    pub job_starter: Option<String>,
+}
+
+impl QueueExec {
+    /// The command a job of this queue runs: `command` in the job
+    /// starter's place for it (`%USRCMD`, each occurrence), or after the
+    /// starter when it names no place (lsb.queues, JOB_STARTER: "By
+    /// default, the user commands run after the job starter").
+    pub fn command(&self, command: &str) -> String {
+        match self.job_starter.as_deref() {
+            Some(s) if s.contains("%USRCMD") => s.replace("%USRCMD", command),
+            Some(s) => format!("{s} {command}"),
+            None => command.to_string(),
+        }
+    }
 }
 
 impl Source {
@@ -70,6 +96,7 @@ impl Source {
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 queue_warnings: Default::default(),
                 rerunnable_queues: Default::default(),
+                queue_exec: Default::default(),
                 cluster: None,
                 warnings: String::new(),
             });
@@ -97,6 +124,12 @@ impl Source {
                 })
                 .collect(),
             rerunnable_queues: config.queues.iter().filter(|q| q.rerunnable).map(|q| q.name.clone()).collect(),
+            queue_exec: config
+                .queues
+                .iter()
+                .map(|q| (q.name.clone(), QueueExec { nice: q.nice, job_starter: q.job_starter.clone() }))
+                .filter(|(_, e)| *e != QueueExec::default())
+                .collect(),
             cluster: config.settings.cluster.clone().map(|mut c| {
                 let dir = Path::new(self.dir.as_deref().unwrap_or("."));
                 c.tls = dir.join(&c.tls).display().to_string();

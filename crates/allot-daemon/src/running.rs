@@ -325,9 +325,11 @@ pub(crate) fn exec_spec(
         env.push((k.to_string(), v));
     }
     let (stdout, stderr) = state.output_files(job, j);
+    let exec = state.exec_of(job, j);
     Some(ExecSpec {
         job: job.0,
-        command: r.command.clone(),
+        command: exec.command(&r.command),
+        nice: exec.nice,
         cwd: j.cwd(job),
         create_cwd: allot_exec::has_patterns(&r.cwd),
         env,

@@ -50,6 +50,7 @@ pub(crate) fn open_state(
         (loaded.usage_interval, loaded.clean_period, loaded.terminate_interval);
     let queue_warnings = loaded.queue_warnings.clone();
     let rerunnable_queues = loaded.rerunnable_queues.clone();
+    let queue_exec = loaded.queue_exec.clone();
     let cluster = loaded.cluster.clone();
     let mut state = State {
         engine: Engine::new(loaded.engine),
@@ -77,6 +78,7 @@ pub(crate) fn open_state(
         warnings: Default::default(),
         queue_warnings,
         rerunnable_queues,
+        queue_exec,
         finished: Default::default(),
         clock: Time(0),
         supervisors_ended: Default::default(),

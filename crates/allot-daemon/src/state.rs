@@ -174,6 +174,9 @@ pub struct State {
     pub queue_warnings: BTreeMap<String, (String, u64)>,
     /// The queues with RERUNNABLE = Y.
     pub rerunnable_queues: BTreeSet<String>,
+    /// Each queue's NICE and JOB_STARTER (queues that set neither are not
+    /// here).
+    pub queue_exec: BTreeMap<String, crate::config::QueueExec>,
     pub terminating: BTreeMap<JobId, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
@@ -420,6 +423,7 @@ impl State {
         self.terminate_interval = loaded.terminate_interval;
         self.queue_warnings = loaded.queue_warnings;
         self.rerunnable_queues = loaded.rerunnable_queues;
+        self.queue_exec = loaded.queue_exec;
         self.source = source;
         Ok(loaded.warnings)
     }
@@ -576,6 +580,13 @@ impl State {
             let jobs = &self.jobs;
             self.requests.retain(|_, job| jobs.contains_key(job));
         }
+    }
+
+    /// How a job runs by its queue (its queue now: `bswitch` may have
+    /// moved it): NICE and JOB_STARTER.
+    pub fn exec_of(&self, id: JobId, j: &DaemonJob) -> crate::config::QueueExec {
+        let queue = self.engine.job_queue(id).or(j.record.spec.queue.as_deref());
+        queue.and_then(|q| self.queue_exec.get(q)).cloned().unwrap_or_default()
     }
 
     /// How job `id` is named to its user.

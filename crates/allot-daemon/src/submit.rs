@@ -57,6 +57,12 @@ pub(crate) fn submit(
         qos: s.qos.clone(),
         user_factor: s.user_factor,
         project: s.project.clone(),
+        default_queues: s
+            .env
+            .iter()
+            .find(|(k, _)| k == "LSB_DEFAULTQUEUE")
+            .map(|(_, v)| v.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
     };
     let closed = |q: &str| state.closed_queues.contains(q);
     let resolved = allot_config::submission::resolve(&submission, &state.engine, &closed, &mut |target| {

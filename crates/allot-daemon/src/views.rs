@@ -47,6 +47,7 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
         .queues()
         .map(|(q, ..)| {
             let [pend, run, susp, rsv] = slots.get(q.name.as_str()).copied().unwrap_or_default();
+            let exec = state.queue_exec.get(&q.name).cloned().unwrap_or_default();
             QueueInfo {
                 name: q.name.clone(),
                 priority: q.priority,
@@ -69,6 +70,9 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
                 run_limit: q.run_limit.map(|r| (r.default, r.max)),
                 slot_pool: q.slot_pool.clone(),
                 rsv,
+                nice: exec.nice,
+                job_starter: exec.job_starter,
+                dispatch_order_queue: q.dispatch_order_queue,
             }
         })
         .collect()

@@ -14,6 +14,7 @@ use common::{Daemon, tempdir};
 
 fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
     ExecSpec {
+        nice: 0,
         job,
         command: command.into(),
         cwd: dir.to_path_buf(),

@@ -32,19 +32,21 @@ fn show_asked(min: u32, max: u32) -> String {
 /// - `-n min,max`: refused when `max` is below the PROCLIMIT minimum or
 ///   `min` above its maximum; otherwise the range is cut to the PROCLIMIT
 ///   (`-n 2,6` under `3 8` runs on 3 to 6).
+///
+/// `of` names whose limit it is, for the error.
 pub(crate) fn proc_limit(
     limit: Option<crate::model::ProcLimit>,
     asked: Option<(u32, u32)>,
-    queue: &str,
+    of: impl Fn() -> String,
 ) -> Result<(u32, u32), Rejection> {
     let Some(pl) = limit else { return Ok(asked.unwrap_or((1, 1))) };
     let Some((min, max)) = asked else { return Ok((pl.default, pl.default)) };
     let shown = || show_asked(min, max);
     if max < pl.min {
-        return Err(Rejection::BelowProcLimit { asked: shown(), min: pl.min, queue: queue.to_string() });
+        return Err(Rejection::BelowProcLimit { asked: shown(), min: pl.min, of: of() });
     }
     if min > pl.max {
-        return Err(Rejection::AboveProcLimit { asked: shown(), max: pl.max, queue: queue.to_string() });
+        return Err(Rejection::AboveProcLimit { asked: shown(), max: pl.max, of: of() });
     }
     Ok((min.max(pl.min), max.min(pl.max)))
 }
@@ -94,16 +96,10 @@ impl Engine {
             Some(q) => {
                 self.queues.iter().position(|s| s.spec.name == *q).ok_or_else(|| Rejection::NoSuchQueue(q.clone()))?
             }
-            None => self.choose_queue_index(spec, &|_| false)?,
+            None => self.choose_queue_index(spec, &self.config.default_queues, "DEFAULT_QUEUE", &|_| false)?,
         };
         self.allows_user(queue, &spec.user)?;
         let (qos, user_factor) = self.mf_qos(spec)?;
-        let q = &self.queues[queue];
-        let (min, max) = proc_limit(self.proclimit_for(queue, qos.1), asked, &q.spec.name)?;
-        let available = q.capacity;
-        if u64::from(min) > available {
-            return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
-        }
         // Job level over application level over queue level, as LSF
         // orders run limits.
         let app = match &spec.app {
@@ -112,6 +108,12 @@ impl Engine {
             }
             None => crate::model::AppSpec::default(),
         };
+        let (min, max) = self.slots_for(queue, spec.app.as_deref(), asked, qos.1)?;
+        let q = &self.queues[queue];
+        let available = q.capacity;
+        if u64::from(min) > available {
+            return Err(Rejection::TooManySlots { slots: min, queue: q.spec.name.clone(), available });
+        }
         if spec.exclusive && !q.spec.exclusive {
             return Err(Rejection::NotExclusiveQueue(q.spec.name.clone()));
         }
@@ -122,7 +124,7 @@ impl Engine {
                 return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
             }
         }
-        let res = ResReq::combine(spec.res_req.as_ref(), q.spec.res_req.as_ref());
+        let res = self.job_res(spec.res_req.as_ref(), queue);
         if let Some(r) = &res {
             self.check_res(r, queue)?;
         }
@@ -163,6 +165,7 @@ impl Engine {
             term_time: spec.term_time.map(crate::time::Time),
             cpu_limit: spec.cpu_limit,
             group: spec.group.clone(),
+            app: spec.app.clone(),
             accounts,
             state: JobState::Pending,
             held: false,
@@ -178,11 +181,33 @@ impl Engine {
         })
     }
 
-    /// A queue's PROCLIMIT for a job; a standby job (`exempt`) is exempt
-    /// from size limits: from its maximum.
-    fn proclimit_for(&self, queue: usize, exempt: bool) -> Option<crate::model::ProcLimit> {
-        let limit = self.queues[queue].spec.proclimit;
-        limit.map(|p| if exempt { crate::model::ProcLimit { max: u32::MAX, ..p } } else { p })
+    /// The slots a job of application profile `app` runs on in `queue`
+    /// ([`proc_limit`]) when it asked `asked`. Spec 004 lets PROCLIMIT be
+    /// set "in lsb.queues or lsb.applications" without saying how the two
+    /// meet; we follow LSF's order of limits (job over application over
+    /// queue, within the queue's): the profile's PROCLIMIT refines what
+    /// the job asked (its default standing for no `-n`), and the queue's
+    /// bounds the result. So `-n 1,8` under a profile's `2 4` and a
+    /// queue's `3 8` runs on 3 or 4, and a profile whose default is below
+    /// the queue's minimum is refused there. A standby job (`exempt`) is
+    /// exempt from both maxima.
+    pub(crate) fn slots_for(
+        &self,
+        queue: usize,
+        app: Option<&str>,
+        asked: Option<(u32, u32)>,
+        exempt: bool,
+    ) -> Result<(u32, u32), Rejection> {
+        let lift = |p: crate::model::ProcLimit| if exempt { crate::model::ProcLimit { max: u32::MAX, ..p } } else { p };
+        let of_app = app.and_then(|a| Some((a, self.config.applications.get(a)?.proclimit?)));
+        let asked = match of_app {
+            Some((name, limit)) => {
+                Some(proc_limit(Some(lift(limit)), asked, || format!("application profile `{name}`"))?)
+            }
+            None => asked,
+        };
+        let q = &self.queues[queue].spec;
+        proc_limit(q.proclimit.map(lift), asked, || format!("queue `{}`", q.name))
     }
 
     /// USERS: whether the queue takes jobs of `user`.
@@ -201,21 +226,38 @@ impl Engine {
     /// admits the user (USERS) and whose PROCLIMIT the job's `-n` meets.
     /// With one candidate, its own reason is the answer.
     pub fn choose_queue(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<&str, Rejection> {
-        let q = self.choose_queue_index(spec, skip)?;
+        let q = self.choose_queue_index(spec, &self.config.default_queues, "DEFAULT_QUEUE", skip)?;
         Ok(&self.queues[q].spec.name)
     }
 
-    fn choose_queue_index(&self, spec: &JobSpec, skip: &dyn Fn(&str) -> bool) -> Result<usize, Rejection> {
+    /// [`Engine::choose_queue`] among `names` (a submitter's
+    /// LSB_DEFAULTQUEUE) instead of DEFAULT_QUEUE.
+    pub fn choose_queue_from(
+        &self,
+        spec: &JobSpec,
+        names: &[String],
+        skip: &dyn Fn(&str) -> bool,
+    ) -> Result<&str, Rejection> {
+        let q = self.choose_queue_index(spec, names, "LSB_DEFAULTQUEUE", skip)?;
+        Ok(&self.queues[q].spec.name)
+    }
+
+    fn choose_queue_index(
+        &self,
+        spec: &JobSpec,
+        names: &[String],
+        from: &'static str,
+        skip: &dyn Fn(&str) -> bool,
+    ) -> Result<usize, Rejection> {
         let asked = asked_slots(spec)?;
         let exempt = self.mf_qos(spec).is_ok_and(|(qos, _)| qos.1);
-        let names = &self.config.default_queues;
         let mut last = Rejection::NoDefaultQueue;
         let mut tried = 0;
         for name in names.iter().filter(|n| !skip(n)) {
             let q = self.queues.iter().position(|s| s.spec.name == *name).ok_or(Rejection::NoSuchQueue(name.clone()));
             let fits = q.and_then(|q| {
                 self.allows_user(q, &spec.user)?;
-                proc_limit(self.proclimit_for(q, exempt), asked, name)?;
+                self.slots_for(q, spec.app.as_deref(), asked, exempt)?;
                 Ok(q)
             });
             tried += 1;
@@ -226,7 +268,7 @@ impl Engine {
         }
         if tried > 1 {
             let asked = asked.map_or("1".to_string(), |(a, b)| show_asked(a, b));
-            return Err(Rejection::NoDefaultQueueFits { asked, queues: names.join(" ") });
+            return Err(Rejection::NoDefaultQueueFits { asked, queues: names.join(" "), from });
         }
         Err(last)
     }

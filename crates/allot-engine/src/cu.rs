@@ -58,6 +58,21 @@ struct Unit {
 }
 
 impl Engine {
+    /// The requirement a job of `queue` is placed by: its own `-R` with
+    /// its queue's RES_REQ ([`ResReq::combine`]), and a `cu[excl]` that
+    /// names no type given the queue's EXCLUSIVE=CU[type]: spec 004's
+    /// `bsub -R "cu[excl]"` under EXCLUSIVE=CU[rack] "requires exclusive
+    /// use of a rack", where a `cu[]` without `excl` takes the default
+    /// type (enclosure).
+    pub(crate) fn job_res(&self, own: Option<&ResReq>, queue: usize) -> Option<ResReq> {
+        let q = &self.queues[queue].spec;
+        let mut res = ResReq::combine(own, q.res_req.as_ref())?;
+        if let Some(cu) = res.cu.as_mut().filter(|c| c.excl && c.cu_type.is_none()) {
+            cu.cu_type = q.exclusive_cu.clone();
+        }
+        Some(res)
+    }
+
     /// The compute unit type a `cu[...]` asks for.
     fn cu_type(&self, cu: &CuReq) -> Option<usize> {
         let types = &self.config.compute_unit_types;

@@ -92,12 +92,16 @@ pub enum Rejection {
     BadSlotRange { min: u32, max: u32 },
     #[error("-n {slots}: queue `{queue}` has {available} job slots on its hosts")]
     TooManySlots { slots: u32, queue: String, available: u64 },
-    #[error("-n {asked}: fewer processors than the minimum PROCLIMIT of queue `{queue}` ({min})")]
-    BelowProcLimit { asked: String, min: u32, queue: String },
-    #[error("-n {asked}: more processors than the maximum PROCLIMIT of queue `{queue}` ({max})")]
-    AboveProcLimit { asked: String, max: u32, queue: String },
-    #[error("-n {asked}: no default queue takes this job (DEFAULT_QUEUE: {queues})")]
-    NoDefaultQueueFits { asked: String, queues: String },
+    /// `of`: whose PROCLIMIT, "queue `normal`" or "application profile
+    /// `fluent`".
+    #[error("-n {asked}: fewer processors than the minimum PROCLIMIT of {of} ({min})")]
+    BelowProcLimit { asked: String, min: u32, of: String },
+    #[error("-n {asked}: more processors than the maximum PROCLIMIT of {of} ({max})")]
+    AboveProcLimit { asked: String, max: u32, of: String },
+    /// `from`: where the default queues come from (DEFAULT_QUEUE, or the
+    /// submitter's LSB_DEFAULTQUEUE).
+    #[error("-n {asked}: no default queue takes this job ({from}: {queues})")]
+    NoDefaultQueueFits { asked: String, queues: String, from: &'static str },
     #[error("-R: {0}")]
     BadResReq(String),
     #[error("-m: {0}")]
@@ -288,6 +292,8 @@ pub(crate) struct Job {
     pub(crate) cpu_limit: Option<u64>,
     /// `-G`: the user group to charge through.
     pub(crate) group: Option<String>,
+    /// Its application profile (`-app`), whose PROCLIMIT binds it too.
+    pub(crate) app: Option<String>,
     /// The queue-level policy account, or the partition accounts, the job
     /// may be charged to.
     pub(crate) accounts: Vec<(usize, NodeId)>,

@@ -221,6 +221,9 @@ pub struct MultifactorSpec {
 pub struct AppSpec {
     pub run_limit: Option<u64>,
     pub runtime: Option<u64>,
+    /// PROCLIMIT of the profile: it binds the profile's jobs as a queue's
+    /// does, within their queue's ([`crate::Engine`]'s admission).
+    pub proclimit: Option<ProcLimit>,
 }
 
 /// A compute unit: its type and its hosts (a coarser unit's are those of

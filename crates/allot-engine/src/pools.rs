@@ -2,20 +2,25 @@
 //!
 //! A pool's total is the slots its queues use plus the free slots of its
 //! hosts. Each pass divides it among the pool's queues that have pending
-//! work, in order, each getting `ceil(share / sum of shares x total)`
-//! capped at what is left: the 50/30/20 of 12 slots is 6, 4, 2; of 15,
-//! 8, 5, 2; of 21, 11, 7, 3; ten queues of 10% of 21 slots get 3 each
-//! until the slots run out. Normalizing over the queues with pending work
-//! is how the slots of queues with none are redistributed (Roma and Genova
-//! alone share 15 as 11 and 4). A queue that cannot use its entitlement
-//! (QJOB_LIMIT, or not enough pending work) keeps what it can use, and the
-//! rest is divided again among the others.
+//! work, in rounds, as the spec tells its 15-slot example: in a round each
+//! queue gets `ceil(SLOT_SHARE% x what the round divides)`, capped at what
+//! is left and at what the queue can use. The first round divides the
+//! total: the 50/30/20 of 12 slots is 6, 4, 2; of 15, 8, 5, 2; of 21, 11,
+//! 7, 3; ten queues of 10% of 21 slots get 3 each until the slots run out.
+//! Later rounds divide what is left, the shares of queues with no pending
+//! work (or of queues that cannot use theirs: QJOB_LIMIT, too few pending
+//! jobs): with Verona done, Roma and Genova get 8 and 3 of 15, then 2 and
+//! 1 of the 4 left, then the last slot goes "to queue Roma again": 11 and
+//! 4.
 //!
-//! The order is that of accumulated slot usage, decayed over time, per
-//! unit of share: the queue that used least for its share first, then
-//! higher priority, then configuration order. At first that is priority
-//! order; as queues run, the ones that have not get their turn (the
-//! spec's round-robin example).
+//! The first round takes the queues in order of accumulated slot usage,
+//! decayed over time, per unit of share: the queue that used least for its
+//! share first, then higher priority, then configuration order. At first
+//! that is priority order; as queues run, the ones that have not get
+//! their turn (the spec's round-robin example). Later rounds take them by
+//! share, largest first (ties as in the first round): the spec gives the
+//! last slot of its second phase to Roma "again", and so that phase
+//! settles at 11 and 4 instead of trading a slot back and forth.
 
 /// One queue of a pool as the division sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,47 +32,28 @@ pub struct PoolQueue {
     pub cap: u64,
 }
 
-/// Divides `total` slots among `queues`, taken in the order given; a queue
-/// with no pending work (`cap` 0) gets nothing. Returns each queue's
-/// entitlement.
+/// Divides `total` slots among `queues`, given in the first round's order
+/// (module docs); a queue with no pending work (`cap` 0) gets nothing.
+/// Returns each queue's entitlement.
 pub fn entitlements(total: u64, queues: &[PoolQueue]) -> Vec<u64> {
     let mut out = vec![0u64; queues.len()];
-    let mut fixed = vec![false; queues.len()];
-    for (i, q) in queues.iter().enumerate() {
-        if q.cap == 0 || q.share == 0 {
-            fixed[i] = true;
-        }
-    }
+    let mut later: Vec<usize> = (0..queues.len()).filter(|&i| queues[i].cap > 0 && queues[i].share > 0).collect();
+    let mut order: Vec<usize> = later.clone();
+    later.sort_by_key(|&i| std::cmp::Reverse(queues[i].share));
     let mut left = total;
-    loop {
-        let share_sum: u64 = queues.iter().zip(&fixed).filter(|(_, f)| !**f).map(|(q, _)| u64::from(q.share)).sum();
-        if share_sum == 0 {
-            return out;
+    while left > 0 && !order.is_empty() {
+        let divided = left;
+        for &i in &order {
+            let q = &queues[i];
+            let give = (u64::from(q.share) * divided).div_ceil(100).min(left).min(q.cap - out[i]);
+            out[i] += give;
+            left -= give;
         }
-        let mut remaining = left;
-        let mut over_cap = false;
-        for (i, q) in queues.iter().enumerate() {
-            if fixed[i] {
-                continue;
-            }
-            let want = (u64::from(q.share) * left).div_ceil(share_sum);
-            out[i] = want.min(remaining);
-            remaining -= out[i];
-            over_cap |= out[i] > q.cap;
-        }
-        if !over_cap {
-            return out;
-        }
-        // Queues that cannot use their entitlement keep what they can use;
-        // the rest is divided again among the others.
-        for (i, q) in queues.iter().enumerate() {
-            if !fixed[i] && out[i] > q.cap {
-                out[i] = q.cap;
-                fixed[i] = true;
-                left -= q.cap;
-            }
-        }
+        // A queue that has all it can use is done; each round gives at
+        // least a slot while any other is not (a share is at least 1%).
+        order = later.iter().copied().filter(|&i| out[i] < queues[i].cap).collect();
     }
+    out
 }
 
 /// Slot usage accumulated with exponential decay: `d acc / dt = slots -
@@ -122,9 +108,13 @@ mod tests {
 
     #[test]
     fn queues_without_pending_work_give_their_slots_to_the_others() {
-        // spec 000 phase 2: Verona done; Roma and Genova share 15 as 11 and 4.
+        // spec 000 phase 2: Verona done; Roma and Genova share 15 as 11 and 4
+        // (8 and 3, then 2 and 1 of 4, then the last to Roma "again"),
+        // whichever of the two comes first by usage.
         let roma_genova = [q(50), PoolQueue { share: 30, cap: 0 }, q(20)];
         assert_eq!(entitlements(15, &roma_genova), [11, 0, 4]);
+        let genova_first = [q(20), PoolQueue { share: 30, cap: 0 }, q(50)];
+        assert_eq!(entitlements(15, &genova_first), [4, 0, 11]);
         // Phase 3: Genova alone takes all 15.
         let genova = [PoolQueue { share: 50, cap: 0 }, PoolQueue { share: 30, cap: 0 }, q(20)];
         assert_eq!(entitlements(15, &genova), [0, 0, 15]);

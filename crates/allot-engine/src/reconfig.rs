@@ -134,16 +134,14 @@ impl Engine {
                 // "Pending jobs with no processor requirements use the new
                 // default PROCLIMIT value"; one the new PROCLIMIT refuses
                 // stays pending, saying so.
-                let q = &self.queues[queue];
-                match crate::admission::proc_limit(q.spec.proclimit, job.asked, &q.spec.name) {
+                match self.slots_for(queue, job.app.as_deref(), job.asked, job.qos.1) {
                     Ok((min, max)) => {
                         (job.slots, job.max_slots, job.outside_proclimit) = (min, max, false);
                     }
                     Err(_) => job.outside_proclimit = true,
                 }
-                job.res = ResReq::combine(job.own_res.as_deref(), q.spec.res_req.as_ref())
-                    .filter(ResReq::constrains)
-                    .map(std::sync::Arc::new);
+                job.res =
+                    self.job_res(job.own_res.as_deref(), queue).filter(ResReq::constrains).map(std::sync::Arc::new);
                 // `-m` names hosts again; a job whose hosts are gone (or
                 // left its queue) may use none until they come back.
                 let given = job.picks.as_ref().map(|p| p.given.clone()).unwrap_or_default();

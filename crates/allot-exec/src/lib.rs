@@ -113,6 +113,11 @@ pub struct ExecSpec {
     /// again as the next): what an agent keys the run by.
     #[serde(default)]
     pub attempt: u32,
+    /// The `nice` value the job starts with (its queue's NICE); set
+    /// before the job becomes its owner, so a negative one takes where
+    /// allotd is root. Where it cannot be set, the job runs as it is.
+    #[serde(default)]
+    pub nice: i32,
 }
 
 /// How a job ended.
@@ -250,6 +255,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     cmd.process_group(0);
+    set_nice(&mut cmd, spec.nice);
     match owner {
         Some(o) => become_owner(&mut cmd, o, &cwd)?,
         None => {
@@ -346,6 +352,24 @@ pub fn become_owner(cmd: &mut Command, owner: &Owner, cwd: &Path) -> Result<(), 
     Ok(())
 }
 
+/// The job's process starts at `nice` (0 leaves it as it is). A value
+/// the caller may not set (below the current one, unless root) is left
+/// unset: the job runs at the current one.
+pub fn set_nice(cmd: &mut Command, nice: i32) {
+    if nice == 0 {
+        return;
+    }
+    // SAFETY: the closure runs in the forked child before exec; it makes
+    // one system call (setpriority) and allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            let _ = nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, nice);
+            Ok(())
+        });
+    }
+}
+
 /// Sends `signal` to a job's process group.
 pub fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) -> Result<(), String> {
     nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal).map_err(|e| e.to_string())
@@ -375,6 +399,7 @@ mod tests {
             cgroup: None,
             memory_limit_kb: None,
             attempt: 1,
+            nice: 0,
         }
     }
 

@@ -387,6 +387,14 @@ pub struct QueueInfo {
     /// Slots its pending jobs hold reserved (RSV; they count in PEND too).
     #[serde(default)]
     pub rsv: u32,
+    /// NICE and JOB_STARTER.
+    #[serde(default)]
+    pub nice: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_starter: Option<String>,
+    /// DISPATCH_ORDER = QUEUE, of its cross-queue set.
+    #[serde(default)]
+    pub dispatch_order_queue: bool,
 }
 
 /// A user group of `lsb.users`.

@@ -100,6 +100,9 @@ impl WorkloadJob {
             qos: self.qos.clone(),
             user_factor: self.user_factor,
             project: self.project.clone(),
+            // A workload line has no submitter's environment (a replayed
+            // history keeps the LSB_DEFAULTQUEUE its submissions had).
+            default_queues: Vec::new(),
         }
     }
 

@@ -172,12 +172,17 @@ fn exclusive_compute_unit_jobs() {
     // enclosure7 (32 in its table) and 26 on enclosure8.
     let a = place(&mut enclosures(), "cuq", 90, 90, "cu[excl:usablecuslots=12:type=enclosure]").expect("placed");
     assert_eq!(by_enclosure(&a), pairs(&[("enclosure7", 32), ("enclosure8", 58)]));
-    // cu[excl:type=rack]: the only rack running nothing is rack4. (The
-    // spec writes cu[excl] for this, but its default type is enclosure.)
+    // cu[excl:type=rack]: the only rack running nothing is rack4.
     let a = place(&mut enclosures(), "cuq", 1, 1, "cu[excl:type=rack]").expect("placed");
     assert_eq!(by_enclosure(&a), pairs(&[("enclosure7", 1)]));
-    let a = place(&mut enclosures(), "cuq", 1, 1, "cu[excl]").expect("placed");
+    // cu[excl] names no type: the queue's EXCLUSIVE=CU[rack] gives it (the
+    // spec: "requires exclusive use of a rack ... rack4"), not the default
+    // type enclosure: the job holds all of rack4, enclosure8 too.
+    let mut e = enclosures();
+    let a = place(&mut e, "cuq", 1, 1, "cu[excl]").expect("placed");
     assert_eq!(by_enclosure(&a), pairs(&[("enclosure7", 1)]));
+    assert_eq!(place(&mut e, "fill", 1, 1, "select[hname==host816]"), None, "rack4 is the job's");
+    assert!(place(&mut e, "fill", 1, 1, "select[hname==host716]").is_none());
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn proclimit_maximum_only() {
     let mut e = proclimit_engine("3");
     assert_eq!(alloc_of(&mut e, job("q", 2, None)).as_deref(), Some("h1*2"), "-n 2 runs on 2 processors");
     let err = e.submit(&job("q", 4, None)).expect_err("-n 4 is over the maximum");
-    assert_eq!(err, Rejection::AboveProcLimit { asked: "4".into(), max: 3, queue: "q".into() });
+    assert_eq!(err, Rejection::AboveProcLimit { asked: "4".into(), max: 3, of: "queue `q`".into() });
     let id = submit(&mut e, job("q", 2, Some(3)));
     assert_eq!(e.job_slots(id), Some((2, 3)), "-n 2,3 runs on 2 or 3");
     let id = submit(&mut e, job("q", 2, Some(5)));
@@ -84,7 +84,7 @@ fn proclimit_minimum_and_maximum() {
     let five = submit(&mut e, job("q", 5, None));
     assert_eq!(e.job_slots(five), Some((5, 5)));
     let err = e.submit(&job("q", 2, None)).expect_err("-n 2 is under the minimum");
-    assert_eq!(err, Rejection::BelowProcLimit { asked: "2".into(), min: 3, queue: "q".into() });
+    assert_eq!(err, Rejection::BelowProcLimit { asked: "2".into(), min: 3, of: "queue `q`".into() });
     let cases = [((4, 5), (4, 5)), ((2, 6), (3, 6)), ((4, 9), (4, 8))];
     for ((min, max), want) in cases {
         let id = submit(&mut e, job("q", min, Some(max)));
@@ -134,6 +134,14 @@ fn automatic_queue_selection_by_proclimit() {
     );
     let three = submit(&mut e, any(3));
     assert_eq!(e.job_queue(three), Some("queueB"));
+    // -n 5,7: no queue up to queueC takes 5, queueD takes 6 to 7.
+    let range = submit(&mut e, JobSpec { max_slots: Some(7), ..any(5) });
+    assert_eq!((e.job_queue(range), e.job_slots(range)), (Some("queueD"), Some((6, 7))));
+    // A submitter's LSB_DEFAULTQUEUE in place of DEFAULT_QUEUE.
+    let names = ["queueE".to_string(), "queueB".to_string()];
+    assert_eq!(e.choose_queue_from(&any(3), &names, &|_| false), Ok("queueB"));
+    let neither = e.choose_queue_from(&any(5), &names, &|_| false).expect_err("neither takes -n 5");
+    assert_eq!(neither.to_string(), "-n 5: no default queue takes this job (LSB_DEFAULTQUEUE: queueE queueB)");
     assert_eq!(e.choose_queue(&any(5), &|_| false).map(str::to_string), Err(err));
     assert_eq!(e.choose_queue(&any(3), &|q| q == "queueB"), Ok("queueC"), "a closed queue is passed over");
 }

@@ -205,3 +205,34 @@ fn a_non_pool_queue_takes_what_it_can_and_the_pool_divides_the_rest() {
         assert!((average - 11.0 / 3.0).abs() <= 0.5, "{q}: {average:.2} slots on average");
     }
 }
+
+#[test]
+fn phase_two_settles_at_11_and_4_as_jobs_come_and_go() {
+    // spec 000 phase 2 over time: Roma and Genova keep jobs pending, jobs
+    // of 2 to 10 minutes end and new ones start. The division stays 11
+    // and 4 (the last slot to Roma "again"), so after the first hour
+    // Roma runs 11 on average and Genova 4, not the 10.5 and 4.5 of a
+    // slot traded back and forth.
+    let mut lines = String::new();
+    for (qi, q) in ["Roma", "Genova"].iter().enumerate() {
+        for i in 0..1500u64 {
+            let runtime = 120 + (i * 37 + qi as u64 * 101) % 480;
+            lines +=
+                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
+        }
+    }
+    let w = jsonl::read(&lines);
+    let mut e = roma_verona_genova();
+    let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
+    let (w0, w1) = (3_600u64, 20_000u64);
+    for (q, expect) in [("Roma", 11.0), ("Genova", 4.0)] {
+        let slot_seconds: u64 = out
+            .records
+            .iter()
+            .filter(|r| r.queue == q)
+            .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
+            .sum();
+        let average = slot_seconds as f64 / (w1 - w0) as f64;
+        assert!((average - expect).abs() <= 0.1, "{q}: {average:.2} slots on average, {expect} expected");
+    }
+}

@@ -1,8 +1,9 @@
 //! `lsb.applications`: `Begin Application` ... `End Application` sections,
 //! the application profiles `bsub -app` names. allot reads NAME,
-//! DESCRIPTION, RUNLIMIT and RUNTIME (the run time estimate: "LSF uses the
+//! DESCRIPTION, RUNLIMIT, RUNTIME (the run time estimate: "LSF uses the
 //! RUNTIME estimate for scheduling purposes only", spec 004, "Backfill
-//! scheduling"); any other parameter is reported and ignored.
+//! scheduling") and PROCLIMIT (spec 004: "in lsb.queues or
+//! lsb.applications"); any other parameter is reported and ignored.
 
 use super::read::{at, value};
 use super::text::{Source, key_values, sections, unquote};
@@ -44,6 +45,10 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Application> {
                 "DESCRIPTION" => app.description = unquote(kv.value).to_string(),
                 "RUNLIMIT" => app.runlimit = minutes(diags),
                 "RUNTIME" => app.runtime = minutes(diags),
+                "PROCLIMIT" => {
+                    app.proclimit =
+                        super::queues::proclimit(&format!("application `{}`", app.name), line, kv.value, diags)
+                }
                 _ => diags.warning(
                     at(line, kv.key),
                     format!("application `{}`: `{}` is not used by allot, ignored", app.name, kv.key),
@@ -78,6 +83,22 @@ mod tests {
         assert_eq!((a[0].name.as_str(), a[0].runtime, a[0].runlimit), ("sim", Some(5400), Some(10800)));
         assert_eq!(a[0].description, "simulations");
         assert_eq!((a[1].runtime, a[1].runlimit), (None, None));
+    }
+
+    #[test]
+    fn proclimit_is_read_and_a_wrong_one_ignored_with_a_warning() {
+        let (a, d) = apps(
+            "Begin Application\nNAME = mpi\nPROCLIMIT = 2 4 8\nEnd Application\n\
+             Begin Application\nNAME = bad\nPROCLIMIT = 8 4\nEnd Application\n",
+        );
+        let limit = a[0].proclimit.expect("read");
+        assert_eq!((limit.min, limit.default, limit.max), (2, 4, 8));
+        assert_eq!(a[1].proclimit, None);
+        assert_eq!(
+            d.0.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+            ["lsb.applications:7:13: warning: application `bad`: PROCLIMIT must satisfy 1 <= minimum <= default \
+                 <= maximum; PROCLIMIT is ignored"]
+        );
     }
 
     #[test]

@@ -17,9 +17,10 @@ fn names<'a>(input: &mut &'a str) -> winnow::ModalResult<Vec<&'a str>> {
     separated(1.., name, multispace1).parse_next(input)
 }
 
-/// Parameters of LSF queues that allot reads but whose behaviour it does
-/// not have; a real `lsb.queues` carries them, so they load without a word.
-const KNOWN_ELSEWHERE: &[&str] = &[
+/// Parameters of LSF queues whose behaviour allot does not have: a real
+/// `lsb.queues` carries them, so each loads with a warning that says it
+/// is not applied (not as an unknown word).
+const NOT_APPLIED: &[&str] = &[
     "ADMINISTRATORS",
     "CHUNK_JOB_SIZE",
     "CORELIMIT",
@@ -38,7 +39,6 @@ const KNOWN_ELSEWHERE: &[&str] = &[
     "STACKLIMIT",
     "SWAPLIMIT",
     "THREADLIMIT",
-    "JOB_STARTER",
     "CHKPNT",
     "RESUME_COND",
     "STOP_COND",
@@ -96,7 +96,11 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
     match key {
         "QUEUE_NAME" => {}
         "PRIORITY" => q.priority = value(diags, line, key, v, int).unwrap_or(q.priority),
+        // Taken as written (the spec's own example has NICE = 20): the
+        // system holds a job's nice value within its range (-20 to 19 on
+        // Linux) as it sets it.
         "NICE" => q.nice = value(diags, line, key, v, int).unwrap_or(q.nice),
+        "JOB_STARTER" => q.job_starter = Some(v.trim().to_string()).filter(|s| !s.is_empty()),
         "DESCRIPTION" => q.description = unquote(v).to_string(),
         "USERS" => {
             let list = value(diags, line, key, v, names).unwrap_or_default();
@@ -147,7 +151,7 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
                 }
             }
         }
-        "PROCLIMIT" => q.proclimit = proclimit(&q.name, line, v, diags),
+        "PROCLIMIT" => q.proclimit = proclimit(&format!("queue `{}`", q.name), line, v, diags),
         "RUNLIMIT" => {
             if let Some(mut limits) = value(diags, line, key, v, run_limits) {
                 let max = limits.pop();
@@ -172,7 +176,10 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         "PJOB_LIMIT" => q.pjob_limit = value(diags, line, key, v, number),
         "QJOB_LIMIT" => q.qjob_limit = value(diags, line, key, v, uint),
         "HJOB_LIMIT" => q.hjob_limit = value(diags, line, key, v, uint),
-        "PREEMPTION" => q.preemption = value(diags, line, key, v, preemption).unwrap_or_default(),
+        "PREEMPTION" => {
+            q.preemption = value(diags, line, key, v, preemption).unwrap_or_default();
+            diags.warning(at(line, raw_key), format!("queue `{}`: PREEMPTION is not applied by allot yet", q.name));
+        }
         "REQUEUE_EXIT_VALUES" => {
             q.requeue_exit_values = value(diags, line, key, v, requeue_exit_values).unwrap_or_default()
         }
@@ -183,7 +190,8 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
             q.job_action_warning_time =
                 value(diags, line, key, v, run_limits).and_then(|l| l.first().map(|l| l.seconds))
         }
-        _ if KNOWN_ELSEWHERE.iter().any(|k| k.eq_ignore_ascii_case(key)) => {}
+        _ if NOT_APPLIED.iter().any(|k| k.eq_ignore_ascii_case(key)) => diags
+            .warning(at(line, raw_key), format!("queue `{}`: `{raw_key}` is not applied by allot, ignored", q.name)),
         _ => diags.warning(at(line, raw_key), format!("unknown queue parameter `{raw_key}`, ignored")),
     }
 }
@@ -192,10 +200,11 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
 /// maximum (minimum and default 1); two are minimum and maximum (default =
 /// minimum); three are minimum, default, maximum. They must satisfy
 /// 1 <= minimum <= default <= maximum; an incorrect PROCLIMIT is ignored
-/// with a warning, as LSF does.
-fn proclimit(queue: &str, line: &Line, v: &str, diags: &mut Diagnostics) -> Option<ProcLimit> {
+/// with a warning, as LSF does. `whose`: "queue `normal`", "application
+/// `fluent`".
+pub(super) fn proclimit(whose: &str, line: &Line, v: &str, diags: &mut Diagnostics) -> Option<ProcLimit> {
     let warn = |diags: &mut Diagnostics, why: String| {
-        diags.warning(at(line, v), format!("queue `{queue}`: PROCLIMIT {why}; PROCLIMIT is ignored"));
+        diags.warning(at(line, v), format!("{whose}: PROCLIMIT {why}; PROCLIMIT is ignored"));
     };
     let values = match parse_all(uints, v) {
         Ok(values) => values,

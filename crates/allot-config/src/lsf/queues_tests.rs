@@ -21,10 +21,19 @@ fn every_parameter_of_the_issue_reads() {
          SLOT_POOL = poolA\nSLOT_SHARE = 50\nPROCLIMIT = 4 6 9\nRUNLIMIT = 10 1:00\nBACKFILL = Y\n\
          SLOT_RESERVE = MAX_RESERVE_TIME[5]\nINTERRUPTIBLE_BACKFILL = 1\nRES_REQ = \"select[mem > 1000] same[type]\"\n\
          EXCLUSIVE = CU[rack]\nUJOB_LIMIT = 4\nPJOB_LIMIT = 2\nQJOB_LIMIT = 10\nHJOB_LIMIT = 1\n\
-         PREEMPTION = PREEMPTIVE[normal]\nREQUEUE_EXIT_VALUES = 99 100\nJOB_ACCEPT_INTERVAL = 0\nMEMLIMIT = 5000",
+         PREEMPTION = PREEMPTIVE[normal]\nREQUEUE_EXIT_VALUES = 99 100\nJOB_ACCEPT_INTERVAL = 0\nMEMLIMIT = 5000\n\
+         JOB_STARTER = csh -c \"%USRCMD;sleep 10\"",
     );
-    assert!(d.is_empty(), "{d:?}");
+    // Read, and said not to be applied.
+    assert_eq!(
+        d,
+        [
+            "lsb.queues:24:1: warning: queue `q`: PREEMPTION is not applied by allot yet",
+            "lsb.queues:27:1: warning: queue `q`: `MEMLIMIT` is not applied by allot, ignored"
+        ]
+    );
     assert_eq!((q.priority, q.nice, q.description.as_str()), (30, 20, "For normal jobs"));
+    assert_eq!(q.job_starter.as_deref(), Some("csh -c \"%USRCMD;sleep 10\""), "as written, quotes and all");
     assert!(q.users.is_empty(), "all users");
     assert_eq!(q.hosts.len(), 4);
     assert!(q.hosts[0].first_exec && q.hosts[3].exclude);
