@@ -128,18 +128,32 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
     out
 }
 
-/// `bhosts [host ...]`.
-/// `bhosts [-l] [-w] [host ...]`: job slots per host; `-w` cuts no name,
-/// `-l` one block per host.
+/// `bhosts [-l] [-w] [-X] [host ...]`: job slots per host; `-w` cuts no
+/// name, `-l` one block per host. A compute unit with CONDENSED = Y shows
+/// as one row in place of its hosts (spec 004's enclosures and racks);
+/// `-X` shows every host uncondensed instead. Named, a unit or a host
+/// shows as named.
 pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (flags, names) = flags_and_names("bhosts", args, &["-l", "-w"])?;
+    let (flags, names) = flags_and_names("bhosts", args, &["-l", "-w", "-X"])?;
     let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !hosts.iter().any(|h| h.name == **n)) {
         bail!("{missing}: Bad host name, host group name or cluster name");
     }
-    let shown: Vec<&HostInfo> = hosts.iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())).collect();
+    let shown = condense(&hosts, &names, flags.contains(&"-X"));
     crate::lsf::emit(&render_hosts(&shown, flags.contains(&"-l"), flags.contains(&"-w")))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rows `bhosts` shows (see [`bhosts`]).
+fn condense<'a>(hosts: &'a [HostInfo], names: &[&str], uncondensed: bool) -> Vec<&'a HostInfo> {
+    if !names.is_empty() {
+        return hosts.iter().filter(|h| names.contains(&h.name.as_str())).collect();
+    }
+    let in_unit = |h: &HostInfo| hosts.iter().any(|u| u.members.contains(&h.name));
+    match uncondensed {
+        true => hosts.iter().filter(|h| h.members.is_empty()).collect(),
+        false => hosts.iter().filter(|h| !h.members.is_empty() || !in_unit(h)).collect(),
+    }
 }
 
 fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
@@ -270,7 +284,28 @@ mod tests {
 
     /// A 4-slot host: `njobs` counts running, stopped and reserved slots.
     fn host(name: &str, status: &str, njobs: u32, ususp: u32, rsv: u32) -> HostInfo {
-        HostInfo { name: name.into(), status: status.into(), max: 4, njobs, run: njobs - ususp - rsv, ususp, rsv }
+        HostInfo {
+            name: name.into(),
+            status: status.into(),
+            max: 4,
+            njobs,
+            run: njobs - ususp - rsv,
+            ususp,
+            rsv,
+            members: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn condensed_units_replace_their_hosts_unless_uncondensed() {
+        let (a, b, c) = (host("a1", "ok", 1, 0, 0), host("a2", "ok", 0, 0, 0), host("lone", "ok", 0, 0, 0));
+        let unit =
+            HostInfo { name: "enclosure1".into(), members: vec!["a1".into(), "a2".into()], ..host("", "ok", 1, 0, 0) };
+        let hosts = [a, b, c, unit];
+        let names = |rows: Vec<&HostInfo>| rows.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(condense(&hosts, &[], false)), ["lone", "enclosure1"]);
+        assert_eq!(names(condense(&hosts, &[], true)), ["a1", "a2", "lone"]);
+        assert_eq!(names(condense(&hosts, &["a2", "enclosure1"], false)), ["a2", "enclosure1"]);
     }
 
     #[test]

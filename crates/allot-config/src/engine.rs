@@ -182,7 +182,12 @@ impl Config {
                 }
                 hosts
             };
-            out.push(ComputeUnitSpec { name: cu.name.clone(), cu_type: cu.cu_type.clone(), hosts });
+            out.push(ComputeUnitSpec {
+                name: cu.name.clone(),
+                cu_type: cu.cu_type.clone(),
+                hosts,
+                condensed: cu.condensed,
+            });
         }
         out
     }

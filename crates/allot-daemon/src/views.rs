@@ -90,7 +90,7 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
     }
     // Reserved slots count against the host's job slot limit: a host
     // whose slots are all used or reserved is full.
-    state
+    let mut hosts = state
         .engine
         .hosts()
         .enumerate()
@@ -117,6 +117,43 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
                 run: used.saturating_sub(ususp),
                 ususp,
                 rsv,
+                members: Vec::new(),
+            }
+        })
+        .collect::<Vec<HostInfo>>();
+    let units = condensed_units(state, &hosts);
+    hosts.extend(units);
+    hosts
+}
+
+/// A row for each condensed compute unit (CONDENSED = Y), in configuration
+/// order, summing its hosts' figures, as `bhosts` shows the spec's
+/// enclosures and racks. Its status is `ok` when any of its hosts is; else
+/// the status its hosts share, or `closed` when they differ.
+fn condensed_units(state: &State, hosts: &[HostInfo]) -> Vec<HostInfo> {
+    let by_name: BTreeMap<&str, &HostInfo> = hosts.iter().map(|h| (h.name.as_str(), h)).collect();
+    let units = state.engine.config().compute_units.iter().filter(|u| u.condensed);
+    units
+        .map(|u| {
+            let members: Vec<&HostInfo> = u.hosts.iter().filter_map(|h| by_name.get(h.as_str()).copied()).collect();
+            let sum = |f: fn(&HostInfo) -> u32| members.iter().map(|h| f(h)).sum();
+            let status = if members.iter().any(|h| h.status == "ok") {
+                "ok".to_string()
+            } else {
+                match members.first() {
+                    Some(first) if members.iter().all(|h| h.status == first.status) => first.status.clone(),
+                    _ => "closed".to_string(),
+                }
+            };
+            HostInfo {
+                name: u.name.clone(),
+                status,
+                max: sum(|h| h.max),
+                njobs: sum(|h| h.njobs),
+                run: sum(|h| h.run),
+                ususp: sum(|h| h.ususp),
+                rsv: sum(|h| h.rsv),
+                members: u.hosts.clone(),
             }
         })
         .collect()

@@ -166,3 +166,39 @@ fn bqueues_l_shows_the_dispatch_order_in_the_master_queue() {
     assert!(other.contains("FAIRSHARE_QUEUES:  normal short\n"), "{other}");
     assert!(!other.contains("DISPATCH_ORDER"), "only in the master queue: {other}");
 }
+
+/// Compute units with CONDENSED = Y show in `bhosts` as one row each in
+/// place of their hosts, summing them (spec 004's condensed display of
+/// enclosures and racks); `bhosts -X` shows the hosts.
+#[test]
+fn bhosts_condenses_compute_units() {
+    let dir = tempdir("bhosts-cu");
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 2\nh2 2\nh3 2\nh4 2\nlone 2\nEnd Host\n\
+                 Begin ComputeUnit\nNAME MEMBER CONDENSED TYPE\nenc1 (h1 h2) Y enclosure\nenc2 (h3 h4) Y enclosure\n\
+                 rack1 (enc1 enc2) Y rack\nEnd ComputeUnit\n";
+    let config = config_dir(
+        &dir,
+        &[
+            ("lsb.hosts", hosts),
+            ("lsb.params", "Begin Parameters\nCOMPUTE_UNIT_TYPES = enclosure! rack\nEnd Parameters\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let job = submitted_id(&d.cmd(&["bsub", "-m", "h1", "sleep", "30"], &dir));
+    d.wait_for(job, "RUN", &dir);
+    let rows = |args: &[&str]| -> Vec<Vec<String>> {
+        let out = stdout(&d.cmd(args, &dir));
+        out.lines().skip(1).map(|l| l.split_whitespace().map(str::to_string).collect()).collect()
+    };
+    let condensed = rows(&["bhosts"]);
+    let names: Vec<&str> = condensed.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["lone", "enc1", "enc2", "rack1"], "{condensed:?}");
+    // HOST_NAME STATUS JL/U MAX NJOBS RUN ...
+    assert_eq!(condensed[1][1..6], ["ok", "-", "4", "1", "1"], "{condensed:?}");
+    assert_eq!(condensed[3][3..6], ["8", "1", "1"], "{condensed:?}");
+    let all = rows(&["bhosts", "-X"]);
+    let names: Vec<&str> = all.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["h1", "h2", "h3", "h4", "lone"]);
+    let _ = d.cmd(&["bkill", &job.to_string()], &dir);
+}

@@ -26,6 +26,7 @@ fn engine() -> Engine {
             name: format!("enclosure{u}"),
             cu_type: "enclosure".into(),
             hosts: (u * per..(u + 1) * per).map(|i| format!("h{i:04}")).collect(),
+            condensed: false,
         })
         .collect();
     let mut e = Engine::new(config);

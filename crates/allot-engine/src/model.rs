@@ -233,6 +233,8 @@ pub struct ComputeUnitSpec {
     pub name: String,
     pub cu_type: String,
     pub hosts: Vec<String>,
+    /// CONDENSED = Y: `bhosts` shows the unit as one row, not its hosts.
+    pub condensed: bool,
 }
 
 impl EngineConfig {

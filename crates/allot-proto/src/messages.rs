@@ -434,6 +434,10 @@ pub struct HostInfo {
     pub ususp: u32,
     #[serde(default)]
     pub rsv: u32,
+    /// A condensed compute unit's row (CONDENSED = Y): its hosts, whose
+    /// figures it sums; empty for a host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
 }
 
 /// A backfill window (`bslots`): `slots` slots for a job of at most

@@ -495,6 +495,7 @@ mod properties {
                     name: format!("u{u}"),
                     cu_type: "u".into(),
                     hosts: (3 * u..(3 * u + 3).min(cluster.len())).map(|h| format!("h{h}")).collect(),
+                    condensed: false,
                 })
                 .collect();
             config.queues = vec![QueueSpec::new("q", 30)];
