@@ -37,6 +37,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> LsbHosts {
                 diags.error(t.header.loc(0), "Host: expected a `HOST_NAME` column");
                 continue;
             }
+            t.warn_unapplied("Host", &["HOST_NAME", "MXJ"], diags);
             for row in &t.rows {
                 let Some(name) = row.get(&t, "HOST_NAME") else { continue };
                 let mxj = row.get(&t, "MXJ").map(unparen).and_then(|v| match v.trim() {
@@ -48,6 +49,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> LsbHosts {
             }
         } else if section.is("HostGroup") {
             let Some(t) = table(&section, diags) else { continue };
+            t.warn_unapplied("HostGroup", &["GROUP_NAME", "GROUP_MEMBER"], diags);
             for row in &t.rows {
                 let (Some(name), Some(members)) = (row.get(&t, "GROUP_NAME"), row.get(&t, "GROUP_MEMBER")) else {
                     diags.error(t.header.loc(0), "HostGroup: expected `GROUP_NAME` and `GROUP_MEMBER` columns");
@@ -62,6 +64,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> LsbHosts {
             }
         } else if section.is("ComputeUnit") {
             let Some(t) = table(&section, diags) else { continue };
+            t.warn_unapplied("ComputeUnit", &["NAME", "MEMBER", "TYPE", "CONDENSED"], diags);
             for col in ["NAME", "MEMBER", "TYPE"] {
                 if !t.columns.iter().any(|c| c == col) {
                     diags.error(t.header.loc(0), format!("ComputeUnit: expected a `{col}` column"));
@@ -188,7 +191,17 @@ mod tests {
              Begin HostPartition\nHPART_NAME = Partition1\nHOSTS = hostA hostB ~hostC\nUSER_SHARES = [groupA@, 3] [groupB, 7] [default, 1]\nEnd HostPartition\n\
              Begin ComputeUnit\nNAME MEMBER CONDENSED TYPE\nenclosure1 (host1[01-16]) Y enclosure\nrack1 (enclosure[1-2]) Y rack\nEnd ComputeUnit\n",
         );
-        assert!(d.is_empty(), "{d:?}");
+        // The load thresholds and the dispatch window are read, not applied.
+        assert_eq!(
+            d,
+            ["r1m", "pg", "ls", "tmp", "DISPATCH_WINDOW"]
+                .iter()
+                .zip([15, 19, 22, 25, 29])
+                .map(|(c, col)| format!(
+                    "lsb.hosts:2:{col}: warning: Host: the `{c}` column is not applied by allot, ignored"
+                ))
+                .collect::<Vec<_>>()
+        );
         assert_eq!(h.hosts[0].mxj, Some(Some(5)));
         assert_eq!(h.hosts[1].mxj, Some(None), "`!`: the CPU count");
         assert_eq!(h.groups[0].members.len(), 3);

@@ -286,6 +286,25 @@ pub fn table<'a>(section: &'a Section, diags: &mut Diagnostics) -> Option<Table<
     Some(table)
 }
 
+impl Table<'_> {
+    /// Warns, at its name in the header, about each column allot does
+    /// not apply (any not in `applied`): a real file carries them, and
+    /// none may be passed over without a word.
+    pub fn warn_unapplied(&self, section: &str, applied: &[&str], diags: &mut Diagnostics) {
+        let mut offset = 0;
+        for word in self.header.text.split_whitespace() {
+            offset += self.header.text[offset..].find(word).unwrap_or(0);
+            if !applied.iter().any(|a| a.eq_ignore_ascii_case(word)) {
+                diags.warning(
+                    self.header.loc(offset),
+                    format!("{section}: the `{word}` column is not applied by allot, ignored"),
+                );
+            }
+            offset += word.len();
+        }
+    }
+}
+
 /// The inside of a `(...)` field, or the field itself; `()` and `-` are empty.
 pub fn unparen(field: &str) -> &str {
     let inner = field.strip_prefix('(').and_then(|f| f.strip_suffix(')')).unwrap_or(field);

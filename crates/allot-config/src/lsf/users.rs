@@ -24,6 +24,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
     for section in &secs {
         if section.is("UserGroup") {
             let Some(t) = table(section, diags) else { continue };
+            t.warn_unapplied("UserGroup", &["GROUP_NAME", "GROUP_MEMBER", "USER_SHARES"], diags);
             for col in ["GROUP_NAME", "GROUP_MEMBER"] {
                 if !t.columns.iter().any(|c| c == col) {
                     diags.error(t.header.loc(0), format!("UserGroup: expected a `{col}` column"));
@@ -63,6 +64,8 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
             }
         } else if section.is("User") {
             let Some(t) = table(section, diags) else { continue };
+            // JL/P of a user is read (and checked) but not applied.
+            t.warn_unapplied("User", &["USER_NAME", "MAX_JOBS"], diags);
             for row in &t.rows {
                 let Some(name) = row.get(&t, "USER_NAME") else {
                     diags.error(t.header.loc(0), "User: expected a `USER_NAME` column");
@@ -144,6 +147,12 @@ mod tests {
         assert_eq!(limits[0], UserLimits { name: "user1".into(), max_jobs: Some(10), jl_p: Some(2.0) });
         assert_eq!(limits[1].max_jobs, None);
         let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
-        assert_eq!(msgs, ["lsb.users:8:13: error: USER_SHARES: expected `,`, found `1]`"]);
+        assert_eq!(
+            msgs,
+            [
+                "lsb.users:2:20: warning: User: the `JL/P` column is not applied by allot, ignored",
+                "lsb.users:8:13: error: USER_SHARES: expected `,`, found `1]`"
+            ]
+        );
     }
 }
