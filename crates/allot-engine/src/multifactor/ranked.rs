@@ -8,19 +8,26 @@
 //! counting down from `N`, the number of user associations. LF is 0 with
 //! no shares and infinite with shares but no usage.
 //!
-//! Equality of LF values decides ties. LF is computed as one division,
-//! `(S_self * U_siblings) / (U_self * S_siblings)`: two associations whose
-//! shares and usage are in the same proportion (whole numbers, as shares
-//! and usage in seconds are, below 2^53) get bit-identical LFs, and ties
-//! are exact `==` of those values; no tolerance, which would not be
-//! transitive.
+//! LF is computed as Slurm computes it: S and U first (the NormShares and
+//! EffectvUsage `sshare` shows), then their quotient. Two associations
+//! whose shares and usage are in the same proportion may then differ in
+//! the last bit, and do not tie: Slurm's own regression test of fair tree
+//! (testsuite/expect/test24.4) ranks uD2 (40/170 over 20/110) below uD3
+//! (50/170 over 25/110) for exactly that reason, and ranks are what a
+//! site compares. Ties are exact `==` of those values (Slurm keeps U and
+//! the quotient in long double; in the cases we know, the double
+//! quotients order alike).
 //!
-//! Ties, fair tree (Slurm's documentation, "Ties"): sibling users with the
-//! same LF get the same rank; a user with the same LF as a sibling account
-//! gets the rank of that account's highest ranked user; sibling accounts
-//! with the same LF have their children merged before descending. A rank
-//! given to tied users is the highest of the tie, and the count goes on
-//! below all of them (5, 5, 3).
+//! Ties, fair tree (Slurm's documentation, "Ties", and its
+//! `_calc_tree_fs`): siblings are visited by LF, highest first, a user
+//! before an account of the same LF. A user takes the count's current
+//! value as its rank unless it ties with the sibling before it, whose rank
+//! it shares; the count goes down by one for every user, tied or not (5,
+//! 5, 3). An account tied with the sibling before it (a user, or an
+//! account merged with it) passes that rank on: its first child starts
+//! tied. Sibling accounts of the same LF have their children merged before
+//! descending. A `Fairshare=parent` user ranks as a user of infinite LF
+//! among its account's children.
 //!
 //! flux-accounting ("Fair-Share Calculation"): banks are "sorted in
 //! descending order by weight", then the users of each bank; so in a set
@@ -40,13 +47,16 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
     for &a in tree.sibling_parents() {
         let competing = tree.competing(a);
         let s_sum: f64 = competing.iter().map(|&c| tree.raw_shares(c)).sum();
-        let u_sum: f64 = competing.iter().map(|&c| rows[c.0 as usize].raw_usage).sum();
+        // U over the parent's usage, as Slurm's usage_efctv: with
+        // `Fairshare=parent` users' usage in it (aD's 110 in test24.4,
+        // where its competing children used 80).
+        let u_sum: f64 = rows[a.0 as usize].raw_usage;
         for &c in competing {
             let (s, u) = (tree.raw_shares(c), rows[c.0 as usize].raw_usage);
             let r = &mut rows[c.0 as usize];
             r.norm_shares = if s_sum > 0.0 { s / s_sum } else { 0.0 };
             r.effective_usage = if u_sum > 0.0 { u / u_sum } else { 0.0 };
-            r.level_fs = Some(level_fs(s, u, s_sum, u_sum));
+            r.level_fs = Some(level_fs(r.norm_shares, r.effective_usage));
         }
         let own = &rows[a.0 as usize];
         let own = (own.norm_shares, own.effective_usage, own.level_fs);
@@ -56,9 +66,17 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
         }
     }
     let n = tree.user_count();
-    let mut counter = n;
     let mut ranks = vec![None; tree.len()];
-    visit(tree, rows, ties, &[AssocId::ROOT], &mut counter, &mut ranks);
+    match ties {
+        Ties::FairTree => {
+            let (mut rank, mut count) = (n, n);
+            visit_fair_tree(tree, rows, &[AssocId::ROOT], (&mut rank, &mut count), false, &mut ranks);
+        }
+        Ties::Flux => {
+            let mut counter = n;
+            visit(tree, rows, ties, &[AssocId::ROOT], &mut counter, &mut ranks);
+        }
+    }
     for (i, rank) in ranks.into_iter().enumerate() {
         if let Some(rank) = rank {
             let f = rank as f64 / n as f64;
@@ -68,17 +86,64 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
     }
 }
 
-fn level_fs(s: f64, u: f64, s_sum: f64, u_sum: f64) -> f64 {
-    if s <= 0.0 {
+/// Slurm's `_calc_assoc_fs`: 0 without shares, else S / U (infinite
+/// without usage).
+fn level_fs(norm_shares: f64, effective_usage: f64) -> f64 {
+    if norm_shares <= 0.0 {
         0.0
-    } else if u <= 0.0 {
+    } else if effective_usage <= 0.0 {
         f64::INFINITY
     } else {
-        (s * u_sum) / (u * s_sum)
+        norm_shares / effective_usage
     }
 }
 
-/// Ranks the users under `accounts` (one account, or tied ones merged).
+/// Fair tree: ranks the users under `accounts` (one account, or tied
+/// ones merged), as Slurm's `_calc_tree_fs` does (module docs). `rank` is
+/// the rank a tie shares, `count` the count that goes down by one for
+/// every user; `tied`: the first child starts tied with what came before.
+fn visit_fair_tree(
+    tree: &AccountTree,
+    rows: &[FairshareRow],
+    accounts: &[AssocId],
+    (rank, count): (&mut usize, &mut usize),
+    tied: bool,
+    ranks: &mut [Option<usize>],
+) {
+    // (is an account, LF, order): by LF, highest first; users before
+    // accounts; then tree order (merged lists keep the accounts' order).
+    let stand_ins = accounts.iter().flat_map(|&a| tree.stand_ins(a)).map(|&s| (s, f64::INFINITY));
+    let competing =
+        accounts.iter().flat_map(|&a| tree.competing(a)).map(|&c| (c, rows[c.0 as usize].level_fs.unwrap_or(0.0)));
+    let mut kids: Vec<(bool, f64, usize, AssocId)> =
+        stand_ins.chain(competing).enumerate().map(|(i, (a, lf))| (!tree.get(a).is_user(), lf, i, a)).collect();
+    kids.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)).then(a.2.cmp(&b.2)));
+    let mut prev: Option<f64> = None;
+    let mut i = 0;
+    while i < kids.len() {
+        let (account, lf, _, a) = kids[i];
+        let tied_here = if i == 0 { tied } else { prev == Some(lf) };
+        if account {
+            let mut j = i + 1;
+            while j < kids.len() && kids[j].0 && kids[j].1 == lf {
+                j += 1;
+            }
+            let merged: Vec<AssocId> = kids[i..j].iter().map(|k| k.3).collect();
+            visit_fair_tree(tree, rows, &merged, (&mut *rank, &mut *count), tied_here, ranks);
+            i = j;
+        } else {
+            if !tied_here {
+                *rank = *count;
+            }
+            ranks[a.0 as usize] = Some(*rank);
+            *count -= 1;
+            i += 1;
+        }
+        prev = Some(lf);
+    }
+}
+
+/// flux: ranks the users under `accounts` (one bank, or tied ones merged).
 fn visit(
     tree: &AccountTree,
     rows: &[FairshareRow],

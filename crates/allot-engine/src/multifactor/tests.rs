@@ -217,9 +217,10 @@ fn fair_tree_ties_follow_slurms_rules() {
     let f = |x: AssocId| rows[x.0 as usize].factor;
     assert_eq!([f(u2), f(u3), f(u4), f(u1)], [Some(1.0), Some(0.75), Some(0.75), Some(0.25)]);
 
-    // A user tied with a sibling account gets the rank of the account's
-    // highest ranked user. Under root: u0 (1, 10 used) and A (1, 10 used);
-    // A: u1 (2 shares, 2 used, LF 1), u2 (1 share, 8 used, LF 5/12 ... ).
+    // A user tied with a sibling account: the user goes first, and the
+    // account's first user shares its rank (Slurm's _calc_tree_fs). Under
+    // root: u0 (1, 10 used) and A (1, 10 used), LF 1 each; A: u1 (2
+    // shares, 2 used, LF 10/3), u2 (1 share, 8 used, LF 5/12).
     let mut t = AccountTree::new();
     let u0 = t.add_user(AssocId::ROOT, "u0", c(1)).expect("");
     let a = t.add_account(AssocId::ROOT, "A", c(1)).expect("");
@@ -231,12 +232,13 @@ fn fair_tree_ties_follow_slurms_rules() {
     }
     let rows = compute(FairsharePolicy::FairTree, &t, &usage, &[]);
     let f = |x: AssocId| rows[x.0 as usize].factor;
-    // N = 3: u1 3, u2 2, and u0 with u1's 3; the count goes on below all.
-    assert_eq!([f(u1), f(u2), f(u0)], [Some(1.0), Some(2.0 / 3.0), Some(1.0)]);
+    // N = 3: u0 3, u1 tied with it 3; the count went down for both: u2 1.
+    assert_eq!([f(u1), f(u2), f(u0)], [Some(1.0), Some(1.0 / 3.0), Some(1.0)]);
 
-    // Equal ratios tie exactly: shares 1, 3, 2 and usage 1, 3, 6. Divided
-    // one by one, (1/6)/(1/10) and (3/6)/(3/10) differ in the last bit;
-    // as (S*U_sum)/(U*S_sum) both are 10/6.
+    // Equal ratios need not tie: shares 1, 3, 2 and usage 1, 3, 6. As
+    // Slurm divides, S then U then S/U, (1/6)/(1/10) is a bit below
+    // (3/6)/(3/10): y ranks first, then x (as Slurm's test24.4 ranks uD2
+    // below uD3).
     let mut t = AccountTree::new();
     let x = t.add_user(AssocId::ROOT, "x", c(1)).expect("");
     let y = t.add_user(AssocId::ROOT, "y", c(3)).expect("");
@@ -245,14 +247,27 @@ fn fair_tree_ties_follow_slurms_rules() {
     for (u, v) in [(x, 1.0), (y, 3.0), (z, 6.0)] {
         usage[u.0 as usize] = v;
     }
-    assert_ne!((1.0f64 / 6.0) / (1.0 / 10.0), (3.0f64 / 6.0) / (3.0 / 10.0));
     let rows = compute(FairsharePolicy::FairTree, &t, &usage, &[]);
     let f = |u: AssocId| rows[u.0 as usize].factor;
-    assert_eq!([f(x), f(y), f(z)], [Some(1.0), Some(1.0), Some(1.0 / 3.0)]);
-    // flux never ties users: tree order decides.
+    assert_eq!([f(x), f(y), f(z)], [Some(2.0 / 3.0), Some(1.0), Some(1.0 / 3.0)]);
+    // flux never ties users; here the weights differ as well.
     let rows = compute(FairsharePolicy::Flux, &t, &usage, &[]);
     let f = |u: AssocId| rows[u.0 as usize].factor;
-    assert_eq!([f(x), f(y), f(z)], [Some(1.0), Some(2.0 / 3.0), Some(1.0 / 3.0)]);
+    assert_eq!([f(x), f(y), f(z)], [Some(2.0 / 3.0), Some(1.0), Some(1.0 / 3.0)]);
+
+    // Equal users tie: two users of the same shares and usage (and so the
+    // same LF, bit for bit) share a rank, and the count goes on below both.
+    let mut t = AccountTree::new();
+    let v = t.add_user(AssocId::ROOT, "v", c(1)).expect("");
+    let w = t.add_user(AssocId::ROOT, "w", c(1)).expect("");
+    let x = t.add_user(AssocId::ROOT, "x", c(1)).expect("");
+    let mut usage = vec![0.0; t.len()];
+    for (u, q) in [(v, 1.0), (w, 1.0), (x, 5.0)] {
+        usage[u.0 as usize] = q;
+    }
+    let rows = compute(FairsharePolicy::FairTree, &t, &usage, &[]);
+    let f = |u: AssocId| rows[u.0 as usize].factor;
+    assert_eq!([f(v), f(w), f(x)], [Some(1.0), Some(1.0), Some(1.0 / 3.0)]);
 }
 
 /// flux ranks sub-banks above the users beside them; fair tree by LF.
@@ -363,10 +378,11 @@ fn fairshare_parent_users_stand_for_their_account_and_accounts_flatten() {
     let rows = compute(FairsharePolicy::FairTree, &t, &usage, &[]);
     let row = |x: AssocId| &rows[x.0 as usize];
     // Under root: A S 1/4 U 20/80 LF 1; B S 3/4 U 60/80 LF 1: tied, merged.
-    // Merged: q (LF 1/1 = 1), r (S 1/2, U 1/3, LF 1.5), s (S 1/2, U 2/3,
-    // LF 0.75); p first of all, as A's stand-in. N = 4.
+    // U is over the parent's usage, p's included (Slurm's usage_efctv):
+    // q (S 1, U 10/20, LF 2), r (S 1/2, U 20/60, LF 1.5), s (S 1/2, U
+    // 40/60, LF 0.75); p first of all, as A's stand-in. N = 4.
     assert_eq!(
-        [row(p).factor, row(r).factor, row(q).factor, row(s).factor],
+        [row(p).factor, row(q).factor, row(r).factor, row(s).factor],
         [Some(1.0), Some(0.75), Some(0.5), Some(0.25)]
     );
 }
