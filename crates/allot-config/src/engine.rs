@@ -70,7 +70,7 @@ impl Config {
                         .runlimit
                         .as_ref()
                         .map(|r| RunLimitSpec { default: r.default.as_ref().map(|d| d.seconds), max: r.max.seconds }),
-                    job_accept_interval: q.job_accept_interval,
+                    job_accept_interval: q.job_accept_interval.or(self.params.job_accept_interval),
                     slot_pool: q.slot_pool.clone().zip(q.slot_share),
                     proclimit: q.proclimit.map(|p| ProcLimit { min: p.min, default: p.default, max: p.max }),
                     res_req: q.res_req.clone(),

@@ -35,6 +35,10 @@ pub struct Params {
     pub max_job_array_size: u32,
     /// MAX_USER_PRIORITY: enables `bsub -sp` with priorities 1 to this.
     pub max_user_priority: Option<u32>,
+    /// JOB_ACCEPT_INTERVAL of lsb.params: the queues' that set none
+    /// (spec 004: "in lsb.params or lsb.queues"; a queue's own wins, as
+    /// LSF's queue parameters override the cluster's).
+    pub job_accept_interval: Option<u32>,
     /// Where each parameter was set.
     pub keys: BTreeMap<String, Location>,
 }
@@ -55,6 +59,7 @@ impl Default for Params {
             ncpu_enforce: false,
             max_job_array_size: crate::array::DEFAULT_MAX_ARRAY_SIZE,
             max_user_priority: None,
+            job_accept_interval: None,
             keys: BTreeMap::new(),
         }
     }

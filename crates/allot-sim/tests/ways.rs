@@ -226,3 +226,34 @@ fn a_host_that_goes_down_takes_no_jobs() {
         [Decision::Start { job: b, alloc: vec![(allot_engine::HostIdx(0), allot_engine::Slots(1))] }]
     );
 }
+
+#[test]
+fn job_accept_interval_of_lsb_params_and_a_parallel_jobs_hosts() {
+    // spec 004: "The JOB_ACCEPT_INTERVAL parameter in lsb.params or
+    // lsb.queues ... applies to all allocated hosts of a parallel job".
+    // lsb.params sets 1 (one MBD_SLEEP_TIME, 20 s); queue `now` sets its
+    // own 0 and is not spaced.
+    let params = "Begin Parameters\nMBD_SLEEP_TIME = 20\nJOB_ACCEPT_INTERVAL = 1\nEnd Parameters\n";
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 4\nh2 4\nEnd Host\n";
+    let queues = "Begin Queue\nQUEUE_NAME = q\nEnd Queue\n\
+                  Begin Queue\nQUEUE_NAME = now\nJOB_ACCEPT_INTERVAL = 0\nEnd Queue\n";
+    let mut e = engine_from(&[("lsb.params", params), ("lsb.hosts", hosts), ("lsb.queues", queues)]);
+    // A parallel job over both hosts (4 on h1, 2 on h2), then two single
+    // jobs for h2's 2 free slots: h2 waits out the interval too, and then
+    // takes one job per interval.
+    let spec = JobSpec { user: "u".into(), queue: Some("q".into()), slots: 6, ..JobSpec::default() };
+    e.submit_at(&spec, Time(0)).expect("accepted");
+    assert_eq!(e.schedule(Time(0)).len(), 1);
+    submit(&mut e, "u", "q");
+    submit(&mut e, "u", "q");
+    assert!(e.schedule(Time(10)).is_empty(), "h2, the parallel job's second host, took it 10 s ago");
+    assert_eq!(e.schedule(Time(20)).len(), 1, "one once the interval is over");
+    assert!(e.schedule(Time(30)).is_empty());
+    assert_eq!(e.schedule(Time(40)).len(), 1);
+    // The queue with its own 0 is not spaced.
+    let mut e = engine_from(&[("lsb.params", params), ("lsb.hosts", hosts), ("lsb.queues", queues)]);
+    for _ in 0..3 {
+        submit(&mut e, "u", "now");
+    }
+    assert_eq!(e.schedule(Time(0)).len(), 3);
+}

@@ -81,6 +81,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                     }
                     None => {}
                 },
+                "JOB_ACCEPT_INTERVAL" => p.job_accept_interval = value(diags, line, &key, v, uint),
                 "LSB_NCPU_ENFORCE" => {
                     p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
                 }
