@@ -694,7 +694,7 @@ impl Engine {
                             j.backfill_limit = Some(cut);
                         }
                     }
-                    self.borrow(&job, &alloc, until);
+                    self.borrow(id, &job, &alloc, until);
                     return Ok(self.start(id, alloc, t, true));
                 }
                 if plain {

@@ -237,6 +237,9 @@ pub enum Event {
     },
 }
 
+/// What a backfill job borrowed from reservations: (lender, host, slots).
+pub(crate) type Loans = SmallVec<[(JobId, u32, u32); 1]>;
+
 /// Where a running job runs, (host index, slots) first host first: most
 /// jobs use one or two hosts. Inside the engine, host indexes and slot
 /// counts are plain numbers that index `hosts` and add up fast; what
@@ -559,6 +562,9 @@ pub struct Engine {
     /// after it, when they may reserve again, while no pass has given
     /// them that chance yet.
     pub(crate) rsv_cooldown: Vec<JobId>,
+    /// Per running backfill job, the slots it borrowed from reservations:
+    /// (lender, host, slots), each also in the lender's `lent`.
+    pub(crate) loans: BTreeMap<JobId, Loans>,
     pub(crate) cooldown_ends: Option<Time>,
     /// A reservation given up whose hosts still hold it, within a pass
     /// or, kept parked, between passes ([`crate::handover`]).
@@ -706,6 +712,7 @@ impl Engine {
             switches: Switches::default(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),
+            loans: BTreeMap::new(),
             cooldown_ends: None,
             mf,
             caches: Caches::new(slots_within_cpus),
@@ -851,6 +858,7 @@ impl Engine {
     pub(crate) fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
         let JobState::Running { start, alloc, charges, cpu_reported, memory } = state else { return };
         self.dirty = true;
+        self.end_loans(id);
         self.memory_in_use = (self.memory_in_use - memory).max(0.0);
         self.mf_ended(id, t);
         self.array_stops(id);

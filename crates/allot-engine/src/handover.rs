@@ -130,8 +130,17 @@ impl Engine {
         }
         let (since, expires) = self.reservation_time(queue, t);
         let hosts = p.hosts;
-        let r =
-            Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
+        let r = Reservation {
+            queue,
+            user,
+            since,
+            expires,
+            hosts,
+            predicted: None,
+            spare: None,
+            charged: SmallVec::new(),
+            lent: SmallVec::new(),
+        };
         self.record_reservation(id, r);
         self.counters.handovers += 1;
         true

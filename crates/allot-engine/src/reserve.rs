@@ -32,11 +32,21 @@
 //! start on free slots may also use slots and memory of reservations whose
 //! predicted start is no earlier than its own expected end (now + the
 //! estimate, else the run limit), past the hosts' job slot limits but
-//! within its queue's and user's. What it uses leaves the reservation: it
-//! comes back as a release at the backfill job's end, which is no later
-//! than the reservation's predicted start, so a backfill never makes a
-//! predicted start later (an estimate, not enforced, can be overrun). A
-//! job with neither never backfills.
+//! within its queue's and user's. What it uses leaves the reservation's
+//! hosts: it comes back as a release at the backfill job's end, which is
+//! no later than the reservation's predicted start, so a backfill never
+//! makes a predicted start later (an estimate, not enforced, can be
+//! overrun). A job with neither never backfills.
+//!
+//! Lent slots stay the pending job's (spec 004, "Job Slot Limits For
+//! Parallel Jobs": "when a pending job and a running job occupy the same
+//! physical job slot on a host, both jobs count towards the queue limit,
+//! but only the pending job counts towards host limit"): a reservation
+//! keeps what it lent (`lent`, with the engine's `loans` by borrower)
+//! until the backfill job ends, counts it against the queue's and users'
+//! limits, and shows it reserved (`bjobs`; the spec's job 3 of the
+//! parallel memory example "reserves 2 slots" while job 5 runs on one),
+//! while the host counts only the slot the backfill job uses.
 //!
 //! Fairshare. Reserved slots count in the dynamic priority of the job's
 //! share accounts as slots in use do (LSF fairshare: `job_slots` is "the
@@ -144,11 +154,23 @@ pub(crate) struct Reservation {
     pub(crate) spare: Option<u32>,
     /// The share accounts its slots are charged to, with the slots.
     pub(crate) charged: SmallVec<[(usize, NodeId, u32); 1]>,
+    /// Slots it lent to running backfill jobs, by host: no longer in
+    /// `hosts` (the backfill job uses them), but still the pending job's
+    /// (module docs, "Job Slot Limits For Parallel Jobs").
+    pub(crate) lent: SmallVec<[(u32, u32); 1]>,
 }
 
 impl Reservation {
+    /// The slots it holds on its hosts now.
     pub(crate) fn slots(&self) -> u32 {
         self.hosts.iter().map(|h| h.1).sum()
+    }
+
+    /// The slots that are the pending job's: those it holds and those it
+    /// lent to backfill jobs. What counts against the queue's and users'
+    /// job slot limits, and what `bjobs` shows reserved.
+    pub(crate) fn slots_with_lent(&self) -> u32 {
+        self.slots() + self.lent.iter().map(|l| l.1).sum::<u32>()
     }
 }
 
@@ -195,7 +217,7 @@ impl Engine {
         self.reservations
             .iter()
             .filter(|(id, r)| **id != except && counts(r.queue, r.user))
-            .map(|(_, r)| r.slots())
+            .map(|(_, r)| r.slots_with_lent())
             .sum()
     }
 
@@ -258,6 +280,13 @@ impl Engine {
     /// [`Engine::take_reservation`] leaving the hosts to the caller.
     pub(crate) fn forget_reservation(&mut self, id: JobId) -> Option<Reservation> {
         let r = self.reservations.remove(&id)?;
+        // Its loans end with it: the job's next reservation lent nothing.
+        if !r.lent.is_empty() {
+            for loans in self.loans.values_mut() {
+                loans.retain(|l| l.0 != id);
+            }
+            self.loans.retain(|_, l| !l.is_empty());
+        }
         self.charge_reserved(&r.charged, -1);
         self.caches.rsv_freed += 1;
         self.caches.rsv_changes += 1;
@@ -397,8 +426,17 @@ impl Engine {
         if held.is_none() {
             self.counters.rsv_made += 1;
         }
-        let r =
-            Reservation { queue, user, since, expires, hosts, predicted: None, spare: None, charged: SmallVec::new() };
+        let r = Reservation {
+            queue,
+            user,
+            since,
+            expires,
+            hosts,
+            predicted: None,
+            spare: None,
+            charged: SmallVec::new(),
+            lent: SmallVec::new(),
+        };
         self.record_reservation(id, r);
     }
 
@@ -560,7 +598,7 @@ impl Engine {
     /// A backfill job starting on `alloc` takes what it needs beyond the
     /// free slots and memory from the reservations it may use, in job
     /// order.
-    pub(crate) fn borrow(&mut self, job: &Job, alloc: &[(u32, u32)], until: Time) {
+    pub(crate) fn borrow(&mut self, borrower: JobId, job: &Job, alloc: &[(u32, u32)], until: Time) {
         self.settle();
         let mem = rusage_mem(job);
         let mut from_free = 0;
@@ -614,6 +652,10 @@ impl Engine {
                     }
                 }
                 r.hosts.retain(|x| x.1 > 0 || x.2 > 0.0);
+                for &(_, h, s, _) in group.iter().filter(|l| l.2 > 0) {
+                    r.lent.push((h, s));
+                    self.loans.entry(borrower).or_default().push((id, h, s));
+                }
             }
             self.recharge_reserved(id);
         }
@@ -638,7 +680,15 @@ impl Engine {
     /// since when.
     pub fn reservation(&self, id: JobId) -> Option<(Time, Vec<(HostIdx, Slots)>)> {
         let r = self.reservations.get(&id)?;
-        Some((r.since, r.hosts.iter().map(|h| (HostIdx(h.0), Slots(h.1))).collect()))
+        let mut hosts: Vec<(HostIdx, Slots)> = r.hosts.iter().map(|h| (HostIdx(h.0), Slots(h.1))).collect();
+        // What it lent to backfill jobs is still its own (module docs).
+        for &(h, s) in &r.lent {
+            match hosts.iter_mut().find(|x| x.0 == HostIdx(h)) {
+                Some(x) => x.1 = Slots(x.1.0 + s),
+                None => hosts.push((HostIdx(h), Slots(s))),
+            }
+        }
+        Some((r.since, hosts))
     }
 
     /// MB pending job `id` holds reserved.
@@ -646,9 +696,23 @@ impl Engine {
         self.reservations.get(&id).map_or(0.0, |r| r.hosts.iter().map(|h| h.2).sum())
     }
 
-    /// Every pending job holding a reservation, with its slots, by job id.
+    /// Every pending job holding a reservation, with its slots (those lent
+    /// to backfill jobs included), by job id.
     pub fn reservations_held(&self) -> impl Iterator<Item = (JobId, Slots)> + '_ {
-        self.reservations.iter().map(|(&id, r)| (id, Slots(r.slots()))).filter(|&(_, n)| n.0 > 0)
+        self.reservations.iter().map(|(&id, r)| (id, Slots(r.slots_with_lent()))).filter(|&(_, n)| n.0 > 0)
+    }
+
+    /// A backfill job ended (or went back to pending): what it borrowed
+    /// is its lenders' no more.
+    pub(crate) fn end_loans(&mut self, borrower: JobId) {
+        for (lender, h, s) in self.loans.remove(&borrower).unwrap_or_default() {
+            if let Some(r) = self.reservations.get_mut(&lender) {
+                if let Some(i) = r.lent.iter().position(|l| *l == (h, s)) {
+                    r.lent.swap_remove(i);
+                }
+                self.caches.rsv_changes += 1;
+            }
+        }
     }
 
     /// Slots reserved on host `h`.

@@ -26,12 +26,16 @@ fn the_four_cpu_backfill_example() {
 
     let job3 = submit(&mut e, hm(8, 30), job("normal", 2, Some(60), None));
     assert_eq!(pass(&mut e, hm(8, 30)), [job3.0], "job3 backfills job2's reserved slots");
-    assert_eq!(reserved_slots(&e, job2), 1, "job3 uses 2 of job2's 3");
+    // Figure c: job2 still holds its 3, job3 runs on 2 of them; on the
+    // host, 1 stays reserved and idle.
+    assert_eq!(reserved_slots(&e, job2), 3, "job3 uses 2 of job2's 3");
+    assert_eq!(e.reserved_on_host(allot_engine::HostIdx(0)), 1);
     assert_eq!(e.predicted_start(job2, hm(8, 30)), Some(hm(10, 0)), "job3 does not delay job2");
 
     end(&mut e, hm(9, 30), job3);
     assert_eq!(pass(&mut e, hm(9, 30)), Vec::<u64>::new(), "job2 still waits for job1");
     assert_eq!(reserved_slots(&e, job2), 3, "job2 takes its slots back");
+    assert_eq!(e.reserved_on_host(allot_engine::HostIdx(0)), 3);
     assert_eq!(pass(&mut e, hm(10, 0)), [job2.0], "job1 is killed at its run limit and job2 starts");
     assert_eq!(e.reservation(job2), None);
 }
@@ -318,7 +322,9 @@ fn backfill_on_memory_parallel_jobs() {
     assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "job 4 runs longer than jobs 1 and 2");
     let j5 = submit(&mut e, t, job("backfill", 1, Some(100), Some("rusage[mem=50]")));
     assert_eq!(pass(&mut e, t), [j5.0], "job 5 backfills a slot and memory reserved by job 3");
-    assert_eq!((reserved_slots(&e, j3), reserved_mem(&e, j3)), (1, 150));
+    // The spec: job 3 "reserves 2 slots"; job 5 runs on one of them, which
+    // stays job 3's (and 50 MB of its memory).
+    assert_eq!((reserved_slots(&e, j3), reserved_mem(&e, j3)), (2, 150));
     assert!(e.is_pending(j4));
 }
 
