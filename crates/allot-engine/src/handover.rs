@@ -130,17 +130,7 @@ impl Engine {
         }
         let (since, expires) = self.reservation_time(queue, t);
         let hosts = p.hosts;
-        let r = Reservation {
-            queue,
-            user,
-            since,
-            expires,
-            hosts,
-            predicted: None,
-            spare: None,
-            charged: SmallVec::new(),
-            lent: SmallVec::new(),
-        };
+        let r = Reservation::new(queue, user, (since, expires), hosts);
         self.record_reservation(id, r);
         self.counters.handovers += 1;
         true

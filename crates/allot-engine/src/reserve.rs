@@ -161,6 +161,28 @@ pub(crate) struct Reservation {
 }
 
 impl Reservation {
+    /// A reservation of `queue`'s job of `user` on `hosts` (host, slots,
+    /// MB), reserving from `since` until `expires`; nothing predicted,
+    /// charged or lent yet.
+    pub(crate) fn new(
+        queue: usize,
+        user: u32,
+        (since, expires): (Time, Time),
+        hosts: SmallVec<[(u32, u32, f64); 4]>,
+    ) -> Reservation {
+        Reservation {
+            queue,
+            user,
+            since,
+            expires,
+            hosts,
+            predicted: None,
+            spare: None,
+            charged: SmallVec::new(),
+            lent: SmallVec::new(),
+        }
+    }
+
     /// The slots it holds on its hosts now.
     pub(crate) fn slots(&self) -> u32 {
         self.hosts.iter().map(|h| h.1).sum()
@@ -426,17 +448,7 @@ impl Engine {
         if held.is_none() {
             self.counters.rsv_made += 1;
         }
-        let r = Reservation {
-            queue,
-            user,
-            since,
-            expires,
-            hosts,
-            predicted: None,
-            spare: None,
-            charged: SmallVec::new(),
-            lent: SmallVec::new(),
-        };
+        let r = Reservation::new(queue, user, (since, expires), hosts);
         self.record_reservation(id, r);
     }
 
