@@ -93,5 +93,21 @@ fn allot_sshare_gives_slurms_fair_tree_values() {
             wrong.push(format!("{account}: level_fs {:.6}, Slurm {level_fs:.6}", lf(r)));
         }
     }
+    // `Fairshare=parent` rows: the account's normalized shares, their own
+    // usage over the account's, no level fair-share.
+    for (account, user, norm_shares, effective_usage) in [
+        ("aD", Some("uD1"), 0.240385, 0.181818),
+        ("aDA", None, 0.240385, 0.409091),
+        ("aDA", Some("uDA1"), 0.240385, 0.090909),
+    ] {
+        let r = find(account, user);
+        let (s, u) = (r["norm_shares"].as_f64().expect("shares"), r["effective_usage"].as_f64().expect("usage"));
+        if !same(s, norm_shares) || !same(u, effective_usage) || !r["level_fs"].is_null() {
+            wrong.push(format!(
+                "{account}|{user:?}: {s:.6} {u:.6} {}, Slurm {norm_shares} {effective_usage}",
+                r["level_fs"]
+            ));
+        }
+    }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -468,6 +468,13 @@ pub fn compute(policy: FairsharePolicy, tree: &AccountTree, usage: &[f64], pendi
                 r.assoc = a;
                 r.raw_usage = rows[a.0 as usize].raw_usage;
                 r.norm_usage = rows[a.0 as usize].norm_usage;
+                // Fair tree, as Slurm shows it (test24.4's aDA): its own
+                // usage over the account's, no level fair-share.
+                if policy == FairsharePolicy::FairTree {
+                    let parent_usage = rows[p.0 as usize].raw_usage;
+                    r.effective_usage = if parent_usage > 0.0 { r.raw_usage / parent_usage } else { 0.0 };
+                    r.level_fs = None;
+                }
                 rows[a.0 as usize] = r;
             }
         }

@@ -63,6 +63,13 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
         for &s in tree.stand_ins(a) {
             let r = &mut rows[s.0 as usize];
             (r.norm_shares, r.effective_usage, r.level_fs) = own;
+            // Slurm shows a `Fairshare=parent` user with its account's
+            // normalized shares, its own usage over the account's, and no
+            // level fair-share (test24.4's uD1: 0.240385, 20/110, blank).
+            if ties == Ties::FairTree {
+                r.effective_usage = if u_sum > 0.0 { r.raw_usage / u_sum } else { 0.0 };
+                r.level_fs = None;
+            }
         }
     }
     let n = tree.user_count();
