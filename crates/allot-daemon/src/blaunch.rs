@@ -36,10 +36,11 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
         return refuse(state, format!("host {h} is not reachable now"));
     }
     let user = j.record.spec.user.clone();
+    let nice = state.exec_of(job, j).nice;
     for (index, host) in l.hosts.iter().enumerate() {
         let spec = allot_exec::ExecSpec {
             job: l.job,
-            nice: state.exec_of(job, j).nice,
+            nice,
             command: l.command.clone(),
             cwd: l.cwd.clone(),
             env: l.env.clone(),

@@ -30,6 +30,7 @@ pub mod deps;
 pub mod dispatch;
 pub mod engine;
 pub mod explain;
+mod groups;
 mod handover;
 mod hosts;
 mod jobs;

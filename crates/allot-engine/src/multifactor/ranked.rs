@@ -81,7 +81,7 @@ pub(super) fn compute(tree: &AccountTree, rows: &mut [FairshareRow], ties: Ties)
         }
         Ties::Flux => {
             let mut counter = n;
-            visit(tree, rows, ties, &[AssocId::ROOT], &mut counter, &mut ranks);
+            visit_flux(tree, rows, &[AssocId::ROOT], &mut counter, &mut ranks);
         }
     }
     for (i, rank) in ranks.into_iter().enumerate() {
@@ -151,10 +151,9 @@ fn visit_fair_tree(
 }
 
 /// flux: ranks the users under `accounts` (one bank, or tied ones merged).
-fn visit(
+fn visit_flux(
     tree: &AccountTree,
     rows: &[FairshareRow],
-    ties: Ties,
     accounts: &[AssocId],
     counter: &mut usize,
     ranks: &mut [Option<usize>],
@@ -165,19 +164,13 @@ fn visit(
         ranks[s.0 as usize] = Some(top);
     }
     *counter -= stand_ins.len();
-    // Highest LF first; flux: banks before users; then the order of the
+    // Banks before users, then highest LF first, then the order of the
     // children (tree order; merged lists keep the accounts' order).
-    let mut kids: Vec<(u8, f64, usize, AssocId)> = accounts
+    let mut kids: Vec<(bool, f64, usize, AssocId)> = accounts
         .iter()
         .flat_map(|&a| tree.competing(a))
         .enumerate()
-        .map(|(i, &a)| {
-            let kind = match ties {
-                Ties::FairTree => 0,
-                Ties::Flux => u8::from(tree.get(a).is_user()),
-            };
-            (kind, rows[a.0 as usize].level_fs.unwrap_or(0.0), i, a)
-        })
+        .map(|(i, &a)| (tree.get(a).is_user(), rows[a.0 as usize].level_fs.unwrap_or(0.0), i, a))
         .collect();
     kids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut i = 0;
@@ -189,15 +182,12 @@ fn visit(
         let group = &kids[i..j];
         let accounts: Vec<AssocId> = group.iter().map(|k| k.3).filter(|&a| !tree.get(a).is_user()).collect();
         let users = group.iter().map(|k| k.3).filter(|&a| tree.get(a).is_user());
-        let start = *counter;
         if !accounts.is_empty() {
-            visit(tree, rows, ties, &accounts, counter, ranks);
+            visit_flux(tree, rows, &accounts, counter, ranks);
         }
+        // Users never tie: each its own rank.
         for u in users {
-            ranks[u.0 as usize] = Some(match ties {
-                Ties::FairTree => start,
-                Ties::Flux => *counter,
-            });
+            ranks[u.0 as usize] = Some(*counter);
             *counter -= 1;
         }
         i = j;
