@@ -17,13 +17,14 @@ enum Phase {
     Psusp,
     Run,
     Ususp,
+    Ssusp,
     Ended,
 }
 
 /// Seconds spent pending, held, running and stopped, from the events up
 /// to `now` (for a job that has not ended).
-fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 4] {
-    let mut spent = [0u64; 4];
+fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 5] {
+    let mut spent = [0u64; 5];
     let mut phase = Phase::Ended;
     let mut since = 0;
     // A running job's requeue takes effect when it ends.
@@ -36,13 +37,15 @@ fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 4] {
             (HistoryEvent::Suspended { .. }, Phase::Run) => Phase::Ususp,
             (HistoryEvent::Resumed { .. }, Phase::Psusp) => Phase::Pend,
             (HistoryEvent::Resumed { .. }, Phase::Ususp) => Phase::Run,
+            (HistoryEvent::Preempted { .. }, Phase::Run) => Phase::Ssusp,
+            (HistoryEvent::ResumedBySystem, Phase::Ssusp) => Phase::Run,
             (HistoryEvent::Finished { .. }, _) => match requeue.take() {
                 Some(true) => Phase::Psusp,
                 Some(false) => Phase::Pend,
                 None => Phase::Ended,
             },
             (HistoryEvent::Removed, _) => Phase::Ended,
-            (HistoryEvent::Requeued { hold }, Phase::Run | Phase::Ususp) => {
+            (HistoryEvent::Requeued { hold }, Phase::Run | Phase::Ususp | Phase::Ssusp) => {
                 requeue = Some(*hold);
                 phase
             }
@@ -58,20 +61,21 @@ fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 4] {
     spent
 }
 
-fn add(spent: &mut [u64; 4], phase: Phase, secs: u64) {
+fn add(spent: &mut [u64; 5], phase: Phase, secs: u64) {
     let i = match phase {
         Phase::Pend => 0,
         Phase::Psusp => 1,
         Phase::Run => 2,
         Phase::Ususp => 3,
+        Phase::Ssusp => 4,
         Phase::Ended => return,
     };
     spent[i] += secs;
 }
 
 /// The summary row's numbers: PEND PSUSP RUN USUSP SSUSP UNKWN TOTAL.
-fn columns(s: [u64; 4]) -> [u64; 7] {
-    [s[0], s[1], s[2], s[3], 0, 0, s.iter().sum()]
+fn columns(s: [u64; 5]) -> [u64; 7] {
+    [s[0], s[1], s[2], s[3], s[4], 0, s.iter().sum()]
 }
 
 /// One event as `bhist -l` writes it. A requeue of a running job takes
@@ -102,6 +106,8 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
         HistoryEvent::Removed => "Exited; job was killed while pending;".into(),
         HistoryEvent::Suspended { by } => format!("Suspended by the user or administrator <{by}>;"),
         HistoryEvent::Resumed { by } => format!("Resumed by the user or administrator <{by}>;"),
+        HistoryEvent::Preempted { by } => format!("Suspended by the system: preempted by job <{by}>;"),
+        HistoryEvent::ResumedBySystem => "Resumed by the system;".into(),
         HistoryEvent::Modified { queue } => format!("Parameters of Job are changed: Queue <{queue}>;"),
         HistoryEvent::ArrayLimit { limit: Some(n) } => {
             format!("Parameters of Job are changed: Job array running element limit <{n}>;")
@@ -266,13 +272,13 @@ mod tests {
             (160, HistoryEvent::Resumed { by: by() }),
             (170, HistoryEvent::Finished { exit: 0, cpu_time: 1.0, reason: None, term: None }),
         ];
-        assert_eq!(summary(&events, 999), [10, 10, 20, 30]);
+        assert_eq!(summary(&events, 999), [10, 10, 20, 30, 0]);
         assert_eq!(columns(summary(&events, 999)), [10, 10, 20, 30, 0, 0, 70]);
     }
 
     #[test]
     fn an_unfinished_job_counts_up_to_now() {
-        assert_eq!(summary(&[(100, submitted()), (110, started())], 150), [10, 0, 40, 0]);
+        assert_eq!(summary(&[(100, submitted()), (110, started())], 150), [10, 0, 40, 0, 0]);
     }
 
     #[test]
@@ -285,7 +291,7 @@ mod tests {
             (160, started()),
             (170, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None, term: None }),
         ];
-        assert_eq!(summary(&events, 999), [8, 0, 62, 0]);
+        assert_eq!(summary(&events, 999), [8, 0, 62, 0, 0]);
         let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Done), events };
         let text = long(&h, 999);
         assert!(text.contains("Requeue requested;"), "{text}");
@@ -303,7 +309,7 @@ mod tests {
             (110, HistoryEvent::Finished { exit: 1, cpu_time: 0.0, reason: None, term: None }),
             (200, HistoryEvent::Requeued { hold: true }),
         ];
-        assert_eq!(summary(&events, 250), [0, 50, 10, 0]);
+        assert_eq!(summary(&events, 250), [0, 50, 10, 0, 0]);
         let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Psusp), events };
         let text = long(&h, 250);
         assert!(text.contains(": Requeued (held);"), "{text}");
@@ -311,7 +317,23 @@ mod tests {
     }
 
     #[test]
+    fn a_preempted_job_s_suspended_time_is_ssusp() {
+        let events = vec![
+            (100, submitted()),
+            (100, started()),
+            (130, HistoryEvent::Preempted { by: 7 }),
+            (180, HistoryEvent::ResumedBySystem),
+            (200, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None, term: None }),
+        ];
+        assert_eq!(columns(summary(&events, 999)), [0, 0, 50, 0, 50, 0, 100]);
+        let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Done), events };
+        let text = long(&h, 999);
+        assert!(text.contains(": Suspended by the system: preempted by job <7>;"), "{text}");
+        assert!(text.contains(": Resumed by the system;"), "{text}");
+    }
+
+    #[test]
     fn a_job_removed_while_pending() {
-        assert_eq!(summary(&[(100, submitted()), (103, HistoryEvent::Removed)], 999), [3, 0, 0, 0]);
+        assert_eq!(summary(&[(100, submitted()), (103, HistoryEvent::Removed)], 999), [3, 0, 0, 0, 0]);
     }
 }

@@ -44,7 +44,7 @@ impl States {
     fn keeps(self, s: JobStatus) -> bool {
         match self {
             States::Running => s == JobStatus::Run,
-            States::Suspended => matches!(s, JobStatus::Psusp | JobStatus::Ususp),
+            States::Suspended => matches!(s, JobStatus::Psusp | JobStatus::Ususp | JobStatus::Ssusp),
             States::Finished => !s.unfinished(),
         }
     }
@@ -399,6 +399,7 @@ fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
             JobStatus::Done => 1,
             JobStatus::Run | JobStatus::Unkwn => 2,
             JobStatus::Exit => 3,
+            JobStatus::Ssusp => 4,
             JobStatus::Ususp => 5,
             JobStatus::Psusp => 6,
         };

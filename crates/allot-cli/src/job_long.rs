@@ -111,7 +111,8 @@ pub(crate) fn long(j: &JobInfo) -> String {
         out.push_str(&reserved_lines(r));
     }
     if let Some(reason) = &j.pending_reason {
-        let _ = writeln!(out, "\n PENDING REASONS:\n {reason};");
+        let what = if j.status == JobStatus::Ssusp { "SUSPENDING" } else { "PENDING" };
+        let _ = writeln!(out, "\n {what} REASONS:\n {reason};");
     }
     if let Some(est) = j.estimated_run_time {
         let _ = writeln!(out, "\n ESTIMATED_RUNTIME\n {}", minutes(est));

@@ -76,8 +76,8 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
         q.njobs,
         q.pend,
         q.run,
-        0,
-        q.susp,
+        q.ssusp,
+        q.susp - q.ssusp,
         q.rsv
     );
     if let Some((default, max)) = q.run_limit {
@@ -168,7 +168,7 @@ fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
             let _ = writeln!(
                 out,
                 "{:<15} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}      -\n",
-                h.status, "1.00", "-", h.max, h.njobs, h.run, 0, h.ususp, h.rsv
+                h.status, "1.00", "-", h.max, h.njobs, h.run, h.ssusp, h.ususp, h.rsv
             );
         }
         return out;
@@ -184,7 +184,7 @@ fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
             h.max,
             h.njobs,
             h.run,
-            0,
+            h.ssusp,
             h.ususp,
             h.rsv
         );
@@ -267,10 +267,10 @@ fn users_text(users: &[UserInfo]) -> String {
             u.name,
             "-",
             dash(u.max),
-            u.pend + u.run + u.ususp,
+            u.pend + u.run + u.ssusp + u.ususp,
             u.pend,
             u.run,
-            0,
+            u.ssusp,
             u.ususp,
             u.rsv
         );
@@ -291,6 +291,7 @@ mod tests {
             njobs,
             run: njobs - ususp - rsv,
             ususp,
+            ssusp: 0,
             rsv,
             members: Vec::new(),
         }
@@ -353,11 +354,11 @@ mod tests {
 
     #[test]
     fn busers_counts_slots_by_state() {
-        let u = UserInfo { name: "user1".into(), max: Some(12), pend: 2, run: 2, ususp: 1, rsv: 1 };
+        let u = UserInfo { name: "user1".into(), max: Some(12), pend: 2, run: 2, ssusp: 3, ususp: 1, rsv: 1 };
         assert_eq!(
             users_text(&[u]),
             "USER/GROUP          JL/P    MAX  NJOBS   PEND    RUN  SSUSP  USUSP    RSV\n\
-             user1                  -     12      5      2      2      0      1      1\n"
+             user1                  -     12      8      2      2      3      1      1\n"
         );
     }
 }

@@ -30,8 +30,7 @@ fn every_example_directory_passes_config_check() {
         }
         let out = allot(&["config", "check", dir.to_str().expect("utf-8 path")]);
         assert!(out.status.success(), "{}: {}", dir.display(), stderr(&out));
-        // Only what allot does not apply yet, said so (cross-queue's
-        // PREEMPTION is the spec's own).
+        // Only what allot does not apply, said so.
         let err = stderr(&out);
         assert!(err.lines().all(|l| l.contains("is not applied by allot")), "{}: warnings: {err}", dir.display());
         n += 1;

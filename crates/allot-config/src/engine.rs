@@ -106,6 +106,10 @@ impl Config {
                         crate::model::Exclusive::ComputeUnit(t) => Some(t.clone()),
                         _ => None,
                     },
+                    preemption: allot_engine::model::PreemptionSpec {
+                        preemptive: q.preemption.preemptive.clone(),
+                        preemptable: q.preemption.preemptable.clone(),
+                    },
                 }
             })
             .collect();
@@ -152,6 +156,14 @@ impl Config {
                 })
             }),
             memory_adjustment: self.settings.memory_adjustment_threshold,
+            preempt_for: {
+                let has = |k: &str| self.params.preempt_for.iter().any(|w| w == k);
+                allot_engine::model::PreemptFor {
+                    mini_job: has("MINI_JOB"),
+                    optimal_mini_job: has("OPTIMAL_MINI_JOB"),
+                    least_run_time: has("LEAST_RUN_TIME"),
+                }
+            },
         }
     }
 }

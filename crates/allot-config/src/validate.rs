@@ -129,6 +129,7 @@ pub fn validate(config: &mut Config, diags: &mut Diagnostics) {
     slot_pools(config, diags);
     compute_units(config, diags);
     queue_misc(config, diags);
+    preemption(config, diags);
 }
 
 fn duplicate_names(config: &Config, diags: &mut Diagnostics) {
@@ -463,6 +464,39 @@ fn queue_misc(config: &Config, diags: &mut Diagnostics) {
                     q.name, first.name
                 ),
             );
+        }
+    }
+}
+
+/// PREEMPTION: the queues a list names exist; a queue preempts only
+/// queues of lower priority (LSF: "Jobs in this queue preempt jobs from
+/// the specified lower-priority queues"), so a listed queue of equal or
+/// higher priority is said to take no part.
+fn preemption(config: &Config, diags: &mut Diagnostics) {
+    for q in &config.queues {
+        let p = &q.preemption;
+        let named = p.preemptive.iter().flatten().map(|(n, _)| (n, true));
+        for (name, preemptive) in named.chain(p.preemptable.iter().flatten().map(|n| (n, false))) {
+            let at = q.loc_of("PREEMPTION");
+            let Some(other) = config.queue(name) else {
+                diags.error(at, format!("queue `{}`: PREEMPTION: queue `{name}` is not defined in lsb.queues", q.name));
+                continue;
+            };
+            let (lower, word) = if preemptive {
+                (other.priority < q.priority, "lower")
+            } else {
+                (other.priority > q.priority, "higher")
+            };
+            if !lower {
+                diags.warning(
+                    at,
+                    format!(
+                        "queue `{}`: PREEMPTION: queue `{name}` (PRIORITY {}) is not of {word} priority than this one ({}); \
+                         preemption goes from higher to lower priority only, so it takes no part",
+                        q.name, other.priority, q.priority
+                    ),
+                );
+            }
         }
     }
 }

@@ -125,6 +125,24 @@ fn queue_and_partition_fairshare_are_exclusive() {
 }
 
 #[test]
+fn preemption_names_queues_of_lower_or_higher_priority() {
+    let queues = queue("high", "PRIORITY = 99\nPREEMPTION = PREEMPTIVE[normal low+1 nosuch]")
+        + &queue("normal", "PRIORITY = 5\nPREEMPTION = PREEMPTIVE[low] PREEMPTABLE[high low]")
+        + &queue("low", "PRIORITY = 1");
+    let (c, d) = load(&[("lsb.hosts", HOSTS), ("lsb.queues", &queues)]);
+    assert_eq!(
+        d,
+        [
+            "lsb.queues:4:14: error: queue `high`: PREEMPTION: queue `nosuch` is not defined in lsb.queues",
+            "lsb.queues:9:14: warning: queue `normal`: PREEMPTION: queue `low` (PRIORITY 1) is not of higher \
+             priority than this one (5); preemption goes from higher to lower priority only, so it takes no part",
+        ]
+    );
+    let high = &c.queues[0].preemption;
+    assert_eq!(high.preemptive.as_ref().map(|l| l[1].clone()), Some(("low".to_string(), Some(1))));
+}
+
+#[test]
 fn slot_pool_queues_share_hosts_and_do_not_preempt() {
     let queues = queue("q1", "SLOT_POOL = poolA\nSLOT_SHARE = 50\nHOSTS = groupA")
         + &queue("q2", "SLOT_POOL = poolA\nSLOT_SHARE = 30\nHOSTS = groupB\nPREEMPTION = PREEMPTIVE")
@@ -134,7 +152,6 @@ fn slot_pool_queues_share_hosts_and_do_not_preempt() {
     assert_eq!(
         d,
         [
-            "lsb.queues:12:1: warning: queue `q2`: PREEMPTION is not applied by allot yet",
             "lsb.queues:11:9: error: queue `q2`: the queues of slot pool `poolA` must use the same hosts as queue `q1`",
             "lsb.queues:12:14: error: queue `q2`: a queue in slot pool `poolA` cannot be preemptive or preemptable",
             "lsb.queues:22:13: error: queue `q4`: SLOT_POOL needs SLOT_SHARE",

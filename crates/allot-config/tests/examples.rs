@@ -10,8 +10,8 @@ fn example(name: &str) -> Config {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
     match load_dir(&dir) {
         Ok((config, warnings)) => {
-            // The spec's examples may carry what allot does not apply yet
-            // (cross-queue's PREEMPTION): said so, and nothing else.
+            // The spec's examples may carry what allot does not apply:
+            // said so, and nothing else.
             assert!(warnings.0.iter().all(|w| w.to_string().contains("is not applied by allot")), "{warnings}");
             config
         }

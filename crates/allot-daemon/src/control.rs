@@ -113,7 +113,7 @@ pub fn kill(
         JobStatus::Pend | JobStatus::Psusp => {
             keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))
         }
-        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn => {
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
             if matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT) {
                 let owner = state.jobs.get(&id).is_some_and(|j| j.record.spec.user == by);
@@ -140,7 +140,7 @@ pub fn suspend(
 ) -> Response {
     let wanted = |j: &DaemonJob| {
         if stop {
-            matches!(j.status, JobStatus::Pend | JobStatus::Run)
+            matches!(j.status, JobStatus::Pend | JobStatus::Run | JobStatus::Ssusp)
         } else {
             matches!(j.status, JobStatus::Psusp | JobStatus::Ususp)
         }
@@ -157,6 +157,12 @@ pub fn suspend(
                 signal(state, id, shown, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
                 keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
             }
+            // Stopped already: from now on the user's, not resumed with
+            // its slots ([`crate::tick`]).
+            (JobStatus::Ssusp, true) => keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}")),
+            (JobStatus::Ssusp, false) => Err(format!(
+                "Job <{shown}>: Job was suspended by the system (preempted); it resumes when its slots are free"
+            )),
             (JobStatus::Psusp | JobStatus::Ususp, true) => {
                 Err(format!("Job <{shown}>: Job has already been suspended"))
             }
@@ -181,7 +187,7 @@ fn modify_pending(
 ) -> Result<(), String> {
     match status {
         JobStatus::Pend | JobStatus::Psusp => {}
-        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn => {
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             return Err(format!("Job <{shown}>: Job has already started; only pending jobs are changed"));
         }
         JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{shown}>: {FINISHED}")),
@@ -311,7 +317,7 @@ pub fn requeue(
     records: &mut Vec<Record>,
 ) -> Response {
     let asked = move |s: JobStatus| match s {
-        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn => states.running,
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => states.running,
         JobStatus::Done => states.done,
         JobStatus::Exit => states.exit,
         JobStatus::Pend | JobStatus::Psusp => false,

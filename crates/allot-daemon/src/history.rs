@@ -44,7 +44,8 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
         },
         None => {
             let mine = state.jobs.iter().rev().find(|(_, j)| {
-                j.record.spec.user == caller.user && matches!(j.status, JobStatus::Run | JobStatus::Ususp)
+                j.record.spec.user == caller.user
+                    && matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp)
             });
             match mine {
                 Some((id, _)) => *id,
@@ -63,7 +64,8 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
         }
         // A finished job's output stays readable to its owner: default
         // output is in the state directory, which only allotd reads.
-        JobStatus::Run | JobStatus::Ususp | JobStatus::Unkwn | JobStatus::Done | JobStatus::Exit => {}
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn | JobStatus::Done | JobStatus::Exit => {
+        }
     }
     let (out, err) = state.output_files(id, j);
     if let (Some(_), Some((host, _))) = (&state.cluster, j.alloc.first()) {
@@ -162,6 +164,8 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::Removed { .. } => HistoryEvent::Removed,
         Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
+        Record::Preempted { by, .. } => HistoryEvent::Preempted { by: by.0 },
+        Record::Resumed { .. } => HistoryEvent::ResumedBySystem,
         Record::Modified { record, .. } => HistoryEvent::Modified { queue: record.spec.queue.unwrap_or_default() },
         Record::Requeued { hold, .. } => HistoryEvent::Requeued { hold },
         Record::ArrayLimit { limit, .. } => HistoryEvent::ArrayLimit { limit },

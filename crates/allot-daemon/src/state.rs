@@ -276,7 +276,7 @@ impl State {
             }
             Record::Usage { job, cpu_time, mem_kb } => {
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
-                if !matches!(j.status, JobStatus::Run | JobStatus::Ususp) {
+                if !matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp) {
                     return Ok(());
                 }
                 let charged = j.usage.map_or(0.0, |u| u.0);
@@ -354,13 +354,31 @@ impl State {
                 j.status = match (j.status, stop) {
                     (JobStatus::Pend | JobStatus::Psusp, true) => JobStatus::Psusp,
                     (JobStatus::Pend | JobStatus::Psusp, false) => JobStatus::Pend,
-                    (JobStatus::Run | JobStatus::Ususp, true) => JobStatus::Ususp,
+                    (JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp, true) => JobStatus::Ususp,
                     (JobStatus::Run | JobStatus::Ususp, false) => JobStatus::Run,
                     (finished, _) => finished,
                 };
                 if matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
                     let ev = if *stop { Event::Hold(*job) } else { Event::Release(*job) };
                     self.engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
+                }
+            }
+            // The pass suspended or resumed the job (a replay's pass did
+            // again); a log whose pass did not is carried out here.
+            Record::Preempted { job, by } => {
+                if self.engine.preempted_by(*job).is_none() {
+                    self.engine.force_suspend(*job, *by, t).map_err(|e| refused(*job, e))?;
+                }
+                if let Some(j) = self.jobs.get_mut(job).filter(|j| j.status == JobStatus::Run) {
+                    j.status = JobStatus::Ssusp;
+                }
+            }
+            Record::Resumed { job } => {
+                if self.engine.preempted_by(*job).is_some() {
+                    self.engine.force_resume(*job, t).map_err(|e| refused(*job, e))?;
+                }
+                if let Some(j) = self.jobs.get_mut(job).filter(|j| j.status == JobStatus::Ssusp) {
+                    j.status = JobStatus::Run;
                 }
             }
             Record::Modified { job, record } => {
@@ -380,8 +398,10 @@ impl State {
                 self.pass_was_full = self.engine.passes() > passes;
             }
             Record::Killed { job, term } => {
-                if let Some(j) =
-                    self.jobs.get_mut(job).filter(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp))
+                if let Some(j) = self
+                    .jobs
+                    .get_mut(job)
+                    .filter(|j| matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp))
                 {
                     j.killed = Some(*term);
                 }
@@ -692,8 +712,13 @@ impl State {
     pub fn info_ref<'a>(&'a self, id: JobId, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
         let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
         let pending = reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
-        let pending_reason =
-            pending.then(|| self.engine.pending_reason(id, now).map(|r| Cow::Owned(r.to_string()))).flatten();
+        let pending_reason = match j.status {
+            // A preempted job's reason is why it is suspended.
+            JobStatus::Ssusp if reasons => {
+                self.engine.preempted_by(id).map(|by| Cow::Owned(format!("Preempted by job <{by}>")))
+            }
+            _ => pending.then(|| self.engine.pending_reason(id, now).map(|r| Cow::Owned(r.to_string()))).flatten(),
+        };
         let reserved = pending.then(|| self.engine.reservation(id)).flatten().map(|(since, hosts)| {
             Cow::Owned(ReservedInfo {
                 since: since.0,
@@ -730,7 +755,7 @@ impl State {
             // A running job shows the limit in force: its queue's when it
             // gave none, or what an interruptible backfill start cut it to.
             run_limit: match j.status {
-                JobStatus::Run | JobStatus::Ususp => self.engine.job_run_limit(id),
+                JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp => self.engine.job_run_limit(id),
                 _ => r.spec.run_limit,
             },
             estimated_run_time: r.estimated_run_time,

@@ -108,6 +108,21 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                 start_terminating(state, job, term, &mut killed);
                 apply_all(state, killed.into_iter().map(|r| (t, r)).collect(), &mut stamped);
             }
+            // LSF's default SUSPEND and RESUME actions for a preempted
+            // job: SIGSTOP and SIGCONT. A job its user or an
+            // administrator stopped (USUSP) stays as they left it.
+            Decision::Suspend { job, by } => {
+                if state.jobs.get(&job).is_some_and(|j| j.status == allot_proto::JobStatus::Run) {
+                    system_signal(state, job, nix::sys::signal::Signal::SIGSTOP);
+                }
+                apply_all(state, vec![(t, Record::Preempted { job, by })], &mut stamped);
+            }
+            Decision::Resume { job } => {
+                if state.jobs.get(&job).is_some_and(|j| j.status == allot_proto::JobStatus::Ssusp) {
+                    system_signal(state, job, nix::sys::signal::Signal::SIGCONT);
+                }
+                apply_all(state, vec![(t, Record::Resumed { job })], &mut stamped);
+            }
         }
     }
     terminate(state);
@@ -156,6 +171,24 @@ pub(crate) fn after_written(
         return None;
     }
     crate::writer::write(state, unrun, After::Nothing, wake)
+}
+
+/// Signals a job for the system (preemption); a job whose command has
+/// not started yet gets it when it does.
+fn system_signal(state: &mut State, job: JobId, sig: nix::sys::signal::Signal) {
+    match crate::running::send_signal(state, job, sig) {
+        Ok(true) => {}
+        // Not over a kill waiting for the command.
+        Ok(false) => {
+            let waiting = state.pending_kills.get(&job).copied();
+            if waiting
+                .is_none_or(|w| matches!(w, nix::sys::signal::Signal::SIGSTOP | nix::sys::signal::Signal::SIGCONT))
+            {
+                state.pending_kills.insert(job, sig);
+            }
+        }
+        Err(e) => eprintln!("allotd: job {job}: {sig}: {e}"),
+    }
 }
 
 /// Applies each record at its time and keeps those applied, in order, for

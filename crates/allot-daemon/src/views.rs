@@ -20,13 +20,14 @@ use allot_config::submission::at_column;
 fn slots_by_state<'a>(
     state: &'a State,
     key: impl Fn(&'a crate::state::DaemonJob) -> &'a str,
-) -> BTreeMap<&'a str, [u32; 4]> {
-    let mut slots: BTreeMap<&str, [u32; 4]> = BTreeMap::new();
+) -> BTreeMap<&'a str, [u32; 5]> {
+    let mut slots: BTreeMap<&str, [u32; 5]> = BTreeMap::new();
     for (&id, j) in state.jobs.iter() {
         let column = match j.status {
             JobStatus::Pend | JobStatus::Psusp => 0,
             JobStatus::Run | JobStatus::Unkwn => 1,
             JobStatus::Ususp => 2,
+            JobStatus::Ssusp => 4,
             JobStatus::Done | JobStatus::Exit => continue,
         };
         slots.entry(key(j)).or_default()[column] += state.slots_of(id, j);
@@ -46,7 +47,8 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
         .engine
         .queues()
         .map(|(q, ..)| {
-            let [pend, run, susp, rsv] = slots.get(q.name.as_str()).copied().unwrap_or_default();
+            let [pend, run, ususp, rsv, ssusp] = slots.get(q.name.as_str()).copied().unwrap_or_default();
+            let susp = ususp + ssusp;
             let exec = state.queue_exec.get(&q.name).cloned().unwrap_or_default();
             QueueInfo {
                 name: q.name.clone(),
@@ -64,6 +66,7 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
                 pend,
                 run,
                 susp,
+                ssusp,
                 users: q.users.clone(),
                 hosts: q.hosts.clone(),
                 policy: q.policy.clone(),
@@ -82,10 +85,20 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
 pub fn hosts(state: &State) -> Vec<HostInfo> {
     // Slots of stopped jobs per host: few jobs run at once, so walking
     // them is cheap.
-    let mut stopped: BTreeMap<&str, u32> = BTreeMap::new();
-    for j in state.running.iter().filter_map(|id| state.jobs.get(id)).filter(|j| j.status == JobStatus::Ususp) {
+    let mut stopped: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    for j in state.running.iter().filter_map(|id| state.jobs.get(id)) {
+        let preempted = match j.status {
+            JobStatus::Ususp => false,
+            JobStatus::Ssusp => true,
+            _ => continue,
+        };
         for (h, n) in &j.alloc {
-            *stopped.entry(h.as_str()).or_default() += n;
+            let e = stopped.entry(h.as_str()).or_default();
+            if preempted {
+                e.1 += n;
+            } else {
+                e.0 += n;
+            }
         }
     }
     // Reserved slots count against the host's job slot limit: a host
@@ -95,7 +108,7 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
         .hosts()
         .enumerate()
         .map(|(h, (name, max, used, _))| {
-            let ususp = stopped.get(name).copied().unwrap_or(0);
+            let (ususp, ssusp) = stopped.get(name).copied().unwrap_or_default();
             let rsv = state.engine.reserved_on_host(allot_engine::HostIdx(h as u32));
             HostInfo {
                 name: name.to_string(),
@@ -114,8 +127,9 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
                 },
                 max,
                 njobs: used + rsv,
-                run: used.saturating_sub(ususp),
+                run: used.saturating_sub(ususp + ssusp),
                 ususp,
+                ssusp,
                 rsv,
                 members: Vec::new(),
             }
@@ -152,6 +166,7 @@ fn condensed_units(state: &State, hosts: &[HostInfo]) -> Vec<HostInfo> {
                 njobs: sum(|h| h.njobs),
                 run: sum(|h| h.run),
                 ususp: sum(|h| h.ususp),
+                ssusp: sum(|h| h.ssusp),
                 rsv: sum(|h| h.rsv),
                 members: u.hosts.clone(),
             }
@@ -302,8 +317,8 @@ pub fn users(state: &State, caller: &str, asked: &[String]) -> Vec<UserInfo> {
     names
         .into_iter()
         .map(|name| {
-            let [pend, run, ususp, rsv] = slots.get(name).copied().unwrap_or_default();
-            UserInfo { name: name.to_string(), max: limits.get(name).copied(), pend, run, ususp, rsv }
+            let [pend, run, ususp, rsv, ssusp] = slots.get(name).copied().unwrap_or_default();
+            UserInfo { name: name.to_string(), max: limits.get(name).copied(), pend, run, ususp, ssusp, rsv }
         })
         .collect()
 }

@@ -316,6 +316,7 @@ impl Engine {
             self.units[u] = unit;
         }
         self.scratch = scratch;
+        self.resume_suspended(t, &mut out);
         self.counters.rsv_standing += self.reservations.len() as u64;
         if !self.switches.keep_parked {
             self.settle();
@@ -326,12 +327,21 @@ impl Engine {
     }
 
     fn unit_full(&self, unit: &Unit) -> bool {
-        self.reservations.is_empty() && unit.queues.iter().all(|&q| self.free_in(self.queues[q].host_set) == 0)
+        self.reservations.is_empty()
+            && unit.queues.iter().all(|&q| self.free_in(self.queues[q].host_set) == 0)
+            && !self.unit_preempts(unit)
+    }
+
+    /// Whether a job of `unit` may preempt now ([`crate::preempt`]): then
+    /// every job is tried in order, none passed over for want of free
+    /// slots.
+    fn unit_preempts(&self, unit: &Unit) -> bool {
+        unit.queues.iter().any(|&q| self.may_preempt(q))
     }
 
     fn dispatch_fcfs(&mut self, unit: &mut Unit, t: Time, scratch: &mut Scratch, out: &mut Vec<Decision>) {
         let holders = self.dispatch_holders(unit, t, &mut scratch.failed, out);
-        let started = match self.switches.ask_index {
+        let started = match self.switches.ask_index && !self.unit_preempts(unit) {
             true => self.try_fcfs(unit, &holders, t, scratch, out),
             false => self.try_in_order(unit, unit.fcfs.iter().copied(), &holders, t, &mut scratch.failed, out),
         };
@@ -370,9 +380,8 @@ impl Engine {
             if holders.binary_search(&place.id).is_ok() {
                 continue;
             }
-            if let Ok(d) = self.try_start(place.id, t, failed) {
+            if self.try_start(place.id, t, failed, out).is_ok() {
                 started.push(place);
-                out.push(d);
             }
         }
         started
@@ -412,6 +421,7 @@ impl Engine {
         // stands, so does that answer (jobs that failed without changing
         // anything are many when one far down the order can backfill).
         let mut live: Option<HopeKey> = None;
+        let preempts = self.unit_preempts(unit);
         for place in order {
             if self.unit_full(unit) {
                 break;
@@ -422,15 +432,14 @@ impl Engine {
             // In step first: `hopeless` then changes nothing the key reads.
             failed.sync(self.caches.rsv_freed, self.caches.rsv_epoch);
             let now = self.hope_key(unit, failed, out.len());
-            if live != Some(now) {
+            if live != Some(now) && !preempts {
                 if unit.backlogs.get(&None).is_some_and(|b| self.hopeless(b, failed, t)) {
                     break;
                 }
                 live = Some(now);
             }
-            if let Ok(d) = self.try_start(place.id, t, failed) {
+            if self.try_start(place.id, t, failed, out).is_ok() {
                 started.push(place);
-                out.push(d);
             }
         }
         started
@@ -479,8 +488,7 @@ impl Engine {
                 break;
             }
             tried.push(id);
-            if let Ok(d) = self.try_start(id, t, failed) {
-                out.push(d);
+            if self.try_start(id, t, failed, out).is_ok() {
                 if let Some(job) = self.jobs.get(&id) {
                     unit.forget(Self::account_in(&unit.kind, job), Place::of(id, job), job, self.is_plain(job));
                 }
@@ -511,8 +519,9 @@ impl Engine {
         // know it: its turn would change nothing. With none left, no
         // priority is computed.
         live.clear();
+        let preempts = self.unit_preempts(unit);
         for (&a, jobs) in &unit.by_account {
-            if !unit.backlogs.get(&Some(a)).is_some_and(|b| self.hopeless(b, failed, t)) {
+            if preempts || !unit.backlogs.get(&Some(a)).is_some_and(|b| self.hopeless(b, failed, t)) {
                 live.push((a, jobs.len() as u64));
             }
         }
@@ -539,6 +548,7 @@ impl Engine {
         while let Some(leaf) = sel.next() {
             let tried = cursors[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
             if !std::mem::take(&mut checked)
+                && !preempts
                 && unit.backlogs.get(&Some(leaf)).is_some_and(|b| self.hopeless(b, failed, t))
             {
                 sel.set_pending(&self.fairshare.policies[policy].tree, leaf, 0);
@@ -550,7 +560,7 @@ impl Engine {
             // account's priority).
             let next = match tried {
                 None => unit.by_account.get(&leaf).and_then(|s| s.first().copied()),
-                Some(c) if self.switches.ask_index => {
+                Some(c) if self.switches.ask_index && !preempts => {
                     self.next_live(unit, Some(leaf), Bound::Excluded(c), verdicts, failed, out.len(), t)
                 }
                 Some(c) => unit
@@ -563,8 +573,11 @@ impl Engine {
                 continue;
             };
             cursors[leaf.0 as usize] = Some((turn, place));
-            let started =
-                if holders.binary_search(&place.id).is_ok() { Err(()) } else { self.try_start(place.id, t, failed) };
+            let started = if holders.binary_search(&place.id).is_ok() {
+                Err(())
+            } else {
+                self.try_start(place.id, t, failed, out)
+            };
             // Reserved slots changed these accounts' priorities.
             // (A start refreshes its own account below.)
             let touched = &mut self.caches.share_touched;
@@ -576,8 +589,7 @@ impl Engine {
                 }
             }
             touched.clear();
-            if let Ok(d) = started {
-                out.push(d);
+            if started.is_ok() {
                 if let Some(job) = self.jobs.get(&place.id) {
                     unit.forget(Some(leaf), place, job, self.is_plain(job));
                 }
@@ -633,7 +645,7 @@ impl Engine {
     /// Starts `id` now if its limits and the free slots allow: on free
     /// slots (and its own reservation), else as a backfill job; a job that
     /// does neither reserves if its queue says so ([`crate::reserve`]).
-    fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed) -> Result<Decision, ()> {
+    fn try_start(&mut self, id: JobId, t: Time, failed: &mut Failed, out: &mut Vec<Decision>) -> Result<(), ()> {
         self.counters.tries += 1;
         failed.sync(self.caches.rsv_freed, self.caches.rsv_epoch);
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending)).ok_or(())?;
@@ -663,7 +675,10 @@ impl Engine {
         if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
             let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start(job) };
             match self.place(job, t, &ask) {
-                Some(alloc) => return Ok(self.start(id, alloc, t, false)),
+                Some(alloc) => {
+                    out.push(self.start(id, alloc, t, false));
+                    return Ok(());
+                }
                 None if plain => failed.no_start(job.queue, job.slots),
                 None => {}
             }
@@ -695,12 +710,17 @@ impl Engine {
                         }
                     }
                     self.borrow(id, &job, &alloc, until);
-                    return Ok(self.start(id, alloc, t, true));
+                    out.push(self.start(id, alloc, t, true));
+                    return Ok(());
                 }
                 if plain {
                     failed.no_backfill(queue, slots, until);
                 }
             }
+        }
+        if let Some(d) = self.try_preempt(id, t, out) {
+            out.push(d);
+            return Ok(());
         }
         self.reserve(id, t);
         Err(())

@@ -17,7 +17,7 @@ use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
 use crate::pools::Accumulated;
 use crate::resreq::ResReq;
-use crate::shares::{FairshareSet, JobCharge, NodeId, Scope, ShareError};
+use crate::shares::{FairshareSet, JobCharge, NodeId, Scope};
 use crate::slots::SlotIndex;
 use crate::time::Time;
 
@@ -78,75 +78,7 @@ impl From<Slots> for u64 {
     }
 }
 
-/// Why a submission is refused.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum Rejection {
-    #[error("queue `{0}` does not exist")]
-    NoSuchQueue(String),
-    #[error("no queue named and no default queue")]
-    NoDefaultQueue,
-    #[error("user `{user}` cannot use queue `{queue}` (USERS)")]
-    UserNotAllowed { user: String, queue: String },
-    #[error(transparent)]
-    Shares(#[from] ShareError),
-    #[error("-n {min},{max}: the minimum exceeds the maximum")]
-    BadSlotRange { min: u32, max: u32 },
-    #[error("-n {slots}: queue `{queue}` has {available} job slots on its hosts")]
-    TooManySlots { slots: u32, queue: String, available: u64 },
-    /// `of`: whose PROCLIMIT, "queue `normal`" or "application profile
-    /// `fluent`".
-    #[error("-n {asked}: fewer processors than the minimum PROCLIMIT of {of} ({min})")]
-    BelowProcLimit { asked: String, min: u32, of: String },
-    #[error("-n {asked}: more processors than the maximum PROCLIMIT of {of} ({max})")]
-    AboveProcLimit { asked: String, max: u32, of: String },
-    /// `from`: where the default queues come from (DEFAULT_QUEUE, or the
-    /// submitter's LSB_DEFAULTQUEUE).
-    #[error("-n {asked}: no default queue takes this job ({from}: {queues})")]
-    NoDefaultQueueFits { asked: String, queues: String, from: &'static str },
-    #[error("-R: {0}")]
-    BadResReq(String),
-    #[error("-m: {0}")]
-    BadHosts(String),
-    #[error("-app {0}: no such application profile (lsb.applications)")]
-    NoSuchApplication(String),
-    #[error("user `{user}` has no association{}", account.as_ref().map(|a| format!(" in account `{a}`")).unwrap_or_default())]
-    NoAssociation { user: String, account: Option<String> },
-    #[error("-qos {0}: no such QoS level")]
-    NoSuchQos(String),
-    #[error("-qos {qos}: user `{user}` may not use this QoS level")]
-    QosNotAllowed { qos: String, user: String },
-    /// The factor as given (a float: kept as its text).
-    #[error("-uf {0}: the user factor is a number from 0 to 1")]
-    BadUserFactor(String),
-    #[error("{0}: the cluster's priority policy is lsf, which has no QoS or user factor")]
-    NotMultifactor(&'static str),
-    #[error("-x: queue `{0}` does not accept exclusive jobs (EXCLUSIVE)")]
-    NotExclusiveQueue(String),
-    #[error("-W {limit}: more than the RUNLIMIT of queue `{queue}` ({max} s)")]
-    RunLimitTooLong { limit: u64, max: u64, queue: String },
-    #[error("job {0} is not in the system")]
-    NoSuchJob(JobId),
-    #[error("job {0} is not pending")]
-    NotPending(JobId),
-    #[error("job {0} is not running")]
-    NotRunning(JobId),
-    #[error("job {0} is still pending or running")]
-    NotFinished(JobId),
-    #[error("-w: job <{0}> is not a job of this cluster")]
-    UnknownDependency(JobId),
-    #[error("-J: a job array needs at least one element")]
-    EmptyArray,
-    #[error("-J: {size} elements are more than MAX_JOB_ARRAY_SIZE ({max})")]
-    ArrayTooLarge { size: u32, max: u32 },
-    #[error("-J: a running element limit is at least 1")]
-    ZeroArrayLimit,
-    #[error("job {0} is not a job array")]
-    NotAnArray(JobId),
-    #[error("-sp: user-assigned job priority is not enabled (MAX_USER_PRIORITY in lsb.params)")]
-    UserPriorityDisabled,
-    #[error("-sp {priority}: a job priority is from 1 to MAX_USER_PRIORITY ({max})")]
-    BadUserPriority { priority: u32, max: u32 },
-}
+pub use crate::rejection::Rejection;
 
 /// What the driver must do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,6 +87,12 @@ pub enum Decision {
     Start { job: JobId, alloc: Vec<(HostIdx, Slots)> },
     /// Kill the job; its end is reported back as usual.
     Kill { job: JobId, reason: KillReason },
+    /// Suspend the running job (SSUSP): job `by` preempts it
+    /// ([`crate::preempt`]). It keeps its slots, which only jobs that
+    /// may preempt it use, until it is resumed.
+    Suspend { job: JobId, by: JobId },
+    /// Resume a job suspended by preemption: its slots are free again.
+    Resume { job: JobId },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -253,13 +191,17 @@ pub(crate) type Charges = SmallVec<[(usize, NodeId, JobCharge); 1]>;
 #[derive(Clone, Debug)]
 pub(crate) enum JobState {
     Pending,
-    /// `memory`: MB it holds as last measured ([`Event::Memory`]).
+    /// `memory`: MB it holds as last measured ([`Event::Memory`]);
+    /// `suspended`, since when and by which job it is preempted, and
+    /// `paused`, the seconds it spent so before ([`crate::preempt`]).
     Running {
         start: Time,
         alloc: Alloc,
         charges: Charges,
         cpu_reported: f64,
         memory: f64,
+        suspended: Option<crate::preempt::Suspension>,
+        paused: u64,
     },
 }
 
@@ -362,6 +304,9 @@ pub(crate) struct QueueState {
     /// Whether a per-host limit (HJOB_LIMIT, PJOB_LIMIT,
     /// JOB_ACCEPT_INTERVAL) needs the per-host bookkeeping.
     pub(crate) per_host_limits: bool,
+    /// The queues whose jobs this queue's may preempt, in preemption
+    /// order ([`crate::preempt`]).
+    pub(crate) victims: Vec<usize>,
 }
 
 impl QueueState {
@@ -419,6 +364,8 @@ pub struct Engine {
     pub(crate) memory_in_use: f64,
     pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
+    /// The jobs suspended by preemption.
+    pub(crate) suspended: BTreeSet<JobId>,
     /// Job arrays by their first element ([`crate::arrays`]).
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
     /// Exit codes of the jobs that ended, for dependencies.
@@ -485,6 +432,7 @@ impl Engine {
                 rsv: SmallVec::new(),
                 rsv_slots: 0,
                 rsv_mem: 0.0,
+                suspended: 0,
                 up: true,
                 in_sets: Vec::new(),
                 partition: None,
@@ -547,7 +495,11 @@ impl Engine {
                 per_host_limits: spec.limits.hjob.is_some()
                     || spec.limits.pjob.is_some()
                     || spec.accept_interval().is_some(),
+                victims: Vec::new(),
             });
+        }
+        for (q, victims) in queues.iter_mut().zip(crate::preempt::victim_queues(&config.queues)) {
+            q.victims = victims;
         }
         let mut pools: Vec<(String, Vec<usize>)> = Vec::new();
         for (qi, q) in queues.iter_mut().enumerate() {
@@ -586,6 +538,7 @@ impl Engine {
             memory_in_use: 0.0,
             jobs: JobTable::new(1),
             next_id: 1,
+            suspended: BTreeSet::new(),
             deadlines: BTreeSet::new(),
             expected_ends: BTreeMap::new(),
             wakeups: BTreeSet::new(),
@@ -746,7 +699,13 @@ impl Engine {
     /// A running job's slots free up and its usage moves to history.
     /// `state` is the state the job ran in (taken out of it).
     pub(crate) fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
-        let JobState::Running { start, alloc, charges, cpu_reported, memory } = state else { return };
+        let JobState::Running { start, alloc, charges, cpu_reported, memory, suspended, paused } = state else {
+            return;
+        };
+        if suspended.is_some() {
+            self.unbook_suspension(id, job, &alloc);
+        }
+        let start = start.after(paused);
         self.dirty = true;
         self.end_loans(id);
         self.memory_in_use = (self.memory_in_use - memory).max(0.0);

@@ -31,6 +31,9 @@ pub(crate) struct HostState {
     pub(crate) rsv: SmallVec<[(JobId, u32, f64); 1]>,
     pub(crate) rsv_slots: u32,
     pub(crate) rsv_mem: f64,
+    /// Slots of jobs suspended by preemption here, in `used` too: free
+    /// only to jobs that may preempt them ([`crate::preempt`]).
+    pub(crate) suspended: u32,
     pub(crate) up: bool,
     /// Host sets (index, position) this host belongs to.
     pub(crate) in_sets: Vec<(usize, usize)>,

@@ -6,6 +6,7 @@
 //! it: share trees and priorities (`shares`, `multifactor`), admission
 //! (`admission`), the dispatch pass (`dispatch`), placement (`placement`,
 //! `cu`), reservation and backfill (`reserve`, `handover`, `predict`),
+//! preemption (`preempt`),
 //! limits and pools, and what the commands ask of it (`queries`,
 //! `reasons`, `explain`).
 //!
@@ -40,9 +41,11 @@ pub mod multifactor;
 pub(crate) mod placement;
 pub mod pools;
 mod predict;
+mod preempt;
 mod queries;
 pub mod reasons;
 pub mod reconfig;
+mod rejection;
 pub mod reserve;
 pub mod resreq;
 pub mod shares;
@@ -55,8 +58,8 @@ mod windows;
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection, Slots};
 pub use model::{
-    ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, ProcLimit, QueueLimits,
-    QueueSpec, Reserve, RunLimitSpec,
+    ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, PreemptFor, PreemptionSpec,
+    ProcLimit, QueueLimits, QueueSpec, Reserve, RunLimitSpec,
 };
 pub use reasons::PendingReason;
 pub use reconfig::ReconfigError;

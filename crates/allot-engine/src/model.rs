@@ -108,6 +108,31 @@ pub struct QueueSpec {
     pub requeue_exit: Vec<i32>,
     /// EXCLUSIVE=Y (or CU[...]): the queue takes `bsub -x` jobs.
     pub exclusive: bool,
+    /// PREEMPTION ([`crate::preempt`]).
+    pub preemption: PreemptionSpec,
+}
+
+/// A queue's PREEMPTION: `PREEMPTIVE[q[+pref] ...]`, `PREEMPTABLE[q ...]`;
+/// `None`, not said; an empty list, every queue of lower (higher)
+/// priority.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreemptionSpec {
+    pub preemptive: Option<Vec<(String, Option<u32>)>>,
+    pub preemptable: Option<Vec<String>>,
+}
+
+/// PREEMPT_FOR of `lsb.params`: how the jobs to preempt are chosen
+/// ([`crate::preempt`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PreemptFor {
+    /// MINI_JOB: a preempted job's slots count in full, so no more jobs
+    /// are preempted than it takes.
+    pub mini_job: bool,
+    /// OPTIMAL_MINI_JOB: as MINI_JOB, the jobs freeing most slots where
+    /// they are needed first: the fewest jobs preempted.
+    pub optimal_mini_job: bool,
+    /// LEAST_RUN_TIME: the job that has run the shortest time first.
+    pub least_run_time: bool,
 }
 
 /// A queue's reservation policy (spec 004, "Reserving Processors",
@@ -149,6 +174,7 @@ impl QueueSpec {
             interruptible: None,
             requeue_exit: Vec::new(),
             exclusive: false,
+            preemption: PreemptionSpec::default(),
         }
     }
 }
@@ -202,6 +228,7 @@ pub struct EngineConfig {
     /// adjustment recorded with the usage. Weighted by each tree's
     /// FAIRSHARE_ADJUSTMENT_FACTOR.
     pub memory_adjustment: Option<f64>,
+    pub preempt_for: PreemptFor,
 }
 
 /// What the multifactor policies schedule with.
@@ -273,6 +300,7 @@ impl EngineConfig {
             applications: BTreeMap::new(),
             multifactor: None,
             memory_adjustment: None,
+            preempt_for: PreemptFor::default(),
         }
     }
 }

@@ -156,7 +156,7 @@ impl Engine {
                 self.add_pending(id, &job);
                 self.jobs.insert(id, job);
             }
-            JobState::Running { start, alloc, cpu_reported, charges: _, memory } => {
+            JobState::Running { start, alloc, cpu_reported, charges: _, memory, suspended, paused } => {
                 let alloc: crate::engine::Alloc = alloc
                     .iter()
                     .filter_map(|&(h, n)| {
@@ -174,19 +174,29 @@ impl Engine {
                 q.user_used[user as usize] += slots;
                 self.user_used[user as usize] += slots;
                 let limit = self.job_limit(&job);
-                if let Some(end) = self.job_end(&job, start) {
-                    self.deadlines.insert((end, id));
-                }
-                if let Some(end) = self.expected_end(&job, start) {
-                    let by_set = self.slots_by_set(&alloc);
-                    self.expected_ends.insert((end, id), by_set);
+                let origin = start.after(paused);
+                if suspended.is_none() {
+                    if let Some(end) = self.job_end(&job, origin) {
+                        self.deadlines.insert((end, id));
+                    }
+                    if let Some(end) = self.expected_end(&job, origin) {
+                        let by_set = self.slots_by_set(&alloc);
+                        self.expected_ends.insert((end, id), by_set);
+                    }
                 }
                 self.jobs.insert(id, job);
                 self.array_runs(id);
-                // Booked from the job's own start: its run time goes on.
-                let charges = self.charge_start(id, &alloc, start, limit);
+                // Booked from the job's own start: its run time goes on
+                // (a suspended job's, once it is resumed).
+                let charges = match suspended {
+                    None => self.charge_start(id, &alloc, start, limit),
+                    Some(_) => crate::engine::Charges::new(),
+                };
+                if suspended.is_some() {
+                    self.book_suspension(id, &alloc, user);
+                }
                 if let Some(j) = self.jobs.get_mut(&id) {
-                    j.state = JobState::Running { start, alloc, charges, cpu_reported, memory: 0.0 };
+                    j.state = JobState::Running { start, alloc, charges, cpu_reported, memory: 0.0, suspended, paused };
                 }
                 self.set_memory(id, memory);
             }

@@ -94,7 +94,15 @@ impl Engine {
         }
         let charges = self.charge_start(id, &alloc, t, limit);
         if let Some(job) = self.jobs.get_mut(&id) {
-            job.state = JobState::Running { start: t, alloc, charges, cpu_reported: 0.0, memory: 0.0 };
+            job.state = JobState::Running {
+                start: t,
+                alloc,
+                charges,
+                cpu_reported: 0.0,
+                memory: 0.0,
+                suspended: None,
+                paused: 0,
+            };
         }
         self.array_starts(id);
         self.dep_changed.push(id);

@@ -283,6 +283,9 @@ pub enum JobStatus {
     Psusp,
     /// Running and stopped (`bstop`).
     Ususp,
+    /// Running and suspended by the system: preempted by a job of a
+    /// higher-priority queue.
+    Ssusp,
     /// Running, on a host whose agent allotd cannot hear (`unreach`): how
     /// it is doing is not known. As shown only; allotd's own record of the
     /// job says it runs.
@@ -299,6 +302,7 @@ impl JobStatus {
             JobStatus::Exit => "EXIT",
             JobStatus::Psusp => "PSUSP",
             JobStatus::Ususp => "USUSP",
+            JobStatus::Ssusp => "SSUSP",
             JobStatus::Unkwn => "UNKWN",
         }
     }
@@ -345,6 +349,12 @@ pub enum HistoryEvent {
     Resumed {
         by: String,
     },
+    /// Suspended by the system (SSUSP): preempted by this job.
+    Preempted {
+        by: u64,
+    },
+    /// Resumed by the system once its slots were free again.
+    ResumedBySystem,
     Modified {
         queue: String,
     },
@@ -373,7 +383,11 @@ pub struct QueueInfo {
     pub njobs: u32,
     pub pend: u32,
     pub run: u32,
+    /// Suspended: stopped (USUSP) and preempted (SSUSP), and of them the
+    /// preempted.
     pub susp: u32,
+    #[serde(default)]
+    pub ssusp: u32,
     /// USERS; `None` is all users.
     pub users: Option<Vec<String>>,
     /// HOSTS; empty is all hosts.
@@ -415,6 +429,8 @@ pub struct UserInfo {
     pub pend: u32,
     pub run: u32,
     pub ususp: u32,
+    #[serde(default)]
+    pub ssusp: u32,
     /// Slots its pending jobs hold reserved (RSV; they count in PEND too).
     #[serde(default)]
     pub rsv: u32,
@@ -432,6 +448,9 @@ pub struct HostInfo {
     pub run: u32,
     #[serde(default)]
     pub ususp: u32,
+    /// Slots of preempted jobs (SSUSP): in `njobs`, not in `run`.
+    #[serde(default)]
+    pub ssusp: u32,
     #[serde(default)]
     pub rsv: u32,
     /// A condensed compute unit's row (CONDENSED = Y): its hosts, whose

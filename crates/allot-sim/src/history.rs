@@ -41,12 +41,17 @@ pub struct RecordedRun {
     /// Its measures: seconds after its start, CPU seconds in all,
     /// resident memory (KB).
     pub usage: Vec<(u64, f64, u64)>,
+    /// When it was suspended by preemption, and resumed (if it was).
+    pub suspended: Vec<(u64, Option<u64>)>,
 }
 
 impl RecordedRun {
-    /// How long it ran, if it ended.
+    /// How long it ran, if it ended: from start to end, less the time it
+    /// was suspended by preemption.
     pub fn length(&self) -> Option<u64> {
-        self.end.map(|e| e.saturating_sub(self.start))
+        let end = self.end?;
+        let paused: u64 = self.suspended.iter().map(|&(at, until)| until.unwrap_or(end).saturating_sub(at)).sum();
+        Some(end.saturating_sub(self.start).saturating_sub(paused))
     }
 
     /// How long it took to end once killed (0 if it was not, or has not
@@ -132,6 +137,17 @@ impl History {
                 }
                 Record::Scheduled { .. } => {
                     pass_times.insert(t);
+                }
+                Record::Preempted { job, .. } => {
+                    if let Some(run) = runs.get_mut(&job.0).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
+                        run.suspended.push((t, None));
+                    }
+                }
+                Record::Resumed { job } => {
+                    let run = runs.get_mut(&job.0).and_then(|r| r.last_mut()).filter(|r| r.end.is_none());
+                    if let Some(last) = run.and_then(|r| r.suspended.last_mut()).filter(|s| s.1.is_none()) {
+                        last.1 = Some(t);
+                    }
                 }
                 _ => {}
             }

@@ -62,6 +62,8 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                     log.push((t, Record::Usage { job: JobId(*job), cpu_time: 0.0, mem_kb: (mb * 1024.0) as u64 }));
                 }
             }
+            SimEvent::Suspend { job, by } => log.push((t, Record::Preempted { job: JobId(*job), by: JobId(*by) })),
+            SimEvent::Resume { job } => log.push((t, Record::Resumed { job: JobId(*job) })),
             SimEvent::End { job, exit } => {
                 let cpu_time = line_of.get(job).map_or(0.0, |&l| w.jobs[l].cpu_time);
                 log.push((

@@ -109,12 +109,25 @@ struct Live {
     in_sync: bool,
     /// When a moved run ends (stale heap entries are told by it).
     end_at: Option<u64>,
+    /// Suspended by preemption since then; the seconds it was before; a
+    /// moved run's running time left while it is.
+    suspended: Option<u64>,
+    paused: u64,
+    left: Option<u64>,
     exit: i32,
     killed: bool,
     hosts: String,
     slots: u32,
     queue: String,
     priority: Option<f64>,
+}
+
+impl Live {
+    /// How long it has run by `t`, its time suspended left out.
+    fn ran(&self, t: u64) -> u64 {
+        let now = self.suspended.map_or(0, |s| t.saturating_sub(s));
+        t.saturating_sub(self.start).saturating_sub(self.paused).saturating_sub(now)
+    }
 }
 
 struct Job {
@@ -332,6 +345,18 @@ impl Replay<'_> {
                     let _ = self.engine.apply(Time(t), &ev);
                 }
             }
+            // The log's pass suspended or resumed a job: so did the
+            // replay's, if in step (else the replay's own decides).
+            Record::Preempted { job, .. } => {
+                if self.in_step(job.0) && self.engine.preempted_by(*job).is_none() {
+                    self.log_moved(t, job.0);
+                }
+            }
+            Record::Resumed { job } => {
+                if self.in_step(job.0) && self.engine.preempted_by(*job).is_some() {
+                    self.log_moved(t, job.0);
+                }
+            }
             Record::Modified { job, record } => {
                 let Some(j) = self.jobs.get_mut(&job.0) else { return };
                 match self.engine.apply(Time(t), &Event::Modify { job: *job, spec: record.spec.clone() }) {
@@ -433,7 +458,44 @@ impl Replay<'_> {
                     };
                     self.limit_kill(t, job.0, term);
                 }
+                Decision::Suspend { job, .. } => self.suspended(t, job.0, true),
+                Decision::Resume { job } => self.suspended(t, job.0, false),
             }
+        }
+    }
+
+    /// The replay's pass suspended (`stop`) or resumed a job. A run in
+    /// step stays so where the log did the same then; otherwise it moves:
+    /// it runs, in all, as long as the log's run ran, and a suspension
+    /// holds its end back.
+    fn suspended(&mut self, t: u64, job: u64, stop: bool) {
+        let in_step = self.in_step(job);
+        let last = self.runs_seen(job).checked_sub(1);
+        let recorded = last.and_then(|k| self.h.runs.get(&job)?.get(k));
+        let logged = recorded
+            .is_some_and(|r| r.suspended.iter().any(|&(at, until)| if stop { at == t } else { until == Some(t) }));
+        let length = recorded.and_then(RecordedRun::length);
+        let Some(live) = self.jobs.get_mut(&job).and_then(|j| j.run.as_mut()) else { return };
+        if in_step && !logged {
+            // Out of step from here: what it has left is the log's run's
+            // running time less what it ran here.
+            live.in_sync = false;
+            self.diverged = true;
+            let left = length.map(|l| l.saturating_sub(live.ran(t)));
+            live.end_at = left.map(|l| t.saturating_add(l));
+        }
+        if stop {
+            live.suspended = Some(t);
+            live.left = live.end_at.take().map(|e| e.saturating_sub(t));
+        } else if let Some(since) = live.suspended.take() {
+            live.paused += t.saturating_sub(since);
+            if let Some(left) = live.left.take() {
+                live.end_at = Some(t.saturating_add(left));
+            }
+        }
+        if let Some(end) = live.end_at.filter(|_| !live.in_sync) {
+            let attempt = self.jobs.get(&job).map_or(0, |j| j.attempts.saturating_sub(1));
+            self.due.push((end, job, Due::End(attempt)));
         }
     }
 
@@ -463,6 +525,9 @@ impl Replay<'_> {
             recorded: run.map(|_| k as usize),
             in_sync,
             end_at: None,
+            suspended: None,
+            paused: 0,
+            left: None,
             exit: run.map_or(0, |r| r.exit),
             killed: run.is_some_and(|r| r.killed.is_some()),
             hosts,
@@ -481,6 +546,29 @@ impl Replay<'_> {
             }
         }
         j.run = Some(live);
+    }
+
+    /// A run in step whose log's run was suspended or resumed where the
+    /// replay's was not: it moves, to end when it has run as long as the
+    /// log's run did.
+    fn log_moved(&mut self, t: u64, job: u64) {
+        let last = self.runs_seen(job).checked_sub(1);
+        let length = last.and_then(|k| self.h.runs.get(&job)?.get(k)).and_then(RecordedRun::length);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let attempt = j.attempts.saturating_sub(1);
+        let Some(live) = j.run.as_mut() else { return };
+        live.in_sync = false;
+        self.diverged = true;
+        let left = length.map(|l| l.saturating_sub(live.ran(t)));
+        match live.suspended {
+            Some(_) => live.left = left,
+            None => {
+                live.end_at = left.map(|l| t.saturating_add(l));
+                if let Some(end) = live.end_at {
+                    self.due.push((end, job, Due::End(attempt)));
+                }
+            }
+        }
     }
 
     /// A moved run's end or measure, at its time.
@@ -542,6 +630,7 @@ impl Replay<'_> {
             hosts: live.hosts,
             priority: live.priority,
             exit: live.exit,
+            suspended: live.paused + live.suspended.map_or(0, |s| t.saturating_sub(s)),
         });
         if requeued.is_some() {
             j.pending = true;
@@ -689,6 +778,7 @@ impl Replay<'_> {
                     hosts: live.hosts.clone(),
                     priority: live.priority,
                     exit: -1,
+                    suspended: live.paused + live.suspended.map_or(0, |s| horizon.saturating_sub(s)),
                 });
             } else if j.pending {
                 let queue = self.engine.job_queue(JobId(id)).unwrap_or_default().to_string();

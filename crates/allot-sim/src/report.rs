@@ -98,7 +98,8 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
     let records = &out.records;
     let last_end = records.iter().map(|r| r.end).max().unwrap_or(first_submit);
     let makespan = last_end.saturating_sub(first_submit);
-    let slot_seconds = |r: &JobRecord| u64::from(r.slots) as f64 * (r.end - r.start) as f64;
+    // The time a job ran: suspended by preemption, its slots were another's.
+    let slot_seconds = |r: &JobRecord| u64::from(r.slots) as f64 * (r.end - r.start).saturating_sub(r.suspended) as f64;
     let used: f64 = records.iter().map(slot_seconds).sum();
     let capacity = engine.total_slots() as f64 * makespan as f64;
     let mut waits: Vec<u64> = records.iter().map(|r| r.start - r.submit).collect();
@@ -159,6 +160,7 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
             "mean_standing": standing as f64 / out.passes.max(1) as f64,
         },
         "requeued": out.requeued,
+        "preempted": out.preempted,
         "share_error": share_error,
         "users": users,
     })
@@ -348,6 +350,7 @@ mod tests {
             hosts: "node01*16 node02*16".into(),
             priority,
             exit,
+            suspended: 0,
         };
         let csv = jobs_csv(&[row(0, None), row(-1, Some(1234.56789)), row(137, Some(-0.5)), row(i32::MIN, None)]);
         let mut lines = csv.lines();
@@ -398,6 +401,7 @@ mod tests {
             hosts: String::new(),
             priority: None,
             exit: 0,
+            suspended: 0,
         };
         let records = [
             rec("alice", 0, 10, 110, 1),

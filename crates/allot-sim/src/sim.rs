@@ -52,6 +52,8 @@ pub struct JobRecord {
     /// policies).
     pub priority: Option<f64>,
     pub exit: i32,
+    /// Seconds it spent suspended by preemption (within start to end).
+    pub suspended: u64,
 }
 
 /// A workload job the engine refused, with its line.
@@ -82,6 +84,8 @@ pub struct Outcome {
     /// Runs that ended with a code of their queue's REQUEUE_EXIT_VALUES
     /// and went back to pending (each run is a record).
     pub requeued: u64,
+    /// Jobs suspended by preemption (each suspension once).
+    pub preempted: u64,
 }
 
 /// What happened in a run, for [`SimOptions::record_events`].
@@ -97,6 +101,10 @@ pub enum SimEvent {
     Start { job: u64, alloc: Vec<(HostIdx, Slots)> },
     /// A run ended with this exit code.
     End { job: u64, exit: i32 },
+    /// A running job was suspended, preempted by job `by`.
+    Suspend { job: u64, by: u64 },
+    /// A job suspended by preemption was resumed.
+    Resume { job: u64 },
 }
 
 /// The exit code of a job killed at its run limit: 128 + SIGKILL, as
@@ -112,6 +120,12 @@ struct Running {
     alloc: Vec<(HostIdx, Slots)>,
     killed: bool,
     priority: Option<f64>,
+    /// When it ends, as it runs now; since when it is suspended, and the
+    /// seconds it was suspended before: its end moves on by each
+    /// suspension (an entry of `ends` for another time is stale).
+    end: u64,
+    suspended: Option<u64>,
+    paused: u64,
 }
 
 /// Replays `w` through `engine`. `report` renders the engine's share
@@ -165,6 +179,9 @@ pub fn run(
                 break;
             }
             ends.pop();
+            if running.get(&id).is_some_and(|r| r.end != t || r.suspended.is_some()) {
+                continue;
+            }
             if let Some(r) = running.remove(&id) {
                 let job = &w.jobs[r.job];
                 let exit = if r.killed { KILLED_EXIT } else { job.exit };
@@ -180,7 +197,7 @@ pub fn run(
                 if engine.requeues_on_exit(id, exit) {
                     let _ = engine.apply(Time(t), &Event::Requeue { job: id, cpu_time: job.cpu_time, hold: false });
                     let runtime = left.get(&id).copied().unwrap_or(job.runtime);
-                    left.insert(id, runtime.saturating_sub(t - r.start).max(1));
+                    left.insert(id, runtime.saturating_sub((t - r.start).saturating_sub(r.paused)).max(1));
                     pending.insert(id, (r.job, r.index));
                     out.requeued += 1;
                 } else {
@@ -225,7 +242,32 @@ pub fn run(
             out.events.push((t, SimEvent::Pass));
         }
         for d in engine.schedule(Time(t)) {
-            let Decision::Start { job: id, alloc } = d else { continue };
+            let (id, alloc) = match d {
+                Decision::Start { job, alloc } => (job, alloc),
+                Decision::Kill { .. } => continue,
+                Decision::Suspend { job, by } => {
+                    if let Some(r) = running.get_mut(&job) {
+                        r.suspended = Some(t);
+                        out.preempted += 1;
+                    }
+                    if opts.record_events {
+                        out.events.push((t, SimEvent::Suspend { job: job.0, by: by.0 }));
+                    }
+                    continue;
+                }
+                Decision::Resume { job } => {
+                    if let Some(r) = running.get_mut(&job) {
+                        let since = r.suspended.take().unwrap_or(t);
+                        r.paused += t - since;
+                        r.end += t - since;
+                        ends.push(Reverse((r.end, job)));
+                    }
+                    if opts.record_events {
+                        out.events.push((t, SimEvent::Resume { job: job.0 }));
+                    }
+                    continue;
+                }
+            };
             let Some((widx, index)) = pending.remove(&id) else { continue };
             let job = &w.jobs[widx];
             // The limit in force: the job's, its queue's RUNLIMIT, or what
@@ -249,7 +291,10 @@ pub fn run(
             if opts.record_events {
                 out.events.push((t, SimEvent::Start { job: id.0, alloc: alloc.clone() }));
             }
-            running.insert(id, Running { job: widx, index, queue, start: t, alloc, killed, priority });
+            running.insert(
+                id,
+                Running { job: widx, index, queue, start: t, alloc, killed, priority, end, suspended: None, paused: 0 },
+            );
         }
     }
     engine.set_keep_parked(false);
@@ -344,5 +389,6 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         hosts,
         priority: r.priority,
         exit: if r.killed { KILLED_EXIT } else { job.exit },
+        suspended: r.paused,
     }
 }

@@ -42,7 +42,7 @@ fn starts(e: &mut Engine) -> Vec<(u64, String)> {
                 let a: Vec<String> = alloc.iter().map(|&(h, n)| format!("{}*{n}", e.host_name(h))).collect();
                 Some((job.0, a.join(" ")))
             }
-            Decision::Kill { .. } => None,
+            _ => None,
         })
         .collect()
 }

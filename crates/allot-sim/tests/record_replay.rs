@@ -96,3 +96,50 @@ fn a_simulated_run_replays_from_its_log_decision_for_decision() {
         }
     }
 }
+
+/// With a preemptive queue: the run's suspensions and resumes are in its
+/// log and the replay makes them again, job for job; replayed where the
+/// queue does not preempt, every run still ends, each as long as it ran.
+#[test]
+fn a_run_with_preemption_replays_from_its_log() {
+    let queues = format!(
+        "{QUEUES}\nBegin Queue\nQUEUE_NAME = urgent\nPRIORITY = 50\nPREEMPTION = PREEMPTIVE[normal]\nEnd Queue\n"
+    );
+    let files: Vec<(String, String)> =
+        [("allot.toml", HOSTS), ("lsb.queues", &queues)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    let mut preempted = 0;
+    for seed in 1..=6 {
+        // Every third plain job is urgent.
+        let text: Vec<String> = workload(300, seed)
+            .lines()
+            .enumerate()
+            .map(|(i, l)| if i % 3 == 0 { l.replace(r#""bsub": "-n "#, r#""bsub": "-q urgent -n "#) } else { l.into() })
+            .collect();
+        let w = allot_sim::jsonl::read(&text.join("\n"));
+        let mut engine = allot_engine::Engine::new(config.engine_config());
+        let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
+        let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+        preempted += out.preempted;
+        let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(config.engine_config()));
+        let h = History::from_records("simulated".into(), log).expect("a history");
+        let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
+        let differences = replayed.differences();
+        assert!(differences.is_empty(), "seed {seed}: {differences:?}");
+        let key = |r: &allot_sim::sim::JobRecord| (r.start, r.index, r.end, r.suspended);
+        let mut ran: Vec<_> = out.records.iter().map(key).collect();
+        let mut again: Vec<_> = replayed.outcome.records.iter().map(key).collect();
+        ran.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(ran, again, "seed {seed}");
+        // Without preemption: the same runs, none suspended.
+        let plain = queues.replace("PREEMPTION = PREEMPTIVE[normal]", "");
+        let files: Vec<(String, String)> = vec![("allot.toml".into(), HOSTS.into()), ("lsb.queues".into(), plain)];
+        let other = allot_sim::history::Recorded::load(Some("plain"), &files).expect("loads");
+        let (after, _) = allot_sim::replay::replay(&h, Some(other)).expect("replays");
+        assert!(after.running.is_empty() && after.waiting.is_empty(), "seed {seed}");
+        assert_eq!(after.outcome.records.len(), out.records.len(), "seed {seed}");
+        assert!(after.outcome.records.iter().all(|r| r.suspended == 0), "seed {seed}");
+    }
+    assert!(preempted > 10, "the workload preempts: {preempted}");
+}

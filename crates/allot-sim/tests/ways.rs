@@ -17,7 +17,7 @@ fn users_started(e: &mut Engine, t: u64, ids: &[(JobId, &str)]) -> Vec<String> {
         .iter()
         .filter_map(|d| match d {
             Decision::Start { job, .. } => ids.iter().find(|(i, _)| i == job).map(|(_, u)| u.to_string()),
-            Decision::Kill { .. } => None,
+            _ => None,
         })
         .collect()
 }

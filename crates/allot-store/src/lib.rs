@@ -183,6 +183,11 @@ pub enum Record {
     /// `bstop` (`stop`) or `bresume` of a job, asked by user `by`: a
     /// pending job is held or released, a running one stopped or continued.
     Suspended { job: JobId, stop: bool, by: String },
+    /// A running job was suspended (SSUSP), preempted by job `by`; a
+    /// replay's pass suspends it again.
+    Preempted { job: JobId, by: JobId },
+    /// A job suspended by preemption was resumed by the pass.
+    Resumed { job: JobId },
     /// `bmod` or `bswitch` of a pending job: its record from now on.
     Modified { job: JobId, record: Box<JobRecord> },
     /// `brequeue`: a finished job is pending again from now; a running one
@@ -249,6 +254,8 @@ impl Record {
             Record::QueueChanged { .. } => "QueueChanged",
             Record::Reconfigured { .. } => "Reconfigured",
             Record::Suspended { .. } => "Suspended",
+            Record::Preempted { .. } => "Preempted",
+            Record::Resumed { .. } => "Resumed",
             Record::Modified { .. } => "Modified",
             Record::Requeued { .. } => "Requeued",
             Record::ArrayLimit { .. } => "ArrayLimit",
@@ -270,6 +277,8 @@ impl Record {
             | Record::Finished { job, .. }
             | Record::Removed { job }
             | Record::Suspended { job, .. }
+            | Record::Preempted { job, .. }
+            | Record::Resumed { job }
             | Record::Modified { job, .. }
             | Record::Requeued { job, .. }
             | Record::ArrayLimit { job, .. }

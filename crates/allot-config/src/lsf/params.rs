@@ -60,14 +60,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                 "RESOURCE_RESERVE_PER_SLOT" => {
                     p.resource_reserve_per_slot = value(diags, line, &key, v, yes_no).unwrap_or(false)
                 }
-                "PREEMPT_FOR" => {
-                    p.preempt_for = value(diags, line, &key, v, names)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(str::to_string)
-                        .collect();
-                    diags.warning(at(line, kv.key), "PREEMPT_FOR is not applied by allot yet");
-                }
+                "PREEMPT_FOR" => preempt_for(&mut p, diags, line, v),
                 "COMPUTE_UNIT_TYPES" => compute_unit_types(&mut p, diags, line, v),
                 "MAX_JOB_ARRAY_SIZE" => match value(diags, line, &key, v, uint) {
                     Some(n) if (1..=crate::array::MAX_INDEX).contains(&n) => p.max_job_array_size = n,
@@ -94,6 +87,36 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
         }
     }
     p
+}
+
+/// PREEMPT_FOR's keywords: MINI_JOB, OPTIMAL_MINI_JOB and LEAST_RUN_TIME
+/// choose the jobs preempted; GROUP_JLP, GROUP_MAX, HOST_JLU and USER_JLP
+/// change how limits allot does not have count (lsb.resources and user
+/// group limits), so they are read and said not to apply.
+fn preempt_for(p: &mut Params, diags: &mut Diagnostics, line: &super::text::Line, v: &str) {
+    const APPLIED: [&str; 3] = ["MINI_JOB", "OPTIMAL_MINI_JOB", "LEAST_RUN_TIME"];
+    const NOT_APPLIED: [&str; 4] = ["GROUP_JLP", "GROUP_MAX", "HOST_JLU", "USER_JLP"];
+    let Some(words) = value(diags, line, "PREEMPT_FOR", v, names) else { return };
+    for w in words {
+        let upper = w.to_ascii_uppercase();
+        if APPLIED.contains(&upper.as_str()) {
+            p.preempt_for.push(upper);
+        } else if NOT_APPLIED.contains(&upper.as_str()) {
+            diags.warning(
+                at(line, w),
+                format!("PREEMPT_FOR: `{w}` is not applied: allot has no lsb.resources or user group slot limits"),
+            );
+        } else {
+            diags.error(
+                at(line, w),
+                format!(
+                    "PREEMPT_FOR: unknown keyword `{w}` (expected {} or {})",
+                    APPLIED.join(", "),
+                    NOT_APPLIED.join(", ")
+                ),
+            );
+        }
+    }
 }
 
 fn compute_unit_types(p: &mut Params, diags: &mut Diagnostics, line: &super::text::Line, v: &str) {
@@ -170,7 +193,11 @@ mod tests {
              MAX_JOB_ARRAY_SIZE = 5000\nMAX_USER_PRIORITY = 100\nCLEAN_PERIOD = 600\nJOB_TERMINATE_INTERVAL = 3\n\
              End Parameters\n",
         );
-        assert_eq!(d.to_string().trim(), "lsb.params:13:1: warning: PREEMPT_FOR is not applied by allot yet");
+        assert_eq!(
+            d.to_string().trim(),
+            "lsb.params:13:15: warning: PREEMPT_FOR: `GROUP_JLP` is not applied: allot has no lsb.resources or user \
+             group slot limits"
+        );
         assert_eq!((p.clean_period, p.job_terminate_interval), (600, 3));
         assert_eq!(p.factors.cpu_time_factor, 0.0);
         assert_eq!(p.factors.fairshare_adjustment_factor, 0.5);

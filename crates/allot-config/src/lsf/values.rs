@@ -151,41 +151,57 @@ pub fn exclusive(input: &mut &str) -> ModalResult<Exclusive> {
     .parse_next(input)
 }
 
-/// PREEMPTION: `PREEMPTIVE[q ...]` and/or `PREEMPTABLE[q ...]`; an empty or
-/// missing list means every queue of lower (higher) priority.
+/// PREEMPTION: `PREEMPTIVE[q[+pref] ...]` and/or `PREEMPTABLE[q ...]`; an
+/// empty or missing list means every queue of lower (higher) priority.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Preemption {
-    pub preemptive: Option<Vec<String>>,
+    /// The queues this one preempts, each with its preference level
+    /// (`low+2`: preempted before queues of lower levels and none).
+    pub preemptive: Option<Vec<(String, Option<u32>)>>,
     pub preemptable: Option<Vec<String>>,
 }
 
-fn queue_list(input: &mut &str) -> ModalResult<Vec<String>> {
-    let list: Option<Vec<&str>> = opt(delimited(
+fn queue_list<'a, T>(
+    item: impl Parser<&'a str, T, ErrMode<ContextError>>,
+) -> impl Parser<&'a str, Vec<T>, ErrMode<ContextError>> {
+    opt(preceded(
         (multispace0, '['),
-        repeat(0.., delimited(multispace0, name, multispace0)),
-        ']'.context(StrContext::Expected(StrContextValue::CharLiteral(']'))),
+        cut_err(terminated(
+            repeat(0.., delimited(multispace0, item, multispace0)),
+            ']'.context(StrContext::Expected(StrContextValue::CharLiteral(']'))),
+        )),
     ))
-    .parse_next(input)?;
-    Ok(list.unwrap_or_default().into_iter().map(str::to_string).collect())
+    .map(Option::unwrap_or_default)
+}
+
+/// `queue` or `queue+n`.
+fn preferred(input: &mut &str) -> ModalResult<(String, Option<u32>)> {
+    (name, opt(preceded('+', cut_err(dec_uint.context(exp("a preference level, a whole number"))))))
+        .map(|(q, pref): (&str, Option<u32>)| (q.to_string(), pref))
+        .context(exp("a queue name, or `queue+preference`"))
+        .parse_next(input)
 }
 
 pub fn preemption(input: &mut &str) -> ModalResult<Preemption> {
+    enum Word {
+        Preemptive(Vec<(String, Option<u32>)>),
+        Preemptable(Vec<String>),
+    }
     let mut p = Preemption::default();
-    let words: Vec<(bool, Vec<String>)> = separated(
+    let words: Vec<Word> = separated(
         1..,
         alt((
-            preceded(literal(Caseless("PREEMPTIVE")), queue_list).map(|l| (true, l)),
-            preceded(literal(Caseless("PREEMPTABLE")), queue_list).map(|l| (false, l)),
+            preceded(literal(Caseless("PREEMPTIVE")), queue_list(preferred)).map(Word::Preemptive),
+            preceded(literal(Caseless("PREEMPTABLE")), queue_list(name.map(str::to_string))).map(Word::Preemptable),
         ))
         .context(exp("`PREEMPTIVE[queues]` or `PREEMPTABLE[queues]`")),
         multispace1,
     )
     .parse_next(input)?;
-    for (preemptive, list) in words {
-        if preemptive {
-            p.preemptive = Some(list);
-        } else {
-            p.preemptable = Some(list);
+    for w in words {
+        match w {
+            Word::Preemptive(l) => p.preemptive = Some(l),
+            Word::Preemptable(l) => p.preemptable = Some(l),
         }
     }
     Ok(p)
@@ -343,8 +359,14 @@ mod tests {
         assert_eq!(parse_all(exclusive, "CU[rack]"), Ok(Exclusive::ComputeUnit("rack".into())));
         assert_eq!(parse_all(exclusive, "y"), Ok(Exclusive::Yes));
         let p = parse_all(preemption, "PREEMPTIVE[short night] PREEMPTABLE").expect("valid");
-        assert_eq!(p.preemptive, Some(vec!["short".to_string(), "night".to_string()]));
+        assert_eq!(p.preemptive, Some(vec![("short".to_string(), None), ("night".to_string(), None)]));
         assert_eq!(p.preemptable, Some(vec![]));
+        let p = parse_all(preemption, "PREEMPTIVE[normal low+1]").expect("valid");
+        assert_eq!(p.preemptive, Some(vec![("normal".to_string(), None), ("low".to_string(), Some(1))]));
+        assert_eq!(p.preemptable, None);
+        let e = parse_all(preemption, "PREEMPTIVE[low+]").expect_err("no level");
+        assert_eq!(e.offset, 15);
+        assert!(e.message.starts_with("expected a preference level, a whole number"), "{}", e.message);
         let r = parse_all(requeue_exit_values, "99 100 EXCLUDE(1 2)").expect("valid");
         assert_eq!((r.requeue, r.exclude), (vec![99, 100], vec![1, 2]));
     }

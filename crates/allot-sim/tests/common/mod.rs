@@ -45,6 +45,7 @@ pub fn pass(e: &mut Engine, t: Time) -> Vec<u64> {
                     e.apply(t, &Event::Finish { job, cpu_time: 0.0, exit: 140 }).expect("a kill ends the job");
                     killed = true;
                 }
+                Decision::Suspend { .. } | Decision::Resume { .. } => {}
             }
         }
         if !killed {
@@ -78,7 +79,7 @@ pub fn kills(e: &mut Engine, t: Time) -> Vec<u64> {
         .into_iter()
         .filter_map(|d| match d {
             Decision::Kill { job, .. } => Some(job.0),
-            Decision::Start { .. } => None,
+            _ => None,
         })
         .collect()
 }
