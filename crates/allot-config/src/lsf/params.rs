@@ -78,6 +78,9 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                 "LSB_NCPU_ENFORCE" => {
                     p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
                 }
+                _ if PARAMS_NOT_APPLIED.contains(&key.as_str()) => {
+                    diags.warning(at(line, kv.key), format!("`{}` is not applied by allot, ignored", kv.key))
+                }
                 _ => diags.warning(at(line, kv.key), format!("unknown parameter `{}`, ignored", kv.key)),
             }
             if (key.ends_with("_FACTOR") || key == "HIST_HOURS") && p.factors_negative() {
@@ -88,6 +91,21 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
     }
     p
 }
+
+/// Parameters of LSF's that allot reads and does not apply: said so, not
+/// called unknown. (Preemption's refinements: exclusive and backfill jobs
+/// are never preempted, as without PREEMPT_JOBTYPE; a job may be
+/// preempted any number of times; slots are the only preemptable
+/// resource.)
+const PARAMS_NOT_APPLIED: [&str; 7] = [
+    "PREEMPT_JOBTYPE",
+    "MAX_JOB_PREEMPT",
+    "PREEMPTABLE_RESOURCES",
+    "PREEMPTION_WAIT_TIME",
+    "NO_PREEMPT_RUN_TIME",
+    "NO_PREEMPT_FINISH_TIME",
+    "PREEMPT_DELAY",
+];
 
 /// PREEMPT_FOR's keywords: MINI_JOB, OPTIMAL_MINI_JOB and LEAST_RUN_TIME
 /// choose the jobs preempted; GROUP_JLP, GROUP_MAX, HOST_JLU and USER_JLP
@@ -181,6 +199,26 @@ mod tests {
         assert_eq!(p.max_job_array_size, 1000);
         assert_eq!(p.max_user_priority, None);
         assert_eq!(p.clean_period, 3600);
+    }
+
+    #[test]
+    fn preempt_for_keywords_and_preemption_parameters() {
+        let (p, d) = params(
+            "Begin Parameters\nPREEMPT_FOR = mini_job LEAST_RUN_TIME GROUP_MAX BOGUS\nPREEMPT_JOBTYPE = BACKFILL\n\
+             End Parameters\n",
+        );
+        assert_eq!(p.preempt_for, ["MINI_JOB", "LEAST_RUN_TIME"]);
+        let d: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
+        assert_eq!(
+            d,
+            [
+                "lsb.params:2:39: warning: PREEMPT_FOR: `GROUP_MAX` is not applied: allot has no lsb.resources or \
+                 user group slot limits",
+                "lsb.params:2:49: error: PREEMPT_FOR: unknown keyword `BOGUS` (expected MINI_JOB, OPTIMAL_MINI_JOB, \
+                 LEAST_RUN_TIME or GROUP_JLP, GROUP_MAX, HOST_JLU, USER_JLP)",
+                "lsb.params:3:1: warning: `PREEMPT_JOBTYPE` is not applied by allot, ignored",
+            ]
+        );
     }
 
     #[test]
