@@ -282,3 +282,54 @@ fn the_job_size_factor_counts_nodes_when_told() {
         assert_eq!(got, want, "{size_by}");
     }
 }
+
+/// Flux's half-life (spec 002: "a person who accrued a bunch of usage
+/// weeks ago should receive slightly higher priority than the person who
+/// accrued the same usage the day before"; "decay everyone's usage by
+/// half over the course of a week", the default). alice runs 1,000 s in
+/// the first week, carol the same a week later: two weeks in, alice's
+/// usage is half carol's, to the digit, and her next job goes first.
+/// With `reset = "weekly"`, both start the third week at 0.
+#[test]
+fn flux_half_life_decay_and_periodic_reset() {
+    const WEEK: u64 = 7 * 86_400;
+    let run = |reset: &str| {
+        let toml = format!(
+            "[priority]\npolicy = \"flux-accounting\"\naccounts = \"assoc.cfg\"\nreset = \"{reset}\"\n\
+             [priority.weights]\nfair_share = 1000\n"
+        );
+        let mut e =
+            engine_from(&[("lsb.hosts", ONE_CPU), ("lsb.queues", NORMAL), ("allot.toml", &toml), ("assoc.cfg", DUMP)]);
+        assert_eq!(e.config().multifactor.as_ref().map(|m| m.half_life), Some(WEEK), "a week by default");
+        let a = submit(&mut e, Time(0), by("alice", None));
+        assert_eq!(pass(&mut e, Time(0)), [a.0]);
+        end(&mut e, Time(1_000), a);
+        let c = submit(&mut e, Time(WEEK), by("carol", None));
+        assert_eq!(pass(&mut e, Time(WEEK)), [c.0]);
+        end(&mut e, Time(WEEK + 1_000), c);
+        let (_, tree, usage, _) = e.multifactor_inputs(Time(2 * WEEK)).expect("multifactor");
+        let of = |account: &str, user: &str| usage[tree.assoc(account, user).expect("an association").0 as usize];
+        let (alice, carol) = (of("phys", "alice"), of("chem", "carol"));
+        // Held busy, then both ask at once.
+        let hold = submit(&mut e, Time(2 * WEEK), by("bob", Some("phys")));
+        assert_eq!(pass(&mut e, Time(2 * WEEK)), [hold.0]);
+        let c2 = submit(&mut e, Time(2 * WEEK + 1), by("carol", None));
+        let a2 = submit(&mut e, Time(2 * WEEK + 2), by("alice", None));
+        end(&mut e, Time(2 * WEEK + 10), hold);
+        let next = pass(&mut e, Time(2 * WEEK + 10));
+        (alice, carol, next, a2, c2)
+    };
+    let (alice, carol, next, a2, _) = run("none");
+    // carol's 1,000 s decayed over the week since: ∫ 2^(-s/h), s from
+    // h - 1000 to h; alice's, the same a week further back: half of it.
+    let h = WEEK as f64;
+    let carol_expected = h / std::f64::consts::LN_2 * ((-(h - 1000.0) / h).exp2() - 0.5);
+    assert!((carol - carol_expected).abs() < 1e-6 * carol_expected, "{carol} vs {carol_expected}");
+    assert!((alice / carol - 0.5).abs() < 1e-12, "alice {alice}, carol {carol}");
+    assert_eq!(next, [a2.0], "the older usage ranks higher");
+    // 1970-01-15 is a Thursday: a weekly reset on Monday the 12th left
+    // neither any usage.
+    let (alice, carol, next, _, c2) = run("weekly");
+    assert_eq!((alice, carol), (0.0, 0.0));
+    assert_eq!(next, [c2.0], "tied: the first submitted");
+}
