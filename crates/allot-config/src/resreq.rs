@@ -18,6 +18,17 @@
 //! operand := number | "'" text "'" | "\"" text "\"" | name
 //! ```
 //!
+//! A compound requirement gives different requirements to parts of a
+//! parallel job, the first execution host's first:
+//!
+//! ```text
+//! compound := term ("+" term)*           term := [n "*"] "{" resreq "}"
+//! ```
+//!
+//! A term without `n*` is for 1 slot; the job's slots are the terms' sum
+//! (`-n`, if given, must be that sum). `cu[]` is not supported within a
+//! term.
+//!
 //! Blanks may separate tokens. `order`, `rusage`, `span`, `same` and `cu`
 //! may each be given once. `rusage` reserves memory only (the one
 //! consumable resource allot tracks); another resource in it is an error,
@@ -32,7 +43,7 @@ use winnow::prelude::*;
 use winnow::stream::Stream;
 use winnow::token::{one_of, take_till, take_while};
 
-use allot_engine::resreq::{CmpOp, CuPref, CuReq, Expr, Operand, OrderKey, ResReq, Span};
+use allot_engine::resreq::{CmpOp, CompoundTerm, CuPref, CuReq, Expr, Operand, OrderKey, ResReq, Span};
 
 use crate::lsf::values::{ValueError, parse_all};
 
@@ -41,9 +52,58 @@ use crate::lsf::values::{ValueError, parse_all};
 /// Nesting deeper than [`crate::nesting::MAX_NESTING`] is refused first.
 pub fn parse(text: &str) -> Result<ResReq, ValueError> {
     crate::nesting::check(text, crate::nesting::MAX_NESTING)?;
+    if term_head.parse_peek(text).is_ok() {
+        return compound(text);
+    }
     let mut r = parse_all(resreq, text)?;
     r.text = text.trim().to_string();
     Ok(r)
+}
+
+/// The start of a compound requirement's term: blanks, `n*` or not, `{`;
+/// the slots it is for.
+fn term_head(input: &mut &str) -> ModalResult<u32> {
+    let (_, n, _) = (multispace0, opt(terminated(dec_uint::<_, u32, _>, (multispace0, '*', multispace0))), '{')
+        .parse_next(input)?;
+    Ok(n.unwrap_or(1))
+}
+
+/// A compound requirement (module docs); each term's errors at their
+/// offset in the whole string.
+fn compound(text: &str) -> Result<ResReq, ValueError> {
+    let at = |rest: &str| text.len() - rest.len();
+    let error = |offset: usize, message: &str| ValueError { offset, message: message.to_string() };
+    let mut terms = Vec::new();
+    let mut rest = text;
+    loop {
+        let start = at(rest) + (rest.len() - rest.trim_start().len());
+        let Ok(slots) = term_head.parse_next(&mut rest) else {
+            return Err(error(start, "expected a term of a compound requirement: `n*{...}` or `{...}`"));
+        };
+        if slots == 0 {
+            return Err(error(start, "expected a term of at least 1 slot"));
+        }
+        let offset = at(rest);
+        let inner: &str = take_till::<_, _, ContextError>(0.., '}').parse_next(&mut rest).unwrap_or_default();
+        if !rest.starts_with('}') {
+            return Err(error(at(rest), "expected `}` to end the term"));
+        }
+        let mut res = parse_all(resreq, inner).map_err(|e| ValueError { offset: e.offset + offset, ..e })?;
+        if res.cu.is_some() {
+            return Err(error(offset, "a compound requirement's terms take no cu[] section"));
+        }
+        res.text = inner.trim().to_string();
+        terms.push(CompoundTerm { slots, res });
+        rest = rest[1..].trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        match rest.strip_prefix('+') {
+            Some(next) => rest = next,
+            None => return Err(error(at(rest), "expected `+` and another term, or the end")),
+        }
+    }
+    Ok(ResReq { text: text.trim().to_string(), terms, ..ResReq::default() })
 }
 
 /// Several `-R` options: one requirement, as if written one after another.
@@ -345,6 +405,38 @@ mod tests {
 
     fn and(a: Expr, b: Expr) -> Expr {
         Expr::And(Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn compound_requirements_parse_term_by_term() {
+        // The spec's (spec 004, "Compound resource requirements"), with
+        // memory where it has a license allot does not track.
+        let r = parse("1*{select[type==X86_64]rusage[mem=100]} + {select[type==any]}").expect("parses");
+        assert_eq!(r.compound_slots(), Some(2), "a term without n* is for 1 slot");
+        assert_eq!(r.terms[0].slots, 1);
+        assert_eq!(r.terms[0].res.select, Some(cmp("type", CmpOp::Eq, name("X86_64"))));
+        assert_eq!(
+            (r.terms[0].res.rusage_mem, r.terms[0].res.text.as_str()),
+            (Some(100.0), "select[type==X86_64]rusage[mem=100]")
+        );
+        assert_eq!(r.terms[1].res.select, Some(cmp("type", CmpOp::Eq, name("any"))));
+        assert!(r.select.is_none() && r.constrains());
+        let r = parse(" 2 * {span[ptile=2]} + 4*{same[type]}").expect("parses");
+        assert_eq!(r.compound_slots(), Some(6));
+        assert_eq!(r.terms[0].res.span, Some(Span::Ptile(2)));
+        // Errors at their place in the whole string.
+        let e = parse("2*{select[type==X86_64} + {}").expect_err("unclosed");
+        assert_eq!(e.offset, 22, "{e:?}");
+        let e = parse("2*{select[a]} + 3*{span[ptile=0]}").expect_err("bad ptile");
+        assert_eq!(e.offset, 31, "{e:?}");
+        let e = parse("2*{select[a]} {select[b]}").expect_err("no plus");
+        assert_eq!((e.offset, e.message.as_str()), (14, "expected `+` and another term, or the end"));
+        let e = parse("0*{select[a]}").expect_err("no slots");
+        assert_eq!((e.offset, e.message.as_str()), (0, "expected a term of at least 1 slot"));
+        let e = parse("2*{select[a] + {select[b]}").expect_err("unclosed");
+        assert!(e.message.contains("`}`") || e.offset > 0, "{e:?}");
+        let e = parse("{cu[type=rack]}").expect_err("cu");
+        assert_eq!((e.offset, e.message.as_str()), (1, "a compound requirement's terms take no cu[] section"));
     }
 
     #[test]

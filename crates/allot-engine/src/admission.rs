@@ -99,6 +99,23 @@ impl Engine {
             None => self.choose_queue_index(spec, &self.config.default_queues, "DEFAULT_QUEUE", &|_| false)?,
         };
         self.allows_user(queue, &spec.user)?;
+        // A compound requirement says how many slots (module docs of
+        // `compound`): `-n` may only repeat it.
+        let compound = match &spec.res_req {
+            Some(r) => r.compound_slots(),
+            None => self.queues[queue].spec.res_req.as_ref().and_then(ResReq::compound_slots),
+        };
+        let asked = match (compound, asked) {
+            (None, asked) => asked,
+            (Some(n), None) => Some((n, n)),
+            (Some(n), Some((a, b))) if a == n && b == n => asked,
+            (Some(n), Some((a, b))) => {
+                return Err(Rejection::BadResReq(format!(
+                    "-n {}: the compound requirement asks {n} slots in all",
+                    show_asked(a, b)
+                )));
+            }
+        };
         let (qos, user_factor) = self.mf_qos(spec)?;
         // Job level over application level over queue level, as LSF
         // orders run limits.

@@ -25,6 +25,7 @@
 
 mod admission;
 mod arrays;
+mod compound;
 mod control;
 mod cu;
 pub mod deps;

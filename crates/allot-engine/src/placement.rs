@@ -159,7 +159,8 @@ impl Engine {
         let (rel_slots, rel_mem) = released;
         let (rsv_slots, rsv_mem) = self.reserved_to(host, ask.view);
         let borrowing = matches!(ask.view, View::Backfill { .. });
-        let free = host.unclaimed() + rel_slots;
+        let taken = ask.taken.and_then(|t| t.get(&h)).copied().unwrap_or(0);
+        let free = (host.unclaimed() + rel_slots).saturating_sub(taken);
         let mut cap = if borrowing { free } else { free + rsv_slots };
         let q = &self.queues[job.queue];
         if q.per_host_limits {
@@ -215,9 +216,8 @@ impl Engine {
         if exclusive {
             self.lock_hosts(&hosts, hold);
         }
-        let mem = res.and_then(|r| r.rusage_mem).unwrap_or(0.0);
-        for &(h, n) in alloc {
-            let mem = self.rusage_on_host(mem, n);
+        let mems = self.rusage_by_entry(res, alloc);
+        for (&(h, n), mem) in alloc.iter().zip(mems) {
             let host = &mut self.hosts[h as usize];
             if hold {
                 host.used += n;
@@ -240,6 +240,7 @@ impl Engine {
     /// first (module docs).
     pub(crate) fn place(&self, job: &Job, t: Time, ask: &Ask) -> Option<Alloc> {
         match &job.res {
+            Some(res) if !res.terms.is_empty() => self.place_compound(job, res, t, ask),
             Some(res) => self.place_by(job, res, t, ask),
             None if job.constrained() => self.place_by(job, &ResReq::default(), t, ask),
             None => self.first_fit(job, t, ask),
@@ -315,7 +316,7 @@ impl Engine {
         (ask.max - need >= ask.min).then_some(alloc)
     }
 
-    fn place_by(&self, job: &Job, res: &ResReq, t: Time, ask: &Ask) -> Option<Alloc> {
+    pub(crate) fn place_by(&self, job: &Job, res: &ResReq, t: Time, ask: &Ask) -> Option<Alloc> {
         if ask.is_plain() && self.free_in(self.queues[job.queue].host_set) < u64::from(ask.min) {
             return None;
         }
@@ -460,6 +461,9 @@ impl Engine {
     /// that kind; `cu[...]` names a compute unit type, and `excl` only
     /// where the queue allows it.
     pub(crate) fn check_res(&self, r: &ResReq, queue: usize) -> Result<(), Rejection> {
+        for term in &r.terms {
+            self.check_res(&term.res, queue)?;
+        }
         if let Some(cu) = &r.cu {
             self.check_cu(cu, queue)?;
         }

@@ -200,7 +200,7 @@ impl Engine {
             && (!self.cpus_bound(job) || self.caches.slots_within_cpus);
         // First fit takes what each host can give: the job fits once the
         // hosts can give its minimum in all.
-        let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None };
+        let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None, taken: None };
         let mut total: u64 = if sums {
             self.free_in(q.host_set) + self.reservations.get(&id).map_or(0, |r| u64::from(r.slots()))
         } else {
@@ -267,7 +267,7 @@ impl Engine {
     pub(crate) fn search_start(&self, id: JobId, t: Time) -> Option<Time> {
         let job = self.jobs.get(&id).filter(|j| matches!(j.state, JobState::Pending))?;
         let fits = |released: Option<&Released>| {
-            let ask = Ask { min: job.slots, max: job.slots, view: View::Own(id), released };
+            let ask = Ask { min: job.slots, max: job.slots, view: View::Own(id), released, taken: None };
             self.place(job, t, &ask).is_some()
         };
         if fits(None) {

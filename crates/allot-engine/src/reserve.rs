@@ -114,24 +114,26 @@ impl std::hash::Hasher for HostHasher {
 
 /// What a placement asks for: `min` to `max` slots in `view`, with what
 /// running jobs will have released by then (host: slots, MB) when
-/// predicting a start.
+/// predicting a start, and the slots per host a compound requirement's
+/// earlier terms took ([`crate::compound`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Ask<'a> {
     pub(crate) min: u32,
     pub(crate) max: u32,
     pub(crate) view: View,
     pub(crate) released: Option<&'a Released>,
+    pub(crate) taken: Option<&'a std::collections::BTreeMap<u32, u32>>,
 }
 
 impl Ask<'_> {
     /// A job's start on free slots.
     pub(crate) fn start(job: &Job) -> Self {
-        Ask { min: job.slots, max: job.max_slots, view: View::Free, released: None }
+        Ask { min: job.slots, max: job.max_slots, view: View::Free, released: None, taken: None }
     }
 
     /// Free slots only: the free-slot index tells all.
     pub(crate) fn is_plain(&self) -> bool {
-        self.view == View::Free && self.released.is_none()
+        self.view == View::Free && self.released.is_none() && self.taken.is_none()
     }
 }
 
@@ -366,7 +368,7 @@ impl Engine {
         }
         self.settle();
         let Some(job) = self.jobs.get(&id) else { return };
-        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
+        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None, taken: None };
         let alloc = self.place(job, t, &ask).unwrap_or_default();
         let mem = rusage_mem(job);
         let hosts: SmallVec<[(u32, u32, f64); 4]> = alloc
@@ -506,7 +508,7 @@ impl Engine {
         self.settle();
         let Some(job) = self.jobs.get(&id) else { return false };
         let r = self.reservations.get(&id);
-        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None };
+        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None, taken: None };
         let (members, index) = &self.host_sets[self.queues[job.queue].host_set];
         let mut total = r.map_or(0, Reservation::slots);
         let cpus_bound = self.cpus_bound(job);

@@ -44,6 +44,25 @@ pub struct ResReq {
     pub same: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cu: Option<CuReq>,
+    /// A compound requirement (`2*{...} + {...}`): its terms, each for so
+    /// many of the job's slots, the first execution host's first; the
+    /// sections above are then empty ([`crate::placement`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<CompoundTerm>,
+}
+
+/// One term of a compound requirement: `slots*{requirement}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompoundTerm {
+    pub slots: u32,
+    pub res: ResReq,
+}
+
+impl ResReq {
+    /// The slots a compound requirement asks in all (`None`: simple).
+    pub fn compound_slots(&self) -> Option<u32> {
+        (!self.terms.is_empty()).then(|| self.terms.iter().map(|t| t.slots).sum())
+    }
 }
 
 /// A `select` expression.
@@ -231,6 +250,26 @@ impl ResReq {
             (None, Some(q)) => return Some(q.clone()),
             (Some(j), Some(q)) => (j, q),
         };
+        // Compound (LSF's rules): a job's compound requirement takes a
+        // simple queue-level one into each of its terms, and replaces a
+        // compound one; a job's simple requirement replaces the queue's
+        // compound one (a compound RES_REQ applies to jobs that give no
+        // `-R`).
+        match (job.terms.is_empty(), queue.terms.is_empty()) {
+            (false, true) => {
+                let terms = job
+                    .terms
+                    .iter()
+                    .map(|t| CompoundTerm {
+                        slots: t.slots,
+                        res: ResReq::combine(Some(&t.res), Some(queue)).unwrap_or_default(),
+                    })
+                    .collect();
+                return Some(ResReq { text: job.text.clone(), terms, ..ResReq::default() });
+            }
+            (false, false) | (true, false) => return Some(job.clone()),
+            (true, true) => {}
+        }
         let select = match (&job.select, &queue.select) {
             (Some(a), Some(b)) => Some(Expr::And(Box::new(a.clone()), Box::new(b.clone()))),
             (a, b) => a.clone().or_else(|| b.clone()),
@@ -249,12 +288,14 @@ impl ResReq {
             span: job.span.clone().or_else(|| queue.span.clone()),
             same,
             cu: job.cu.clone().or_else(|| queue.cu.clone()),
+            terms: Vec::new(),
         })
     }
 
     /// Whether placement needs more than free slots in host order.
     pub fn constrains(&self) -> bool {
-        self.select.is_some()
+        !self.terms.is_empty()
+            || self.select.is_some()
             || !self.order.is_empty()
             || self.rusage_mem.is_some()
             || !matches!(self.span, None | Some(Span::Any))

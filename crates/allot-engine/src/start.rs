@@ -11,7 +11,10 @@ impl Engine {
     /// Starts `id` on `alloc`, `borrowed` (in part) from reservations.
     pub(crate) fn start(&mut self, id: JobId, alloc: Alloc, t: Time, borrowed: bool) -> Decision {
         self.settle();
-        let decision = Decision::Start { job: id, alloc: alloc.iter().map(|&(h, n)| (HostIdx(h), Slots(n))).collect() };
+        let compound = self.jobs.get(&id).and_then(|j| j.res.as_ref()).is_some_and(|r| !r.terms.is_empty());
+        let shown = if compound { crate::compound::merged(&alloc) } else { alloc.to_vec() };
+        let decision =
+            Decision::Start { job: id, alloc: shown.into_iter().map(|(h, n)| (HostIdx(h), Slots(n))).collect() };
         self.commit(id, alloc, t, borrowed);
         decision
     }
