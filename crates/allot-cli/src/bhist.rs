@@ -108,6 +108,21 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
         HistoryEvent::Resumed { by } => format!("Resumed by the user or administrator <{by}>;"),
         HistoryEvent::Preempted { by } => format!("Suspended by the system: preempted by job <{by}>;"),
         HistoryEvent::ResumedBySystem => "Resumed by the system;".into(),
+        HistoryEvent::Grown { hosts } => {
+            let slots: u32 = hosts.iter().map(|h| h.1).sum();
+            format!(
+                "Resized: added {slots} slot(s) on host(s) <{}>;",
+                host_list(hosts.iter().map(|(h, n)| (h, Some(*n))))
+            )
+        }
+        HistoryEvent::GrowFailed { hosts } => format!(
+            "Resize notification failed: slot(s) on host(s) <{}> given back;",
+            host_list(hosts.iter().map(|(h, n)| (h, Some(*n))))
+        ),
+        HistoryEvent::Released { hosts } => {
+            format!("Resized: released slot(s) on host(s) <{}>;", host_list(hosts.iter().map(|(h, n)| (h, *n))))
+        }
+        HistoryEvent::ResizeCancelled => "Pending resize request cancelled;".into(),
         HistoryEvent::Modified { queue } => format!("Parameters of Job are changed: Queue <{queue}>;"),
         HistoryEvent::ArrayLimit { limit: Some(n) } => {
             format!("Parameters of Job are changed: Job array running element limit <{n}>;")
@@ -121,6 +136,12 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
             format!("{what}{};", if *hold { " (held)" } else { "" })
         }
     }
+}
+
+/// `1*hostA 2*hostB hostC` (no count: all of the job's there).
+fn host_list<'a>(hosts: impl Iterator<Item = (&'a String, Option<u32>)>) -> String {
+    let each: Vec<String> = hosts.map(|(h, n)| n.map_or_else(|| h.clone(), |n| format!("{n}*{h}"))).collect();
+    each.join("> <")
 }
 
 fn long(h: &JobHistory, now: u64) -> String {

@@ -50,6 +50,55 @@ fn flags_and_ids<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::R
     Ok((flags, job_ids(cmd, &words)?))
 }
 
+/// `bresize release [-c] [-rnc] "1*hostA 2*hostB hostC" jobid` and
+/// `bresize cancel jobid` (spec 004, "Job Allocations that Grow and
+/// Shrink"): a host without `n*` releases all of the job's slots there.
+pub fn bresize(args: &[String]) -> anyhow::Result<ExitCode> {
+    let usage = "bresize: expected `release [-c] [-rnc] \"1*hostA 2*hostB hostC\" jobid` or `cancel jobid`";
+    let (sub, rest) = args.split_first().ok_or_else(|| anyhow!(usage))?;
+    let (mut cancel, mut notify, mut words) = (false, true, Vec::new());
+    for a in rest {
+        match a.as_str() {
+            "-c" if sub == "release" => cancel = true,
+            "-rnc" if sub == "release" => notify = false,
+            o if o.starts_with('-') => bail!("bresize {sub}: {o}: unknown option"),
+            w => words.push(w),
+        }
+    }
+    let (action, id) = match (sub.as_str(), &words[..]) {
+        ("cancel", [id]) => (allot_proto::ResizeAction::Cancel, *id),
+        ("release", [hosts, id]) => {
+            (allot_proto::ResizeAction::Release { hosts: release_hosts(hosts)?, cancel, notify }, *id)
+        }
+        _ => bail!(usage),
+    };
+    let job = match job_refs("bresize", id)?[..] {
+        [job] => job,
+        _ => bail!("bresize: name one job"),
+    };
+    report("bresize", call(Request::Resize { job, action })?, |id| format!("Job <{id}> is being resized"))
+}
+
+/// `1*hostA 2*hostB hostC`, as `bresize release` takes it.
+fn release_hosts(spec: &str) -> anyhow::Result<Vec<(String, Option<u32>)>> {
+    let mut out = Vec::new();
+    for w in spec.split_whitespace() {
+        match w.split_once('*') {
+            Some((n, h)) => {
+                let n: u32 = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    anyhow!("bresize release: `{w}`: expected `slots*host`, slots a whole number of at least 1")
+                })?;
+                out.push((h.to_string(), Some(n)));
+            }
+            None => out.push((w.to_string(), None)),
+        }
+    }
+    if out.is_empty() {
+        bail!("bresize release: name the slots to release, as \"1*hostA 2*hostB hostC\"");
+    }
+    Ok(out)
+}
+
 /// bkill [-s signal] jobid ... | 0
 pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
     let mut signal = None;

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail};
 /// The commands this binary answers to when called by their names.
 pub const COMMANDS: &[&str] = &[
     "bsub", "bjobs", "bkill", "bstop", "bresume", "bswitch", "bmod", "brequeue", "bpeek", "bhist", "bqueues", "bhosts",
-    "bhpart", "bugroup", "busers", "badmin", "bslots", "blaunch", "lshosts", "lsload",
+    "bhpart", "bugroup", "busers", "badmin", "bslots", "blaunch", "lshosts", "lsload", "bresize",
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
@@ -54,6 +54,7 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "bjobs" => crate::bjobs::bjobs(args),
         "bkill" => crate::control::bkill(args),
         "bstop" => crate::control::bstop(args),
+        "bresize" => crate::control::bresize(args),
         "bresume" => crate::control::bresume(args),
         "bswitch" => crate::control::bswitch(args),
         "bmod" => crate::control::bmod(args),
@@ -172,6 +173,8 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         request: Some(request_id()),
         mem_limit_kb,
         rerunnable: o.rerunnable,
+        auto_resize: o.auto_resize,
+        resize_notify: o.resize_notify.clone(),
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),
             (None, None) => None,

@@ -110,6 +110,9 @@ pub struct BsubOptions {
     /// `-r` (true) or `-rn` (false): whether a job lost with its host goes
     /// back to pending, whatever its queue's RERUNNABLE says.
     pub rerunnable: Option<bool>,
+    /// `-ar`: autoresizable; `-rnc`: the resize notification command.
+    pub auto_resize: bool,
+    pub resize_notify: Option<String>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -121,9 +124,9 @@ pub struct BsubOptions {
 const WITH_VALUE: &[&str] = &[
     "-n", "-q", "-W", "-G", "-P", "-J", "-R", "-m", "-o", "-oo", "-e", "-eo", "-u", "-b", "-t", "-w", "-sp", "-app",
     "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf", "-wa",
-    "-wt",
+    "-wt", "-rnc",
 ];
-const FLAGS: &[&str] = &["-x", "-B", "-N", "-r", "-rn", "-H", "-I", "-Ip", "-Is", "-K", "-hl"];
+const FLAGS: &[&str] = &["-x", "-B", "-N", "-r", "-rn", "-H", "-I", "-Ip", "-Is", "-K", "-hl", "-ar"];
 
 fn word(input: &mut &str) -> ModalResult<String> {
     let part = alt((
@@ -184,6 +187,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 "-K" => o.wait = true,
                 "-r" => o.rerunnable = Some(true),
                 "-rn" => o.rerunnable = Some(false),
+                "-ar" => o.auto_resize = true,
                 _ => o.other.push((arg.to_string(), None)),
             }
             i += 1;
@@ -230,6 +234,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 o.mem_limit = Some(value);
             }
             "-wa" => o.warning_action = Some(value),
+            "-rnc" => o.resize_notify = Some(value),
             "-wt" => o.warning_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadWarningTime(value.clone()))?),
             _ => o.other.push((arg.to_string(), Some(value))),
         }
@@ -317,6 +322,8 @@ impl BsubOptions {
             warning_action: self.warning_action.or(script.warning_action),
             warning_time: self.warning_time.or(script.warning_time),
             rerunnable: self.rerunnable.or(script.rerunnable),
+            auto_resize: self.auto_resize || script.auto_resize,
+            resize_notify: self.resize_notify.or(script.resize_notify),
             other: self.other.into_iter().chain(script.other).collect(),
             command: self.command,
         }

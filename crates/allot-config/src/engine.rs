@@ -138,7 +138,12 @@ impl Config {
                     let proclimit = a.proclimit.map(|p| ProcLimit { min: p.min, default: p.default, max: p.max });
                     (
                         a.name.clone(),
-                        allot_engine::model::AppSpec { run_limit: a.runlimit, runtime: a.runtime, proclimit },
+                        allot_engine::model::AppSpec {
+                            run_limit: a.runlimit,
+                            runtime: a.runtime,
+                            proclimit,
+                            resizable: a.resizable,
+                        },
                     )
                 })
                 .collect(),

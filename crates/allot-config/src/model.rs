@@ -195,6 +195,11 @@ pub struct Application {
     pub runtime: Option<u64>,
     /// PROCLIMIT: binds its jobs within their queue's.
     pub proclimit: Option<ProcLimit>,
+    /// RESIZABLE_JOBS = Y | auto (N: `None`).
+    pub resizable: Option<allot_engine::model::Resizable>,
+    /// RESIZE_NOTIFY_CMD: run on a resized job's first execution host
+    /// (`bsub -rnc` overrides it).
+    pub resize_notify_cmd: Option<String>,
 }
 
 /// `lsb.users` User section row.

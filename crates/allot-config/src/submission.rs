@@ -68,6 +68,11 @@ pub struct Submission {
     pub user_factor: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// `-ar`: autoresizable; `-rnc`: its resize notification command.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub auto_resize: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resize_notify: Option<String>,
     /// LSB_DEFAULTQUEUE of the submitter's environment, split at blanks:
     /// with no `-q`, the candidates of automatic queue selection in place
     /// of DEFAULT_QUEUE (LSF: "the queues listed in the DEFAULT_QUEUE
@@ -159,6 +164,7 @@ pub fn resolve(
         qos: s.qos.clone(),
         user_factor: s.user_factor,
         project: s.project.clone(),
+        auto_resize: s.auto_resize,
     };
     if spec.queue.is_none() {
         let chosen = match s.default_queues.is_empty() {

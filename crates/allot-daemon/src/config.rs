@@ -41,6 +41,8 @@ pub struct Loaded {
     /// How each queue's jobs run: NICE and JOB_STARTER, for the queues
     /// that set either.
     pub queue_exec: std::collections::BTreeMap<String, QueueExec>,
+    /// Each application profile's RESIZE_NOTIFY_CMD, where it has one.
+    pub resize_notify: std::collections::BTreeMap<String, String>,
     /// `[cluster]`: agents on the hosts, with `tls` made absolute
     /// (relative to the configuration directory).
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
@@ -97,6 +99,7 @@ impl Source {
                 queue_warnings: Default::default(),
                 rerunnable_queues: Default::default(),
                 queue_exec: Default::default(),
+                resize_notify: Default::default(),
                 cluster: None,
                 warnings: String::new(),
             });
@@ -129,6 +132,11 @@ impl Source {
                 .iter()
                 .map(|q| (q.name.clone(), QueueExec { nice: q.nice, job_starter: q.job_starter.clone() }))
                 .filter(|(_, e)| *e != QueueExec::default())
+                .collect(),
+            resize_notify: config
+                .applications
+                .iter()
+                .filter_map(|a| Some((a.name.clone(), a.resize_notify_cmd.clone()?)))
                 .collect(),
             cluster: config.settings.cluster.clone().map(|mut c| {
                 let dir = Path::new(self.dir.as_deref().unwrap_or("."));

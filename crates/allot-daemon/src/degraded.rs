@@ -35,6 +35,7 @@ pub fn writes(request: &Request) -> bool {
         Request::Submit(_)
             | Request::Kill { .. }
             | Request::Suspend { .. }
+            | Request::Resize { .. }
             | Request::Switch { .. }
             | Request::Modify { .. }
             | Request::Requeue { .. }

@@ -15,6 +15,7 @@ mod metrics;
 mod replay_check;
 #[cfg(test)]
 mod replay_cluster;
+mod resize;
 mod running;
 mod serve;
 #[cfg(test)]

@@ -280,6 +280,7 @@ pub(crate) fn handle_batch(
             }
             Request::Kill { jobs, signal } => control::kill(state, &caller, &jobs, signal.as_deref(), t, &mut records),
             Request::Suspend { jobs, stop } => control::suspend(state, &caller, &jobs, stop, t, &mut records),
+            Request::Resize { job, action } => crate::resize::request(state, &caller, job, action, t, &mut records),
             Request::Switch { jobs, queue } => control::switch(state, &caller, &jobs, &queue, t, &mut records),
             Request::Modify { job, changes } => control::modify(state, &caller, job, &changes, t, &mut records),
             Request::Requeue { jobs, states, hold } => {

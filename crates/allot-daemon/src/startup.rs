@@ -51,6 +51,7 @@ pub(crate) fn open_state(
     let queue_warnings = loaded.queue_warnings.clone();
     let rerunnable_queues = loaded.rerunnable_queues.clone();
     let queue_exec = loaded.queue_exec.clone();
+    let resize_notify = loaded.resize_notify.clone();
     let cluster = loaded.cluster.clone();
     let mut state = State {
         engine: Engine::new(loaded.engine),
@@ -79,6 +80,8 @@ pub(crate) fn open_state(
         queue_warnings,
         rerunnable_queues,
         queue_exec,
+        resize_notify,
+        notifying: Vec::new(),
         finished: Default::default(),
         clock: Time(0),
         supervisors_ended: Default::default(),

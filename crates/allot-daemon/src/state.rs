@@ -177,6 +177,10 @@ pub struct State {
     /// Each queue's NICE and JOB_STARTER (queues that set neither are not
     /// here).
     pub queue_exec: BTreeMap<String, crate::config::QueueExec>,
+    /// Each application profile's RESIZE_NOTIFY_CMD, and the resize
+    /// notification commands running now ([`crate::resize`]).
+    pub resize_notify: BTreeMap<String, String>,
+    pub notifying: Vec<crate::resize::Notifying>,
     pub terminating: BTreeMap<JobId, (usize, std::time::Instant)>,
     /// Finished jobs by end time, for [`State::clean`]; an entry whose job
     /// ran again since is passed over.
@@ -381,6 +385,23 @@ impl State {
                     j.status = JobStatus::Run;
                 }
             }
+            Record::Grown { job, .. } => self.refresh_alloc(*job),
+            Record::GrowFailed { job, alloc } => {
+                let alloc = self.host_slots(*job, alloc)?;
+                self.engine.apply(t, &Event::GrowFailed { job: *job, alloc }).map_err(|e| refused(*job, e))?;
+                self.refresh_alloc(*job);
+            }
+            Record::Shrunk { job, release, cancel } => {
+                let names: Vec<(String, u32)> = release.iter().map(|(h, n)| (h.clone(), n.unwrap_or(0))).collect();
+                let hosts = self.host_slots(*job, &names)?;
+                let release = hosts.iter().zip(release).map(|(&(h, _), (_, n))| (h, n.map(Slots))).collect();
+                let ev = Event::Shrink { job: *job, release, cancel: *cancel };
+                self.engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
+                self.refresh_alloc(*job);
+            }
+            Record::ResizeCancelled { job } => {
+                self.engine.apply(t, &Event::ResizeCancel(*job)).map_err(|e| refused(*job, e))?;
+            }
             Record::Modified { job, record } => {
                 self.engine
                     .apply(t, &Event::Modify { job: *job, spec: record.spec.clone() })
@@ -444,6 +465,7 @@ impl State {
         self.queue_warnings = loaded.queue_warnings;
         self.rerunnable_queues = loaded.rerunnable_queues;
         self.queue_exec = loaded.queue_exec;
+        self.resize_notify = loaded.resize_notify;
         self.source = source;
         Ok(loaded.warnings)
     }

@@ -57,6 +57,8 @@ pub(crate) fn submit(
         qos: s.qos.clone(),
         user_factor: s.user_factor,
         project: s.project.clone(),
+        auto_resize: s.auto_resize,
+        resize_notify: s.resize_notify.clone(),
         default_queues: s
             .env
             .iter()
@@ -100,6 +102,7 @@ pub(crate) fn submit(
                     mem_limit_kb: s.mem_limit_kb,
                     warning: s.warning,
                     rerunnable: s.rerunnable,
+                    resize_notify: s.resize_notify,
                 };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },

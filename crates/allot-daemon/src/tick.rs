@@ -65,6 +65,9 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     let mut measured = Vec::new();
     measure(state, wake, &mut measured);
     apply_all(state, measured.into_iter().map(|r| (t, r)).collect(), &mut stamped);
+    // Resize notification commands that ended.
+    let resized = crate::resize::poll(state);
+    apply_all(state, resized.into_iter().map(|r| (t, r)).collect(), &mut stamped);
     let mut limits = Vec::new();
     enforce_memory(state, &mut limits);
     apply_all(state, limits.into_iter().map(|r| (t, r)).collect(), &mut stamped);
@@ -107,6 +110,12 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                 let mut killed = Vec::new();
                 start_terminating(state, job, term, &mut killed);
                 apply_all(state, killed.into_iter().map(|r| (t, r)).collect(), &mut stamped);
+            }
+            Decision::Grow { job, alloc } => {
+                let alloc: Vec<(String, u32)> =
+                    alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n.0)).collect();
+                apply_all(state, vec![(t, Record::Grown { job, alloc: alloc.clone() })], &mut stamped);
+                crate::resize::notify(state, job, crate::resize::Change::Grow(alloc));
             }
             // LSF's default SUSPEND and RESUME actions for a preempted
             // job: SIGSTOP and SIGCONT. A job its user or an

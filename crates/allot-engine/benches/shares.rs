@@ -58,7 +58,7 @@ fn build_flat_100k(bencher: Bencher) {
 fn start_and_finish_job(bencher: Bencher) {
     let (mut tree, users) = deep_tree();
     let leaf = tree.resolve(&users[54_321], None).expect("shares")[0];
-    let job = JobCharge { slots: 4, run_weight: 4, committed: Some(3600), memory: 0.0, start: Time(100) };
+    let job = JobCharge { slots: 4, run_weight: 4, committed: Some(3600), memory: 0.0, start: Time(100), shift: 0.0 };
     bencher.bench_local(|| {
         tree.start_job(leaf, &job);
         tree.add_cpu(leaf, Time(200), 40.0);
@@ -85,7 +85,7 @@ fn choose_and_charge_deep_100k(bencher: Bencher) {
         let leaf = tree.resolve(u, None).expect("shares")[0];
         sel.set_pending(&tree, leaf, 1_000_000);
     }
-    let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(1000) };
+    let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(1000), shift: 0.0 };
     bencher.bench_local(|| {
         let leaf = sel.next().expect("pending work");
         tree.start_job(leaf, &job);

@@ -145,6 +145,27 @@ impl Engine {
         if let Some(r) = &res {
             self.check_res(r, queue)?;
         }
+        let resize = match (app.resizable, spec.auto_resize) {
+            (None, false) => None,
+            (None, true) => {
+                return Err(Rejection::NotAutoResizable(match &spec.app {
+                    Some(a) => format!("application profile `{a}` is not resizable (RESIZABLE_JOBS)"),
+                    None => "an autoresizable job needs an application profile with RESIZABLE_JOBS = Y or auto (-app)"
+                        .into(),
+                }));
+            }
+            (Some(kind), ar) => {
+                Some(crate::resize::Resize { auto: ar || kind == crate::model::Resizable::Auto, ..Default::default() })
+            }
+        };
+        if resize.is_some() {
+            if res.as_ref().is_some_and(|r| !r.terms.is_empty()) {
+                return Err(Rejection::ResizableWith("compound resource requirements"));
+            }
+            if res.as_ref().is_some_and(|r| r.cu.is_some()) {
+                return Err(Rejection::ResizableWith("compute unit requirements (cu[])"));
+            }
+        }
         let picks = self.resolve_picks(&spec.hosts, queue)?;
         let (queue_name, partitions, outside) = (q.spec.name.clone(), q.partitions.clone(), q.outside_partitions);
         let admission =
@@ -195,6 +216,7 @@ impl Engine {
             mf_priority: None,
             qos,
             user_factor,
+            resize,
         })
     }
 

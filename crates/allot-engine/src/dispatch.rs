@@ -308,6 +308,11 @@ impl Engine {
         self.caches.share_touched.clear();
         for u in 0..self.units.len() {
             let mut unit = std::mem::replace(&mut self.units[u], Unit::placeholder());
+            // Resize requests before the unit's pending jobs.
+            if !self.growing.is_empty() {
+                let queues = unit.queues.clone();
+                self.grow_requests(&queues, t, &mut out);
+            }
             match unit.kind {
                 UnitKind::Fcfs => self.dispatch_fcfs(&mut unit, t, &mut scratch, &mut out),
                 UnitKind::Fairshare { policy } => self.dispatch_fairshare(&mut unit, policy, t, &mut scratch, &mut out),
@@ -673,7 +678,8 @@ impl Engine {
         let too_few = !job.constrained() && own.is_some_and(|n| free + u64::from(n) < u64::from(job.slots));
         let own = own.is_some();
         if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
-            let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start(job) };
+            let room = if job.max_slots > job.slots { self.slot_room(job) } else { job.max_slots };
+            let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start_within(job, room) };
             match self.place(job, t, &ask) {
                 Some(alloc) => {
                     out.push(self.start(id, alloc, t, false));
@@ -698,7 +704,8 @@ impl Engine {
             if !hopeless {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
-                let ask = Ask { view: View::Backfill { until }, ..Ask::start(job) };
+                let room = if job.max_slots > job.slots { self.slot_room(job) } else { job.max_slots };
+                let ask = Ask { view: View::Backfill { until }, ..Ask::start_within(job, room) };
                 if let Some(alloc) = self.place(job, t, &ask) {
                     let job = job.clone();
                     let mut until = until;

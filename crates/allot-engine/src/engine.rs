@@ -87,6 +87,11 @@ pub enum Decision {
     Start { job: JobId, alloc: Vec<(HostIdx, Slots)> },
     /// Kill the job; its end is reported back as usual.
     Kill { job: JobId, reason: KillReason },
+    /// A resizable job grows by these slots (host index, slots): its
+    /// pending resize request was met in part or whole
+    /// ([`crate::resize`]). The driver runs its notification command and
+    /// reports [`Event::GrowFailed`] if it fails.
+    Grow { job: JobId, alloc: Vec<(HostIdx, Slots)> },
     /// Suspend the running job (SSUSP): job `by` preempts it
     /// ([`crate::preempt`]). It keeps its slots, which only jobs that
     /// may preempt it use, until it is resumed.
@@ -173,6 +178,22 @@ pub enum Event {
     ArrayLimit {
         array: JobId,
         limit: Option<u32>,
+    },
+    /// `bresize release`: a resizable job gives up slots, on each host
+    /// named so many (`None`: all of them there); `cancel` cancels its
+    /// pending resize request first (`-c`).
+    Shrink {
+        job: JobId,
+        release: Vec<(HostIdx, Option<Slots>)>,
+        cancel: bool,
+    },
+    /// `bresize cancel`: a resizable job's pending resize request goes.
+    ResizeCancel(JobId),
+    /// A grow ([`Decision::Grow`]) whose notification command failed: its
+    /// slots go back and the request is tried again later.
+    GrowFailed {
+        job: JobId,
+        alloc: Vec<(HostIdx, Slots)>,
     },
 }
 
@@ -264,6 +285,8 @@ pub(crate) struct Job {
     /// size limits (standby), and its user factor (multifactor only).
     pub(crate) qos: (u32, bool),
     pub(crate) user_factor: f64,
+    /// Resizable (RESIZABLE_JOBS), and how it stands ([`crate::resize`]).
+    pub(crate) resize: Option<crate::resize::Resize>,
 }
 
 impl Job {
@@ -364,8 +387,10 @@ pub struct Engine {
     pub(crate) memory_in_use: f64,
     pub(crate) jobs: JobTable,
     pub(crate) next_id: u64,
-    /// The jobs suspended by preemption.
+    /// The jobs suspended by preemption, and the running jobs with a
+    /// pending resize request ([`crate::resize`]).
     pub(crate) suspended: BTreeSet<JobId>,
+    pub(crate) growing: BTreeSet<JobId>,
     /// Job arrays by their first element ([`crate::arrays`]).
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
     /// Exit codes of the jobs that ended, for dependencies.
@@ -539,6 +564,7 @@ impl Engine {
             jobs: JobTable::new(1),
             next_id: 1,
             suspended: BTreeSet::new(),
+            growing: BTreeSet::new(),
             deadlines: BTreeSet::new(),
             expected_ends: BTreeMap::new(),
             wakeups: BTreeSet::new(),
@@ -607,6 +633,9 @@ impl Engine {
             Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
             Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold, t).map(|()| None),
             Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),
+            Event::Shrink { job, release, cancel } => self.shrink(*job, release, *cancel, t).map(|()| None),
+            Event::ResizeCancel(job) => self.cancel_resize(*job).map(|()| None),
+            Event::GrowFailed { job, alloc } => self.grow_failed(*job, alloc, t).map(|()| None),
         }
     }
 
@@ -705,6 +734,7 @@ impl Engine {
         if suspended.is_some() {
             self.unbook_suspension(id, job, &alloc);
         }
+        self.growing.remove(&id);
         let start = start.after(paused);
         self.dirty = true;
         self.end_loans(id);

@@ -48,6 +48,7 @@ pub mod reasons;
 pub mod reconfig;
 mod rejection;
 pub mod reserve;
+mod resize;
 pub mod resreq;
 pub mod shares;
 mod skip;

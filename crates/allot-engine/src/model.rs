@@ -251,6 +251,16 @@ pub struct AppSpec {
     /// PROCLIMIT of the profile: it binds the profile's jobs as a queue's
     /// does, within their queue's ([`crate::Engine`]'s admission).
     pub proclimit: Option<ProcLimit>,
+    /// RESIZABLE_JOBS: its jobs' allocations may shrink (`Yes`), and grow
+    /// by themselves (`Auto`, or `Yes` with `bsub -ar`).
+    pub resizable: Option<Resizable>,
+}
+
+/// RESIZABLE_JOBS = Y | auto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resizable {
+    Yes,
+    Auto,
 }
 
 /// A compute unit: its type and its hosts (a coarser unit's are those of
@@ -367,6 +377,10 @@ pub struct JobSpec {
     /// to charge when `-G` does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// `-ar`: autoresizable (its application profile must be resizable;
+    /// [`crate::resize`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_resize: bool,
 }
 
 /// A job array as the engine sees it: how many elements (they take

@@ -263,6 +263,7 @@ impl Engine {
         for (p, leaf, charge) in std::mem::take(charges) {
             self.fairshare.policies[p].tree.finish_job(leaf, &charge, t);
         }
+        self.growing.remove(&id);
         self.dirty = true;
     }
 
@@ -323,6 +324,7 @@ impl Engine {
         self.memory_in_use = (self.memory_in_use - memory).max(0.0);
         self.set_memory(id, memory);
         self.invalidate_predictions();
+        self.track_growth(id);
         self.dirty = true;
     }
 

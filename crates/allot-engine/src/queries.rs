@@ -131,6 +131,17 @@ impl Engine {
     pub fn skip_job_ids_to(&mut self, id: JobId) {
         self.next_id = self.next_id.max(id.0);
     }
+    /// Where a running job runs now (each host once, first host first):
+    /// what it started on, as resizes changed it.
+    pub fn job_alloc(&self, id: JobId) -> Option<Vec<(HostIdx, Slots)>> {
+        match &self.jobs.get(&id)?.state {
+            JobState::Running { alloc, .. } => {
+                Some(crate::compound::merged(alloc).into_iter().map(|(h, n)| (HostIdx(h), Slots(n))).collect())
+            }
+            JobState::Pending => None,
+        }
+    }
+
     pub fn is_running(&self, id: JobId) -> bool {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
     }

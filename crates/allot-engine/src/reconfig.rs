@@ -199,6 +199,7 @@ impl Engine {
                     j.state = JobState::Running { start, alloc, charges, cpu_reported, memory: 0.0, suspended, paused };
                 }
                 self.set_memory(id, memory);
+                self.track_growth(id);
             }
         }
     }

@@ -72,4 +72,18 @@ pub enum Rejection {
     UserPriorityDisabled,
     #[error("-sp {priority}: a job priority is from 1 to MAX_USER_PRIORITY ({max})")]
     BadUserPriority { priority: u32, max: u32 },
+    #[error("-ar: {0}")]
+    NotAutoResizable(String),
+    #[error("resizable jobs cannot have {0}")]
+    ResizableWith(&'static str),
+    #[error("job {0} is not resizable (RESIZABLE_JOBS of its application profile)")]
+    NotResizable(JobId),
+    #[error("job {0} has a pending resize request: cancel it first (bresize release -c)")]
+    ResizePending(JobId),
+    #[error("job {0} has no pending resize request")]
+    NoResizeRequest(JobId),
+    #[error("job {job} holds {have} slot(s) on host `{host}`: not that many to release")]
+    BadRelease { job: JobId, host: String, have: u32 },
+    #[error("job {job}: its first execution host `{host}` cannot be released")]
+    FirstHostRelease { job: JobId, host: String },
 }

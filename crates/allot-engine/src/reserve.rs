@@ -131,6 +131,12 @@ impl Ask<'_> {
         Ask { min: job.slots, max: job.max_slots, view: View::Free, released: None, taken: None }
     }
 
+    /// [`Ask::start`] for a job of `-n min,max`, taking no more than its
+    /// limits leave room for (`room`, [`crate::Engine`]'s `slot_room`).
+    pub(crate) fn start_within(job: &Job, room: u32) -> Self {
+        Ask { max: job.max_slots.min(room.max(job.slots)), ..Ask::start(job) }
+    }
+
     /// Free slots only: the free-slot index tells all.
     pub(crate) fn is_plain(&self) -> bool {
         self.view == View::Free && self.released.is_none() && self.taken.is_none()

@@ -109,6 +109,7 @@ impl Engine {
         }
         self.array_starts(id);
         self.dep_changed.push(id);
+        self.track_growth(id);
     }
 
     /// The accounts a job's slots on hosts starting with `first` are
@@ -133,7 +134,8 @@ impl Engine {
         for (p, leaf) in self.charged_accounts(job, alloc.first().map(|a| a.0)) {
             let tree = &self.fairshare.policies[p].tree;
             let committed = (tree.factors().committed_run_time_factor > 0.0).then_some(limit).flatten();
-            let charge = JobCharge { slots, run_weight: tree.run_weight(slots), committed, memory: 0.0, start: t };
+            let charge =
+                JobCharge { slots, run_weight: tree.run_weight(slots), committed, memory: 0.0, start: t, shift: 0.0 };
             charges.push((p, leaf, charge));
         }
         for (p, leaf, charge) in &charges {

@@ -108,7 +108,7 @@ proptest! {
         for (u, slots, at, finish) in jobs {
             let user = &users[u % users.len()];
             let Ok(leaves) = tree.resolve(user, None) else { continue };
-            let job = JobCharge { slots, run_weight: slots, committed: Some(3600), memory: 0.0, start: Time(at) };
+            let job = JobCharge { slots, run_weight: slots, committed: Some(3600), memory: 0.0, start: Time(at), shift: 0.0 };
             tree.start_job(leaves[0], &job);
             tree.add_cpu(leaves[0], Time(at), f64::from(slots) * 10.0);
             if finish {
@@ -160,7 +160,7 @@ proptest! {
             let got = sel.next();
             prop_assert_eq!(got, expect);
             let Some(leaf) = got else { break };
-            let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(0) };
+            let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(0), shift: 0.0 };
             tree.start_job(leaf, &job);
             sel.refresh_path(&tree, leaf, &inputs);
             let c = counts.iter_mut().find(|(l, _)| *l == leaf).expect("chosen leaves have pending work");

@@ -79,6 +79,11 @@ pub struct Submit {
     /// `-r` (true) or `-rn` (false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerunnable: Option<bool>,
+    /// `-ar` and `-rnc`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_resize: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resize_notify: Option<String>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,
@@ -169,6 +174,11 @@ pub enum Request {
     Suspend {
         jobs: Vec<JobRef>,
         stop: bool,
+    },
+    /// `bresize release` and `bresize cancel` of a running resizable job.
+    Resize {
+        job: JobRef,
+        action: ResizeAction,
     },
     /// `bswitch`: pending jobs to another queue.
     Switch {
@@ -313,6 +323,18 @@ impl JobStatus {
     }
 }
 
+/// What `bresize` asks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ResizeAction {
+    /// `release [-c] [-rnc] "1*hostA 2*hostB hostC"`: slots on each host
+    /// (`None`: all of the job's there); `cancel`: its pending resize
+    /// request first; `notify`: run its notification command (not with
+    /// `-rnc`).
+    Release { hosts: Vec<(String, Option<u32>)>, cancel: bool, notify: bool },
+    /// `cancel`: its pending resize request.
+    Cancel,
+}
+
 /// One job's history: what it is now, and each event with its time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobHistory {
@@ -355,6 +377,21 @@ pub enum HistoryEvent {
     },
     /// Resumed by the system once its slots were free again.
     ResumedBySystem,
+    /// Its allocation grew by these slots (an autoresizable job).
+    Grown {
+        hosts: Vec<(String, u32)>,
+    },
+    /// A grow its notification command refused: given back.
+    GrowFailed {
+        hosts: Vec<(String, u32)>,
+    },
+    /// `bresize release`: these slots (`None`: all on the host) released.
+    Released {
+        hosts: Vec<(String, Option<u32>)>,
+    },
+    /// `bresize cancel` (or `release -c`): its pending resize request
+    /// cancelled.
+    ResizeCancelled,
     Modified {
         queue: String,
     },

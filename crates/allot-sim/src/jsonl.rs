@@ -69,6 +69,7 @@ pub fn read(text: &str) -> Workload {
                     run_limit: opts.run_limit,
                     run_estimate: opts.estimated_run_time,
                     exclusive: opts.exclusive,
+                    auto_resize: opts.auto_resize,
                     app: opts.app,
                     cpu_time: parsed.cpu_time,
                     memory_mb: (parsed.mem > 0.0).then_some(parsed.mem),

@@ -64,6 +64,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
             }
             SimEvent::Suspend { job, by } => log.push((t, Record::Preempted { job: JobId(*job), by: JobId(*by) })),
             SimEvent::Resume { job } => log.push((t, Record::Resumed { job: JobId(*job) })),
+            SimEvent::Grow { .. } => {}
             SimEvent::End { job, exit } => {
                 let cpu_time = line_of.get(job).map_or(0.0, |&l| w.jobs[l].cpu_time);
                 log.push((

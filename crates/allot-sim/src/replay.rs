@@ -345,6 +345,25 @@ impl Replay<'_> {
                     let _ = self.engine.apply(Time(t), &ev);
                 }
             }
+            // Resizes: a grow is the pass's (the replay's pass grows
+            // again); what users and notification commands did happens
+            // again at its time, to the job as it runs here.
+            Record::Grown { .. } => {}
+            Record::GrowFailed { job, alloc } => {
+                let alloc: Vec<(HostIdx, Slots)> =
+                    alloc.iter().filter_map(|(h, n)| Some((self.engine.host_index(h)?, Slots(*n)))).collect();
+                let _ = self.engine.apply(Time(t), &Event::GrowFailed { job: *job, alloc });
+            }
+            Record::Shrunk { job, release, cancel } => {
+                let release =
+                    release.iter().filter_map(|(h, n)| Some((self.engine.host_index(h)?, n.map(Slots)))).collect();
+                if let Err(e) = self.engine.apply(Time(t), &Event::Shrink { job: *job, release, cancel: *cancel }) {
+                    self.note(format!("a release (bresize) of job {job} is refused here: {e}"));
+                }
+            }
+            Record::ResizeCancelled { job } => {
+                let _ = self.engine.apply(Time(t), &Event::ResizeCancel(*job));
+            }
             // The log's pass suspended or resumed a job: so did the
             // replay's, if in step (else the replay's own decides).
             Record::Preempted { job, .. } => {
@@ -458,10 +477,32 @@ impl Replay<'_> {
                     };
                     self.limit_kill(t, job.0, term);
                 }
+                Decision::Grow { job, alloc } => self.grown(job.0, &alloc),
                 Decision::Suspend { job, .. } => self.suspended(t, job.0, true),
                 Decision::Resume { job } => self.suspended(t, job.0, false),
             }
         }
+    }
+
+    /// The replay's pass grew an autoresizable job: its run's record shows
+    /// the allocation it has.
+    fn grown(&mut self, job: u64, alloc: &[(HostIdx, Slots)]) {
+        let names: Vec<(String, u32)> =
+            alloc.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n.0)).collect();
+        let Some(live) = self.jobs.get_mut(&job).and_then(|j| j.run.as_mut()) else { return };
+        let mut hosts: Vec<(String, u32)> = live
+            .hosts
+            .split_whitespace()
+            .filter_map(|e| e.rsplit_once('*').and_then(|(h, n)| Some((h.to_string(), n.parse().ok()?))))
+            .collect();
+        for (h, n) in names {
+            match hosts.iter_mut().find(|e| e.0 == h) {
+                Some(e) => e.1 += n,
+                None => hosts.push((h, n)),
+            }
+        }
+        live.slots = hosts.iter().map(|e| e.1).sum();
+        live.hosts = hosts_text(hosts.iter().map(|(h, n)| (h.as_str(), *n)));
     }
 
     /// The replay's pass suspended (`stop`) or resumed a job. A run in

@@ -105,6 +105,8 @@ pub enum SimEvent {
     Suspend { job: u64, by: u64 },
     /// A job suspended by preemption was resumed.
     Resume { job: u64 },
+    /// An autoresizable job grew (the engine's pass decides it again).
+    Grow { job: u64 },
 }
 
 /// The exit code of a job killed at its run limit: 128 + SIGKILL, as
@@ -245,6 +247,22 @@ pub fn run(
             let (id, alloc) = match d {
                 Decision::Start { job, alloc } => (job, alloc),
                 Decision::Kill { .. } => continue,
+                // An autoresizable job grew: it ends as it would have (the
+                // trace's run time), on its larger allocation.
+                Decision::Grow { job, alloc } => {
+                    if let Some(r) = running.get_mut(&job) {
+                        for (h, n) in alloc {
+                            match r.alloc.iter_mut().find(|e| e.0 == h) {
+                                Some(e) => e.1.0 += n.0,
+                                None => r.alloc.push((h, n)),
+                            }
+                        }
+                    }
+                    if opts.record_events {
+                        out.events.push((t, SimEvent::Grow { job: job.0 }));
+                    }
+                    continue;
+                }
                 Decision::Suspend { job, by } => {
                     if let Some(r) = running.get_mut(&job) {
                         r.suspended = Some(t);

@@ -272,6 +272,7 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
         run_limit: (req_time > 0.0).then_some(req_time as u64),
         run_estimate: None,
         exclusive: false,
+        auto_resize: false,
         app: None,
         project: None,
         qos: None,

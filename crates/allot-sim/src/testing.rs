@@ -26,7 +26,7 @@ pub fn started(decisions: &[Decision]) -> Vec<u64> {
         .iter()
         .filter_map(|d| match d {
             Decision::Start { job, .. } => Some(job.0),
-            Decision::Kill { .. } | Decision::Suspend { .. } | Decision::Resume { .. } => None,
+            Decision::Kill { .. } | Decision::Suspend { .. } | Decision::Resume { .. } | Decision::Grow { .. } => None,
         })
         .collect()
 }

@@ -33,6 +33,8 @@ pub struct WorkloadJob {
     pub run_estimate: Option<u64>,
     /// `bsub -x`.
     pub exclusive: bool,
+    /// `bsub -ar`.
+    pub auto_resize: bool,
     /// `bsub -app`.
     pub app: Option<String>,
     /// CPU seconds it uses in all.
@@ -100,6 +102,8 @@ impl WorkloadJob {
             qos: self.qos.clone(),
             user_factor: self.user_factor,
             project: self.project.clone(),
+            auto_resize: self.auto_resize,
+            resize_notify: None,
             // A workload line has no submitter's environment (a replayed
             // history keeps the LSB_DEFAULTQUEUE its submissions had).
             default_queues: Vec::new(),

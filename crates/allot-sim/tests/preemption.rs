@@ -35,7 +35,7 @@ fn sorted(d: &[Decision]) -> (Vec<JobId>, Vec<JobId>, Vec<JobId>) {
             Decision::Suspend { job, .. } => s.push(*job),
             Decision::Resume { job } => r.push(*job),
             Decision::Start { job, .. } => st.push(*job),
-            Decision::Kill { .. } => {}
+            Decision::Kill { .. } | Decision::Grow { .. } => {}
         }
     }
     (s, r, st)

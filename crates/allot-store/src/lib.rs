@@ -130,12 +130,17 @@ pub struct JobExtras {
     /// lost with its host (else its queue's RERUNNABLE says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerunnable: Option<bool>,
+    /// `-rnc`: the resize notification command (over its application
+    /// profile's RESIZE_NOTIFY_CMD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resize_notify: Option<String>,
 }
 
 impl JobRecord {
     /// Its extras, or none.
     pub fn extras(&self) -> &JobExtras {
-        static NONE: JobExtras = JobExtras { request: None, mem_limit_kb: None, warning: None, rerunnable: None };
+        static NONE: JobExtras =
+            JobExtras { request: None, mem_limit_kb: None, warning: None, rerunnable: None, resize_notify: None };
         self.extras.as_deref().unwrap_or(&NONE)
     }
 }
@@ -188,6 +193,16 @@ pub enum Record {
     Preempted { job: JobId, by: JobId },
     /// A job suspended by preemption was resumed by the pass.
     Resumed { job: JobId },
+    /// An autoresizable job grew by these slots (the pass's; a replay's
+    /// pass grows it again).
+    Grown { job: JobId, alloc: Vec<(String, u32)> },
+    /// A grow's notification command failed: its slots went back.
+    GrowFailed { job: JobId, alloc: Vec<(String, u32)> },
+    /// `bresize release`: slots released on these hosts (`None`: all of
+    /// them there), its pending resize request cancelled first (`cancel`).
+    Shrunk { job: JobId, release: Vec<(String, Option<u32>)>, cancel: bool },
+    /// `bresize cancel`.
+    ResizeCancelled { job: JobId },
     /// `bmod` or `bswitch` of a pending job: its record from now on.
     Modified { job: JobId, record: Box<JobRecord> },
     /// `brequeue`: a finished job is pending again from now; a running one
@@ -256,6 +271,10 @@ impl Record {
             Record::Suspended { .. } => "Suspended",
             Record::Preempted { .. } => "Preempted",
             Record::Resumed { .. } => "Resumed",
+            Record::Grown { .. } => "Grown",
+            Record::GrowFailed { .. } => "GrowFailed",
+            Record::Shrunk { .. } => "Shrunk",
+            Record::ResizeCancelled { .. } => "ResizeCancelled",
             Record::Modified { .. } => "Modified",
             Record::Requeued { .. } => "Requeued",
             Record::ArrayLimit { .. } => "ArrayLimit",
@@ -279,6 +298,10 @@ impl Record {
             | Record::Suspended { job, .. }
             | Record::Preempted { job, .. }
             | Record::Resumed { job }
+            | Record::Grown { job, .. }
+            | Record::GrowFailed { job, .. }
+            | Record::Shrunk { job, .. }
+            | Record::ResizeCancelled { job }
             | Record::Modified { job, .. }
             | Record::Requeued { job, .. }
             | Record::ArrayLimit { job, .. }

@@ -3,7 +3,9 @@
 //! DESCRIPTION, RUNLIMIT, RUNTIME (the run time estimate: "LSF uses the
 //! RUNTIME estimate for scheduling purposes only", spec 004, "Backfill
 //! scheduling") and PROCLIMIT (spec 004: "in lsb.queues or
-//! lsb.applications"); any other parameter is reported and ignored.
+//! lsb.applications"), RESIZABLE_JOBS (Y, N or auto) and RESIZE_NOTIFY_CMD
+//! (spec 004, "Job Allocations that Grow and Shrink"); any other
+//! parameter is reported and ignored.
 
 use super::read::{at, value};
 use super::text::{Source, key_values, sections, unquote};
@@ -48,6 +50,25 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Application> {
                 "PROCLIMIT" => {
                     app.proclimit =
                         super::queues::proclimit(&format!("application `{}`", app.name), line, kv.value, diags)
+                }
+                "RESIZABLE_JOBS" => {
+                    use allot_engine::model::Resizable;
+                    app.resizable = match unquote(kv.value).to_ascii_lowercase().as_str() {
+                        "y" | "yes" => Some(Resizable::Yes),
+                        "auto" => Some(Resizable::Auto),
+                        "n" | "no" => None,
+                        _ => {
+                            diags.error(
+                                at(line, kv.value),
+                                format!("RESIZABLE_JOBS: expected Y, N or auto, found `{}`", kv.value),
+                            );
+                            None
+                        }
+                    }
+                }
+                "RESIZE_NOTIFY_CMD" => {
+                    let cmd = unquote(kv.value).trim();
+                    app.resize_notify_cmd = (!cmd.is_empty()).then(|| cmd.to_string());
                 }
                 _ => diags.warning(
                     at(line, kv.key),
@@ -98,6 +119,25 @@ mod tests {
             d.0.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
             ["lsb.applications:7:13: warning: application `bad`: PROCLIMIT must satisfy 1 <= minimum <= default \
                  <= maximum; PROCLIMIT is ignored"]
+        );
+    }
+
+    #[test]
+    fn resizable_jobs_and_their_notification_command() {
+        let (a, d) = apps(
+            "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\nRESIZE_NOTIFY_CMD = /bin/notify -v\nEnd Application\n\
+             Begin Application\nNAME = shrink\nRESIZABLE_JOBS = Y\nEnd Application\n\
+             Begin Application\nNAME = bad\nRESIZABLE_JOBS = maybe\nEnd Application\n",
+        );
+        use allot_engine::model::Resizable;
+        assert_eq!(
+            (a[0].resizable, a[0].resize_notify_cmd.as_deref()),
+            (Some(Resizable::Auto), Some("/bin/notify -v"))
+        );
+        assert_eq!((a[1].resizable, a[2].resizable), (Some(Resizable::Yes), None));
+        assert_eq!(
+            d.0.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+            ["lsb.applications:12:18: error: RESIZABLE_JOBS: expected Y, N or auto, found `maybe`"]
         );
     }
 

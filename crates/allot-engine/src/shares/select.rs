@@ -374,7 +374,7 @@ mod tests {
     }
 
     fn job(start: u64) -> JobCharge {
-        JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(start) }
+        JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(start), shift: 0.0 }
     }
 
     #[test]

@@ -456,7 +456,7 @@ impl ShareTree {
 
     /// Applies `f` to the usage of `leaf` and of each of its ancestors,
     /// root included: where a charge goes.
-    fn for_path(&mut self, leaf: NodeId, f: impl Fn(&mut NodeUsage, f64)) {
+    fn for_path(&mut self, leaf: NodeId, mut f: impl FnMut(&mut NodeUsage, f64)) {
         let lambda = self.lambda;
         let mut node = Some(leaf);
         while let Some(n) = node {
@@ -475,6 +475,15 @@ impl ShareTree {
     pub fn finish_job(&mut self, leaf: NodeId, job: &JobCharge, t: Time) {
         let keep = self.factors.enable_hist_run_time;
         self.for_path(leaf, |u, lambda| u.finish(job, t, lambda, keep));
+    }
+
+    /// A job charged to `leaf` is resized at `t` to `slots` slots (see
+    /// `NodeUsage::resize`); returns its charge from now on.
+    pub fn resize_job(&mut self, leaf: NodeId, job: &JobCharge, slots: u32, t: Time) -> JobCharge {
+        let weight = self.run_weight(slots);
+        let mut charge = *job;
+        self.for_path(leaf, |u, _| charge = u.resize(job, slots, weight, t));
+        charge
     }
 
     /// CPU time used by a job charged to `leaf`, reported at `t`.

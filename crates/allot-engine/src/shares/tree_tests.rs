@@ -244,7 +244,8 @@ fn group_usage_aggregates_its_members_recursively() {
     let mut t = group_abc();
     let u3 = t.place("User3")[0];
     let gb = t.place("User1")[0];
-    let job = |start| JobCharge { slots: 2, run_weight: 1, committed: None, memory: 0.0, start: Time(start) };
+    let job =
+        |start| JobCharge { slots: 2, run_weight: 1, committed: None, memory: 0.0, start: Time(start), shift: 0.0 };
     t.start_job(u3, &job(0));
     t.start_job(gb, &job(100));
     t.add_cpu(u3, Time(200), 60.0);

@@ -96,6 +96,10 @@ pub struct JobCharge {
     pub memory: f64,
     /// When it started.
     pub start: Time,
+    /// Seconds its run-time clock moved when it was resized (its run time
+    /// so far kept at its new weight): run time counts from `start +
+    /// shift`.
+    pub shift: f64,
 }
 
 /// Usage accumulated at one node; see the module docs for the encoding.
@@ -129,13 +133,13 @@ impl NodeUsage {
     /// A job starts: its slots are in use and its run time starts to count.
     pub(crate) fn start(&mut self, job: &JobCharge) {
         let w = f64::from(job.run_weight);
-        let s = job.start.as_secs_f64();
+        let s = job.start.as_secs_f64() + job.shift;
         self.started += job.slots;
         self.run.rate += w;
         self.run.base -= w * s;
         if let Some(limit) = job.committed {
             self.committed.rate -= w;
-            self.committed.base += w * (limit as f64 + s);
+            self.committed.base += w * (limit as f64 + job.start.as_secs_f64());
         }
         self.memory += job.memory;
     }
@@ -144,19 +148,40 @@ impl NodeUsage {
     /// joins the historical run time when `keep_history` (ENABLE_HIST_RUN_TIME).
     pub(crate) fn finish(&mut self, job: &JobCharge, t: Time, lambda: f64, keep_history: bool) {
         let w = f64::from(job.run_weight);
-        let s = job.start.as_secs_f64();
+        let s = job.start.as_secs_f64() + job.shift;
         self.started = self.started.saturating_sub(job.slots);
         self.run.rate -= w;
         self.run.base += w * s;
         if let Some(limit) = job.committed {
             self.committed.rate += w;
-            self.committed.base -= w * (limit as f64 + s);
+            self.committed.base -= w * (limit as f64 + job.start.as_secs_f64());
         }
         self.memory = (self.memory - job.memory).max(0.0);
         if keep_history {
             let ran = (t.as_secs_f64() - s).max(0.0) * w;
             self.hist_run.add(t.as_secs_f64(), lambda, ran);
         }
+    }
+
+    /// A running job's charge at `t` becomes one of `slots` slots and run
+    /// weight `weight`: its slots in use change at once; the run time it
+    /// accrued so far stays (its clock moves so that, at the new weight,
+    /// it has run as long), and it accrues at the new weight from `t`;
+    /// its committed run time left is the new weight's.
+    pub(crate) fn resize(&mut self, job: &JobCharge, slots: u32, weight: u32, t: Time) -> JobCharge {
+        let (w, w2) = (f64::from(job.run_weight), f64::from(weight));
+        let t_s = t.as_secs_f64();
+        let s = job.start.as_secs_f64() + job.shift;
+        let ran = (t_s - s).max(0.0) * w;
+        let s2 = if w2 > 0.0 { t_s - ran / w2 } else { t_s };
+        self.started = self.started.saturating_sub(job.slots) + slots;
+        self.run.rate += w2 - w;
+        self.run.base += w * s - w2 * s2;
+        if let Some(limit) = job.committed {
+            self.committed.rate -= w2 - w;
+            self.committed.base += (w2 - w) * (limit as f64 + job.start.as_secs_f64());
+        }
+        JobCharge { slots, run_weight: weight, shift: s2 - job.start.as_secs_f64(), ..*job }
     }
 
     pub(crate) fn add_cpu(&mut self, t: Time, lambda: f64, seconds: f64) {
@@ -222,7 +247,7 @@ mod tests {
     #[test]
     fn run_time_grows_while_running_and_history_takes_it_at_the_end() {
         let lambda = lambda_for_hist_hours(5.0);
-        let job = JobCharge { slots: 2, run_weight: 2, committed: None, memory: 0.0, start: Time(100) };
+        let job = JobCharge { slots: 2, run_weight: 2, committed: None, memory: 0.0, start: Time(100), shift: 0.0 };
         let mut u = NodeUsage::default();
         u.start(&job);
         let mid = u.at(Time(400), lambda);
@@ -233,10 +258,35 @@ mod tests {
         assert_eq!((end.started, end.run_time, end.hist_run_time), (0, 0.0, 600.0));
     }
 
+    /// Spec 000, "Resizable jobs and fairshare": "Resize add requests
+    /// increase number of slots in use ... Resize release requests
+    /// decrease number of slots in use". The run time so far is kept; it
+    /// accrues at the new weight (parallel fairshare) from the resize, and
+    /// the committed run time left is the new weight's.
+    #[test]
+    fn a_resized_job_keeps_its_run_time_and_accrues_at_its_new_size() {
+        let lambda = lambda_for_hist_hours(5.0);
+        let job =
+            JobCharge { slots: 2, run_weight: 2, committed: Some(1000), memory: 0.0, start: Time(100), shift: 0.0 };
+        let mut u = NodeUsage::default();
+        u.start(&job);
+        let grown = u.resize(&job, 4, 4, Time(200));
+        let at = u.at(Time(200), lambda);
+        assert_eq!((at.started, at.run_time, at.committed_run_time), (4, 200.0, 3600.0));
+        let at = u.at(Time(250), lambda);
+        assert_eq!((at.run_time, at.committed_run_time), (400.0, 3400.0), "4 CPUs for 50 s more; 4 x (1000 - 150)");
+        let shrunk = u.resize(&grown, 1, 1, Time(250));
+        let at = u.at(Time(260), lambda);
+        assert_eq!((at.started, at.run_time, at.committed_run_time), (1, 410.0, 840.0));
+        u.finish(&shrunk, Time(260), lambda, true);
+        let end = u.at(Time(260), lambda);
+        assert_eq!((end.started, end.run_time, end.committed_run_time, end.hist_run_time), (0, 0.0, 0.0, 410.0));
+    }
+
     #[test]
     fn history_is_kept_only_when_enabled() {
         let lambda = lambda_for_hist_hours(5.0);
-        let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(0) };
+        let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(0), shift: 0.0 };
         let mut u = NodeUsage::default();
         u.start(&job);
         u.finish(&job, Time(50), lambda, false);
@@ -247,7 +297,8 @@ mod tests {
     fn committed_run_time_left_shrinks_as_the_job_runs() {
         // spec 000: "While the job is running, the actual run time is
         // subtracted from the committed run time."
-        let job = JobCharge { slots: 1, run_weight: 1, committed: Some(3600), memory: 0.0, start: Time(10) };
+        let job =
+            JobCharge { slots: 1, run_weight: 1, committed: Some(3600), memory: 0.0, start: Time(10), shift: 0.0 };
         let mut u = NodeUsage::default();
         u.start(&job);
         assert_eq!(u.at(Time(10), 0.0).committed_run_time, 3600.0);

@@ -45,7 +45,7 @@ pub fn pass(e: &mut Engine, t: Time) -> Vec<u64> {
                     e.apply(t, &Event::Finish { job, cpu_time: 0.0, exit: 140 }).expect("a kill ends the job");
                     killed = true;
                 }
-                Decision::Suspend { .. } | Decision::Resume { .. } => {}
+                Decision::Suspend { .. } | Decision::Resume { .. } | Decision::Grow { .. } => {}
             }
         }
         if !killed {
@@ -105,6 +105,7 @@ pub fn wjob(n: u64, user: &str, submit: u64, slots: u32, runtime: u64, limit: Op
         run_limit: limit,
         run_estimate: None,
         exclusive: false,
+        auto_resize: false,
         app: None,
         cpu_time: runtime as f64,
         memory_mb: None,

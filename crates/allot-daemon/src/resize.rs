@@ -1,0 +1,217 @@
+//! Resizable jobs on allotd (spec 004, "Job Allocations that Grow and
+//! Shrink"): the grows the engine's pass makes, `bresize release` and
+//! `bresize cancel`, and the job's resize notification command.
+//!
+//! The notification command is the job's `bsub -rnc`, else its
+//! application profile's RESIZE_NOTIFY_CMD. It runs as the job's owner
+//! (never root), in the job's working directory, with the job's
+//! environment and `LSB_RESIZE_EVENT` (`grow` or `shrink`),
+//! `LSB_RESIZE_HOSTS` (`hostA 1 hostB 2`: what is added or released),
+//! `LSB_RESIZE_NOTIFY_OK` (0) and `LSB_RESIZE_NOTIFY_FAIL` (1). It runs
+//! beside allotd, not in its way: each tick looks whether it ended. Exit
+//! 0 is success; anything else, or still running after
+//! [`NOTIFY_TIMEOUT`] (its process group is killed), is failure: a grow's
+//! slots go back (`GrowFailed`, the request tried again a cycle later), a
+//! release does not happen ("If the shrink request fails, LSF does not
+//! update the job allocation"). Without a command, a release happens at
+//! once, and so does a release with `-rnc`.
+//!
+//! It runs on allotd's host: with agents (`[cluster]`) the first
+//! execution host is another, where allot does not run it yet; there the
+//! allocation changes without it, and allotd's log says so.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use allot_engine::{HostIdx, JobId, Slots, Time};
+use allot_proto::{JobRef, JobStatus, ResizeAction, Response};
+use allot_store::Record;
+
+use crate::serve::{Caller, keep, may_act};
+use crate::state::{ApplyError, State};
+
+/// How long a notification command may run.
+pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a notification command is told of.
+pub(crate) enum Change {
+    Grow(Vec<(String, u32)>),
+    Shrink { release: Vec<(String, Option<u32>)>, cancel: bool },
+}
+
+/// A notification command running (`None`: it could not start, which
+/// the next look tells as a failure).
+pub(crate) struct Notifying {
+    job: JobId,
+    change: Change,
+    child: Option<Child>,
+    until: Instant,
+}
+
+impl State {
+    /// The job's allocation as the engine now has it, for the commands
+    /// and `blaunch`.
+    pub(crate) fn refresh_alloc(&mut self, job: JobId) {
+        let Some(alloc) = self.engine.job_alloc(job) else { return };
+        let named: Vec<(String, u32)> =
+            alloc.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n.0)).collect();
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.alloc = named;
+        }
+    }
+
+    /// Host names with slots, as the engine names them.
+    pub(crate) fn host_slots(&self, job: JobId, named: &[(String, u32)]) -> Result<Vec<(HostIdx, Slots)>, ApplyError> {
+        named
+            .iter()
+            .map(|(h, n)| {
+                let i = self
+                    .engine
+                    .host_index(h)
+                    .ok_or_else(|| ApplyError::Job { job, reason: format!("host `{h}` is not configured") })?;
+                Ok((i, Slots(*n)))
+            })
+            .collect()
+    }
+}
+
+/// The job's notification command, if it has one.
+fn command_of(state: &State, job: JobId) -> Option<String> {
+    let j = state.jobs.get(&job)?;
+    j.record.extras().resize_notify.clone().or_else(|| state.resize_notify.get(j.record.spec.app.as_deref()?).cloned())
+}
+
+/// Starts the job's notification command for `change`; `false` when it
+/// has none to run (or cannot be run here), the change then standing.
+pub(crate) fn notify(state: &mut State, job: JobId, change: Change) -> bool {
+    let Some(cmd) = command_of(state, job) else { return false };
+    if state.cluster.is_some() {
+        eprintln!(
+            "allotd: job {job}: its resize notification command runs on its first execution host, which allot does not do with agents yet; the resize stands"
+        );
+        return false;
+    }
+    let (event, hosts) = match &change {
+        Change::Grow(alloc) => ("grow", alloc.iter().map(|(h, n)| format!("{h} {n}")).collect::<Vec<_>>()),
+        Change::Shrink { release, .. } => {
+            let on = |h: &str| state.jobs.get(&job).and_then(|j| j.alloc.iter().find(|a| a.0 == h).map(|a| a.1));
+            ("shrink", release.iter().map(|(h, n)| format!("{h} {}", n.or_else(|| on(h)).unwrap_or(0))).collect())
+        }
+    };
+    let child = spawn(state, job, &cmd, event, &hosts.join(" "))
+        .map_err(|e| eprintln!("allotd: job {job}: its resize notification command cannot start: {e}"))
+        .ok();
+    state.notifying.push(Notifying { job, change, child, until: Instant::now() + NOTIFY_TIMEOUT });
+    true
+}
+
+/// The command as the job's owner, in its working directory.
+fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> Result<Child, String> {
+    let user = state.jobs.get(&job).ok_or("no such job")?.record.spec.user.clone();
+    let account = state.accounts.lookup(&user);
+    let j = state.jobs.get(&job).ok_or("no such job")?;
+    let spec = crate::running::exec_spec(state, job, &j.alloc, account.clone()).ok_or("no such job")?;
+    let mut c = Command::new("/bin/sh");
+    c.arg("-c").arg(cmd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    c.env("LSB_RESIZE_EVENT", event)
+        .env("LSB_RESIZE_HOSTS", hosts)
+        .env("LSB_RESIZE_NOTIFY_OK", "0")
+        .env("LSB_RESIZE_NOTIFY_FAIL", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let cwd = j.cwd(job);
+    if allot_exec::owner::is_root() {
+        let owner = account.ok_or_else(|| format!("user `{user}` does not exist on this host"))?.owner;
+        allot_exec::become_owner(&mut c, &owner, &cwd).map_err(|e| e.reason())?;
+    } else {
+        c.current_dir(&cwd);
+    }
+    c.spawn().map_err(|e| allot_exec::os_message(&e))
+}
+
+/// The notification commands that ended (or ran out of time): the
+/// records their outcomes make.
+pub(crate) fn poll(state: &mut State) -> Vec<Record> {
+    let mut out = Vec::new();
+    let now = Instant::now();
+    let mut still = Vec::with_capacity(state.notifying.len());
+    for mut n in std::mem::take(&mut state.notifying) {
+        let ok = match n.child.as_mut().map(Child::try_wait) {
+            None => false,
+            Some(Ok(Some(status))) => status.code() == Some(0),
+            Some(Ok(None)) if now < n.until => {
+                still.push(n);
+                continue;
+            }
+            Some(Ok(None) | Err(_)) => {
+                if let Some(child) = n.child.as_mut() {
+                    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+                    let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+                    let _ = child.wait();
+                }
+                false
+            }
+        };
+        let running = state.jobs.get(&n.job).is_some_and(|j| j.status.unfinished() && !j.alloc.is_empty());
+        match (n.change, ok, running) {
+            (_, _, false) => {}
+            (Change::Grow(_), true, _) => {}
+            (Change::Grow(alloc), false, true) => {
+                eprintln!("allotd: job {}: its resize notification command failed; the grow is given back", n.job);
+                out.push(Record::GrowFailed { job: n.job, alloc });
+            }
+            (Change::Shrink { release, cancel }, true, true) => {
+                out.push(Record::Shrunk { job: n.job, release, cancel })
+            }
+            (Change::Shrink { .. }, false, true) => {
+                eprintln!("allotd: job {}: its resize notification command failed; nothing is released", n.job);
+            }
+        }
+    }
+    state.notifying = still;
+    out
+}
+
+/// `bresize release` and `bresize cancel`.
+pub(crate) fn request(
+    state: &mut State,
+    caller: &Caller,
+    r: JobRef,
+    action: ResizeAction,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> Response {
+    let outcome = (|| {
+        let job = match state.resolve(r)[..] {
+            [id] => id,
+            [] => return Err(format!("Job <{r}>: No matching job found")),
+            _ => return Err(format!("Job <{r}>: a job array; name one element, as {r}[1]")),
+        };
+        let j = state.jobs.get(&job).ok_or_else(|| format!("Job <{r}>: No matching job found"))?;
+        if !may_act(state, caller, &j.record.spec.user) {
+            return Err(format!("Job <{r}>: User permission denied"));
+        }
+        if !matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn) {
+            return Err(format!("Job <{r}>: Job is not running"));
+        }
+        match action {
+            ResizeAction::Cancel => keep(state, t, records, Record::ResizeCancelled { job }),
+            ResizeAction::Release { hosts, cancel, notify: run } => {
+                let mut release = Vec::with_capacity(hosts.len());
+                for (h, n) in &hosts {
+                    let i =
+                        state.engine.host_index(h).ok_or_else(|| format!("Job <{r}>: host `{h}` is not configured"))?;
+                    release.push((i, n.map(Slots)));
+                }
+                state.engine.check_shrink(job, &release, cancel).map_err(|e| format!("Job <{r}>: {e}"))?;
+                if run && notify(state, job, Change::Shrink { release: hosts.clone(), cancel }) {
+                    return Ok(());
+                }
+                keep(state, t, records, Record::Shrunk { job, release: hosts, cancel })
+            }
+        }
+    })();
+    Response::Each(vec![(r, outcome.map_err(|e| e.to_string()))])
+}

@@ -1,0 +1,74 @@
+//! Resizable jobs on a live allotd (spec 004, "Job Allocations that Grow
+//! and Shrink"): an autoresizable job grows as slots free, its resize
+//! notification command runs as its owner with LSB_RESIZE_EVENT and
+//! LSB_RESIZE_HOSTS, `bresize release` shrinks it (after the command
+//! says yes), never off its first execution host, and `bhist` shows it.
+
+mod common;
+
+use common::{Daemon, config_dir, eventually, stderr, stdout, submitted_id, tempdir};
+
+#[test]
+fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
+    let dir = tempdir("resize");
+    let log = dir.join("notify.log");
+    let apps = format!(
+        "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\n\
+         RESIZE_NOTIFY_CMD = echo $LSB_RESIZE_EVENT $LSB_RESIZE_HOSTS $LSB_RESIZE_NOTIFY_OK >> {}\nEnd Application\n",
+        log.display()
+    );
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
+            ("lsb.applications", &apps),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let flag = dir.join("go");
+    let wait = format!("while [ ! -e {} ]; do sleep 0.1; done", flag.display());
+    let blocker =
+        submitted_id(&d.cmd(&["bsub", "-n", "2", "-R", "select[hname==hostB]", "-o", "/dev/null", &wait], &dir));
+    d.wait_for(blocker, "RUN", &dir);
+    let job = submitted_id(&d.cmd(&["bsub", "-app", "grow", "-n", "1,3", "-o", "/dev/null", "sleep 60"], &dir));
+    d.wait_for(job, "RUN", &dir);
+    let slots = |d: &Daemon| {
+        let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+        long.split("Started ").nth(1).and_then(|s| s.split(' ').next()).map(str::to_string).unwrap_or_default()
+    };
+    assert_eq!(slots(&d), "1", "hostA's one slot to start");
+    std::fs::write(&flag, b"").expect("flag");
+    d.wait_for(blocker, "DONE", &dir);
+    eventually("it grows onto hostB's 2 and its command is told", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("grow hostB 2 0"))
+    });
+    eventually("bhist shows the grow", || {
+        stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir))
+            .contains("Resized: added 2 slot(s) on host(s) <2*hostB>;")
+    });
+    let hosts = stdout(&d.cmd(&["bhosts"], &dir));
+    let row: Vec<&str> = hosts.lines().find(|l| l.starts_with("hostB")).expect("hostB").split_whitespace().collect();
+    assert_eq!(row[4], "2", "NJOBS: the job's 2 on hostB: {hosts}");
+    // Off its first execution host: refused.
+    let refused = d.cmd(&["bresize", "release", "hostA", &job.to_string()], &dir);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("its first execution host `hostA` cannot be released"), "{}", stderr(&refused));
+    // 1 of hostB's: the command says yes, then it holds 2.
+    let out = d.cmd(&["bresize", "release", "1*hostB", &job.to_string()], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    eventually("the release is told and made", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("shrink hostB 1 0"))
+            && stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir))
+                .contains("released slot(s) on host(s) <1*hostB>")
+    });
+    let hosts = stdout(&d.cmd(&["bhosts"], &dir));
+    let row: Vec<&str> = hosts.lines().find(|l| l.starts_with("hostB")).expect("hostB").split_whitespace().collect();
+    assert_eq!(row[4], "1", "{hosts}");
+    // Not resizable: a plain job.
+    let plain = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep 60"], &dir));
+    d.wait_for(plain, "RUN", &dir);
+    let no = d.cmd(&["bresize", "cancel", &plain.to_string()], &dir);
+    assert!(stderr(&no).contains("is not resizable"), "{}", stderr(&no));
+    let _ = d.cmd(&["bkill", &job.to_string(), &plain.to_string()], &dir);
+}

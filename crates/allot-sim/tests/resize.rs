@@ -1,0 +1,251 @@
+//! Resizable jobs (spec 004, "Job Allocations that Grow and Shrink";
+//! spec 000, "Resizable jobs and fairshare"): autoresizable jobs grow as
+//! slots free, resize requests go before the queue's pending jobs,
+//! releases shrink, and the charges follow the allocation.
+
+use allot_engine::shares::NodeId;
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, Rejection, Slots, Time};
+use allot_sim::testing::engine_from;
+
+const APPS: &str = "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\nEnd Application\n\
+                    Begin Application\nNAME = shrink\nRESIZABLE_JOBS = Y\nEnd Application\n\
+                    Begin Application\nNAME = plain\nEnd Application\n";
+
+/// Hosts of `slots` slots each (and as many CPUs).
+fn engine(hosts: &[u32], queue: &str) -> Engine {
+    let mut h = String::from("Begin Host\nHOSTNAME model type server RESOURCES ncpus\n");
+    for (i, n) in hosts.iter().enumerate() {
+        h += &format!("h{} ! LINUX 1 () {n}\n", i + 1);
+    }
+    h += "End Host\n";
+    let mut mxj = String::from("Begin Host\nHOST_NAME MXJ\n");
+    for (i, n) in hosts.iter().enumerate() {
+        mxj += &format!("h{} {n}\n", i + 1);
+    }
+    mxj += "End Host\n";
+    let q = format!("Begin Queue\nQUEUE_NAME = q\nPRIORITY = 30\n{queue}\nEnd Queue\n");
+    engine_from(&[("lsf.cluster.c", &h), ("lsb.hosts", &mxj), ("lsb.queues", &q), ("lsb.applications", APPS)])
+}
+
+fn spec(user: &str, min: u32, max: u32, app: Option<&str>) -> JobSpec {
+    JobSpec {
+        user: user.into(),
+        queue: Some("q".into()),
+        slots: min,
+        max_slots: (max != min).then_some(max),
+        app: app.map(str::to_string),
+        ..JobSpec::default()
+    }
+}
+
+fn submit(e: &mut Engine, t: u64, s: JobSpec) -> JobId {
+    e.apply(Time(t), &Event::Submit(s)).expect("accepted").expect("id")
+}
+
+fn finish(e: &mut Engine, t: u64, job: JobId) {
+    e.apply(Time(t), &Event::Finish { job, cpu_time: 0.0, exit: 0 }).expect("ends");
+}
+
+fn grows(d: &[Decision]) -> Vec<(JobId, Vec<(u32, u32)>)> {
+    d.iter()
+        .filter_map(|x| match x {
+            Decision::Grow { job, alloc } => Some((*job, alloc.iter().map(|&(h, n)| (h.0, n.0)).collect())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn starts(d: &[Decision]) -> Vec<JobId> {
+    d.iter().filter_map(|x| if let Decision::Start { job, .. } = x { Some(*job) } else { None }).collect()
+}
+
+#[test]
+fn an_autoresizable_job_grows_as_slots_free_up_to_its_maximum() {
+    // h1 4 slots, h2 4 slots. A blocker holds h1; the -n 2,6 job starts
+    // on h2's 4 (its first host), then grows onto h1 as the blocker's
+    // slots free, never past 6.
+    let mut e = engine(&[4, 4], "");
+    let blocker = submit(&mut e, 0, JobSpec { max_slots: None, ..spec("b", 4, 4, None) });
+    assert_eq!(starts(&e.schedule(Time(0))), [blocker]);
+    let job = submit(&mut e, 1, spec("u", 2, 6, Some("grow")));
+    let d = e.schedule(Time(1));
+    assert_eq!(starts(&d), [job]);
+    assert!(grows(&d).is_empty(), "nothing free beyond its first allocation");
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(1), Slots(4))]));
+    finish(&mut e, 10, blocker);
+    let d = e.schedule(Time(10));
+    assert_eq!(grows(&d), [(job, vec![(0, 2)])], "2 more, to its maximum of 6");
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(1), Slots(4)), (HostIdx(0), Slots(2))]));
+    assert_eq!(e.queue_load("q").map(|l| l.1), Some(Slots(6)));
+    assert!(grows(&e.schedule_full(Time(20))).is_empty(), "at its maximum it asks no more");
+}
+
+#[test]
+fn a_resize_request_goes_before_the_queue_s_pending_jobs() {
+    // Two 1-slot hosts: a blocker on h1, the -n 1,2 job on h2, a job
+    // waiting. When h1 frees, the resize request takes it first.
+    let mut e = engine(&[1, 1], "");
+    let blocker = submit(&mut e, 0, spec("b", 1, 1, None));
+    let job = submit(&mut e, 0, spec("u", 1, 2, Some("grow")));
+    let waiting = submit(&mut e, 0, spec("w", 1, 1, None));
+    assert_eq!(starts(&e.schedule(Time(0))), [blocker, job]);
+    finish(&mut e, 5, blocker);
+    let d = e.schedule(Time(5));
+    assert_eq!(grows(&d), [(job, vec![(0, 1)])]);
+    assert!(starts(&d).is_empty(), "the resize request took the slot: {d:?}");
+    assert!(e.is_pending(waiting));
+}
+
+#[test]
+fn the_first_execution_host_is_kept_out_of_a_resize() {
+    let on = |host: &str, n: u32| JobSpec {
+        res_req: Some(allot_config::resreq::parse(&format!("select[hname=={host}]")).expect("valid")),
+        ..spec("b", n, n, None)
+    };
+    // Blockers on half of h1 and all of h2: the -n 2,4 job starts on h1's
+    // other 2.
+    let mut e = engine(&[4, 2], "");
+    let b1 = submit(&mut e, 0, on("h1", 2));
+    let b2 = submit(&mut e, 0, on("h2", 2));
+    let job = submit(&mut e, 0, spec("u", 2, 4, Some("grow")));
+    assert_eq!(starts(&e.schedule(Time(0))), [b1, b2, job]);
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(2))]));
+    // h1's 2 free again: its first execution host, kept out.
+    finish(&mut e, 3, b1);
+    assert!(grows(&e.schedule(Time(3))).is_empty());
+    finish(&mut e, 4, b2);
+    assert_eq!(grows(&e.schedule(Time(4))), [(job, vec![(1, 2)])]);
+}
+
+#[test]
+fn proclimit_caps_the_growth() {
+    // spec 004: "-n 1,4 ... PROCLIMIT ... 2 2 3, the maximum slot request
+    // for the job is 3 rather than 4".
+    let mut e = engine(&[1, 8], "PROCLIMIT = 2 2 3");
+    let job = submit(&mut e, 0, spec("u", 1, 4, Some("grow")));
+    assert_eq!(e.job_slots(job), Some((2, 3)));
+    let blocker = submit(&mut e, 0, spec("b", 2, 2, None));
+    e.apply(Time(0), &Event::Hold(blocker)).expect("pending");
+    let d = e.schedule(Time(0));
+    assert_eq!(starts(&d), [job]);
+    assert_eq!(e.job_alloc(job).map(|a| a.iter().map(|x| x.1.0).sum::<u32>()), Some(3));
+}
+
+#[test]
+fn queue_limits_bound_a_grow() {
+    // QJOB_LIMIT = 4: the job on h1's 2 grows by 2 on h2, not 6.
+    let mut e = engine(&[2, 8], "QJOB_LIMIT = 4");
+    let job = submit(&mut e, 0, spec("u", 2, 8, Some("grow")));
+    let d = e.schedule(Time(0));
+    assert_eq!(starts(&d), [job]);
+    assert_eq!(e.queue_load("q").map(|l| l.1), Some(Slots(4)), "QJOB_LIMIT binds its start");
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(2)), (HostIdx(1), Slots(2))]));
+    assert!(grows(&e.schedule_full(Time(1))).is_empty(), "no room under QJOB_LIMIT");
+}
+
+#[test]
+fn bsub_ar_needs_a_resizable_profile_and_resizable_jobs_take_no_compound() {
+    let mut e = engine(&[4], "");
+    let mut s = spec("u", 1, 4, Some("plain"));
+    s.auto_resize = true;
+    assert_eq!(
+        e.apply(Time(0), &Event::Submit(s)),
+        Err(Rejection::NotAutoResizable("application profile `plain` is not resizable (RESIZABLE_JOBS)".into()))
+    );
+    let mut s = spec("u", 1, 4, None);
+    s.auto_resize = true;
+    assert!(matches!(e.apply(Time(0), &Event::Submit(s)), Err(Rejection::NotAutoResizable(_))));
+    // -ar with RESIZABLE_JOBS = Y: autoresizable.
+    let mut s = spec("u", 1, 4, Some("shrink"));
+    s.auto_resize = true;
+    assert!(e.apply(Time(0), &Event::Submit(s)).is_ok());
+    let mut s = spec("u", 0, 0, Some("grow"));
+    s.res_req = Some(allot_config::resreq::parse("2*{} + {}").expect("compound"));
+    assert_eq!(e.apply(Time(0), &Event::Submit(s)), Err(Rejection::ResizableWith("compound resource requirements")));
+}
+
+#[test]
+fn a_release_shrinks_the_allocation_but_never_the_first_host() {
+    let mut e = engine(&[2, 4, 4], "");
+    let job = submit(&mut e, 0, spec("u", 10, 10, Some("shrink")));
+    e.schedule(Time(0));
+    assert_eq!(e.job_alloc(job).map(|a| a.len()), Some(3));
+    let release = |h: u32, n: Option<u32>| (HostIdx(h), n.map(Slots));
+    // "1*hostA 2*hostB hostC": 1 on h2, all of h3.
+    e.apply(Time(5), &Event::Shrink { job, release: vec![release(1, Some(1)), release(2, None)], cancel: false })
+        .expect("released");
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(2)), (HostIdx(1), Slots(3))]));
+    assert_eq!(e.queue_load("q").map(|l| l.1), Some(Slots(5)));
+    let first = e.apply(Time(6), &Event::Shrink { job, release: vec![release(0, None)], cancel: false });
+    assert_eq!(first, Err(Rejection::FirstHostRelease { job, host: "h1".into() }));
+    let too_many = e.apply(Time(6), &Event::Shrink { job, release: vec![release(1, Some(4))], cancel: false });
+    assert_eq!(too_many, Err(Rejection::BadRelease { job, host: "h2".into(), have: 3 }));
+    // A plain job is not resizable.
+    let plain = submit(&mut e, 7, spec("u", 1, 1, None));
+    e.schedule(Time(7));
+    let r = e.apply(Time(8), &Event::Shrink { job: plain, release: vec![release(2, None)], cancel: false });
+    assert_eq!(r, Err(Rejection::NotResizable(plain)));
+}
+
+#[test]
+fn a_pending_resize_request_must_be_cancelled_before_a_release() {
+    let mut e = engine(&[2, 2], "");
+    let blocker = submit(&mut e, 0, spec("b", 2, 2, None));
+    e.schedule(Time(0));
+    let job = submit(&mut e, 0, spec("u", 1, 4, Some("grow")));
+    e.schedule(Time(0));
+    let release = vec![(HostIdx(0), Some(Slots(1)))];
+    let _ = blocker;
+    // It holds h2's... it started on h2 (h1 is the blocker's).
+    let alloc = e.job_alloc(job).expect("running");
+    assert_eq!(alloc, [(HostIdx(1), Slots(2))]);
+    let r = e.apply(Time(1), &Event::Shrink { job, release: release.clone(), cancel: false });
+    assert_eq!(r, Err(Rejection::ResizePending(job)));
+    assert_eq!(e.apply(Time(1), &Event::ResizeCancel(job)), Ok(None));
+    assert_eq!(e.apply(Time(1), &Event::ResizeCancel(job)), Err(Rejection::NoResizeRequest(job)));
+    // Cancelled, it no longer grows when h1 frees.
+    finish(&mut e, 2, blocker);
+    assert!(grows(&e.schedule(Time(2))).is_empty());
+}
+
+#[test]
+fn a_failed_grow_gives_its_slots_back_and_is_tried_again_a_cycle_later() {
+    let mut e = engine(&[1, 2], "");
+    let blocker = submit(&mut e, 0, spec("b", 2, 2, None));
+    let job = submit(&mut e, 0, spec("u", 1, 3, Some("grow")));
+    e.schedule(Time(0));
+    finish(&mut e, 5, blocker);
+    let d = e.schedule(Time(5));
+    let (_, added) = grows(&d).pop().expect("grew");
+    let alloc: Vec<(HostIdx, Slots)> = added.iter().map(|&(h, n)| (HostIdx(h), Slots(n))).collect();
+    assert_eq!(added, [(0, 1)], "h1, its first host h2 kept out");
+    e.apply(Time(6), &Event::GrowFailed { job, alloc }).expect("given back");
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(1), Slots(1))]));
+    assert!(grows(&e.schedule_full(Time(7))).is_empty(), "not before a cycle");
+    assert_eq!(grows(&e.schedule_full(Time(66))), [(job, vec![(0, 1)])]);
+}
+
+#[test]
+fn the_charges_follow_the_allocation() {
+    // spec 000: "Resize add requests increase number of slots in use and
+    // decrease user priority. Resize release requests decrease number of
+    // slots in use, and increase user priority."
+    let mut e = engine(&[1, 1, 1, 1], "FAIRSHARE = USER_SHARES[[default, 1]]");
+    let blocker = submit(&mut e, 0, spec("b", 3, 3, None));
+    let job = submit(&mut e, 0, spec("u", 1, 4, Some("grow")));
+    e.schedule(Time(0));
+    let slots_of = |e: &Engine| {
+        let tree = &e.fairshare().policies[0].tree;
+        tree.usage(tree.child(NodeId::ROOT, "u").expect("u"), Time(100)).started
+    };
+    assert_eq!(slots_of(&e), 1);
+    finish(&mut e, 10, blocker);
+    e.schedule(Time(10));
+    assert_eq!(slots_of(&e), 4);
+    e.apply(Time(20), &Event::ResizeCancel(job)).expect_err("at its maximum: no request");
+    let release = vec![(HostIdx(0), None), (HostIdx(1), None)];
+    e.apply(Time(20), &Event::Shrink { job, release, cancel: false }).expect("released");
+    assert_eq!(slots_of(&e), 2);
+    finish(&mut e, 30, job);
+    assert_eq!(slots_of(&e), 0);
+}
