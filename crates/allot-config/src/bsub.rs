@@ -508,6 +508,17 @@ mod tests {
     }
 
     #[test]
+    fn autoresizable_and_its_notification_command() {
+        let o = parse_line(r#"-n 4,10 -ar -rnc "/bin/notify -v" ./app"#).expect("valid");
+        assert!(o.auto_resize);
+        assert_eq!(o.resize_notify.as_deref(), Some("/bin/notify -v"));
+        assert_eq!(o.command, ["./app"]);
+        let o = parse_line("./app").expect("valid");
+        assert!(!o.auto_resize && o.resize_notify.is_none());
+        assert_eq!(parse_line("-rnc").expect_err("no command"), BsubError::MissingValue("-rnc".into()));
+    }
+
+    #[test]
     fn the_issues_example() {
         let o = parse_line(r#"-n 4,8 -q short -W 30 -G groupB -R "span[ptile=2]" ./app arg"#).expect("valid");
         assert_eq!(o.slots, Some(SlotRange { min: 4, max: 8 }));

@@ -72,3 +72,44 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
     assert!(stderr(&no).contains("is not resizable"), "{}", stderr(&no));
     let _ = d.cmd(&["bkill", &job.to_string(), &plain.to_string()], &dir);
 }
+
+/// The notification command runs as the job's owner, never root, and a
+/// command that answers LSB_RESIZE_NOTIFY_FAIL has the grow given back.
+#[test]
+fn a_failed_notification_gives_the_grow_back_and_runs_as_the_owner() {
+    let Some(user) = common::Throwaway::new("resize-owner", "rz") else { return };
+    let dir = tempdir("resize-owner");
+    let work = dir.join("work");
+    std::fs::create_dir(&work).expect("work dir");
+    nix::unistd::chown(&work, Some(nix::unistd::Uid::from_raw(user.uid)), Some(nix::unistd::Gid::from_raw(user.gid)))
+        .expect("chown");
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n\n[[hosts]]\nname = \"hostB\"\nncpus = 1\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
+            ("lsb.applications", "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\nEnd Application\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let flag = dir.join("go");
+    let wait = format!("while [ ! -e {} ]; do sleep 0.1; done", flag.display());
+    let blocker = submitted_id(&d.cmd(&["bsub", "-R", "select[hname==hostB]", "-o", "/dev/null", &wait], &dir));
+    d.wait_for(blocker, "RUN", &dir);
+    let rnc = "id -u >> ids; exit $LSB_RESIZE_NOTIFY_FAIL";
+    let out =
+        d.cmd_as(user.ids(), &["bsub", "-app", "grow", "-n", "1,2", "-rnc", rnc, "-o", "/dev/null", "sleep 60"], &work);
+    let job = submitted_id(&out);
+    d.wait_for(job, "RUN", &work);
+    std::fs::write(&flag, b"").expect("flag");
+    eventually("the grow is told and given back", || {
+        stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir))
+            .contains("Resize notification failed: slot(s) on host(s) <1*hostB> given back;")
+    });
+    let ids = std::fs::read_to_string(work.join("ids")).expect("the command wrote");
+    assert_eq!(ids.trim(), user.uid.to_string(), "as its owner");
+    let hosts = stdout(&d.cmd(&["bhosts"], &dir));
+    let row: Vec<&str> = hosts.lines().find(|l| l.starts_with("hostB")).expect("hostB").split_whitespace().collect();
+    assert_eq!(row[4], "0", "hostB given back: {hosts}");
+    let _ = d.cmd(&["bkill", &job.to_string()], &dir);
+}

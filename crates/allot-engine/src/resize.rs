@@ -143,10 +143,39 @@ impl Engine {
         part.slots = 1;
         let ask = Ask { min: 1, max: want, view: View::Free, released: None, taken: Some(&taken) };
         self.settle();
-        let added = self.place(&part, t, &ask)?;
+        let added = match self.place(&part, t, &ask) {
+            Some(a) => a,
+            None => self.grow_by_backfill(id, &part, &taken, want, t)?,
+        };
         self.book_resize(id, &added, true, t);
         self.track_growth(id);
         Some(Decision::Grow { job: id, alloc: added.iter().map(|&(h, n)| (HostIdx(h), Slots(n))).collect() })
+    }
+
+    /// A resize request backfilled (spec 004: "Pending job resize
+    /// allocation requests are supported by backfill policies. However,
+    /// the run time of pending resize request is equal to the remaining
+    /// run time of the running resizable job"): in a BACKFILL queue, slots
+    /// reserved for others that stay unneeded until the job's run limit
+    /// ends, borrowed as a backfill job borrows them.
+    fn grow_by_backfill(
+        &mut self,
+        id: JobId,
+        part: &Job,
+        taken: &BTreeMap<u32, u32>,
+        want: u32,
+        t: Time,
+    ) -> Option<Alloc> {
+        if !self.queues[part.queue].spec.backfill || !self.holds_reserved_hosts() {
+            return None;
+        }
+        let JobState::Running { start, paused, .. } = &part.state else { return None };
+        let until = self.job_end(part, start.after(*paused)).filter(|&end| end > t)?;
+        self.predict_reservations(t);
+        let ask = Ask { min: 1, max: want, view: View::Backfill { until }, released: None, taken: Some(taken) };
+        let added = self.place(part, t, &ask)?;
+        self.borrow(id, part, &added, until);
+        Some(added)
     }
 
     /// A grow the driver could not carry out (its notification command

@@ -249,3 +249,56 @@ fn the_charges_follow_the_allocation() {
     finish(&mut e, 30, job);
     assert_eq!(slots_of(&e), 0);
 }
+
+#[test]
+fn a_resize_request_backfills_reserved_slots_for_its_remaining_run_time() {
+    // spec 004: "Pending job resize allocation requests are supported by
+    // backfill policies ... the run time of pending resize request is
+    // equal to the remaining run time of the running resizable job". A
+    // 2-slot job of a higher queue reserves h2's freed slot until the long
+    // job there ends (1000); the resizable job on h1 may borrow it when it
+    // ends before then (-W 1: 60 s), not when it runs longer.
+    for (limit, borrows) in [(60, true), (4000, false)] {
+        let hosts = "Begin Host\nHOST_NAME MXJ\nh1 1\nh2 2\nEnd Host\n";
+        let queues = "Begin Queue\nQUEUE_NAME = hi\nPRIORITY = 40\nSLOT_RESERVE = MAX_RESERVE_TIME[100]\nEnd Queue\n\
+                      Begin Queue\nQUEUE_NAME = q\nPRIORITY = 30\nBACKFILL = Y\nRUNLIMIT = 5000\nEnd Queue\n";
+        let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", queues), ("lsb.applications", APPS)]);
+        let on_h2 = |secs: u64| JobSpec {
+            res_req: Some(allot_config::resreq::parse("select[hname==h2]").expect("valid")),
+            run_limit: Some(secs),
+            ..spec("b", 1, 1, None)
+        };
+        let long = submit(&mut e, 0, on_h2(1000));
+        let short = submit(&mut e, 0, on_h2(10));
+        let job = submit(&mut e, 0, JobSpec { run_limit: Some(limit), ..spec("u", 1, 2, Some("grow")) });
+        assert_eq!(starts(&e.schedule(Time(0))), [long, short, job]);
+        assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(1))]));
+        let big =
+            submit(&mut e, 1, JobSpec { queue: Some("hi".into()), run_limit: Some(100), ..spec("p", 2, 2, None) });
+        e.schedule(Time(1));
+        finish(&mut e, 10, short);
+        let d = e.schedule(Time(10));
+        assert!(e.reservation(big).is_some(), "h2's freed slot is reserved for the 2-slot job");
+        assert_eq!(grows(&d) == [(job, vec![(1, 1)])], borrows, "-W {limit}: {d:?}");
+    }
+}
+
+#[test]
+fn the_simulator_grows_an_autoresizable_workload_job() {
+    use allot_sim::report::jobs_csv;
+    use allot_sim::sim::{SimOptions, run};
+    let w = allot_sim::jsonl::read(
+        "{\"submit\": 0, \"user\": \"a\", \"runtime\": 50, \"bsub\": \"-q q -n 2 ./first\"}\n\
+         {\"submit\": 0, \"user\": \"u\", \"runtime\": 100, \"bsub\": \"-q q -app grow -n 1,4 ./grows\"}\n",
+    );
+    assert!(w.skipped.is_empty(), "{:?}", w.skipped);
+    let mut e = engine(&[2, 2], "");
+    let out = run(&mut e, &w, &SimOptions::default(), &|_, _| serde_json::Value::Null, &mut |_| {});
+    // It starts on h2's 2 and takes h1's once the first job ends.
+    assert_eq!(
+        jobs_csv(&out.records),
+        "id,user,queue,submit,start,end,slots,hosts,exit,priority\n\
+         1,a,q,0,0,50,2,h1*2,0,\n\
+         2,u,q,0,0,100,4,h2*2 h1*2,0,\n"
+    );
+}
