@@ -192,6 +192,7 @@ fn short(hs: &[JobHistory], now: u64) -> String {
 /// caller's unfinished jobs; `-a` finished ones too, `-d` only finished
 /// ones.
 pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
+    let args = &crate::lsf::split_options("bhist", args, &["-a", "-d", "-l"], &["-u"])?;
     let (mut all, mut done, mut long_form, mut user, mut jobs) = (false, false, false, None, Vec::new());
     let mut i = 0;
     while i < args.len() {

@@ -159,7 +159,12 @@ fn parse_format(text: &str) -> anyhow::Result<Format> {
     Ok(Format { fields, delimiter })
 }
 
+/// `bjobs`'s options: flags, and those taking a value.
+const FLAGS: &[&str] = &["-a", "-A", "-r", "-s", "-d", "-w", "-p", "-l", "-json", "-noheader"];
+const WITH_VALUE: &[&str] = &["-u", "-q", "-J", "-o"];
+
 fn parse(args: &[String]) -> anyhow::Result<Args> {
+    let args = &crate::lsf::split_options("bjobs", args, FLAGS, WITH_VALUE)?;
     let mut a = Args { header: true, ..Args::default() };
     let mut formats: Vec<String> = Vec::new();
     let mut i = 0;
@@ -552,6 +557,18 @@ pub(crate) mod tests {
 
     fn args(words: &[&str]) -> Args {
         parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>()).expect("valid")
+    }
+
+    #[test]
+    fn combined_flags_as_lsf_reads_them() {
+        let a = args(&["-aw"]);
+        assert!(a.all && a.wide);
+        let a = args(&["-noheader", "-o", "jobid stat", "-aJ", "NAME"]);
+        assert!(a.all && !a.header);
+        assert_eq!(a.name.as_deref(), Some("NAME"));
+        assert_eq!(a.format.map(|f| f.fields.len()), Some(2));
+        let a = args(&["-uall", "-q", "normal"]);
+        assert_eq!((a.query.user.as_deref(), a.query.queue.as_deref()), (Some("all"), Some("normal")));
     }
 
     #[test]

@@ -45,7 +45,11 @@ fn report(cmd: &str, response: Response, done: impl Fn(JobRef) -> String) -> any
 }
 
 /// Options without values, then job ids; an unknown option is an error.
-fn flags_and_ids<'a>(cmd: &str, args: &'a [String], known: &[&str]) -> anyhow::Result<(Vec<&'a str>, Vec<JobRef>)> {
+fn flags_and_ids(
+    cmd: &str,
+    args: &[String],
+    known: &[&'static str],
+) -> anyhow::Result<(Vec<&'static str>, Vec<JobRef>)> {
     let (flags, words) = flags_and_names(cmd, args, known)?;
     Ok((flags, job_ids(cmd, &words)?))
 }
@@ -101,6 +105,7 @@ fn release_hosts(spec: &str) -> anyhow::Result<Vec<(String, Option<u32>)>> {
 
 /// bkill [-s signal] jobid ... | 0
 pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
+    let args = &crate::lsf::split_options("bkill", args, &[], &["-s"])?;
     let mut signal = None;
     let mut words = Vec::new();
     let mut i = 0;

@@ -356,21 +356,79 @@ pub(crate) fn job_refs(cmd: &str, word: &str) -> anyhow::Result<Vec<JobRef>> {
 pub(crate) fn flags_and_names<'a>(
     cmd: &str,
     args: &'a [String],
-    known: &[&str],
-) -> anyhow::Result<(Vec<&'a str>, Vec<&'a str>)> {
+    known: &[&'static str],
+) -> anyhow::Result<(Vec<&'static str>, Vec<&'a str>)> {
     let mut flags = Vec::new();
     let mut names = Vec::new();
     for a in args {
-        if a.starts_with('-') {
-            if !known.contains(&a.as_str()) {
-                bail!("{cmd}: {a}: unknown option");
-            }
-            flags.push(a.as_str());
-        } else {
+        if !a.starts_with('-') {
             names.push(a.as_str());
+            continue;
+        }
+        // `-lw` is `-l -w`, as getopt reads it.
+        let single = |c: char| known.iter().copied().find(|k| k.len() == 2 && k.ends_with(c));
+        let run: Option<Vec<&'static str>> = match known.iter().copied().find(|k| *k == a) {
+            Some(k) => Some(vec![k]),
+            None if a.len() > 2 => a[1..].chars().map(single).collect(),
+            None => None,
+        };
+        match run {
+            Some(run) => flags.extend(run),
+            None => bail!("{cmd}: {a}: unknown option"),
         }
     }
     Ok((flags, names))
+}
+
+/// LSF's option syntax (getopt's) for a command whose options are
+/// `flags` and `with_value` (those taking a value): an argument that is
+/// none of them is single-letter options run together, `-aw` being `-a
+/// -w`; the first of them that takes a value takes the rest of the
+/// argument, or the next argument (`-aJ name`, `-uall`). An option of
+/// several letters (`-noheader`, `-json`) is only ever itself. Returns
+/// the arguments with each option on its own.
+pub(crate) fn split_options(
+    cmd: &str,
+    args: &[String],
+    flags: &[&str],
+    with_value: &[&str],
+) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if !a.starts_with('-') || a == "-" || flags.contains(&a.as_str()) {
+            out.push(a.clone());
+            continue;
+        }
+        if with_value.contains(&a.as_str()) {
+            out.push(a.clone());
+            if let Some(v) = it.next() {
+                out.push(v.clone());
+            }
+            continue;
+        }
+        let letters: Vec<char> = a[1..].chars().collect();
+        let mut k = 0;
+        while k < letters.len() {
+            let opt = format!("-{}", letters[k]);
+            if flags.contains(&opt.as_str()) {
+                out.push(opt);
+                k += 1;
+            } else if with_value.contains(&opt.as_str()) {
+                out.push(opt);
+                let rest: String = letters[k + 1..].iter().collect();
+                if !rest.is_empty() {
+                    out.push(rest);
+                } else if let Some(v) = it.next() {
+                    out.push(v.clone());
+                }
+                break;
+            } else {
+                bail!("{cmd}: {a}: unknown option");
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...
@@ -431,6 +489,34 @@ fn badmin(args: &[String]) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// getopt's reading, as LSF's commands have it (issue 31, "Option
+    /// syntax as LSF's").
+    #[test]
+    fn single_letter_options_run_together() {
+        let flags = ["-a", "-w", "-l", "-noheader", "-json"];
+        let with_value = ["-u", "-J", "-o"];
+        let split = |w: &[&str]| super::split_options("bjobs", &words(w), &flags, &with_value);
+        assert_eq!(split(&["-aw"]).expect("valid"), ["-a", "-w"]);
+        assert_eq!(split(&["-noheader", "-aJ", "NAME"]).expect("valid"), ["-noheader", "-a", "-J", "NAME"]);
+        assert_eq!(split(&["-uall", "-lw"]).expect("valid"), ["-u", "all", "-l", "-w"]);
+        // A value is taken whole, whatever it looks like.
+        assert_eq!(split(&["-o", "-aw", "-J", "-x"]).expect("valid"), ["-o", "-aw", "-J", "-x"]);
+        assert_eq!(split(&["-awu", "bob", "12"]).expect("valid"), ["-a", "-w", "-u", "bob", "12"]);
+        // Several-letter options are only themselves.
+        assert_eq!(split(&["-json"]).expect("valid"), ["-json"]);
+        let e = split(&["-ax"]).expect_err("x is no option");
+        assert_eq!(e.to_string(), "bjobs: -ax: unknown option");
+        assert!(split(&["-nohead"]).is_err(), "not an abbreviation");
+        let given = words(&["-lw", "hostA"]);
+        let (flags, names) = super::flags_and_names("bhosts", &given, &["-l", "-w", "-X"]).expect("valid");
+        assert_eq!((flags, names), (vec!["-l", "-w"], vec!["hostA"]));
+        assert!(super::flags_and_names("bhosts", &words(&["-lz"]), &["-l", "-w"]).is_err());
+    }
+
     #[test]
     fn lsf_dates() {
         assert_eq!(super::lsf_time(0), "Jan  1 00:00");

@@ -62,4 +62,12 @@ fn a_preemptive_job_suspends_a_lower_queue_s_job_until_it_ends() {
     assert!(hist.contains("Resumed by the system;"), "{hist}");
     let _ = d.cmd(&["bkill", &low.to_string()], &dir);
     d.wait_for(low, "EXIT", &dir);
+    // LSF's combined flags (issue 31): `bjobs -aw` is `-a -w`, and
+    // `-noheader -o ... -aJ NAME` reads as workflow tools write it.
+    let aw = d.cmd(&["bjobs", "-aw"], &dir);
+    let text = stdout(&aw);
+    assert!(aw.status.success(), "{}", common::stderr(&aw));
+    assert!(text.contains("DONE") && text.contains("EXIT") && text.contains(&wait[..50]), "{text}");
+    let tool = d.cmd(&["bjobs", "-noheader", "-o", "jobid stat", "-aJ", "while*"], &dir);
+    assert_eq!(stdout(&tool).split_whitespace().collect::<Vec<_>>(), [high.to_string().as_str(), "DONE"]);
 }
