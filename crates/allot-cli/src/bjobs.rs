@@ -552,6 +552,7 @@ pub(crate) mod tests {
             exec_cwd: None,
             term_reason: None,
             mem_limit_kb: None,
+            resize_request: None,
         }
     }
 

@@ -114,6 +114,11 @@ pub(crate) fn long(j: &JobInfo) -> String {
         let what = if j.status == JobStatus::Ssusp { "SUSPENDING" } else { "PENDING" };
         let _ = writeln!(out, "\n {what} REASONS:\n {reason};");
     }
+    // spec 004: "A resize request pends until the job's maximum slot
+    // request has been allocated ... Run bjobs -l job_id."
+    if let Some(n) = j.resize_request {
+        let _ = writeln!(out, "\n PENDING RESIZE REQUEST:\n {n} more slot(s), up to the job's maximum;");
+    }
     if let Some(est) = j.estimated_run_time {
         let _ = writeln!(out, "\n ESTIMATED_RUNTIME\n {}", minutes(est));
     }

@@ -788,6 +788,7 @@ impl State {
             exit_reason: j.exit_reason.as_deref(),
             term_reason: j.killed.filter(|_| !j.status.unfinished()).map(allot_store::Term::describe),
             mem_limit_kb: r.extras().mem_limit_kb,
+            resize_request: self.engine.resize_request(id),
             exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd(id).display().to_string())),
         }
     }

@@ -38,6 +38,8 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
         long.split("Started ").nth(1).and_then(|s| s.split(' ').next()).map(str::to_string).unwrap_or_default()
     };
     assert_eq!(slots(&d), "1", "hostA's one slot to start");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(long.contains(" PENDING RESIZE REQUEST:\n 2 more slot(s), up to the job's maximum;"), "{long}");
     std::fs::write(&flag, b"").expect("flag");
     d.wait_for(blocker, "DONE", &dir);
     eventually("it grows onto hostB's 2 and its command is told", || {
@@ -50,6 +52,8 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
     let hosts = stdout(&d.cmd(&["bhosts"], &dir));
     let row: Vec<&str> = hosts.lines().find(|l| l.starts_with("hostB")).expect("hostB").split_whitespace().collect();
     assert_eq!(row[4], "2", "NJOBS: the job's 2 on hostB: {hosts}");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(!long.contains("PENDING RESIZE REQUEST"), "at its maximum: {long}");
     // Off its first execution host: refused.
     let refused = d.cmd(&["bresize", "release", "hostA", &job.to_string()], &dir);
     assert!(!refused.status.success());

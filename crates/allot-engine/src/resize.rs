@@ -69,6 +69,17 @@ impl Engine {
             && !self.suspended.contains(&id)
     }
 
+    /// How many more slots a running job's pending resize request asks
+    /// (`None`: it has none).
+    pub fn resize_request(&self, id: JobId) -> Option<u32> {
+        if !self.growing.contains(&id) {
+            return None;
+        }
+        let job = self.jobs.get(&id)?;
+        let JobState::Running { alloc, .. } = &job.state else { return None };
+        Some(job.max_slots.saturating_sub(alloc.iter().map(|a| a.1).sum()))
+    }
+
     /// Keeps `growing` true for `id` after a change.
     pub(crate) fn track_growth(&mut self, id: JobId) {
         let wants = self.jobs.get(&id).is_some_and(|j| self.wants_to_grow(id, j));

@@ -66,6 +66,9 @@ pub struct JobInfo {
     pub term_reason: Option<String>,
     /// `-M`: its memory limit, KB.
     pub mem_limit_kb: Option<u64>,
+    /// A running autoresizable job's pending resize request: how many
+    /// more slots it asks.
+    pub resize_request: Option<u32>,
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -110,6 +113,7 @@ struct JobInfoWire(
     Option<String>,
     Option<String>,
     Option<u64>,
+    #[serde(default)] Option<u32>,
 );
 
 impl From<JobInfoWire> for JobInfo {
@@ -144,6 +148,7 @@ impl From<JobInfoWire> for JobInfo {
             exec_cwd: w.26,
             term_reason: w.27,
             mem_limit_kb: w.28,
+            resize_request: w.29,
         }
     }
 }
@@ -188,6 +193,7 @@ pub struct JobInfoRef<'a> {
     pub exec_cwd: Option<Cow<'a, str>>,
     pub term_reason: Option<&'a str>,
     pub mem_limit_kb: Option<u64>,
+    pub resize_request: Option<u32>,
 }
 
 impl JobInfoRef<'_> {
@@ -222,6 +228,7 @@ impl JobInfoRef<'_> {
             exec_cwd: self.exec_cwd.as_deref().map(str::to_string),
             term_reason: self.term_reason.map(str::to_string),
             mem_limit_kb: self.mem_limit_kb,
+            resize_request: self.resize_request,
         }
     }
 }
@@ -229,7 +236,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(29)?;
+        let mut t = s.serialize_tuple(30)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -259,6 +266,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.exec_cwd)?;
         t.serialize_element(&self.term_reason)?;
         t.serialize_element(&self.mem_limit_kb)?;
+        t.serialize_element(&self.resize_request)?;
         t.end()
     }
 }
@@ -296,6 +304,7 @@ impl JobInfo {
             exec_cwd: self.exec_cwd.as_deref().map(Cow::Borrowed),
             term_reason: self.term_reason.as_deref(),
             mem_limit_kb: self.mem_limit_kb,
+            resize_request: self.resize_request,
         }
     }
 
@@ -341,6 +350,7 @@ mod tests {
             exec_cwd: Some("/scratch/7".into()),
             term_reason: Some("TERM_RUNLIMIT: job killed after reaching LSF run time limit".into()),
             mem_limit_kb: Some(976_563),
+            resize_request: Some(2),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");
