@@ -239,6 +239,11 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                         }
                     }
                 }
+                // A resize notification command's task reports to allotd.
+                FromAgent::TaskOutput { origin, .. } if origin == crate::resize::NOTIFY_ORIGIN => {}
+                FromAgent::TaskEnded { origin, tag, exit, .. } if origin == crate::resize::NOTIFY_ORIGIN => {
+                    crate::resize::remote_ended(state, &host, tag, exit);
+                }
                 FromAgent::TaskOutput { origin, tag, index, stderr, data } => {
                     crate::blaunch::forward(state, &origin, ToAgent::TaskOutput { tag, index, stderr, data });
                 }

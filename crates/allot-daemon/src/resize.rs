@@ -16,9 +16,11 @@
 //! update the job allocation"). Without a command, a release happens at
 //! once, and so does a release with `-rnc`.
 //!
-//! It runs on allotd's host: with agents (`[cluster]`) the first
-//! execution host is another, where allot does not run it yet; there the
-//! allocation changes without it, and allotd's log says so.
+//! Without agents it runs on allotd's host; with agents (`[cluster]`) on
+//! the job's first execution host, as a task of the job's run there (as
+//! `blaunch`'s are, its owner looked up on that host), its end reported
+//! back to allotd ([`NOTIFY_ORIGIN`]); one still running at the timeout
+//! counts as failed there too (the job's tasks end with its run).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,6 +35,13 @@ use crate::state::{ApplyError, State};
 /// How long a notification command may run.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The `origin` of a notification command's task on an agent: no host's
+/// name, so its end comes to allotd, not to a `blaunch`.
+pub const NOTIFY_ORIGIN: &str = "";
+
+/// Tags of notification tasks on agents.
+static NEXT_TAG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// What a notification command is told of.
 pub(crate) enum Change {
     Grow(Vec<(String, u32)>),
@@ -40,11 +49,13 @@ pub(crate) enum Change {
 }
 
 /// A notification command running (`None`: it could not start, which
-/// the next look tells as a failure).
+/// the next look tells as a failure), here or as a task on an agent's
+/// host (its host and tag, and its exit once heard).
 pub(crate) struct Notifying {
     job: JobId,
     change: Change,
     child: Option<Child>,
+    remote: Option<(String, u64, Option<i32>)>,
     until: Instant,
 }
 
@@ -85,12 +96,6 @@ fn command_of(state: &State, job: JobId) -> Option<String> {
 /// has none to run (or cannot be run here), the change then standing.
 pub(crate) fn notify(state: &mut State, job: JobId, change: Change) -> bool {
     let Some(cmd) = command_of(state, job) else { return false };
-    if state.cluster.is_some() {
-        eprintln!(
-            "allotd: job {job}: its resize notification command runs on its first execution host, which allot does not do with agents yet; the resize stands"
-        );
-        return false;
-    }
     let (event, hosts) = match &change {
         Change::Grow(alloc) => ("grow", alloc.iter().map(|(h, n)| format!("{h} {n}")).collect::<Vec<_>>()),
         Change::Shrink { release, .. } => {
@@ -98,11 +103,59 @@ pub(crate) fn notify(state: &mut State, job: JobId, change: Change) -> bool {
             ("shrink", release.iter().map(|(h, n)| format!("{h} {}", n.or_else(|| on(h)).unwrap_or(0))).collect())
         }
     };
+    let until = Instant::now() + NOTIFY_TIMEOUT;
+    if state.cluster.is_some() {
+        let remote = send_task(state, job, &cmd, event, &hosts.join(" "));
+        state.notifying.push(Notifying { job, change, child: None, remote, until });
+        return true;
+    }
     let child = spawn(state, job, &cmd, event, &hosts.join(" "))
         .map_err(|e| eprintln!("allotd: job {job}: its resize notification command cannot start: {e}"))
         .ok();
-    state.notifying.push(Notifying { job, change, child, until: Instant::now() + NOTIFY_TIMEOUT });
+    state.notifying.push(Notifying { job, change, child, remote: None, until });
     true
+}
+
+/// The command as a task of the job's run on its first execution host
+/// (with agents): its host and tag, `None` when it cannot be sent.
+fn send_task(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> Option<(String, u64, Option<i32>)> {
+    let j = state.jobs.get(&job)?;
+    let (first, attempt, user) = (j.alloc.first()?.0.clone(), j.attempt, j.record.spec.user.clone());
+    let mut spec = crate::running::exec_spec(state, job, &j.alloc, None)?;
+    spec.command = cmd.to_string();
+    spec.cwd = j.cwd(job);
+    for (k, v) in [
+        ("LSB_RESIZE_EVENT", event),
+        ("LSB_RESIZE_HOSTS", hosts),
+        ("LSB_RESIZE_NOTIFY_OK", "0"),
+        ("LSB_RESIZE_NOTIFY_FAIL", "1"),
+    ] {
+        spec.env.push((k.to_string(), v.to_string()));
+    }
+    let tag = NEXT_TAG.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let task = allot_agent::wire::ToAgent::Task {
+        origin: NOTIFY_ORIGIN.to_string(),
+        tag,
+        index: 0,
+        job: job.0,
+        attempt,
+        user,
+        spec: Box::new(spec),
+    };
+    let sent = state.cluster.as_ref().is_some_and(|c| c.send(&first, task));
+    if !sent {
+        eprintln!("allotd: job {job}: its resize notification command cannot reach host {first}");
+        return None;
+    }
+    Some((first, tag, None))
+}
+
+/// A notification task on `host` ended with `exit`.
+pub(crate) fn remote_ended(state: &mut State, host: &str, tag: u64, exit: i32) {
+    let mine = |n: &&mut Notifying| n.remote.as_ref().is_some_and(|r| r.0 == host && r.1 == tag);
+    if let Some(r) = state.notifying.iter_mut().find(mine).and_then(|n| n.remote.as_mut()) {
+        r.2 = Some(exit);
+    }
 }
 
 /// The command as the job's owner, in its working directory.
@@ -138,14 +191,20 @@ pub(crate) fn poll(state: &mut State) -> Vec<Record> {
     let now = Instant::now();
     let mut still = Vec::with_capacity(state.notifying.len());
     for mut n in std::mem::take(&mut state.notifying) {
-        let ok = match n.child.as_mut().map(Child::try_wait) {
-            None => false,
-            Some(Ok(Some(status))) => status.code() == Some(0),
-            Some(Ok(None)) if now < n.until => {
+        let waited = n.child.as_mut().map(Child::try_wait);
+        let ok = match (waited, &n.remote) {
+            (None, Some((_, _, Some(exit)))) => *exit == 0,
+            (None, Some(_)) if now < n.until => {
                 still.push(n);
                 continue;
             }
-            Some(Ok(None) | Err(_)) => {
+            (None, _) => false,
+            (Some(Ok(Some(status))), _) => status.code() == Some(0),
+            (Some(Ok(None)), _) if now < n.until => {
+                still.push(n);
+                continue;
+            }
+            (Some(Ok(None) | Err(_)), _) => {
                 if let Some(child) = n.child.as_mut() {
                     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
                     let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);

@@ -117,3 +117,45 @@ fn a_failed_notification_gives_the_grow_back_and_runs_as_the_owner() {
     assert_eq!(row[4], "0", "hostB given back: {hosts}");
     let _ = d.cmd(&["bkill", &job.to_string()], &dir);
 }
+
+/// With agents, the notification command runs on the job's first
+/// execution host, as a task of its run there, and its exit comes back
+/// to allotd: a failing one gives the grow back.
+#[test]
+fn with_agents_the_notification_runs_on_the_first_execution_host() {
+    let dir = tempdir("resize-agents");
+    let mut c = common::agents::TestCluster::configured(&dir, 2, (1, 30, 60), "");
+    let log = dir.join("notify.log");
+    let apps = format!(
+        "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\n\
+         RESIZE_NOTIFY_CMD = echo $(hostname) $LSB_RESIZE_EVENT $LSB_RESIZE_HOSTS >> {}; exit 1\nEnd Application\n",
+        log.display()
+    );
+    std::fs::write(c.config.join("lsb.applications"), apps).expect("applications");
+    c.start_daemon();
+    for h in ["host1", "host2"] {
+        c.start_agent(h);
+    }
+    for h in ["host1", "host2"] {
+        c.wait_host(h, "ok");
+    }
+    let d = c.daemon();
+    let flag = dir.join("go");
+    let wait = format!("while [ ! -e {} ]; do sleep 0.1; done", flag.display());
+    let blocker = submitted_id(&d.cmd(&["bsub", "-m", "host2", "-n", "2", "-o", "/dev/null", &wait], &dir));
+    d.wait_for(blocker, "RUN", &dir);
+    let job = submitted_id(&d.cmd(&["bsub", "-app", "grow", "-n", "2,4", "-o", "/dev/null", "sleep 60"], &dir));
+    d.wait_for(job, "RUN", &dir);
+    std::fs::write(&flag, b"").expect("flag");
+    eventually("the command ran on host1 and its failure gave the grow back", || {
+        stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir))
+            .contains("Resize notification failed: slot(s) on host(s) <2*host2> given back;")
+    });
+    let told = std::fs::read_to_string(&log).expect("the command wrote");
+    let first = told.lines().next().unwrap_or_default();
+    assert!(first.ends_with("grow host2 2"), "{told}");
+    if c.hosts_file.is_some() {
+        assert!(first.starts_with("host1 "), "on the job's first execution host: {told}");
+    }
+    let _ = d.cmd(&["bkill", &job.to_string()], &dir);
+}
