@@ -110,6 +110,7 @@ impl Config {
                         preemptive: q.preemption.preemptive.clone(),
                         preemptable: q.preemption.preemptable.clone(),
                     },
+                    max_job_preempt: q.max_job_preempt,
                 }
             })
             .collect();
@@ -167,6 +168,10 @@ impl Config {
                     mini_job: has("MINI_JOB"),
                     optimal_mini_job: has("OPTIMAL_MINI_JOB"),
                     least_run_time: has("LEAST_RUN_TIME"),
+                    max_job_preempt: self.params.max_job_preempt,
+                    no_preempt_run_time: self.params.no_preempt_run_time,
+                    no_preempt_finish_time: self.params.no_preempt_finish_time,
+                    backfill_jobs: self.params.preempt_backfill,
                 }
             },
         }

@@ -39,6 +39,12 @@ pub struct Params {
     /// (spec 004: "in lsb.params or lsb.queues"; a queue's own wins, as
     /// LSF's queue parameters override the cluster's).
     pub job_accept_interval: Option<u32>,
+    /// MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME and
+    /// PREEMPT_JOBTYPE's BACKFILL.
+    pub max_job_preempt: Option<u32>,
+    pub no_preempt_run_time: Option<allot_engine::model::PreemptTime>,
+    pub no_preempt_finish_time: Option<allot_engine::model::PreemptTime>,
+    pub preempt_backfill: bool,
     /// Where each parameter was set.
     pub keys: BTreeMap<String, Location>,
 }
@@ -60,6 +66,10 @@ impl Default for Params {
             max_job_array_size: crate::array::DEFAULT_MAX_ARRAY_SIZE,
             max_user_priority: None,
             job_accept_interval: None,
+            max_job_preempt: None,
+            no_preempt_run_time: None,
+            no_preempt_finish_time: None,
+            preempt_backfill: false,
             keys: BTreeMap::new(),
         }
     }
@@ -136,6 +146,8 @@ pub struct Queue {
     /// RERUNNABLE: its jobs lost with their host go back to pending
     /// (unless submitted with `bsub -rn`).
     pub rerunnable: bool,
+    /// MAX_JOB_PREEMPT (over lsb.params').
+    pub max_job_preempt: Option<u32>,
     /// Where each parameter was set, for later cross-file checks.
     pub keys: BTreeMap<String, Location>,
 }
@@ -173,6 +185,7 @@ impl Queue {
             job_accept_interval: None,
             job_warning_action: None,
             rerunnable: false,
+            max_job_preempt: None,
             job_action_warning_time: None,
             keys: BTreeMap::new(),
         }

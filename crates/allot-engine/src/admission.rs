@@ -217,6 +217,7 @@ impl Engine {
             qos,
             user_factor,
             resize,
+            preempted: 0,
         })
     }
 

@@ -64,6 +64,7 @@ impl Engine {
         self.add_pending(id, &job);
         if let Some(j) = self.jobs.get_mut(&id) {
             j.backfill_limit = None;
+            j.preempted = 0;
             // It starts again from its original request.
             if let Some(r) = j.resize.as_mut() {
                 *r = crate::resize::Resize { auto: r.auto, ..Default::default() };

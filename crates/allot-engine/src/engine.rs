@@ -287,6 +287,8 @@ pub(crate) struct Job {
     pub(crate) user_factor: f64,
     /// Resizable (RESIZABLE_JOBS), and how it stands ([`crate::resize`]).
     pub(crate) resize: Option<crate::resize::Resize>,
+    /// Times its run was preempted (MAX_JOB_PREEMPT).
+    pub(crate) preempted: u32,
 }
 
 impl Job {

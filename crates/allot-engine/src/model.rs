@@ -110,6 +110,8 @@ pub struct QueueSpec {
     pub exclusive: bool,
     /// PREEMPTION ([`crate::preempt`]).
     pub preemption: PreemptionSpec,
+    /// MAX_JOB_PREEMPT of the queue (over lsb.params').
+    pub max_job_preempt: Option<u32>,
 }
 
 /// A queue's PREEMPTION: `PREEMPTIVE[q[+pref] ...]`, `PREEMPTABLE[q ...]`;
@@ -121,10 +123,28 @@ pub struct PreemptionSpec {
     pub preemptable: Option<Vec<String>>,
 }
 
-/// PREEMPT_FOR of `lsb.params`: how the jobs to preempt are chosen
-/// ([`crate::preempt`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// A time as NO_PREEMPT_RUN_TIME and NO_PREEMPT_FINISH_TIME give it:
+/// seconds, or a share of the job's run time estimate (else run limit).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PreemptTime {
+    Seconds(u64),
+    Percent(f64),
+}
+
+/// PREEMPT_FOR and the other preemption parameters of `lsb.params`: how
+/// the jobs to preempt are chosen ([`crate::preempt`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PreemptFor {
+    /// MAX_JOB_PREEMPT: a job preempted so many times is not preempted
+    /// again (a queue's own wins).
+    pub max_job_preempt: Option<u32>,
+    /// NO_PREEMPT_RUN_TIME: a job that has run this long is not preempted.
+    pub no_preempt_run_time: Option<PreemptTime>,
+    /// NO_PREEMPT_FINISH_TIME: nor one that ends within this.
+    pub no_preempt_finish_time: Option<PreemptTime>,
+    /// PREEMPT_JOBTYPE = BACKFILL: jobs that backfilled reserved slots may
+    /// be preempted.
+    pub backfill_jobs: bool,
     /// MINI_JOB: a preempted job's slots count in full, so no more jobs
     /// are preempted than it takes.
     pub mini_job: bool,
@@ -175,6 +195,7 @@ impl QueueSpec {
             requeue_exit: Vec::new(),
             exclusive: false,
             preemption: PreemptionSpec::default(),
+            max_job_preempt: None,
         }
     }
 }

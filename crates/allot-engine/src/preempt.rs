@@ -38,8 +38,12 @@
 //! charged no run time and no slots while suspended, and its run limit
 //! counts the time it runs (LSF's run limit is "the accumulated time the
 //! job has spent in the RUN state"). Exclusive jobs (`-x`) neither preempt
-//! nor are preempted, nor are backfill jobs that borrowed reserved slots
-//! (LSF without PREEMPT_JOBTYPE).
+//! nor are preempted; backfill jobs that borrowed reserved slots are not
+//! preempted unless PREEMPT_JOBTYPE has BACKFILL. Nor is a job preempted
+//! MAX_JOB_PREEMPT times already (its queue's, else lsb.params'), one that
+//! has run NO_PREEMPT_RUN_TIME, or one that ends within
+//! NO_PREEMPT_FINISH_TIME (minutes, or a percentage of its run time
+//! estimate, else run limit; a percentage binds no job without either).
 //!
 //! Resumed: at the end of each pass, each suspended job whose hosts are up
 //! and have room for it again among the running jobs (no job that
@@ -127,12 +131,16 @@ impl Engine {
         for (id, j) in self.jobs.iter() {
             let JobState::Running { start, alloc, suspended, paused, .. } = &j.state else { continue };
             let Some(rank) = victims.iter().position(|&v| v == j.queue) else { continue };
-            if j.exclusive || self.loans.contains_key(&id) {
+            if j.exclusive || (self.loans.contains_key(&id) && !self.config.preempt_for.backfill_jobs) {
+                continue;
+            }
+            let ran_for = t.0.saturating_sub(start.0).saturating_sub(*paused);
+            if !self.preemptable_now(j, ran_for) {
                 continue;
             }
             // Within a queue: the shortest run time first, or the last
             // submitted.
-            let ran = if least_run_time { t.0.saturating_sub(start.0).saturating_sub(*paused) } else { 0 };
+            let ran = if least_run_time { ran_for } else { 0 };
             out.push(Candidate {
                 key: (rank, ran, std::cmp::Reverse(id)),
                 id,
@@ -142,6 +150,33 @@ impl Engine {
         }
         out.sort_unstable_by_key(|c| c.key);
         out
+    }
+
+    /// Whether a running job that has run `ran` seconds may be preempted
+    /// under MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME and
+    /// NO_PREEMPT_FINISH_TIME (module docs).
+    fn preemptable_now(&self, job: &Job, ran: u64) -> bool {
+        use crate::model::PreemptTime;
+        let pf = &self.config.preempt_for;
+        let max = self.queues[job.queue].spec.max_job_preempt.or(pf.max_job_preempt);
+        if max.is_some_and(|m| job.preempted >= m) {
+            return false;
+        }
+        let duration = self.job_duration(job);
+        let secs = |p: PreemptTime| match p {
+            PreemptTime::Seconds(s) => Some(s),
+            PreemptTime::Percent(pc) => duration.map(|d| (d as f64 * pc / 100.0).ceil() as u64),
+        };
+        if pf.no_preempt_run_time.and_then(secs).is_some_and(|s| ran >= s) {
+            return false;
+        }
+        let left = duration.map(|d| d.saturating_sub(ran));
+        if let (Some(s), Some(left)) = (pf.no_preempt_finish_time.and_then(secs), left) {
+            if left <= s {
+                return false;
+            }
+        }
+        true
     }
 
     /// Starts pending job `id` by preempting jobs (module docs), the
@@ -256,9 +291,9 @@ impl Engine {
         }
         self.book_suspension(id, &alloc, user);
         self.mf_ended(id, t);
-        let Some(JobState::Running { charges, suspended, .. }) = self.jobs.get_mut(&id).map(|j| &mut j.state) else {
-            return;
-        };
+        let Some(job) = self.jobs.get_mut(&id) else { return };
+        job.preempted += 1;
+        let JobState::Running { charges, suspended, .. } = &mut job.state else { return };
         *suspended = Some(Suspension { since: t, by });
         for (p, leaf, charge) in std::mem::take(charges) {
             self.fairshare.policies[p].tree.finish_job(leaf, &charge, t);

@@ -272,3 +272,100 @@ fn the_simulator_delays_a_preempted_job_s_end_by_its_suspended_time() {
     // 150 slot-seconds used of 150: the suspended time is not counted twice.
     assert!((s["utilization"].as_f64().expect("number") - 1.0).abs() < 1e-12, "{}", s["utilization"]);
 }
+
+/// MAX_JOB_PREEMPT (lsb.params; a queue's own wins): a job preempted that
+/// many times is not preempted again.
+#[test]
+fn max_job_preempt_protects_a_job_preempted_often_enough() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 1\nEnd Host\n";
+    for (params, queue, again) in
+        [("", "", true), ("MAX_JOB_PREEMPT = 1", "", false), ("MAX_JOB_PREEMPT = 1", "MAX_JOB_PREEMPT = 2", true)]
+    {
+        let queues = queue_text(&[("high", 40, "PREEMPTION = PREEMPTIVE"), ("low", 20, queue)]);
+        let mut e = engine(hosts, &queues, params);
+        let low = submit(&mut e, 0, "u", "low", 1);
+        e.schedule(Time(0));
+        let h1 = submit(&mut e, 10, "v", "high", 1);
+        assert_eq!(sorted(&e.schedule(Time(10))).0, [low]);
+        finish(&mut e, 20, h1);
+        assert_eq!(sorted(&e.schedule(Time(20))).1, [low]);
+        let h2 = submit(&mut e, 30, "v", "high", 1);
+        let (suspended, _, started) = sorted(&e.schedule(Time(30)));
+        assert_eq!(!suspended.is_empty(), again, "{params} / {queue}");
+        assert_eq!(started == [h2], again);
+    }
+}
+
+/// NO_PREEMPT_RUN_TIME and NO_PREEMPT_FINISH_TIME (minutes, or a share of
+/// the run limit): a job that has run that long, or ends that soon, is
+/// passed over for another.
+#[test]
+fn jobs_run_long_or_nearly_done_are_not_preempted() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 2\nEnd Host\n";
+    let queues = queue_text(&[("high", 40, "PREEMPTION = PREEMPTIVE"), ("low", 20, "RUNLIMIT = 10")]);
+    // The old job (submitted last: the one preempted by default) started
+    // at 0; the young one at 400. At 500 the old has run 500 s of its 600
+    // (100 left), the young 100 s (500 left).
+    for (params, victim) in [
+        ("", "old"),
+        ("NO_PREEMPT_RUN_TIME = 2", "young"),
+        ("NO_PREEMPT_RUN_TIME = 20%", "young"),
+        ("NO_PREEMPT_FINISH_TIME = 8", "young"),
+        ("NO_PREEMPT_FINISH_TIME = 1", "old"),
+        ("NO_PREEMPT_FINISH_TIME = 5\nNO_PREEMPT_RUN_TIME = 1", "none"),
+    ] {
+        let mut e = engine(hosts, &queues, params);
+        let young = submit(&mut e, 0, "u", "low", 1);
+        e.apply(Time(0), &Event::Hold(young)).expect("pending");
+        let old = submit(&mut e, 0, "u", "low", 1);
+        e.schedule(Time(0));
+        e.apply(Time(400), &Event::Release(young)).expect("held");
+        e.schedule(Time(400));
+        let high = submit(&mut e, 500, "v", "high", 1);
+        let (suspended, _, started) = sorted(&e.schedule(Time(500)));
+        let expect: Vec<JobId> = match victim {
+            "old" => vec![old],
+            "young" => vec![young],
+            _ => vec![],
+        };
+        assert_eq!(suspended, expect, "{params}");
+        assert_eq!(started == [high], !expect.is_empty(), "{params}");
+    }
+}
+
+/// PREEMPT_JOBTYPE = BACKFILL: a job that backfilled reserved slots may be
+/// preempted (without it, never).
+#[test]
+fn backfill_jobs_are_preempted_only_with_preempt_jobtype_backfill() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 2\nEnd Host\n";
+    let queues = queue_text(&[
+        ("high", 40, "PREEMPTION = PREEMPTIVE"),
+        ("low", 20, "SLOT_RESERVE = MAX_RESERVE_TIME[100]\nBACKFILL = Y\nRUNLIMIT = 100"),
+    ]);
+    for (params, backfiller_goes) in [("", false), ("PREEMPT_JOBTYPE = BACKFILL", true)] {
+        let mut e = engine(hosts, &queues, params);
+        let long = submit(&mut e, 0, "u", "low", 1);
+        e.schedule(Time(0));
+        // The 2-slot job reserves h1's other slot; a short job backfills it.
+        let wide = submit(&mut e, 1, "u", "low", 2);
+        e.schedule(Time(1));
+        let short = JobSpec {
+            user: "u".into(),
+            queue: Some("low".into()),
+            slots: 1,
+            run_limit: Some(60),
+            ..JobSpec::default()
+        };
+        let short = e.apply(Time(2), &Event::Submit(short)).expect("accepted").expect("id");
+        assert_eq!(sorted(&e.schedule(Time(2))).2, [short], "it backfills");
+        let high = submit(&mut e, 3, "v", "high", 1);
+        let (suspended, _, started) = sorted(&e.schedule(Time(3)));
+        let victim = if backfiller_goes { short } else { long };
+        assert_eq!((suspended, started), (vec![victim], vec![high]), "{params}");
+        let _ = wide;
+    }
+}
+
+fn queue_text(qs: &[(&str, i32, &str)]) -> String {
+    qs.iter().map(|(n, p, x)| queue(n, *p, x)).collect()
+}

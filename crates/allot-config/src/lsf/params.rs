@@ -61,6 +61,10 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                     p.resource_reserve_per_slot = value(diags, line, &key, v, yes_no).unwrap_or(false)
                 }
                 "PREEMPT_FOR" => preempt_for(&mut p, diags, line, v),
+                "MAX_JOB_PREEMPT" => p.max_job_preempt = value(diags, line, &key, v, uint),
+                "NO_PREEMPT_RUN_TIME" => p.no_preempt_run_time = preempt_time(diags, line, &key, v),
+                "NO_PREEMPT_FINISH_TIME" => p.no_preempt_finish_time = preempt_time(diags, line, &key, v),
+                "PREEMPT_JOBTYPE" => preempt_jobtype(&mut p, diags, line, v),
                 "COMPUTE_UNIT_TYPES" => compute_unit_types(&mut p, diags, line, v),
                 "MAX_JOB_ARRAY_SIZE" => match value(diags, line, &key, v, uint) {
                     Some(n) if (1..=crate::array::MAX_INDEX).contains(&n) => p.max_job_array_size = n,
@@ -97,15 +101,47 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
 /// are never preempted, as without PREEMPT_JOBTYPE; a job may be
 /// preempted any number of times; slots are the only preemptable
 /// resource.)
-const PARAMS_NOT_APPLIED: [&str; 7] = [
-    "PREEMPT_JOBTYPE",
-    "MAX_JOB_PREEMPT",
-    "PREEMPTABLE_RESOURCES",
-    "PREEMPTION_WAIT_TIME",
-    "NO_PREEMPT_RUN_TIME",
-    "NO_PREEMPT_FINISH_TIME",
-    "PREEMPT_DELAY",
-];
+const PARAMS_NOT_APPLIED: [&str; 3] = ["PREEMPTABLE_RESOURCES", "PREEMPTION_WAIT_TIME", "PREEMPT_DELAY"];
+
+/// NO_PREEMPT_RUN_TIME / NO_PREEMPT_FINISH_TIME: minutes, or a
+/// percentage of the job's run time estimate or run limit (`50%`).
+fn preempt_time(
+    diags: &mut Diagnostics,
+    line: &super::text::Line,
+    key: &str,
+    v: &str,
+) -> Option<allot_engine::model::PreemptTime> {
+    use allot_engine::model::PreemptTime;
+    let text = v.trim();
+    let parsed = match text.strip_suffix('%') {
+        Some(pc) => pc.trim().parse::<f64>().ok().filter(|p| (0.0..=100.0).contains(p)).map(PreemptTime::Percent),
+        None => text.parse::<u64>().ok().map(|m| PreemptTime::Seconds(m * 60)),
+    };
+    if parsed.is_none() {
+        diags.error(at(line, v), format!("{key}: expected minutes, or a percentage from 0% to 100%, found `{v}`"));
+    }
+    parsed
+}
+
+/// PREEMPT_JOBTYPE: BACKFILL is applied; EXCLUSIVE and AFFINITY are read
+/// and said not to apply (exclusive jobs are never preempted, nor
+/// preempt).
+fn preempt_jobtype(p: &mut Params, diags: &mut Diagnostics, line: &super::text::Line, v: &str) {
+    let Some(words) = value(diags, line, "PREEMPT_JOBTYPE", v, names) else { return };
+    for w in words {
+        match w.to_ascii_uppercase().as_str() {
+            "BACKFILL" => p.preempt_backfill = true,
+            "EXCLUSIVE" | "AFFINITY" => diags.warning(
+                at(line, w),
+                format!("PREEMPT_JOBTYPE: `{w}` is not applied: allot never preempts exclusive jobs, nor by them"),
+            ),
+            _ => diags.error(
+                at(line, w),
+                format!("PREEMPT_JOBTYPE: unknown keyword `{w}` (expected BACKFILL, EXCLUSIVE or AFFINITY)"),
+            ),
+        }
+    }
+}
 
 /// PREEMPT_FOR's keywords: MINI_JOB, OPTIMAL_MINI_JOB and LEAST_RUN_TIME
 /// choose the jobs preempted; GROUP_JLP, GROUP_MAX, HOST_JLU and USER_JLP
@@ -204,10 +240,16 @@ mod tests {
     #[test]
     fn preempt_for_keywords_and_preemption_parameters() {
         let (p, d) = params(
-            "Begin Parameters\nPREEMPT_FOR = mini_job LEAST_RUN_TIME GROUP_MAX BOGUS\nPREEMPT_JOBTYPE = BACKFILL\n\
-             End Parameters\n",
+            "Begin Parameters\nPREEMPT_FOR = mini_job LEAST_RUN_TIME GROUP_MAX BOGUS\n\
+             PREEMPT_JOBTYPE = BACKFILL EXCLUSIVE\nMAX_JOB_PREEMPT = 3\nNO_PREEMPT_RUN_TIME = 50%\n\
+             NO_PREEMPT_FINISH_TIME = 10\nPREEMPTION_WAIT_TIME = 5\nNO_PREEMPT_RUN_TIME = 150%\nEnd Parameters\n",
         );
         assert_eq!(p.preempt_for, ["MINI_JOB", "LEAST_RUN_TIME"]);
+        use allot_engine::model::PreemptTime;
+        assert!(p.preempt_backfill);
+        assert_eq!(p.max_job_preempt, Some(3));
+        assert_eq!(p.no_preempt_finish_time, Some(PreemptTime::Seconds(600)));
+        assert_eq!(p.no_preempt_run_time, None, "the bad second one is refused");
         let d: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
         assert_eq!(
             d,
@@ -216,9 +258,15 @@ mod tests {
                  user group slot limits",
                 "lsb.params:2:49: error: PREEMPT_FOR: unknown keyword `BOGUS` (expected MINI_JOB, OPTIMAL_MINI_JOB, \
                  LEAST_RUN_TIME or GROUP_JLP, GROUP_MAX, HOST_JLU, USER_JLP)",
-                "lsb.params:3:1: warning: `PREEMPT_JOBTYPE` is not applied by allot, ignored",
+                "lsb.params:3:28: warning: PREEMPT_JOBTYPE: `EXCLUSIVE` is not applied: allot never preempts \
+                 exclusive jobs, nor by them",
+                "lsb.params:7:1: warning: `PREEMPTION_WAIT_TIME` is not applied by allot, ignored",
+                "lsb.params:8:23: error: NO_PREEMPT_RUN_TIME: expected minutes, or a percentage from 0% to 100%, \
+                 found `150%`",
             ]
         );
+        let (p, _) = params("Begin Parameters\nNO_PREEMPT_RUN_TIME = 50%\nEnd Parameters\n");
+        assert_eq!(p.no_preempt_run_time, Some(PreemptTime::Percent(50.0)));
     }
 
     #[test]

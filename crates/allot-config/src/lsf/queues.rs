@@ -47,7 +47,6 @@ const NOT_APPLIED: &[&str] = &[
     "APS_PRIORITY",
     "QUEUE_GROUP",
     "SLOT_POOL_PRIORITY",
-    "MAX_JOB_PREEMPT",
     "NO_PREEMPT_RUN_TIME",
     "NO_PREEMPT_FINISH_TIME",
     "PREEMPT_DELAY",
@@ -186,6 +185,7 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         }
         "JOB_ACCEPT_INTERVAL" => q.job_accept_interval = value(diags, line, key, v, uint),
         "RERUNNABLE" => q.rerunnable = value(diags, line, key, v, crate::lsf::values::yes_no).unwrap_or_default(),
+        "MAX_JOB_PREEMPT" => q.max_job_preempt = value(diags, line, key, v, uint),
         "JOB_WARNING_ACTION" => q.job_warning_action = value(diags, line, key, v, name).map(str::to_string),
         "JOB_ACTION_WARNING_TIME" => {
             q.job_action_warning_time =
