@@ -174,6 +174,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         mem_limit_kb,
         rerunnable: o.rerunnable,
         auto_resize: o.auto_resize,
+        hold: o.hold,
         resize_notify: o.resize_notify.clone(),
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),

@@ -112,6 +112,8 @@ pub struct BsubOptions {
     pub rerunnable: Option<bool>,
     /// `-ar`: autoresizable; `-rnc`: the resize notification command.
     pub auto_resize: bool,
+    /// `-H`: held at submission.
+    pub hold: bool,
     pub resize_notify: Option<String>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
@@ -188,6 +190,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 "-r" => o.rerunnable = Some(true),
                 "-rn" => o.rerunnable = Some(false),
                 "-ar" => o.auto_resize = true,
+                "-H" => o.hold = true,
                 _ => o.other.push((arg.to_string(), None)),
             }
             i += 1;
@@ -323,6 +326,7 @@ impl BsubOptions {
             warning_time: self.warning_time.or(script.warning_time),
             rerunnable: self.rerunnable.or(script.rerunnable),
             auto_resize: self.auto_resize || script.auto_resize,
+            hold: self.hold || script.hold,
             resize_notify: self.resize_notify.or(script.resize_notify),
             other: self.other.into_iter().chain(script.other).collect(),
             command: self.command,

@@ -71,6 +71,9 @@ pub struct Submission {
     /// `-ar`: autoresizable; `-rnc`: its resize notification command.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub auto_resize: bool,
+    /// `-H`: held at submission.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resize_notify: Option<String>,
     /// LSB_DEFAULTQUEUE of the submitter's environment, split at blanks:
@@ -165,6 +168,7 @@ pub fn resolve(
         user_factor: s.user_factor,
         project: s.project.clone(),
         auto_resize: s.auto_resize,
+        hold: s.hold,
     };
     if spec.queue.is_none() {
         let chosen = match s.default_queues.is_empty() {

@@ -546,7 +546,8 @@ impl State {
         for (id, array) in elements {
             let info = DaemonJob {
                 record: JobRecord { env: env.clone(), ..record.clone() },
-                status: JobStatus::Pend,
+                // `bsub -H`: held from the start.
+                status: if record.spec.hold { JobStatus::Psusp } else { JobStatus::Pend },
                 submit_time: t.0,
                 start_time: None,
                 end_time: None,

@@ -58,6 +58,7 @@ pub(crate) fn submit(
         user_factor: s.user_factor,
         project: s.project.clone(),
         auto_resize: s.auto_resize,
+        hold: s.hold,
         resize_notify: s.resize_notify.clone(),
         default_queues: s
             .env

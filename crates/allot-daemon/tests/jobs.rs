@@ -553,3 +553,22 @@ fn finished_jobs_are_forgotten_after_the_clean_period() {
     });
     d.wait_for(later, "DONE", &dir);
 }
+
+/// `bsub -H`: the job is held (PSUSP) from its submission, through a
+/// restart, until `bresume` releases it (issue 31).
+#[test]
+fn bsub_h_submits_a_job_held_until_released() {
+    let dir = tempdir("bsub-hold");
+    let state = dir.join("state");
+    let d = Daemon::start(&state);
+    let job = submitted_id(&d.cmd(&["bsub", "-H", "true"], &dir));
+    d.wait_for(job, "PSUSP", &dir);
+    std::thread::sleep(Duration::from_millis(500));
+    d.wait_for(job, "PSUSP", &dir);
+    assert!(d.cmd(&["stop"], &dir).status.success());
+    drop(d);
+    let d = Daemon::start(&state);
+    d.wait_for(job, "PSUSP", &dir);
+    assert_eq!(stdout(&d.cmd(&["bresume", &job.to_string()], &dir)), format!("Job <{job}> is being resumed\n"));
+    d.wait_for(job, "DONE", &dir);
+}

@@ -206,7 +206,7 @@ impl Engine {
             app: spec.app.clone(),
             accounts,
             state: JobState::Pending,
-            held: false,
+            held: spec.hold,
             depends: spec.depends.clone(),
             waiting,
             priority,

@@ -402,6 +402,9 @@ pub struct JobSpec {
     /// [`crate::resize`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub auto_resize: bool,
+    /// `-H`: submitted held (PSUSP) until released (`bresume`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
 }
 
 /// A job array as the engine sees it: how many elements (they take

@@ -82,6 +82,9 @@ pub struct Submit {
     /// `-ar` and `-rnc`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub auto_resize: bool,
+    /// `-H`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resize_notify: Option<String>,
 }

@@ -46,8 +46,15 @@ pub fn read(text: &str) -> Workload {
         match allot_config::bsub::parse_line(&parsed.bsub) {
             // A workload's times are its own clock's: a wall-clock deadline
             // means nothing there.
-            Ok(opts) if opts.term_time.is_some() || opts.cpu_limit.is_some() => {
-                let opt = if opts.term_time.is_some() { "-t" } else { "-c" };
+            // Nor a hold nobody will release.
+            Ok(opts) if opts.term_time.is_some() || opts.cpu_limit.is_some() || opts.hold => {
+                let opt = if opts.term_time.is_some() {
+                    "-t"
+                } else if opts.hold {
+                    "-H"
+                } else {
+                    "-c"
+                };
                 w.skipped.push(Skipped { line, reason: format!("bsub: {opt}: not supported in a workload") });
             }
             Ok(opts) => {

@@ -103,6 +103,7 @@ impl WorkloadJob {
             user_factor: self.user_factor,
             project: self.project.clone(),
             auto_resize: self.auto_resize,
+            hold: false,
             resize_notify: None,
             // A workload line has no submitter's environment (a replayed
             // history keeps the LSB_DEFAULTQUEUE its submissions had).

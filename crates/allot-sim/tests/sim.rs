@@ -258,3 +258,11 @@ fn a_multifactor_trace_reports_priorities_and_entitlements() {
     assert_eq!(s["users"]["user2"]["entitled_share"], 0.5);
     assert_eq!(s["jobs"], 3);
 }
+
+/// A workload's `bsub -H` would never be released: skipped, said so.
+#[test]
+fn a_held_workload_job_is_skipped() {
+    let w = jsonl::read("{\"submit\": 0, \"user\": \"a\", \"runtime\": 5, \"bsub\": \"-H ./never\"}\n");
+    assert!(w.jobs.is_empty());
+    assert_eq!(w.skipped.first().map(|s| s.reason.as_str()), Some("bsub: -H: not supported in a workload"));
+}
