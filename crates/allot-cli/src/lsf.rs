@@ -146,6 +146,17 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         .map(|t| t.resolve_in(now, &crate::clock::offset_at))
         .transpose()
         .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
+    let begin_time = o
+        .begin_time
+        .as_ref()
+        .map(|t| {
+            t.resolve_in(now, &crate::clock::offset_at).map_err(|e| match e {
+                allot_config::bsub::BsubError::PastTermTime(x) => allot_config::bsub::BsubError::PastBeginTime(x),
+                e => e,
+            })
+        })
+        .transpose()
+        .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
     let submit = Submit {
         queue: o.queue,
         slots: o.slots.map_or(0, |s| s.min),
@@ -175,6 +186,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         rerunnable: o.rerunnable,
         auto_resize: o.auto_resize,
         hold: o.hold,
+        begin_time,
         resize_notify: o.resize_notify.clone(),
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),

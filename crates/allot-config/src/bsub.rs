@@ -38,6 +38,10 @@ pub enum BsubError {
     BadTermTime(String),
     #[error("-t {0}: the time is in the past")]
     PastTermTime(String),
+    #[error("-b {0}: expected `[[[year:]month:]day:]hour:minute`")]
+    BadBeginTime(String),
+    #[error("-b {0}: the time is in the past")]
+    PastBeginTime(String),
     #[error(
         "-M {0}: expected a memory limit: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, GB, TB)"
     )]
@@ -114,6 +118,8 @@ pub struct BsubOptions {
     pub auto_resize: bool,
     /// `-H`: held at submission.
     pub hold: bool,
+    /// `-b`, as written (resolved as `-t`'s is).
+    pub begin_time: Option<TermTime>,
     pub resize_notify: Option<String>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
@@ -218,6 +224,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 o.cpu_limit = Some(run_limit(limit).ok_or_else(|| BsubError::BadCpuLimit(value.clone()))?);
             }
             "-t" => o.term_time = Some(TermTime::parse(&value)?),
+            "-b" => o.begin_time = Some(TermTime::parse(&value).map_err(|_| BsubError::BadBeginTime(value.clone()))?),
             "-G" => o.group = Some(value),
             "-app" => o.app = Some(value),
             "-qos" => o.qos = Some(value),
@@ -327,6 +334,7 @@ impl BsubOptions {
             rerunnable: self.rerunnable.or(script.rerunnable),
             auto_resize: self.auto_resize || script.auto_resize,
             hold: self.hold || script.hold,
+            begin_time: self.begin_time.or(script.begin_time),
             resize_notify: self.resize_notify.or(script.resize_notify),
             other: self.other.into_iter().chain(script.other).collect(),
             command: self.command,
@@ -509,6 +517,15 @@ mod tests {
         let bad = "Begin Queue\nQUEUE_NAME = a\nRERUNNABLE = maybe\nEnd Queue\n";
         let e = crate::load::load_texts(&[("lsb.queues".to_string(), bad.to_string())]).expect_err("refused");
         assert!(e.to_string().contains("lsb.queues:3:"), "{e}");
+    }
+
+    #[test]
+    fn begin_time_and_hold() {
+        let o = parse_line("-H -b 2026:12:24:18:00 ./app").expect("valid");
+        assert!(o.hold);
+        assert_eq!(o.begin_time.map(|b| b.resolve(NOW)), Some(Ok(1_798_135_200)));
+        assert_eq!(parse_line("-b soon ./app").expect_err("bad"), BsubError::BadBeginTime("soon".into()));
+        assert_eq!(BsubError::PastBeginTime("1:00".into()).to_string(), "-b 1:00: the time is in the past");
     }
 
     #[test]

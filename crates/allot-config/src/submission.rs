@@ -74,6 +74,9 @@ pub struct Submission {
     /// `-H`: held at submission.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub hold: bool,
+    /// `-b`, resolved to seconds since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub begin_time: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resize_notify: Option<String>,
     /// LSB_DEFAULTQUEUE of the submitter's environment, split at blanks:
@@ -169,6 +172,7 @@ pub fn resolve(
         project: s.project.clone(),
         auto_resize: s.auto_resize,
         hold: s.hold,
+        begin_time: s.begin_time,
     };
     if spec.queue.is_none() {
         let chosen = match s.default_queues.is_empty() {

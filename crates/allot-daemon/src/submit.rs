@@ -59,6 +59,7 @@ pub(crate) fn submit(
         project: s.project.clone(),
         auto_resize: s.auto_resize,
         hold: s.hold,
+        begin_time: s.begin_time,
         resize_notify: s.resize_notify.clone(),
         default_queues: s
             .env

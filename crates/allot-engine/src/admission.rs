@@ -186,6 +186,10 @@ impl Engine {
             (Some(p), Some(_)) => p,
         };
         let user = self.user_id(&spec.user);
+        // A pass when it may begin (`-b`).
+        if let Some(b) = spec.begin_time {
+            self.wakeups.insert(crate::time::Time(b));
+        }
         Ok(Job {
             user,
             queue,
@@ -218,6 +222,7 @@ impl Engine {
             user_factor,
             resize,
             preempted: 0,
+            begin: spec.begin_time.map(crate::time::Time),
         })
     }
 

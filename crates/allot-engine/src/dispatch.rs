@@ -229,7 +229,11 @@ impl Engine {
     /// estimate, no interruptible backfill queue).
     fn is_plain(&self, job: &Job) -> bool {
         let q = &self.queues[job.queue];
-        !job.constrained() && q.partitions.is_empty() && q.spec.interruptible.is_none() && job.run_estimate.is_none()
+        !job.constrained()
+            && q.partitions.is_empty()
+            && q.spec.interruptible.is_none()
+            && job.run_estimate.is_none()
+            && job.begin.is_none()
     }
 
     pub(crate) fn dequeue(&mut self, id: JobId, job: &Job) {
@@ -663,7 +667,7 @@ impl Engine {
             self.settle();
         }
         let job = self.jobs.get(&id).ok_or(())?;
-        if self.limit_reason(id, job).is_some() || !self.meets_deadline(job, t) {
+        if self.limit_reason(id, job).is_some() || !self.meets_deadline(job, t) || job.begin.is_some_and(|b| b > t) {
             self.drop_reservation(id);
             return Err(());
         }

@@ -289,6 +289,8 @@ pub(crate) struct Job {
     pub(crate) resize: Option<crate::resize::Resize>,
     /// Times its run was preempted (MAX_JOB_PREEMPT).
     pub(crate) preempted: u32,
+    /// `-b`: not dispatched before then.
+    pub(crate) begin: Option<Time>,
 }
 
 impl Job {

@@ -405,6 +405,9 @@ pub struct JobSpec {
     /// `-H`: submitted held (PSUSP) until released (`bresume`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hold: bool,
+    /// `-b`: not dispatched before this time (seconds since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub begin_time: Option<u64>,
 }
 
 /// A job array as the engine sees it: how many elements (they take

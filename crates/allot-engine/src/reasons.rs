@@ -40,6 +40,8 @@ pub enum PendingReason {
     ResReq,
     /// It could not finish before its termination deadline (`bsub -t`).
     Deadline,
+    /// Its begin time (`bsub -b`) has not come.
+    BeginTime,
 }
 
 impl std::fmt::Display for PendingReason {
@@ -75,6 +77,7 @@ impl std::fmt::Display for PendingReason {
             PendingReason::ProcLimit => write!(f, "Job no longer satisfies PROCLIMIT configuration"),
             PendingReason::ResReq => write!(f, "Not enough hosts meet the job's resource requirements"),
             PendingReason::Deadline => write!(f, "The job cannot finish before its termination deadline"),
+            PendingReason::BeginTime => write!(f, "The job has a specified start time"),
         }
     }
 }
@@ -95,6 +98,9 @@ impl Engine {
         }
         if self.is_parked(id) {
             return Some(PendingReason::ArrayLimit);
+        }
+        if job.begin.is_some_and(|b| b > t) {
+            return Some(PendingReason::BeginTime);
         }
         if let Some(r) = self.limit_reason(id, job) {
             return Some(r);

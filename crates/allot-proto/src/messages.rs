@@ -85,6 +85,9 @@ pub struct Submit {
     /// `-H`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hold: bool,
+    /// `-b`, resolved to seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub begin_time: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resize_notify: Option<String>,
 }

@@ -47,11 +47,15 @@ pub fn read(text: &str) -> Workload {
             // A workload's times are its own clock's: a wall-clock deadline
             // means nothing there.
             // Nor a hold nobody will release.
-            Ok(opts) if opts.term_time.is_some() || opts.cpu_limit.is_some() || opts.hold => {
+            Ok(opts)
+                if opts.term_time.is_some() || opts.cpu_limit.is_some() || opts.hold || opts.begin_time.is_some() =>
+            {
                 let opt = if opts.term_time.is_some() {
                     "-t"
                 } else if opts.hold {
                     "-H"
+                } else if opts.begin_time.is_some() {
+                    "-b"
                 } else {
                     "-c"
                 };

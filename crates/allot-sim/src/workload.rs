@@ -104,6 +104,7 @@ impl WorkloadJob {
             project: self.project.clone(),
             auto_resize: self.auto_resize,
             hold: false,
+            begin_time: None,
             resize_notify: None,
             // A workload line has no submitter's environment (a replayed
             // history keeps the LSB_DEFAULTQUEUE its submissions had).

@@ -296,3 +296,26 @@ fn running_jobs_report_cpu_and_memory_as_they_go() {
     e.apply(Time(32), &Event::Memory { job: a2, mb: 50.0 }).expect("applies");
     assert_eq!(usage(&e, 32).memory, 50.0);
 }
+
+/// `bsub -b`: not dispatched before its begin time; a pass comes then.
+#[test]
+fn a_job_waits_for_its_begin_time() {
+    let mut e = engine();
+    let job = e
+        .apply(Time(0), &Event::Submit(JobSpec { begin_time: Some(100), ..spec("a", "q", 1) }))
+        .expect("accepted")
+        .expect("id");
+    assert_eq!(started(&e.schedule(Time(0))), Vec::<u64>::new());
+    assert_eq!(e.pending_reason(job, Time(50)), Some(PendingReason::BeginTime));
+    assert_eq!(
+        e.pending_reason(job, Time(50)).map(|r| r.to_string()).as_deref(),
+        Some("The job has a specified start time")
+    );
+    // Another job takes the slots meanwhile.
+    let other = submit(&mut e, "b", 2);
+    assert_eq!(started(&e.schedule(Time(1))), vec![other.0]);
+    e.apply(Time(60), &Event::Finish { job: other, cpu_time: 0.0, exit: 0 }).expect("ends");
+    assert_eq!(started(&e.schedule(Time(60))), Vec::<u64>::new(), "free, but not yet");
+    assert_eq!(e.next_wakeup(), Some(Time(100)));
+    assert_eq!(started(&e.schedule(Time(100))), vec![job.0]);
+}
