@@ -5,7 +5,16 @@
 //! - within a priority, in configuration order, each fairshare queue is a
 //!   unit of its own, whose jobs are all considered before the next unit;
 //! - the FCFS queues of one priority form one unit, at the place of the
-//!   first of them, and their jobs merge in submission order;
+//!   first of them, and their jobs merge in submission order; the queues
+//!   of slot pools form their own, after the other queues of their
+//!   priority (spec 000's "2 pools, 30 job slots, and 2 queues out of any
+//!   pool": the spec gives Milano and Parma, out of any pool, "the same
+//!   priority" as poolB's Venezia and Bologna and yet "their higher
+//!   priority reduces the share of slots free and in use by Venezia and
+//!   Bologna", and its table has them take freed slots while Venezia's
+//!   and Bologna's older jobs wait; a pool's queues are ordered among
+//!   themselves by the pool, "an alternative to absolute queue
+//!   priorities", so they come after the queues that go by priority);
 //! - a cross-queue set is one unit, at the place of its highest-priority
 //!   queue ("equivalent to having one queue with one fairshare tree");
 //!   with DISPATCH_ORDER=QUEUE each of its queues is a unit of its own, by
@@ -147,8 +156,9 @@ pub(crate) fn build_units(
     multifactor: bool,
 ) -> (Vec<Unit>, Vec<usize>) {
     let mut order: Vec<usize> = (0..queues.len()).collect();
-    // Stable: equal priorities keep configuration order.
-    order.sort_by_key(|&q| std::cmp::Reverse(queues[q].spec.priority));
+    // Stable: equal priorities keep configuration order, the queues of
+    // slot pools after the others of their priority (module docs).
+    order.sort_by_key(|&q| (std::cmp::Reverse(queues[q].spec.priority), queues[q].pool.is_some()));
     if multifactor {
         let mut unit = Unit::new(UnitKind::Multifactor, order.first().copied().unwrap_or(0));
         unit.queues = order;
@@ -157,7 +167,7 @@ pub(crate) fn build_units(
     let mut units: Vec<Unit> = Vec::new();
     let mut queue_unit = vec![0; queues.len()];
     let mut set_unit: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut fcfs_unit_of_level: BTreeMap<i32, usize> = BTreeMap::new();
+    let mut fcfs_unit_of_level: BTreeMap<(i32, bool), usize> = BTreeMap::new();
     for q in order {
         let qs = &queues[q];
         let unit = if let Some(p) = qs.policy.filter(|&p| matches!(fairshare.policies[p].scope, Scope::Queues(_))) {
@@ -175,11 +185,12 @@ pub(crate) fn build_units(
             queue_unit[q] = units.len() - 1;
             continue;
         } else {
-            match fcfs_unit_of_level.get(&qs.spec.priority) {
+            let level = (qs.spec.priority, qs.pool.is_some());
+            match fcfs_unit_of_level.get(&level) {
                 Some(&u) => u,
                 None => {
                     units.push(Unit::new(UnitKind::Fcfs, q));
-                    fcfs_unit_of_level.insert(qs.spec.priority, units.len() - 1);
+                    fcfs_unit_of_level.insert(level, units.len() - 1);
                     queue_unit[q] = units.len() - 1;
                     continue;
                 }

@@ -236,3 +236,64 @@ fn phase_two_settles_at_11_and_4_as_jobs_come_and_go() {
         assert!((average - expect).abs() <= 0.1, "{q}: {average:.2} slots on average, {expect} expected");
     }
 }
+
+/// spec 000, "2 pools, 30 job slots, and 2 queues out of any pool": poolA
+/// (Roma 50%, Verona 30%, Genova 20%) and poolB (Pisa, Venezia, Bologna,
+/// 30% each) of 15 slots each; Milano and Parma, in no pool, use poolB's
+/// hosts at Venezia's and Bologna's priority. The spec's first table has
+/// Milano and Parma's two jobs each waiting while poolB runs 5, 5, 5; its
+/// second, once six of Venezia's and Bologna's slots free and Milano and
+/// Parma have their bursts, Pisa 5, Milano 3, Parma 3, Venezia 2,
+/// Bologna 2: "their higher priority reduces the share of slots free and
+/// in use by Venezia and Bologna".
+#[test]
+fn queues_out_of_any_pool_take_the_pools_freed_slots_first() {
+    use allot_engine::{Decision, JobId};
+    let hosts = "Begin Host\nHOST_NAME MXJ\nha1 5\nha2 5\nha3 5\nhb1 5\nhb2 5\nhb3 5\nEnd Host\n\
+                 Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroupA (ha1 ha2 ha3)\ngroupB (hb1 hb2 hb3)\nEnd HostGroup\n";
+    let queues = queue("Roma", 50, "poolA", 50, "groupA")
+        + &queue("Verona", 48, "poolA", 30, "groupA")
+        + &queue("Genova", 48, "poolA", 20, "groupA")
+        + &queue("Pisa", 44, "poolB", 30, "groupB")
+        + "Begin Queue\nQUEUE_NAME = Milano\nPRIORITY = 43\nHOSTS = groupB\nEnd Queue\n"
+        + "Begin Queue\nQUEUE_NAME = Parma\nPRIORITY = 43\nHOSTS = groupB\nEnd Queue\n"
+        + &queue("Venezia", 43, "poolB", 30, "groupB")
+        + &queue("Bologna", 43, "poolB", 30, "groupB");
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
+    let all = ["Roma", "Verona", "Genova", "Pisa", "Milano", "Parma", "Venezia", "Bologna"];
+    let mut started: Vec<(JobId, &str)> = Vec::new();
+    let pass = |e: &mut Engine, t: u64, started: &mut Vec<(JobId, &'static str)>| {
+        for d in e.schedule(Time(t)) {
+            if let Decision::Start { job, .. } = d {
+                let q = all.iter().find(|&&q| e.job_queue(job) == Some(q)).expect("a queue");
+                started.push((job, q));
+            }
+        }
+    };
+    for q in ["Roma", "Verona", "Genova", "Pisa", "Venezia", "Bologna"] {
+        submit(&mut e, q, 1000);
+    }
+    pass(&mut e, 0, &mut started);
+    submit(&mut e, "Milano", 2);
+    submit(&mut e, "Parma", 2);
+    pass(&mut e, 1, &mut started);
+    assert_eq!(running(&e, &all), [8, 5, 2, 5, 0, 0, 5, 5], "the spec's first table");
+    // Their bursts, alternating; then three jobs of Venezia's and three of
+    // Bologna's end.
+    for _ in 0..8 {
+        submit(&mut e, "Milano", 1);
+        submit(&mut e, "Parma", 1);
+    }
+    submit(&mut e, "Parma", 1);
+    for q in ["Venezia", "Bologna"] {
+        for _ in 0..3 {
+            let k = started.iter().position(|r| r.1 == q).expect("one runs");
+            let (job, _) = started.remove(k);
+            e.apply(Time(2), &Event::Finish { job, cpu_time: 0.0, exit: 0 }).expect("ends");
+        }
+    }
+    pass(&mut e, 2, &mut started);
+    assert_eq!(running(&e, &all)[3..], [5, 3, 3, 2, 2], "the spec's second table (poolB and its neighbours)");
+    let waiting = |q: &str| e.queues().find(|x| x.0.name == q).map(|x| x.1).expect("queue");
+    assert_eq!((waiting("Milano"), waiting("Parma")), (7, 8), "NJOBS 10 and 11, PEND 7 and 8");
+}
