@@ -255,6 +255,11 @@ pub(crate) fn request(
         if !matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn) {
             return Err(format!("Job <{r}>: Job is not running"));
         }
+        // One resize at a time: a release waits for the job's notification
+        // command (so none can be started over and over meanwhile).
+        if state.notifying.iter().any(|n| n.job == job) {
+            return Err(format!("Job <{r}>: its resize notification command is still running; try again when it ends"));
+        }
         match action {
             ResizeAction::Cancel => keep(state, t, records, Record::ResizeCancelled { job }),
             ResizeAction::Release { hosts, cancel, notify: run } => {

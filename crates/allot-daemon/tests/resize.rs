@@ -14,7 +14,8 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
     let log = dir.join("notify.log");
     let apps = format!(
         "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\n\
-         RESIZE_NOTIFY_CMD = echo $LSB_RESIZE_EVENT $LSB_RESIZE_HOSTS $LSB_RESIZE_NOTIFY_OK >> {}\nEnd Application\n",
+         RESIZE_NOTIFY_CMD = echo $LSB_RESIZE_EVENT $LSB_RESIZE_HOSTS $LSB_RESIZE_NOTIFY_OK >> {}; \
+         if [ $LSB_RESIZE_EVENT = shrink ]; then sleep 1; fi\nEnd Application\n",
         log.display()
     );
     let config = config_dir(
@@ -61,6 +62,9 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
     // 1 of hostB's: the command says yes, then it holds 2.
     let out = d.cmd(&["bresize", "release", "1*hostB", &job.to_string()], &dir);
     assert!(out.status.success(), "{}", stderr(&out));
+    // One at a time: another release waits for the command.
+    let again = d.cmd(&["bresize", "release", "1*hostB", &job.to_string()], &dir);
+    assert!(stderr(&again).contains("its resize notification command is still running"), "{}", stderr(&again));
     eventually("the release is told and made", || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("shrink hostB 1 0"))
             && stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir))
