@@ -693,8 +693,7 @@ impl Engine {
         let too_few = !job.constrained() && own.is_some_and(|n| free + u64::from(n) < u64::from(job.slots));
         let own = own.is_some();
         if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
-            let room = if job.max_slots > job.slots { self.slot_room(job) } else { job.max_slots };
-            let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..Ask::start_within(job, room) };
+            let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..self.start_ask(job) };
             match self.place(job, t, &ask) {
                 Some(alloc) => {
                     out.push(self.start(id, alloc, t, false));
@@ -719,8 +718,7 @@ impl Engine {
             if !hopeless {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
-                let room = if job.max_slots > job.slots { self.slot_room(job) } else { job.max_slots };
-                let ask = Ask { view: View::Backfill { until }, ..Ask::start_within(job, room) };
+                let ask = Ask { view: View::Backfill { until }, ..self.start_ask(job) };
                 if let Some(alloc) = self.place(job, t, &ask) {
                     let job = job.clone();
                     let mut until = until;

@@ -61,9 +61,22 @@ impl HostState {
         self.unclaimed_without(0)
     }
 
-    /// [`HostState::unclaimed`] once `n` of its reserved slots are let go.
+    /// [`HostState::unclaimed`] once `n` of its slots in use or reserved
+    /// are let go.
     pub(crate) fn unclaimed_without(&self, n: u32) -> u32 {
-        self.slots.saturating_sub(self.used + self.rsv_slots - n)
+        self.slots.saturating_sub((self.used + self.rsv_slots).saturating_sub(n))
+    }
+
+    /// A job takes (`hold`) or gives back `n` slots here and `mem` MB of
+    /// its `rusage[mem]`.
+    pub(crate) fn hold(&mut self, n: u32, mem: f64, hold: bool) {
+        if hold {
+            self.used += n;
+            self.mem_reserved += mem;
+        } else {
+            self.used = self.used.saturating_sub(n);
+            self.mem_reserved = (self.mem_reserved - mem).max(0.0);
+        }
     }
 
     /// What the free-slot indexes hold for the host: none while it is down.

@@ -97,6 +97,36 @@ impl Engine {
             .fold(queue_limit, u64::min)
     }
 
+    /// How many more slots `job` may hold under its queue's and its user's
+    /// limits (a pending job's start takes no more either).
+    pub(crate) fn slot_room(&self, job: &Job) -> u32 {
+        let q = &self.queues[job.queue];
+        let l = &q.spec.limits;
+        let mut room = u32::MAX;
+        if let Some(max) = l.qjob {
+            room = room.min(max.saturating_sub(q.used));
+        }
+        if let Some(max) = l.ujob {
+            room = room.min(max.saturating_sub(q.user_used.get(job.user as usize).copied().unwrap_or(0)));
+        }
+        if let Some(e) = q.entitled.filter(|_| q.pool.is_some()) {
+            room = room.min(u32::try_from(e.saturating_sub(u64::from(q.used))).unwrap_or(u32::MAX));
+        }
+        let user = &self.users[job.user as usize];
+        if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
+            room = room.min(max.saturating_sub(self.user_used[job.user as usize]));
+        }
+        room
+    }
+
+    /// What a start of `job` asks for: `-n min,max` taking no more than
+    /// its limits leave room for ([`Engine::slot_room`]), whether it
+    /// starts on free slots, as a backfill job or by preempting.
+    pub(crate) fn start_ask(&self, job: &Job) -> crate::reserve::Ask<'static> {
+        let room = if job.max_slots > job.slots { self.slot_room(job) } else { job.max_slots };
+        crate::reserve::Ask::start_within(job, room)
+    }
+
     /// Why a pending job cannot start now because of a limit, if one
     /// stops it.
     pub(crate) fn limit_reason(&self, id: JobId, job: &Job) -> Option<PendingReason> {

@@ -218,14 +218,7 @@ impl Engine {
         }
         let mems = self.rusage_by_entry(res, alloc);
         for (&(h, n), mem) in alloc.iter().zip(mems) {
-            let host = &mut self.hosts[h as usize];
-            if hold {
-                host.used += n;
-                host.mem_reserved += mem;
-            } else {
-                host.used = host.used.saturating_sub(n);
-                host.mem_reserved = (host.mem_reserved - mem).max(0.0);
-            }
+            self.hosts[h as usize].hold(n, mem, hold);
         }
         self.refresh_hosts(&hosts);
     }

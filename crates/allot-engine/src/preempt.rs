@@ -59,7 +59,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::{Alloc, Decision, Engine, Job, JobId, JobState};
 use crate::model::QueueSpec;
-use crate::reserve::{Ask, Released, View};
+use crate::reserve::{Ask, Released};
 use crate::time::Time;
 
 /// Since when, and by which job, a running job is preempted.
@@ -206,10 +206,7 @@ impl Engine {
                 }
             }
         }
-        let free_without = |h: u32, gone: u32| {
-            let host = &self.hosts[h as usize];
-            host.slots.saturating_sub((host.used + host.rsv_slots).saturating_sub(gone))
-        };
+        let free_without = |h: u32, gone: u32| self.hosts[h as usize].unclaimed_without(gone);
         let mut released = Released::default();
         for (&h, &(all, _)) in &held {
             let more = free_without(h, all) - self.hosts[h as usize].unclaimed();
@@ -220,7 +217,7 @@ impl Engine {
         if released.is_empty() {
             return None;
         }
-        let alloc = self.place(job, t, &Ask { view: View::Free, released: Some(&released), ..Ask::start(job) })?;
+        let alloc = self.place(job, t, &Ask { released: Some(&released), ..self.start_ask(job) })?;
         let chosen = self.choose_victims(&alloc, &candidates, &held, free_without)?;
         for &v in &chosen {
             self.suspend(v, id, t);

@@ -114,28 +114,6 @@ impl Engine {
         }
     }
 
-    /// How many more slots `job` may hold under its queue's and its user's
-    /// limits (a pending job's start takes no more either).
-    pub(crate) fn slot_room(&self, job: &Job) -> u32 {
-        let q = &self.queues[job.queue];
-        let l = &q.spec.limits;
-        let mut room = u32::MAX;
-        if let Some(max) = l.qjob {
-            room = room.min(max.saturating_sub(q.used));
-        }
-        if let Some(max) = l.ujob {
-            room = room.min(max.saturating_sub(q.user_used.get(job.user as usize).copied().unwrap_or(0)));
-        }
-        if let Some(e) = q.entitled.filter(|_| q.pool.is_some()) {
-            room = room.min(u32::try_from(e.saturating_sub(u64::from(q.used))).unwrap_or(u32::MAX));
-        }
-        let user = &self.users[job.user as usize];
-        if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
-            room = room.min(max.saturating_sub(self.user_used[job.user as usize]));
-        }
-        room
-    }
-
     /// One resize request: the slots it can have now, booked.
     fn try_grow(&mut self, id: JobId, t: Time) -> Option<Decision> {
         let job = self.jobs.get(&id)?;
@@ -329,14 +307,7 @@ impl Engine {
             } else {
                 0.0
             };
-            let host = &mut self.hosts[h as usize];
-            if grow {
-                host.used += n;
-                host.mem_reserved += per_host;
-            } else {
-                host.used = host.used.saturating_sub(n);
-                host.mem_reserved = (host.mem_reserved - per_host).max(0.0);
-            }
+            self.hosts[h as usize].hold(n, per_host, grow);
             if self.queues[queue].per_host_limits {
                 let e = self.hosts[h as usize].per_queue.entry(queue).or_insert((0, t));
                 if grow {

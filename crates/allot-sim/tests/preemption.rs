@@ -369,3 +369,20 @@ fn backfill_jobs_are_preempted_only_with_preempt_jobtype_backfill() {
 fn queue_text(qs: &[(&str, i32, &str)]) -> String {
     qs.iter().map(|(n, p, x)| queue(n, *p, x)).collect()
 }
+
+/// A `-n min,max` job that preempts takes no more than its limits allow,
+/// as any start does: under QJOB_LIMIT = 1 it preempts one job, not two.
+#[test]
+fn a_preempting_job_s_range_is_bound_by_its_limits() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nh1 2\nEnd Host\n";
+    let queues = queue_text(&[("high", 40, "PREEMPTION = PREEMPTIVE\nQJOB_LIMIT = 1"), ("low", 20, "")]);
+    let mut e = engine(hosts, &queues, "PREEMPT_FOR = MINI_JOB");
+    let low = [submit(&mut e, 0, "u", "low", 1), submit(&mut e, 0, "u", "low", 1)];
+    e.schedule(Time(0));
+    let spec =
+        JobSpec { user: "v".into(), queue: Some("high".into()), slots: 1, max_slots: Some(2), ..JobSpec::default() };
+    let high = e.apply(Time(5), &Event::Submit(spec)).expect("accepted").expect("id");
+    let d = e.schedule(Time(5));
+    assert_eq!(sorted(&d).0, [low[1]]);
+    assert_eq!(d.last(), Some(&Decision::Start { job: high, alloc: vec![(HostIdx(0), Slots(1))] }));
+}
