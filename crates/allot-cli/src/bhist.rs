@@ -343,7 +343,7 @@ mod tests {
         let events = vec![
             (100, submitted()),
             (100, started()),
-            (130, HistoryEvent::Preempted { by: 7 }),
+            (130, HistoryEvent::Preempted { by: allot_proto::JobRef::job(7) }),
             (180, HistoryEvent::ResumedBySystem),
             (200, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None, term: None }),
         ];

@@ -27,7 +27,7 @@ fn targets(
             .jobs
             .iter()
             .filter(|(_, j)| j.record.spec.user == caller.user && mine(j))
-            .map(|(id, j)| (j.job_ref(*id), Some(*id)))
+            .map(|(id, j)| (j.job_ref(), Some(*id)))
             .collect();
     }
     let mut out = Vec::with_capacity(refs.len());
@@ -231,18 +231,19 @@ pub fn modify(
     records: &mut Vec<Record>,
 ) -> Response {
     if let Some(limit) = changes.array_limit {
-        // An array is its first element's job, named by the array's id.
-        let array =
-            state.jobs.get(&JobId(job.id)).filter(|_| job.index == 0 && state.arrays.contains_key(&JobId(job.id)));
-        let refused = match array {
-            None => Some("Not a job array"),
-            Some(j) if !may_act(state, caller, &j.record.spec.user) => Some("User permission denied"),
-            Some(_) => None,
+        // An array is its first element's job, named by the array's number.
+        let first = state.resolve(job).first().copied().filter(|id| job.index == 0 && state.arrays.contains_key(id));
+        let array = first.and_then(|id| state.jobs.get(&id).map(|j| (id, j)));
+        let first = match array {
+            None => Err("Not a job array"),
+            Some((_, j)) if !may_act(state, caller, &j.record.spec.user) => Err("User permission denied"),
+            Some((first, _)) => Ok(first),
         };
-        if let Some(why) = refused {
-            return Response::Each(vec![(job, Err(format!("Job <{job}>: {why}")))]);
-        }
-        let record = Record::ArrayLimit { job: JobId(job.id), limit: Some(limit) };
+        let first = match first {
+            Ok(first) => first,
+            Err(why) => return Response::Each(vec![(job, Err(format!("Job <{job}>: {why}")))]),
+        };
+        let record = Record::ArrayLimit { job: first, limit: Some(limit) };
         if let Err(e) = state.apply(t, &record) {
             return Response::Each(vec![(job, Err(format!("Job <{job}>: {e}")))]);
         }

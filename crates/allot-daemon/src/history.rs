@@ -53,8 +53,10 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
             }
         }
     };
-    let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{id}>: No matching job found")) };
-    let id_shown = j.job_ref(id);
+    let Some(j) = state.jobs.get(&id) else {
+        return Err(format!("Job <{}>: No matching job found", state.job_ref(id)));
+    };
+    let id_shown = j.job_ref();
     if !may_act(state, caller, &j.record.spec.user) {
         return Err(format!("Job <{id_shown}>: User permission denied"));
     }
@@ -109,7 +111,9 @@ pub fn history(
     };
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        let Some(j) = state.jobs.get(&id) else { return Response::Error(format!("Job <{id}>: No matching job found")) };
+        let Some(j) = state.jobs.get(&id) else {
+            return Response::Error(format!("Job <{}>: No matching job found", state.job_ref(id)));
+        };
         let mut records = Vec::new();
         // An element's submission, and its limit's changes, are its array's
         // records.
@@ -133,7 +137,7 @@ pub fn history(
                 if let Record::Killed { term: t, .. } = &r {
                     term = Some(*t);
                 }
-                let e = match event(r)? {
+                let e = match event(state, r)? {
                     HistoryEvent::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished {
                         exit,
                         cpu_time,
@@ -150,7 +154,7 @@ pub fn history(
     Response::History(out)
 }
 
-fn event(r: Record) -> Option<HistoryEvent> {
+fn event(state: &State, r: Record) -> Option<HistoryEvent> {
     Some(match r {
         Record::Submitted { record, .. } => HistoryEvent::Submitted {
             queue: record.spec.queue.unwrap_or_default(),
@@ -164,7 +168,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::Removed { .. } => HistoryEvent::Removed,
         Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
-        Record::Preempted { by, .. } => HistoryEvent::Preempted { by: by.0 },
+        Record::Preempted { by, .. } => HistoryEvent::Preempted { by: state.job_ref(by) },
         Record::Resumed { .. } => HistoryEvent::ResumedBySystem,
         Record::Grown { alloc, .. } => HistoryEvent::Grown { hosts: alloc },
         Record::GrowFailed { alloc, .. } => HistoryEvent::GrowFailed { hosts: alloc },

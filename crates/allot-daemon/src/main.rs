@@ -11,6 +11,7 @@ mod degraded;
 mod history;
 mod lists;
 mod metrics;
+mod numbers;
 #[cfg(test)]
 mod replay_check;
 #[cfg(test)]

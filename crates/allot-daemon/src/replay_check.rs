@@ -158,12 +158,13 @@ impl Twin {
         out.push_str(&serde_json::to_string(&crate::views::hosts(s)).expect("json"));
         out.push_str(&serde_json::to_string(&crate::views::shares(&s.engine, t)).expect("json"));
         out.push_str(&format!(
-            "\nrunning={:?} closed={:?} {:?} arrays={:?} next={}",
+            "\nrunning={:?} closed={:?} {:?} arrays={:?} next={} number={}",
             s.running,
             s.closed_queues,
             s.closed_hosts,
             s.arrays,
-            s.engine.next_job_id()
+            s.engine.next_job_id(),
+            s.numbers.next()
         ));
         out
     }

@@ -123,7 +123,7 @@ fn send_task(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str)
     let (first, attempt, user) = (j.alloc.first()?.0.clone(), j.attempt, j.record.spec.user.clone());
     let mut spec = crate::running::exec_spec(state, job, &j.alloc, None)?;
     spec.command = cmd.to_string();
-    spec.cwd = j.cwd(job);
+    spec.cwd = j.cwd();
     for (k, v) in [
         ("LSB_RESIZE_EVENT", event),
         ("LSB_RESIZE_HOSTS", hosts),
@@ -174,7 +174,7 @@ fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> 
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
-    let cwd = j.cwd(job);
+    let cwd = j.cwd();
     if allot_exec::owner::is_root() {
         let owner = account.ok_or_else(|| format!("user `{user}` does not exist on this host"))?.owner;
         allot_exec::become_owner(&mut c, &owner, &cwd).map_err(|e| e.reason())?;

@@ -299,7 +299,7 @@ pub(crate) fn exec_spec(
     let j = state.jobs.get(&job)?;
     let r = &j.record;
     let user = &r.spec.user;
-    let shown = j.job_ref(job);
+    let shown = j.job_ref();
     let hosts: Vec<String> = alloc.iter().flat_map(|(h, n)| std::iter::repeat_n(h.clone(), *n as usize)).collect();
     let mcpu: Vec<String> = alloc.iter().map(|(h, n)| format!("{h} {n}")).collect();
     let mut env = r.env.to_vec();
@@ -330,7 +330,7 @@ pub(crate) fn exec_spec(
         job: job.0,
         command: exec.command(&r.command),
         nice: exec.nice,
-        cwd: j.cwd(job),
+        cwd: j.cwd(),
         create_cwd: allot_exec::has_patterns(&r.cwd),
         env,
         stdout,

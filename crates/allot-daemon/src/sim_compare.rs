@@ -117,9 +117,9 @@ fn workload(n: usize, seed: u64) -> String {
 }
 
 /// A `-w` expression with the workload's job numbers (`done(12)`,
-/// `done(12[1])`) made allotd's ids for the same jobs, as a user writes
-/// the ids allotd answered (an array takes an id for each element in
-/// allotd, so the numbers part after the first array).
+/// `done(12[1])`) made allotd's numbers for the same jobs, as a user
+/// writes the numbers allotd answered (a workload may number its jobs
+/// otherwise).
 fn with_ids(w: &str, id_of: &BTreeMap<u64, u64>) -> String {
     let mut out = String::new();
     let mut rest = w;
@@ -231,7 +231,7 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
                 "line {}: allotd refused what the simulator took: {said}",
                 j.line
             );
-            first_id.insert(j.id, before.0);
+            first_id.insert(j.id, twin.state.jobs[&before].number);
             for id in (before.0..twin.state.engine.next_job_id().0).map(JobId) {
                 let index = twin.state.jobs.get(&id).and_then(|d| d.array).map_or(0, |a| a.1);
                 key_of.insert(id, (j.id, index));

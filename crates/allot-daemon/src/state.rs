@@ -35,6 +35,9 @@ pub struct DaemonJob {
     /// A job array's element: its array's id (its first element's) and its
     /// index.
     pub array: Option<(JobId, u32)>,
+    /// Its job number, as its user was told it (an array's elements share
+    /// it; [`crate::numbers`]).
+    pub number: u64,
     /// What it uses while it runs, as last measured: CPU seconds (all of
     /// them charged to fairshare by now) and resident memory, KB.
     pub usage: Option<(f64, u64)>,
@@ -49,18 +52,15 @@ pub struct DaemonJob {
 
 impl DaemonJob {
     /// The job as the commands name it: `123`, or `123[4]`.
-    pub fn job_ref(&self, id: JobId) -> JobRef {
-        match self.array {
-            Some((first, index)) => JobRef { id: first.0, index },
-            None => JobRef::job(id.0),
-        }
+    pub fn job_ref(&self) -> JobRef {
+        JobRef { id: self.number, index: self.array.map_or(0, |a| a.1) }
     }
 
     /// The directory it runs in: `-cwd` (or where it was submitted from)
     /// with its dynamic patterns (`%J`, `%I`, `%U`, `%P`, `%G`, `%H`)
     /// expanded.
-    pub fn cwd(&self, id: JobId) -> PathBuf {
-        let JobRef { id: job, index } = self.job_ref(id);
+    pub fn cwd(&self) -> PathBuf {
+        let JobRef { id: job, index } = self.job_ref();
         let r = &self.record;
         let patterns = allot_exec::Patterns {
             job,
@@ -147,6 +147,8 @@ pub struct State {
     /// Job arrays by id (their first element's): their indices in
     /// ascending order, element `k` having id `id + k`.
     pub arrays: BTreeMap<JobId, Vec<u32>>,
+    /// The job numbers given, to the engine's ids.
+    pub numbers: crate::numbers::Numbers,
     /// The jobs running now, so a pass need not walk every job ever run.
     pub running: BTreeSet<JobId>,
     /// Signals for running jobs whose command has not started yet: sent
@@ -245,7 +247,7 @@ impl State {
 
     fn apply_record(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
         match record {
-            Record::Submitted { job, record, .. } => {
+            Record::Submitted { job, number, record, .. } => {
                 let indices = match &record.array {
                     Some(spec) => {
                         let ix = allot_config::array::indices_of(spec)
@@ -258,11 +260,15 @@ impl State {
                     }
                     None => None,
                 };
+                let number = number.unwrap_or(job.0);
+                if number < self.numbers.next() {
+                    return Err(refused(*job, format!("job number {number} was given before")));
+                }
                 let id = self.engine.submit_at(&record.spec, t).map_err(|e| refused(*job, e))?;
                 if id != *job {
                     return Err(refused(*job, format!("replayed as job {id}")));
                 }
-                self.register(*job, record, t, indices);
+                self.register(*job, number, record, t, indices);
             }
             Record::ArrayLimit { job, limit } => {
                 self.engine
@@ -537,7 +543,7 @@ impl State {
 
     /// A submitted job, or each element of a job array (its `indices`,
     /// one per element the engine made), joins the job table.
-    pub fn register(&mut self, job: JobId, record: &JobRecord, t: Time, indices: Option<Vec<u32>>) {
+    pub fn register(&mut self, job: JobId, number: u64, record: &JobRecord, t: Time, indices: Option<Vec<u32>>) {
         let env = self.intern(&record.env);
         let elements: Vec<(JobId, Option<(JobId, u32)>)> = match &indices {
             Some(ix) => ix.iter().enumerate().map(|(k, &i)| (job.offset(k as u64), Some((job, i)))).collect(),
@@ -557,6 +563,7 @@ impl State {
                 requeue: None,
                 killed: None,
                 array,
+                number,
                 usage: None,
                 max_mem_kb: 0,
                 exit_reason: None,
@@ -567,21 +574,10 @@ impl State {
         if let Some(indices) = indices {
             self.arrays.insert(job, indices);
         }
+        // Checked by `apply` before the engine took the job.
+        let _ = self.numbers.give(number, job);
         if let Some(request) = &record.extras().request {
             self.requests.insert(request.clone(), job);
-        }
-    }
-
-    /// The jobs a reference names, by id: a job, every element of an
-    /// array, or one element; none if there is no such job. An element's
-    /// own id is no name for it: only `array[index]` is.
-    pub fn resolve(&self, r: JobRef) -> Vec<JobId> {
-        let id = JobId(r.id);
-        match (r.index, self.arrays.get(&id)) {
-            (0, Some(indices)) => (0..indices.len() as u64).map(|k| id.offset(k)).collect(),
-            (0, None) => self.jobs.get(&id).filter(|j| j.array.is_none()).map(|_| vec![id]).unwrap_or_default(),
-            (i, Some(indices)) => indices.binary_search(&i).map(|k| vec![id.offset(k as u64)]).unwrap_or_default(),
-            (_, None) => Vec::new(),
         }
     }
 
@@ -622,6 +618,9 @@ impl State {
             self.envs.retain(|e| std::sync::Arc::strong_count(e) > 1);
             let jobs = &self.jobs;
             self.requests.retain(|_, job| jobs.contains_key(job));
+            if let Some(&first) = self.jobs.keys().next() {
+                self.numbers.forget_before(first);
+            }
         }
     }
 
@@ -630,11 +629,6 @@ impl State {
     pub fn exec_of(&self, id: JobId, j: &DaemonJob) -> crate::config::QueueExec {
         let queue = self.engine.job_queue(id).or(j.record.spec.queue.as_deref());
         queue.and_then(|q| self.queue_exec.get(q)).cloned().unwrap_or_default()
-    }
-
-    /// How job `id` is named to its user.
-    pub fn job_ref(&self, id: JobId) -> JobRef {
-        self.jobs.get(&id).map_or(JobRef::job(id.0), |j| j.job_ref(id))
     }
 
     /// The one shared copy of an environment (see [`State::envs`]).
@@ -696,8 +690,8 @@ impl State {
     /// directory. With `-o` and no `-e` both go to the output file, as
     /// in LSF.
     pub fn output_files(&self, job: JobId, j: &DaemonJob) -> (OutputFile, OutputFile) {
-        let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref(job));
-        let cwd = j.cwd(job);
+        let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref());
+        let cwd = j.cwd();
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
             Some((name, overwrite)) => {
                 let p = PathBuf::from(allot_exec::expand_name(name, shown, index));
@@ -738,7 +732,7 @@ impl State {
         let pending_reason = match j.status {
             // A preempted job's reason is why it is suspended.
             JobStatus::Ssusp if reasons => {
-                self.engine.preempted_by(id).map(|by| Cow::Owned(format!("Preempted by job <{by}>")))
+                self.engine.preempted_by(id).map(|by| Cow::Owned(format!("Preempted by job <{}>", self.job_ref(by))))
             }
             _ => pending.then(|| self.engine.pending_reason(id, now).map(|r| Cow::Owned(r.to_string()))).flatten(),
         };
@@ -749,7 +743,7 @@ impl State {
                 predicted_start: self.engine.predicted_start(id, now).map(|t| t.0),
             })
         });
-        let shown = j.job_ref(id);
+        let shown = j.job_ref();
         let r = &j.record;
         JobInfoRef {
             id: shown.id,
@@ -790,7 +784,7 @@ impl State {
             term_reason: j.killed.filter(|_| !j.status.unfinished()).map(allot_store::Term::describe),
             mem_limit_kb: r.extras().mem_limit_kb,
             resize_request: self.engine.resize_request(id),
-            exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd(id).display().to_string())),
+            exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd().display().to_string())),
         }
     }
 }

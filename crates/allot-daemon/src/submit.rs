@@ -20,9 +20,9 @@ pub(crate) fn submit(
 ) -> Response {
     // The same request again (its answer was lost): the job it made.
     if let Some(&job) = s.request.as_ref().and_then(|r| state.requests.get(r)) {
-        if state.jobs.get(&job).is_some_and(|j| j.record.spec.user == caller.user) {
-            let queue = state.jobs.get(&job).and_then(|j| j.record.spec.queue.clone()).unwrap_or_default();
-            return Response::Submitted { job: job.0, queue };
+        if let Some(j) = state.jobs.get(&job).filter(|j| j.record.spec.user == caller.user) {
+            let queue = j.record.spec.queue.clone().unwrap_or_default();
+            return Response::Submitted { job: j.number, queue };
         }
     }
     if !caller.known {
@@ -78,9 +78,10 @@ pub(crate) fn submit(
     };
     // Through `apply`, as a restart replays it: what is refused here is
     // never logged.
-    let job = state.engine.next_job_id();
+    let (job, number) = (state.engine.next_job_id(), state.numbers.next());
     let record = Record::Submitted {
         job,
+        number: (number != job.0).then_some(number),
         typed: Some(Box::new(submission)),
         record: Box::new(JobRecord {
             // Without -J, the command; a script's first line.
@@ -115,7 +116,7 @@ pub(crate) fn submit(
     }
     records.push(record);
     let queue = state.engine.job_queue(job).unwrap_or_default().to_string();
-    Response::Submitted { job: job.0, queue }
+    Response::Submitted { job: number, queue }
 }
 
 /// A `-w` target's jobs: a name stands for every job of the caller with

@@ -355,7 +355,7 @@ pub(crate) fn explain(state: &State, job: allot_proto::JobRef, t: allot_engine::
     let Some(&id) = state.resolve(job).first() else {
         return allot_proto::Response::Error(format!("Job <{job}> is not found"));
     };
-    match state.engine.explain(id, t) {
+    match state.engine.explain_named(id, t, &|id| state.job_ref(id).to_string()) {
         Some(x) => match serde_json::to_value(&x) {
             Ok(v) => allot_proto::Response::Explained(v),
             Err(e) => allot_proto::Response::Error(format!("Job <{job}>: {e}")),

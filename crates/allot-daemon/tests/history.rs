@@ -229,7 +229,7 @@ fn a_waiting_job_is_explained_by_bjobs_p_l_and_allot_explain() {
     let json = d.cmd(&["explain", &id, "--json"], &dir);
     assert!(json.status.success(), "{}", common::stderr(&json));
     let x: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
-    assert_eq!(x["job"], waiting);
+    assert_eq!(x["job"], waiting.to_string(), "named by its number");
     // By why, in host order: h1 first.
     assert_eq!(x["hosts"][0]["hosts"], serde_json::json!(["h1"]));
     assert_eq!(x["hosts"][1], serde_json::json!({"why": "Closed or unreachable: takes no new jobs", "hosts": ["h2"]}));

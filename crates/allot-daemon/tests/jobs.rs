@@ -301,6 +301,7 @@ fn job_arrays() {
     // A limit of 1: one runs (of the machine's two or more slots), the
     // others say why.
     let big = submitted_id(&d.cmd(&["bsub", "-J", "hold[1-4]%1", "sleep", "30"], &dir));
+    assert_eq!(big, id + 1, "an array takes one job number, as LSF numbers: the next job is the array's + 1");
     let b = big.to_string();
     wait_until(&d, &b, &dir, &["-r"], |l| l.len() == 1);
     let why = stdout(&d.cmd(&["bjobs", "-p", &format!("{big}[3]")], &dir));
@@ -317,6 +318,7 @@ fn job_arrays() {
     assert!(hist.contains("Submitted from host") && hist.contains("running element limit <2>"), "{hist}");
     // A dependency on the array waits for every element.
     let after = submitted_id(&d.cmd(&["bsub", "-w", "ended(hold)", "true"], &dir));
+    assert_eq!(after, big + 1);
     let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
     assert!(why.contains("Job dependency condition not satisfied"), "{why}");
 
@@ -330,6 +332,11 @@ fn job_arrays() {
     assert_eq!(stdout(&killed), expected, "the whole array, by its id");
     assert_eq!(stderr(&killed), format!("Job <{big}[1]>: Job has already finished\n"));
     d.wait_for(after, "DONE", &dir);
+    // Numbering goes on after the restart; an element is named by its
+    // array's number.
+    let on = submitted_id(&d.cmd(&["bsub", "-w", &format!("done({id}[3])"), "true"], &dir));
+    assert_eq!(on, after + 1);
+    d.wait_for(on, "DONE", &dir);
 
     let refused = |j: &str| {
         let out = d.cmd(&["bsub", "-J", j, "true"], &dir);

@@ -18,7 +18,8 @@ use crate::time::Time;
 /// Everything that holds a pending job now.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Explanation {
-    pub job: u64,
+    /// The job, as its driver names it to its user ([`Engine::explain_named`]).
+    pub job: String,
     pub user: String,
     pub queue: String,
     /// `-n` as it stands: (min, max).
@@ -66,7 +67,8 @@ pub struct ShareLevel {
 /// A reservation another job holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reserving {
-    pub job: u64,
+    /// The job that holds it, named as [`Explanation::job`] is.
+    pub job: String,
     pub slots: u32,
     pub hosts: Vec<String>,
     pub predicted_start: Option<u64>,
@@ -76,6 +78,12 @@ impl Engine {
     /// Everything that holds pending job `id` at `t`; `None` when it is
     /// not pending.
     pub fn explain(&self, id: JobId, t: Time) -> Option<Explanation> {
+        self.explain_named(id, t, &|id| id.to_string())
+    }
+
+    /// [`Engine::explain`], the jobs named by `name` (allotd names them by
+    /// their job numbers, `5[3]`; a simulation by its workload's).
+    pub fn explain_named(&self, id: JobId, t: Time, name: &dyn Fn(JobId) -> String) -> Option<Explanation> {
         let job = self.jobs.get(&id)?;
         if !matches!(job.state, JobState::Pending) {
             return None;
@@ -137,7 +145,7 @@ impl Engine {
             .filter(|&(&other, _)| other != id)
             .filter(|(_, r)| r.hosts.iter().any(|&(h, ..)| members.contains(&h)))
             .map(|(&other, r)| Reserving {
-                job: other.0,
+                job: name(other),
                 slots: r.slots(),
                 hosts: r.hosts.iter().map(|&(h, n, _)| format!("{}*{n}", self.hosts[h as usize].name)).collect(),
                 predicted_start: self.predicted_start(other, t).map(|p| p.0),
@@ -147,7 +155,7 @@ impl Engine {
             r.hosts.iter().map(|&(h, n, _)| (self.hosts[h as usize].name.clone(), n)).collect()
         });
         Some(Explanation {
-            job: id.0,
+            job: name(id),
             user: self.users[job.user as usize].clone(),
             queue: q.spec.name.clone(),
             slots: (job.slots, job.max_slots),

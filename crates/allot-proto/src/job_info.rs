@@ -14,7 +14,8 @@ use crate::messages::{JobRef, JobStatus};
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(from = "JobInfoWire")]
 pub struct JobInfo {
-    /// The job's id; an array element's is its array's.
+    /// The job's number (LSF's: one per submission); an array element's
+    /// is its array's.
     pub id: u64,
     /// An array element's index; 0 for a job that is no array element.
     pub index: u32,

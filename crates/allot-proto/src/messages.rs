@@ -93,8 +93,9 @@ pub struct Submit {
 }
 
 /// A job as a command names it: `123`, or one element of a job array,
-/// `123[4]`. Index 0 names the job itself: a whole array, or a job that
-/// is no array. Id 0 (with index 0) is every job of the caller, where a
+/// `123[4]`, by the job number allotd answered its submission with (a
+/// whole array has one). Index 0 names the job itself: a whole array, or
+/// a job that is no array. Id 0 (with index 0) is every job of the caller, where a
 /// command allows it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct JobRef {
@@ -379,7 +380,7 @@ pub enum HistoryEvent {
     },
     /// Suspended by the system (SSUSP): preempted by this job.
     Preempted {
-        by: u64,
+        by: JobRef,
     },
     /// Resumed by the system once its slots were free again.
     ResumedBySystem,

@@ -21,6 +21,7 @@ use crate::workload::Workload;
 pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &Engine) -> Vec<(Time, Record)> {
     // Each engine job's workload job.
     let mut line_of: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut numbers = 1;
     let first = out.events.first().map_or(0, |e| e.0);
     let mut log =
         vec![(Time(first), Record::Reconfigured { config_dir: Some("simulated".into()), files: files.to_vec() })];
@@ -47,9 +48,17 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                     array: resolved.array.as_ref().map(|a| a.spec.clone()),
                     extras: None,
                 };
+                // Numbered as allotd numbers: one per submission.
+                let number = numbers;
+                numbers += 1;
                 log.push((
                     t,
-                    Record::Submitted { job: JobId(*id), record: Box::new(record), typed: Some(Box::new(typed)) },
+                    Record::Submitted {
+                        job: JobId(*id),
+                        number: (number != *id).then_some(number),
+                        record: Box::new(record),
+                        typed: Some(Box::new(typed)),
+                    },
                 ));
             }
             SimEvent::Pass => log.push((t, Record::Scheduled { full: false })),

@@ -135,8 +135,9 @@ impl Live {
 struct Job {
     user: String,
     submit: u64,
-    /// An element of a job array: its array's first id and its index.
-    array: Option<(u64, u32)>,
+    /// As its user was told it: its job number, and its index in its job
+    /// array (0: no array).
+    shown: (u64, u32),
     spec: JobSpec,
     /// Runs started in the replay so far.
     attempts: u32,
@@ -292,7 +293,10 @@ impl Replay<'_> {
 
     fn record(&mut self, t: u64, record: &Record) {
         match record {
-            Record::Submitted { job, record, typed } => self.submit(t, job.0, record, typed.as_deref()),
+            Record::Submitted { job, record: submitted, typed, .. } => {
+                let number = record.job_number().unwrap_or(job.0);
+                self.submit(t, (job.0, number), submitted, typed.as_deref())
+            }
             Record::Started { job, alloc } => {
                 // Counted whether or not the replay took the job: a start
                 // allotd made that the replay cannot is a difference. Its
@@ -409,10 +413,11 @@ impl Replay<'_> {
         run.is_some_and(|r| r.in_sync && last.is_some() && r.recorded == last)
     }
 
+    /// Submission `job` (the log's id), numbered `number` by allotd.
     fn submit(
         &mut self,
         t: u64,
-        job: u64,
+        (job, number): (u64, u64),
         record: &allot_store::JobRecord,
         typed: Option<&allot_config::submission::Submission>,
     ) {
@@ -424,7 +429,7 @@ impl Replay<'_> {
                 let closed = |q: &str| self.closed_queues.contains(q);
                 match allot_config::submission::resolve(&typed, &self.engine, &closed, &mut |_| Ok(Vec::new())) {
                     Ok(r) => JobSpec { depends: record.spec.depends.clone(), ..r.spec },
-                    Err(reason) => return self.refused(job, reason),
+                    Err(reason) => return self.refused(number, reason),
                 }
             }
             None => {
@@ -434,20 +439,20 @@ impl Replay<'_> {
         };
         let first = match self.engine.submit_at(&spec, Time(t)) {
             Ok(id) => id.0,
-            Err(e) => return self.refused(job, e.to_string()),
+            Err(e) => return self.refused(number, e.to_string()),
         };
         if first != job {
-            let text = format!("job {job} of the log was given id {first} in the replay");
+            let text = format!("job {number} of the log (id {job}) was given id {first} in the replay");
             return self.note(text);
         }
         let size = spec.array.map_or(1, |a| a.size);
         let indices = record.array.as_deref().and_then(|a| allot_config::array::indices_of(a).ok());
         for k in 0..size {
-            let array = indices.as_ref().map(|ix| (job, ix.get(k as usize).copied().unwrap_or(k + 1)));
+            let index = indices.as_ref().map_or(0, |ix| ix.get(k as usize).copied().unwrap_or(k + 1));
             let j = Job {
                 user: spec.user.clone(),
                 submit: t,
-                array,
+                shown: (number, index),
                 spec: spec.clone(),
                 attempts: 0,
                 run: None,
@@ -460,9 +465,10 @@ impl Replay<'_> {
         }
     }
 
-    fn refused(&mut self, job: u64, reason: String) {
+    /// Job `number` is refused by the replay's configuration.
+    fn refused(&mut self, number: u64, reason: String) {
         self.diverged = true;
-        self.out.outcome.rejected.push(Rejected { id: job, line: job, reason });
+        self.out.outcome.rejected.push(Rejected { id: number, line: number, reason });
     }
 
     /// A dispatch pass at `t` (`full`: one that considers every job, as
@@ -581,7 +587,7 @@ impl Replay<'_> {
         };
         let (event, requeued) = end_event(&self.engine, JobId(job), end);
         let _ = self.engine.apply(Time(t), &event);
-        let (id, index) = j.array.unwrap_or((job, 0));
+        let (id, index) = j.shown;
         self.out.outcome.records.push(JobRecord {
             id,
             index,
@@ -728,7 +734,7 @@ impl Replay<'_> {
     fn finish(mut self) -> (Replayed, Engine) {
         let horizon = self.out.horizon.max(self.last);
         for (&id, j) in &self.jobs {
-            let (first, index) = j.array.unwrap_or((id, 0));
+            let (first, index) = j.shown;
             if let Some(live) = &j.run {
                 self.out.running.push(JobRecord {
                     id: first,

@@ -159,7 +159,8 @@ pub fn run(
     let report_at = |engine: &Engine, r: u64, named: &Named, out: &mut Outcome| {
         out.reports.push((r, report(engine, Time(r))));
         if let Some(which) = opts.explain {
-            out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain(id, Time(r)))));
+            let name = |id| named.workload_name(id);
+            out.explained.push((r, named.engine_id(which).and_then(|id| engine.explain_named(id, Time(r), &name))));
         }
     };
     // The replay asks no host query between passes (a report asks share
@@ -353,6 +354,17 @@ impl Named {
     }
 
     /// The engine's job for a workload job and its index in its array.
+    /// An engine job as the workload names it: `12`, or `12[3]` (a
+    /// linear search: an explanation names few jobs).
+    fn workload_name(&self, job: JobId) -> String {
+        let found = self.by_id.iter().find_map(|(&n, ids)| ids.iter().find(|e| e.1 == job).map(|&(i, _)| (n, i)));
+        match found {
+            Some((n, 0)) => n.to_string(),
+            Some((n, i)) => format!("{n}[{i}]"),
+            None => job.to_string(),
+        }
+    }
+
     fn engine_id(&self, (id, index): (u64, u32)) -> Option<JobId> {
         self.by_id.get(&id)?.iter().find(|&&(i, _)| i == index).map(|&(_, job)| job)
     }

@@ -67,7 +67,10 @@ fn a_waiting_job_is_explained_host_by_host_level_by_level() {
     // their run limit (10 minutes after 0).
     assert_eq!(x.reservations.len(), 1, "{x:?}");
     let r = &x.reservations[0];
-    assert_eq!((r.job, r.slots, r.hosts.clone(), r.predicted_start), (wide.0, 4, vec!["h4*4".to_string()], Some(600)));
+    assert_eq!(
+        (r.job.clone(), r.slots, r.hosts.clone(), r.predicted_start),
+        (wide.0.to_string(), 4, vec!["h4*4".to_string()], Some(600))
+    );
     // Its share path: ga under the root, then a1 in ga. At the top, b (with
     // a job waiting and nothing running) goes first; in ga, a2 has nothing
     // waiting.

@@ -29,7 +29,7 @@ fn submitted(job: u64) -> Record {
         extras: None,
     };
     let typed = Submission { user: "u".into(), queue: Some("normal".into()), slots: 1, ..Submission::default() };
-    Record::Submitted { job: JobId(job), record: Box::new(record), typed: Some(Box::new(typed)) }
+    Record::Submitted { job: JobId(job), number: None, record: Box::new(record), typed: Some(Box::new(typed)) }
 }
 
 /// Job 2 ran for under a second at 10 on the second slot of h1, its end

@@ -152,8 +152,16 @@ pub enum Record {
     /// as typed (the options that decide scheduling), from which a replay
     /// under another configuration submits it again (`allot sim --from`);
     /// logs written before it was kept have none.
+    ///
+    /// `number`: the job number its user was told (LSF's: one per
+    /// submission, a whole job array one), when it is not `job`. Absent,
+    /// it is `job`: logs written when allotd gave every array element a
+    /// number of its own read as they did (their arrays kept the numbers
+    /// their users saw), and a log without arrays needs none.
     Submitted {
         job: JobId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        number: Option<u64>,
         record: Box<JobRecord>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         typed: Option<Box<allot_config::submission::Submission>>,
@@ -285,6 +293,14 @@ impl Record {
         match self.job() {
             Some(job) => format!("{name} of job {job}"),
             None => name.to_string(),
+        }
+    }
+
+    /// A submission's job number (see [`Record::Submitted`]).
+    pub fn job_number(&self) -> Option<u64> {
+        match self {
+            Record::Submitted { job, number, .. } => Some(number.unwrap_or(job.0)),
+            _ => None,
         }
     }
 
@@ -554,7 +570,7 @@ mod tests {
             array: None,
             extras: None,
         };
-        Record::Submitted { job: JobId(job), record: Box::new(record), typed: None }
+        Record::Submitted { job: JobId(job), number: None, record: Box::new(record), typed: None }
     }
 
     #[test]
@@ -593,7 +609,7 @@ mod tests {
             ..Default::default()
         };
         let Record::Submitted { record, .. } = submitted(1) else { unreachable!() };
-        let with = Record::Submitted { job: JobId(1), record, typed: Some(Box::new(typed)) };
+        let with = Record::Submitted { job: JobId(1), number: None, record, typed: Some(Box::new(typed)) };
         let text = serde_json::to_string(&with).expect("json");
         assert!(
             text.contains(
@@ -605,6 +621,21 @@ mod tests {
         let old = serde_json::to_string(&submitted(2)).expect("json");
         assert!(!old.contains("typed"), "{old}");
         assert!(matches!(serde_json::from_str::<Record>(&old).expect("reads"), Record::Submitted { typed: None, .. }));
+    }
+
+    /// A submission's job number is written only where it is not its job
+    /// id, and read back as the id where it is absent (every older log).
+    #[test]
+    fn a_job_number_is_written_only_where_it_differs_from_the_id() {
+        let Record::Submitted { record, .. } = submitted(15) else { unreachable!() };
+        let renumbered = Record::Submitted { job: JobId(15), number: Some(6), record, typed: None };
+        let text = serde_json::to_string(&renumbered).expect("json");
+        assert!(text.contains(r#""job":15,"number":6,"#), "{text}");
+        assert_eq!(serde_json::from_str::<Record>(&text).expect("reads").job_number(), Some(6));
+        let plain = serde_json::to_string(&submitted(15)).expect("json");
+        assert!(!plain.contains("number"), "{plain}");
+        assert_eq!(serde_json::from_str::<Record>(&plain).expect("reads").job_number(), Some(15));
+        assert_eq!(Record::Removed { job: JobId(15) }.job_number(), None);
     }
 
     /// `allot sim --from` reads a log allotd may be writing, and changes
