@@ -318,11 +318,7 @@ fn minute_of(secs: u64) -> String {
     crate::clock::minute_in(secs, crate::clock::zone())
 }
 
-/// A host of a job's allocation as LSF shows it: `hostA`, or `2*hostA`
-/// for two slots.
-pub fn exec_host((h, n): &(String, u32)) -> std::borrow::Cow<'_, str> {
-    if *n > 1 { std::borrow::Cow::Owned(format!("{n}*{h}")) } else { std::borrow::Cow::Borrowed(h.as_str()) }
-}
+pub use allot_proto::exec_host;
 
 pub fn exec_hosts(j: &JobInfo) -> Vec<String> {
     j.exec_hosts.iter().map(|h| exec_host(h).into_owned()).collect()

@@ -102,6 +102,10 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     let mut all_hosts: Vec<Host> = Vec::new();
     for (name, text) in texts.iter().filter(|(n, _)| n.starts_with("lsf.cluster.")) {
         all_hosts.extend(cluster::read(&Source { name, text }, diags));
+        let named = name.trim_start_matches("lsf.cluster.");
+        if config.cluster_name.as_deref().is_none_or(|n| named < n) {
+            config.cluster_name = Some(named.to_string());
+        }
     }
     if let Some(src) = get("allot.toml") {
         let (settings, hosts) = settings::read(src.name, src.text, diags);

@@ -371,4 +371,18 @@ pub struct Config {
     pub settings: AllotSettings,
     /// The associations of `[priority] accounts`, when named.
     pub accounts: Option<allot_engine::multifactor::AccountTree>,
+    /// The cluster's name, as LSF's `lsf.cluster.<name>` file gives it
+    /// (the first, by name, when there are several); `None` without one.
+    pub cluster_name: Option<String>,
 }
+
+impl Config {
+    /// The name the cluster goes by (job reports, `lsid`): its
+    /// `lsf.cluster.<name>`'s, else `allot`.
+    pub fn cluster_name(&self) -> &str {
+        self.cluster_name.as_deref().unwrap_or(DEFAULT_CLUSTER_NAME)
+    }
+}
+
+/// The name of a cluster whose configuration has no `lsf.cluster.<name>`.
+pub const DEFAULT_CLUSTER_NAME: &str = "allot";

@@ -202,8 +202,19 @@ fn a_hosts_cpus_come_from_ncpus_or_else_mxj() {
     assert_eq!((c.hosts[0].cpus(), c.hosts[0].slots()), (16, 32));
     assert_eq!((c.hosts[1].cpus(), c.hosts[1].slots()), (8, 8));
     let toml = "[[hosts]]\nname = \"h1\"\n";
-    let (_, d) = load(&[("lsf.cluster.x", cluster), ("allot.toml", toml)]);
+    let (c, d) = load(&[("lsf.cluster.x", cluster), ("allot.toml", toml)]);
     assert_eq!(d, ["allot.toml:2:8: error: host `h1` is already defined at lsf.cluster.x:3:1"]);
+    assert_eq!(c.cluster_name(), "x", "the cluster file names the cluster");
+}
+
+#[test]
+fn the_cluster_is_named_by_its_cluster_file_else_allot() {
+    let (c, _) = load(&[("lsb.params", "Begin Parameters\nEnd Parameters\n")]);
+    assert_eq!(c.cluster_name(), "allot");
+    let host = |h: &str| format!("Begin Host\nHOSTNAME model type server RESOURCES ncpus\n{h} ! ! 1 () 4\nEnd Host\n");
+    let (c, d) = load(&[("lsf.cluster.zeta", &host("h1")), ("lsf.cluster.alpha", &host("h2"))]);
+    assert!(d.is_empty(), "{d:?}");
+    assert_eq!(c.cluster_name(), "alpha", "the first by name");
 }
 
 #[test]

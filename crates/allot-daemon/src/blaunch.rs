@@ -51,6 +51,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             cgroup: None,
             memory_limit_kb: None,
             attempt: l.attempt,
+            report: None,
         };
         let task = ToAgent::Task {
             origin: origin.to_string(),

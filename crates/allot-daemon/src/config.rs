@@ -26,6 +26,8 @@ pub struct Loaded {
     pub engine: EngineConfig,
     /// Users who may act on any job and run `badmin`.
     pub admins: Vec<String>,
+    /// The cluster's name ([`allot_config::model::Config::cluster_name`]).
+    pub cluster_name: String,
     pub metrics: Option<SocketAddr>,
     /// Seconds between measurements of running jobs.
     pub usage_interval: u64,
@@ -92,6 +94,7 @@ impl Source {
             return Ok(Loaded {
                 engine: allot_config::defaults::engine_config(),
                 admins: Vec::new(),
+                cluster_name: allot_config::model::DEFAULT_CLUSTER_NAME.into(),
                 metrics: None,
                 usage_interval: DEFAULT_USAGE_INTERVAL,
                 clean_period: allot_config::model::Params::default().clean_period,
@@ -114,6 +117,7 @@ impl Source {
         Ok(Loaded {
             engine: config.engine_config(),
             admins: config.settings.admins.clone(),
+            cluster_name: config.cluster_name().to_string(),
             metrics: config.settings.metrics,
             usage_interval: config.settings.usage_interval.unwrap_or(DEFAULT_USAGE_INTERVAL),
             clean_period: config.params.clean_period,

@@ -307,7 +307,7 @@ pub(crate) fn exec_spec(
     for (k, v) in [
         ("USER", user.clone()),
         ("LOGNAME", user.clone()),
-        ("HOME", home),
+        ("HOME", home.clone()),
         ("LSB_JOBID", shown.id.to_string()),
         ("LSB_JOBINDEX", shown.index.to_string()),
         ("LSB_JOBNAME", j.display_name().into_owned()),
@@ -326,11 +326,32 @@ pub(crate) fn exec_spec(
     }
     let (stdout, stderr) = state.output_files(job, j);
     let exec = state.exec_of(job, j);
+    let cwd = j.cwd();
+    // LSF's job report ends an output file given with `-o` (it would be
+    // mailed otherwise; allot mails nothing yet).
+    let report = r.output.as_ref().map(|_| {
+        let first = alloc.first().map_or(state.host.as_str(), |(h, _)| h.as_str());
+        let admin = state.admins.first().map_or("root", String::as_str);
+        Box::new(allot_exec::report::ReportHead {
+            job: shown.to_string(),
+            name: j.display_name().into_owned(),
+            user: user.clone(),
+            cluster: state.cluster_name.clone(),
+            sender: format!("{admin}@{first}"),
+            from_host: r.from_host.clone(),
+            submitted: j.submit_time,
+            queue: state.engine.job_queue(job).or(r.spec.queue.as_deref()).unwrap_or_default().to_string(),
+            hosts: alloc.iter().map(|a| allot_proto::exec_host(a).into_owned()).collect(),
+            home,
+            cwd: cwd.display().to_string(),
+            command: r.command.clone(),
+        })
+    });
     Some(ExecSpec {
         job: job.0,
         command: exec.command(&r.command),
         nice: exec.nice,
-        cwd: j.cwd(),
+        cwd,
         create_cwd: allot_exec::has_patterns(&r.cwd),
         env,
         stdout,
@@ -339,6 +360,7 @@ pub(crate) fn exec_spec(
         cgroup: None,
         memory_limit_kb: r.extras().mem_limit_kb,
         attempt: j.attempt,
+        report,
     })
 }
 

@@ -57,6 +57,7 @@ pub(crate) fn open_state(
         engine: Engine::new(loaded.engine),
         source: initial,
         admins: loaded.admins.into_iter().collect(),
+        cluster_name: loaded.cluster_name.clone(),
         closed_queues: Default::default(),
         closed_hosts: Default::default(),
         store,

@@ -130,6 +130,8 @@ pub struct State {
     pub source: Source,
     /// `[daemon] admins` of that configuration.
     pub admins: BTreeSet<String>,
+    /// The cluster's name, as its configuration gives it.
+    pub cluster_name: String,
     /// Queues and hosts an administrator closed.
     pub closed_queues: BTreeSet<String>,
     pub closed_hosts: BTreeSet<String>,
@@ -465,6 +467,7 @@ impl State {
         let queues: BTreeSet<String> = self.engine.queue_names().map(str::to_string).collect();
         self.closed_queues.retain(|q| queues.contains(q));
         self.admins = loaded.admins.into_iter().collect();
+        self.cluster_name = loaded.cluster_name;
         self.usage_interval = loaded.usage_interval;
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::agents::TestCluster;
-use common::{eventually, lines_of, stdout, submitted_id, tempdir};
+use common::{eventually, job_output, lines_of, stdout, submitted_id, tempdir};
 
 #[test]
 fn a_job_runs_on_the_host_it_is_placed_on_through_that_hosts_agent() {
@@ -32,14 +32,17 @@ fn a_job_runs_on_the_host_it_is_placed_on_through_that_hosts_agent() {
     assert!(c.held("host1").is_empty() && c.held("host3").is_empty());
     let shown = d.wait_for(id, "DONE", &dir);
     assert!(shown.contains("host2"), "{shown}");
-    assert_eq!(lines_of(&dir.join(format!("out.{id}"))), ["host2"]);
+    let ran = dir.join(format!("out.{id}"));
+    assert_eq!(job_output(&ran).expect("a report after the output"), "host2\n");
+    let report = std::fs::read_to_string(&ran).expect("output");
+    assert!(report.contains("Job was executed on host(s) <host2>, in queue <normal>"), "{report}");
     // Its end acknowledged, the agent forgets it.
     eventually("host2's agent lets the job go", || c.held("host2").is_empty());
 
     // A job on hosts it spans runs on the first one; its LSB_* name them all.
     let id = submitted_id(&d.cmd(&["bsub", "-n", "5", "-o", out, "echo $LSB_MCPU_HOSTS"], &dir));
     d.wait_for(id, "DONE", &dir);
-    assert_eq!(lines_of(&dir.join(format!("out.{id}"))), ["host1 2 host2 2 host3 1"]);
+    assert_eq!(job_output(&dir.join(format!("out.{id}"))).expect("output"), "host1 2 host2 2 host3 1\n");
 
     // bpeek reads a job's output where it is: its default output is in
     // its host's agent's state directory, while it runs and after.

@@ -26,7 +26,29 @@ fn submit_run_output_environment_and_kill() {
     let line = d.wait_for(id, "DONE", &work);
     assert!(line.contains("hello"), "{line}");
     let text = std::fs::read_to_string(work.join(format!("out.{id}"))).expect("output file");
-    assert_eq!(text, format!("{id} normal hello {}\n", work.display()));
+    let (output, report) = text.split_once(REPORT_START).expect("the job report ends the output file");
+    assert_eq!(output, format!("{id} normal hello {}\n", work.display()));
+    // LSF's job report, as LSF lays it out (allot-exec's report.rs checks
+    // the whole layout): what ran, where, and how it ended.
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten().expect("me").name;
+    for line in [
+        format!("Subject: Job {id}: <hello> in cluster <allot> Done\n"),
+        format!(
+            "\nJob was executed on host(s) <{}>, in queue <normal>, as user <{me}> in cluster <allot> at ",
+            allot_config::defaults::this_host()
+        ),
+        format!("\n<{}> was used as the working directory.\n", work.display()),
+        "\n# LSBATCH: User input\necho $LSB_JOBID $LSB_QUEUE $LSB_JOBNAME $LS_SUBCWD\n".to_string(),
+        "\nSuccessfully completed.\n\nResource usage summary:\n\n    CPU time :".to_string(),
+    ] {
+        assert!(report.contains(&line), "{line:?} in {report}");
+    }
+    let failed = submitted_id(&d.cmd(&["bsub", "-oo", "failed.%J", "echo partial; exit 3"], &work));
+    d.wait_for(failed, "EXIT", &work);
+    let text = std::fs::read_to_string(work.join(format!("failed.{failed}"))).expect("output file");
+    assert!(text.starts_with(&format!("partial\n{REPORT_START}")), "{text}");
+    assert!(text.contains(&format!("Subject: Job {failed}: <echo partial; exit 3> in cluster <allot> Exited\n")));
+    assert!(text.contains("\nExited with exit code 3.\n"), "{text}");
 
     let long = submitted_id(&d.cmd(&["bsub", "sleep", "60"], &work));
     d.wait_for(long, "RUN", &work);

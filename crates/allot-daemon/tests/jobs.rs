@@ -57,7 +57,7 @@ fn bsub_waits_sets_the_directory_and_refuses_what_it_cannot_honour() {
         &dir,
     );
     assert!(two.status.success(), "{}", stderr(&two));
-    let ran = std::fs::read_to_string(dir.join("two.out")).expect("output");
+    let ran = job_output(&dir.join("two.out")).expect("output");
     // This machine's CPUs, up to 2; LSB_MCPU_HOSTS is `host slots`.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).to_string();
     let words: Vec<&str> = ran.split_whitespace().collect();
@@ -207,7 +207,9 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     // first) runs again before the other.
     assert_eq!(stdout(&d.cmd(&["brequeue", &sa], &dir)), format!("Job <{a}> is being requeued\n"));
     let deadline = Instant::now() + Duration::from_secs(20);
-    while std::fs::read_to_string(dir.join(format!("out.{a}"))).unwrap_or_default() != "started\nstarted\n" {
+    // Each run writes its output and its report (the first one killed).
+    let runs = || std::fs::read_to_string(dir.join(format!("out.{a}"))).unwrap_or_default();
+    while runs().lines().filter(|l| *l == "started").count() != 2 {
         assert!(Instant::now() < deadline, "the requeued job runs again: {}", d.log());
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -292,8 +294,10 @@ fn job_arrays() {
     assert_eq!(names, ["sims[1]", "sims[3]", "sims[5]"], "{done:?}");
     assert!(done.iter().all(|l| l.starts_with(&format!("{id} "))), "every element shows the array's id: {done:?}");
     for i in [1, 3, 5] {
-        let text = std::fs::read_to_string(dir.join(format!("out.{id}.{i}"))).expect("%J and %I expanded");
+        let text = job_output(&dir.join(format!("out.{id}.{i}"))).expect("%J and %I expanded");
         assert_eq!(text, format!("{id} {i} sims[{i}]\n"));
+        let report = std::fs::read_to_string(dir.join(format!("out.{id}.{i}"))).expect("report");
+        assert!(report.contains(&format!("Subject: Job {id}[{i}]: <sims[{i}]> in cluster <allot> Done")), "{report}");
     }
     let one = lines(&d, &format!("{id}[3]"), &dir, &[]);
     assert_eq!(one.len(), 1, "{one:?}");

@@ -6,7 +6,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::{Daemon, allot, config_dir, eventually, stderr, stdout, submitted_id, tempdir};
+use common::{Daemon, allot, config_dir, eventually, job_output, stderr, stdout, submitted_id, tempdir};
 
 /// `bsub < script` as a user (or dask-jobqueue) sends it.
 fn bsub_script(d: &Daemon, dir: &std::path::Path, script: &str, args: &[&str]) -> std::process::Output {
@@ -32,16 +32,13 @@ fn a_job_scripts_bsub_lines_are_applied_and_the_command_line_wins() {
                   #BSUB -o script.%J\necho ran as $LSB_JOBNAME\n";
     let job = submitted_id(&bsub_script(&d, &dir, script, &[]));
     d.wait_for(job, "DONE", &dir);
-    assert_eq!(std::fs::read_to_string(dir.join(format!("script.{job}"))).expect("-o applied"), "ran as worker\n");
+    assert_eq!(job_output(&dir.join(format!("script.{job}"))).expect("-o applied"), "ran as worker\n");
     let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
     assert!(long.contains("Job Name <worker>") && long.contains("RUNLIMIT\n 30.0 min"), "{long}");
     // The command line wins over the script.
     let again = submitted_id(&bsub_script(&d, &dir, script, &["-J", "mine", "-o", "cli.%J"]));
     d.wait_for(again, "DONE", &dir);
-    assert_eq!(
-        std::fs::read_to_string(dir.join(format!("cli.{again}"))).expect("-o from the command line"),
-        "ran as mine\n"
-    );
+    assert_eq!(job_output(&dir.join(format!("cli.{again}"))).expect("-o from the command line"), "ran as mine\n");
     // No name given: the script's first line, not the whole script.
     let plain = submitted_id(&bsub_script(&d, &dir, "#!/bin/sh\necho plain\n", &["-o", "/dev/null"]));
     let line = d.wait_for(plain, "DONE", &dir);
@@ -62,7 +59,7 @@ fn a_job_scripts_bsub_lines_are_applied_and_the_command_line_wins() {
         .expect("bsub");
     let file_job = submitted_id(&out);
     d.wait_for(file_job, "DONE", &dir);
-    assert_eq!(std::fs::read_to_string(dir.join(format!("script.{file_job}"))).expect("out"), "ran as worker\n");
+    assert_eq!(job_output(&dir.join(format!("script.{file_job}"))).expect("out"), "ran as worker\n");
 }
 
 /// A job that notes in `signals` each of USR1, USR2, INT and TERM it gets,

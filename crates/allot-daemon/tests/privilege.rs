@@ -9,7 +9,7 @@ mod common;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use common::{Daemon, ONE_HOST, Throwaway, config_dir, eventually, stderr, stdout, submitted_id, tempdir};
+use common::{Daemon, ONE_HOST, Throwaway, config_dir, eventually, job_output, stderr, stdout, submitted_id, tempdir};
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
@@ -99,7 +99,7 @@ fn paths_a_job_names_are_opened_made_and_entered_as_its_owner() {
     d.wait_for(grouped, "DONE", &home);
     let mine = home.join(format!("mine.{own}"));
     assert_eq!(std::fs::metadata(&mine).expect("made").uid(), user.uid, "the owner's file");
-    let text = std::fs::read_to_string(&mine).expect("output");
+    let text = job_output(&mine).expect("output");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], user.uid.to_string(), "{text}");
     assert!(lines[1].split(' ').any(|g| g == user.group_gid.to_string()), "supplementary groups kept: {text}");
@@ -110,7 +110,7 @@ fn paths_a_job_names_are_opened_made_and_entered_as_its_owner() {
         nix::unistd::User::from_uid(user.uid.into()).ok().flatten().expect("user").dir.display()
     );
     assert_eq!(lines[2], expected, "{text}");
-    assert_eq!(std::fs::read_to_string(&group_file).expect("group file"), "through the group\n");
+    assert_eq!(job_output(&group_file).expect("group file"), "through the group\n");
     let peeked = d.cmd_as(who, &["bpeek", &own.to_string()], &home);
     assert!(stdout(&peeked).contains(&user.uid.to_string()), "{} {}", stdout(&peeked), stderr(&peeked));
 }
@@ -244,7 +244,7 @@ fn a_user_without_an_allotd_reaches_roots_with_nothing_set() {
     let out = as_user(&["bsub", "-o", "ran", "id -un"]);
     let job = submitted_id(&out);
     d.wait_for(job, "DONE", &dir);
-    assert_eq!(std::fs::read_to_string(home.join("ran")).expect("ran"), format!("{}\n", user.name));
+    assert_eq!(job_output(&home.join("ran")).expect("ran"), format!("{}\n", user.name));
     let listed = as_user(&["bjobs", "-a", "-noheader"]);
     assert!(stdout(&listed).starts_with(&job.to_string()), "{} {}", stdout(&listed), stderr(&listed));
 }

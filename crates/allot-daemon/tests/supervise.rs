@@ -26,6 +26,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         cgroup: None,
         memory_limit_kb: None,
         attempt: 1,
+        report: None,
     }
 }
 

@@ -21,9 +21,11 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 pub mod cgroup;
+pub mod clock;
 mod files;
 mod named;
 pub mod owner;
+pub mod report;
 pub mod zygote;
 
 pub use files::{JobFiles, default_output};
@@ -118,6 +120,11 @@ pub struct ExecSpec {
     /// allotd is root. Where it cannot be set, the job runs as it is.
     #[serde(default)]
     pub nice: i32,
+    /// LSF's job report, written at the end of the output file when the
+    /// job ends ([`report`]): for a job given `-o` whose report is not
+    /// mailed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Box<report::ReportHead>>,
 }
 
 /// How a job ended.
@@ -239,6 +246,9 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
     let cwd = as_owner(owner, || working_directory(spec))??;
     let (stdout, stderr) = open_outputs(spec)?;
+    // The report goes through the output file as the job's owner opened
+    // it; where it cannot be shared the job runs all the same.
+    let report_to = spec.report.as_ref().filter(|_| spec.stdout.named).and_then(|_| stdout.try_clone().ok());
     let direct = plain_words(&spec.command);
     let mut cmd = match &direct {
         Some(words) => {
@@ -278,6 +288,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     if let (Some(dir), Some(kb)) = (in_cgroup, spec.memory_limit_kb) {
         cgroup::limit_memory(dir, kb);
     }
+    let started_at = now_secs();
     let spawned = cmd.spawn();
     let status = spawned.and_then(|mut child| {
         let pgid = child.id() as i32;
@@ -312,7 +323,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     });
     // Linux gives ru_maxrss in KB.
     let max_rss_kb = usage.map_or(0, |u| u.max_rss().max(0) as u64);
-    Ok(match measured {
+    let ended = match measured {
         Some(m) => ExitReport {
             exit,
             cpu_time: m.cpu_time.max(cpu_time),
@@ -322,7 +333,22 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
             oom_killed,
         },
         None => ExitReport { exit, cpu_time, max_rss_kb, reason: None, ended_at: 0, oom_killed },
-    })
+    };
+    if let (Some(mut file), Some(head)) = (report_to, &spec.report) {
+        let run = report::RunSummary {
+            code: status.code(),
+            signal: status.signal(),
+            cpu_time: ended.cpu_time,
+            max_rss_kb: ended.max_rss_kb,
+            started: started_at,
+            ended: now_secs(),
+        };
+        let text = report::render(head, &run, &jiff::tz::TimeZone::system());
+        if let Err(e) = std::io::Write::write_all(&mut file, text.as_bytes()) {
+            eprintln!("allot-supervise: job {}: its report is not written: {}", spec.job, os_message(&e));
+        }
+    }
+    Ok(ended)
 }
 
 /// Makes the job's process its owner's for good before its command runs:
@@ -400,6 +426,7 @@ mod tests {
             memory_limit_kb: None,
             attempt: 1,
             nice: 0,
+            report: None,
         }
     }
 
@@ -453,6 +480,34 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.join("err")).expect("err"), "oops\n");
         files.clean(7);
         assert_eq!(files.read_exit(7), None);
+    }
+
+    /// With a report to write, the output file ends with it, after the
+    /// output; the error file has none.
+    #[test]
+    fn the_job_report_ends_the_output_file() {
+        let dir = temp("report");
+        let mut s = spec(&dir, 8, "echo hello; echo oops >&2; exit 2");
+        let head = report::ReportHead { job: "8".into(), command: "echo hello".into(), ..Default::default() };
+        s.report = Some(Box::new(head));
+        let before = now_secs();
+        assert_eq!(run(&s, |_| true).expect("ran").exit, 2);
+        let out = std::fs::read_to_string(dir.join("out.8")).expect("output");
+        let (output, report) = out.split_once('\n').expect("lines");
+        assert_eq!(output, "hello");
+        assert!(
+            report.starts_with("\n------------------------------------------------------------\nSender: LSF System")
+        );
+        assert!(report.contains("\nExited with exit code 2.\n"), "{report}");
+        assert!(report.ends_with("The output (if any) is above this job summary.\n\n"), "{report}");
+        let started = report.lines().find_map(|l| l.strip_prefix("Started at ")).expect("a start");
+        let zone = jiff::tz::TimeZone::system();
+        assert!([before, before + 1].iter().any(|&t| clock::full_in(t, &zone) == started), "{started}");
+        assert_eq!(std::fs::read_to_string(dir.join("err")).expect("err"), "oops\n");
+        // Without one (no `-o`, or `-N`), the output is the job's alone.
+        let s = spec(&dir, 9, "echo hello");
+        run(&s, |_| true).expect("ran");
+        assert_eq!(std::fs::read_to_string(dir.join("out.9")).expect("output"), "hello\n");
     }
 
     #[test]

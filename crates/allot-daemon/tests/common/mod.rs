@@ -299,3 +299,14 @@ pub fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
 }
+
+/// The rule that starts LSF's job report at the end of an `-o` file.
+pub const REPORT_START: &str = "\n------------------------------------------------------------\nSender: LSF System <";
+
+/// What a job wrote to its `-o` file, without the job report allotd
+/// adds after it (an ended job's file has one; `None` for a file that has
+/// none, or none yet).
+pub fn job_output(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.find(REPORT_START).map(|at| text[..at].to_string())
+}
