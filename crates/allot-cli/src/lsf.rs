@@ -136,6 +136,14 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         .map(|m| allot_config::bsub::mem_limit_kb(&m, &unit))
         .transpose()
         .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
+    let mut limits = allot_proto::ProcessLimits::default();
+    for (option, value) in &o.process_limits {
+        let kb = allot_config::bsub::size_limit_kb(option, value, &unit)
+            .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
+        if let Some(limit) = limits.of_option(option) {
+            *limit = Some(kb);
+        }
+    }
     let here = std::env::current_dir()?;
     // `-cwd`: relative to where bsub runs; `%J` and `%I` expand at start.
     let cwd = o.cwd.as_ref().map_or(here.clone(), |c| here.join(c)).display().to_string();
@@ -183,6 +191,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         user_factor: o.user_factor,
         request: Some(request_id()),
         mem_limit_kb,
+        limits,
         rerunnable: o.rerunnable,
         auto_resize: o.auto_resize,
         hold: o.hold,

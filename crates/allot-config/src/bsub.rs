@@ -43,9 +43,10 @@ pub enum BsubError {
     #[error("-b {0}: the time is in the past")]
     PastBeginTime(String),
     #[error(
-        "-M {0}: expected a memory limit: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, GB, TB)"
+        "{option} {value}: expected a size: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, \
+         GB, TB)"
     )]
-    BadMemLimit(String),
+    BadSizeLimit { option: &'static str, value: String },
     #[error("-wt {0}: expected `[hours:]minutes`")]
     BadWarningTime(String),
     #[error("-wa and -wt go together: a warning action needs a warning time, and the other way round")]
@@ -107,6 +108,9 @@ pub struct BsubOptions {
     pub user_factor: Option<f64>,
     /// `-M`, as written (see [`mem_limit_kb`]).
     pub mem_limit: Option<String>,
+    /// `-C -D -F -S -v`: the per-process limits, as written (see
+    /// [`size_limit_kb`]), by option.
+    pub process_limits: Vec<(&'static str, String)>,
     /// `-wa`: the signal sent as the job's warning action, by name.
     pub warning_action: Option<String>,
     /// `-wt`, seconds: how long before its run limit the warning goes.
@@ -132,8 +136,12 @@ pub struct BsubOptions {
 const WITH_VALUE: &[&str] = &[
     "-n", "-q", "-W", "-G", "-P", "-J", "-R", "-m", "-o", "-oo", "-e", "-eo", "-u", "-b", "-t", "-w", "-sp", "-app",
     "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf", "-wa",
-    "-wt", "-rnc",
+    "-wt", "-rnc", "-C",
 ];
+
+/// The per-process size limits (as `-M` is written), which a job's
+/// processes get as soft resource limits.
+pub const PROCESS_LIMITS: [&str; 5] = ["-C", "-D", "-F", "-S", "-v"];
 const FLAGS: &[&str] = &["-x", "-B", "-N", "-r", "-rn", "-H", "-I", "-Ip", "-Is", "-K", "-hl", "-ar"];
 
 fn word(input: &mut &str) -> ModalResult<String> {
@@ -243,6 +251,12 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 mem_limit_kb(&value, "KB")?;
                 o.mem_limit = Some(value);
             }
+            "-C" | "-D" | "-F" | "-S" | "-v" => {
+                let option = PROCESS_LIMITS.into_iter().find(|&p| p == arg).unwrap_or("-C");
+                size_limit_kb(option, &value, "KB")?;
+                o.process_limits.retain(|(p, _)| *p != option);
+                o.process_limits.push((option, value));
+            }
             "-wa" => o.warning_action = Some(value),
             "-rnc" => o.resize_notify = Some(value),
             "-wt" => o.warning_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadWarningTime(value.clone()))?),
@@ -258,7 +272,17 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
 /// `KB`, `MB`, `GB`, `TB`, `PB`, `EB`), or with its own unit (`10GB`,
 /// `512M`).
 pub fn mem_limit_kb(v: &str, default_unit: &str) -> Result<u64, BsubError> {
-    let bad = || BsubError::BadMemLimit(v.to_string());
+    match size_limit_kb("-M", v, default_unit)? {
+        0 => Err(BsubError::BadSizeLimit { option: "-M", value: v.to_string() }),
+        kb => Ok(kb),
+    }
+}
+
+/// A size limit in KB (`-M`, `-C`, `-D`, `-F`, `-S`, `-v`), as
+/// [`mem_limit_kb`] reads it, where 0 is a limit too (`-C 0`: no core
+/// files); an error names `option`.
+pub fn size_limit_kb(option: &'static str, v: &str, default_unit: &str) -> Result<u64, BsubError> {
+    let bad = || BsubError::BadSizeLimit { option, value: v.to_string() };
     let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
     let (number, unit) = v.split_at(split);
     let amount: f64 = number.trim().parse().map_err(|_| bad())?;
@@ -273,7 +297,7 @@ pub fn mem_limit_kb(v: &str, default_unit: &str) -> Result<u64, BsubError> {
         _ => return Err(bad()),
     };
     let kb = amount * scale;
-    if !kb.is_finite() || kb < 1.0 || kb > u64::MAX as f64 {
+    if !kb.is_finite() || kb < 0.0 || kb > u64::MAX as f64 {
         return Err(bad());
     }
     Ok(kb.ceil() as u64)
@@ -329,6 +353,12 @@ impl BsubOptions {
             qos: self.qos.or(script.qos),
             user_factor: self.user_factor.or(script.user_factor),
             mem_limit: self.mem_limit.or(script.mem_limit),
+            process_limits: {
+                let mut limits = script.process_limits;
+                limits.retain(|(p, _)| self.process_limits.iter().all(|(q, _)| q != p));
+                limits.extend(self.process_limits);
+                limits
+            },
             warning_action: self.warning_action.or(script.warning_action),
             warning_time: self.warning_time.or(script.warning_time),
             rerunnable: self.rerunnable.or(script.rerunnable),
@@ -629,6 +659,24 @@ mod script_tests {
             assert!(mem_limit_kb(bad, "KB").is_err(), "{bad}");
         }
         assert!(parse_line("-M 10GB true").is_ok());
-        assert!(matches!(parse_line("-M ten true"), Err(BsubError::BadMemLimit(_))));
+        assert!(matches!(parse_line("-M ten true"), Err(BsubError::BadSizeLimit { option: "-M", .. })));
+    }
+
+    /// `-C -D -F -S -v` as `-M` is written; the last of one option wins,
+    /// the command line's over a script's; a bad one is named.
+    #[test]
+    fn per_process_limits_are_sizes_by_option() {
+        let o = parse_line("-C 0 -F 2MB -S 8192 -v 4G -D 1G -F 3MB true").expect("parses");
+        let limits: Vec<(&str, &str)> = o.process_limits.iter().map(|(p, v)| (*p, v.as_str())).collect();
+        assert_eq!(limits, [("-C", "0"), ("-S", "8192"), ("-v", "4G"), ("-D", "1G"), ("-F", "3MB")]);
+        let err = parse_line("-S big true").expect_err("refused").to_string();
+        assert_eq!(
+            err,
+            "-S big: expected a size: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, GB, TB)"
+        );
+        let script = script_directives("#BSUB -C 10\n#BSUB -F 20\n").expect("script");
+        let merged = parse_line("-F 30 true").expect("parses").or_script(script);
+        let limits: Vec<(&str, &str)> = merged.process_limits.iter().map(|(p, v)| (*p, v.as_str())).collect();
+        assert_eq!(limits, [("-C", "10"), ("-F", "30")]);
     }
 }

@@ -37,6 +37,8 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
     }
     let user = j.record.spec.user.clone();
     let nice = state.exec_of(job, j).nice;
+    // A job's tasks are its processes: its limits are theirs.
+    let limits = j.record.extras().limits;
     for (index, host) in l.hosts.iter().enumerate() {
         let spec = allot_exec::ExecSpec {
             job: l.job,
@@ -52,6 +54,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             memory_limit_kb: None,
             attempt: l.attempt,
             report: None,
+            limits,
         };
         let task = ToAgent::Task {
             origin: origin.to_string(),

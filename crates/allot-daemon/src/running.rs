@@ -361,6 +361,7 @@ pub(crate) fn exec_spec(
         memory_limit_kb: r.extras().mem_limit_kb,
         attempt: j.attempt,
         report,
+        limits: r.extras().limits,
     })
 }
 

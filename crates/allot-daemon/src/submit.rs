@@ -106,6 +106,7 @@ pub(crate) fn submit(
                     warning: s.warning,
                     rerunnable: s.rerunnable,
                     resize_notify: s.resize_notify,
+                    limits: s.limits,
                 };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },

@@ -195,3 +195,52 @@ fn a_queues_warning_action_warns_its_jobs() {
         stderr(&out)
     );
 }
+
+/// `-C -D -F -S -v`: the job's processes start with them as soft limits,
+/// in LSF_UNIT_FOR_LIMITS (KB unless the submitter's environment says),
+/// from the command line or the script, across a restart of allotd; a bad
+/// one is refused, named.
+#[test]
+fn per_process_limits_are_the_jobs_soft_rlimits() {
+    let dir = tempdir("limits-rlimits");
+    let d = Daemon::start(&dir.join("state"));
+    let script = "#!/bin/sh\n#BSUB -S 8192\n#BSUB -o rl.%J\ncat /proc/self/limits\n";
+    let job = submitted_id(&bsub_script(&d, &dir, script, &["-C", "0", "-F", "2MB", "-v", "4G", "-D", "1G"]));
+    d.wait_for(job, "DONE", &dir);
+    let limits = job_output(&dir.join(format!("rl.{job}"))).expect("output");
+    let soft = |name: &str| {
+        let line = limits.lines().find(|l| l.starts_with(name)).unwrap_or_default();
+        line[name.len()..].split_whitespace().next().unwrap_or_default().to_string()
+    };
+    assert_eq!(soft("Max core file size"), "0", "{limits}");
+    assert_eq!(soft("Max file size"), (2u64 << 20).to_string());
+    assert_eq!(soft("Max stack size"), (8192u64 << 10).to_string());
+    assert_eq!(soft("Max address space"), (4u64 << 30).to_string());
+    assert_eq!(soft("Max data size"), (1u64 << 30).to_string());
+
+    // The site's unit; and kept in the log: a restart's job has them too.
+    let out = Command::new(allot())
+        .args(["bsub", "-F", "3", "-o", "mb.%J", "sleep 1; cat /proc/self/limits"])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .env("LSF_UNIT_FOR_LIMITS", "MB")
+        .current_dir(&dir)
+        .output()
+        .expect("bsub");
+    let job = submitted_id(&out);
+    d.kill9();
+    let d = Daemon::start(&dir.join("state"));
+    d.wait_for(job, "DONE", &dir);
+    let limits = job_output(&dir.join(format!("mb.{job}"))).expect("output");
+    assert!(
+        limits.lines().any(|l| l.starts_with("Max file size") && l.contains(&(3u64 << 20).to_string())),
+        "{limits}"
+    );
+
+    let bad = d.cmd(&["bsub", "-S", "deep", "true"], &dir);
+    assert!(!bad.status.success());
+    assert_eq!(
+        stderr(&bad),
+        "bsub: -S deep: expected a size: a number, in LSF_UNIT_FOR_LIMITS (KB unless set), or with a unit (KB, MB, \
+         GB, TB). Job not submitted.\n"
+    );
+}

@@ -27,6 +27,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         memory_limit_kb: None,
         attempt: 1,
         report: None,
+        limits: Default::default(),
     }
 }
 

@@ -125,6 +125,9 @@ pub struct ExecSpec {
     /// mailed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<Box<report::ReportHead>>,
+    /// `-C -D -F -S -v`: the soft resource limits its processes start with.
+    #[serde(default, skip_serializing_if = "allot_proto::ProcessLimits::is_empty")]
+    pub limits: allot_proto::ProcessLimits,
 }
 
 /// How a job ended.
@@ -266,6 +269,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     cmd.process_group(0);
     set_nice(&mut cmd, spec.nice);
+    set_limits(&mut cmd, &spec.limits);
     match owner {
         Some(o) => become_owner(&mut cmd, o, &cwd)?,
         None => {
@@ -396,6 +400,41 @@ pub fn set_nice(cmd: &mut Command, nice: i32) {
     }
 }
 
+/// The job's process starts with `limits` as its soft resource limits
+/// (each no higher than its hard limit, which stays as it is: the job may
+/// raise a soft limit back up to it, as under LSF). A limit that cannot be
+/// set leaves the job as it is.
+pub fn set_limits(cmd: &mut Command, limits: &allot_proto::ProcessLimits) {
+    use nix::sys::resource::Resource;
+    let asked: Vec<(Resource, u64)> = [
+        (Resource::RLIMIT_CORE, limits.core_kb),
+        (Resource::RLIMIT_DATA, limits.data_kb),
+        (Resource::RLIMIT_FSIZE, limits.file_kb),
+        (Resource::RLIMIT_STACK, limits.stack_kb),
+        (Resource::RLIMIT_AS, limits.swap_kb),
+    ]
+    .into_iter()
+    .filter_map(|(r, kb)| kb.map(|kb| (r, kb.saturating_mul(1024))))
+    .collect();
+    if asked.is_empty() {
+        return;
+    }
+    // SAFETY: the closure runs in the forked child before exec; it makes
+    // system calls (getrlimit, setrlimit) on data made before the fork,
+    // and allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            for &(resource, bytes) in &asked {
+                if let Ok((_, hard)) = nix::sys::resource::getrlimit(resource) {
+                    let _ = nix::sys::resource::setrlimit(resource, bytes.min(hard), hard);
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Sends `signal` to a job's process group.
 pub fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) -> Result<(), String> {
     nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal).map_err(|e| e.to_string())
@@ -427,6 +466,7 @@ mod tests {
             attempt: 1,
             nice: 0,
             report: None,
+            limits: Default::default(),
         }
     }
 
@@ -508,6 +548,37 @@ mod tests {
         let s = spec(&dir, 9, "echo hello");
         run(&s, |_| true).expect("ran");
         assert_eq!(std::fs::read_to_string(dir.join("out.9")).expect("output"), "hello\n");
+    }
+
+    /// `-C -D -F -S -v` are the job's soft limits, in KB; a file written
+    /// past `-F` ends the process with SIGXFSZ.
+    #[test]
+    fn the_jobs_processes_start_with_its_limits() {
+        let dir = temp("limits");
+        let mut s = spec(&dir, 6, "cat /proc/self/limits");
+        s.limits = allot_proto::ProcessLimits {
+            core_kb: Some(1024),
+            data_kb: Some(4_194_304),
+            file_kb: Some(2048),
+            stack_kb: Some(4096),
+            swap_kb: Some(8_388_608),
+        };
+        assert_eq!(run(&s, |_| true).expect("ran").exit, 0);
+        let limits = std::fs::read_to_string(dir.join("out.6")).expect("limits");
+        let soft = |name: &str| {
+            let line = limits.lines().find(|l| l.starts_with(name)).unwrap_or_default();
+            line[name.len()..].split_whitespace().next().unwrap_or_default().to_string()
+        };
+        assert_eq!(soft("Max core file size"), (1024 * 1024).to_string(), "{limits}");
+        assert_eq!(soft("Max data size"), (4_194_304u64 * 1024).to_string());
+        assert_eq!(soft("Max file size"), (2048 * 1024).to_string());
+        assert_eq!(soft("Max stack size"), (4096 * 1024).to_string());
+        assert_eq!(soft("Max address space"), (8_388_608u64 * 1024).to_string());
+        let mut big = spec(&dir, 7, "head -c 4000000 /dev/zero > big");
+        big.limits.file_kb = Some(1024);
+        let report = run(&big, |_| true).expect("ran");
+        assert_eq!(std::fs::metadata(dir.join("big")).expect("big").len(), 1024 * 1024, "cut at the limit");
+        assert_ne!(report.exit, 0, "{report:?}");
     }
 
     #[test]

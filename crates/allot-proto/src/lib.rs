@@ -9,12 +9,14 @@
 pub mod frame;
 pub mod hosts;
 pub mod job_info;
+pub mod limits;
 pub mod messages;
 pub mod paths;
 pub mod shares;
 
 pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
 pub use job_info::*;
+pub use limits::ProcessLimits;
 pub use messages::*;
 pub use shares::*;
 

@@ -72,6 +72,9 @@ pub struct Submit {
     /// `-M`: the memory limit, KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_limit_kb: Option<u64>,
+    /// `-C -D -F -S -v`: the per-process limits.
+    #[serde(default, skip_serializing_if = "crate::ProcessLimits::is_empty")]
+    pub limits: crate::ProcessLimits,
     /// `-wa` and `-wt`: the signal sent, and how many seconds before the
     /// run limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]

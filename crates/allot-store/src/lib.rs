@@ -134,13 +134,22 @@ pub struct JobExtras {
     /// profile's RESIZE_NOTIFY_CMD).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resize_notify: Option<String>,
+    /// `-C -D -F -S -v`: the soft resource limits its processes start with.
+    #[serde(default, skip_serializing_if = "allot_proto::ProcessLimits::is_empty")]
+    pub limits: allot_proto::ProcessLimits,
 }
 
 impl JobRecord {
     /// Its extras, or none.
     pub fn extras(&self) -> &JobExtras {
-        static NONE: JobExtras =
-            JobExtras { request: None, mem_limit_kb: None, warning: None, rerunnable: None, resize_notify: None };
+        static NONE: JobExtras = JobExtras {
+            request: None,
+            mem_limit_kb: None,
+            warning: None,
+            rerunnable: None,
+            resize_notify: None,
+            limits: allot_proto::ProcessLimits::NONE,
+        };
         self.extras.as_deref().unwrap_or(&NONE)
     }
 }
