@@ -178,7 +178,11 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         cwd,
         output: o.output,
         error: o.error,
-        env: std::env::vars().collect(),
+        default_queue: std::env::var("LSB_DEFAULTQUEUE").ok(),
+        env: match &o.env {
+            Some(only) => only.apply(std::env::vars()),
+            None => std::env::vars().collect(),
+        },
         project: o.project,
         estimated_run_time: o.estimated_run_time,
         depends: o.depends.clone(),

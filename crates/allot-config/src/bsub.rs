@@ -49,6 +49,8 @@ pub enum BsubError {
     BadSizeLimit { option: &'static str, value: String },
     #[error("-wt {0}: expected `[hours:]minutes`")]
     BadWarningTime(String),
+    #[error("-env: column {column}: {message}")]
+    BadEnv { column: usize, message: String },
     #[error("-wa and -wt go together: a warning action needs a warning time, and the other way round")]
     HalfWarning,
     #[error("job script line {line}: {error}")]
@@ -111,6 +113,9 @@ pub struct BsubOptions {
     /// `-C -D -F -S -v`: the per-process limits, as written (see
     /// [`size_limit_kb`]), by option.
     pub process_limits: Vec<(&'static str, String)>,
+    /// `-env`: which of the submission environment's variables the job
+    /// gets (all, without it).
+    pub env: Option<crate::env_option::EnvOption>,
     /// `-wa`: the signal sent as the job's warning action, by name.
     pub warning_action: Option<String>,
     /// `-wt`, seconds: how long before its run limit the warning goes.
@@ -136,7 +141,7 @@ pub struct BsubOptions {
 const WITH_VALUE: &[&str] = &[
     "-n", "-q", "-W", "-G", "-P", "-J", "-R", "-m", "-o", "-oo", "-e", "-eo", "-u", "-b", "-t", "-w", "-sp", "-app",
     "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf", "-wa",
-    "-wt", "-rnc", "-C",
+    "-wt", "-rnc", "-C", "-env",
 ];
 
 /// The per-process size limits (as `-M` is written), which a job's
@@ -258,6 +263,11 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 o.process_limits.push((option, value));
             }
             "-wa" => o.warning_action = Some(value),
+            "-env" => {
+                let parsed = crate::env_option::EnvOption::parse(&value)
+                    .map_err(|e| BsubError::BadEnv { column: e.offset + 1, message: e.message })?;
+                o.env = Some(parsed);
+            }
             "-rnc" => o.resize_notify = Some(value),
             "-wt" => o.warning_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadWarningTime(value.clone()))?),
             _ => o.other.push((arg.to_string(), Some(value))),
@@ -353,6 +363,7 @@ impl BsubOptions {
             qos: self.qos.or(script.qos),
             user_factor: self.user_factor.or(script.user_factor),
             mem_limit: self.mem_limit.or(script.mem_limit),
+            env: self.env.or(script.env),
             process_limits: {
                 let mut limits = script.process_limits;
                 limits.retain(|(p, _)| self.process_limits.iter().all(|(q, _)| q != p));

@@ -22,6 +22,7 @@ pub mod bsub;
 pub mod defaults;
 pub mod deps;
 pub mod engine;
+pub mod env_option;
 pub mod nesting;
 pub mod resreq;
 pub mod sacctmgr;

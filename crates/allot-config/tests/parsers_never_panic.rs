@@ -132,6 +132,13 @@ proptest! {
     }
 
     #[test]
+    fn env_options_fail_inside_their_input(text in "(all|none|[A-Z_~=', ]){0,30}") {
+        if let Err(e) = allot_config::env_option::EnvOption::parse(&text) {
+            prop_assert!(e.offset <= text.len(), "offset {} past the end of `{text}`", e.offset);
+        }
+    }
+
+    #[test]
     fn usage_files_never_panic(text in "[{}\\[\\]\":,a-z0-9. -]{0,60}") {
         let mut diags = Diagnostics::default();
         let config = from_texts(&[], &mut diags);

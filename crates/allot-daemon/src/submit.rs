@@ -62,10 +62,9 @@ pub(crate) fn submit(
         begin_time: s.begin_time,
         resize_notify: s.resize_notify.clone(),
         default_queues: s
-            .env
-            .iter()
-            .find(|(k, _)| k == "LSB_DEFAULTQUEUE")
-            .map(|(_, v)| v.split_whitespace().map(str::to_string).collect())
+            .default_queue
+            .as_deref()
+            .map(|v| v.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
     };
     let closed = |q: &str| state.closed_queues.contains(q);

@@ -1,5 +1,5 @@
 //! The job commands end to end on the real daemon: `bsub` options (`-K`,
-//! `-cwd`, `-w`, `-J` arrays, `-sp`), job control (`bstop`, `bresume`,
+//! `-cwd`, `-w`, `-J` arrays, `-sp`, `-env`), job control (`bstop`, `bresume`,
 //! `bswitch`, `bmod`, `brequeue`, `bpeek`, `bhist`) and the measure of
 //! running jobs.
 
@@ -582,4 +582,44 @@ fn bsub_h_submits_a_job_held_until_released() {
     d.wait_for(job, "PSUSP", &dir);
     assert_eq!(stdout(&d.cmd(&["bresume", &job.to_string()], &dir)), format!("Job <{job}> is being resumed\n"));
     d.wait_for(job, "DONE", &dir);
+}
+
+/// `bsub -env`: none, all but some (and some set), or only some of the
+/// submission environment reach the job; allotd's `LSB_*` and the owner's
+/// identity always do, and LSB_DEFAULTQUEUE still chooses the queue.
+#[test]
+fn bsub_env_chooses_what_the_job_gets() {
+    let dir = tempdir("env");
+    let d = Daemon::start(&dir.join("state"));
+    let bsub = |env_option: &str, out: &str| {
+        let o = std::process::Command::new(allot())
+            .args(["bsub", "-env", env_option, "-o", out, "env"])
+            .env("ALLOT_STATE_DIR", &d.state)
+            .env("ALLOT_TEST_KEEP", "kept")
+            .env("ALLOT_TEST_DROP", "dropped")
+            .env("LSB_DEFAULTQUEUE", "normal")
+            .current_dir(&dir)
+            .output()
+            .expect("bsub");
+        let id = submitted_id(&o);
+        d.wait_for(id, "DONE", &dir);
+        let text = job_output(&dir.join(out)).expect("output");
+        let mut vars: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("ALLOT_TEST_") || l.starts_with("NEW="))
+            .map(str::to_string)
+            .collect();
+        vars.sort();
+        assert!(text.contains(&format!("LSB_JOBID={id}\n")) && text.contains("\nUSER="), "{text}");
+        vars
+    };
+    assert_eq!(bsub("none", "none.out"), Vec::<String>::new());
+    assert_eq!(
+        bsub("all, ~ALLOT_TEST_DROP, NEW='a, b'", "all.out"),
+        ["ALLOT_TEST_KEEP=kept", "NEW=a, b"],
+        "all but one, one set"
+    );
+    assert_eq!(bsub("ALLOT_TEST_DROP, NEW=x", "only.out"), ["ALLOT_TEST_DROP=dropped", "NEW=x"]);
+    let bad = d.cmd(&["bsub", "-env", "none, PATH", "true"], &dir);
+    assert_eq!(stderr(&bad), "bsub: -env: column 5: expected nothing after `none`, found `,`. Job not submitted.\n");
 }

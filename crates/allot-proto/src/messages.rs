@@ -72,6 +72,10 @@ pub struct Submit {
     /// `-M`: the memory limit, KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_limit_kb: Option<u64>,
+    /// The submitter's LSB_DEFAULTQUEUE, which `bsub` reads whatever
+    /// `-env` passes on to the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_queue: Option<String>,
     /// `-C -D -F -S -v`: the per-process limits.
     #[serde(default, skip_serializing_if = "crate::ProcessLimits::is_empty")]
     pub limits: crate::ProcessLimits,
