@@ -137,9 +137,8 @@ async fn one_host(
                         exit: 0,
                         cpu_time: 0.0,
                         max_rss_kb: 0,
-                        reason: None,
                         ended_at: crate::host::clock(),
-                        oom_killed: false,
+                        ..Default::default()
                     };
                     let _ = out.send(FromAgent::Ended { job, attempt, report });
                 });

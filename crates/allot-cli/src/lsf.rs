@@ -179,6 +179,8 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         output: o.output,
         error: o.error,
         default_queue: std::env::var("LSB_DEFAULTQUEUE").ok(),
+        pre_exec: o.pre_exec.clone(),
+        post_exec: o.post_exec.clone(),
         env: match &o.env {
             Some(only) => only.apply(std::env::vars()),
             None => std::env::vars().collect(),

@@ -113,6 +113,9 @@ pub struct BsubOptions {
     /// `-C -D -F -S -v`: the per-process limits, as written (see
     /// [`size_limit_kb`]), by option.
     pub process_limits: Vec<(&'static str, String)>,
+    /// `-E` and `-Ep`: the pre- and post-execution commands.
+    pub pre_exec: Option<String>,
+    pub post_exec: Option<String>,
     /// `-env`: which of the submission environment's variables the job
     /// gets (all, without it).
     pub env: Option<crate::env_option::EnvOption>,
@@ -263,6 +266,8 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 o.process_limits.push((option, value));
             }
             "-wa" => o.warning_action = Some(value),
+            "-E" => o.pre_exec = Some(value),
+            "-Ep" => o.post_exec = Some(value),
             "-env" => {
                 let parsed = crate::env_option::EnvOption::parse(&value)
                     .map_err(|e| BsubError::BadEnv { column: e.offset + 1, message: e.message })?;
@@ -364,6 +369,8 @@ impl BsubOptions {
             user_factor: self.user_factor.or(script.user_factor),
             mem_limit: self.mem_limit.or(script.mem_limit),
             env: self.env.or(script.env),
+            pre_exec: self.pre_exec.or(script.pre_exec),
+            post_exec: self.post_exec.or(script.post_exec),
             process_limits: {
                 let mut limits = script.process_limits;
                 limits.retain(|(p, _)| self.process_limits.iter().all(|(q, _)| q != p));

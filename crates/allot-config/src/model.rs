@@ -20,6 +20,11 @@ pub struct Params {
     /// JOB_TERMINATE_INTERVAL (10 s): between the SIGINT, SIGTERM and
     /// SIGKILL that end a job at a limit.
     pub job_terminate_interval: u64,
+    /// MAX_PREEXEC_RETRY (5): how many times a job's pre-execution
+    /// command (`bsub -E`) is tried before the job is held. 5 is LSF 9's
+    /// default; LSF 10's is unlimited, with which a command that always
+    /// fails would have the job dispatched, and logged, for ever.
+    pub max_preexec_retry: u32,
     pub default_queue: Vec<String>,
     pub parallel_sched_by_slot: bool,
     pub resource_reserve_per_slot: bool,
@@ -49,6 +54,9 @@ pub struct Params {
     pub keys: BTreeMap<String, Location>,
 }
 
+/// MAX_PREEXEC_RETRY when lsb.params does not set it.
+pub const DEFAULT_MAX_PREEXEC_RETRY: u32 = 5;
+
 impl Default for Params {
     fn default() -> Self {
         Params {
@@ -56,6 +64,7 @@ impl Default for Params {
             mbd_sleep_time: 60,
             clean_period: 3600,
             job_terminate_interval: 10,
+            max_preexec_retry: DEFAULT_MAX_PREEXEC_RETRY,
             default_queue: Vec::new(),
             parallel_sched_by_slot: false,
             resource_reserve_per_slot: false,

@@ -55,6 +55,9 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             attempt: l.attempt,
             report: None,
             limits,
+            // The job's own ran on its first host: a task has none.
+            pre_exec: None,
+            post_exec: None,
         };
         let task = ToAgent::Task {
             origin: origin.to_string(),

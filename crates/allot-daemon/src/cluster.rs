@@ -484,7 +484,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
             out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
         }
-        out.push((at, crate::running::finished_of(job, report)));
+        out.push((at, crate::running::finished_of(state, job, report)));
         let hosts = hosts_of(state, job);
         if let Some(c) = &mut state.cluster {
             c.unacked.insert(job, (attempt, host));

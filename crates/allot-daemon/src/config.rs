@@ -35,6 +35,8 @@ pub struct Loaded {
     pub clean_period: u64,
     /// JOB_TERMINATE_INTERVAL, seconds.
     pub terminate_interval: u64,
+    /// MAX_PREEXEC_RETRY.
+    pub max_preexec_retry: u32,
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME, where
     /// it has both: the warning its jobs get unless they ask for their own.
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
@@ -99,6 +101,7 @@ impl Source {
                 usage_interval: DEFAULT_USAGE_INTERVAL,
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
+                max_preexec_retry: allot_config::model::DEFAULT_MAX_PREEXEC_RETRY,
                 queue_warnings: Default::default(),
                 rerunnable_queues: Default::default(),
                 queue_exec: Default::default(),
@@ -122,6 +125,7 @@ impl Source {
             usage_interval: config.settings.usage_interval.unwrap_or(DEFAULT_USAGE_INTERVAL),
             clean_period: config.params.clean_period,
             terminate_interval: config.params.job_terminate_interval,
+            max_preexec_retry: config.params.max_preexec_retry,
             queue_warnings: config
                 .queues
                 .iter()

@@ -9,6 +9,7 @@ mod config;
 mod control;
 mod degraded;
 mod history;
+mod job_view;
 mod lists;
 mod metrics;
 mod numbers;

@@ -288,14 +288,8 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             if !running.is_empty() {
                 let job = running[k % running.len()];
                 for twin in &mut twins {
-                    let report = ExitReport {
-                        exit: *exit,
-                        cpu_time: 1.5,
-                        max_rss_kb: 100,
-                        reason: None,
-                        ended_at: t.0,
-                        oom_killed: false,
-                    };
+                    let report =
+                        ExitReport { exit: *exit, cpu_time: 1.5, max_rss_kb: 100, ended_at: t.0, ..Default::default() };
                     twin.state.files.write_report(job.0, &report).expect("report");
                     // As the zygote says a supervisor ended.
                     twin.state.supervisors_ended.insert(job);

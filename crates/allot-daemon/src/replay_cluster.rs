@@ -147,14 +147,8 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                     continue;
                 }
                 for (twin, links) in &mut twins {
-                    let report = ExitReport {
-                        exit,
-                        cpu_time: 1.0,
-                        max_rss_kb: 10,
-                        reason: None,
-                        ended_at: t.0,
-                        oom_killed: false,
-                    };
+                    let report =
+                        ExitReport { exit, cpu_time: 1.0, max_rss_kb: 10, ended_at: t.0, ..Default::default() };
                     let said = FromAgent::Ended { job: job.0, attempt, report };
                     let conn = links[&host].0;
                     crate::cluster::heard(

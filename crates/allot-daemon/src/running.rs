@@ -3,7 +3,7 @@
 
 use allot_engine::{JobId, Time};
 use allot_exec::ExecSpec;
-use allot_store::Record;
+use allot_store::{PreExecEnd, Record};
 use anyhow::anyhow;
 use tokio::sync::mpsc;
 
@@ -208,13 +208,20 @@ pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTree
 }
 
 /// A job's end as its supervisor reported it.
-pub(crate) fn finished_of(job: JobId, report: allot_exec::ExitReport) -> Record {
+pub(crate) fn finished_of(state: &State, job: JobId, report: allot_exec::ExitReport) -> Record {
+    // A failed pre-execution command: pending again, or held once it has
+    // failed MAX_PREEXEC_RETRY times; its code 99 ends the job.
+    let pre_exec = (report.pre_exec_failed && report.exit != allot_exec::PRE_EXEC_ABORT).then(|| {
+        let failures = state.jobs.get(&job).map_or(0, |j| j.pre_exec_failures) + 1;
+        if failures >= state.max_preexec_retry { PreExecEnd::Hold } else { PreExecEnd::Retry }
+    });
     Record::Finished {
         job,
         exit: report.exit,
         cpu_time: report.cpu_time,
         max_mem_kb: report.max_rss_kb,
         reason: report.reason,
+        pre_exec,
     }
 }
 
@@ -234,7 +241,7 @@ pub(crate) fn send_signal(state: &State, job: JobId, sig: nix::sys::signal::Sign
 /// A job's end without its command having run (or without its end being
 /// known): exit code and why.
 pub(crate) fn finished_unrun(job: JobId, exit: i32, reason: String) -> Record {
-    Record::Finished { job, exit, cpu_time: 0.0, max_mem_kb: 0, reason: Some(reason) }
+    Record::Finished { job, exit, cpu_time: 0.0, max_mem_kb: 0, reason: Some(reason), pre_exec: None }
 }
 
 /// Launches a job the log says started; one that cannot be launched ends
@@ -362,6 +369,8 @@ pub(crate) fn exec_spec(
         attempt: j.attempt,
         report,
         limits: r.extras().limits,
+        pre_exec: r.extras().pre_exec.clone(),
+        post_exec: r.extras().post_exec.clone(),
     })
 }
 

@@ -204,8 +204,7 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
         last = t;
         while let Some(&(end, job)) = ends.first().filter(|e| e.0 == t) {
             ends.pop_first();
-            let report =
-                ExitReport { exit: 0, cpu_time: 0.0, max_rss_kb: 0, reason: None, ended_at: end, oom_killed: false };
+            let report = ExitReport { exit: 0, cpu_time: 0.0, max_rss_kb: 0, ended_at: end, ..Default::default() };
             twin.state.files.write_report(job.0, &report).expect("report");
             twin.state.supervisors_ended.insert(job);
         }

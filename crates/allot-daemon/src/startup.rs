@@ -77,6 +77,7 @@ pub(crate) fn open_state(
         last_usage: None,
         clean_period,
         terminate_interval,
+        max_preexec_retry: loaded.max_preexec_retry,
         terminating: Default::default(),
         warnings: Default::default(),
         queue_warnings,

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use allot_engine::{Engine, Event, HostIdx, JobId, Slots, Time};
-use allot_exec::{JobFiles, OutputFile};
-use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus, ReservedInfo};
+use allot_exec::JobFiles;
+use allot_proto::{JobRef, JobStatus};
 use allot_store::{Env, JobRecord, Record, Store};
 
 use crate::config::Source;
@@ -48,6 +48,8 @@ pub struct DaemonJob {
     /// How many times it was started: its current (or last) run's number,
     /// by which an agent tells its runs apart.
     pub attempt: u32,
+    /// How many times its pre-execution command (`-E`) failed.
+    pub pre_exec_failures: u32,
 }
 
 impl DaemonJob {
@@ -171,6 +173,8 @@ pub struct State {
     /// at a limit, and the jobs being ended so, each with its next signal
     /// and when (see `running::terminate`).
     pub terminate_interval: u64,
+    /// MAX_PREEXEC_RETRY.
+    pub max_preexec_retry: u32,
     /// Jobs' warning actions still to send (`-wa`/`-wt`): when (seconds
     /// since the epoch) and the signal's name.
     pub warnings: BTreeMap<JobId, (u64, String)>,
@@ -299,7 +303,7 @@ impl State {
                 j.usage = Some((charged, *mem_kb));
                 j.max_mem_kb = j.max_mem_kb.max(*mem_kb);
             }
-            Record::Finished { job, exit, cpu_time, max_mem_kb, reason } => {
+            Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec } => {
                 self.running.remove(job);
                 self.pending_kills.remove(job);
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
@@ -311,11 +315,17 @@ impl State {
                     killed: j.killed.is_some(),
                     unrun: reason.is_some(),
                     requeue: j.requeue.take(),
+                    pre_exec: *pre_exec,
                 };
+                j.pre_exec_failures += u32::from(pre_exec.is_some());
                 let (event, requeued) = allot_store::effects::end_event(&self.engine, *job, end);
                 let _ = self.engine.apply(t, &event);
                 if let Some(hold) = requeued {
                     j.back_to_pending(hold);
+                    // Why it is pending again, for `bjobs -l`.
+                    if pre_exec.is_some() {
+                        j.exit_reason = reason.as_deref().map(Box::from);
+                    }
                     return Ok(());
                 }
                 j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
@@ -471,6 +481,7 @@ impl State {
         self.usage_interval = loaded.usage_interval;
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;
+        self.max_preexec_retry = loaded.max_preexec_retry;
         self.queue_warnings = loaded.queue_warnings;
         self.rerunnable_queues = loaded.rerunnable_queues;
         self.queue_exec = loaded.queue_exec;
@@ -491,7 +502,7 @@ impl State {
 
     /// Whether a running job's hosts include one whose agent allotd cannot
     /// hear (`unreach`): LSF shows such a job UNKWN.
-    fn unheard(&self, alloc: &[(String, u32)]) -> bool {
+    pub(crate) fn unheard(&self, alloc: &[(String, u32)]) -> bool {
         self.cluster.as_ref().is_some_and(|c| alloc.iter().any(|(h, _)| c.reach(h) == allot_store::Reach::Unreach))
     }
 
@@ -530,6 +541,8 @@ impl State {
             j.attempt += 1;
             j.start_time = Some(t.0);
             j.alloc = alloc.to_vec();
+            // A reason a try before this one gave is no longer why.
+            j.exit_reason = None;
             self.running.insert(job);
             // `-wa`/`-wt` (or its queue's JOB_WARNING_ACTION and
             // JOB_ACTION_WARNING_TIME): the warning goes that long before
@@ -571,6 +584,7 @@ impl State {
                 max_mem_kb: 0,
                 exit_reason: None,
                 attempt: 0,
+                pre_exec_failures: 0,
             };
             self.jobs.insert(id, info);
         }
@@ -685,109 +699,5 @@ impl State {
     #[cfg(test)]
     pub fn flush(&mut self) -> Result<(), allot_store::StoreError> {
         self.record_stamped(Vec::new())
-    }
-
-    /// Where a job's standard output and error go, and whether each is
-    /// overwritten: `-o`/`-oo` and `-e`/`-eo` (relative to its working
-    /// directory, `%J` and `%I` expanded), else files of the state
-    /// directory. With `-o` and no `-e` both go to the output file, as
-    /// in LSF.
-    pub fn output_files(&self, job: JobId, j: &DaemonJob) -> (OutputFile, OutputFile) {
-        let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref());
-        let cwd = j.cwd();
-        let file = |given: &Option<(String, bool)>, ext: &str| match given {
-            Some((name, overwrite)) => {
-                let p = PathBuf::from(allot_exec::expand_name(name, shown, index));
-                OutputFile { path: if p.is_absolute() { p } else { cwd.join(p) }, overwrite: *overwrite, named: true }
-            }
-            None => OutputFile {
-                path: allot_exec::default_output(&self.state_dir, job.0, ext),
-                overwrite: true,
-                named: false,
-            },
-        };
-        let out = file(&r.output, "out");
-        let err = if r.error.is_none() && r.output.is_some() { out.clone() } else { file(&r.error, "err") };
-        (out, err)
-    }
-
-    /// What the commands show of a job, as `q` asks: its pending reason
-    /// only with `reasons`, its array's spec only with `arrays`, and none of
-    /// what the default list does not show with `brief`.
-    pub fn info(&self, id: JobId, j: &DaemonJob, now: Time, q: &JobQuery) -> JobInfo {
-        self.info_ref(id, j, now, q).to_owned()
-    }
-
-    /// The slots a job holds (running or ended: its allocation) or asks
-    /// for (pending: its `-n` minimum, after PROCLIMIT).
-    pub fn slots_of(&self, id: JobId, j: &DaemonJob) -> u32 {
-        if !j.alloc.is_empty() && !matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
-            return j.alloc.iter().map(|a| a.1).sum();
-        }
-        self.engine.job_slots(id).map_or(j.record.spec.slots.max(1), |s| s.0)
-    }
-
-    /// [`State::info`] borrowed from the job table: what a long job list
-    /// is written from.
-    pub fn info_ref<'a>(&'a self, id: JobId, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
-        let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
-        let pending = reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
-        let pending_reason = match j.status {
-            // A preempted job's reason is why it is suspended.
-            JobStatus::Ssusp if reasons => {
-                self.engine.preempted_by(id).map(|by| Cow::Owned(format!("Preempted by job <{}>", self.job_ref(by))))
-            }
-            _ => pending.then(|| self.engine.pending_reason(id, now).map(|r| Cow::Owned(r.to_string()))).flatten(),
-        };
-        let reserved = pending.then(|| self.engine.reservation(id)).flatten().map(|(since, hosts)| {
-            Cow::Owned(ReservedInfo {
-                since: since.0,
-                hosts: hosts.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n.0)).collect(),
-                predicted_start: self.engine.predicted_start(id, now).map(|t| t.0),
-            })
-        });
-        let shown = j.job_ref();
-        let r = &j.record;
-        JobInfoRef {
-            id: shown.id,
-            index: shown.index,
-            array: (arrays && j.array.is_some())
-                .then(|| Cow::Owned(format!("{}[{}]", r.name, r.array.as_deref().unwrap_or_default()))),
-            user: &r.spec.user,
-            status: match j.status {
-                JobStatus::Run | JobStatus::Ususp if self.unheard(&j.alloc) => JobStatus::Unkwn,
-                status => status,
-            },
-            queue: self.engine.job_queue(id).or(r.spec.queue.as_deref()).unwrap_or_default(),
-            from_host: &r.from_host,
-            exec_hosts: &j.alloc,
-            name: j.display_name(),
-            submit_time: j.submit_time,
-            start_time: j.start_time,
-            end_time: j.end_time,
-            exit_code: j.exit,
-            pending_reason,
-            slots: self.slots_of(id, j),
-            command: if brief { "" } else { &r.command },
-            cwd: if brief { "" } else { &r.cwd },
-            project: if brief { None } else { r.project.as_deref() },
-            cpu_time: j.cpu_time.or(j.usage.map(|u| u.0)),
-            // A running job shows the limit in force: its queue's when it
-            // gave none, or what an interruptible backfill start cut it to.
-            run_limit: match j.status {
-                JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp => self.engine.job_run_limit(id),
-                _ => r.spec.run_limit,
-            },
-            estimated_run_time: r.estimated_run_time,
-            priority: self.engine.job_priority(id).filter(|_| self.engine.config().max_user_priority.is_some()),
-            mem_kb: j.usage.map(|u| u.1),
-            max_mem_kb: (j.max_mem_kb > 0).then_some(j.max_mem_kb),
-            reserved,
-            exit_reason: j.exit_reason.as_deref(),
-            term_reason: j.killed.filter(|_| !j.status.unfinished()).map(allot_store::Term::describe),
-            mem_limit_kb: r.extras().mem_limit_kb,
-            resize_request: self.engine.resize_request(id),
-            exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd().display().to_string())),
-        }
     }
 }

@@ -106,6 +106,8 @@ pub(crate) fn submit(
                     rerunnable: s.rerunnable,
                     resize_notify: s.resize_notify,
                     limits: s.limits,
+                    pre_exec: s.pre_exec,
+                    post_exec: s.post_exec,
                 };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },

@@ -623,3 +623,55 @@ fn bsub_env_chooses_what_the_job_gets() {
     let bad = d.cmd(&["bsub", "-env", "none, PATH", "true"], &dir);
     assert_eq!(stderr(&bad), "bsub: -env: column 5: expected nothing after `none`, found `,`. Job not submitted.\n");
 }
+
+/// `bsub -E` and `-Ep` through allotd: the pre-execution command runs
+/// before the job, the post-execution one after it, both in the job's
+/// output; a failing pre-execution command sends the job back to pending
+/// and it runs again, until it has failed MAX_PREEXEC_RETRY times (then it
+/// is held, and `bresume` lets it try again); its code 99 ends the job.
+#[test]
+fn pre_and_post_execution_commands() {
+    let dir = tempdir("prepost");
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 2\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n"),
+            ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nMAX_PREEXEC_RETRY = 3\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let both = &["bsub", "-E", "echo pre", "-Ep", "echo post $LSB_JOBEXIT_STAT", "-o", "both.out", "echo job; exit 3"];
+    let job = submitted_id(&d.cmd(both, &dir));
+    d.wait_for(job, "EXIT", &dir);
+    assert_eq!(job_output(&dir.join("both.out")).expect("output"), "pre\njob\npost 768\n");
+
+    // Fails once, then lets the job run.
+    let flaky = "echo try >> flaky.tries; test -e flaky.ok || { touch flaky.ok; exit 1; }";
+    let job = submitted_id(&d.cmd(&["bsub", "-E", flaky, "-o", "flaky.out", "echo ran"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    assert_eq!(lines_of(&dir.join("flaky.tries")).len(), 2, "tried again");
+    assert_eq!(job_output(&dir.join("flaky.out")).expect("output"), "ran\n");
+
+    // Always fails: held after three tries; the job never ran.
+    let never = &["bsub", "-E", "echo try >> never.tries; exit 1", "-o", "never.out", "touch never.ran"];
+    let job = submitted_id(&d.cmd(never, &dir));
+    d.wait_for(job, "PSUSP", &dir);
+    assert_eq!(lines_of(&dir.join("never.tries")).len(), 3);
+    assert!(!dir.join("never.ran").exists());
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    let why = "Held after 3 failed tries (MAX_PREEXEC_RETRY): its pre-execution command (-E) exited with 1; \
+               bresume lets it try again;";
+    assert!(long.contains(why), "{long}");
+    // Released, it tries again (once: its tries are used up).
+    assert!(d.cmd(&["bresume", &job.to_string()], &dir).status.success());
+    eventually("it tries again", || lines_of(&dir.join("never.tries")).len() == 4);
+    d.wait_for(job, "PSUSP", &dir);
+
+    // 99: the job ends there, without pending again.
+    let job = submitted_id(&d.cmd(&["bsub", "-E", "exit 99", "-o", "abort.out", "touch abort.ran"], &dir));
+    d.wait_for(job, "EXIT", &dir);
+    assert!(!dir.join("abort.ran").exists());
+    let line = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "jobid stat exit_code", &job.to_string()], &dir));
+    assert_eq!(line.split_whitespace().collect::<Vec<_>>(), [job.to_string().as_str(), "EXIT", "99"]);
+}

@@ -28,6 +28,8 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         attempt: 1,
         report: None,
         limits: Default::default(),
+        pre_exec: None,
+        post_exec: None,
     }
 }
 

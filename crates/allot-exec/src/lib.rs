@@ -14,9 +14,9 @@
 //! index), appended to, or overwritten with `-oo`/`-eo`; without them, to
 //! `output/<id>.out` and `.err` in the state directory.
 
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,14 +26,15 @@ mod files;
 mod named;
 pub mod owner;
 pub mod report;
+mod run;
 pub mod zygote;
 
 pub use files::{JobFiles, default_output};
+use named::open_output;
 pub use named::{OutputFile, Patterns, expand_name, expand_patterns, has_patterns};
-use named::{open_output, open_outputs, working_directory};
 
 pub use owner::Owner;
-use owner::as_owner;
+pub use run::{PRE_EXEC_ABORT, run};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -128,10 +129,16 @@ pub struct ExecSpec {
     /// `-C -D -F -S -v`: the soft resource limits its processes start with.
     #[serde(default, skip_serializing_if = "allot_proto::ProcessLimits::is_empty")]
     pub limits: allot_proto::ProcessLimits,
+    /// `-E`: the pre-execution command, run before the job ([`run`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_exec: Option<String>,
+    /// `-Ep`: the post-execution command, run after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_exec: Option<String>,
 }
 
 /// How a job ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExitReport {
     /// The exit code, or 128 + the signal that ended it.
     pub exit: i32,
@@ -155,6 +162,10 @@ pub struct ExitReport {
     /// The kernel ended it at its cgroup's memory ceiling (`-M`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub oom_killed: bool,
+    /// Its pre-execution command (`-E`) failed, with `exit`: the job's
+    /// command did not run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pre_exec_failed: bool,
 }
 
 /// What a job's processes use now, summed over its process group.
@@ -212,147 +223,13 @@ impl ExitReport {
     /// The end, now, of a job whose command did not run (or whose end is
     /// not known): its exit code and why.
     pub fn unrun(exit: i32, reason: String) -> ExitReport {
-        ExitReport { exit, cpu_time: 0.0, max_rss_kb: 0, reason: Some(reason), ended_at: now_secs(), oom_killed: false }
+        ExitReport { exit, reason: Some(reason), ended_at: now_secs(), ..ExitReport::default() }
     }
 }
 
 /// Now, in seconds since the epoch.
 pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
-/// Shell builtins and reserved words: a command starting with one of these
-/// needs the shell even when it has no special characters.
-const SHELL_WORDS: &[&str] = &[
-    ".", ":", "[", "alias", "bg", "break", "case", "cd", "command", "continue", "do", "done", "echo", "elif", "else",
-    "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for", "function", "getopts", "hash", "if",
-    "in", "jobs", "kill", "local", "newgrp", "printf", "pwd", "read", "readonly", "return", "select", "set", "shift",
-    "source", "test", "then", "time", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until",
-    "wait", "while",
-];
-
-/// The words of a command that a shell would run exactly as they are, with
-/// nothing to expand, quote, redirect or interpret: the job is then run
-/// without the shell, which is one process start less per job (most of a
-/// short job's cost). Anything else, including a command starting with a
-/// builtin or an assignment, goes to `/bin/sh -c` as LSF runs it.
-fn plain_words(command: &str) -> Option<Vec<&str>> {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._+,:@%=-".contains(c);
-    let words: Vec<&str> = command.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
-    let first = words.first()?;
-    let all_plain = command.chars().all(|c| c == ' ' || c == '\t' || plain(c));
-    (all_plain && !SHELL_WORDS.contains(first) && !first.contains('=')).then_some(words)
-}
-
-/// Runs the job and waits for it; `started` hears its process group.
-pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<ExitReport, ExecError> {
-    let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
-    let cwd = as_owner(owner, || working_directory(spec))??;
-    let (stdout, stderr) = open_outputs(spec)?;
-    // The report goes through the output file as the job's owner opened
-    // it; where it cannot be shared the job runs all the same.
-    let report_to = spec.report.as_ref().filter(|_| spec.stdout.named).and_then(|_| stdout.try_clone().ok());
-    let direct = plain_words(&spec.command);
-    let mut cmd = match &direct {
-        Some(words) => {
-            let mut c = Command::new(words[0]);
-            c.args(&words[1..]);
-            c
-        }
-        None => {
-            let mut c = Command::new("/bin/sh");
-            c.arg("-c").arg(&spec.command);
-            c
-        }
-    };
-    cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
-    cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
-    cmd.process_group(0);
-    set_nice(&mut cmd, spec.nice);
-    set_limits(&mut cmd, &spec.limits);
-    match owner {
-        Some(o) => become_owner(&mut cmd, o, &cwd)?,
-        None => {
-            cmd.current_dir(&cwd);
-        }
-    }
-    let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
-    // Into the job's cgroup first, so the job is born in it; back out once
-    // it ended, so the cgroup can go.
-    // allotd's own cgroup, where allotd started the supervisor: the job's
-    // cgroup is `<allotd's>/allot-<tag>/job.<id>` (see `cgroup`).
-    let came_from = spec.cgroup.as_deref().and_then(Path::parent).and_then(Path::parent).map(Path::to_path_buf);
-    let in_cgroup = spec.cgroup.as_deref().filter(|dir| match cgroup::enter_job(dir) {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("allot-supervise: job {}: not measured by cgroup {}: {e}", spec.job, dir.display());
-            false
-        }
-    });
-    if let (Some(dir), Some(kb)) = (in_cgroup, spec.memory_limit_kb) {
-        cgroup::limit_memory(dir, kb);
-    }
-    let started_at = now_secs();
-    let spawned = cmd.spawn();
-    let status = spawned.and_then(|mut child| {
-        let pgid = child.id() as i32;
-        if started(pgid) {
-            return child.wait();
-        }
-        // Not recorded (a full disk): allotd could not signal the job, so
-        // it is tried again every second while the job runs.
-        loop {
-            for _ in 0..4 {
-                if let Some(status) = child.try_wait()? {
-                    return Ok(status);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(250));
-            }
-            if started(pgid) {
-                return child.wait();
-            }
-        }
-    });
-    let measured = in_cgroup.and_then(cgroup::read_usage);
-    let oom_killed = in_cgroup.is_some_and(cgroup::oom_killed);
-    if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
-        cgroup::leave_job(dir, home);
-    }
-    let status = status.map_err(|source| ExecError::Spawn { job: spec.job, program, source })?;
-    let exit = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok();
-    let cpu_time = usage.map_or(0.0, |u| {
-        let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-        secs(u.user_time()) + secs(u.system_time())
-    });
-    // Linux gives ru_maxrss in KB.
-    let max_rss_kb = usage.map_or(0, |u| u.max_rss().max(0) as u64);
-    let ended = match measured {
-        Some(m) => ExitReport {
-            exit,
-            cpu_time: m.cpu_time.max(cpu_time),
-            max_rss_kb: m.peak_kb.unwrap_or(max_rss_kb).max(max_rss_kb),
-            reason: None,
-            ended_at: 0,
-            oom_killed,
-        },
-        None => ExitReport { exit, cpu_time, max_rss_kb, reason: None, ended_at: 0, oom_killed },
-    };
-    if let (Some(mut file), Some(head)) = (report_to, &spec.report) {
-        let run = report::RunSummary {
-            code: status.code(),
-            signal: status.signal(),
-            cpu_time: ended.cpu_time,
-            max_rss_kb: ended.max_rss_kb,
-            started: started_at,
-            ended: now_secs(),
-        };
-        let text = report::render(head, &run, &jiff::tz::TimeZone::system());
-        if let Err(e) = std::io::Write::write_all(&mut file, text.as_bytes()) {
-            eprintln!("allot-supervise: job {}: its report is not written: {}", spec.job, os_message(&e));
-        }
-    }
-    Ok(ended)
 }
 
 /// Makes the job's process its owner's for good before its command runs:
@@ -443,6 +320,7 @@ pub fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) -> Result<(), S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::plain_words;
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("allot-exec-{name}-{}", std::process::id()));
@@ -467,6 +345,8 @@ mod tests {
             nice: 0,
             report: None,
             limits: Default::default(),
+            pre_exec: None,
+            post_exec: None,
         }
     }
 
@@ -579,6 +459,37 @@ mod tests {
         let report = run(&big, |_| true).expect("ran");
         assert_eq!(std::fs::metadata(dir.join("big")).expect("big").len(), 1024 * 1024, "cut at the limit");
         assert_ne!(report.exit, 0, "{report:?}");
+    }
+
+    /// `-E` runs first, as the job would, its output in the job's file;
+    /// `-Ep` after, with the job's wait status, before the report.
+    #[test]
+    fn pre_and_post_execution_commands_run_around_the_job() {
+        let dir = temp("prepost");
+        let mut s = spec(&dir, 11, "echo job; exit 3");
+        s.pre_exec = Some("echo pre $LSB_JOBID".into());
+        s.post_exec = Some("echo post $LSB_JOBEXIT_STAT".into());
+        s.report = Some(Box::new(report::ReportHead { job: "11".into(), ..Default::default() }));
+        let mut groups = Vec::new();
+        let report = run(&s, |pgid| {
+            groups.push(pgid);
+            true
+        })
+        .expect("ran");
+        assert_eq!((report.exit, report.pre_exec_failed), (3, false));
+        assert_eq!(groups.len(), 3, "each ran in a process group allotd heard of: {groups:?}");
+        let out = std::fs::read_to_string(dir.join("out.11")).expect("output");
+        assert!(out.starts_with("pre 11\njob\npost 768\n\n----"), "{out}");
+        assert!(out.contains("Exited with exit code 3."), "{out}");
+
+        // A failing pre-execution command: the job's command never runs.
+        let mut s = spec(&dir, 12, "echo never");
+        s.pre_exec = Some("echo not yet; exit 4".into());
+        s.post_exec = Some("echo nor this".into());
+        let report = run(&s, |_| true).expect("ran");
+        assert_eq!((report.exit, report.pre_exec_failed), (4, true));
+        assert!(report.reason.as_deref().is_some_and(|r| r.contains("pre-execution command (-E) exited with 4")));
+        assert_eq!(std::fs::read_to_string(dir.join("out.12")).expect("output"), "not yet\n");
     }
 
     #[test]

@@ -76,6 +76,12 @@ pub struct Submit {
     /// `-env` passes on to the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_queue: Option<String>,
+    /// `-E`: the pre-execution command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_exec: Option<String>,
+    /// `-Ep`: the post-execution command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_exec: Option<String>,
     /// `-C -D -F -S -v`: the per-process limits.
     #[serde(default, skip_serializing_if = "crate::ProcessLimits::is_empty")]
     pub limits: crate::ProcessLimits,

@@ -36,6 +36,8 @@ pub struct RecordedRun {
     pub cpu_time: f64,
     /// It ended without running its command.
     pub unrun: bool,
+    /// Its pre-execution command failed, and what allotd made of it.
+    pub pre_exec: Option<allot_store::PreExecEnd>,
     /// Killed (`bkill`, a limit): when, and why.
     pub killed: Option<(u64, Term)>,
     /// Its measures: seconds after its start, CPU seconds in all,
@@ -117,12 +119,13 @@ impl History {
                     hosts: hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
                     ..RecordedRun::default()
                 }),
-                Record::Finished { job, exit, cpu_time, reason, .. } => {
+                Record::Finished { job, exit, cpu_time, reason, pre_exec, .. } => {
                     if let Some(run) = runs.get_mut(&job.0).and_then(|r| r.last_mut()).filter(|r| r.end.is_none()) {
                         run.end = Some(t);
                         run.exit = *exit;
                         run.cpu_time = *cpu_time;
                         run.unrun = reason.is_some();
+                        run.pre_exec = *pre_exec;
                     }
                 }
                 Record::Killed { job, term } => {

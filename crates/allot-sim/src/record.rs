@@ -78,7 +78,14 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                 let cpu_time = line_of.get(job).map_or(0.0, |&l| w.jobs[l].cpu_time);
                 log.push((
                     t,
-                    Record::Finished { job: JobId(*job), exit: *exit, cpu_time, max_mem_kb: 0, reason: None },
+                    Record::Finished {
+                        job: JobId(*job),
+                        exit: *exit,
+                        cpu_time,
+                        max_mem_kb: 0,
+                        reason: None,
+                        pre_exec: None,
+                    },
                 ));
             }
         }

@@ -584,6 +584,7 @@ impl Replay<'_> {
             killed,
             unrun: recorded.is_some_and(|r| r.unrun),
             requeue: j.requeue.take(),
+            pre_exec: recorded.and_then(|r| r.pre_exec),
         };
         let (event, requeued) = end_event(&self.engine, JobId(job), end);
         let _ = self.engine.apply(Time(t), &event);

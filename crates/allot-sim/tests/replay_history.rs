@@ -40,7 +40,8 @@ fn submitted(job: u64) -> Record {
 #[test]
 fn a_run_of_under_a_second_started_later_in_its_second_still_ends() {
     let start = |job| Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)] };
-    let end = |job| Record::Finished { job: JobId(job), exit: 0, cpu_time: 0.0, max_mem_kb: 0, reason: None };
+    let end =
+        |job| Record::Finished { job: JobId(job), exit: 0, cpu_time: 0.0, max_mem_kb: 0, reason: None, pre_exec: None };
     let pass = || Record::Scheduled { full: true };
     let log: Vec<(Time, Record)> = vec![
         (Time(0), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) }),

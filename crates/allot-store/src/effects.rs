@@ -20,16 +20,21 @@ pub struct RunEnd {
     /// `brequeue` asked for it while it ran: back to pending, held if
     /// `true`.
     pub requeue: Option<bool>,
+    /// Its pre-execution command failed ([`crate::PreExecEnd`]).
+    pub pre_exec: Option<crate::PreExecEnd>,
 }
 
 /// The engine's event for a run's end: pending again (`Requeue`) when
-/// `brequeue` asked, or when its queue's REQUEUE_EXIT_VALUES takes its
-/// exit code and it was neither killed nor unable to start (it would fail
-/// the same way again); else `Finish`. Returns the event and, when it goes
-/// back to pending, whether held.
+/// `brequeue` asked, when its pre-execution command failed and it was not
+/// killed (held once it failed MAX_PREEXEC_RETRY times), or when its
+/// queue's REQUEUE_EXIT_VALUES takes its exit code and it was neither
+/// killed nor unable to start (it would fail the same way again); else
+/// `Finish`. Returns the event and, when it goes back to pending, whether
+/// held.
 pub fn end_event(engine: &Engine, job: JobId, end: RunEnd) -> (Event, Option<bool>) {
     let by_exit = !end.killed && !end.unrun && engine.requeues_on_exit(job, end.exit);
-    match end.requeue.or(by_exit.then_some(false)) {
+    let by_pre_exec = end.pre_exec.filter(|_| !end.killed).map(|p| p == crate::PreExecEnd::Hold);
+    match end.requeue.or(by_pre_exec).or(by_exit.then_some(false)) {
         Some(hold) => (Event::Requeue { job, cpu_time: end.cpu_time, hold }, Some(hold)),
         None => (Event::Finish { job, cpu_time: end.cpu_time, exit: end.exit }, None),
     }
@@ -73,13 +78,36 @@ mod tests {
         let mut engine = Engine::new(config);
         let job = engine.submit(&allot_engine::JobSpec { user: "u".into(), slots: 1, ..Default::default() });
         let job = job.expect("submitted");
-        let end = RunEnd { exit: 99, cpu_time: 1.0, killed: false, unrun: false, requeue: None };
+        let end = RunEnd { exit: 99, cpu_time: 1.0, killed: false, unrun: false, requeue: None, pre_exec: None };
         assert!(matches!(end_event(&engine, job, end), (Event::Requeue { hold: false, .. }, Some(false))));
         for end in [RunEnd { killed: true, ..end }, RunEnd { unrun: true, ..end }, RunEnd { exit: 1, ..end }] {
             assert!(matches!(end_event(&engine, job, end), (Event::Finish { .. }, None)), "{end:?}");
         }
         let asked = RunEnd { exit: 1, killed: true, requeue: Some(true), ..end };
         assert!(matches!(end_event(&engine, job, asked), (Event::Requeue { hold: true, .. }, Some(true))));
+    }
+
+    /// A failed pre-execution command sends the job back to pending, held
+    /// when allotd said so (the retries are used up); not when the job
+    /// was killed meanwhile.
+    #[test]
+    fn a_failed_pre_exec_sends_the_job_back_unless_it_was_killed() {
+        let mut engine = Engine::new(EngineConfig::one_queue(vec![HostSpec::new("h", 1, 1)], false));
+        let job = engine.submit(&allot_engine::JobSpec { user: "u".into(), slots: 1, ..Default::default() });
+        let job = job.expect("submitted");
+        let retry = RunEnd {
+            exit: 1,
+            cpu_time: 0.0,
+            killed: false,
+            unrun: true,
+            requeue: None,
+            pre_exec: Some(crate::PreExecEnd::Retry),
+        };
+        assert!(matches!(end_event(&engine, job, retry), (Event::Requeue { hold: false, .. }, Some(false))));
+        let hold = RunEnd { pre_exec: Some(crate::PreExecEnd::Hold), ..retry };
+        assert!(matches!(end_event(&engine, job, hold), (Event::Requeue { hold: true, .. }, Some(true))));
+        let killed = RunEnd { killed: true, ..retry };
+        assert!(matches!(end_event(&engine, job, killed), (Event::Finish { exit: 1, .. }, None)));
     }
 
     #[test]

@@ -137,6 +137,12 @@ pub struct JobExtras {
     /// `-C -D -F -S -v`: the soft resource limits its processes start with.
     #[serde(default, skip_serializing_if = "allot_proto::ProcessLimits::is_empty")]
     pub limits: allot_proto::ProcessLimits,
+    /// `-E`: the pre-execution command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_exec: Option<String>,
+    /// `-Ep`: the post-execution command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_exec: Option<String>,
 }
 
 impl JobRecord {
@@ -149,6 +155,8 @@ impl JobRecord {
             rerunnable: None,
             resize_notify: None,
             limits: allot_proto::ProcessLimits::NONE,
+            pre_exec: None,
+            post_exec: None,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }
@@ -190,6 +198,10 @@ pub enum Record {
         /// an end is never requeued by its exit code.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Its pre-execution command (`-E`) failed, and what allotd made
+        /// of it as it collected the end (so a replay does the same).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pre_exec: Option<PreExecEnd>,
     },
     /// A pending job was removed (`bkill` before it started).
     Removed { job: JobId },
@@ -247,6 +259,17 @@ pub enum Record {
     /// or `Unavail` (its jobs given up). In the log because the dispatch
     /// passes after it depend on it: a replay sees the hosts as they were.
     HostReach { host: String, reach: Reach },
+}
+
+/// What comes of a job whose pre-execution command failed (with another
+/// code than 99, which ends the job, as LSF ends it): it goes back to
+/// pending and is dispatched again, as LSF retries it, until it has
+/// failed MAX_PREEXEC_RETRY times; then it is held (PSUSP), LSF's
+/// LOCAL_MAX_PREEXEC_RETRY_ACTION=SUSPEND, for its user to release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PreExecEnd {
+    Retry,
+    Hold,
 }
 
 /// Whether a host's agent is heard from: the host states of `bhosts`
@@ -592,7 +615,7 @@ mod tests {
                 .expect("append");
             s.append(&[(
                 Time(5),
-                Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None },
+                Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None, pre_exec: None },
             )])
             .expect("append");
         }
@@ -601,7 +624,9 @@ mod tests {
         s.replay(|seq, t, r| seen.push((seq, t, r))).expect("replay");
         assert_eq!(seen.len(), 4);
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
-        assert_eq!(seen[3].2, Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None });
+        let end =
+            Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None, pre_exec: None };
+        assert_eq!(seen[3].2, end);
         assert_eq!(s.len().expect("len"), 4);
     }
 

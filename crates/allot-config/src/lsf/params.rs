@@ -46,6 +46,11 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                 "ENABLE_HIST_RUN_TIME" => f.enable_hist_run_time = value(diags, line, &key, v, yes_no).unwrap_or(false),
                 "MBD_SLEEP_TIME" => p.mbd_sleep_time = value(diags, line, &key, v, uint).unwrap_or(p.mbd_sleep_time),
                 "CLEAN_PERIOD" => p.clean_period = value(diags, line, &key, v, uint).map_or(p.clean_period, u64::from),
+                "MAX_PREEXEC_RETRY" => match value(diags, line, &key, v, uint) {
+                    Some(0) => diags.error(at(line, v), format!("{key}: expected a number of tries, at least 1")),
+                    Some(n) => p.max_preexec_retry = n,
+                    None => {}
+                },
                 "JOB_TERMINATE_INTERVAL" => {
                     p.job_terminate_interval =
                         value(diags, line, &key, v, uint).map_or(p.job_terminate_interval, u64::from)
@@ -277,14 +282,14 @@ mod tests {
              DEFAULT_QUEUE = queueA queueB\nPARALLEL_SCHED_BY_SLOT = y\nRESOURCE_RESERVE_PER_SLOT = Y\n\
              PREEMPT_FOR = GROUP_JLP\nCOMPUTE_UNIT_TYPES = enclosure! rack\nLSB_NCPU_ENFORCE = 1\n\
              MAX_JOB_ARRAY_SIZE = 5000\nMAX_USER_PRIORITY = 100\nCLEAN_PERIOD = 600\nJOB_TERMINATE_INTERVAL = 3\n\
-             End Parameters\n",
+             MAX_PREEXEC_RETRY = 2\nEnd Parameters\n",
         );
         assert_eq!(
             d.to_string().trim(),
             "lsb.params:13:15: warning: PREEMPT_FOR: `GROUP_JLP` is not applied: allot has no lsb.resources or user \
              group slot limits"
         );
-        assert_eq!((p.clean_period, p.job_terminate_interval), (600, 3));
+        assert_eq!((p.clean_period, p.job_terminate_interval, p.max_preexec_retry), (600, 3, 2));
         assert_eq!(p.factors.cpu_time_factor, 0.0);
         assert_eq!(p.factors.fairshare_adjustment_factor, 0.5);
         assert!(p.factors.enable_hist_run_time);

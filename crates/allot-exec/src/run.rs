@@ -1,0 +1,231 @@
+//! Running a job on its host: its pre-execution command, the job, its
+//! post-execution command, and the report at the end of its output file.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+
+use crate::named::{open_outputs, working_directory};
+use crate::owner::{self, Owner, as_owner};
+use crate::{
+    ExecError, ExecSpec, ExitReport, become_owner, cgroup, now_secs, os_message, report, set_limits, set_nice,
+};
+
+/// Shell builtins and reserved words: a command starting with one of these
+/// needs the shell even when it has no special characters.
+const SHELL_WORDS: &[&str] = &[
+    ".", ":", "[", "alias", "bg", "break", "case", "cd", "command", "continue", "do", "done", "echo", "elif", "else",
+    "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for", "function", "getopts", "hash", "if",
+    "in", "jobs", "kill", "local", "newgrp", "printf", "pwd", "read", "readonly", "return", "select", "set", "shift",
+    "source", "test", "then", "time", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until",
+    "wait", "while",
+];
+
+/// The words of a command that a shell would run exactly as they are, with
+/// nothing to expand, quote, redirect or interpret: the job is then run
+/// without the shell, which is one process start less per job (most of a
+/// short job's cost). Anything else, including a command starting with a
+/// builtin or an assignment, goes to `/bin/sh -c` as LSF runs it.
+pub(crate) fn plain_words(command: &str) -> Option<Vec<&str>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._+,:@%=-".contains(c);
+    let words: Vec<&str> = command.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+    let first = words.first()?;
+    let all_plain = command.chars().all(|c| c == ' ' || c == '\t' || plain(c));
+    (all_plain && !SHELL_WORDS.contains(first) && !first.contains('=')).then_some(words)
+}
+
+/// A command of the job's (the job itself, or its pre- or post-execution
+/// command) as the job runs: its environment, standard output and error,
+/// a process group of its own, its nice value and limits, as its owner in
+/// its working directory.
+fn job_command(
+    spec: &ExecSpec,
+    command: &str,
+    extra_env: &[(&str, String)],
+    (stdout, stderr): (&File, &File),
+    owner: Option<&Owner>,
+    cwd: &Path,
+) -> Result<(Command, String), ExecError> {
+    let share = |f: &File| {
+        f.try_clone().map_err(|source| ExecError::File {
+            job: spec.job,
+            what: "cannot share",
+            path: spec.stdout.path.display().to_string(),
+            source,
+        })
+    };
+    let direct = plain_words(command);
+    let mut cmd = match &direct {
+        Some(words) => {
+            let mut c = Command::new(words[0]);
+            c.args(&words[1..]);
+            c
+        }
+        None => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(command);
+            c
+        }
+    };
+    cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    cmd.envs(extra_env.iter().map(|(k, v)| (*k, v.as_str())));
+    cmd.stdin(Stdio::null()).stdout(share(stdout)?).stderr(share(stderr)?);
+    cmd.process_group(0);
+    set_nice(&mut cmd, spec.nice);
+    set_limits(&mut cmd, &spec.limits);
+    match owner {
+        Some(o) => become_owner(&mut cmd, o, cwd)?,
+        None => {
+            cmd.current_dir(cwd);
+        }
+    }
+    let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
+    Ok((cmd, program))
+}
+
+/// Starts `cmd` and waits for it; `started` hears its process group (and
+/// is asked again every second until it says it heard).
+fn spawn_and_wait(
+    job: u64,
+    (mut cmd, program): (Command, String),
+    started: &mut impl FnMut(i32) -> bool,
+) -> Result<ExitStatus, ExecError> {
+    let status = cmd.spawn().and_then(|mut child| {
+        let pgid = child.id() as i32;
+        if started(pgid) {
+            return child.wait();
+        }
+        // Not recorded (a full disk): allotd could not signal the job, so
+        // it is tried again every second while the job runs.
+        loop {
+            for _ in 0..4 {
+                if let Some(status) = child.try_wait()? {
+                    return Ok(status);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+            if started(pgid) {
+                return child.wait();
+            }
+        }
+    });
+    status.map_err(|source| ExecError::Spawn { job, program, source })
+}
+
+/// `-E`'s exit code that ends the job instead of sending it back to
+/// pending (LSF's: "If the pre-execution command exits with value 99, the
+/// job exits without pending").
+pub const PRE_EXEC_ABORT: i32 = 99;
+
+/// Runs the job and waits for it; `started` hears its process group.
+///
+/// With `-E`, the pre-execution command runs first, as the job would
+/// (same owner, environment, working directory and output files, LSF's
+/// rule); if it fails the job's command does not run and the report says
+/// so ([`ExitReport::pre_exec_failed`]). With `-Ep`, the post-execution
+/// command runs after the job, whatever its end, with `LSB_JOBEXIT_STAT`
+/// (the job's wait status); the job's end is reported once it is done, as
+/// LSF reports it with JOB_INCLUDE_POSTPROC=Y (the job keeps its slots
+/// meanwhile), and its output goes to the job's output files, where the
+/// job's user looks (LSF mails it with LSB_POSTEXEC_SEND_MAIL; allot sends
+/// no mail). Its exit code changes nothing of the job's.
+pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<ExitReport, ExecError> {
+    let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
+    let cwd = as_owner(owner, || working_directory(spec))??;
+    let (stdout, stderr) = open_outputs(spec)?;
+    let outputs = (&stdout, &stderr);
+    // Into the job's cgroup first, so the job is born in it; back out once
+    // it ended, so the cgroup can go.
+    // allotd's own cgroup, where allotd started the supervisor: the job's
+    // cgroup is `<allotd's>/allot-<tag>/job.<id>` (see `cgroup`).
+    let came_from = spec.cgroup.as_deref().and_then(Path::parent).and_then(Path::parent).map(Path::to_path_buf);
+    let in_cgroup = spec.cgroup.as_deref().filter(|dir| match cgroup::enter_job(dir) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("allot-supervise: job {}: not measured by cgroup {}: {e}", spec.job, dir.display());
+            false
+        }
+    });
+    if let (Some(dir), Some(kb)) = (in_cgroup, spec.memory_limit_kb) {
+        cgroup::limit_memory(dir, kb);
+    }
+    let leave = || {
+        if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
+            cgroup::leave_job(dir, home);
+        }
+    };
+    if let Some(pre) = &spec.pre_exec {
+        let ran = job_command(spec, pre, &[], outputs, owner, &cwd)
+            .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
+        let failed = match ran {
+            Ok(status) if status.success() => None,
+            Ok(status) => Some(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))),
+            Err(e) => Some(e.exit_code()),
+        };
+        if let Some(code) = failed {
+            leave();
+            let mut report = ExitReport::unrun(code, format!("its pre-execution command (-E) exited with {code}"));
+            report.pre_exec_failed = true;
+            return Ok(report);
+        }
+    }
+    let started_at = now_secs();
+    let status = job_command(spec, &spec.command, &[], outputs, owner, &cwd)
+        .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
+    let measured = in_cgroup.and_then(cgroup::read_usage);
+    let oom_killed = in_cgroup.is_some_and(cgroup::oom_killed);
+    let status = match status {
+        Ok(status) => status,
+        Err(e) => {
+            leave();
+            return Err(e);
+        }
+    };
+    let exit = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok();
+    let cpu_time = usage.map_or(0.0, |u| {
+        let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+        secs(u.user_time()) + secs(u.system_time())
+    });
+    // Linux gives ru_maxrss in KB.
+    let max_rss_kb = usage.map_or(0, |u| u.max_rss().max(0) as u64);
+    let ended = match measured {
+        Some(m) => ExitReport {
+            exit,
+            cpu_time: m.cpu_time.max(cpu_time),
+            max_rss_kb: m.peak_kb.unwrap_or(max_rss_kb).max(max_rss_kb),
+            ..ExitReport::default()
+        },
+        None => ExitReport { exit, cpu_time, max_rss_kb, ..ExitReport::default() },
+    };
+    let ended = ExitReport { oom_killed, ..ended };
+    let ended_at = now_secs();
+    if let Some(post) = &spec.post_exec {
+        let status_env = [("LSB_JOBEXIT_STAT", status.into_raw().to_string())];
+        let ran = job_command(spec, post, &status_env, outputs, owner, &cwd)
+            .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
+        if let Err(e) = ran {
+            let _ = writeln!(&stderr, "allot: job {}: {}", spec.job, e.reason());
+        }
+    }
+    leave();
+    // The report goes through the output file as the job's owner opened
+    // it.
+    if let Some(head) = spec.report.as_ref().filter(|_| spec.stdout.named) {
+        let run = report::RunSummary {
+            code: status.code(),
+            signal: status.signal(),
+            cpu_time: ended.cpu_time,
+            max_rss_kb: ended.max_rss_kb,
+            started: started_at,
+            ended: ended_at,
+        };
+        let text = report::render(head, &run, &jiff::tz::TimeZone::system());
+        if let Err(e) = (&stdout).write_all(text.as_bytes()) {
+            eprintln!("allot-supervise: job {}: its report is not written: {}", spec.job, os_message(&e));
+        }
+    }
+    Ok(ended)
+}
