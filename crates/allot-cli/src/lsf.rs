@@ -9,8 +9,30 @@ use anyhow::{anyhow, bail};
 
 /// The commands this binary answers to when called by their names.
 pub const COMMANDS: &[&str] = &[
-    "bsub", "bjobs", "bkill", "bstop", "bresume", "bswitch", "bmod", "brequeue", "bpeek", "bhist", "bqueues", "bhosts",
-    "bhpart", "bugroup", "busers", "badmin", "bslots", "blaunch", "lshosts", "lsload", "bresize",
+    "bsub",
+    "bjobs",
+    "bkill",
+    "bstop",
+    "bresume",
+    "bswitch",
+    "bmod",
+    "brequeue",
+    "bpeek",
+    "bhist",
+    "bqueues",
+    "bhosts",
+    "bhpart",
+    "bugroup",
+    "busers",
+    "badmin",
+    "bslots",
+    "blaunch",
+    "lshosts",
+    "lsload",
+    "bresize",
+    "bparams",
+    "lsid",
+    "lsclusters",
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
@@ -68,6 +90,9 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "busers" => crate::views::busers(args),
         "bslots" => crate::bslots::bslots(args),
         "badmin" => badmin(args),
+        "bparams" => crate::cluster_info::bparams(args),
+        "lsid" => crate::cluster_info::lsid(args),
+        "lsclusters" => crate::cluster_info::lsclusters(args),
         _ => bail!("{cmd}: not an allot command"),
     }
 }
@@ -457,7 +482,8 @@ pub(crate) fn split_options(
 
 /// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...
 fn badmin(args: &[String]) -> anyhow::Result<ExitCode> {
-    let usage = "badmin: expected reconfig, qclose QUEUE..., qopen QUEUE..., hclose HOST... or hopen HOST...";
+    let usage = "badmin: expected reconfig, qclose QUEUE..., qopen QUEUE..., hclose HOST..., hopen HOST..., \
+                 showconf mbd or showstatus";
     let (sub, names) = args.split_first().ok_or_else(|| anyhow!("{usage}"))?;
     match sub.as_str() {
         "reconfig" => {
@@ -507,6 +533,7 @@ fn badmin(args: &[String]) -> anyhow::Result<ExitCode> {
             }
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
+        "showconf" | "showstatus" => crate::cluster_info::badmin(sub, names),
         other => bail!("badmin: {other}: unknown subcommand; {usage}"),
     }
 }

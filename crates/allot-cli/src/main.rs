@@ -7,6 +7,7 @@ mod blaunch;
 mod bslots;
 mod clock;
 mod cluster_cmd;
+mod cluster_info;
 mod config_cmd;
 mod control;
 mod daemon_cmd;

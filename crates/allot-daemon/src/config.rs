@@ -37,6 +37,8 @@ pub struct Loaded {
     pub terminate_interval: u64,
     /// MAX_PREEXEC_RETRY.
     pub max_preexec_retry: u32,
+    /// `lsb.params` in force, by name (`bparams -a`).
+    pub params: Vec<(String, String)>,
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME, where
     /// it has both: the warning its jobs get unless they ask for their own.
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
@@ -52,6 +54,10 @@ pub struct Loaded {
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
+}
+
+fn params_shown(p: &allot_config::model::Params) -> Vec<(String, String)> {
+    allot_config::lsf::params::shown(p).into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 /// How a queue's jobs are run on their hosts.
@@ -102,6 +108,10 @@ impl Source {
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 max_preexec_retry: allot_config::model::DEFAULT_MAX_PREEXEC_RETRY,
+                params: params_shown(&allot_config::model::Params {
+                    default_queue: vec!["normal".into()],
+                    ..Default::default()
+                }),
                 queue_warnings: Default::default(),
                 rerunnable_queues: Default::default(),
                 queue_exec: Default::default(),
@@ -126,6 +136,7 @@ impl Source {
             clean_period: config.params.clean_period,
             terminate_interval: config.params.job_terminate_interval,
             max_preexec_retry: config.params.max_preexec_retry,
+            params: params_shown(&config.params),
             queue_warnings: config
                 .queues
                 .iter()

@@ -5,6 +5,7 @@
 mod agents;
 mod blaunch;
 mod cluster;
+mod cluster_view;
 mod config;
 mod control;
 mod degraded;

@@ -305,6 +305,7 @@ pub(crate) fn handle_batch(
             Request::Priorities => views::priorities(&state.engine),
             Request::Explain { job } => views::explain(state, job, t),
             Request::Groups => Response::Groups(views::groups(&state.engine)),
+            Request::Cluster => Response::Cluster(Box::new(crate::cluster_view::cluster(state))),
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
                 if !is_admin(state, &caller) =>

@@ -175,6 +175,12 @@ pub struct State {
     pub terminate_interval: u64,
     /// MAX_PREEXEC_RETRY.
     pub max_preexec_retry: u32,
+    /// `lsb.params` in force, by name (`bparams -a`).
+    pub params: Vec<(String, String)>,
+    /// When allotd started, and when its configuration was last read
+    /// (seconds since the epoch).
+    pub started_at: u64,
+    pub configured_at: u64,
     /// Jobs' warning actions still to send (`-wa`/`-wt`): when (seconds
     /// since the epoch) and the signal's name.
     pub warnings: BTreeMap<JobId, (u64, String)>,
@@ -482,6 +488,8 @@ impl State {
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;
         self.max_preexec_retry = loaded.max_preexec_retry;
+        self.params = loaded.params;
+        self.configured_at = t.0;
         self.queue_warnings = loaded.queue_warnings;
         self.rerunnable_queues = loaded.rerunnable_queues;
         self.queue_exec = loaded.queue_exec;

@@ -640,3 +640,49 @@ fn dates_show_in_the_local_time_zone() {
     assert_eq!((hour(&utc) + 9) % 24, hour(&tokyo), "{utc} then {tokyo}");
     assert!(d.cmd(&["bkill", &job], &dir).status.success());
 }
+
+/// The commands tools use to find the cluster: its name from its
+/// `lsf.cluster.<name>`, allotd's host as the master, `lsb.params` in
+/// force (defaults included), where the configuration and the state are,
+/// and the runtime counts.
+#[test]
+fn lsid_lsclusters_bparams_and_badmin_show_the_cluster() {
+    let dir = tempdir("lsid");
+    let cluster = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\nh1 ! ! 1 () 2\nh2 ! ! 1 () 2\nEnd Host\n";
+    let config = config_dir(
+        &dir,
+        &[
+            ("lsf.cluster.mycluster", cluster),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n"),
+            ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nMAX_PREEXEC_RETRY = 4\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let host = allot_config::defaults::this_host();
+    let id = stdout(&d.cmd(&["lsid"], &dir));
+    assert!(id.ends_with(&format!("\nMy cluster name is mycluster\nMy master name is {host}\n")), "{id}");
+    let clusters = stdout(&d.cmd(&["lsclusters", "-w"], &dir));
+    let row: Vec<&str> = clusters.lines().nth(1).expect("a row").split_whitespace().collect();
+    assert_eq!((row[0], row[1], row[2], row[4], row[5]), ("mycluster", "ok", host.as_str(), "2", "2"), "{clusters}");
+    let params = stdout(&d.cmd(&["bparams"], &dir));
+    assert!(params.starts_with("Default Queues:  normal\nMBD_SLEEP_TIME used for calculations:  60 seconds\n"));
+    let all = stdout(&d.cmd(&["bparams", "-a"], &dir));
+    assert!(all.starts_with("lsb.params configuration at "), "{all}");
+    assert!(all.contains("\n    MAX_PREEXEC_RETRY = 4\n") && all.contains("\n    CLEAN_PERIOD = 3600\n"), "{all}");
+    let conf = stdout(&d.cmd(&["badmin", "showconf", "mbd"], &dir));
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+    assert!(
+        conf.contains(&format!("\n    LSF_ENVDIR = {}\n", config.display()))
+            || conf.contains(&format!("\n    LSF_ENVDIR = {}\n", canonical(&config))),
+        "{conf}"
+    );
+    assert!(conf.contains("\n    LSB_SHAREDIR = "), "{conf}");
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    let status = stdout(&d.cmd(&["badmin", "showstatus"], &dir));
+    for line in ["     Number of servers:                2\n", "         Finished:                     1\n"] {
+        assert!(status.contains(line), "{line:?} in {status}");
+    }
+    let bad = d.cmd(&["badmin", "showconf", "sbd"], &dir);
+    assert!(!bad.status.success() && stderr(&bad).contains("expected `mbd`"), "{}", stderr(&bad));
+}

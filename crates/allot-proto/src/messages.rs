@@ -250,6 +250,8 @@ pub enum Request {
     Explain {
         job: JobRef,
     },
+    /// `lsid`, `lsclusters`, `bparams`, `badmin showconf`/`showstatus`.
+    Cluster,
 }
 
 /// The states `brequeue` acts on: `-d` DONE, `-e` EXIT, `-r` running and
@@ -560,6 +562,7 @@ pub enum Response {
     /// `Explain`: the engine's explanation (`allot_engine::explain::
     /// Explanation`), as JSON: the engine's type does not cross the wire.
     Explained(serde_json::Value),
+    Cluster(Box<crate::cluster::ClusterInfo>),
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),

@@ -215,6 +215,56 @@ impl Params {
     }
 }
 
+/// Every `lsb.params` parameter allot reads, with the value in force (its
+/// default where the file sets none), by name: what `bparams -a` lists.
+/// A parameter with no value and no default (MAX_USER_PRIORITY unset) is
+/// left out, as it is in force nowhere.
+pub fn shown(p: &Params) -> Vec<(&'static str, String)> {
+    use allot_engine::model::PreemptTime;
+    let yes_no = |b: bool| if b { "Y" } else { "N" }.to_string();
+    let time = |t: PreemptTime| match t {
+        PreemptTime::Seconds(s) => (s / 60).to_string(),
+        PreemptTime::Percent(pc) => format!("{pc}%"),
+    };
+    let f = &p.factors;
+    let units: Vec<String> = p
+        .compute_unit_types
+        .iter()
+        .map(|t| if p.default_compute_unit_type.as_ref() == Some(t) { format!("{t}!") } else { t.clone() })
+        .collect();
+    let mut out: Vec<(&'static str, String)> = vec![
+        ("CLEAN_PERIOD", p.clean_period.to_string()),
+        ("COMMITTED_RUN_TIME_FACTOR", f.committed_run_time_factor.to_string()),
+        ("CPU_TIME_FACTOR", f.cpu_time_factor.to_string()),
+        ("DEFAULT_QUEUE", p.default_queue.join(" ")),
+        ("ENABLE_HIST_RUN_TIME", yes_no(f.enable_hist_run_time)),
+        ("FAIRSHARE_ADJUSTMENT_FACTOR", f.fairshare_adjustment_factor.to_string()),
+        ("HIST_HOURS", f.hist_hours.to_string()),
+        ("JOB_ACCEPT_INTERVAL", p.job_accept_interval.unwrap_or(0).to_string()),
+        ("JOB_TERMINATE_INTERVAL", p.job_terminate_interval.to_string()),
+        ("LSB_NCPU_ENFORCE", u8::from(p.ncpu_enforce).to_string()),
+        ("MAX_JOB_ARRAY_SIZE", p.max_job_array_size.to_string()),
+        ("MAX_PREEXEC_RETRY", p.max_preexec_retry.to_string()),
+        ("MBD_SLEEP_TIME", p.mbd_sleep_time.to_string()),
+        ("PARALLEL_SCHED_BY_SLOT", yes_no(p.parallel_sched_by_slot)),
+        ("RESOURCE_RESERVE_PER_SLOT", yes_no(p.resource_reserve_per_slot)),
+        ("RUN_JOB_FACTOR", f.run_job_factor.to_string()),
+        ("RUN_TIME_FACTOR", f.run_time_factor.to_string()),
+    ];
+    let optional = [
+        ("COMPUTE_UNIT_TYPES", (!units.is_empty()).then(|| units.join(" "))),
+        ("MAX_JOB_PREEMPT", p.max_job_preempt.map(|n| n.to_string())),
+        ("MAX_USER_PRIORITY", p.max_user_priority.map(|n| n.to_string())),
+        ("NO_PREEMPT_FINISH_TIME", p.no_preempt_finish_time.map(time)),
+        ("NO_PREEMPT_RUN_TIME", p.no_preempt_run_time.map(time)),
+        ("PREEMPT_FOR", (!p.preempt_for.is_empty()).then(|| p.preempt_for.join(" "))),
+        ("PREEMPT_JOBTYPE", p.preempt_backfill.then(|| "BACKFILL".to_string())),
+    ];
+    out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+    out.sort_by_key(|(k, _)| *k);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +340,23 @@ mod tests {
              group slot limits"
         );
         assert_eq!((p.clean_period, p.job_terminate_interval, p.max_preexec_retry), (600, 3, 2));
+        // As `bparams -a` lists them: by name, what the file set and the
+        // defaults of the rest.
+        let listed = shown(&p);
+        assert!(listed.windows(2).all(|w| w[0].0 < w[1].0), "{listed:?}");
+        let get = |k: &str| listed.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("DEFAULT_QUEUE"), Some("queueA queueB"));
+        assert_eq!(
+            (get("MAX_PREEXEC_RETRY"), get("CLEAN_PERIOD"), get("MAX_USER_PRIORITY")),
+            (Some("2"), Some("600"), Some("100"))
+        );
+        assert_eq!((get("COMPUTE_UNIT_TYPES"), get("LSB_NCPU_ENFORCE")), (Some("enclosure! rack"), Some("1")));
+        let defaults = shown(&Params::default());
+        let get = |k: &str| defaults.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
+        assert_eq!(
+            (get("MBD_SLEEP_TIME"), get("MAX_USER_PRIORITY"), get("JOB_ACCEPT_INTERVAL")),
+            (Some("60"), None, Some("0"))
+        );
         assert_eq!(p.factors.cpu_time_factor, 0.0);
         assert_eq!(p.factors.fairshare_adjustment_factor, 0.5);
         assert!(p.factors.enable_hist_run_time);
