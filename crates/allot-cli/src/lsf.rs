@@ -33,6 +33,7 @@ pub const COMMANDS: &[&str] = &[
     "bparams",
     "lsid",
     "lsclusters",
+    "bacct",
 ];
 
 pub(crate) fn client() -> anyhow::Result<Client> {
@@ -91,6 +92,7 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "bslots" => crate::bslots::bslots(args),
         "badmin" => badmin(args),
         "bparams" => crate::cluster_info::bparams(args),
+        "bacct" => crate::bacct::bacct(args),
         "lsid" => crate::cluster_info::lsid(args),
         "lsclusters" => crate::cluster_info::lsclusters(args),
         _ => bail!("{cmd}: not an allot command"),

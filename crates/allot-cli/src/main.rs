@@ -1,5 +1,6 @@
 //! `allot`: the command users type.
 
+mod bacct;
 mod bench_cmd;
 mod bhist;
 mod bjobs;

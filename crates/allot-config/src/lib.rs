@@ -16,6 +16,7 @@ pub mod validate;
 pub use load::load_dir;
 pub use model::Config;
 pub use policy::{Policy, PolicyKind};
+pub mod acct_time;
 pub mod array;
 pub mod assoc_usage;
 pub mod bsub;

@@ -132,6 +132,13 @@ proptest! {
     }
 
     #[test]
+    fn bacct_windows_fail_inside_their_input(text in "[0-9/:.,-]{0,20}") {
+        if let Err(e) = allot_config::acct_time::parse_window(&text, 1_795_683_600, &|_| 0) {
+            prop_assert!(e.offset <= text.len(), "offset {} past the end of `{text}`", e.offset);
+        }
+    }
+
+    #[test]
     fn env_options_fail_inside_their_input(text in "(all|none|[A-Z_~=', ]){0,30}") {
         if let Err(e) = allot_config::env_option::EnvOption::parse(&text) {
             prop_assert!(e.offset <= text.len(), "offset {} past the end of `{text}`", e.offset);

@@ -2,6 +2,7 @@
 //! event log; connections, job ends and timers become messages to it. The
 //! engine decides, allotd acts.
 
+mod acct;
 mod agents;
 mod blaunch;
 mod cluster;

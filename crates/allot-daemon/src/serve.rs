@@ -306,6 +306,10 @@ pub(crate) fn handle_batch(
             Request::Explain { job } => views::explain(state, job, t),
             Request::Groups => Response::Groups(views::groups(&state.engine)),
             Request::Cluster => Response::Cluster(Box::new(crate::cluster_view::cluster(state))),
+            Request::Acct(query) => {
+                crate::acct::acct(state, &caller, *query, reply);
+                continue;
+            }
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
                 if !is_admin(state, &caller) =>

@@ -81,6 +81,7 @@ pub(crate) fn open_state(
         params: loaded.params.clone(),
         started_at: allot_exec::now_secs(),
         configured_at: t.0,
+        acct_scans: Default::default(),
         terminating: Default::default(),
         warnings: Default::default(),
         queue_warnings,

@@ -181,6 +181,8 @@ pub struct State {
     /// (seconds since the epoch).
     pub started_at: u64,
     pub configured_at: u64,
+    /// `bacct` scans running now ([`crate::acct`]).
+    pub acct_scans: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// Jobs' warning actions still to send (`-wa`/`-wt`): when (seconds
     /// since the epoch) and the signal's name.
     pub warnings: BTreeMap<JobId, (u64, String)>,

@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{Daemon, Throwaway, config_dir, stdout, submitted_id, tempdir};
+use common::{Daemon, Throwaway, config_dir, stderr, stdout, submitted_id, tempdir};
 
 const HOSTS: &str = "\
 [[hosts]]\nname = \"h1\"\nncpus = 4\n
@@ -238,4 +238,74 @@ fn a_waiting_job_is_explained_by_bjobs_p_l_and_allot_explain() {
     let running = d.cmd(&["explain", &busy.to_string()], &dir);
     assert!(!running.status.success() && common::stderr(&running).contains("is not pending"), "{running:?}");
     let _ = d.cmd(&["bkill", &busy.to_string()], &dir);
+}
+
+/// `bacct` from the event log: the summary of the caller's finished jobs
+/// (done, exited, killed while pending), `-l` for each, filters by queue
+/// and completion time, job ids; and its jobs still counted after allotd
+/// forgot them and restarted.
+#[test]
+fn bacct_accounts_finished_jobs_from_the_log() {
+    let dir = common::tempdir("bacct");
+    let config = common::config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
+            (
+                "lsb.queues",
+                "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n\nBegin Queue\nQUEUE_NAME = other\nEnd Queue\n",
+            ),
+            ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nCLEAN_PERIOD = 1\nEnd Parameters\n"),
+        ],
+    );
+    let d = common::Daemon::start_with(&dir.join("state"), Some(&config));
+    let done = common::submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    let failed = common::submitted_id(&d.cmd(&["bsub", "-q", "other", "-o", "/dev/null", "exit 3"], &dir));
+    d.wait_for(done, "DONE", &dir);
+    d.wait_for(failed, "EXIT", &dir);
+    let holder = common::submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep 30"], &dir));
+    d.wait_for(holder, "RUN", &dir);
+    let pending = common::submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    assert!(d.cmd(&["bkill", &pending.to_string(), &holder.to_string()], &dir).status.success());
+    d.wait_for(holder, "EXIT", &dir);
+
+    let summary = stdout(&d.cmd(&["bacct"], &dir));
+    assert!(summary.starts_with("Accounting information about jobs that are: \n  - submitted by users "), "{summary}");
+    assert!(
+        summary.contains(" Total number of done jobs:        1      Total number of exited jobs:       3\n"),
+        "{summary}"
+    );
+    let other = stdout(&d.cmd(&["bacct", "-q", "other"], &dir));
+    assert!(
+        other.contains(" Total number of done jobs:        0      Total number of exited jobs:       1\n"),
+        "{other}"
+    );
+    let long = stdout(&d.cmd(&["bacct", "-l", &failed.to_string()], &dir));
+    assert!(
+        long.contains(&format!("\nJob <{failed}>, User <")) && long.contains("Completed <exit>; exit code 3."),
+        "{long}"
+    );
+    assert!(!long.contains(&format!("Job <{done}>")), "{long}");
+    let killed = stdout(&d.cmd(&["bacct", "-l", &pending.to_string()], &dir));
+    assert!(!killed.contains("Dispatched to") && killed.contains("exit code 130"), "killed while pending: {killed}");
+    let future = d.cmd(&["bacct", "-C", "2099/1/1,"], &dir);
+    assert!(stdout(&future).ends_with("\nNo matching job found\n"), "{}", stdout(&future));
+    let bad = d.cmd(&["bacct", "-C", "13/1,"], &dir);
+    assert!(
+        !bad.status.success() && stderr(&bad).starts_with("bacct: -C 13/1,: column 1: expected "),
+        "{}",
+        stderr(&bad)
+    );
+
+    // Forgotten by allotd after CLEAN_PERIOD, and across a restart: the
+    // log still accounts them.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    d.kill9();
+    let d = common::Daemon::start_with(&dir.join("state"), Some(&config));
+    assert!(stdout(&d.cmd(&["bjobs", "-a", &done.to_string()], &dir)).contains("is not found"));
+    let again = stdout(&d.cmd(&["bacct"], &dir));
+    assert!(
+        again.contains(" Total number of done jobs:        1      Total number of exited jobs:       3\n"),
+        "{again}"
+    );
 }

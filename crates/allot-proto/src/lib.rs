@@ -6,6 +6,7 @@
 //! Frames are at most [`MAX_FRAME`] bytes; a longer one is refused before
 //! it is read, so a client cannot make the daemon allocate at will.
 
+pub mod acct;
 pub mod cluster;
 pub mod frame;
 pub mod hosts;

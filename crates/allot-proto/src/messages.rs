@@ -252,6 +252,8 @@ pub enum Request {
     },
     /// `lsid`, `lsclusters`, `bparams`, `badmin showconf`/`showstatus`.
     Cluster,
+    /// `bacct`: the finished jobs the query names, from the event log.
+    Acct(Box<crate::acct::AcctQuery>),
 }
 
 /// The states `brequeue` acts on: `-d` DONE, `-e` EXIT, `-r` running and
@@ -563,6 +565,7 @@ pub enum Response {
     /// Explanation`), as JSON: the engine's type does not cross the wire.
     Explained(serde_json::Value),
     Cluster(Box<crate::cluster::ClusterInfo>),
+    Acct(Box<crate::acct::AcctAnswer>),
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),
