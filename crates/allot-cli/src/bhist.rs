@@ -231,11 +231,17 @@ pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `bpeek [-f] [jobid]`: a running job's output so far (the caller's last
 /// running job by default); `-f` follows it until the job ends.
 pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
+    let args = crate::lsf::split_options("bpeek", args, &["-f"], &["-J"])?;
     let mut follow = false;
     let mut job = None;
-    for a in args {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
         match a.as_str() {
             "-f" => follow = true,
+            "-J" => {
+                let name = it.next().ok_or_else(|| anyhow::anyhow!("bpeek: -J: expected a job name after it"))?;
+                job = Some(most_recent_named(name)?);
+            }
             o if o.starts_with('-') => bail!("bpeek: {o}: unknown option"),
             id if job.is_none() => {
                 job = match crate::lsf::job_refs("bpeek", id)?[..] {
@@ -247,9 +253,25 @@ pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
         }
     }
     let Response::Peek { job: id, output } = call(Request::Peek { job })? else { bail!("bpeek: unexpected answer") };
+    emit_peek(follow, id, &output)
+}
+
+/// `bpeek -J NAME`: the caller's most recently submitted job of that name
+/// (`*` matching any text, as `bjobs -J` takes it).
+fn most_recent_named(name: &str) -> anyhow::Result<allot_proto::JobRef> {
+    let query = allot_proto::JobQuery { finished: true, brief: true, ..Default::default() };
+    let Response::Jobs(jobs) = call(Request::Jobs(query))? else { bail!("bpeek: unexpected answer") };
+    jobs.iter()
+        .filter(|j| crate::bjobs::name_matches(name, j))
+        .max_by_key(|j| (j.submit_time, j.id, j.index))
+        .map(|j| j.job_ref())
+        .ok_or_else(|| anyhow::anyhow!("bpeek: Job <{name}>: No matching job found"))
+}
+
+fn emit_peek(follow: bool, id: allot_proto::JobRef, output: &str) -> anyhow::Result<ExitCode> {
     println!("<< output from stdout >>");
     let stdout_part = |o: &str| o.strip_prefix("<< output from stdout >>\n").unwrap_or(o).to_string();
-    let mut shown = stdout_part(&output);
+    let mut shown = stdout_part(output);
     crate::lsf::emit(&shown)?;
     if !follow {
         return Ok(ExitCode::SUCCESS);

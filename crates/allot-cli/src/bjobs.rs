@@ -305,7 +305,7 @@ fn explained(jobs: &[JobInfo]) -> anyhow::Result<String> {
 
 /// `-J name`: a job of that name (`*` matching any text); an array's name
 /// matches each of its elements, `name[4]` one of them.
-fn name_matches(pattern: &str, j: &JobInfo) -> bool {
+pub(crate) fn name_matches(pattern: &str, j: &JobInfo) -> bool {
     let array_name = match j.index {
         0 => None,
         i => j.name.strip_suffix(&format!("[{i}]")),
@@ -375,7 +375,8 @@ fn default(a: &Args, jobs: &[JobInfo], header: bool) -> String {
         push_column(&mut out, &j.queue, 10, wide);
         push_column(&mut out, &j.from_host, 11, wide);
         push_column(&mut out, &first, 11, wide);
-        push_column(&mut out, &j.name, 10, wide);
+        // `*` and the end of a long name, as LSF shows it.
+        crate::lsf::push_padded(&mut out, &crate::lsf::cut_name(&j.name, 10, wide), 10);
         push_lsf_time(&mut out, j.submit_time);
         out.push('\n');
         for h in j.exec_hosts.iter().skip(1) {
@@ -589,7 +590,7 @@ pub(crate) mod tests {
         assert_eq!(
             render(&args(&["-p"]), &jobs[1..]),
             "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
-             9       alice   PEND  normal     hostA                   café_au_l* Nov 21 20:55\n \
+             9       alice   PEND  normal     hostA                   *é_au_lait Nov 21 20:55\n \
              Not enough job slots: 2 needed, 0 free;\n"
         );
         assert_eq!(
@@ -597,7 +598,7 @@ pub(crate) mod tests {
             "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
              12345678 bartho* RUN   normal     hostA       2*hostA     sim        Nov 21 20:55\n\
              \x20                                            a_very_lon*\n\
-             9       alice   PEND  normal     hostA                   café_au_l* Nov 21 20:55\n"
+             9       alice   PEND  normal     hostA                   *é_au_lait Nov 21 20:55\n"
         );
         assert_eq!(
             render(&args(&["-w"]), &jobs[..1]).lines().nth(1),

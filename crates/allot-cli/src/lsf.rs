@@ -370,15 +370,32 @@ pub fn exec_hosts(j: &JobInfo) -> Vec<String> {
 /// one space: a column of a table, as `{:<width} ` writes it, without the
 /// formatter's character-by-character padding.
 pub fn push_column(out: &mut String, s: &str, width: usize, wide: bool) {
+    push_padded(out, &cut(s, width, wide), width);
+}
+
+/// `s` (cut already) and the blanks that make it `width` wide, and one.
+pub fn push_padded(out: &mut String, s: &str, width: usize) {
     const SPACES: &str = "                                ";
-    let s = cut(s, width, wide);
-    out.push_str(&s);
+    out.push_str(s);
     let shown = if s.is_ascii() { s.len() } else { s.chars().count() };
     let mut pad = width.saturating_sub(shown) + 1;
     while pad > 0 {
         let n = pad.min(SPACES.len());
         out.push_str(&SPACES[..n]);
         pad -= n;
+    }
+}
+
+/// A job name cut as LSF's job lists cut it: `*` and the end of the name,
+/// which tells jobs named `run_1` ... `run_100` apart where the start
+/// would not.
+pub fn cut_name(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
+    let n = s.chars().count();
+    if wide || n <= width {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        let keep: String = s.chars().skip(n - width.saturating_sub(1)).collect();
+        std::borrow::Cow::Owned(format!("*{keep}"))
     }
 }
 
@@ -568,6 +585,18 @@ mod tests {
         let (flags, names) = super::flags_and_names("bhosts", &given, &["-l", "-w", "-X"]).expect("valid");
         assert_eq!((flags, names), (vec!["-l", "-w"], vec!["hostA"]));
         assert!(super::flags_and_names("bhosts", &words(&["-lz"]), &["-l", "-w"]).is_err());
+    }
+
+    /// A long job name keeps its end, as LSF's lists show it: the jobs of
+    /// a sweep stay apart.
+    #[test]
+    fn long_job_names_keep_their_end() {
+        assert_eq!(super::cut_name("parameter_sweep_17", 10, false), "*_sweep_17");
+        assert_eq!(super::cut_name("parameter_sweep_18", 10, false), "*_sweep_18");
+        assert_eq!(super::cut_name("short", 10, false), "short");
+        assert_eq!(super::cut_name("exactly_10", 10, false), "exactly_10");
+        assert_eq!(super::cut_name("parameter_sweep_17", 10, true), "parameter_sweep_17", "-w: whole");
+        assert_eq!(super::cut("parameter_sweep_17", 10, false), "parameter*", "other columns keep their start");
     }
 
     #[test]

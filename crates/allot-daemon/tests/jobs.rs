@@ -200,6 +200,10 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     // bpeek shows the running job's output so far.
     let peek = stdout(&d.cmd(&["bpeek", &sa], &dir));
     assert_eq!(peek, "<< output from stdout >>\nstarted\n");
+    // -J: the caller's most recent job of that name (`*` as bjobs -J).
+    assert_eq!(stdout(&d.cmd(&["bpeek", "-J", "echo started*"], &dir)), peek);
+    let unnamed = d.cmd(&["bpeek", "-J", "nothing*"], &dir);
+    assert_eq!(stderr(&unnamed), "bpeek: Job <nothing*>: No matching job found\n");
     let pending_peek = d.cmd(&["bpeek", &sb], &dir);
     assert_eq!(stderr(&pending_peek), format!("Job <{b}>: Job has not started yet\n"));
 
