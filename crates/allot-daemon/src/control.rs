@@ -185,16 +185,21 @@ fn modify_pending(
     records: &mut Vec<Record>,
     change: impl FnOnce(&mut JobRecord),
 ) -> Result<(), String> {
-    match status {
-        JobStatus::Pend | JobStatus::Psusp => {}
-        JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
-            return Err(format!("Job <{shown}>: Job has already started; only pending jobs are changed"));
-        }
+    let running = match status {
+        JobStatus::Pend | JobStatus::Psusp => false,
+        JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => true,
         JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{shown}>: {FINISHED}")),
-    }
+    };
     let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{shown}>: No matching job found")) };
     let mut record = j.record.clone();
     change(&mut record);
+    // A running job's run limit changes (`bmod -W`, as LSF allows);
+    // nothing else of it does (LSF's LSB_MOD_ALL_JOBS is not set).
+    let mut rest = record.clone();
+    rest.spec.run_limit = j.record.spec.run_limit;
+    if running && rest != j.record {
+        return Err(format!("Job <{shown}>: Job has already started; only its run limit (-W) changes a running job"));
+    }
     if let Some(q) = record.spec.queue.as_ref().filter(|&q| j.record.spec.queue.as_ref() != Some(q)) {
         if state.closed_queues.contains(q) {
             return Err(format!("Job <{shown}>: Queue <{q}> is closed"));

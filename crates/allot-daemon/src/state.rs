@@ -430,11 +430,17 @@ impl State {
             }
             Record::Modified { job, record } => {
                 self.engine
-                    .apply(t, &Event::Modify { job: *job, spec: record.spec.clone() })
+                    .apply(t, &allot_store::effects::modified_event(&self.engine, *job, &record.spec))
                     .map_err(|e| refused(*job, e))?;
                 let env = self.intern(&record.env);
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.record = JobRecord { env, ..(**record).clone() };
+                }
+                // A running job's warning goes before its new run limit.
+                if let Some(start) =
+                    self.jobs.get(job).filter(|_| self.running.contains(job)).and_then(|j| j.start_time)
+                {
+                    self.warn_before_limit(*job, start);
                 }
             }
             // Live, `full` is what the pass turns out to be (see tick.rs);
@@ -554,15 +560,26 @@ impl State {
             // A reason a try before this one gave is no longer why.
             j.exit_reason = None;
             self.running.insert(job);
-            // `-wa`/`-wt` (or its queue's JOB_WARNING_ACTION and
-            // JOB_ACTION_WARNING_TIME): the warning goes that long before
-            // the run limit in force (the job's, or its queue's RUNLIMIT).
-            let limit = self.engine.job_run_limit(job);
-            let queue = self.engine.job_queue(job).unwrap_or_default();
-            let warning = j.record.extras().warning.as_ref().or_else(|| self.queue_warnings.get(queue));
-            if let (Some((signal, before)), Some(limit)) = (warning, limit) {
-                let at = t.0.saturating_add(limit.saturating_sub(*before));
+        }
+        self.warn_before_limit(job, t.0);
+    }
+
+    /// `-wa`/`-wt` (or its queue's JOB_WARNING_ACTION and
+    /// JOB_ACTION_WARNING_TIME): the warning of a job started at `start`
+    /// goes that long before the run limit in force (the job's, or its
+    /// queue's RUNLIMIT).
+    fn warn_before_limit(&mut self, job: JobId, start: u64) {
+        let Some(j) = self.jobs.get(&job) else { return };
+        let limit = self.engine.job_run_limit(job);
+        let queue = self.engine.job_queue(job).unwrap_or_default();
+        let warning = j.record.extras().warning.as_ref().or_else(|| self.queue_warnings.get(queue));
+        match (warning, limit) {
+            (Some((signal, before)), Some(limit)) => {
+                let at = start.saturating_add(limit.saturating_sub(*before));
                 self.warnings.insert(job, (at, signal.clone()));
+            }
+            _ => {
+                self.warnings.remove(&job);
             }
         }
     }

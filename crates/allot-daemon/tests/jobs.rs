@@ -184,7 +184,15 @@ fn stop_resume_switch_modify_requeue_peek_and_history() {
     let fields = stdout(&d.cmd(&["bjobs", "-noheader", "-o", "queue job_name runtimelimit", &sb], &dir));
     assert_eq!(fields.split_whitespace().collect::<Vec<_>>(), ["short", "renamed", "5.0", "min"], "{fields}");
     let running = d.cmd(&["bmod", "-J", "x", &sa], &dir);
-    assert_eq!(stderr(&running), format!("Job <{a}>: Job has already started; only pending jobs are changed\n"));
+    assert_eq!(
+        stderr(&running),
+        format!("Job <{a}>: Job has already started; only its run limit (-W) changes a running job\n")
+    );
+    // -W of a running job, as LSF allows: bjobs shows the limit in force.
+    let limited = d.cmd(&["bmod", "-W", "7", &sa], &dir);
+    assert_eq!(stdout(&limited), format!("Parameters of job <{a}> are being changed\n"), "{}", stderr(&limited));
+    let fields = stdout(&d.cmd(&["bjobs", "-noheader", "-o", "stat runtimelimit", &sa], &dir));
+    assert_eq!(fields.split_whitespace().collect::<Vec<_>>(), ["RUN", "7.0", "min"], "{fields}");
     let long = stdout(&d.cmd(&["bjobs", "-l", &sb], &dir));
     assert!(long.contains("Job Priority <10>,"), "MAX_USER_PRIORITY / 2 by default: {long}");
     assert!(d.cmd(&["bmod", "-sp", "15", &sb], &dir).status.success());

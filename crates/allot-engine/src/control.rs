@@ -50,6 +50,54 @@ impl Engine {
         Ok(())
     }
 
+    /// A running job's run limit becomes `limit` (`bmod -W`; `None`: its
+    /// queue's): within its queue's RUNLIMIT maximum, as at submission. Its
+    /// deadline and expected end move with it (a suspended job's are set
+    /// again as it resumes); a limit it has already run past ends it at
+    /// the next pass, as LSF's does.
+    pub(crate) fn change_run_limit(&mut self, id: JobId, limit: Option<u64>, t: Time) -> Result<(), Rejection> {
+        let job = self.jobs.get(&id).ok_or(Rejection::NoSuchJob(id))?;
+        let JobState::Running { start, paused, suspended, .. } = &job.state else {
+            return Err(Rejection::NotRunning(id));
+        };
+        let q = &self.queues[job.queue].spec;
+        if let (Some(limit), Some(rl), None, false) = (limit, q.run_limit, q.interruptible, job.qos.1) {
+            if limit > rl.max {
+                return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.name.clone() });
+            }
+        }
+        let (origin, counted) = (start.after(*paused), suspended.is_none());
+        if counted {
+            if let Some(end) = self.job_end(job, origin) {
+                self.deadlines.remove(&(end, id));
+            }
+            if let Some(e) = self.expected_end(job, origin) {
+                self.expected_ends.remove(&(e, id));
+            }
+        }
+        let Some(job) = self.jobs.get_mut(&id) else { return Err(Rejection::NoSuchJob(id)) };
+        job.run_limit = limit;
+        let Some(job) = self.jobs.get(&id) else { return Err(Rejection::NoSuchJob(id)) };
+        if counted {
+            let JobState::Running { alloc, .. } = &job.state else { return Err(Rejection::NotRunning(id)) };
+            let end = self.job_end(job, origin);
+            let expected = self.expected_end(job, origin).map(|e| (e, self.slots_by_set(&alloc[..])));
+            // As they were computed, so its end removes them; one already
+            // past is met by the next pass.
+            if let Some(end) = end {
+                self.deadlines.insert((end, id));
+                self.wakeups.insert(end.max(t));
+            }
+            if let Some((e, by_set)) = expected {
+                self.expected_ends.insert((e, id), by_set);
+                self.wakeups.insert(e.max(t));
+            }
+        }
+        self.invalidate_predictions();
+        self.dirty = true;
+        Ok(())
+    }
+
     /// A running job goes back to pending (see [`Event::Requeue`]).
     pub(crate) fn requeue(&mut self, id: JobId, t: Time, cpu_time: f64, hold: bool) -> Result<(), Rejection> {
         let job = self.jobs.get_mut(&id).ok_or(Rejection::NoSuchJob(id))?;

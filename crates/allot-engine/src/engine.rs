@@ -157,6 +157,12 @@ pub enum Event {
         job: JobId,
         spec: JobSpec,
     },
+    /// A running job's run limit changes (`bmod -W`, which LSF allows on
+    /// a running job; `None`: its queue's): it ends at the new one.
+    RunLimit {
+        job: JobId,
+        limit: Option<u64>,
+    },
     /// A running job goes back to pending with its id (`brequeue`),
     /// charged for what it used as if it had finished. It keeps its place
     /// in submission order: LSF requeues to the top of the queue by
@@ -634,6 +640,7 @@ impl Engine {
             Event::Hold(id) => self.set_held(*id, true).map(|()| None),
             Event::Release(id) => self.set_held(*id, false).map(|()| None),
             Event::Modify { job, spec } => self.modify(*job, spec).map(|()| None),
+            Event::RunLimit { job, limit } => self.change_run_limit(*job, *limit, t).map(|()| None),
             Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
             Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold, t).map(|()| None),
             Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),

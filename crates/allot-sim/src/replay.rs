@@ -384,7 +384,10 @@ impl Replay<'_> {
             }
             Record::Modified { job, record } => {
                 let Some(j) = self.jobs.get_mut(&job.0) else { return };
-                match self.engine.apply(Time(t), &Event::Modify { job: *job, spec: record.spec.clone() }) {
+                match self
+                    .engine
+                    .apply(Time(t), &allot_store::effects::modified_event(&self.engine, *job, &record.spec))
+                {
                     Ok(_) => j.spec = record.spec.clone(),
                     Err(e) => {
                         let text = format!("a modification (bmod, bswitch) of job {job} is refused here: {e}");

@@ -170,6 +170,32 @@ fn run_limits_kill_at_the_deadline() {
     assert_eq!(e.schedule(Time(600)), [Decision::Kill { job: default, reason: KillReason::RunLimit }]);
 }
 
+/// `bmod -W` of a running job: it ends at the new limit, counted from
+/// its start; one it has run past ends it at the next pass; the queue's
+/// RUNLIMIT maximum holds as at submission.
+#[test]
+fn a_running_jobs_run_limit_changes_where_it_ends() {
+    let queues = queue("q", 10, "RUNLIMIT = 10 60");
+    let mut e = engine_from(&[("lsb.hosts", ONE_BIG_HOST), ("lsb.queues", &queues)]);
+    let longer = submit(&mut e, JobSpec { run_limit: Some(120), ..job("u", "q", 1) });
+    let shorter = submit(&mut e, JobSpec { run_limit: Some(1200), ..job("u", "q", 1) });
+    assert_eq!(started(&e.schedule(Time(0))), [longer.0, shorter.0]);
+    let modify = |e: &mut Engine, id, limit, t| e.apply(Time(t), &Event::RunLimit { job: id, limit });
+    modify(&mut e, longer, Some(300), 100).expect("longer");
+    assert!(e.schedule(Time(120)).is_empty(), "not at the old limit");
+    modify(&mut e, shorter, Some(60), 200).expect("already past it");
+    assert_eq!(e.schedule(Time(200)), [Decision::Kill { job: shorter, reason: KillReason::RunLimit }]);
+    assert_eq!(e.schedule(Time(300)), [Decision::Kill { job: longer, reason: KillReason::RunLimit }]);
+    let refused = modify(&mut e, longer, Some(3601), 300);
+    assert!(matches!(refused, Err(Rejection::RunLimitTooLong { max: 3600, .. })), "{refused:?}");
+    let waiting = submit(&mut e, JobSpec { slots: 100, ..job("u", "q", 1) });
+    assert_eq!(
+        modify(&mut e, waiting, Some(60), 300),
+        Err(Rejection::NotRunning(waiting)),
+        "a pending job's is bmod's"
+    );
+}
+
 #[test]
 fn a_pass_with_nothing_new_decides_nothing() {
     let queues = fairshare_queue("q", 10);

@@ -40,6 +40,17 @@ pub fn end_event(engine: &Engine, job: JobId, end: RunEnd) -> (Event, Option<boo
     }
 }
 
+/// The engine's event for a job's new record (`bmod`, `bswitch`): a
+/// pending job's spec is replaced; of a running one, only the run limit
+/// changes (the daemon changes nothing else of a running job).
+pub fn modified_event(engine: &Engine, job: JobId, spec: &allot_engine::JobSpec) -> Event {
+    if engine.is_running(job) {
+        Event::RunLimit { job, limit: spec.run_limit }
+    } else {
+        Event::Modify { job, spec: spec.clone() }
+    }
+}
+
 /// The engine's event for a pending job removed (`bkill` before it
 /// started): it ends, having used nothing, as killed (130).
 pub fn removed_event(job: JobId) -> Event {
