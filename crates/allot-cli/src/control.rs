@@ -209,6 +209,20 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
         (o.slots.is_some_and(|s| s.min != s.max), "-n min,max"),
         (o.cpu_limit.is_some(), "-c"),
         (o.term_time.is_some(), "-t"),
+        // What bmod does not change yet is refused, never dropped.
+        (o.mem_limit.is_some(), "-M"),
+        (!o.process_limits.is_empty(), o.process_limits.first().map_or("-C", |l| l.0)),
+        (o.depends.is_some(), "-w"),
+        (o.app.is_some(), "-app"),
+        (o.warning_action.is_some() || o.warning_time.is_some(), "-wa/-wt"),
+        (o.rerunnable.is_some(), "-r/-rn"),
+        (o.auto_resize, "-ar"),
+        (o.resize_notify.is_some(), "-rnc"),
+        (o.hold, "-H"),
+        (o.begin_time.is_some(), "-b"),
+        (o.env.is_some(), "-env"),
+        (o.pre_exec.is_some(), "-E"),
+        (o.post_exec.is_some(), "-Ep"),
     ];
     if let Some((_, opt)) = unsupported.iter().find(|(given, _)| *given) {
         bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");
@@ -308,5 +322,14 @@ mod tests {
         let (_, job) = parse_bmod(&words("-n 2 7[3]")).expect("valid");
         assert_eq!(job, JobRef { id: 7, index: 3 });
         assert_eq!(err("-W soon 7"), "bmod: -W soon: expected `[hours:]minutes`");
+        // What bmod cannot change yet is refused, never dropped.
+        for (line, opt) in
+            [("-M 1G 7", "-M"), ("-E true 7", "-E"), ("-env none 7", "-env"), ("-S 8M 7", "-S"), ("-w done(3) 7", "-w")]
+        {
+            assert_eq!(err(line), format!("bmod: {opt}: not supported by this allot yet. Job not modified."));
+        }
+        // Single letters run together, as with bsub.
+        let (c, _) = parse_bmod(&words("-qshort -n2 7")).expect("valid");
+        assert_eq!((c.queue.as_deref(), c.slots), (Some("short"), Some(2)));
     }
 }

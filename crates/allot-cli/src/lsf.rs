@@ -461,42 +461,7 @@ pub(crate) fn split_options(
     flags: &[&str],
     with_value: &[&str],
 ) -> anyhow::Result<Vec<String>> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if !a.starts_with('-') || a == "-" || flags.contains(&a.as_str()) {
-            out.push(a.clone());
-            continue;
-        }
-        if with_value.contains(&a.as_str()) {
-            out.push(a.clone());
-            if let Some(v) = it.next() {
-                out.push(v.clone());
-            }
-            continue;
-        }
-        let letters: Vec<char> = a[1..].chars().collect();
-        let mut k = 0;
-        while k < letters.len() {
-            let opt = format!("-{}", letters[k]);
-            if flags.contains(&opt.as_str()) {
-                out.push(opt);
-                k += 1;
-            } else if with_value.contains(&opt.as_str()) {
-                out.push(opt);
-                let rest: String = letters[k + 1..].iter().collect();
-                if !rest.is_empty() {
-                    out.push(rest);
-                } else if let Some(v) = it.next() {
-                    out.push(v.clone());
-                }
-                break;
-            } else {
-                bail!("{cmd}: {a}: unknown option");
-            }
-        }
-    }
-    Ok(out)
+    allot_config::getopt::split(args, flags, with_value, false).map_err(|a| anyhow!("{cmd}: {a}: unknown option"))
 }
 
 /// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...

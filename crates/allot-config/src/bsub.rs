@@ -194,6 +194,9 @@ pub fn parse_line(line: &str) -> Result<BsubOptions, BsubError> {
 
 /// Parses `bsub`'s options: options first, then the command.
 pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
+    // `-xK` is `-x -K`, `-n4` is `-n 4`; `-oo`, `-Jd`, `-Is` are
+    // options of their own (see [`crate::getopt`]).
+    let args = &crate::getopt::split(args, FLAGS, WITH_VALUE, true).map_err(BsubError::UnknownOption)?;
     let mut o = BsubOptions::default();
     let mut i = 0;
     while i < args.len() {
@@ -678,6 +681,24 @@ mod script_tests {
         }
         assert!(parse_line("-M 10GB true").is_ok());
         assert!(matches!(parse_line("-M ten true"), Err(BsubError::BadSizeLimit { option: "-M", .. })));
+    }
+
+    /// Single letters run together as getopt reads them; an option's
+    /// own name wins over a run (`-oo` overwrites, `-rn` is not `-r -n`).
+    #[test]
+    fn options_run_together_as_lsf_reads_them() {
+        let o = parse_line("-xK -n4 -qshort -oo out -eo err -Jd note -rn -W10 run -xK").expect("parses");
+        assert!(o.exclusive && o.wait, "-xK");
+        assert_eq!((o.slots.map(|s| s.min), o.queue.as_deref()), (Some(4), Some("short")));
+        assert_eq!((o.output, o.error), (Some(("out".into(), true)), Some(("err".into(), true))));
+        assert_eq!(o.rerunnable, Some(false));
+        assert_eq!(o.run_limit, Some(600));
+        assert!(o.other.contains(&("-Jd".to_string(), Some("note".to_string()))), "{:?}", o.other);
+        assert_eq!(o.command, ["run", "-xK"], "the command's own words are its own");
+        let o = parse_line("-Kxq normal -o o.%J true").expect("parses");
+        assert_eq!((o.wait, o.exclusive, o.queue.as_deref()), (true, true, Some("normal")));
+        assert_eq!(parse_line("-xZ true").expect_err("refused").to_string(), "-xZ: unknown option");
+        assert_eq!(parse_line("-J -x true").expect("a value").name.as_deref(), Some("-x"));
     }
 
     /// `-C -D -F -S -v` as `-M` is written; the last of one option wins,

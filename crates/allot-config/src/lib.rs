@@ -24,6 +24,7 @@ pub mod defaults;
 pub mod deps;
 pub mod engine;
 pub mod env_option;
+pub mod getopt;
 pub mod nesting;
 pub mod resreq;
 pub mod sacctmgr;

@@ -1,0 +1,63 @@
+//! LSF's commands read their options as getopt does, with multi-letter
+//! options beside the single letters: a word that is an option (`-oo`,
+//! `-Jd`, `-noheader`) is that option; any other is a run of single
+//! letters (`-aw` is `-a -w`), the first that takes a value ending the
+//! run with the rest of the word, or the next word, as its value
+//! (`-uall`, `-aJ NAME`, `-n4`).
+
+/// `args` with every run of single letters split into its options, and
+/// each value after its option. With `operands_end`, the first word that
+/// is no option (or `--`) ends the options: it and what follows are left
+/// as they are (`bsub`'s command). `Err`: the word with an unknown
+/// option.
+pub fn split(args: &[String], flags: &[&str], with_value: &[&str], operands_end: bool) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--" && operands_end {
+            out.push(a.clone());
+            out.extend(it.cloned());
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            out.push(a.clone());
+            if operands_end {
+                out.extend(it.cloned());
+                break;
+            }
+            continue;
+        }
+        if flags.contains(&a.as_str()) {
+            out.push(a.clone());
+            continue;
+        }
+        if with_value.contains(&a.as_str()) {
+            out.push(a.clone());
+            if let Some(v) = it.next() {
+                out.push(v.clone());
+            }
+            continue;
+        }
+        let letters: Vec<char> = a[1..].chars().collect();
+        let mut k = 0;
+        while k < letters.len() {
+            let opt = format!("-{}", letters[k]);
+            if flags.contains(&opt.as_str()) {
+                out.push(opt);
+                k += 1;
+            } else if with_value.contains(&opt.as_str()) {
+                out.push(opt);
+                let rest: String = letters[k + 1..].iter().collect();
+                if !rest.is_empty() {
+                    out.push(rest);
+                } else if let Some(v) = it.next() {
+                    out.push(v.clone());
+                }
+                break;
+            } else {
+                return Err(a.clone());
+            }
+        }
+    }
+    Ok(out)
+}
