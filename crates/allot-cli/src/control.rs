@@ -223,6 +223,7 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
         (o.env.is_some(), "-env"),
         (o.pre_exec.is_some(), "-E"),
         (o.post_exec.is_some(), "-Ep"),
+        (o.mail_begin || o.mail_end || o.mail_user.is_some(), "-B/-N/-u"),
     ];
     if let Some((_, opt)) = unsupported.iter().find(|(given, _)| *given) {
         bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");

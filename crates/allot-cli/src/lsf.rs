@@ -192,6 +192,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         })
         .transpose()
         .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
+    let mail_report_to_user = o.mail_user.is_some() && o.output.is_none();
     let submit = Submit {
         queue: o.queue,
         slots: o.slots.map_or(0, |s| s.min),
@@ -206,6 +207,14 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         output: o.output,
         error: o.error,
         default_queue: std::env::var("LSB_DEFAULTQUEUE").ok(),
+        // `-u` without `-o`: the report goes by mail, where LSF sends it
+        // for a job without an output file (allot keeps such a job's
+        // output for bpeek, and mails no report otherwise).
+        mail: (o.mail_begin || o.mail_end || o.mail_user.is_some()).then(|| allot_proto::MailAsked {
+            begin: o.mail_begin,
+            end: o.mail_end || mail_report_to_user,
+            to: o.mail_user.clone(),
+        }),
         pre_exec: o.pre_exec.clone(),
         post_exec: o.post_exec.clone(),
         env: match &o.env {
@@ -241,9 +250,12 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         let text = e.to_string();
         if text.starts_with("bsub: ") { e } else { anyhow!("bsub: {text}") }
     });
-    let Response::Submitted { job, queue } = answer? else {
+    let Response::Submitted { job, queue, warning } = answer? else {
         bail!("bsub: unexpected answer");
     };
+    if let Some(w) = warning {
+        eprintln!("bsub: warning: {w}");
+    }
     println!("Job <{job}> is submitted to queue <{queue}>.");
     if o.wait { wait_for_end(job) } else { Ok(ExitCode::SUCCESS) }
 }

@@ -539,7 +539,7 @@ fn bsub_asks_again_for_a_lost_answer_with_the_same_request() {
             if answer {
                 let reply = Envelope {
                     version: PROTOCOL_VERSION,
-                    body: Response::Submitted { job: 7, queue: "normal".into() },
+                    body: Response::Submitted { job: 7, queue: "normal".into(), warning: None },
                 };
                 write_frame(&mut stream, &serde_json::to_vec(&reply).expect("json")).expect("answer");
             }

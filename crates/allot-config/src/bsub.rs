@@ -113,6 +113,11 @@ pub struct BsubOptions {
     /// `-C -D -F -S -v`: the per-process limits, as written (see
     /// [`size_limit_kb`]), by option.
     pub process_limits: Vec<(&'static str, String)>,
+    /// `-B`, `-N`: mail when the job starts, and its report when it ends;
+    /// `-u`: to whom (its owner without it).
+    pub mail_begin: bool,
+    pub mail_end: bool,
+    pub mail_user: Option<String>,
     /// `-E` and `-Ep`: the pre- and post-execution commands.
     pub pre_exec: Option<String>,
     pub post_exec: Option<String>,
@@ -216,6 +221,8 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 "-rn" => o.rerunnable = Some(false),
                 "-ar" => o.auto_resize = true,
                 "-H" => o.hold = true,
+                "-B" => o.mail_begin = true,
+                "-N" => o.mail_end = true,
                 _ => o.other.push((arg.to_string(), None)),
             }
             i += 1;
@@ -270,6 +277,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             }
             "-wa" => o.warning_action = Some(value),
             "-E" => o.pre_exec = Some(value),
+            "-u" => o.mail_user = Some(value),
             "-Ep" => o.post_exec = Some(value),
             "-env" => {
                 let parsed = crate::env_option::EnvOption::parse(&value)
@@ -373,6 +381,9 @@ impl BsubOptions {
             mem_limit: self.mem_limit.or(script.mem_limit),
             env: self.env.or(script.env),
             pre_exec: self.pre_exec.or(script.pre_exec),
+            mail_begin: self.mail_begin || script.mail_begin,
+            mail_end: self.mail_end || script.mail_end,
+            mail_user: self.mail_user.or(script.mail_user),
             post_exec: self.post_exec.or(script.post_exec),
             process_limits: {
                 let mut limits = script.process_limits;

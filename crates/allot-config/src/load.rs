@@ -90,7 +90,9 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         config.params = params::read(&src, diags);
     }
     if let Some(src) = get("lsf.conf") {
-        config.params.ncpu_enforce |= lsf_conf_ncpu_enforce(&src, diags);
+        let (enforce, mail) = read_lsf_conf(&src, diags);
+        config.params.ncpu_enforce |= enforce;
+        config.mail_prog = mail;
     }
     if let Some(src) = get("lsb.users") {
         let (groups, limits) = users::read(&src, diags);
@@ -149,20 +151,23 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
 const LSF_CONF_NOT_APPLIED: &[&str] = &["LSB_BIND_JOB", "LSB_BIND_CPU_LIST"];
 
 /// `lsf.conf` is `KEY=VALUE` lines with no sections; allot reads
-/// LSB_NCPU_ENFORCE from it, warns about the parameters of the
-/// specification it does not apply, and passes over the rest (a site's
-/// `lsf.conf` holds hundreds of settings of LSF's own daemons).
-fn lsf_conf_ncpu_enforce(src: &Source<'_>, diags: &mut Diagnostics) -> bool {
+/// LSB_NCPU_ENFORCE and LSB_MAILPROG (the mail program, as written) from
+/// it, warns about the parameters of the specification it does not apply,
+/// and passes over the rest (a site's `lsf.conf` holds hundreds of
+/// settings of LSF's own daemons).
+fn read_lsf_conf(src: &Source<'_>, diags: &mut Diagnostics) -> (bool, Option<String>) {
     let lines = logical_lines(src);
-    let Some(first) = lines.first().cloned() else { return false };
+    let Some(first) = lines.first().cloned() else { return (false, None) };
     let section = crate::lsf::text::Section { name: "lsf.conf".into(), begin: first, lines };
-    let mut enforce = false;
+    let (mut enforce, mut mail) = (false, None);
     for (line, kv) in key_values(&section, diags) {
         if kv.key == "LSB_NCPU_ENFORCE" {
             enforce |= crate::lsf::text::unquote(kv.value).trim() == "1";
+        } else if kv.key == "LSB_MAILPROG" {
+            mail = Some(crate::lsf::text::unquote(kv.value).trim().to_string()).filter(|m| !m.is_empty());
         } else if LSF_CONF_NOT_APPLIED.contains(&kv.key) {
             diags.warning(crate::lsf::read::at(line, kv.key), format!("`{}` is not applied by allot, ignored", kv.key));
         }
     }
-    enforce
+    (enforce, mail)
 }

@@ -380,6 +380,8 @@ pub struct Config {
     pub settings: AllotSettings,
     /// The associations of `[priority] accounts`, when named.
     pub accounts: Option<allot_engine::multifactor::AccountTree>,
+    /// `lsf.conf`'s LSB_MAILPROG: the program jobs' mail goes through.
+    pub mail_prog: Option<String>,
     /// The cluster's name, as LSF's `lsf.cluster.<name>` file gives it
     /// (the first, by name, when there are several); `None` without one.
     pub cluster_name: Option<String>,

@@ -39,6 +39,9 @@ pub struct Loaded {
     pub max_preexec_retry: u32,
     /// `lsb.params` in force, by name (`bparams -a`).
     pub params: Vec<(String, String)>,
+    /// The mail program jobs' mail goes through: lsf.conf's LSB_MAILPROG,
+    /// else sendmail where it is; `None`: mail cannot be sent.
+    pub mail_prog: Option<String>,
     /// Each queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME, where
     /// it has both: the warning its jobs get unless they ask for their own.
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
@@ -54,6 +57,16 @@ pub struct Loaded {
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
+}
+
+/// LSB_MAILPROG as configured, else sendmail where it is installed; a
+/// configured program that is not there is none (submissions asking for
+/// mail are told).
+fn mail_program(configured: Option<&str>) -> Option<String> {
+    if let Some(p) = configured {
+        return Path::new(p).exists().then(|| p.to_string());
+    }
+    ["/usr/sbin/sendmail", "/usr/lib/sendmail"].into_iter().find(|p| Path::new(p).exists()).map(str::to_string)
 }
 
 fn params_shown(p: &allot_config::model::Params) -> Vec<(String, String)> {
@@ -108,6 +121,7 @@ impl Source {
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 max_preexec_retry: allot_config::model::DEFAULT_MAX_PREEXEC_RETRY,
+                mail_prog: mail_program(None),
                 params: params_shown(&allot_config::model::Params {
                     default_queue: vec!["normal".into()],
                     ..Default::default()
@@ -137,6 +151,7 @@ impl Source {
             terminate_interval: config.params.job_terminate_interval,
             max_preexec_retry: config.params.max_preexec_retry,
             params: params_shown(&config.params),
+            mail_prog: mail_program(config.mail_prog.as_deref()),
             queue_warnings: config
                 .queues
                 .iter()

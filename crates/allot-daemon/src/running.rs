@@ -334,26 +334,35 @@ pub(crate) fn exec_spec(
     let (stdout, stderr) = state.output_files(job, j);
     let exec = state.exec_of(job, j);
     let cwd = j.cwd();
-    // LSF's job report ends an output file given with `-o` (it would be
-    // mailed otherwise; allot mails nothing yet).
-    let report = r.output.as_ref().map(|_| {
-        let first = alloc.first().map_or(state.host.as_str(), |(h, _)| h.as_str());
-        let admin = state.admins.first().map_or("root", String::as_str);
-        Box::new(allot_exec::report::ReportHead {
-            job: shown.to_string(),
-            name: j.display_name().into_owned(),
-            user: user.clone(),
-            cluster: state.cluster_name.clone(),
-            sender: format!("{admin}@{first}"),
-            from_host: r.from_host.clone(),
-            submitted: j.submit_time,
-            queue: state.engine.job_queue(job).or(r.spec.queue.as_deref()).unwrap_or_default().to_string(),
-            hosts: alloc.iter().map(|a| allot_proto::exec_host(a).into_owned()).collect(),
-            home,
-            cwd: cwd.display().to_string(),
-            command: r.command.clone(),
-        })
-    });
+    let first = alloc.first().map_or(state.host.as_str(), |(h, _)| h.as_str());
+    let admin = state.admins.first().map_or("root", String::as_str);
+    let head = || allot_exec::report::ReportHead {
+        job: shown.to_string(),
+        name: j.display_name().into_owned(),
+        user: user.clone(),
+        cluster: state.cluster_name.clone(),
+        sender: format!("{admin}@{first}"),
+        from_host: r.from_host.clone(),
+        submitted: j.submit_time,
+        queue: state.engine.job_queue(job).or(r.spec.queue.as_deref()).unwrap_or_default().to_string(),
+        hosts: alloc.iter().map(|a| allot_proto::exec_host(a).into_owned()).collect(),
+        home: home.clone(),
+        cwd: cwd.display().to_string(),
+        command: r.command.clone(),
+    };
+    // LSF's job report ends an output file given with `-o`.
+    let report = r.output.as_ref().map(|_| Box::new(head()));
+    // `-B`/`-N` (a job asking with no mail program was told at submission).
+    let mail = match (&r.extras().mail, &state.mail_prog) {
+        (Some(m), Some(program)) if m.begin || m.end => Some(Box::new(allot_exec::mail::MailSpec {
+            program: program.clone(),
+            to: m.to.clone().unwrap_or_else(|| user.clone()),
+            begin: m.begin,
+            end: m.end,
+            head: head(),
+        })),
+        _ => None,
+    };
     Some(ExecSpec {
         job: job.0,
         command: exec.command(&r.command),
@@ -371,6 +380,7 @@ pub(crate) fn exec_spec(
         limits: r.extras().limits,
         pre_exec: r.extras().pre_exec.clone(),
         post_exec: r.extras().post_exec.clone(),
+        mail,
     })
 }
 

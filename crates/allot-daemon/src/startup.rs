@@ -79,6 +79,7 @@ pub(crate) fn open_state(
         terminate_interval,
         max_preexec_retry: loaded.max_preexec_retry,
         params: loaded.params.clone(),
+        mail_prog: loaded.mail_prog.clone(),
         started_at: allot_exec::now_secs(),
         configured_at: t.0,
         acct_scans: Default::default(),

@@ -177,6 +177,8 @@ pub struct State {
     pub max_preexec_retry: u32,
     /// `lsb.params` in force, by name (`bparams -a`).
     pub params: Vec<(String, String)>,
+    /// The mail program, if there is one ([`crate::config::Loaded`]).
+    pub mail_prog: Option<String>,
     /// When allotd started, and when its configuration was last read
     /// (seconds since the epoch).
     pub started_at: u64,
@@ -497,6 +499,7 @@ impl State {
         self.terminate_interval = loaded.terminate_interval;
         self.max_preexec_retry = loaded.max_preexec_retry;
         self.params = loaded.params;
+        self.mail_prog = loaded.mail_prog;
         self.configured_at = t.0;
         self.queue_warnings = loaded.queue_warnings;
         self.rerunnable_queues = loaded.rerunnable_queues;

@@ -22,7 +22,7 @@ pub(crate) fn submit(
     if let Some(&job) = s.request.as_ref().and_then(|r| state.requests.get(r)) {
         if let Some(j) = state.jobs.get(&job).filter(|j| j.record.spec.user == caller.user) {
             let queue = j.record.spec.queue.clone().unwrap_or_default();
-            return Response::Submitted { job: j.number, queue };
+            return Response::Submitted { job: j.number, queue, warning: None };
         }
     }
     if !caller.known {
@@ -78,6 +78,7 @@ pub(crate) fn submit(
     // Through `apply`, as a restart replays it: what is refused here is
     // never logged.
     let (job, number) = (state.engine.next_job_id(), state.numbers.next());
+    let mail = s.mail.clone();
     let record = Record::Submitted {
         job,
         number: (number != job.0).then_some(number),
@@ -106,6 +107,7 @@ pub(crate) fn submit(
                     rerunnable: s.rerunnable,
                     resize_notify: s.resize_notify,
                     limits: s.limits,
+                    mail: s.mail.clone(),
                     pre_exec: s.pre_exec,
                     post_exec: s.post_exec,
                 };
@@ -118,7 +120,21 @@ pub(crate) fn submit(
     }
     records.push(record);
     let queue = state.engine.job_queue(job).unwrap_or_default().to_string();
-    Response::Submitted { job: number, queue }
+    let warning = mail_warning(state, mail.as_ref());
+    Response::Submitted { job: number, queue, warning }
+}
+
+/// A job that asks for mail on a host with no mail program: accepted,
+/// with the submitter told that its mail will not be sent.
+fn mail_warning(state: &State, mail: Option<&allot_proto::MailAsked>) -> Option<String> {
+    let asked = mail.filter(|m| m.begin || m.end)?;
+    let option = if asked.begin { "-B" } else { "-N" };
+    state.mail_prog.is_none().then(|| {
+        format!(
+            "{option}: this cluster has no mail program (LSB_MAILPROG in lsf.conf, or sendmail): the job runs, and \
+             its mail is not sent"
+        )
+    })
 }
 
 /// A `-w` target's jobs: a name stands for every job of the caller with

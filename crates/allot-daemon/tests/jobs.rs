@@ -687,3 +687,49 @@ fn pre_and_post_execution_commands() {
     let line = stdout(&d.cmd(&["bjobs", "-a", "-noheader", "-o", "jobid stat exit_code", &job.to_string()], &dir));
     assert_eq!(line.split_whitespace().collect::<Vec<_>>(), [job.to_string().as_str(), "EXIT", "99"]);
 }
+
+/// `bsub -B -N -u`: mail through lsf.conf's LSB_MAILPROG when the job
+/// starts and its report when it ends, as the job's owner; with no mail
+/// program, the submission says the mail will not be sent.
+#[test]
+fn mail_at_start_and_end_through_the_mail_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("mail");
+    let sink = dir.join("mails");
+    let program = dir.join("fake-sendmail");
+    std::fs::write(&program, format!("#!/bin/sh\n{{ echo \"ARGS $* AS $(id -un)\"; cat; }} >> {}\n", sink.display()))
+        .expect("program");
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let lsf_conf = format!("LSB_MAILPROG={}\n", program.display());
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n"),
+            ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nEnd Parameters\n"),
+            ("lsf.conf", &lsf_conf),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let out = d.cmd(&["bsub", "-B", "-N", "-u", "bob@example.org", "-o", "/dev/null", "true"], &dir);
+    assert_eq!(stderr(&out), "", "no warning with a mail program");
+    let job = submitted_id(&out);
+    d.wait_for(job, "DONE", &dir);
+    let mails = std::fs::read_to_string(&sink).expect("mailed");
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten().expect("me").name;
+    assert_eq!(mails.matches(&format!("ARGS -oi bob@example.org AS {me}\n")).count(), 2, "{mails}");
+    assert!(mails.contains(&format!("Subject: Job {job}: <true> in cluster <allot> Started\n")), "{mails}");
+    assert!(mails.contains(&format!("Subject: Job {job}: <true> in cluster <allot> Done\n")), "{mails}");
+
+    // No mail program: the job is taken, and its submitter told.
+    std::fs::write(config.join("lsf.conf"), "LSB_MAILPROG=/no/such/mailer\n").expect("lsf.conf");
+    assert!(d.cmd(&["badmin", "reconfig"], &dir).status.success());
+    let out = d.cmd(&["bsub", "-N", "true"], &dir);
+    assert!(out.status.success());
+    assert_eq!(
+        stderr(&out),
+        "bsub: warning: -N: this cluster has no mail program (LSB_MAILPROG in lsf.conf, or sendmail): the job runs, \
+         and its mail is not sent\n"
+    );
+    d.wait_for(submitted_id(&out), "DONE", &dir);
+}

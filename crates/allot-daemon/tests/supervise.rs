@@ -30,6 +30,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         limits: Default::default(),
         pre_exec: None,
         post_exec: None,
+        mail: None,
     }
 }
 

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub mod cgroup;
 pub mod clock;
 mod files;
+pub mod mail;
 mod named;
 pub mod owner;
 pub mod report;
@@ -135,6 +136,9 @@ pub struct ExecSpec {
     /// `-Ep`: the post-execution command, run after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_exec: Option<String>,
+    /// `-B`, `-N`: its mail ([`mail`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<Box<mail::MailSpec>>,
 }
 
 /// How a job ended.
@@ -347,6 +351,7 @@ mod tests {
             limits: Default::default(),
             pre_exec: None,
             post_exec: None,
+            mail: None,
         }
     }
 
@@ -490,6 +495,43 @@ mod tests {
         assert_eq!((report.exit, report.pre_exec_failed), (4, true));
         assert!(report.reason.as_deref().is_some_and(|r| r.contains("pre-execution command (-E) exited with 4")));
         assert_eq!(std::fs::read_to_string(dir.join("out.12")).expect("output"), "not yet\n");
+    }
+
+    /// `-B` and `-N` mail through the mail program, sendmail's way; a mail
+    /// program that fails is said on the job's standard error.
+    #[test]
+    fn mail_goes_through_the_mail_program_at_start_and_end() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp("mail");
+        let program = dir.join("fake-sendmail");
+        let sink = dir.join("mails");
+        std::fs::write(&program, format!("#!/bin/sh\n{{ echo \"ARGS $*\"; cat; echo; }} >> {}\n", sink.display()))
+            .expect("program");
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mut s = spec(&dir, 13, "echo out");
+        let head = report::ReportHead { job: "13".into(), name: "echo out".into(), ..Default::default() };
+        s.mail = Some(Box::new(mail::MailSpec {
+            program: program.display().to_string(),
+            to: "someone@example.org".into(),
+            begin: true,
+            end: true,
+            head,
+        }));
+        run(&s, |_| true).expect("ran");
+        let mails = std::fs::read_to_string(&sink).expect("mailed");
+        assert_eq!(mails.matches("ARGS -oi someone@example.org\n").count(), 2, "{mails}");
+        assert!(mails.contains("Subject: Job 13: <echo out> in cluster <> Started\n"), "{mails}");
+        assert!(mails.contains("Subject: Job 13: <echo out> in cluster <> Done\n"), "{mails}");
+        assert!(mails.find("Started").expect("start") < mails.find("Done").expect("end"));
+
+        let mut broken = spec(&dir, 14, "true");
+        broken.mail = s.mail.clone();
+        if let Some(m) = broken.mail.as_mut() {
+            m.program = "/no/such/mailer".into();
+        }
+        run(&broken, |_| true).expect("ran");
+        let err = std::fs::read_to_string(dir.join("err")).expect("err");
+        assert!(err.contains("allot: job 14: mail to someone@example.org not sent: /no/such/mailer: "), "{err}");
     }
 
     #[test]

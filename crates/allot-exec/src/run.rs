@@ -171,7 +171,23 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
             return Ok(report);
         }
     }
+    // Mail goes as the job's owner; one not sent is said on its standard
+    // error, never dropped unsaid.
+    let mail = |message: String| {
+        let Some(m) = &spec.mail else { return };
+        let sent = crate::mail::send(m, &message, |cmd| match owner {
+            Some(o) => become_owner(cmd, o, &cwd),
+            None => Ok(()),
+        });
+        if let Err(why) = sent {
+            let _ = writeln!(&stderr, "allot: job {}: mail to {} not sent: {why}", spec.job, m.to);
+        }
+    };
+    let zone = jiff::tz::TimeZone::system();
     let started_at = now_secs();
+    if let Some(m) = spec.mail.as_ref().filter(|m| m.begin) {
+        mail(crate::mail::begin_message(m, started_at, &zone));
+    }
     let status = job_command(spec, &spec.command, &[], outputs, owner, &cwd)
         .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
     let measured = in_cgroup.and_then(cgroup::read_usage);
@@ -211,18 +227,21 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
         }
     }
     leave();
+    let run = report::RunSummary {
+        code: status.code(),
+        signal: status.signal(),
+        cpu_time: ended.cpu_time,
+        max_rss_kb: ended.max_rss_kb,
+        started: started_at,
+        ended: ended_at,
+    };
+    if let Some(m) = spec.mail.as_ref().filter(|m| m.end) {
+        mail(crate::mail::end_message(m, &run, &zone));
+    }
     // The report goes through the output file as the job's owner opened
     // it.
     if let Some(head) = spec.report.as_ref().filter(|_| spec.stdout.named) {
-        let run = report::RunSummary {
-            code: status.code(),
-            signal: status.signal(),
-            cpu_time: ended.cpu_time,
-            max_rss_kb: ended.max_rss_kb,
-            started: started_at,
-            ended: ended_at,
-        };
-        let text = report::render(head, &run, &jiff::tz::TimeZone::system());
+        let text = report::render(head, &run, &zone);
         if let Err(e) = (&stdout).write_all(text.as_bytes()) {
             eprintln!("allot-supervise: job {}: its report is not written: {}", spec.job, os_message(&e));
         }

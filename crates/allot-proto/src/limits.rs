@@ -4,6 +4,18 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `bsub -B` (mail when it starts), `-N` (its report when it ends), `-u`
+/// (to whom; its owner without it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MailAsked {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub begin: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
 /// Each limit in KB; `None` leaves the limit as the job would have it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessLimits {

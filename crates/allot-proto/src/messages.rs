@@ -76,6 +76,9 @@ pub struct Submit {
     /// `-env` passes on to the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_queue: Option<String>,
+    /// `-B`, `-N`, `-u`: mail about the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<crate::limits::MailAsked>,
     /// `-E`: the pre-execution command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_exec: Option<String>,
@@ -534,6 +537,10 @@ pub enum Response {
     Submitted {
         job: u64,
         queue: String,
+        /// What the submitter should know of the job as accepted (a mail
+        /// that cannot be sent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        warning: Option<String>,
     },
     Jobs(Vec<JobInfo>),
     /// Part of a long job list: more frames follow, the last a `Jobs`.

@@ -137,6 +137,9 @@ pub struct JobExtras {
     /// `-C -D -F -S -v`: the soft resource limits its processes start with.
     #[serde(default, skip_serializing_if = "allot_proto::ProcessLimits::is_empty")]
     pub limits: allot_proto::ProcessLimits,
+    /// `-B`, `-N`, `-u`: its mail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<allot_proto::MailAsked>,
     /// `-E`: the pre-execution command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_exec: Option<String>,
@@ -155,6 +158,7 @@ impl JobRecord {
             rerunnable: None,
             resize_notify: None,
             limits: allot_proto::ProcessLimits::NONE,
+            mail: None,
             pre_exec: None,
             post_exec: None,
         };
