@@ -69,6 +69,13 @@ pub fn call(request: Request) -> anyhow::Result<Response> {
 }
 
 pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
+    // `-V`, as every LSF command takes it: the release, on standard
+    // error, and nothing else done (only as the first word: `bsub cmd -V`
+    // is a command's own option).
+    if args.first().is_some_and(|a| a == "-V") && COMMANDS.contains(&cmd) {
+        eprintln!("{}", version_text());
+        return Ok(ExitCode::SUCCESS);
+    }
     match cmd {
         "bsub" => bsub(args),
         "blaunch" => crate::blaunch::blaunch(args),
@@ -97,6 +104,11 @@ pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "lsclusters" => crate::cluster_info::lsclusters(args),
         _ => bail!("{cmd}: not an allot command"),
     }
+}
+
+/// What `-V` says: allot's release, and the LSF commands it speaks.
+pub fn version_text() -> String {
+    format!("allot {}, LSF 10.1 commands", env!("CARGO_PKG_VERSION"))
 }
 
 /// Options `bsub` parses but this allot does not act on yet: refused, so a

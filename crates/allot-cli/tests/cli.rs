@@ -386,6 +386,17 @@ fn install_links_makes_the_commands_callable_by_name() {
     assert!(stderr(&by_name).contains("cannot connect to allotd"), "{}", stderr(&by_name));
     let version = Command::new(dir.join("allot")).arg("--version").output().expect("runs");
     assert!(stdout(&version).starts_with("allot "), "{}", stdout(&version));
+    // Every LSF command answers -V on standard error, with no allotd.
+    for name in names.split(' ').skip(1) {
+        let v = Command::new(dir.join(name)).arg("-V").env("ALLOT_STATE_DIR", &state).output().expect("runs");
+        assert!(v.status.success(), "{name} -V");
+        assert!(stderr(&v).starts_with("allot ") && stderr(&v).ends_with(", LSF 10.1 commands\n"), "{name}");
+        assert_eq!(stdout(&v), "", "{name}");
+    }
+    // A job's own -V is its own.
+    let own =
+        Command::new(dir.join("bsub")).args(["true", "-V"]).env("ALLOT_STATE_DIR", &state).output().expect("runs");
+    assert!(stderr(&own).contains("cannot connect to allotd"), "{}", stderr(&own));
 }
 
 /// `allot sshare` or `allot sprio` on a configuration directory and a
