@@ -1,7 +1,7 @@
 //! Reading a configuration directory: every file that is there, each
 //! missing file taking its defaults, then validation across files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use allot_engine::shares::GroupTable;
 
@@ -38,17 +38,27 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
         diags.error(loc, "expected a configuration directory");
         return Err(diags);
     }
-    let mut cluster_files: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("lsf.cluster."))
-                .collect()
-        })
-        .unwrap_or_default();
-    cluster_files.sort();
-    for name in FILES.iter().map(|s| s.to_string()).chain(cluster_files.iter().cloned()) {
-        let path = dir.join(&name);
+    let tree = layout(dir);
+    // Each file by its path from `dir` (where it is under it), which is
+    // what diagnostics name; lookups go by file name.
+    let name_of = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
+    let listed = |d: &Path, keep: &dyn Fn(&str) -> bool| -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()).filter(|e| keep(&e.file_name().to_string_lossy())).map(|e| e.path()).collect()
+            })
+            .unwrap_or_default();
+        found.sort();
+        found
+    };
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for name in FILES {
+        let home = if name.starts_with("lsb.") { &tree.batch_dir } else { &tree.envdir };
+        paths.push(home.join(name));
+    }
+    paths.extend(listed(&tree.confdir, &|n| n.starts_with("lsf.cluster.")));
+    for path in paths {
+        let name = name_of(&path);
         match std::fs::read(&path) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => texts.push((name, text)),
@@ -63,7 +73,7 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
     }
     // The association file `[priority] accounts` names, under the name
     // written there (settings::read reports a malformed allot.toml).
-    let accounts = texts.iter().find(|(n, _)| n == "allot.toml").and_then(|(_, t)| accounts_file(t));
+    let accounts = texts.iter().find(|(n, _)| file_name(n) == "allot.toml").and_then(|(_, t)| accounts_file(t));
     if let Some(name) = accounts {
         match std::fs::read_to_string(dir.join(&name)) {
             Ok(text) => texts.push((name, text)),
@@ -75,6 +85,62 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
     if diags.has_errors() { Err(diags) } else { Ok(texts) }
 }
 
+/// A file's name without the directories its path names.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Where a cluster's configuration files are, LSF's way, from a directory
+/// taken as LSF_ENVDIR: its `lsf.conf`'s LSF_CONFDIR (else the directory
+/// itself) holds `lsf.cluster.<name>`; LSB_CONFDIR (else
+/// `LSF_CONFDIR/lsbatch`) holds `<cluster>/configdir/lsb.*`. Where that
+/// `configdir` is not there, the `lsb.*` files are the directory's own
+/// (allot's flat layout). `allot.toml` is always the directory's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub envdir: PathBuf,
+    pub confdir: PathBuf,
+    pub lsb_confdir: PathBuf,
+    /// Where the `lsb.*` files are read from.
+    pub batch_dir: PathBuf,
+}
+
+/// [`Layout`] of `dir`.
+pub fn layout(dir: &Path) -> Layout {
+    let conf = std::fs::read_to_string(dir.join("lsf.conf")).unwrap_or_default();
+    let value = |key: &str| lsf_conf_value(&conf, key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let confdir = value("LSF_CONFDIR").unwrap_or_else(|| dir.to_path_buf());
+    let lsb_confdir = value("LSB_CONFDIR").unwrap_or_else(|| confdir.join("lsbatch"));
+    // The cluster is the one its cluster file names (the first by name).
+    let mut clusters: Vec<String> = std::fs::read_dir(&confdir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_string_lossy().strip_prefix("lsf.cluster.").map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    clusters.sort();
+    let batch_dir = clusters
+        .first()
+        .map(|c| lsb_confdir.join(c).join("configdir"))
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| dir.to_path_buf());
+    Layout { envdir: dir.to_path_buf(), confdir, lsb_confdir, batch_dir }
+}
+
+/// One `KEY=VALUE` of an `lsf.conf` text, unquoted.
+fn lsf_conf_value(text: &str, key: &str) -> Option<String> {
+    let src = Source { name: "lsf.conf", text };
+    let lines = logical_lines(&src);
+    let first = lines.first().cloned()?;
+    let section = crate::lsf::text::Section { name: "lsf.conf".into(), begin: first, lines };
+    let mut scratch = Diagnostics::default();
+    key_values(&section, &mut scratch)
+        .into_iter()
+        .find(|(_, kv)| kv.key == key)
+        .map(|(_, kv)| crate::lsf::text::unquote(kv.value).trim().to_string())
+}
+
 /// `[priority] accounts` of an `allot.toml` text, if it names one.
 fn accounts_file(text: &str) -> Option<String> {
     let table: toml::Table = toml::from_str(text).ok()?;
@@ -84,7 +150,7 @@ fn accounts_file(text: &str) -> Option<String> {
 /// Reads configuration files given as (file name, text) pairs; the names
 /// say which file each is. Problems go to `diags`.
 pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config {
-    let get = |name: &str| texts.iter().find(|(n, _)| n == name).map(|(n, t)| Source { name: n, text: t });
+    let get = |name: &str| texts.iter().find(|(n, _)| file_name(n) == name).map(|(n, t)| Source { name: n, text: t });
     let mut config = Config::default();
     if let Some(src) = get("lsb.params") {
         config.params = params::read(&src, diags);
@@ -102,9 +168,9 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         config.groups = GroupTable::default();
     }
     let mut all_hosts: Vec<Host> = Vec::new();
-    for (name, text) in texts.iter().filter(|(n, _)| n.starts_with("lsf.cluster.")) {
+    for (name, text) in texts.iter().filter(|(n, _)| file_name(n).starts_with("lsf.cluster.")) {
         all_hosts.extend(cluster::read(&Source { name, text }, diags));
-        let named = name.trim_start_matches("lsf.cluster.");
+        let named = file_name(name).trim_start_matches("lsf.cluster.");
         if config.cluster_name.as_deref().is_none_or(|n| named < n) {
             config.cluster_name = Some(named.to_string());
         }

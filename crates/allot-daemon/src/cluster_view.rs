@@ -38,12 +38,16 @@ pub(crate) fn cluster(state: &State) -> ClusterInfo {
     let config = state.engine.config();
     let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective()).ok().flatten().map(|u| u.name);
     let admins: Vec<String> = me.into_iter().chain(state.admins.iter().cloned()).collect();
-    // Where LSF's tools look: the configuration directory stands for
-    // LSF_ENVDIR and LSF_CONFDIR, the state directory for LSB_SHAREDIR.
+    // Where LSF's tools look: the configuration directory is LSF_ENVDIR,
+    // with LSF_CONFDIR and LSB_CONFDIR as its lsf.conf lays them out
+    // (`allot_config::load::layout`); the state directory is LSB_SHAREDIR.
     let mut dirs = Vec::new();
     if let Some(dir) = &state.source.dir {
-        for key in ["LSB_CONFDIR", "LSF_CONFDIR", "LSF_ENVDIR"] {
-            dirs.push((key.to_string(), dir.clone()));
+        let tree = allot_config::load::layout(std::path::Path::new(dir));
+        for (key, path) in
+            [("LSB_CONFDIR", &tree.lsb_confdir), ("LSF_CONFDIR", &tree.confdir), ("LSF_ENVDIR", &tree.envdir)]
+        {
+            dirs.push((key.to_string(), path.display().to_string()));
         }
     }
     dirs.push(("LSB_SHAREDIR".to_string(), state.state_dir.display().to_string()));
