@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{ReportHead, RunSummary, render};
+use crate::report::{ReportHead, RunSummary, body, subject, where_and_when};
 
 /// What to mail, to whom, through what.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,44 +28,30 @@ pub struct MailSpec {
 /// a stuck one must not hold the job's end back.
 const MAIL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `-B`'s message: the job has started.
+/// `-B`'s message: the job has started (where and when, as its report
+/// will say it).
 pub fn begin_message(m: &MailSpec, started: u64, tz: &jiff::tz::TimeZone) -> String {
     let h = &m.head;
-    let hosts: Vec<String> = h.hosts.iter().map(|x| format!("<{x}>")).collect();
     format!(
-        "From: LSF System <{}>\nTo: {}\nSubject: Job {}: <{}> in cluster <{}> Started\n\n\
-         Job <{}> was submitted from host <{}> by user <{}> in cluster <{}> at {}\n\
-         Job was executed on host(s) {}, in queue <{}>, as user <{}> in cluster <{}> at {}\n\
-         <{}> was used as the home directory.\n<{}> was used as the working directory.\n",
+        "From: LSF System <{}>\nTo: {}\nSubject: Job {}: <{}> in cluster <{}> Started\n\n{}",
         h.sender,
         m.to,
         h.job,
         h.name,
         h.cluster,
-        h.name,
-        h.from_host,
-        h.user,
-        h.cluster,
-        crate::clock::full_in(h.submitted, tz),
-        hosts.join(", "),
-        h.queue,
-        h.user,
-        h.cluster,
-        crate::clock::full_in(started, tz),
-        h.home,
-        h.cwd,
+        where_and_when(h, started, tz)
     )
 }
 
 /// `-N`'s message: the job's report, as its output file would end.
 pub fn end_message(m: &MailSpec, run: &RunSummary, tz: &jiff::tz::TimeZone) -> String {
-    let report = render(&m.head, run, tz);
-    // The report's own Sender and Subject lines become the headers.
-    let body = report.split_once("\n\n").map_or(report.as_str(), |(_, rest)| rest);
-    let subject = report.lines().find_map(|l| l.strip_prefix("Subject: ")).unwrap_or_default();
-    let body = body
-        .replace("The output (if any) is above this job summary.", "The output (if any) is in the job's output file.");
-    format!("From: LSF System <{}>\nTo: {}\nSubject: {subject}\n\n{body}", m.head.sender, m.to)
+    format!(
+        "From: LSF System <{}>\nTo: {}\nSubject: {}\n\n{}\nThe output (if any) is in the job's output file.\n\n",
+        m.head.sender,
+        m.to,
+        subject(&m.head, run),
+        body(&m.head, run, tz)
+    )
 }
 
 /// Sends `message` through the mail program, as `as_owner` makes the
@@ -113,16 +99,10 @@ mod tests {
             head: ReportHead {
                 job: "12".into(),
                 name: "sim".into(),
-                user: "alice".into(),
-                cluster: "allot".into(),
-                sender: "root@hostA".into(),
-                from_host: "login1".into(),
-                submitted: 1_795_294_500,
-                queue: "normal".into(),
                 hosts: vec!["hostA".into()],
-                home: "/home/alice".into(),
                 cwd: "/home/alice".into(),
                 command: "./sim".into(),
+                ..crate::report::tests::head()
             },
         }
     }

@@ -86,31 +86,26 @@ fn figure(out: &mut String, label: &str, value: &str) {
     let _ = writeln!(out, "{head:<FIGURES$}{value}");
 }
 
-/// The report's text, dates in `tz`.
-pub fn render(head: &ReportHead, run: &RunSummary, tz: &TimeZone) -> String {
-    let mut out = String::new();
-    let rule = "-".repeat(60);
+/// The report's subject: `Job 12: <name> in cluster <c> Done` (or
+/// `Exited`).
+pub fn subject(head: &ReportHead, run: &RunSummary) -> String {
     let done = run.code == Some(0) && run.signal.is_none();
-    let _ = write!(out, "\n{rule}\nSender: LSF System <{}>\n", head.sender);
-    let _ = writeln!(
-        out,
-        "Subject: Job {}: <{}> in cluster <{}> {}\n",
-        head.job,
-        head.name,
-        head.cluster,
-        if done { "Done" } else { "Exited" }
-    );
-    let _ = writeln!(
-        out,
-        "Job <{}> was submitted from host <{}> by user <{}> in cluster <{}> at {}",
+    format!("Job {}: <{}> in cluster <{}> {}", head.job, head.name, head.cluster, if done { "Done" } else { "Exited" })
+}
+
+/// Where and when the job was submitted and started, as the report (and
+/// `-B`'s mail) says it: further hosts each on a line of their own, under
+/// the first.
+pub fn where_and_when(head: &ReportHead, started: u64, tz: &TimeZone) -> String {
+    const EXECUTED: &str = "Job was executed on host(s) ";
+    let mut out = format!(
+        "Job <{}> was submitted from host <{}> by user <{}> in cluster <{}> at {}\n",
         head.name,
         head.from_host,
         head.user,
         head.cluster,
         full_in(head.submitted, tz)
     );
-    // Further hosts each on a line of its own, under the first.
-    const EXECUTED: &str = "Job was executed on host(s) ";
     let first = head.hosts.first().map_or("", String::as_str);
     let mut hosts = format!("<{first}>");
     for h in head.hosts.iter().skip(1) {
@@ -122,10 +117,18 @@ pub fn render(head: &ReportHead, run: &RunSummary, tz: &TimeZone) -> String {
         head.queue,
         head.user,
         head.cluster,
-        full_in(run.started, tz)
+        full_in(started, tz)
     );
     let _ = writeln!(out, "<{}> was used as the home directory.", head.home);
     let _ = writeln!(out, "<{}> was used as the working directory.", head.cwd);
+    out
+}
+
+/// The report's body, from where and when the job ran to its resource
+/// usage summary (what the output file and `-N`'s mail both say).
+pub fn body(head: &ReportHead, run: &RunSummary, tz: &TimeZone) -> String {
+    let rule = "-".repeat(60);
+    let mut out = where_and_when(head, run.started, tz);
     let _ = writeln!(out, "Started at {}", full_in(run.started, tz));
     let _ = writeln!(out, "Terminated at {}", full_in(run.ended, tz));
     let _ = writeln!(out, "Results reported at {}\n", full_in(run.ended, tz));
@@ -154,15 +157,26 @@ pub fn render(head: &ReportHead, run: &RunSummary, tz: &TimeZone) -> String {
     }
     figure(&mut out, "Run time", &format!("{} sec.", run.ended.saturating_sub(run.started)));
     figure(&mut out, "Turnaround time", &format!("{} sec.", run.ended.saturating_sub(head.submitted)));
-    out.push_str("\nThe output (if any) is above this job summary.\n\n");
     out
 }
 
+/// The report's text as it ends an output file, dates in `tz`.
+pub fn render(head: &ReportHead, run: &RunSummary, tz: &TimeZone) -> String {
+    format!(
+        "\n{}\nSender: LSF System <{}>\nSubject: {}\n\n{}\nThe output (if any) is above this job summary.\n\n",
+        "-".repeat(60),
+        head.sender,
+        subject(head, run),
+        body(head, run, tz)
+    )
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn head() -> ReportHead {
+    /// A job's report head, for the tests of what is written from it.
+    pub(crate) fn head() -> ReportHead {
         ReportHead {
             job: "12[3]".into(),
             name: "sims[3]".into(),
