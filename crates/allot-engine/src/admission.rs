@@ -134,13 +134,7 @@ impl Engine {
         if spec.exclusive && !q.spec.exclusive {
             return Err(Rejection::NotExclusiveQueue(q.spec.name.clone()));
         }
-        // An interruptible backfill queue ignores the job's run limit (spec
-        // 004's `bsub -q lazy -W 3:0` goes in under RUNLIMIT=60).
-        if let (Some(limit), Some(rl), None, false) = (spec.run_limit, q.spec.run_limit, q.spec.interruptible, qos.1) {
-            if limit > rl.max {
-                return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.spec.name.clone() });
-            }
-        }
+        self.check_run_limit(queue, spec.run_limit, qos.1)?;
         let res = self.job_res(spec.res_req.as_ref(), queue);
         if let Some(r) = &res {
             self.check_res(r, queue)?;

@@ -60,37 +60,21 @@ impl Engine {
         let JobState::Running { start, paused, suspended, .. } = &job.state else {
             return Err(Rejection::NotRunning(id));
         };
-        let q = &self.queues[job.queue].spec;
-        if let (Some(limit), Some(rl), None, false) = (limit, q.run_limit, q.interruptible, job.qos.1) {
-            if limit > rl.max {
-                return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.name.clone() });
-            }
-        }
+        self.check_run_limit(job.queue, limit, job.qos.1)?;
+        // A suspended job's ends are counted again as it resumes.
         let (origin, counted) = (start.after(*paused), suspended.is_none());
         if counted {
-            if let Some(end) = self.job_end(job, origin) {
-                self.deadlines.remove(&(end, id));
-            }
-            if let Some(e) = self.expected_end(job, origin) {
-                self.expected_ends.remove(&(e, id));
-            }
+            self.uncount_ends(id, origin);
         }
-        let Some(job) = self.jobs.get_mut(&id) else { return Err(Rejection::NoSuchJob(id)) };
-        job.run_limit = limit;
-        let Some(job) = self.jobs.get(&id) else { return Err(Rejection::NoSuchJob(id)) };
+        if let Some(job) = self.jobs.get_mut(&id) {
+            job.run_limit = limit;
+        }
         if counted {
-            let JobState::Running { alloc, .. } = &job.state else { return Err(Rejection::NotRunning(id)) };
-            let end = self.job_end(job, origin);
-            let expected = self.expected_end(job, origin).map(|e| (e, self.slots_by_set(&alloc[..])));
-            // As they were computed, so its end removes them; one already
+            // As they are computed, so its end removes them; one already
             // past is met by the next pass.
-            if let Some(end) = end {
-                self.deadlines.insert((end, id));
-                self.wakeups.insert(end.max(t));
-            }
-            if let Some((e, by_set)) = expected {
-                self.expected_ends.insert((e, id), by_set);
-                self.wakeups.insert(e.max(t));
+            let (end, expected) = self.count_ends(id, origin);
+            for at in end.into_iter().chain(expected) {
+                self.wakeups.insert(at.max(t));
             }
         }
         self.invalidate_predictions();

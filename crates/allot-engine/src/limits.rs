@@ -5,7 +5,7 @@
 //! backfill"), and the queue, user and slot pool limits that keep a
 //! pending job waiting.
 
-use crate::engine::{Engine, Job, JobId};
+use crate::engine::{Engine, Job, JobId, Rejection};
 use crate::reasons::PendingReason;
 use crate::time::Time;
 
@@ -51,6 +51,52 @@ impl Engine {
     /// [`Engine::job_duration`], or at its termination deadline if sooner.
     pub(crate) fn expected_end(&self, job: &Job, start: Time) -> Option<Time> {
         ends_by(start, self.job_duration(job), job.term_time)
+    }
+
+    /// A job's own run limit (`-W`) within its queue's RUNLIMIT maximum, as
+    /// at submission and `bmod -W`: an interruptible backfill queue ignores
+    /// the job's (spec 004's `bsub -q lazy -W 3:0` goes in under
+    /// RUNLIMIT=60), and a standby job is exempt.
+    pub(crate) fn check_run_limit(&self, queue: usize, limit: Option<u64>, standby: bool) -> Result<(), Rejection> {
+        let q = &self.queues[queue].spec;
+        if let (Some(limit), Some(rl), None, false) = (limit, q.run_limit, q.interruptible, standby) {
+            if limit > rl.max {
+                return Err(Rejection::RunLimitTooLong { limit, max: rl.max, queue: q.name.clone() });
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops counting on a running job's ends, its deadline and expected
+    /// end from `origin` (its start, moved on by the time it was
+    /// suspended): it is suspended, or its limit changes.
+    pub(crate) fn uncount_ends(&mut self, id: JobId, origin: Time) {
+        let Some(job) = self.jobs.get(&id) else { return };
+        let (end, expected) = (self.job_end(job, origin), self.expected_end(job, origin));
+        if let Some(end) = end {
+            self.deadlines.remove(&(end, id));
+        }
+        if let Some(e) = expected {
+            self.expected_ends.remove(&(e, id));
+        }
+    }
+
+    /// Counts on a running job's ends from `origin` again (see
+    /// [`Engine::uncount_ends`]): its deadline and expected end, returned
+    /// for the caller's wake-ups.
+    pub(crate) fn count_ends(&mut self, id: JobId, origin: Time) -> (Option<Time>, Option<Time>) {
+        let Some(job) = self.jobs.get(&id) else { return (None, None) };
+        let crate::engine::JobState::Running { alloc, .. } = &job.state else { return (None, None) };
+        let end = self.job_end(job, origin);
+        let expected = self.expected_end(job, origin).map(|e| (e, self.slots_by_set(&alloc[..])));
+        if let Some(end) = end {
+            self.deadlines.insert((end, id));
+        }
+        let expected = expected.map(|(e, by_set)| {
+            self.expected_ends.insert((e, id), by_set);
+            e
+        });
+        (end, expected)
     }
 
     /// When a job started at `start` is killed: at its run limit, or at

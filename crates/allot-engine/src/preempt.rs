@@ -278,14 +278,8 @@ impl Engine {
         let Some(job) = self.jobs.get(&id) else { return };
         let JobState::Running { start, alloc, paused, .. } = &job.state else { return };
         let origin = start.after(*paused);
-        let (end, expected) = (self.job_end(job, origin), self.expected_end(job, origin));
         let (alloc, user) = (alloc.clone(), job.user);
-        if let Some(end) = end {
-            self.deadlines.remove(&(end, id));
-        }
-        if let Some(end) = expected {
-            self.expected_ends.remove(&(end, id));
-        }
+        self.uncount_ends(id, origin);
         self.book_suspension(id, &alloc, user);
         self.mf_ended(id, t);
         let Some(job) = self.jobs.get_mut(&id) else { return };
@@ -339,12 +333,7 @@ impl Engine {
         self.unbook(id, &alloc, user);
         let Some(job) = self.jobs.get(&id) else { return };
         let limit = self.job_limit(job).map(|l| l.saturating_sub(t.0 - origin.0));
-        if let Some(end) = self.job_end(job, origin) {
-            self.deadlines.insert((end, id));
-        }
-        if let Some(e) = self.expected_end(job, origin) {
-            let by_set = self.slots_by_set(&alloc);
-            self.expected_ends.insert((e, id), by_set);
+        if let (_, Some(e)) = self.count_ends(id, origin) {
             self.wakeups.insert(e);
         }
         let charges = self.charge_start(id, &alloc, t, limit);
