@@ -457,17 +457,10 @@ pub(crate) fn flags_and_names<'a>(
             names.push(a.as_str());
             continue;
         }
-        // `-lw` is `-l -w`, as getopt reads it.
-        let single = |c: char| known.iter().copied().find(|k| k.len() == 2 && k.ends_with(c));
-        let run: Option<Vec<&'static str>> = match known.iter().copied().find(|k| *k == a) {
-            Some(k) => Some(vec![k]),
-            None if a.len() > 2 => a[1..].chars().map(single).collect(),
-            None => None,
-        };
-        match run {
-            Some(run) => flags.extend(run),
-            None => bail!("{cmd}: {a}: unknown option"),
-        }
+        // `-lw` is `-l -w`, as getopt reads it (a bare `-` is no option).
+        let run = allot_config::getopt::split(std::slice::from_ref(a), known, &[], false).ok().filter(|_| a != "-");
+        let Some(run) = run else { bail!("{cmd}: {a}: unknown option") };
+        flags.extend(run.iter().filter_map(|o| known.iter().copied().find(|k| k == o)));
     }
     Ok((flags, names))
 }

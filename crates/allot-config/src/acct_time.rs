@@ -101,9 +101,7 @@ fn resolve(t: AcctTime, now: u64, offset: &dyn Fn(u64) -> i64, last: bool) -> u6
                 None => (0, 0, 0),
             };
             let local = days_from_civil(y, m, day) * 86_400 + i64::from(h * 3600 + min * 60 + s);
-            let local = local.max(0) as u64;
-            // Back to UTC with the offset then (summer time may differ).
-            local.saturating_add_signed(-offset(local.saturating_add_signed(-offset(now))))
+            crate::bsub::utc_of_local(local.max(0) as u64, now, offset)
         }
     }
 }

@@ -49,6 +49,8 @@ pub enum BsubError {
     BadSizeLimit { option: &'static str, value: String },
     #[error("-wt {0}: expected `[hours:]minutes`")]
     BadWarningTime(String),
+    #[error("-u {0}: expected a mail address or user name: no blanks, not starting with `-`")]
+    BadMailUser(String),
     #[error("-env: column {column}: {message}")]
     BadEnv { column: usize, message: String },
     #[error("-wa and -wt go together: a warning action needs a warning time, and the other way round")]
@@ -277,6 +279,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             }
             "-wa" => o.warning_action = Some(value),
             "-E" => o.pre_exec = Some(value),
+            "-u" if !mail_user_valid(&value) => return Err(BsubError::BadMailUser(value)),
             "-u" => o.mail_user = Some(value),
             "-Ep" => o.post_exec = Some(value),
             "-env" => {
@@ -292,6 +295,20 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
     }
     o.command = args[i..].to_vec();
     Ok(o)
+}
+
+/// Whether `-u`'s address may go to the mail program, which takes it as
+/// an argument: never as one of its options, nor as several words.
+pub fn mail_user_valid(to: &str) -> bool {
+    !to.is_empty() && !to.starts_with('-') && !to.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// A time read on the local clock (seconds since the epoch as if the
+/// local date were UTC's) back in UTC, with the zone's offset at that time
+/// (summer time may differ from now's): `bsub -t`/`-b`, `bacct`'s windows.
+pub fn utc_of_local(local: u64, now: u64, offset: &dyn Fn(u64) -> i64) -> u64 {
+    let guess = local.saturating_add_signed(-offset(now));
+    local.saturating_add_signed(-offset(guess))
 }
 
 /// `-M`'s limit in KB: a number in `default_unit` (LSF_UNIT_FOR_LIMITS:
@@ -476,10 +493,7 @@ impl TermTime {
     /// LSF.
     pub fn resolve_in(&self, now: u64, offset: &dyn Fn(u64) -> i64) -> Result<u64, BsubError> {
         let local_now = now.saturating_add_signed(offset(now));
-        let local = self.resolve_utc(local_now)?;
-        // Back to UTC with the offset then (summer time may differ).
-        let guess = local.saturating_add_signed(-offset(now));
-        let at = local.saturating_add_signed(-offset(guess));
+        let at = utc_of_local(self.resolve_utc(local_now)?, now, offset);
         if at <= now {
             return Err(BsubError::PastTermTime(self.text.clone()));
         }
@@ -710,6 +724,14 @@ mod script_tests {
         assert_eq!((o.wait, o.exclusive, o.queue.as_deref()), (true, true, Some("normal")));
         assert_eq!(parse_line("-xZ true").expect_err("refused").to_string(), "-xZ: unknown option");
         assert_eq!(parse_line("-J -x true").expect("a value").name.as_deref(), Some("-x"));
+        // A mail address is never an option of the mail program.
+        assert_eq!(
+            parse_line("-u bob@example.org true").expect("parses").mail_user.as_deref(),
+            Some("bob@example.org")
+        );
+        for bad in ["-u -C/etc/evil.cf true", "-u 'a b' true", "-u '' true"] {
+            assert!(matches!(parse_line(bad), Err(BsubError::BadMailUser(_))), "{bad}");
+        }
     }
 
     /// `-C -D -F -S -v` as `-M` is written; the last of one option wins,

@@ -32,6 +32,15 @@ pub(crate) fn submit(
             caller.uid
         ));
     }
+    // Checked here too: a client other than bsub may send anything.
+    if let Some(to) =
+        s.mail.as_ref().and_then(|m| m.to.as_deref()).filter(|to| !allot_config::bsub::mail_user_valid(to))
+    {
+        return Response::Error(format!(
+            "{}. Job not submitted.",
+            allot_config::bsub::BsubError::BadMailUser(to.to_string())
+        ));
+    }
     if let Some((signal, _)) = &s.warning {
         if crate::control::signal_named(signal).is_err() {
             return Response::Error(format!("-wa {signal}: unknown signal. Job not submitted."));
@@ -78,7 +87,7 @@ pub(crate) fn submit(
     // Through `apply`, as a restart replays it: what is refused here is
     // never logged.
     let (job, number) = (state.engine.next_job_id(), state.numbers.next());
-    let mail = s.mail.clone();
+    let warning = mail_warning(state, s.mail.as_ref());
     let record = Record::Submitted {
         job,
         number: (number != job.0).then_some(number),
@@ -107,7 +116,7 @@ pub(crate) fn submit(
                     rerunnable: s.rerunnable,
                     resize_notify: s.resize_notify,
                     limits: s.limits,
-                    mail: s.mail.clone(),
+                    mail: s.mail,
                     pre_exec: s.pre_exec,
                     post_exec: s.post_exec,
                 };
@@ -120,7 +129,6 @@ pub(crate) fn submit(
     }
     records.push(record);
     let queue = state.engine.job_queue(job).unwrap_or_default().to_string();
-    let warning = mail_warning(state, mail.as_ref());
     Response::Submitted { job: number, queue, warning }
 }
 

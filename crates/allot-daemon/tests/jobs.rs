@@ -721,6 +721,23 @@ fn mail_at_start_and_end_through_the_mail_program() {
     assert!(mails.contains(&format!("Subject: Job {job}: <true> in cluster <allot> Started\n")), "{mails}");
     assert!(mails.contains(&format!("Subject: Job {job}: <true> in cluster <allot> Done\n")), "{mails}");
 
+    // An address is never an option of the mail program, from bsub or
+    // from any other client.
+    let option = d.cmd(&["bsub", "-N", "-u", "-C/tmp/evil.cf", "true"], &dir);
+    assert!(stderr(&option).starts_with("bsub: -u -C/tmp/evil.cf: expected a mail address"), "{}", stderr(&option));
+    let raw = allot_proto::Submit {
+        command: "true".into(),
+        cwd: dir.display().to_string(),
+        mail: Some(allot_proto::MailAsked { begin: false, end: true, to: Some("-oQ/tmp".into()) }),
+        ..allot_proto::Submit::default()
+    };
+    let mut client = allot_proto::Client::connect(&d.state.join("allotd.sock")).expect("connect");
+    let refused = client.call(allot_proto::Request::Submit(Box::new(raw))).expect("answer");
+    assert!(
+        matches!(&refused, allot_proto::Response::Error(e) if e.starts_with("-u -oQ/tmp: expected a mail address")),
+        "{refused:?}"
+    );
+
     // No mail program: the job is taken, and its submitter told.
     std::fs::write(config.join("lsf.conf"), "LSB_MAILPROG=/no/such/mailer\n").expect("lsf.conf");
     assert!(d.cmd(&["badmin", "reconfig"], &dir).status.success());
