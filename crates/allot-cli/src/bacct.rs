@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail};
 const RULE: &str = "------------------------------------------------------------------------------";
 
 pub fn bacct(args: &[String]) -> anyhow::Result<ExitCode> {
-    let args = crate::lsf::split_options("bacct", args, &["-l", "-b"], &["-u", "-q", "-C", "-D", "-S"])?;
+    let args = crate::lsf::split_options("bacct", args)?;
     let now = allot_exec::now_secs();
     let mut q = AcctQuery::default();
     let mut it = args.iter();

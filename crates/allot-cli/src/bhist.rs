@@ -192,7 +192,7 @@ fn short(hs: &[JobHistory], now: u64) -> String {
 /// caller's unfinished jobs; `-a` finished ones too, `-d` only finished
 /// ones.
 pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
-    let args = &crate::lsf::split_options("bhist", args, &["-a", "-d", "-l"], &["-u"])?;
+    let args = &crate::lsf::split_options("bhist", args)?;
     let (mut all, mut done, mut long_form, mut user, mut jobs) = (false, false, false, None, Vec::new());
     let mut i = 0;
     while i < args.len() {
@@ -231,7 +231,7 @@ pub fn bhist(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `bpeek [-f] [jobid]`: a running job's output so far (the caller's last
 /// running job by default); `-f` follows it until the job ends.
 pub fn bpeek(args: &[String]) -> anyhow::Result<ExitCode> {
-    let args = crate::lsf::split_options("bpeek", args, &["-f"], &["-J"])?;
+    let args = crate::lsf::split_options("bpeek", args)?;
     let mut follow = false;
     let mut job = None;
     let mut it = args.iter();

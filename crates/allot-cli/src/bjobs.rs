@@ -159,12 +159,8 @@ fn parse_format(text: &str) -> anyhow::Result<Format> {
     Ok(Format { fields, delimiter })
 }
 
-/// `bjobs`'s options: flags, and those taking a value.
-const FLAGS: &[&str] = &["-a", "-A", "-r", "-s", "-d", "-w", "-p", "-l", "-json", "-noheader"];
-const WITH_VALUE: &[&str] = &["-u", "-q", "-J", "-o"];
-
 fn parse(args: &[String]) -> anyhow::Result<Args> {
-    let args = &crate::lsf::split_options("bjobs", args, FLAGS, WITH_VALUE)?;
+    let args = &crate::lsf::split_options("bjobs", args)?;
     let mut a = Args { header: true, ..Args::default() };
     let mut formats: Vec<String> = Vec::new();
     let mut i = 0;

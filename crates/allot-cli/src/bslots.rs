@@ -22,7 +22,7 @@ pub(crate) struct SlotsQuery {
 }
 
 pub(crate) fn parse(args: &[String]) -> anyhow::Result<SlotsQuery> {
-    let args = &crate::lsf::split_options("bslots", args, &["-l"], &["-n", "-W", "-R"])?;
+    let args = &crate::lsf::split_options("bslots", args)?;
     let mut q = SlotsQuery::default();
     let mut i = 0;
     while i < args.len() {

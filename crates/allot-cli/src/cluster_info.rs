@@ -122,7 +122,7 @@ pub fn lsid(args: &[String]) -> anyhow::Result<ExitCode> {
 }
 
 pub fn lsclusters(args: &[String]) -> anyhow::Result<ExitCode> {
-    let args = crate::lsf::split_options("lsclusters", args, &["-w"], &[])?;
+    let args = crate::lsf::split_options("lsclusters", args)?;
     let wide = args.iter().any(|a| a == "-w");
     no_more("lsclusters", &args.into_iter().filter(|a| a != "-w").collect::<Vec<_>>())?;
     crate::lsf::emit(&lsclusters_text(&ask()?, wide))?;
@@ -130,7 +130,7 @@ pub fn lsclusters(args: &[String]) -> anyhow::Result<ExitCode> {
 }
 
 pub fn bparams(args: &[String]) -> anyhow::Result<ExitCode> {
-    let args = crate::lsf::split_options("bparams", args, &["-a", "-l"], &[])?;
+    let args = crate::lsf::split_options("bparams", args)?;
     // `-l` is LSF's long form of the same few; `-a` every parameter.
     let all = args.iter().any(|a| a == "-a");
     no_more("bparams", &args.into_iter().filter(|a| a != "-a" && a != "-l").collect::<Vec<_>>())?;

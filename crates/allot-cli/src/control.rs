@@ -45,12 +45,8 @@ fn report(cmd: &str, response: Response, done: impl Fn(JobRef) -> String) -> any
 }
 
 /// Options without values, then job ids; an unknown option is an error.
-fn flags_and_ids(
-    cmd: &str,
-    args: &[String],
-    known: &[&'static str],
-) -> anyhow::Result<(Vec<&'static str>, Vec<JobRef>)> {
-    let (flags, words) = flags_and_names(cmd, args, known)?;
+fn flags_and_ids(cmd: &str, args: &[String]) -> anyhow::Result<(Vec<&'static str>, Vec<JobRef>)> {
+    let (flags, words) = flags_and_names(cmd, args)?;
     Ok((flags, job_ids(cmd, &words)?))
 }
 
@@ -105,7 +101,7 @@ fn release_hosts(spec: &str) -> anyhow::Result<Vec<(String, Option<u32>)>> {
 
 /// bkill [-s signal] jobid ... | 0
 pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
-    let args = &crate::lsf::split_options("bkill", args, &[], &["-s"])?;
+    let args = &crate::lsf::split_options("bkill", args)?;
     let mut signal = None;
     let mut words = Vec::new();
     let mut i = 0;
@@ -135,13 +131,13 @@ pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `bstop jobid ... | 0`: pending jobs are held (PSUSP), running ones
 /// stopped (USUSP).
 pub fn bstop(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (_, jobs) = flags_and_ids("bstop", args, &[])?;
+    let (_, jobs) = flags_and_ids("bstop", args)?;
     report("bstop", call(Request::Suspend { jobs, stop: true })?, |id| format!("Job <{id}> is being stopped"))
 }
 
 /// `bresume jobid ... | 0`.
 pub fn bresume(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (_, jobs) = flags_and_ids("bresume", args, &[])?;
+    let (_, jobs) = flags_and_ids("bresume", args)?;
     report("bresume", call(Request::Suspend { jobs, stop: false })?, |id| format!("Job <{id}> is being resumed"))
 }
 
@@ -160,7 +156,7 @@ pub fn bswitch(args: &[String]) -> anyhow::Result<ExitCode> {
 /// running jobs; without any of them (or `-a`) all three. `-H` requeues
 /// them held (PSUSP).
 pub fn brequeue(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (flags, jobs) = flags_and_ids("brequeue", args, &["-a", "-d", "-e", "-r", "-H"])?;
+    let (flags, jobs) = flags_and_ids("brequeue", args)?;
     let has = |f: &str| flags.contains(&f);
     let all = has("-a") || !(has("-d") || has("-e") || has("-r"));
     let states = RequeueStates { done: all || has("-d"), exit: all || has("-e"), running: all || has("-r") };
@@ -179,54 +175,41 @@ pub fn bmod(args: &[String]) -> anyhow::Result<ExitCode> {
 }
 
 fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
+    // bmod's table says what it reads and which of that it changes; what
+    // it cannot change yet is refused, never dropped.
+    let table = &allot_config::lsf_commands::BMOD;
+    let words = table.split(args).map_err(|a| anyhow!("bmod: {a}: unknown option"))?;
     let mut c = Changes::default();
-    let mut rest = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "-Wn" => c.run_limit = Some(None),
-            "-Wen" => c.estimated_run_time = Some(None),
-            "-Pn" => c.project = Some(None),
-            "-Gn" => c.group = Some(None),
-            "-on" => c.output = Some(None),
-            "-en" => c.error = Some(None),
-            "-spn" => c.priority = Some(None),
-            "-Z" => {
-                let cmd = args.get(i + 1).ok_or_else(|| anyhow!("bmod: -Z: expected a command after it"))?;
-                c.command = Some(cmd.clone());
-                i += 1;
-            }
-            _ => rest.push(args[i].clone()),
+    let (mut rest, mut operands) = (Vec::new(), Vec::new());
+    let mut it = words.into_iter();
+    while let Some(w) = it.next() {
+        let Some(opt) = table.option(&w) else {
+            operands.push(w);
+            continue;
+        };
+        if !opt.supported {
+            bail!("bmod: {w}: not supported by this allot yet. Job not modified.");
         }
-        i += 1;
+        let value = match opt.value {
+            Some(_) => Some(it.next().ok_or_else(|| anyhow!("bmod: {w}: expected a value after it"))?),
+            None => None,
+        };
+        match (opt.name, value) {
+            ("-Wn", _) => c.run_limit = Some(None),
+            ("-Wen", _) => c.estimated_run_time = Some(None),
+            ("-Pn", _) => c.project = Some(None),
+            ("-Gn", _) => c.group = Some(None),
+            ("-on", _) => c.output = Some(None),
+            ("-en", _) => c.error = Some(None),
+            ("-spn", _) => c.priority = Some(None),
+            ("-Z", command) => c.command = command,
+            (_, value) => rest.extend(std::iter::once(w).chain(value)),
+        }
     }
+    rest.extend(operands);
     let o = allot_config::bsub::parse(&rest).map_err(|e| anyhow!("bmod: {e}"))?;
-    let unsupported = [
-        (!o.res_req.is_empty(), "-R"),
-        (o.hosts.is_some(), "-m"),
-        (o.exclusive, "-x"),
-        (o.wait, "-K"),
-        (o.slots.is_some_and(|s| s.min != s.max), "-n min,max"),
-        (o.cpu_limit.is_some(), "-c"),
-        (o.term_time.is_some(), "-t"),
-        // What bmod does not change yet is refused, never dropped.
-        (o.mem_limit.is_some(), "-M"),
-        (!o.process_limits.is_empty(), o.process_limits.first().map_or("-C", |l| l.0)),
-        (o.depends.is_some(), "-w"),
-        (o.app.is_some(), "-app"),
-        (o.warning_action.is_some() || o.warning_time.is_some(), "-wa/-wt"),
-        (o.rerunnable.is_some(), "-r/-rn"),
-        (o.auto_resize, "-ar"),
-        (o.resize_notify.is_some(), "-rnc"),
-        (o.hold, "-H"),
-        (o.begin_time.is_some(), "-b"),
-        (o.env.is_some(), "-env"),
-        (o.pre_exec.is_some(), "-E"),
-        (o.post_exec.is_some(), "-Ep"),
-        (o.mail_begin || o.mail_end || o.mail_user.is_some(), "-B/-N/-u"),
-    ];
-    if let Some((_, opt)) = unsupported.iter().find(|(given, _)| *given) {
-        bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");
+    if o.slots.is_some_and(|s| s.min != s.max) {
+        bail!("bmod: -n min,max: not supported by this allot yet. Job not modified.");
     }
     if let Some((opt, _)) = o.other.first() {
         bail!("bmod: {opt}: not supported by this allot yet. Job not modified.");

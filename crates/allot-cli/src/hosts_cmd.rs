@@ -15,7 +15,7 @@ use crate::lsf::{call, cut, emit, flags_and_names};
 
 /// Hosts named (all without names); an unknown name is LSF's error.
 fn hosts(cmd: &str, args: &[String]) -> anyhow::Result<(Vec<HostLoad>, bool)> {
-    let (flags, names) = flags_and_names(cmd, args, &["-w", "-l"])?;
+    let (flags, names) = flags_and_names(cmd, args)?;
     let Response::HostLoads(all) = call(Request::HostLoads)? else { bail!("{cmd}: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !all.iter().any(|h| h.name == **n)) {
         bail!("{cmd}: {missing}: Unknown host");

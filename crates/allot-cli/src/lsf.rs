@@ -7,34 +7,11 @@ use std::process::ExitCode;
 use allot_proto::{Client, JobInfo, JobQuery, JobRef, JobStatus, Request, Response, Submit};
 use anyhow::{anyhow, bail};
 
-/// The commands this binary answers to when called by their names.
-pub const COMMANDS: &[&str] = &[
-    "bsub",
-    "bjobs",
-    "bkill",
-    "bstop",
-    "bresume",
-    "bswitch",
-    "bmod",
-    "brequeue",
-    "bpeek",
-    "bhist",
-    "bqueues",
-    "bhosts",
-    "bhpart",
-    "bugroup",
-    "busers",
-    "badmin",
-    "bslots",
-    "blaunch",
-    "lshosts",
-    "lsload",
-    "bresize",
-    "bparams",
-    "lsid",
-    "lsclusters",
-    "bacct",
-];
+/// Whether this binary answers to `name` as an LSF command (called by
+/// that name, or as `allot NAME`): those with an option table.
+pub fn is_command(name: &str) -> bool {
+    allot_config::lsf_commands::command(name).is_some()
+}
 
 pub(crate) fn client() -> anyhow::Result<Client> {
     Ok(Client::connect_first(&allot_proto::paths::client_sockets())?)
@@ -69,13 +46,40 @@ pub fn call(request: Request) -> anyhow::Result<Response> {
 }
 
 pub fn run(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
+    let table = table(cmd)?;
     // `-V`, as every LSF command takes it: the release, on standard
     // error, and nothing else done (only as the first word: `bsub cmd -V`
     // is a command's own option).
-    if args.first().is_some_and(|a| a == "-V") && COMMANDS.contains(&cmd) {
+    if args.first().is_some_and(|a| a == "-V") {
         eprintln!("{}", version_text());
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(topics) = crate::help::asked(table, args) {
+        return Ok(match crate::help::text(table, topics) {
+            Ok(text) => {
+                eprint!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        });
+    }
+    let result = dispatch(cmd, args);
+    // An option the command does not know: its error, then its usage, as
+    // LSF's commands print it.
+    match result {
+        Err(e) if !table.synopsis_has_options && table.split(args).is_err() => {
+            eprintln!("{e:#}");
+            eprint!("{}", table.usage());
+            Ok(ExitCode::FAILURE)
+        }
+        result => result,
+    }
+}
+
+fn dispatch(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
     match cmd {
         "bsub" => bsub(args),
         "blaunch" => crate::blaunch::blaunch(args),
@@ -432,8 +436,6 @@ pub fn cut(s: &str, width: usize, wide: bool) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The flags a command takes without values (those in `known`; any
-/// other is an error), and the other words: job ids, queue or host names.
 /// A job as the commands name it: `123`, `123[4]`, or `123[1-5,7]` (one
 /// reference per index).
 pub(crate) fn job_refs(cmd: &str, word: &str) -> anyhow::Result<Vec<JobRef>> {
@@ -445,11 +447,10 @@ pub(crate) fn job_refs(cmd: &str, word: &str) -> anyhow::Result<Vec<JobRef>> {
     Ok(indices.into_iter().map(|index| JobRef { id, index }).collect())
 }
 
-pub(crate) fn flags_and_names<'a>(
-    cmd: &str,
-    args: &'a [String],
-    known: &[&'static str],
-) -> anyhow::Result<(Vec<&'static str>, Vec<&'a str>)> {
+/// The flags a command takes without values (its table's; any other is
+/// an error), and the other words: job ids, queue or host names.
+pub(crate) fn flags_and_names<'a>(cmd: &str, args: &'a [String]) -> anyhow::Result<(Vec<&'static str>, Vec<&'a str>)> {
+    let table = table(cmd)?;
     let mut flags = Vec::new();
     let mut names = Vec::new();
     for a in args {
@@ -458,27 +459,31 @@ pub(crate) fn flags_and_names<'a>(
             continue;
         }
         // `-lw` is `-l -w`, as getopt reads it (a bare `-` is no option).
-        let run = allot_config::getopt::split(std::slice::from_ref(a), known, &[], false).ok().filter(|_| a != "-");
+        let run = table.split(std::slice::from_ref(a)).ok().filter(|_| a != "-");
         let Some(run) = run else { bail!("{cmd}: {a}: unknown option") };
-        flags.extend(run.iter().filter_map(|o| known.iter().copied().find(|k| k == o)));
+        for o in &run {
+            match table.option(o) {
+                Some(opt) if opt.value.is_none() => flags.push(opt.name),
+                _ => bail!("{cmd}: {o}: expected a value after it"),
+            }
+        }
     }
     Ok((flags, names))
 }
 
-/// LSF's option syntax (getopt's) for a command whose options are
-/// `flags` and `with_value` (those taking a value): an argument that is
-/// none of them is single-letter options run together, `-aw` being `-a
-/// -w`; the first of them that takes a value takes the rest of the
-/// argument, or the next argument (`-aJ name`, `-uall`). An option of
-/// several letters (`-noheader`, `-json`) is only ever itself. Returns
-/// the arguments with each option on its own.
-pub(crate) fn split_options(
-    cmd: &str,
-    args: &[String],
-    flags: &[&str],
-    with_value: &[&str],
-) -> anyhow::Result<Vec<String>> {
-    allot_config::getopt::split(args, flags, with_value, false).map_err(|a| anyhow!("{cmd}: {a}: unknown option"))
+/// The option table of `cmd` (see [`allot_config::lsf_commands`]).
+pub(crate) fn table(cmd: &str) -> anyhow::Result<&'static allot_config::lsf_commands::CommandDoc> {
+    allot_config::lsf_commands::command(cmd).ok_or_else(|| anyhow!("{cmd}: not an allot command"))
+}
+
+/// LSF's option syntax (getopt's) for `cmd`, whose options its table
+/// gives: an argument that is none of them is single-letter options run
+/// together, `-aw` being `-a -w`; the first of them that takes a value
+/// takes the rest of the argument, or the next argument (`-aJ name`,
+/// `-uall`). An option of several letters (`-noheader`, `-json`) is only
+/// ever itself. Returns the arguments with each option on its own.
+pub(crate) fn split_options(cmd: &str, args: &[String]) -> anyhow::Result<Vec<String>> {
+    table(cmd)?.split(args).map_err(|a| anyhow!("{cmd}: {a}: unknown option"))
 }
 
 /// badmin reconfig | qclose|qopen queue ... | hclose|hopen host ...
@@ -549,9 +554,7 @@ mod tests {
     /// syntax as LSF's").
     #[test]
     fn single_letter_options_run_together() {
-        let flags = ["-a", "-w", "-l", "-noheader", "-json"];
-        let with_value = ["-u", "-J", "-o"];
-        let split = |w: &[&str]| super::split_options("bjobs", &words(w), &flags, &with_value);
+        let split = |w: &[&str]| super::split_options("bjobs", &words(w));
         assert_eq!(split(&["-aw"]).expect("valid"), ["-a", "-w"]);
         assert_eq!(split(&["-noheader", "-aJ", "NAME"]).expect("valid"), ["-noheader", "-a", "-J", "NAME"]);
         assert_eq!(split(&["-uall", "-lw"]).expect("valid"), ["-u", "all", "-l", "-w"]);
@@ -564,9 +567,9 @@ mod tests {
         assert_eq!(e.to_string(), "bjobs: -ax: unknown option");
         assert!(split(&["-nohead"]).is_err(), "not an abbreviation");
         let given = words(&["-lw", "hostA"]);
-        let (flags, names) = super::flags_and_names("bhosts", &given, &["-l", "-w", "-X"]).expect("valid");
+        let (flags, names) = super::flags_and_names("bhosts", &given).expect("valid");
         assert_eq!((flags, names), (vec!["-l", "-w"], vec!["hostA"]));
-        assert!(super::flags_and_names("bhosts", &words(&["-lz"]), &["-l", "-w"]).is_err());
+        assert!(super::flags_and_names("bhosts", &words(&["-lz"])).is_err());
     }
 
     /// A long job name keeps its end, as LSF's lists show it: the jobs of

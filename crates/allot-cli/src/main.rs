@@ -13,6 +13,7 @@ mod config_cmd;
 mod control;
 mod daemon_cmd;
 mod explain_cmd;
+mod help;
 mod history_cmd;
 mod hosts_cmd;
 mod job_long;
@@ -262,8 +263,8 @@ fn main() -> ExitCode {
     let called_as =
         argv.first().and_then(|a| std::path::Path::new(a).file_name()).map(|n| n.to_string_lossy().into_owned());
     let lsf = match called_as.as_deref() {
-        Some(name) if lsf::COMMANDS.contains(&name) => Some((name.to_string(), &argv[1..])),
-        _ => argv.get(1).filter(|c| lsf::COMMANDS.contains(&c.as_str())).map(|c| (c.clone(), &argv[2..])),
+        Some(name) if lsf::is_command(name) => Some((name.to_string(), &argv[1..])),
+        _ => argv.get(1).filter(|c| lsf::is_command(c)).map(|c| (c.clone(), &argv[2..])),
     };
     if let Some((cmd, args)) = lsf {
         return match lsf::run(&cmd, args) {

@@ -16,7 +16,7 @@ fn dash<T: std::fmt::Display>(v: Option<T>) -> String {
 
 /// `bqueues [-l [-r]] [queue ...]`.
 pub fn bqueues(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (flags, names) = flags_and_names("bqueues", args, &["-l", "-r"])?;
+    let (flags, names) = flags_and_names("bqueues", args)?;
     let Response::Queues(queues) = call(Request::Queues)? else { bail!("bqueues: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !queues.iter().any(|q| q.name == **n)) {
         bail!("{missing}: No such queue");
@@ -134,7 +134,7 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
 /// `-X` shows every host uncondensed instead. Named, a unit or a host
 /// shows as named.
 pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (flags, names) = flags_and_names("bhosts", args, &["-l", "-w", "-X"])?;
+    let (flags, names) = flags_and_names("bhosts", args)?;
     let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !hosts.iter().any(|h| h.name == **n)) {
         bail!("{missing}: Bad host name, host group name or cluster name");
@@ -195,7 +195,7 @@ fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
 /// `bhpart [-r] [partition ...]`: host partitions with the top level of
 /// their share trees, or every level with `-r`.
 pub fn bhpart(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (flags, names) = flags_and_names("bhpart", args, &["-r"])?;
+    let (flags, names) = flags_and_names("bhpart", args)?;
     let Response::Shares(policies) = call(Request::Shares)? else { bail!("bhpart: unexpected answer") };
     let partitions: Vec<PolicyShares> = policies.into_iter().filter(|p| p.partition_hosts.is_some()).collect();
     if let Some(missing) = names.iter().find(|n| !partitions.iter().any(|p| p.name == **n)) {
@@ -213,7 +213,7 @@ pub fn bhpart(args: &[String]) -> anyhow::Result<ExitCode> {
 
 /// `bugroup [-l] [group ...]`.
 pub fn bugroup(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (flags, names) = flags_and_names("bugroup", args, &["-l"])?;
+    let (flags, names) = flags_and_names("bugroup", args)?;
     let Response::Groups(groups) = call(Request::Groups)? else { bail!("bugroup: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !groups.iter().any(|g| g.name == **n)) {
         bail!("{missing}: No such user group");
@@ -251,7 +251,7 @@ fn groups_text(groups: &[&GroupInfo], long: bool) -> String {
 
 /// `busers [user ... | all]`: job slots by state and MAX_JOBS.
 pub fn busers(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (_, names) = flags_and_names("busers", args, &[])?;
+    let (_, names) = flags_and_names("busers", args)?;
     let users = names.iter().map(|n| n.to_string()).collect();
     let Response::Users(users) = call(Request::Users { users })? else { bail!("busers: unexpected answer") };
     crate::lsf::emit(&users_text(&users))?;

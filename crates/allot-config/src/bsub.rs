@@ -146,18 +146,9 @@ pub struct BsubOptions {
     pub command: Vec<String>,
 }
 
-/// Options with a value, then flags. Anything else starting with `-`
-/// before the command is an error.
-const WITH_VALUE: &[&str] = &[
-    "-n", "-q", "-W", "-G", "-P", "-J", "-R", "-m", "-o", "-oo", "-e", "-eo", "-u", "-b", "-t", "-w", "-sp", "-app",
-    "-M", "-i", "-Jd", "-g", "-L", "-c", "-E", "-Ep", "-cwd", "-We", "-D", "-S", "-F", "-v", "-qos", "-uf", "-wa",
-    "-wt", "-rnc", "-C", "-env",
-];
-
 /// The per-process size limits (as `-M` is written), which a job's
 /// processes get as soft resource limits.
 pub const PROCESS_LIMITS: [&str; 5] = ["-C", "-D", "-F", "-S", "-v"];
-const FLAGS: &[&str] = &["-x", "-B", "-N", "-r", "-rn", "-H", "-I", "-Ip", "-Is", "-K", "-hl", "-ar"];
 
 fn word(input: &mut &str) -> ModalResult<String> {
     let part = alt((
@@ -203,7 +194,9 @@ pub fn parse_line(line: &str) -> Result<BsubOptions, BsubError> {
 pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
     // `-xK` is `-x -K`, `-n4` is `-n 4`; `-oo`, `-Jd`, `-Is` are
     // options of their own (see [`crate::getopt`]).
-    let args = &crate::getopt::split(args, FLAGS, WITH_VALUE, true).map_err(BsubError::UnknownOption)?;
+    // Its options, and which of them this allot acts on, are its table's.
+    let table = &crate::lsf_commands::BSUB;
+    let args = &table.split(args).map_err(BsubError::UnknownOption)?;
     let mut o = BsubOptions::default();
     let mut i = 0;
     while i < args.len() {
@@ -215,8 +208,12 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             i += 1;
             break;
         }
-        if FLAGS.contains(&arg) {
+        let Some(opt) = table.option(arg) else {
+            return Err(BsubError::UnknownOption(arg.to_string()));
+        };
+        if opt.value.is_none() {
             match arg {
+                _ if !opt.supported => o.other.push((arg.to_string(), None)),
                 "-x" => o.exclusive = true,
                 "-K" => o.wait = true,
                 "-r" => o.rerunnable = Some(true),
@@ -230,11 +227,9 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             i += 1;
             continue;
         }
-        if !WITH_VALUE.contains(&arg) {
-            return Err(BsubError::UnknownOption(arg.to_string()));
-        }
         let value = args.get(i + 1).ok_or_else(|| BsubError::MissingValue(arg.to_string()))?.clone();
         match arg {
+            _ if !opt.supported => o.other.push((arg.to_string(), Some(value))),
             "-n" => o.slots = Some(slots(&value)?),
             "-q" => o.queue = Some(value),
             "-W" => o.run_limit = Some(run_limit(&value).ok_or_else(|| BsubError::BadRunLimit(value.clone()))?),

@@ -5,12 +5,18 @@
 //! run with the rest of the word, or the next word, as its value
 //! (`-uall`, `-aJ NAME`, `-n4`).
 
+use crate::lsf_commands::Opt;
+
 /// `args` with every run of single letters split into its options, and
-/// each value after its option. With `operands_end`, the first word that
-/// is no option (or `--`) ends the options: it and what follows are left
-/// as they are (`bsub`'s command). `Err`: the word with an unknown
-/// option.
-pub fn split(args: &[String], flags: &[&str], with_value: &[&str], operands_end: bool) -> Result<Vec<String>, String> {
+/// each value after its option, for a command whose options are `opts`
+/// (its table in [`crate::lsf_commands`]). With `operands_end`, the
+/// first word that is no option (or `--`) ends the options: it and what
+/// follows are left as they are (`bsub`'s command). `Err`: the word with
+/// an unknown option.
+pub fn split(args: &[String], opts: &[Opt], operands_end: bool) -> Result<Vec<String>, String> {
+    let find = |name: &str| opts.iter().find(|o| o.name == name);
+    let is_flag = |name: &str| find(name).is_some_and(|o| o.value.is_none());
+    let takes_value = |name: &str| find(name).is_some_and(|o| o.value.is_some());
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -27,11 +33,11 @@ pub fn split(args: &[String], flags: &[&str], with_value: &[&str], operands_end:
             }
             continue;
         }
-        if flags.contains(&a.as_str()) {
+        if is_flag(a) {
             out.push(a.clone());
             continue;
         }
-        if with_value.contains(&a.as_str()) {
+        if takes_value(a) {
             out.push(a.clone());
             if let Some(v) = it.next() {
                 out.push(v.clone());
@@ -42,10 +48,10 @@ pub fn split(args: &[String], flags: &[&str], with_value: &[&str], operands_end:
         let mut k = 0;
         while k < letters.len() {
             let opt = format!("-{}", letters[k]);
-            if flags.contains(&opt.as_str()) {
+            if is_flag(&opt) {
                 out.push(opt);
                 k += 1;
-            } else if with_value.contains(&opt.as_str()) {
+            } else if takes_value(&opt) {
                 out.push(opt);
                 let rest: String = letters[k + 1..].iter().collect();
                 if !rest.is_empty() {

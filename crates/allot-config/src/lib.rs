@@ -25,6 +25,7 @@ pub mod deps;
 pub mod engine;
 pub mod env_option;
 pub mod getopt;
+pub mod lsf_commands;
 pub mod nesting;
 pub mod resreq;
 pub mod sacctmgr;
