@@ -1,4 +1,4 @@
-//! `allot start`, `allot stop`, `allot install-links`.
+//! `allot start` and `allot stop`.
 
 use std::path::Path;
 use std::process::{ExitCode, Stdio};
@@ -100,24 +100,4 @@ pub fn stop() -> anyhow::Result<ExitCode> {
         Response::Error(e) => bail!("{e}"),
         other => bail!("unexpected answer {other:?}"),
     }
-}
-
-pub fn install_links(dir: &Path) -> anyhow::Result<ExitCode> {
-    std::fs::create_dir_all(dir)?;
-    let exe = std::env::current_exe()?;
-    // `allot` itself too, for `allot stop`, `allot shares`, ...
-    let commands: Vec<&str> = allot_config::lsf_commands::all().iter().map(|c| c.name).collect();
-    for name in std::iter::once(&"allot").chain(&commands) {
-        let link = dir.join(name);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&exe, &link).with_context(|| format!("cannot link {}", link.display()))?;
-    }
-    println!("{}: allot {}", dir.display(), commands.join(" "));
-    let on_path = std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d == dir || d.canonicalize().ok() == dir.canonicalize().ok())
-    });
-    if !on_path {
-        println!("{} is not on your PATH: add it to call `bsub` ... by name, or call `allot bsub` ...", dir.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }

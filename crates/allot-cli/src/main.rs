@@ -16,8 +16,10 @@ mod explain_cmd;
 mod help;
 mod history_cmd;
 mod hosts_cmd;
+mod install_cmd;
 mod job_long;
 mod lsf;
+mod manpage;
 mod shares_cmd;
 mod sim_cmd;
 mod sprio_cmd;
@@ -63,6 +65,16 @@ enum Command {
     Stop,
     /// Makes links named bsub, bjobs, ... to this binary in DIR.
     InstallLinks { dir: PathBuf },
+    /// Installs allot under PREFIX: the binaries and the LSF commands'
+    /// links in PREFIX/bin, their man pages in PREFIX/share/man/man1, and
+    /// bash completion in PREFIX/share/bash-completion/completions.
+    Install { prefix: PathBuf },
+    /// Prints the shell completion of `allot` (for bash, of the LSF
+    /// commands too): `source <(allot completion bash)`.
+    Completion {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Configuration directories.
     Config {
         #[command(subcommand)]
@@ -256,6 +268,14 @@ enum ConfigCommand {
     Check { dir: PathBuf },
 }
 
+/// `allot`'s own completion for `shell`, as clap makes it.
+fn completion(shell: clap_complete::Shell) -> String {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "allot", &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn main() -> ExitCode {
     // Called as `bsub`, `bjobs`, ... (a link), or as `allot bsub ...`: LSF's
     // own option syntax, which clap does not parse.
@@ -288,7 +308,16 @@ fn main() -> ExitCode {
         Command::Bench { command: BenchCommand::Daemon { jobs, connections, keep } } => {
             bench_cmd::daemon(jobs, connections, keep)
         }
-        Command::InstallLinks { dir } => daemon_cmd::install_links(&dir),
+        Command::InstallLinks { dir } => install_cmd::install_links(&dir),
+        Command::Install { prefix } => install_cmd::install(&prefix, &completion(clap_complete::Shell::Bash)),
+        Command::Completion { shell } => {
+            let mut text = completion(shell);
+            if shell == clap_complete::Shell::Bash {
+                text.push('\n');
+                text.push_str(&manpage::bash_completion());
+            }
+            lsf::emit(&text).map(|()| ExitCode::SUCCESS)
+        }
         Command::Sshare(a) => sshare_cmd::run(a.config.as_deref().zip(a.usage.as_deref()), a.json),
         Command::Sprio(a) => sprio_cmd::run(a.config.as_deref().zip(a.usage.as_deref()), a.json),
         Command::Shares { config, usage, json, live } => {
