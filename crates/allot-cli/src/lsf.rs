@@ -209,6 +209,16 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(|e| anyhow!("bsub: {e}. Job not submitted."))?;
     let mail_report_to_user = o.mail_user.is_some() && o.output.is_none();
+    let session = match o.interactive {
+        Some(_) if o.wait => bail!("bsub: -I, -Ip and -Is cannot be used with -K. Job not submitted."),
+        Some(_) if o.name.as_deref().is_some_and(|n| n.contains('[')) => {
+            bail!("bsub: an interactive job cannot be a job array. Job not submitted.")
+        }
+        Some(mode) => {
+            Some(crate::interactive::Session::listen(mode).map_err(|e| anyhow!("bsub: {e:#}. Job not submitted."))?)
+        }
+        None => None,
+    };
     let submit = Submit {
         queue: o.queue,
         slots: o.slots.map_or(0, |s| s.min),
@@ -255,6 +265,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         hold: o.hold,
         begin_time,
         resize_notify: o.resize_notify.clone(),
+        interactive: session.as_ref().map(crate::interactive::Session::asked),
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),
             (None, None) => None,
@@ -273,7 +284,11 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         eprintln!("bsub: warning: {w}");
     }
     println!("Job <{job}> is submitted to queue <{queue}>.");
-    if o.wait { wait_for_end(job) } else { Ok(ExitCode::SUCCESS) }
+    match session {
+        Some(s) => s.run(job),
+        None if o.wait => wait_for_end(job),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// A submission's request id: this host, process and moment, which no

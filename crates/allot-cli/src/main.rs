@@ -17,6 +17,7 @@ mod help;
 mod history_cmd;
 mod hosts_cmd;
 mod install_cmd;
+mod interactive;
 mod job_long;
 mod lsf;
 mod manpage;

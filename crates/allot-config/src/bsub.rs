@@ -140,10 +140,23 @@ pub struct BsubOptions {
     /// `-b`, as written (resolved as `-t`'s is).
     pub begin_time: Option<TermTime>,
     pub resize_notify: Option<String>,
+    /// `-I`, `-Ip`, `-Is`.
+    pub interactive: Option<InteractiveMode>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
     pub command: Vec<String>,
+}
+
+/// How an interactive job meets its terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InteractiveMode {
+    /// `-I`: the terminal itself.
+    Plain,
+    /// `-Ip`: a pseudo-terminal; Ctrl-C is passed on as a signal.
+    Pty,
+    /// `-Is`: a pseudo-terminal in shell mode: every key reaches it.
+    Shell,
 }
 
 /// The per-process size limits (as `-M` is written), which a job's
@@ -221,6 +234,9 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 "-ar" => o.auto_resize = true,
                 "-H" => o.hold = true,
                 "-B" => o.mail_begin = true,
+                "-I" => o.interactive = Some(InteractiveMode::Plain),
+                "-Ip" => o.interactive = Some(InteractiveMode::Pty),
+                "-Is" => o.interactive = Some(InteractiveMode::Shell),
                 "-N" => o.mail_end = true,
                 _ => o.other.push((arg.to_string(), None)),
             }
@@ -407,6 +423,7 @@ impl BsubOptions {
             warning_time: self.warning_time.or(script.warning_time),
             rerunnable: self.rerunnable.or(script.rerunnable),
             auto_resize: self.auto_resize || script.auto_resize,
+            interactive: self.interactive.or(script.interactive),
             hold: self.hold || script.hold,
             begin_time: self.begin_time.or(script.begin_time),
             resize_notify: self.resize_notify.or(script.resize_notify),

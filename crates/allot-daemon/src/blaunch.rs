@@ -58,6 +58,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             // The job's own ran on its first host: a task has none.
             pre_exec: None,
             post_exec: None,
+            interactive: None,
             mail: None,
         };
         let task = ToAgent::Task {

@@ -381,6 +381,7 @@ pub(crate) fn exec_spec(
         pre_exec: r.extras().pre_exec.clone(),
         post_exec: r.extras().post_exec.clone(),
         mail,
+        interactive: r.extras().interactive.clone(),
     })
 }
 

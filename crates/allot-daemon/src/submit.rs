@@ -119,6 +119,7 @@ pub(crate) fn submit(
                     mail: s.mail,
                     pre_exec: s.pre_exec,
                     post_exec: s.post_exec,
+                    interactive: s.interactive,
                 };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },

@@ -31,6 +31,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         pre_exec: None,
         post_exec: None,
         mail: None,
+        interactive: None,
     }
 }
 

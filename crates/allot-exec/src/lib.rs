@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub mod cgroup;
 pub mod clock;
 mod files;
+pub mod interactive;
 pub mod mail;
 mod named;
 pub mod owner;
@@ -139,6 +140,10 @@ pub struct ExecSpec {
     /// `-B`, `-N`: its mail ([`mail`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<Box<mail::MailSpec>>,
+    /// `-I`, `-Ip`, `-Is`: its standard input and output are its `bsub`'s
+    /// terminal ([`interactive`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<allot_proto::Interactive>,
 }
 
 /// How a job ended.
@@ -351,6 +356,7 @@ mod tests {
             limits: Default::default(),
             pre_exec: None,
             post_exec: None,
+            interactive: None,
             mail: None,
         }
     }

@@ -7,6 +7,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
+use crate::interactive;
 use crate::named::{open_outputs, working_directory};
 use crate::owner::{self, Owner, as_owner};
 use crate::{
@@ -40,6 +41,11 @@ pub(crate) fn plain_words(command: &str) -> Option<Vec<&str>> {
 /// command) as the job runs: its environment, standard output and error,
 /// a process group of its own, its nice value and limits, as its owner in
 /// its working directory.
+///
+/// With `terminal` (an interactive job's own command), its standard input
+/// is the terminal, and so is each of its outputs that no `-o`/`-e` names
+/// (those go to their files, as LSF sends them); on a pseudo-terminal it
+/// leads a session of its own whose controlling terminal that is.
 fn job_command(
     spec: &ExecSpec,
     command: &str,
@@ -47,6 +53,7 @@ fn job_command(
     (stdout, stderr): (&File, &File),
     owner: Option<&Owner>,
     cwd: &Path,
+    terminal: Option<&interactive::Terminal>,
 ) -> Result<(Command, String), ExecError> {
     let share = |f: &File| {
         f.try_clone().map_err(|source| ExecError::File {
@@ -71,8 +78,30 @@ fn job_command(
     };
     cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     cmd.envs(extra_env.iter().map(|(k, v)| (*k, v.as_str())));
-    cmd.stdin(Stdio::null()).stdout(share(stdout)?).stderr(share(stderr)?);
-    cmd.process_group(0);
+    match terminal {
+        None => {
+            cmd.stdin(Stdio::null()).stdout(share(stdout)?).stderr(share(stderr)?);
+            cmd.process_group(0);
+        }
+        Some(t) => {
+            let pass = |fd: &std::os::fd::OwnedFd| {
+                fd.try_clone().map(Stdio::from).map_err(|e| ExecError::Spec(format!("cannot share its terminal: {e}")))
+            };
+            cmd.stdin(pass(&t.stdin)?);
+            cmd.stdout(if spec.stdout.named { share(stdout)?.into() } else { pass(&t.stdout)? });
+            cmd.stderr(if spec.stderr.named { share(stderr)?.into() } else { pass(&t.stderr)? });
+            if t.pty {
+                // SAFETY: the closure runs in the forked child before
+                // exec; it makes two system calls and allocates nothing.
+                #[allow(unsafe_code)]
+                unsafe {
+                    cmd.pre_exec(interactive::take_terminal);
+                }
+            } else {
+                cmd.process_group(0);
+            }
+        }
+    }
     set_nice(&mut cmd, spec.nice);
     set_limits(&mut cmd, &spec.limits);
     match owner {
@@ -157,7 +186,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
         }
     };
     if let Some(pre) = &spec.pre_exec {
-        let ran = job_command(spec, pre, &[], outputs, owner, &cwd)
+        let ran = job_command(spec, pre, &[], outputs, owner, &cwd, None)
             .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
         let failed = match ran {
             Ok(status) if status.success() => None,
@@ -188,8 +217,19 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     if let Some(m) = spec.mail.as_ref().filter(|m| m.begin) {
         mail(crate::mail::begin_message(m, started_at, &zone));
     }
-    let status = job_command(spec, &spec.command, &[], outputs, owner, &cwd)
+    // An interactive job's terminal, from its bsub; the supervisor's
+    // copies close once the job has its own, so bsub sees the end of its
+    // output when the job's processes are done with it.
+    let terminal = match spec.interactive.as_ref().map(|asked| interactive::reach(asked, owner)).transpose() {
+        Ok(t) => t,
+        Err(why) => {
+            leave();
+            return Ok(ExitReport::unrun(1, why));
+        }
+    };
+    let status = job_command(spec, &spec.command, &[], outputs, owner, &cwd, terminal.as_ref())
         .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
+    drop(terminal);
     let measured = in_cgroup.and_then(cgroup::read_usage);
     let oom_killed = in_cgroup.is_some_and(cgroup::oom_killed);
     let status = match status {
@@ -220,7 +260,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     let ended_at = now_secs();
     if let Some(post) = &spec.post_exec {
         let status_env = [("LSB_JOBEXIT_STAT", status.into_raw().to_string())];
-        let ran = job_command(spec, post, &status_env, outputs, owner, &cwd)
+        let ran = job_command(spec, post, &status_env, outputs, owner, &cwd, None)
             .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
         if let Err(e) = ran {
             let _ = writeln!(&stderr, "allot: job {}: {}", spec.job, e.reason());

@@ -18,7 +18,7 @@ pub mod shares;
 
 pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
 pub use job_info::*;
-pub use limits::{MailAsked, ProcessLimits};
+pub use limits::{Interactive, MailAsked, ProcessLimits};
 pub use messages::*;
 pub use shares::*;
 

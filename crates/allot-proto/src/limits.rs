@@ -16,6 +16,24 @@ pub struct MailAsked {
     pub to: Option<String>,
 }
 
+/// `bsub -I`, `-Ip`, `-Is`: an interactive job, whose standard input and
+/// output are its `bsub`'s terminal. `bsub` listens on `socket` (a Unix
+/// socket in a directory only its user may enter); the job's supervisor,
+/// as the job's owner, connects there when the job starts and is handed
+/// the terminal's descriptors (see `allot_exec::interactive`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interactive {
+    pub socket: String,
+    /// `-Ip`/`-Is`: on a pseudo-terminal of `bsub`'s, which becomes the
+    /// job's controlling terminal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pty: bool,
+    /// `-Is`: shell mode: every key, Ctrl-C and Ctrl-Z too, goes to the
+    /// job's terminal as typed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shell: bool,
+}
+
 /// Each limit in KB; `None` leaves the limit as the job would have it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessLimits {

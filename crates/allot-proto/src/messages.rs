@@ -106,6 +106,9 @@ pub struct Submit {
     pub begin_time: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resize_notify: Option<String>,
+    /// `-I`, `-Ip`, `-Is`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<crate::Interactive>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

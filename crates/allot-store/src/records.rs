@@ -95,6 +95,9 @@ pub struct JobExtras {
     /// `-Ep`: the post-execution command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_exec: Option<String>,
+    /// `-I`, `-Ip`, `-Is`: where its `bsub` waits with the terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<allot_proto::Interactive>,
 }
 
 impl JobRecord {
@@ -110,6 +113,7 @@ impl JobRecord {
             mail: None,
             pre_exec: None,
             post_exec: None,
+            interactive: None,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }

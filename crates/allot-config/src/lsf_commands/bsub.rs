@@ -188,13 +188,28 @@ const OPTIONS: &[super::Opt] = &[
         "Wait for the job to end, printing <<Waiting for dispatch ...>>, <<Starting on HOST>> and <<Job is \
          finished>>; exit with the job's exit code.",
     ),
+    flag(
+        "-I",
+        "properties",
+        "Interactive: the job's input and output are this terminal (its outputs go to -o's and -e's files \
+         when named); bsub waits, passes Ctrl-C on to the job, and exits with the job's exit code.",
+    ),
+    flag(
+        "-Ip",
+        "properties",
+        "Interactive on a pseudo-terminal (for programs such as vi that need one); Ctrl-C is passed on as \
+         a signal.",
+    ),
+    flag(
+        "-Is",
+        "properties",
+        "Interactive on a pseudo-terminal in shell mode, for interactive shells: every key, Ctrl-C and \
+         Ctrl-Z too, reaches the job's terminal as typed.",
+    ),
     refused(valued("-i", "input_file", "io", "The job's standard input from a file.")),
     refused(valued("-Jd", "\"job_description\"", "properties", "A free-text description of the job.")),
     refused(valued("-g", "job_group_name", "properties", "The job group the job belongs to.")),
     refused(valued("-L", "login_shell", "properties", "Start the job through this login shell.")),
-    refused(flag("-I", "properties", "Interactive: the job's input and output through this terminal.")),
-    refused(flag("-Ip", "properties", "Interactive, on a pseudo-terminal.")),
-    refused(flag("-Is", "properties", "Interactive, on a pseudo-terminal, in shell mode.")),
     refused(flag("-hl", "limit", "Enforce the memory limit per host rather than per job.")),
 ];
 

@@ -1,0 +1,275 @@
+//! `bsub -I`, `-Ip`, `-Is`: an interactive job, met at this terminal.
+//!
+//! `bsub` listens on a Unix socket in a directory of its own (mode 0700,
+//! removed when it ends), named in the submission. When the job starts,
+//! its supervisor connects there as the job's owner and `bsub` hands it
+//! the job's standard input, output and error (see
+//! `allot_exec::interactive`): with `-I` its own, so the job reads and
+//! writes this terminal itself; with `-Ip`/`-Is` a pseudo-terminal's
+//! slave, the master staying here, relayed to and from this terminal
+//! (put in raw mode while the job runs, and its size passed on as it
+//! changes).
+//!
+//! Ctrl-C: with `-I` and `-Ip` it reaches `bsub` as SIGINT, passed on to
+//! the job as SIGINT (SIGQUIT likewise); with `-Is` the terminal passes
+//! every key through, and the job's own terminal makes Ctrl-C a signal
+//! to its foreground processes. Before the job starts, Ctrl-C kills it
+//! (LSF asks; a script cannot answer, so allot does not ask). `bsub`
+//! exits with the job's exit code, as `-K` does; a job that ended
+//! without reaching the terminal says why.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use allot_config::bsub::InteractiveMode;
+use allot_proto::{JobQuery, JobRef, JobStatus, Request, Response};
+use anyhow::{Context, anyhow, bail};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static QUIT: AtomicBool = AtomicBool::new(false);
+static RESIZED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(sig: nix::libc::c_int) {
+    match sig {
+        nix::libc::SIGINT => INTERRUPTED.store(true, Ordering::SeqCst),
+        nix::libc::SIGQUIT => QUIT.store(true, Ordering::SeqCst),
+        _ => RESIZED.store(true, Ordering::SeqCst),
+    }
+}
+
+/// Where `bsub` waits for its job: the socket, in a directory only its
+/// user may enter, removed with it.
+pub struct Session {
+    dir: PathBuf,
+    listener: UnixListener,
+    mode: InteractiveMode,
+}
+
+impl Session {
+    pub fn listen(mode: InteractiveMode) -> anyhow::Result<Session> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("allot-bsub-{}-{nanos}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .with_context(|| format!("cannot make {} for the job's terminal", dir.display()))?;
+        let listener = UnixListener::bind(dir.join("terminal.sock"))
+            .with_context(|| format!("cannot listen in {}", dir.display()))?;
+        listener.set_nonblocking(true)?;
+        Ok(Session { dir, listener, mode })
+    }
+
+    /// What the submission says of it.
+    pub fn asked(&self) -> allot_proto::Interactive {
+        allot_proto::Interactive {
+            socket: self.dir.join("terminal.sock").display().to_string(),
+            pty: self.mode != InteractiveMode::Plain,
+            shell: self.mode == InteractiveMode::Shell,
+        }
+    }
+
+    /// Follows the job to its end, giving it this terminal when it starts;
+    /// the job's exit code.
+    pub fn run(self, job: u64) -> anyhow::Result<ExitCode> {
+        catch_signals()?;
+        say("<<Waiting for dispatch ...>>");
+        let mut relay: Option<Relay> = None;
+        let mut reached = false;
+        let mut next_look = Instant::now();
+        loop {
+            if let Ok((conn, _)) = self.listener.accept() {
+                // Only the job's owner, this user, is given the terminal:
+                // its supervisor connects as the owner, even as root.
+                let peer = nix::sys::socket::getsockopt(&conn, nix::sys::socket::sockopt::PeerCredentials)?;
+                if peer.uid() == nix::unistd::getuid().as_raw() {
+                    if let Some(host) = exec_host(job)? {
+                        say(&format!("<<Starting on {host}>>"));
+                    }
+                    relay = self.hand_over(&conn, relay)?;
+                    reached = true;
+                }
+            }
+            let interrupted = INTERRUPTED.swap(false, Ordering::SeqCst);
+            let quit = QUIT.swap(false, Ordering::SeqCst);
+            if (interrupted || quit) && !reached {
+                let _ = crate::lsf::call(Request::Kill { jobs: vec![JobRef::job(job)], signal: None });
+                say(&format!("<<Job <{job}> is killed before it started>>"));
+                return Ok(ExitCode::from(130));
+            }
+            if interrupted || quit {
+                let signal = if interrupted { "INT" } else { "QUIT" };
+                let _ = crate::lsf::call(Request::Kill { jobs: vec![JobRef::job(job)], signal: Some(signal.into()) });
+            }
+            if RESIZED.swap(false, Ordering::SeqCst) {
+                if let Some(r) = &relay {
+                    r.copy_size();
+                }
+            }
+            if Instant::now() >= next_look {
+                next_look = Instant::now() + Duration::from_millis(250);
+                if let Some(end) = ended(job)? {
+                    if let Some(r) = relay.take() {
+                        r.finish();
+                    }
+                    if !reached {
+                        let why = end.1.unwrap_or_else(|| "it ended before it started".into());
+                        eprintln!("bsub: job <{job}> did not reach this terminal: {why}");
+                    }
+                    return Ok(ExitCode::from(u8::try_from(end.0).unwrap_or(255)));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Gives the connected supervisor the job's descriptors: this
+    /// process's own (`-I`), or a new pseudo-terminal's slave, relayed.
+    /// A job started again (requeued) gets a new one.
+    fn hand_over(&self, conn: &std::os::unix::net::UnixStream, old: Option<Relay>) -> anyhow::Result<Option<Relay>> {
+        if self.mode == InteractiveMode::Plain {
+            allot_exec::interactive::hand_over(conn.as_raw_fd(), [0, 1, 2]).map_err(|e| anyhow!("bsub: {e}"))?;
+            return Ok(None);
+        }
+        if let Some(r) = old {
+            r.finish();
+        }
+        let size = window_size();
+        let pty = nix::pty::openpty(size.as_ref(), None).context("bsub: cannot open a pseudo-terminal")?;
+        let slave = pty.slave.as_raw_fd();
+        allot_exec::interactive::hand_over(conn.as_raw_fd(), [slave, slave, slave])
+            .map_err(|e| anyhow!("bsub: {e}"))?;
+        drop(pty.slave);
+        Ok(Some(Relay::start(pty.master, self.mode)?))
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.dir.join("terminal.sock"));
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn catch_signals() -> anyhow::Result<()> {
+    use nix::sys::signal::Signal;
+    allot_exec::interactive::on_signals(&[Signal::SIGINT, Signal::SIGQUIT, Signal::SIGWINCH], on_signal)?;
+    Ok(())
+}
+
+/// The first host the job runs on, once it runs.
+fn exec_host(job: u64) -> anyhow::Result<Option<String>> {
+    let query = JobQuery { jobs: vec![JobRef::job(job)], finished: true, ..JobQuery::default() };
+    let Response::Jobs(jobs) = crate::lsf::call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
+    Ok(jobs
+        .first()
+        .and_then(|j| j.exec_hosts.first())
+        .map(|(h, _)| allot_proto::exec_host(&(h.clone(), 1)).into_owned()))
+}
+
+/// The job's exit code and why it did not run, once it has ended.
+fn ended(job: u64) -> anyhow::Result<Option<(i32, Option<String>)>> {
+    let query = JobQuery { jobs: vec![JobRef::job(job)], finished: true, ..JobQuery::default() };
+    let Response::Jobs(jobs) = crate::lsf::call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
+    let Some(j) = jobs.first() else { bail!("bsub: job {job} is gone") };
+    if j.status.unfinished() || matches!(j.status, JobStatus::Unkwn) {
+        return Ok(None);
+    }
+    Ok(Some((j.exit_code.unwrap_or(0), j.exit_reason.clone())))
+}
+
+/// This terminal's size, if standard input is one.
+fn window_size() -> Option<nix::pty::Winsize> {
+    allot_exec::interactive::window_size(std::os::fd::AsFd::as_fd(&std::io::stdin()))
+}
+
+/// The pseudo-terminal's master, relayed to and from this terminal, which
+/// is raw meanwhile (with `-Ip`, Ctrl-C and Ctrl-Z still signal `bsub`).
+struct Relay {
+    master: OwnedFd,
+    output_done: std::sync::mpsc::Receiver<()>,
+    saved: Option<nix::sys::termios::Termios>,
+}
+
+impl Relay {
+    fn start(master: OwnedFd, mode: InteractiveMode) -> anyhow::Result<Relay> {
+        use nix::sys::termios::{LocalFlags, SetArg, cfmakeraw, tcgetattr, tcsetattr};
+        let stdin = std::io::stdin();
+        let saved = tcgetattr(&stdin).ok();
+        if let Some(t) = &saved {
+            let mut raw = t.clone();
+            cfmakeraw(&mut raw);
+            if mode == InteractiveMode::Pty {
+                raw.local_flags |= LocalFlags::ISIG;
+            }
+            tcsetattr(&stdin, SetArg::TCSADRAIN, &raw)?;
+        }
+        let (done, output_done) = std::sync::mpsc::channel();
+        let mut from_job = std::fs::File::from(master.try_clone()?);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            let mut out = std::io::stdout();
+            // EIO: every descriptor of the slave is closed (the job ended).
+            while let Ok(n @ 1..) = from_job.read(&mut buf) {
+                if out.write_all(&buf[..n]).and_then(|()| out.flush()).is_err() {
+                    break;
+                }
+            }
+            let _ = done.send(());
+        });
+        let mut to_job = std::fs::File::from(master.try_clone()?);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            let mut input = std::io::stdin();
+            loop {
+                match input.read(&mut buf) {
+                    Ok(0) | Err(_) => {
+                        // Standard input ended: the terminal's end of file
+                        // (Ctrl-D) to the job.
+                        let _ = to_job.write_all(&[4]);
+                        break;
+                    }
+                    Ok(n) => {
+                        if to_job.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Relay { master, output_done, saved })
+    }
+
+    /// Passes this terminal's size on to the job's.
+    fn copy_size(&self) {
+        if let Some(size) = window_size() {
+            allot_exec::interactive::set_window_size(std::os::fd::AsFd::as_fd(&self.master), &size);
+        }
+    }
+
+    /// The job's last output shown (a moment at most, as processes it left
+    /// behind may hold its terminal), and this terminal as it was.
+    fn finish(self) {
+        let _ = self.output_done.recv_timeout(Duration::from_secs(2));
+    }
+}
+
+impl Drop for Relay {
+    /// This terminal as it was, however `bsub` ends.
+    fn drop(&mut self) {
+        if let Some(t) = &self.saved {
+            let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSADRAIN, t);
+        }
+    }
+}
