@@ -42,7 +42,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Starts allotd in the background (state in ALLOT_STATE_DIR, or the
-    /// user's state directory); `--config DIR` passes a configuration.
+    /// user's state directory); `--config DIR` passes a configuration
+    /// (without it, allotd reads $LSF_ENVDIR if set, else its defaults).
     Start {
         #[arg(long, conflicts_with = "test_hosts")]
         config: Option<PathBuf>,

@@ -13,7 +13,7 @@ use crate::{settings, validate};
 
 /// The files of a configuration directory that allot reads.
 pub const FILES: &[&str] =
-    &["lsb.params", "lsf.conf", "lsb.users", "lsb.hosts", "lsb.queues", "lsb.applications", "allot.toml"];
+    &["lsb.params", "lsf.conf", "lsf.shared", "lsb.users", "lsb.hosts", "lsb.queues", "lsb.applications", "allot.toml"];
 
 /// Reads `dir`. On success, the configuration and its warnings; on any
 /// error, every diagnostic found (errors and warnings), and nothing else.
@@ -53,7 +53,11 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
     };
     let mut paths: Vec<PathBuf> = Vec::new();
     for name in FILES {
-        let home = if name.starts_with("lsb.") { &tree.batch_dir } else { &tree.envdir };
+        let home = match *name {
+            n if n.starts_with("lsb.") => &tree.batch_dir,
+            "lsf.shared" => &tree.confdir,
+            _ => &tree.envdir,
+        };
         paths.push(home.join(name));
     }
     paths.extend(listed(&tree.confdir, &|n| n.starts_with("lsf.cluster.")));
@@ -92,8 +96,9 @@ fn file_name(path: &str) -> &str {
 
 /// Where a cluster's configuration files are, LSF's way, from a directory
 /// taken as LSF_ENVDIR: its `lsf.conf`'s LSF_CONFDIR (else the directory
-/// itself) holds `lsf.cluster.<name>`; LSB_CONFDIR (else
-/// `LSF_CONFDIR/lsbatch`) holds `<cluster>/configdir/lsb.*`. Where that
+/// itself) holds `lsf.shared` and `lsf.cluster.<name>`; LSB_CONFDIR (else
+/// `LSF_CONFDIR/lsbatch`) holds `<cluster>/configdir/lsb.*`, the cluster
+/// being the one [`crate::lsf::shared::this_cluster`] says. Where that
 /// `configdir` is not there, the `lsb.*` files are the directory's own
 /// (allot's flat layout). `allot.toml` is always the directory's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,17 +116,19 @@ pub fn layout(dir: &Path) -> Layout {
     let value = |key: &str| lsf_conf_value(&conf, key).filter(|v| !v.is_empty()).map(PathBuf::from);
     let confdir = value("LSF_CONFDIR").unwrap_or_else(|| dir.to_path_buf());
     let lsb_confdir = value("LSB_CONFDIR").unwrap_or_else(|| confdir.join("lsbatch"));
-    // The cluster is the one its cluster file names (the first by name).
-    let mut clusters: Vec<String> = std::fs::read_dir(&confdir)
+    let files: Vec<String> = std::fs::read_dir(&confdir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_string_lossy().strip_prefix("lsf.cluster.").map(str::to_string))
                 .collect()
         })
         .unwrap_or_default();
-    clusters.sort();
-    let batch_dir = clusters
-        .first()
+    // lsf.shared's problems are said where the files are read.
+    let shared_text = std::fs::read_to_string(confdir.join("lsf.shared")).unwrap_or_default();
+    let shared =
+        crate::lsf::shared::read(&Source { name: "lsf.shared", text: &shared_text }, &mut Diagnostics::default());
+    let shared: Vec<String> = shared.into_iter().map(|(n, _)| n).collect();
+    let batch_dir = crate::lsf::shared::this_cluster(&shared, &files)
         .map(|c| lsb_confdir.join(c).join("configdir"))
         .filter(|d| d.is_dir())
         .unwrap_or_else(|| dir.to_path_buf());
@@ -167,12 +174,30 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     } else {
         config.groups = GroupTable::default();
     }
+    // This cluster (see `shared::this_cluster`), and its cluster file
+    // alone: another cluster's hosts are not this cluster's.
+    let shared = get("lsf.shared").map(|src| crate::lsf::shared::read(&src, diags)).unwrap_or_default();
+    let cluster_files: Vec<(&String, &String)> =
+        texts.iter().filter(|(n, _)| file_name(n).starts_with("lsf.cluster.")).map(|(n, t)| (n, t)).collect();
+    let file_names: Vec<String> =
+        cluster_files.iter().map(|(n, _)| file_name(n).trim_start_matches("lsf.cluster.").to_string()).collect();
+    let shared_names: Vec<String> = shared.iter().map(|(n, _)| n.clone()).collect();
+    config.cluster_name = crate::lsf::shared::this_cluster(&shared_names, &file_names);
     let mut all_hosts: Vec<Host> = Vec::new();
-    for (name, text) in texts.iter().filter(|(n, _)| file_name(n).starts_with("lsf.cluster.")) {
-        all_hosts.extend(cluster::read(&Source { name, text }, diags));
-        let named = file_name(name).trim_start_matches("lsf.cluster.");
-        if config.cluster_name.as_deref().is_none_or(|n| named < n) {
-            config.cluster_name = Some(named.to_string());
+    for ((name, text), named) in cluster_files.iter().zip(&file_names) {
+        if config.cluster_name.as_ref() == Some(named) {
+            all_hosts.extend(cluster::read(&Source { name, text }, diags));
+        } else {
+            let this = config.cluster_name.as_deref().unwrap_or_default();
+            diags.warning(
+                Location { file: name.to_string(), line: 1, col: 1 },
+                format!("this is cluster `{this}`, not `{named}`: the file is not read"),
+            );
+        }
+    }
+    if let (Some((first, loc)), Some(this)) = (shared.first(), &config.cluster_name) {
+        if !file_names.contains(this) && !file_names.is_empty() {
+            diags.warning(loc.clone(), format!("no lsf.cluster.{first} for the cluster lsf.shared names"));
         }
     }
     if let Some(src) = get("allot.toml") {

@@ -213,8 +213,17 @@ fn the_cluster_is_named_by_its_cluster_file_else_allot() {
     assert_eq!(c.cluster_name(), "allot");
     let host = |h: &str| format!("Begin Host\nHOSTNAME model type server RESOURCES ncpus\n{h} ! ! 1 () 4\nEnd Host\n");
     let (c, d) = load(&[("lsf.cluster.zeta", &host("h1")), ("lsf.cluster.alpha", &host("h2"))]);
-    assert!(d.is_empty(), "{d:?}");
+    assert_eq!(d, ["lsf.cluster.zeta:1:1: warning: this is cluster `alpha`, not `zeta`: the file is not read"]);
     assert_eq!(c.cluster_name(), "alpha", "the first by name");
+    assert_eq!(c.hosts.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["h2"], "its hosts alone");
+    // lsf.shared names it: the cluster with its file there.
+    let shared = "Begin Cluster\nClusterName Servers\nmc1 ()\nzeta ()\nEnd Cluster\n";
+    let (c, d) = load(&[("lsf.shared", shared), ("lsf.cluster.zeta", &host("h1")), ("lsf.cluster.alpha", &host("h2"))]);
+    assert_eq!(d, ["lsf.cluster.alpha:1:1: warning: this is cluster `zeta`, not `alpha`: the file is not read"]);
+    assert_eq!((c.cluster_name(), c.hosts[0].name.as_str()), ("zeta", "h1"));
+    let (c, d) = load(&[("lsf.shared", shared), ("lsb.params", "Begin Parameters\nEnd Parameters\n")]);
+    assert!(d.is_empty(), "{d:?}");
+    assert_eq!(c.cluster_name(), "mc1", "named, with no cluster file");
 }
 
 #[test]

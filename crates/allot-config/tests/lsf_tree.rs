@@ -62,3 +62,24 @@ fn lsf_conf_can_put_the_tree_elsewhere_and_a_flat_directory_stays_flat() {
     let (config, _) = allot_config::load::load_dir(&flat).expect("loads");
     assert_eq!(config.queues.iter().map(|q| q.name.as_str()).collect::<Vec<_>>(), ["here"]);
 }
+
+/// lsf.shared (in LSF_CONFDIR) names the cluster: its cluster file and its
+/// `configdir` are the ones read, as LSF's daemons read them.
+#[test]
+fn lsf_shared_names_the_cluster() {
+    let top = temp("shared");
+    let conf = top.join("conf");
+    write(&conf.join("lsf.conf"), "LSF_CONFDIR=\n");
+    write(&conf.join("lsf.shared"), "Begin Cluster\nClusterName Servers\nbeta (h2)\nEnd Cluster\n");
+    write(&conf.join("lsf.cluster.alpha"), HOSTS);
+    write(&conf.join("lsf.cluster.beta"), &HOSTS.replace("h1", "h2"));
+    write(&conf.join("lsbatch/alpha/configdir/lsb.queues"), "Begin Queue\nQUEUE_NAME = wrong\nEnd Queue\n");
+    write(&conf.join("lsbatch/beta/configdir/lsb.queues"), "Begin Queue\nQUEUE_NAME = right\nEnd Queue\n");
+    let tree = allot_config::load::layout(&conf);
+    assert_eq!(tree.batch_dir, conf.join("lsbatch/beta/configdir"));
+    let (config, warnings) = allot_config::load::load_dir(&conf).expect("loads");
+    assert_eq!(config.cluster_name(), "beta");
+    assert_eq!(config.queues.iter().map(|q| q.name.as_str()).collect::<Vec<_>>(), ["right"]);
+    assert_eq!(config.hosts.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["h2"]);
+    assert!(warnings.to_string().contains("lsf.cluster.alpha:1:1: warning: this is cluster `beta`"), "{warnings}");
+}

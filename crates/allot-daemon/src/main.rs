@@ -45,7 +45,9 @@ use clap::Parser;
     about = "The allot daemon (in the foreground; `allot start` runs it in the background)"
 )]
 struct Args {
-    /// Configuration directory; without it, the embedded defaults (this
+    /// Configuration directory (read as LSF_ENVDIR: see the README);
+    /// without it, `$LSF_ENVDIR` where the environment sets it, as LSF's
+    /// daemons find theirs; without either, the embedded defaults (this
     /// machine, one queue `normal`).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -66,7 +68,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve::run(args.config)) {
+    let config = args.config.or_else(|| std::env::var_os("LSF_ENVDIR").filter(|d| !d.is_empty()).map(PathBuf::from));
+    match runtime.block_on(serve::run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("allotd: {e:#}");

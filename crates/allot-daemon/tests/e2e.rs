@@ -652,12 +652,17 @@ fn lsid_lsclusters_bparams_and_badmin_show_the_cluster() {
     let config = config_dir(
         &dir,
         &[
+            // lsf.shared names the cluster, as LSF's does.
+            ("lsf.shared", "Begin Cluster\nClusterName Servers\nmycluster (h1)\nEnd Cluster\n"),
             ("lsf.cluster.mycluster", cluster),
             ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n"),
             ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nMAX_PREEXEC_RETRY = 4\nEnd Parameters\n"),
         ],
     );
-    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    // Without --config, allotd finds its configuration in $LSF_ENVDIR, as
+    // LSF's daemons do.
+    let envdir = config.display().to_string();
+    let d = Daemon::start_env(&dir.join("state"), None, &[("LSF_ENVDIR", envdir.as_str())]);
     let host = allot_config::defaults::this_host();
     let id = stdout(&d.cmd(&["lsid"], &dir));
     assert!(id.ends_with(&format!("\nMy cluster name is mycluster\nMy master name is {host}\n")), "{id}");

@@ -44,7 +44,9 @@ impl Daemon {
         if let Some(dir) = config {
             command.arg("--config").arg(dir);
         }
-        command.envs(env.iter().copied());
+        // Only what the test sets: an LSF_ENVDIR of the machine's is not
+        // the test's configuration.
+        command.env_remove("LSF_ENVDIR").envs(env.iter().copied());
         let child =
             command.env("ALLOT_STATE_DIR", state).stdout(Stdio::null()).stderr(log).spawn().expect("allotd starts");
         let d = Daemon { state: state.to_path_buf(), child };
