@@ -176,13 +176,19 @@ pub fn suspend(
 
 /// Records a pending job's new record if the engine accepts it; otherwise
 /// nothing changes and the refusal names the job.
-fn modify_pending(
+/// A job's record changed by `change`, as the engine admits the change.
+/// Of a running job, only its run limit changes (`bmod -W`), or with
+/// `switching` its queue (`bswitch`, as LSF's switches running jobs); LSF's
+/// LSB_MOD_ALL_JOBS is not set.
+#[allow(clippy::too_many_arguments)]
+fn modify_job(
     state: &mut State,
     id: JobId,
     shown: JobRef,
     status: JobStatus,
     t: Time,
     records: &mut Vec<Record>,
+    switching: bool,
     change: impl FnOnce(&mut JobRecord),
 ) -> Result<(), String> {
     let running = match status {
@@ -193,10 +199,11 @@ fn modify_pending(
     let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{shown}>: No matching job found")) };
     let mut record = j.record.clone();
     change(&mut record);
-    // A running job's run limit changes (`bmod -W`, as LSF allows);
-    // nothing else of it does (LSF's LSB_MOD_ALL_JOBS is not set).
     let mut rest = record.clone();
     rest.spec.run_limit = j.record.spec.run_limit;
+    if switching {
+        rest.spec.queue.clone_from(&j.record.spec.queue);
+    }
     if running && rest != j.record {
         return Err(format!("Job <{shown}>: Job has already started; only its run limit (-W) changes a running job"));
     }
@@ -211,7 +218,8 @@ fn modify_pending(
     Ok(())
 }
 
-/// `bswitch`: pending jobs to another queue.
+/// `bswitch`: unfinished jobs to another queue; a running one as the
+/// engine moves it (its hosts must be the new queue's too).
 pub fn switch(
     state: &mut State,
     caller: &Caller,
@@ -220,9 +228,9 @@ pub fn switch(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let targets = targets(state, caller, refs, |j| matches!(j.status, JobStatus::Pend | JobStatus::Psusp));
+    let targets = targets(state, caller, refs, |j| j.status.unfinished());
     each(state, caller, targets, |state, id, shown, status| {
-        modify_pending(state, id, shown, status, t, records, |r| r.spec.queue = Some(queue.to_string()))
+        modify_job(state, id, shown, status, t, records, true, |r| r.spec.queue = Some(queue.to_string()))
     })
 }
 
@@ -259,7 +267,7 @@ pub fn modify(
     }
     let targets = targets(state, caller, &[job], |_| true);
     each(state, caller, targets, |state, id, shown, status| {
-        modify_pending(state, id, shown, status, t, records, |r| apply_changes(r, changes))
+        modify_job(state, id, shown, status, t, records, false, |r| apply_changes(r, changes))
     })
 }
 

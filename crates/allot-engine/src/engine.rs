@@ -157,6 +157,12 @@ pub enum Event {
         job: JobId,
         spec: JobSpec,
     },
+    /// A running job changes queue (`bswitch`; `spec` is its spec with
+    /// the new queue): see `switch.rs` for what moves with it.
+    Switch {
+        job: JobId,
+        spec: JobSpec,
+    },
     /// A running job's run limit changes (`bmod -W`, which LSF allows on
     /// a running job; `None`: its queue's): it ends at the new one.
     RunLimit {
@@ -641,6 +647,7 @@ impl Engine {
             Event::Release(id) => self.set_held(*id, false).map(|()| None),
             Event::Modify { job, spec } => self.modify(*job, spec).map(|()| None),
             Event::RunLimit { job, limit } => self.change_run_limit(*job, *limit, t).map(|()| None),
+            Event::Switch { job, spec } => self.switch_running(*job, spec, t).map(|()| None),
             Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
             Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold, t).map(|()| None),
             Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),

@@ -54,6 +54,7 @@ pub mod shares;
 mod skip;
 pub mod slots;
 mod start;
+mod switch;
 pub mod time;
 mod windows;
 

@@ -56,6 +56,8 @@ pub enum Rejection {
     NotPending(JobId),
     #[error("job {0} is not running")]
     NotRunning(JobId),
+    #[error("it runs on host `{host}`, which queue `{queue}` does not use")]
+    HostNotInQueue { host: String, queue: String },
     #[error("job {0} is still pending or running")]
     NotFinished(JobId),
     #[error("-w: job <{0}> is not a job of this cluster")]

@@ -41,13 +41,16 @@ pub fn end_event(engine: &Engine, job: JobId, end: RunEnd) -> (Event, Option<boo
 }
 
 /// The engine's event for a job's new record (`bmod`, `bswitch`): a
-/// pending job's spec is replaced; of a running one, only the run limit
-/// changes (the daemon changes nothing else of a running job).
+/// pending job's spec is replaced; a running one changes queue (`bswitch`)
+/// or its run limit (`bmod -W`), which is all the daemon changes of a
+/// running job.
 pub fn modified_event(engine: &Engine, job: JobId, spec: &allot_engine::JobSpec) -> Event {
-    if engine.is_running(job) {
-        Event::RunLimit { job, limit: spec.run_limit }
-    } else {
-        Event::Modify { job, spec: spec.clone() }
+    if !engine.is_running(job) {
+        return Event::Modify { job, spec: spec.clone() };
+    }
+    match spec.queue.as_deref() {
+        Some(q) if engine.job_queue(job).is_some_and(|now| now != q) => Event::Switch { job, spec: spec.clone() },
+        _ => Event::RunLimit { job, limit: spec.run_limit },
     }
 }
 

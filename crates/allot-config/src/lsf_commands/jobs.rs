@@ -79,10 +79,12 @@ pub(super) const BRESUME: CommandDoc = CommandDoc {
 
 pub(super) const BSWITCH: CommandDoc = CommandDoc {
     name: "bswitch",
-    summary: "switches pending jobs from one queue to another",
+    summary: "switches unfinished jobs from one queue to another",
     synopsis: &["destination_queue job_ID ... | 0"],
-    description: "Moves the named pending jobs (0: all of the caller's) to another queue, which must accept \
-                  them as bsub -q would.",
+    description: "Moves the named unfinished jobs (0: all of the caller's) to another queue, which must accept \
+                  them as bsub -q would. A running job also needs its hosts to be the new queue's; its slots \
+                  and the run time it accrued move to the new queue (its fairshare tree too), and it keeps \
+                  the run limit it had. A job that cannot move stays where it is.",
     options: &[],
     operands_end: false,
     synopsis_has_options: false,

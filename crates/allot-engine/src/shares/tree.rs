@@ -477,6 +477,13 @@ impl ShareTree {
         self.for_path(leaf, |u, lambda| u.finish(job, t, lambda, keep));
     }
 
+    /// A job charged to `leaf` leaves this tree with its run time (it
+    /// changed queue): its slots and run time stop counting here, and
+    /// none of its run joins this tree's history.
+    pub fn drop_job(&mut self, leaf: NodeId, job: &JobCharge) {
+        self.for_path(leaf, |u, lambda| u.finish(job, Time(0), lambda, false));
+    }
+
     /// A job charged to `leaf` is resized at `t` to `slots` slots (see
     /// `NodeUsage::resize`); returns its charge from now on.
     pub fn resize_job(&mut self, leaf: NodeId, job: &JobCharge, slots: u32, t: Time) -> JobCharge {
