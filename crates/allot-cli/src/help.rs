@@ -146,6 +146,13 @@ mod tests {
         w.iter().map(|x| x.to_string()).collect()
     }
 
+    /// Every command's usage, as `-h` and an unknown option print it.
+    #[test]
+    fn every_usage() {
+        let all: String = allot_config::lsf_commands::all().iter().map(|c| c.usage() + "\n").collect();
+        insta::assert_snapshot!(all);
+    }
+
     #[test]
     fn help_is_asked_where_an_option_may_stand() {
         let bjobs = command("bjobs").expect("bjobs");
