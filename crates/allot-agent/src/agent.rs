@@ -43,6 +43,7 @@ type Link = WriteHalf<TlsStream<TcpStream>>;
 enum Event {
     Heard(Heard),
     Task(TaskEvent),
+    Term(crate::terminal::TermEvent),
     Connected { conn: u64, writer: Link },
     Message { conn: u64, message: ToAgent },
     Lost { conn: u64, why: String },
@@ -57,6 +58,12 @@ impl From<Heard> for Event {
 impl From<TaskEvent> for Event {
     fn from(t: TaskEvent) -> Event {
         Event::Task(t)
+    }
+}
+
+impl From<crate::terminal::TermEvent> for Event {
+    fn from(t: crate::terminal::TermEvent) -> Event {
+        Event::Term(t)
     }
 }
 
@@ -85,6 +92,8 @@ struct Agent {
     launches: Launches,
     /// The CPU's ticks at the last heartbeat, for its utilization.
     cpu: Option<(u64, u64)>,
+    /// Interactive jobs' terminals relayed from here, by job.
+    terminals: BTreeMap<u64, crate::terminal::Relay>,
 }
 
 /// Runs the agent until SIGTERM or SIGINT; its jobs go on after it.
@@ -114,6 +123,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         tasks: Vec::new(),
         launches: Launches::default(),
         cpu: crate::host::cpu_ticks(),
+        terminals: BTreeMap::new(),
     };
     agent.take_up(&tx);
     agent.tasks = crate::tasks::recorded(&agent.opts.state_dir);
@@ -161,6 +171,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
                     }
                     Event::Heard(Heard::Ended(job)) => agent.look(job).await,
                     Event::Task(event) => agent.task_event(event).await,
+                    Event::Term(event) => agent.term_event(event).await,
                     Event::Heard(Heard::Unsupervised(job)) => {
                         if let Err(e) = agent.supervisors.start_alone(job, &tx) {
                             agent.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
@@ -333,6 +344,16 @@ impl Agent {
                 self.launches.tell(tag, LaunchEvent::Output { index, stderr, data });
             }
             ToAgent::TaskEnded { tag, index, exit } => self.launches.tell(tag, LaunchEvent::Ended { index, exit }),
+            ToAgent::TermInput { job, attempt, data, eof } => {
+                if let Some(r) = self.terminals.get(&job).filter(|r| r.attempt == attempt) {
+                    r.send(crate::terminal::TermIn::Data(data, eof));
+                }
+            }
+            ToAgent::TermResize { job, attempt, rows, cols } => {
+                if let Some(r) = self.terminals.get(&job).filter(|r| r.attempt == attempt) {
+                    r.send(crate::terminal::TermIn::Resize(rows, cols));
+                }
+            }
             ToAgent::LaunchRefused { tag, why } => self.launches.tell(tag, LaunchEvent::Refused { why }),
             ToAgent::Peek { tag, job, user, mut out, mut err } => {
                 self.place_default_output(job, &mut out, &mut err);
@@ -417,6 +438,22 @@ impl Agent {
         } else {
             spec.run_as = None;
         }
+        // A terminal relayed from here: the supervisor reaches it on this
+        // agent's socket for the job.
+        if let Some(asked) = spec.interactive.as_mut().filter(|i| i.relay) {
+            let owner = spec
+                .run_as
+                .as_ref()
+                .map_or_else(|| (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()), |o| (o.uid, o.gid));
+            let kind = (asked.pty, asked.size);
+            match crate::terminal::open(&self.opts.state_dir, (job, attempt), kind, owner, tx.clone()) {
+                Ok((path, relay)) => {
+                    asked.socket = path.display().to_string();
+                    self.terminals.insert(job, relay);
+                }
+                Err(why) => return self.cannot_start(job, format!("cannot make its terminal: {why}")).await,
+            }
+        }
         if let Err(e) = self.files.write_spec(&spec) {
             return self.cannot_start(job, format!("cannot write its spec: {}", allot_exec::os_message(&e))).await;
         }
@@ -442,6 +479,22 @@ impl Agent {
     /// The local socket's path, as jobs are told it.
     fn socket(&self) -> String {
         crate::tasks::socket_path(&self.opts.state_dir).display().to_string()
+    }
+
+    /// What an interactive job's relay says, for allotd.
+    async fn term_event(&mut self, event: crate::terminal::TermEvent) {
+        use crate::terminal::TermEvent;
+        let said = match event {
+            TermEvent::Started { job, attempt, pty } => FromAgent::TermStarted { job, attempt, pty },
+            TermEvent::Output { job, attempt, stderr, data } => FromAgent::TermOutput { job, attempt, stderr, data },
+            TermEvent::Closed { job, attempt } => {
+                if self.terminals.get(&job).is_some_and(|r| r.attempt == attempt) {
+                    self.terminals.remove(&job);
+                }
+                FromAgent::TermClosed { job, attempt }
+            }
+        };
+        self.send(&said).await;
     }
 
     /// Forgets a run's files.

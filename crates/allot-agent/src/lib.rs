@@ -28,4 +28,6 @@ pub mod supervisors;
 #[cfg(feature = "runtime")]
 pub mod tasks;
 #[cfg(feature = "runtime")]
+pub mod terminal;
+#[cfg(feature = "runtime")]
 pub mod tls;

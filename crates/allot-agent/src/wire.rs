@@ -70,6 +70,26 @@ pub enum FromAgent {
         tag: u64,
         output: Result<String, String>,
     },
+    /// An interactive job's terminal, relayed (see `crate::terminal`): the
+    /// job's supervisor took it, on a pseudo-terminal when `pty`.
+    TermStarted {
+        job: u64,
+        attempt: u32,
+        pty: bool,
+    },
+    /// What the job wrote to it.
+    TermOutput {
+        job: u64,
+        attempt: u32,
+        stderr: bool,
+        data: Vec<u8>,
+    },
+    /// The job's side of it closed (every process let go of it), or it
+    /// could not be made.
+    TermClosed {
+        job: u64,
+        attempt: u32,
+    },
 }
 
 /// A `blaunch` request (`tag` is its agent's name for it): its command on
@@ -232,6 +252,21 @@ pub enum ToAgent {
     EndTasks {
         job: u64,
         attempt: u32,
+    },
+    /// What is typed at an interactive job's terminal (`eof`: its input
+    /// ended, after `data`).
+    TermInput {
+        job: u64,
+        attempt: u32,
+        data: Vec<u8>,
+        eof: bool,
+    },
+    /// The terminal's new size.
+    TermResize {
+        job: u64,
+        attempt: u32,
+        rows: u16,
+        cols: u16,
     },
     /// `bpeek`: read job `job`'s output files (the unnamed ones are this
     /// agent's own), as `user`.

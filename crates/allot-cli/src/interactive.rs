@@ -10,6 +10,12 @@
 //! (put in raw mode while the job runs, and its size passed on as it
 //! changes).
 //!
+//! A job on another host than this one has its terminal made by that
+//! host's agent and relayed through allotd: `bsub` attaches to it at once
+//! (`Request::Attach`), and once the relay starts writes what comes as the
+//! job's output and sends what is typed (`Request::TermInput`), as it
+//! would on a pseudo-terminal of its own.
+//!
 //! Ctrl-C: with `-I` and `-Ip` it reaches `bsub` as SIGINT, passed on to
 //! the job as SIGINT (SIGQUIT likewise); with `-Is` the terminal passes
 //! every key through, and the job's own terminal makes Ctrl-C a signal
@@ -71,6 +77,8 @@ impl Session {
             socket: self.dir.join("terminal.sock").display().to_string(),
             pty: self.mode != InteractiveMode::Plain,
             shell: self.mode == InteractiveMode::Shell,
+            relay: false,
+            size: window_size().map(|s| (s.ws_row, s.ws_col)),
         }
     }
 
@@ -79,10 +87,20 @@ impl Session {
     pub fn run(self, job: u64) -> anyhow::Result<ExitCode> {
         catch_signals()?;
         say("<<Waiting for dispatch ...>>");
+        let (remote_tx, remote) = std::sync::mpsc::channel::<Remote>();
+        attach(job, remote_tx)?;
         let mut relay: Option<Relay> = None;
+        let mut relayed: Option<Relayed> = None;
         let mut reached = false;
         let mut next_look = Instant::now();
         loop {
+            if let Ok(Remote::Started { pty }) = remote.try_recv() {
+                if let Some(host) = exec_host(job)? {
+                    say(&format!("<<Starting on {host}>>"));
+                }
+                relayed = Some(Relayed::start(job, pty, self.mode)?);
+                reached = true;
+            }
             if let Ok((conn, _)) = self.listener.accept() {
                 // Only the job's owner, this user, is given the terminal:
                 // its supervisor connects as the owner, even as root.
@@ -110,12 +128,22 @@ impl Session {
                 if let Some(r) = &relay {
                     r.copy_size();
                 }
+                if let Some(r) = &relayed {
+                    r.send_size();
+                }
             }
             if Instant::now() >= next_look {
                 next_look = Instant::now() + Duration::from_millis(250);
                 if let Some(end) = ended(job)? {
                     if let Some(r) = relay.take() {
                         r.finish();
+                    }
+                    if relayed.take().is_some() {
+                        // The last of its output, relayed.
+                        let until = Instant::now() + Duration::from_secs(2);
+                        while Instant::now() < until && !matches!(remote.try_recv(), Ok(Remote::Closed)) {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
                     }
                     if !reached {
                         let why = end.1.unwrap_or_else(|| "it ended before it started".into());
@@ -194,16 +222,42 @@ fn window_size() -> Option<nix::pty::Winsize> {
     allot_exec::interactive::window_size(std::os::fd::AsFd::as_fd(&std::io::stdin()))
 }
 
-/// The pseudo-terminal's master, relayed to and from this terminal, which
-/// is raw meanwhile (with `-Ip`, Ctrl-C and Ctrl-Z still signal `bsub`).
-struct Relay {
-    master: OwnedFd,
-    output_done: std::sync::mpsc::Receiver<()>,
+/// What the attached relay says (a job on another host).
+enum Remote {
+    Started { pty: bool },
+    Closed,
+}
+
+/// Attaches to the job's terminal as allotd relays it: what the job
+/// writes is written here as it comes; the relay's start and end go to
+/// `said`. Nothing comes for a job whose terminal is this one's own.
+fn attach(job: u64, said: std::sync::mpsc::Sender<Remote>) -> anyhow::Result<()> {
+    let mut client = crate::lsf::client()?;
+    std::thread::spawn(move || {
+        let mut out = std::io::stdout();
+        let mut err = std::io::stderr();
+        let _ = client.call_stream(Request::Attach { job }, &mut |r| match r {
+            Response::TermStarted { pty } => said.send(Remote::Started { pty }).is_ok(),
+            Response::TermOutput { stderr, data } => {
+                let to: &mut dyn Write = if stderr { &mut err } else { &mut out };
+                let _ = to.write_all(&data).and_then(|()| to.flush());
+                true
+            }
+            _ => false,
+        });
+        let _ = said.send(Remote::Closed);
+    });
+    Ok(())
+}
+
+/// This terminal raw while a job's pseudo-terminal is relayed (with
+/// `-Ip`, Ctrl-C and Ctrl-Z still signal `bsub`); as it was when dropped.
+struct RawMode {
     saved: Option<nix::sys::termios::Termios>,
 }
 
-impl Relay {
-    fn start(master: OwnedFd, mode: InteractiveMode) -> anyhow::Result<Relay> {
+impl RawMode {
+    fn set(mode: InteractiveMode) -> anyhow::Result<RawMode> {
         use nix::sys::termios::{LocalFlags, SetArg, cfmakeraw, tcgetattr, tcsetattr};
         let stdin = std::io::stdin();
         let saved = tcgetattr(&stdin).ok();
@@ -215,6 +269,68 @@ impl Relay {
             }
             tcsetattr(&stdin, SetArg::TCSADRAIN, &raw)?;
         }
+        Ok(RawMode { saved })
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        if let Some(t) = &self.saved {
+            let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSADRAIN, t);
+        }
+    }
+}
+
+/// A job's terminal relayed from its host: what is typed here goes to it
+/// (this terminal raw for a pseudo-terminal), and this terminal's size.
+struct Relayed {
+    job: u64,
+    pty: bool,
+    _raw: Option<RawMode>,
+}
+
+impl Relayed {
+    fn start(job: u64, pty: bool, mode: InteractiveMode) -> anyhow::Result<Relayed> {
+        let raw = if pty { Some(RawMode::set(mode)?) } else { None };
+        let relayed = Relayed { job, pty, _raw: raw };
+        relayed.send_size();
+        let mut client = crate::lsf::client()?;
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            let mut input = std::io::stdin();
+            loop {
+                let (data, eof) = match input.read(&mut buf) {
+                    Ok(0) | Err(_) => (Vec::new(), true),
+                    Ok(n) => (buf[..n].to_vec(), false),
+                };
+                if client.call(Request::TermInput { job, data, eof }).is_err() || eof {
+                    break;
+                }
+            }
+        });
+        Ok(relayed)
+    }
+
+    /// This terminal's size, for the job's.
+    fn send_size(&self) {
+        if let Some(size) = window_size().filter(|_| self.pty) {
+            let resize = Request::TermResize { job: self.job, rows: size.ws_row, cols: size.ws_col };
+            let _ = crate::lsf::client().and_then(|mut c| Ok(c.call(resize)?));
+        }
+    }
+}
+
+/// The pseudo-terminal's master, relayed to and from this terminal, which
+/// is raw meanwhile.
+struct Relay {
+    master: OwnedFd,
+    output_done: std::sync::mpsc::Receiver<()>,
+    _raw: RawMode,
+}
+
+impl Relay {
+    fn start(master: OwnedFd, mode: InteractiveMode) -> anyhow::Result<Relay> {
+        let raw = RawMode::set(mode)?;
         let (done, output_done) = std::sync::mpsc::channel();
         let mut from_job = std::fs::File::from(master.try_clone()?);
         std::thread::spawn(move || {
@@ -248,7 +364,7 @@ impl Relay {
                 }
             }
         });
-        Ok(Relay { master, output_done, saved })
+        Ok(Relay { master, output_done, _raw: raw })
     }
 
     /// Passes this terminal's size on to the job's.
@@ -262,14 +378,5 @@ impl Relay {
     /// behind may hold its terminal), and this terminal as it was.
     fn finish(self) {
         let _ = self.output_done.recv_timeout(Duration::from_secs(2));
-    }
-}
-
-impl Drop for Relay {
-    /// This terminal as it was, however `bsub` ends.
-    fn drop(&mut self) {
-        if let Some(t) = &self.saved {
-            let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSADRAIN, t);
-        }
     }
 }

@@ -102,6 +102,8 @@ pub struct Cluster {
     /// and where the answer goes.
     pub peeks: BTreeMap<u64, (String, allot_proto::JobRef, tokio::sync::oneshot::Sender<crate::serve::Answer>)>,
     pub next_peek: u64,
+    /// The `bsub`s attached to interactive jobs' terminals (see `terminal`).
+    pub terminals: BTreeMap<JobId, crate::terminal::TermLink>,
 }
 
 impl Cluster {
@@ -120,6 +122,7 @@ impl Cluster {
             decided_us: None,
             peeks: BTreeMap::new(),
             next_peek: 0,
+            terminals: BTreeMap::new(),
         }
     }
 
@@ -175,7 +178,7 @@ impl Cluster {
 }
 
 /// The host a job runs on: the first of its allocation.
-fn first_host(state: &State, job: JobId) -> Option<(String, u32)> {
+pub(crate) fn first_host(state: &State, job: JobId) -> Option<(String, u32)> {
     let j = state.jobs.get(&job)?;
     Some((j.alloc.first()?.0.clone(), j.attempt))
 }
@@ -259,6 +262,9 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                     }
                 }
                 FromAgent::Ended { job, attempt, report } => ended(state, &host, JobId(job), attempt, report),
+                message @ (FromAgent::TermStarted { .. }
+                | FromAgent::TermOutput { .. }
+                | FromAgent::TermClosed { .. }) => crate::terminal::heard(state, &host, message),
             }
         }
     }
@@ -374,7 +380,12 @@ pub(crate) fn start(state: &mut State, job: JobId) -> Result<(), String> {
     let user = j.record.spec.user.clone();
     let Some((host, attempt)) = first_host(state, job) else { return Ok(()) };
     let account = state.accounts.lookup(&user);
-    let Some(spec) = crate::running::exec_spec(state, job, &alloc, account) else { return Ok(()) };
+    let Some(mut spec) = crate::running::exec_spec(state, job, &alloc, account) else { return Ok(()) };
+    // An interactive job on another host than bsub's (allotd's): its
+    // agent makes the terminal and relays it (see `terminal`).
+    if let Some(asked) = spec.interactive.as_mut() {
+        asked.relay = host != state.host;
+    }
     if held_back() {
         return Ok(());
     }
@@ -422,6 +433,7 @@ pub(crate) fn signal(state: &State, job: JobId, signal: nix::sys::signal::Signal
 /// The tick's part: host states that change (by what was heard, or by
 /// silence), ends heard, runs lost, and measures, as records at `t`.
 pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
+    crate::terminal::sweep(state);
     let Some(c) = &mut state.cluster else { return Vec::new() };
     let (unreach, unavail) =
         (Duration::from_secs(c.settings.unreach_after), Duration::from_secs(c.settings.unavail_after));

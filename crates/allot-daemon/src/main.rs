@@ -29,6 +29,7 @@ mod startup;
 mod state;
 mod submit;
 
+mod terminal;
 mod tick;
 mod views;
 mod writer;

@@ -124,7 +124,7 @@ impl Twin {
         assert!(handled.failed.is_none(), "{:?}", handled.failed);
         match answer.blocking_recv() {
             Ok(Answer::Response(r)) => format!("{r:?}"),
-            Ok(Answer::Frames(_)) => "frames".into(),
+            Ok(Answer::Frames(_) | Answer::Stream(_)) => "frames".into(),
             Err(_) => "no answer".into(),
         }
     }

@@ -53,6 +53,8 @@ pub struct Message {
 pub enum Answer {
     Response(Response),
     Frames(mpsc::UnboundedReceiver<Vec<u8>>),
+    /// Frames as they come, at most so many held (`Attach`).
+    Stream(mpsc::Receiver<Vec<u8>>),
 }
 
 /// What the dispatcher hears.
@@ -306,6 +308,16 @@ pub(crate) fn handle_batch(
             Request::Explain { job } => views::explain(state, job, t),
             Request::Groups => Response::Groups(views::groups(&state.engine)),
             Request::Cluster => Response::Cluster(Box::new(crate::cluster_view::cluster(state))),
+            Request::Attach { job } => {
+                crate::terminal::attach(state, &caller, job, reply);
+                continue;
+            }
+            Request::TermInput { job, data, eof } => {
+                crate::terminal::typed(state, &caller, job, crate::terminal::Typed::Input { data, eof })
+            }
+            Request::TermResize { job, rows, cols } => {
+                crate::terminal::typed(state, &caller, job, crate::terminal::Typed::Resize { rows, cols })
+            }
             Request::Acct(query) => {
                 crate::acct::acct(state, &caller, *query, reply);
                 continue;

@@ -166,6 +166,11 @@ async fn connection(
                     stream.write_all(&bytes).await?;
                 }
             }
+            Answer::Stream(mut frames) => {
+                while let Some(bytes) = frames.recv().await {
+                    stream.write_all(&bytes).await?;
+                }
+            }
         }
     }
 }

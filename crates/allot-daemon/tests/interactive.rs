@@ -207,3 +207,39 @@ fn only_the_owner_reaches_the_terminal() {
     assert!(stdout(&out).ends_with(&format!("ready\nas {}\n", alice.name)), "{}", stdout(&out));
     assert!(!socket.exists(), "bsub removes its socket");
 }
+
+/// A job on another host than bsub's: its agent makes the terminal and
+/// allotd relays it; input, output, its standard error, the exit code,
+/// the terminal's size and Ctrl-C all cross.
+#[test]
+fn a_job_on_another_host_gets_its_terminal_through_the_agents() {
+    let dir = tempdir("interactive-agents");
+    let c = common::agents::TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    let mut cat = bsub(d, &dir, &["-I", "-m", "host2", "cat; hostname; echo to-stderr >&2; exit 3"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bsub");
+    cat.stdin.take().expect("stdin").write_all(b"typed far away\n").expect("typed");
+    let out = cat.wait_with_output().expect("bsub ends");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("<<Starting on host2>>\n"), "{text}");
+    assert!(text.ends_with(">>\ntyped far away\nhost2\n"), "{text}");
+    assert_eq!(stderr(&out), "to-stderr\n");
+    // -Is on a terminal: the size, then Ctrl-C typed.
+    let trap = "stty size; trap 'echo caught; exit 7' INT; echo ready; sleep 30 & wait";
+    let mut t = Terminal::start(bsub(d, &dir, &["-Is", "-m", "host1", trap]), 33, 101);
+    t.wait_for("33 101");
+    t.wait_for("ready");
+    t.type_in(b"\x03");
+    t.wait_for("caught");
+    assert_eq!(t.exit_code(), Some(7));
+    // A job that is not interactive has no terminal to attach to.
+    let plain = common::submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    let mut client = allot_proto::Client::connect(&d.state.join("allotd.sock")).expect("allotd");
+    let answer = client.call(allot_proto::Request::Attach { job: plain }).expect("an answer");
+    assert_eq!(answer, allot_proto::Response::Error(format!("Job <{plain}>: not an interactive job")));
+}

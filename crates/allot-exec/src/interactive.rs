@@ -176,7 +176,8 @@ mod tests {
             hand_over(conn.as_raw_fd(), [w, w, w]).expect("sent");
             drop(writer);
         });
-        let asked = Interactive { socket: path.display().to_string(), pty: false, shell: false };
+        let asked =
+            Interactive { socket: path.display().to_string(), pty: false, shell: false, relay: false, size: None };
         let t = reach(&asked, None).expect("reached");
         bsub.join().expect("bsub");
         let mut out = std::fs::File::from(t.stdout);

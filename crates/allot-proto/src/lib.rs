@@ -93,6 +93,24 @@ impl Client {
         Ok(if streamed { Response::Jobs(all) } else { body })
     }
 
+    /// Sends a request answered by a stream of frames (`Attach`), handing
+    /// each to `each` until it returns `false` or the stream ends.
+    pub fn call_stream(&mut self, request: Request, each: &mut dyn FnMut(Response) -> bool) -> Result<(), ClientError> {
+        let bytes =
+            serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body: request }).map_err(FrameError::Json)?;
+        write_frame(&mut self.stream, &bytes)?;
+        loop {
+            let reply = read_frame_up_to(&mut self.stream, MAX_RESPONSE)?;
+            let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
+            if envelope.version != PROTOCOL_VERSION {
+                return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
+            }
+            if !each(envelope.body) {
+                return Ok(());
+            }
+        }
+    }
+
     /// Sends a request; a job list is handed to `each` part by part as it
     /// arrives (so a command can show the first jobs while the rest are on
     /// their way, and never holds 100,000 of them at once), and the answer

@@ -32,6 +32,15 @@ pub struct Interactive {
     /// job's terminal as typed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shell: bool,
+    /// Set by allotd for a job on another host than bsub's: that host's
+    /// agent makes the terminal and relays it, through allotd, to bsub
+    /// (`Request::Attach`); `socket` is then the agent's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relay: bool,
+    /// bsub's terminal's size at submission (rows, columns), which a
+    /// relayed pseudo-terminal starts with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<(u16, u16)>,
 }
 
 /// Each limit in KB; `None` leaves the limit as the job would have it.

@@ -260,6 +260,26 @@ pub enum Request {
     Cluster,
     /// `bacct`: the finished jobs the query names, from the event log.
     Acct(Box<crate::acct::AcctQuery>),
+    /// `bsub -I`: the job's terminal, where an agent relays it (a job on
+    /// another host than bsub's): answered by a stream of `TermStarted`,
+    /// `TermOutput` and, last, `TermClosed`. Its owner's only.
+    Attach {
+        job: u64,
+    },
+    /// What is typed at the job's terminal, for the agent that relays it;
+    /// `eof`: its input ended (after `data`).
+    TermInput {
+        job: u64,
+        data: Vec<u8>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        eof: bool,
+    },
+    /// The terminal's new size (`-Ip`, `-Is`).
+    TermResize {
+        job: u64,
+        rows: u16,
+        cols: u16,
+    },
 }
 
 /// The states `brequeue` acts on: `-d` DONE, `-e` EXIT, `-r` running and
@@ -576,6 +596,19 @@ pub enum Response {
     Explained(serde_json::Value),
     Cluster(Box<crate::cluster::ClusterInfo>),
     Acct(Box<crate::acct::AcctAnswer>),
+    /// `Attach`: the job's terminal is relayed from now on (`pty`: on a
+    /// pseudo-terminal of its host).
+    TermStarted {
+        pty: bool,
+    },
+    /// `Attach`: what the job wrote (to its standard error when `stderr`).
+    TermOutput {
+        stderr: bool,
+        data: Vec<u8>,
+    },
+    /// `Attach`: the relay is over (the job's terminal closed, or the job
+    /// ended); the last frame.
+    TermClosed,
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),
