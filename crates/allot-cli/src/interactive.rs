@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use allot_config::bsub::InteractiveMode;
-use allot_proto::{JobQuery, JobRef, JobStatus, Request, Response};
+use allot_proto::{JobQuery, JobRef, JobStatus, Request, Response, TYPING_TOO_FAST};
 use anyhow::{Context, anyhow, bail};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -303,7 +303,18 @@ impl Relayed {
                     Ok(0) | Err(_) => (Vec::new(), true),
                     Ok(n) => (buf[..n].to_vec(), false),
                 };
-                if client.call(Request::TermInput { job, data, eof }).is_err() || eof {
+                // Refused when typed faster than allotd passes it on:
+                // sent again a moment later.
+                let sent = loop {
+                    match client.call(Request::TermInput { job, data: data.clone(), eof }) {
+                        Ok(Response::Error(e)) if e.starts_with(TYPING_TOO_FAST) => {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                        Ok(Response::Error(_)) | Err(_) => break false,
+                        Ok(_) => break true,
+                    }
+                };
+                if !sent || eof {
                     break;
                 }
             }

@@ -11,7 +11,7 @@
 
 use allot_agent::wire::{FromAgent, ToAgent};
 use allot_engine::JobId;
-use allot_proto::{JobRef, Response};
+use allot_proto::{JobRef, Response, TYPING_TOO_FAST};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::serve::{Answer, Caller};
@@ -19,6 +19,12 @@ use crate::state::State;
 
 /// Frames (of at most 16 KiB of output each) held for an attached `bsub`.
 const BUFFERED: usize = 64;
+
+/// What is typed is passed on at most this fast, per job (bytes a second,
+/// and at once): allotd's queue to an agent never grows faster than its
+/// link, whatever a client sends.
+const TYPED_PER_SECOND: f64 = 256.0 * 1024.0;
+const TYPED_BURST: f64 = 1024.0 * 1024.0;
 
 /// How long after its job's end an attachment waits for the rest of the
 /// job's output (its agent reports the end and relays the last output
@@ -32,6 +38,8 @@ pub struct TermLink {
     dropped: u64,
     /// When its job was first seen ended.
     ended: Option<std::time::Instant>,
+    /// Bytes that may be typed now, as of when.
+    typing: (f64, std::time::Instant),
 }
 
 /// The job a request names, if it is the caller's interactive job.
@@ -71,19 +79,41 @@ pub(crate) fn attach(state: &mut State, caller: &Caller, number: u64, reply: one
         return;
     };
     let (frames, rx) = mpsc::channel(BUFFERED);
-    c.terminals.insert(id, TermLink { frames, dropped: 0, ended: None });
+    let typing = (TYPED_BURST, std::time::Instant::now());
+    c.terminals.insert(id, TermLink { frames, dropped: 0, ended: None, typing });
     let _ = reply.send(Answer::Stream(rx));
 }
 
-/// `TermInput` and `TermResize`: to the agent of the job's host.
-pub(crate) fn typed(state: &State, caller: &Caller, number: u64, what: Typed) -> Response {
+/// `TermInput` and `TermResize`: to the agent of the job's host, from an
+/// attached `bsub`, within [`TYPED_PER_SECOND`] (`bsub` sends again what
+/// is refused for it).
+pub(crate) fn typed(state: &mut State, caller: &Caller, number: u64, what: Typed) -> Response {
     let id = match owned(state, caller, number) {
         Ok(id) => id,
         Err(e) => return Response::Error(e),
     };
-    let (Some(c), Some((host, attempt))) = (&state.cluster, crate::cluster::first_host(state, id)) else {
+    let Some((host, attempt)) = crate::cluster::first_host(state, id) else {
         return Response::Error(format!("Job <{number}>: its terminal is not relayed"));
     };
+    let Some(c) = &mut state.cluster else {
+        return Response::Error(format!("Job <{number}>: its terminal is not relayed"));
+    };
+    let Some(link) = c.terminals.get_mut(&id) else {
+        return Response::Error(format!("Job <{number}>: its terminal is not relayed"));
+    };
+    if let Typed::Input { data, .. } = &what {
+        let now = std::time::Instant::now();
+        let (left, since) = link.typing;
+        let left = (left + now.duration_since(since).as_secs_f64() * TYPED_PER_SECOND).min(TYPED_BURST);
+        if data.len() as f64 > TYPED_BURST {
+            return Response::Error(format!("Job <{number}>: more than {TYPED_BURST} bytes typed at once"));
+        }
+        if data.len() as f64 > left {
+            link.typing = (left, now);
+            return Response::Error(format!("{TYPING_TOO_FAST}: wait and send it again"));
+        }
+        link.typing = (left - data.len() as f64, now);
+    }
     let message = match what {
         Typed::Input { data, eof } => ToAgent::TermInput { job: id.0, attempt, data, eof },
         Typed::Resize { rows, cols } => ToAgent::TermResize { job: id.0, attempt, rows, cols },

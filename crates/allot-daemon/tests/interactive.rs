@@ -237,6 +237,31 @@ fn a_job_on_another_host_gets_its_terminal_through_the_agents() {
     t.type_in(b"\x03");
     t.wait_for("caught");
     assert_eq!(t.exit_code(), Some(7));
+    // What is typed is passed on at most so fast: a flood is refused, to
+    // be sent again (bsub does), and never queued without bound.
+    let mut quiet = bsub(d, &dir, &["-I", "-m", "host1", "cat > /dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("bsub");
+    let id = d.wait_for(3, "RUN", &dir);
+    assert!(id.starts_with("3 "), "{id}");
+    let client = std::cell::RefCell::new(allot_proto::Client::connect(&d.state.join("allotd.sock")).expect("allotd"));
+    let typed = |bytes: usize| {
+        let data = vec![b'x'; bytes];
+        client.borrow_mut().call(allot_proto::Request::TermInput { job: 3, data, eof: false })
+    };
+    let huge = typed(2 << 20).expect("an answer");
+    assert!(matches!(&huge, allot_proto::Response::Error(e) if e.contains("typed at once")), "{huge:?}");
+    common::eventually("the relay starts", || matches!(typed(1), Ok(allot_proto::Response::Done)));
+    assert_eq!(typed(1 << 20).expect("an answer"), allot_proto::Response::Done);
+    let flood = typed(1 << 20).expect("an answer");
+    assert!(
+        matches!(&flood, allot_proto::Response::Error(e) if e.starts_with(allot_proto::TYPING_TOO_FAST)),
+        "{flood:?}"
+    );
+    drop(quiet.stdin.take());
+    assert!(quiet.wait().expect("bsub ends").success());
     // A job that is not interactive has no terminal to attach to.
     let plain = common::submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
     let mut client = allot_proto::Client::connect(&d.state.join("allotd.sock")).expect("allotd");

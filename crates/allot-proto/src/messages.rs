@@ -165,6 +165,10 @@ pub struct JobQuery {
     pub brief: bool,
 }
 
+/// How allotd's refusal of terminal input typed faster than it passes it
+/// on begins (`Request::TermInput`): the input is to be sent again.
+pub const TYPING_TOO_FAST: &str = "typed faster than the terminal is passed on";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
     Submit(Box<Submit>),
