@@ -38,7 +38,9 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
         diags.error(loc, "expected a configuration directory");
         return Err(diags);
     }
-    let tree = layout(dir);
+    // lsf.conf once: it says where the rest is.
+    let conf = std::fs::read(dir.join("lsf.conf"));
+    let tree = layout_of(dir, &conf.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default());
     // Each file by its path from `dir` (where it is under it), which is
     // what diagnostics name; lookups go by file name.
     let name_of = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
@@ -63,7 +65,12 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Diagnostics> {
     paths.extend(listed(&tree.confdir, &|n| n.starts_with("lsf.cluster.")));
     for path in paths {
         let name = name_of(&path);
-        match std::fs::read(&path) {
+        let read = if path == dir.join("lsf.conf") {
+            conf.as_ref().map(Vec::clone).map_err(|e| std::io::Error::new(e.kind(), e.to_string()))
+        } else {
+            std::fs::read(&path)
+        };
+        match read {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => texts.push((name, text)),
                 Err(e) => diags.error(
@@ -112,10 +119,22 @@ pub struct Layout {
 
 /// [`Layout`] of `dir`.
 pub fn layout(dir: &Path) -> Layout {
-    let conf = std::fs::read_to_string(dir.join("lsf.conf")).unwrap_or_default();
-    let value = |key: &str| lsf_conf_value(&conf, key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    layout_of(dir, &std::fs::read_to_string(dir.join("lsf.conf")).unwrap_or_default())
+}
+
+/// LSF_CONFDIR and LSB_CONFDIR of `dir` taken as LSF_ENVDIR, as its
+/// lsf.conf's text `lsf_conf` sets them: what [`Layout`] reads from, and
+/// what allotd shows (`badmin showconf mbd`) of the configuration it
+/// loaded.
+pub fn conf_dirs(dir: &Path, lsf_conf: &str) -> (PathBuf, PathBuf) {
+    let value = |key: &str| lsf_conf_value(lsf_conf, key).filter(|v| !v.is_empty()).map(PathBuf::from);
     let confdir = value("LSF_CONFDIR").unwrap_or_else(|| dir.to_path_buf());
     let lsb_confdir = value("LSB_CONFDIR").unwrap_or_else(|| confdir.join("lsbatch"));
+    (confdir, lsb_confdir)
+}
+
+fn layout_of(dir: &Path, lsf_conf: &str) -> Layout {
+    let (confdir, lsb_confdir) = conf_dirs(dir, lsf_conf);
     let files: Vec<String> = std::fs::read_dir(&confdir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())

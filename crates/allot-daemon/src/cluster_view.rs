@@ -39,17 +39,9 @@ pub(crate) fn cluster(state: &State) -> ClusterInfo {
     let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective()).ok().flatten().map(|u| u.name);
     let admins: Vec<String> = me.into_iter().chain(state.admins.iter().cloned()).collect();
     // Where LSF's tools look: the configuration directory is LSF_ENVDIR,
-    // with LSF_CONFDIR and LSB_CONFDIR as its lsf.conf lays them out
-    // (`allot_config::load::layout`); the state directory is LSB_SHAREDIR.
-    let mut dirs = Vec::new();
-    if let Some(dir) = &state.source.dir {
-        let tree = allot_config::load::layout(std::path::Path::new(dir));
-        for (key, path) in
-            [("LSB_CONFDIR", &tree.lsb_confdir), ("LSF_CONFDIR", &tree.confdir), ("LSF_ENVDIR", &tree.envdir)]
-        {
-            dirs.push((key.to_string(), path.display().to_string()));
-        }
-    }
+    // with LSF_CONFDIR and LSB_CONFDIR as its lsf.conf laid them out when
+    // it was loaded; the state directory is LSB_SHAREDIR.
+    let mut dirs = state.conf_dirs.clone();
     dirs.push(("LSB_SHAREDIR".to_string(), state.state_dir.display().to_string()));
     if let Some(bin) = std::env::current_exe().ok().and_then(|e| e.parent().map(|p| p.display().to_string())) {
         dirs.push(("LSF_SERVERDIR".to_string(), bin));

@@ -57,6 +57,10 @@ pub struct Loaded {
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
+    /// Where the configuration is, by LSF's names (`LSF_ENVDIR`,
+    /// `LSF_CONFDIR`, `LSB_CONFDIR`), as its lsf.conf lays it out; none
+    /// for the embedded defaults.
+    pub conf_dirs: Vec<(String, String)>,
 }
 
 /// LSB_MAILPROG as configured, else sendmail where it is installed; a
@@ -132,6 +136,7 @@ impl Source {
                 resize_notify: Default::default(),
                 cluster: None,
                 warnings: String::new(),
+                conf_dirs: Vec::new(),
             });
         }
         let (config, warnings) = allot_config::load::load_texts(&self.files).map_err(|d| d.to_string())?;
@@ -178,7 +183,20 @@ impl Source {
                 c
             }),
             warnings: warnings.to_string(),
+            conf_dirs: self.conf_dirs(),
         })
+    }
+
+    /// `LSB_CONFDIR`, `LSF_CONFDIR` and `LSF_ENVDIR` of the directory, by
+    /// its lsf.conf as read (see `allot_config::load::conf_dirs`).
+    fn conf_dirs(&self) -> Vec<(String, String)> {
+        let Some(dir) = self.dir.as_deref() else { return Vec::new() };
+        let conf = self.files.iter().find(|(n, _)| n == "lsf.conf").map_or("", |(_, t)| t.as_str());
+        let (confdir, lsb_confdir) = allot_config::load::conf_dirs(Path::new(dir), conf);
+        [("LSB_CONFDIR", lsb_confdir), ("LSF_CONFDIR", confdir), ("LSF_ENVDIR", dir.into())]
+            .into_iter()
+            .map(|(k, p)| (k.to_string(), p.display().to_string()))
+            .collect()
     }
 
     /// How `badmin` and the log name it.

@@ -58,6 +58,7 @@ pub(crate) fn open_state(
         source: initial,
         admins: loaded.admins.into_iter().collect(),
         cluster_name: loaded.cluster_name.clone(),
+        conf_dirs: loaded.conf_dirs.clone(),
         closed_queues: Default::default(),
         closed_hosts: Default::default(),
         store,

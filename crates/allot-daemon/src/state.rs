@@ -134,6 +134,8 @@ pub struct State {
     pub admins: BTreeSet<String>,
     /// The cluster's name, as its configuration gives it.
     pub cluster_name: String,
+    /// Where the configuration is, by LSF's names (`Loaded::conf_dirs`).
+    pub conf_dirs: Vec<(String, String)>,
     /// Queues and hosts an administrator closed.
     pub closed_queues: BTreeSet<String>,
     pub closed_hosts: BTreeSet<String>,
@@ -494,6 +496,7 @@ impl State {
         self.closed_queues.retain(|q| queues.contains(q));
         self.admins = loaded.admins.into_iter().collect();
         self.cluster_name = loaded.cluster_name;
+        self.conf_dirs = loaded.conf_dirs;
         self.usage_interval = loaded.usage_interval;
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;

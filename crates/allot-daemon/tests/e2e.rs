@@ -682,6 +682,11 @@ fn lsid_lsclusters_bparams_and_badmin_show_the_cluster() {
         "{conf}"
     );
     assert!(conf.contains("\n    LSB_SHAREDIR = "), "{conf}");
+    // What is in force, as loaded: an lsf.conf changed on disk since is
+    // not, until a reconfiguration reads it.
+    std::fs::write(config.join("lsf.conf"), "LSF_CONFDIR=/elsewhere\n").expect("lsf.conf");
+    let again = stdout(&d.cmd(&["badmin", "showconf", "mbd"], &dir));
+    assert!(!again.contains("/elsewhere"), "{again}");
     let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
     d.wait_for(job, "DONE", &dir);
     let status = stdout(&d.cmd(&["badmin", "showstatus"], &dir));
