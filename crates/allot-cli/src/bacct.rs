@@ -111,85 +111,54 @@ fn run_text(r: &AcctRun) -> String {
     out
 }
 
+/// Two figures on one line, as LSF's summary pairs them.
+fn pair(out: &mut String, (l, a): (&str, String), (r, b): (&str, String)) {
+    let _ = writeln!(out, " {:<27}{a:>8}      {:<26}{b:>8}", format!("{l}:"), format!("{r}:"));
+}
+
+/// `Maximum WHAT` and `Minimum WHAT` of a spread, with `places` decimals.
+fn extremes(out: &mut String, what: &str, spread: &allot_proto::acct::Spread, places: usize) {
+    pair(
+        out,
+        (&format!("Maximum {what}"), format!("{:.places$}", spread.max)),
+        (&format!("Minimum {what}"), format!("{:.places$}", spread.min)),
+    );
+}
+
 fn summary_text(s: &AcctSummary) -> String {
     let mut out = String::from("\nSUMMARY:      ( time unit: second ) \n");
-    let pair = |out: &mut String, l: &str, a: String, r: &str, b: String| {
-        let _ = writeln!(out, " {:<27}{a:>8}      {:<26}{b:>8}", format!("{l}:"), format!("{r}:"));
-    };
     pair(
         &mut out,
-        "Total number of done jobs",
-        s.done.to_string(),
-        "Total number of exited jobs",
-        s.exited.to_string(),
+        ("Total number of done jobs", s.done.to_string()),
+        ("Total number of exited jobs", s.exited.to_string()),
     );
     pair(
         &mut out,
-        "Total CPU time consumed",
-        format!("{:.1}", s.cpu.total),
-        "Average CPU time consumed",
-        format!("{:.1}", s.cpu.average()),
+        ("Total CPU time consumed", format!("{:.1}", s.cpu.total)),
+        ("Average CPU time consumed", format!("{:.1}", s.cpu.average())),
     );
-    pair(
-        &mut out,
-        "Maximum CPU time of a job",
-        format!("{:.1}", s.cpu.max),
-        "Minimum CPU time of a job",
-        format!("{:.1}", s.cpu.min),
-    );
+    extremes(&mut out, "CPU time of a job", &s.cpu, 1);
     let _ = writeln!(out, " {:<27}{:>8.1}", "Total wait time in queues:", s.wait.total);
     let _ = writeln!(out, " {:<27}{:>8.1}", "Average wait time in queue:", s.wait.average());
-    pair(
-        &mut out,
-        "Maximum wait time in queue",
-        format!("{:.1}", s.wait.max),
-        "Minimum wait time in queue",
-        format!("{:.1}", s.wait.min),
-    );
+    extremes(&mut out, "wait time in queue", &s.wait, 1);
     let _ = writeln!(out, " {:<27}{:>8.0} (seconds/job)", "Average turnaround time:", s.turnaround.average());
-    pair(
-        &mut out,
-        "Maximum turnaround time",
-        format!("{:.0}", s.turnaround.max),
-        "Minimum turnaround time",
-        format!("{:.0}", s.turnaround.min),
-    );
+    extremes(&mut out, "turnaround time", &s.turnaround, 0);
     let _ =
         writeln!(out, " {:<27}{:>8.2} ( cpu time / turnaround time )", "Average hog factor of a job:", s.hog.average());
-    pair(
-        &mut out,
-        "Maximum hog factor of a job",
-        format!("{:.2}", s.hog.max),
-        "Minimum hog factor of a job",
-        format!("{:.2}", s.hog.min),
-    );
+    extremes(&mut out, "hog factor of a job", &s.hog, 2);
     let _ = writeln!(
         out,
         " {:<34}{:>6.2} ( turnaround time / run time )",
         "Average expansion factor of a job:",
         s.expansion.average()
     );
+    extremes(&mut out, "expansion factor of a job", &s.expansion, 2);
     pair(
         &mut out,
-        "Maximum expansion factor of a job",
-        format!("{:.2}", s.expansion.max),
-        "Minimum expansion factor of a job",
-        format!("{:.2}", s.expansion.min),
+        ("Total Run time consumed", format!("{:.0}", s.run.total)),
+        ("Average Run time consumed", format!("{:.0}", s.run.average())),
     );
-    pair(
-        &mut out,
-        "Total Run time consumed",
-        format!("{:.0}", s.run.total),
-        "Average Run time consumed",
-        format!("{:.0}", s.run.average()),
-    );
-    pair(
-        &mut out,
-        "Maximum Run time of a job",
-        format!("{:.0}", s.run.max),
-        "Minimum Run time of a job",
-        format!("{:.0}", s.run.min),
-    );
+    extremes(&mut out, "Run time of a job", &s.run, 0);
     let hours = s.end.saturating_sub(s.begin) as f64 / 3600.0;
     let _ = writeln!(out, " {:<27}{:>8.2} (jobs/hour)  during {hours:>7.2} hours", "Total throughput:", s.throughput());
     let _ = writeln!(
