@@ -262,6 +262,29 @@ fn a_job_on_another_host_gets_its_terminal_through_the_agents() {
     );
     drop(quiet.stdin.take());
     assert!(quiet.wait().expect("bsub ends").success());
+    // As a user of no standing: the agent gives the terminal to the job's
+    // owner only, so the job's output here proves its supervisor came as
+    // them; their socket on the host is theirs alone.
+    if let Some(user) = Throwaway::new("interactive-agents", "ir") {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        use std::os::unix::process::CommandExt;
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).expect("tmp");
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+        std::fs::set_permissions(dir.as_ref() as &Path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mut theirs = bsub(d, &tmp, &["-I", "-m", "host2", "id -un; cat"]);
+        theirs.env("TMPDIR", &tmp).uid(user.uid).gid(user.gid).stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = theirs.spawn().expect("bsub as the user");
+        // The fourth job: its run's socket.
+        let file = c.agent_state("host2").join("term/4.1.sock");
+        common::eventually("the agent's socket for the job", || file.exists());
+        let meta = std::fs::metadata(&file).expect("socket");
+        assert_eq!((meta.uid(), meta.mode() & 0o777), (user.uid, 0o600), "{}", file.display());
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("bsub ends");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).ends_with(&format!(">>\n{}\n", user.name)), "{}", stdout(&out));
+    }
     // A job that is not interactive has no terminal to attach to.
     let plain = common::submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
     let mut client = allot_proto::Client::connect(&d.state.join("allotd.sock")).expect("allotd");
