@@ -177,7 +177,9 @@ mod tests {
         assert!(plain.starts_with("Usage: bsub [-n min_tasks[,max_tasks]]"), "{plain}");
         assert!(plain.contains("bsub: submits a job to allot.\n"), "{plain}");
         assert!(plain.contains("one category (resource, schedule, limit, properties,\nio, notify)"), "{plain}");
-        assert!(plain.contains("\n  -i input_file\n        The job's standard input from a file. Not supported"));
+        assert!(
+            plain.contains("\n  -Jd \"job_description\"\n        A free-text description of the job. Not supported")
+        );
         let app = text(&["-app"]).expect("-app");
         assert_eq!(app, "  -app application_profile\n        An application profile of lsb.applications.\n");
         let io = text(&["io"]).expect("io");

@@ -211,6 +211,9 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     let mail_report_to_user = o.mail_user.is_some() && o.output.is_none();
     let session = match o.interactive {
         Some(_) if o.wait => bail!("bsub: -I, -Ip and -Is cannot be used with -K. Job not submitted."),
+        Some(_) if o.input.is_some() => {
+            bail!("bsub: -i cannot be used with -I, -Ip or -Is: the terminal is the job's input. Job not submitted.")
+        }
         Some(_) if o.name.as_deref().is_some_and(|n| n.contains('[')) => {
             bail!("bsub: an interactive job cannot be a job array. Job not submitted.")
         }
@@ -266,6 +269,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         begin_time,
         resize_notify: o.resize_notify.clone(),
         interactive: session.as_ref().map(crate::interactive::Session::asked),
+        input: o.input.clone(),
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),
             (None, None) => None,

@@ -142,6 +142,8 @@ pub struct BsubOptions {
     pub resize_notify: Option<String>,
     /// `-I`, `-Ip`, `-Is`.
     pub interactive: Option<InteractiveMode>,
+    /// `-i`: the job's standard input, as written.
+    pub input: Option<String>,
     /// Options the scheduler keeps but does not act on yet, as given.
     pub other: Vec<(String, Option<String>)>,
     /// The command and its arguments.
@@ -299,6 +301,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 o.env = Some(parsed);
             }
             "-rnc" => o.resize_notify = Some(value),
+            "-i" => o.input = Some(value),
             "-wt" => o.warning_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadWarningTime(value.clone()))?),
             _ => o.other.push((arg.to_string(), Some(value))),
         }
@@ -424,6 +427,7 @@ impl BsubOptions {
             rerunnable: self.rerunnable.or(script.rerunnable),
             auto_resize: self.auto_resize || script.auto_resize,
             interactive: self.interactive.or(script.interactive),
+            input: self.input.or(script.input),
             hold: self.hold || script.hold,
             begin_time: self.begin_time.or(script.begin_time),
             resize_notify: self.resize_notify.or(script.resize_notify),

@@ -59,6 +59,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             pre_exec: None,
             post_exec: None,
             interactive: None,
+            input: None,
             mail: None,
         };
         let task = ToAgent::Task {

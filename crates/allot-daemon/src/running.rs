@@ -363,6 +363,12 @@ pub(crate) fn exec_spec(
         })),
         _ => None,
     };
+    // `-i`, as `-o` is named: `%J` and `%I`, from the working directory.
+    let input = r.extras().input.as_ref().map(|name| {
+        let allot_proto::JobRef { id, index } = j.job_ref();
+        let p = std::path::PathBuf::from(allot_exec::expand_name(name, id, index));
+        if p.is_absolute() { p } else { cwd.join(p) }
+    });
     Some(ExecSpec {
         job: job.0,
         command: exec.command(&r.command),
@@ -382,6 +388,7 @@ pub(crate) fn exec_spec(
         post_exec: r.extras().post_exec.clone(),
         mail,
         interactive: r.extras().interactive.clone(),
+        input,
     })
 }
 

@@ -120,6 +120,7 @@ pub(crate) fn submit(
                     pre_exec: s.pre_exec,
                     post_exec: s.post_exec,
                     interactive: s.interactive,
+                    input: s.input,
                 };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },

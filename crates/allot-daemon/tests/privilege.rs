@@ -77,6 +77,26 @@ fn paths_a_job_names_are_opened_made_and_entered_as_its_owner() {
     let made = format!("cannot create the working directory {}/{cwd}: Permission denied", root_only.display());
     assert!(long.contains(&made) && hist.contains(&made), "{long}\n{hist}");
 
+    // -i: read as the owner, so root's secret is not theirs to read; a
+    // file of theirs is (`%J` expanded, from the working directory).
+    let secret = dir.join("root-secret");
+    std::fs::write(&secret, "root's secret\n").expect("secret");
+    chmod(&secret, 0o600);
+    let peek_in = bsub(&["-i", secret.to_str().expect("utf-8"), "-o", "stolen", "cat"]);
+    d.wait_for(peek_in, "EXIT", &home);
+    let (long, _) = long_views(&d, who, peek_in, &home);
+    assert!(long.contains(&format!("cannot read the input file {}: Permission denied", secret.display())), "{long}");
+    assert!(
+        !home.join("stolen").exists()
+            || !std::fs::read_to_string(home.join("stolen")).unwrap_or_default().contains("secret")
+    );
+    let next = peek_in + 1;
+    std::fs::write(home.join(format!("in.{next}")), "their own\n").expect("theirs");
+    let fed = bsub(&["-i", "in.%J", "-o", "fed.%J", "cat"]);
+    assert_eq!(fed, next);
+    d.wait_for(fed, "DONE", &home);
+    assert_eq!(job_output(&home.join(format!("fed.{fed}"))).expect("output"), "their own\n");
+
     // bpeek opens what a job names as the owner too: a file of theirs in a
     // directory only root may enter is not read for them (as root it
     // would be, and a device would be opened).

@@ -32,6 +32,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         post_exec: None,
         mail: None,
         interactive: None,
+        input: None,
     }
 }
 

@@ -144,6 +144,11 @@ pub struct ExecSpec {
     /// terminal ([`interactive`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interactive: Option<allot_proto::Interactive>,
+    /// `-i`: the file its standard input is read from, opened as its
+    /// owner (the job's command's; its pre- and post-execution commands
+    /// read nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<PathBuf>,
 }
 
 /// How a job ended.
@@ -357,6 +362,7 @@ mod tests {
             pre_exec: None,
             post_exec: None,
             interactive: None,
+            input: None,
             mail: None,
         }
     }
@@ -470,6 +476,25 @@ mod tests {
         let report = run(&big, |_| true).expect("ran");
         assert_eq!(std::fs::metadata(dir.join("big")).expect("big").len(), 1024 * 1024, "cut at the limit");
         assert_ne!(report.exit, 0, "{report:?}");
+    }
+
+    /// `-i`: the job's command reads the file; the pre-execution command
+    /// reads nothing; a file that cannot be read ends the job unrun, saying
+    /// why.
+    #[test]
+    fn the_input_file_is_the_jobs_standard_input() {
+        let dir = temp("input");
+        std::fs::write(dir.join("in.txt"), "line one\nline two\n").expect("input");
+        let mut s = spec(&dir, 12, "wc -l");
+        s.input = Some(dir.join("in.txt"));
+        s.pre_exec = Some("cat".into());
+        assert_eq!(run(&s, |_| true).expect("ran").exit, 0);
+        assert_eq!(std::fs::read_to_string(dir.join("out.12")).expect("output").trim(), "2");
+        let mut missing = spec(&dir, 13, "cat");
+        missing.input = Some(dir.join("nowhere"));
+        let report = run(&missing, |_| true).expect("ran");
+        let why = format!("cannot read the input file {}: No such file or directory", dir.join("nowhere").display());
+        assert_eq!((report.exit, report.reason), (1, Some(why)));
     }
 
     /// `-E` runs first, as the job would, its output in the job's file;

@@ -42,7 +42,8 @@ pub(crate) fn plain_words(command: &str) -> Option<Vec<&str>> {
 /// a process group of its own, its nice value and limits, as its owner in
 /// its working directory.
 ///
-/// With `terminal` (an interactive job's own command), its standard input
+/// With `input` (`-i`, the job's own command), its standard input is that
+/// file. With `terminal` (an interactive job's own command), its standard input
 /// is the terminal, and so is each of its outputs that no `-o`/`-e` names
 /// (those go to their files, as LSF sends them); on a pseudo-terminal it
 /// leads a session of its own whose controlling terminal that is.
@@ -53,7 +54,7 @@ fn job_command(
     (stdout, stderr): (&File, &File),
     owner: Option<&Owner>,
     cwd: &Path,
-    terminal: Option<&interactive::Terminal>,
+    (terminal, input): (Option<&interactive::Terminal>, Option<&File>),
 ) -> Result<(Command, String), ExecError> {
     let share = |f: &File| {
         f.try_clone().map_err(|source| ExecError::File {
@@ -80,7 +81,14 @@ fn job_command(
     cmd.envs(extra_env.iter().map(|(k, v)| (*k, v.as_str())));
     match terminal {
         None => {
-            cmd.stdin(Stdio::null()).stdout(share(stdout)?).stderr(share(stderr)?);
+            let input = match input {
+                Some(f) => f
+                    .try_clone()
+                    .map(Stdio::from)
+                    .map_err(|e| ExecError::Spec(format!("cannot share its input file: {e}")))?,
+                None => Stdio::null(),
+            };
+            cmd.stdin(input).stdout(share(stdout)?).stderr(share(stderr)?);
             cmd.process_group(0);
         }
         Some(t) => {
@@ -186,7 +194,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
         }
     };
     if let Some(pre) = &spec.pre_exec {
-        let ran = job_command(spec, pre, &[], outputs, owner, &cwd, None)
+        let ran = job_command(spec, pre, &[], outputs, owner, &cwd, (None, None))
             .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
         let failed = match ran {
             Ok(status) if status.success() => None,
@@ -227,7 +235,23 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
             return Ok(ExitReport::unrun(1, why));
         }
     };
-    let status = job_command(spec, &spec.command, &[], outputs, owner, &cwd, terminal.as_ref())
+    // `-i`: read as the owner, who must be able to.
+    let input = match &spec.input {
+        Some(path) => match as_owner(owner, || File::open(path)) {
+            Ok(Ok(f)) => Some(f),
+            Ok(Err(e)) => {
+                leave();
+                let why = format!("cannot read the input file {}: {}", path.display(), os_message(&e));
+                return Ok(ExitReport::unrun(1, why));
+            }
+            Err(e) => {
+                leave();
+                return Err(e);
+            }
+        },
+        None => None,
+    };
+    let status = job_command(spec, &spec.command, &[], outputs, owner, &cwd, (terminal.as_ref(), input.as_ref()))
         .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
     drop(terminal);
     let measured = in_cgroup.and_then(cgroup::read_usage);
@@ -260,7 +284,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     let ended_at = now_secs();
     if let Some(post) = &spec.post_exec {
         let status_env = [("LSB_JOBEXIT_STAT", status.into_raw().to_string())];
-        let ran = job_command(spec, post, &status_env, outputs, owner, &cwd, None)
+        let ran = job_command(spec, post, &status_env, outputs, owner, &cwd, (None, None))
             .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
         if let Err(e) = ran {
             let _ = writeln!(&stderr, "allot: job {}: {}", spec.job, e.reason());

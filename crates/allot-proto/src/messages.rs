@@ -109,6 +109,10 @@ pub struct Submit {
     /// `-I`, `-Ip`, `-Is`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interactive: Option<crate::Interactive>,
+    /// `-i`: the job's standard input, as written (`%J`, `%I` expanded
+    /// when it starts; relative to its working directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

@@ -98,6 +98,9 @@ pub struct JobExtras {
     /// `-I`, `-Ip`, `-Is`: where its `bsub` waits with the terminal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interactive: Option<allot_proto::Interactive>,
+    /// `-i`: its standard input, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 impl JobRecord {
@@ -114,6 +117,7 @@ impl JobRecord {
             pre_exec: None,
             post_exec: None,
             interactive: None,
+            input: None,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }

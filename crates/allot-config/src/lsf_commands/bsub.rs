@@ -206,7 +206,12 @@ const OPTIONS: &[super::Opt] = &[
         "Interactive on a pseudo-terminal in shell mode, for interactive shells: every key, Ctrl-C and \
          Ctrl-Z too, reaches the job's terminal as typed.",
     ),
-    refused(valued("-i", "input_file", "io", "The job's standard input from a file.")),
+    valued(
+        "-i",
+        "input_file",
+        "io",
+        "The job's standard input from this file (%J and %I as -o's), opened as the job's user.",
+    ),
     refused(valued("-Jd", "\"job_description\"", "properties", "A free-text description of the job.")),
     refused(valued("-g", "job_group_name", "properties", "The job group the job belongs to.")),
     refused(valued("-L", "login_shell", "properties", "Start the job through this login shell.")),
