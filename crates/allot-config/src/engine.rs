@@ -57,7 +57,7 @@ impl Config {
                     name: q.name.clone(),
                     priority: q.priority,
                     users: (!q.users.is_empty()).then(|| q.users.clone()),
-                    hosts: if q.hosts.is_empty() { Vec::new() } else { self.resolve_hosts(&q.hosts) },
+                    hosts: (!q.hosts.is_empty()).then(|| self.resolve_hosts(&q.hosts)),
                     policy: policy.map(|p| p.name),
                     dispatch_order_queue: master.is_some_and(|m| m.dispatch_order_queue),
                     limits: QueueLimits {

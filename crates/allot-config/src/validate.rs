@@ -77,7 +77,10 @@ impl Config {
     }
 
     fn expand_host_name(&self, name: &str, out: &mut BTreeSet<String>, how: &mut Expansion) {
-        if name.eq_ignore_ascii_case("all") {
+        if name.eq_ignore_ascii_case("none") {
+            // LSF's `HOSTS = none`: a MultiCluster queue that only sends
+            // jobs to other clusters has no host here.
+        } else if name.eq_ignore_ascii_case("all") {
             out.extend(self.hosts.iter().map(|h| h.name.clone()));
         } else if let Some(g) = self.host_groups.iter().find(|g| g.name == name) {
             if let Some(members) = how.done.get(name) {
@@ -109,6 +112,7 @@ impl Config {
 
     fn is_host_or_group(&self, name: &str) -> bool {
         name.eq_ignore_ascii_case("all")
+            || name.eq_ignore_ascii_case("none")
             || name.eq_ignore_ascii_case("others")
             || self.hosts.iter().any(|h| h.name == name)
             || self.host_groups.iter().any(|g| g.name == name)
@@ -164,6 +168,19 @@ fn host_references(config: &Config, diags: &mut Diagnostics) {
             let what = if r.first_exec { "first execution host candidate" } else { "host" };
             diags
                 .warning(q.loc_of("HOSTS"), format!("queue `{}`: HOSTS: unknown {what} `{}`, ignored", q.name, r.name));
+        }
+        // A list that names no host of this cluster is no hosts, never
+        // all of them.
+        if !q.hosts.is_empty() && config.resolve_hosts(&q.hosts).is_empty() {
+            let why = if q.hosts.iter().any(|r| r.name.eq_ignore_ascii_case("none")) {
+                "`none`: a queue that sends its jobs to other clusters, which allot does not do"
+            } else {
+                "no host of this cluster"
+            };
+            diags.warning(
+                q.loc_of("HOSTS"),
+                format!("queue `{}`: HOSTS: {why}; the queue has no hosts, and refuses every job", q.name),
+            );
         }
     }
     for g in &config.host_groups {

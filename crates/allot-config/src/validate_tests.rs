@@ -382,3 +382,22 @@ fn the_specs_lsf_conf_parameters_allot_does_not_apply_are_warned_about() {
     assert_eq!(d, ["lsf.conf:3:1: warning: `LSB_BIND_JOB` is not applied by allot, ignored"]);
     assert!(config.params.ncpu_enforce);
 }
+
+/// `HOSTS = none` (LSF's send-only MultiCluster queue), or a list naming
+/// no host of the cluster, is no hosts: never all of them.
+#[test]
+fn a_queue_whose_hosts_name_none_of_the_cluster_has_none() {
+    let queues = queue("far", "HOSTS = none") + &queue("typo", "HOSTS = hostz") + &queue("every", "HOSTS = all");
+    let (c, d) = load(&[("lsb.hosts", HOSTS), ("lsb.queues", &queues)]);
+    assert!(d.iter().any(|w| w.contains("queue `far`: HOSTS: `none`") && w.contains("refuses every job")), "{d:?}");
+    assert!(d.iter().any(|w| w.contains("queue `typo`: HOSTS: no host of this cluster")), "{d:?}");
+    let engine = c.engine_config();
+    let hosts = |name: &str| engine.queues.iter().find(|q| q.name == name).and_then(|q| q.hosts.clone());
+    assert_eq!(hosts("far"), Some(Vec::new()));
+    assert_eq!(hosts("typo"), Some(Vec::new()));
+    assert_eq!(hosts("every").map(|h| h.len()), Some(4), "all four hosts");
+    let mut e = allot_engine::Engine::new(engine);
+    let spec = allot_engine::JobSpec { user: "u".into(), queue: Some("far".into()), slots: 1, ..Default::default() };
+    let refused = e.submit(&spec).expect_err("no hosts");
+    assert_eq!(refused.to_string(), "-n 1: queue `far` has 0 job slots on its hosts");
+}

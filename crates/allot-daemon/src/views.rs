@@ -68,7 +68,12 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
                 susp,
                 ssusp,
                 users: q.users.clone(),
-                hosts: q.hosts.clone(),
+                // As bqueues -l shows it: none, or all (empty).
+                hosts: match &q.hosts {
+                    Some(named) if named.is_empty() => vec!["none".into()],
+                    Some(named) => named.clone(),
+                    None => Vec::new(),
+                },
                 policy: q.policy.clone(),
                 run_limit: q.run_limit.map(|r| (r.default, r.max)),
                 slot_pool: q.slot_pool.clone(),

@@ -490,10 +490,9 @@ impl Engine {
         let mut host_sets: Vec<(Vec<u32>, SlotIndex)> = Vec::new();
         let mut queues = Vec::new();
         for spec in &config.queues {
-            let members: Vec<u32> = if spec.hosts.is_empty() {
-                (0..hosts.len() as u32).collect()
-            } else {
-                (0..hosts.len() as u32).filter(|&i| spec.hosts.contains(&hosts[i as usize].name)).collect()
+            let members: Vec<u32> = match &spec.hosts {
+                None => (0..hosts.len() as u32).collect(),
+                Some(named) => (0..hosts.len() as u32).filter(|&i| named.contains(&hosts[i as usize].name)).collect(),
             };
             let host_set = match host_sets.iter().position(|(m, _)| *m == members) {
                 Some(i) => i,

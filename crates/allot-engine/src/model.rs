@@ -69,8 +69,9 @@ pub struct QueueSpec {
     pub priority: i32,
     /// USERS: user and group names; `None` is all users.
     pub users: Option<Vec<String>>,
-    /// HOSTS, resolved to host names; empty is all hosts.
-    pub hosts: Vec<String>,
+    /// HOSTS, resolved to host names; `None` is all hosts (an empty list
+    /// is none: `HOSTS = none`, or only names this cluster lacks).
+    pub hosts: Option<Vec<String>>,
     /// The queue-level fairshare policy this queue belongs to (its own, or
     /// its cross-queue set's), by policy name.
     pub policy: Option<String>,
@@ -178,7 +179,7 @@ impl QueueSpec {
             name: name.into(),
             priority,
             users: None,
-            hosts: Vec::new(),
+            hosts: None,
             policy: None,
             dispatch_order_queue: false,
             limits: QueueLimits::default(),
