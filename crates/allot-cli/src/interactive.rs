@@ -95,9 +95,6 @@ impl Session {
         let mut next_look = Instant::now();
         loop {
             if let Ok(Remote::Started { pty }) = remote.try_recv() {
-                if let Some(host) = exec_host(job)? {
-                    say(&format!("<<Starting on {host}>>"));
-                }
                 relayed = Some(Relayed::start(job, pty, self.mode)?);
                 reached = true;
             }
@@ -237,7 +234,13 @@ fn attach(job: u64, said: std::sync::mpsc::Sender<Remote>) -> anyhow::Result<()>
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
         let _ = client.call_stream(Request::Attach { job }, &mut |r| match r {
-            Response::TermStarted { pty } => said.send(Remote::Started { pty }).is_ok(),
+            Response::TermStarted { pty } => {
+                // Before any of the job's output, which this thread writes.
+                if let Ok(Some(host)) = exec_host(job) {
+                    say(&format!("<<Starting on {host}>>"));
+                }
+                said.send(Remote::Started { pty }).is_ok()
+            }
             Response::TermOutput { stderr, data } => {
                 let to: &mut dyn Write = if stderr { &mut err } else { &mut out };
                 let _ = to.write_all(&data).and_then(|()| to.flush());
