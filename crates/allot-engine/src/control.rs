@@ -70,16 +70,22 @@ impl Engine {
             job.run_limit = limit;
         }
         if counted {
-            // As they are computed, so its end removes them; one already
-            // past is met by the next pass.
-            let (end, expected) = self.count_ends(id, origin);
-            for at in end.into_iter().chain(expected) {
-                self.wakeups.insert(at.max(t));
-            }
+            self.recount_ends(id, origin, t);
         }
         self.invalidate_predictions();
         self.dirty = true;
         Ok(())
+    }
+
+    /// A running job's deadline and expected end counted again after a
+    /// change (of its limit, its queue), with a pass at each: as they are
+    /// computed, so its end removes them; one already past is met by the
+    /// next pass.
+    pub(crate) fn recount_ends(&mut self, id: JobId, origin: Time, t: Time) {
+        let (end, expected) = self.count_ends(id, origin);
+        for at in end.into_iter().chain(expected) {
+            self.wakeups.insert(at.max(t));
+        }
     }
 
     /// A running job goes back to pending (see [`Event::Requeue`]).

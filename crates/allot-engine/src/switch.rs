@@ -95,10 +95,7 @@ impl Engine {
         new.begin = old.begin;
         self.jobs.insert(id, new);
         if counted {
-            let (end, expected) = self.count_ends(id, origin);
-            for at in end.into_iter().chain(expected) {
-                self.wakeups.insert(at.max(t));
-            }
+            self.recount_ends(id, origin, t);
         }
         self.invalidate_predictions();
         self.dirty = true;

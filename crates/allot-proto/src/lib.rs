@@ -96,19 +96,25 @@ impl Client {
     /// Sends a request answered by a stream of frames (`Attach`), handing
     /// each to `each` until it returns `false` or the stream ends.
     pub fn call_stream(&mut self, request: Request, each: &mut dyn FnMut(Response) -> bool) -> Result<(), ClientError> {
+        self.send(request)?;
+        while each(self.next()?) {}
+        Ok(())
+    }
+
+    fn send(&mut self, request: Request) -> Result<(), ClientError> {
         let bytes =
             serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body: request }).map_err(FrameError::Json)?;
-        write_frame(&mut self.stream, &bytes)?;
-        loop {
-            let reply = read_frame_up_to(&mut self.stream, MAX_RESPONSE)?;
-            let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
-            if envelope.version != PROTOCOL_VERSION {
-                return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
-            }
-            if !each(envelope.body) {
-                return Ok(());
-            }
+        Ok(write_frame(&mut self.stream, &bytes)?)
+    }
+
+    /// The next frame of an answer.
+    fn next(&mut self) -> Result<Response, ClientError> {
+        let reply = read_frame_up_to(&mut self.stream, MAX_RESPONSE)?;
+        let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
+        if envelope.version != PROTOCOL_VERSION {
+            return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
         }
+        Ok(envelope.body)
     }
 
     /// Sends a request; a job list is handed to `each` part by part as it
@@ -116,16 +122,9 @@ impl Client {
     /// their way, and never holds 100,000 of them at once), and the answer
     /// is then an empty `Jobs`. Any other answer is returned as it is.
     pub fn call_each(&mut self, request: Request, each: &mut dyn FnMut(Vec<JobInfo>)) -> Result<Response, ClientError> {
-        let bytes =
-            serde_json::to_vec(&Envelope { version: PROTOCOL_VERSION, body: request }).map_err(FrameError::Json)?;
-        write_frame(&mut self.stream, &bytes)?;
+        self.send(request)?;
         loop {
-            let reply = read_frame_up_to(&mut self.stream, MAX_RESPONSE)?;
-            let envelope: Envelope<Response> = serde_json::from_slice(&reply).map_err(FrameError::Json)?;
-            if envelope.version != PROTOCOL_VERSION {
-                return Err(ClientError::Version { theirs: envelope.version, ours: PROTOCOL_VERSION });
-            }
-            match envelope.body {
+            match self.next()? {
                 Response::JobsPart(jobs) => each(jobs),
                 Response::Jobs(jobs) => {
                     each(jobs);
