@@ -193,25 +193,25 @@ fn catch_signals() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The first host the job runs on, once it runs.
-fn exec_host(job: u64) -> anyhow::Result<Option<String>> {
+/// The job as allotd shows it now (`None`: it is gone).
+fn job_info(job: u64) -> anyhow::Result<Option<allot_proto::JobInfo>> {
     let query = JobQuery { jobs: vec![JobRef::job(job)], finished: true, ..JobQuery::default() };
     let Response::Jobs(jobs) = crate::lsf::call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
-    Ok(jobs
-        .first()
-        .and_then(|j| j.exec_hosts.first())
-        .map(|(h, _)| allot_proto::exec_host(&(h.clone(), 1)).into_owned()))
+    Ok(jobs.into_iter().next())
+}
+
+/// The first host the job runs on, once it runs.
+fn exec_host(job: u64) -> anyhow::Result<Option<String>> {
+    Ok(job_info(job)?.and_then(|j| j.exec_hosts.into_iter().next()).map(|(host, _)| host))
 }
 
 /// The job's exit code and why it did not run, once it has ended.
 fn ended(job: u64) -> anyhow::Result<Option<(i32, Option<String>)>> {
-    let query = JobQuery { jobs: vec![JobRef::job(job)], finished: true, ..JobQuery::default() };
-    let Response::Jobs(jobs) = crate::lsf::call(Request::Jobs(query))? else { bail!("bsub: unexpected answer") };
-    let Some(j) = jobs.first() else { bail!("bsub: job {job} is gone") };
+    let Some(j) = job_info(job)? else { bail!("bsub: job {job} is gone") };
     if j.status.unfinished() || matches!(j.status, JobStatus::Unkwn) {
         return Ok(None);
     }
-    Ok(Some((j.exit_code.unwrap_or(0), j.exit_reason.clone())))
+    Ok(Some((j.exit_code.unwrap_or(0), j.exit_reason)))
 }
 
 /// This terminal's size, if standard input is one.
