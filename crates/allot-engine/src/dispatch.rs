@@ -281,7 +281,7 @@ impl Engine {
         // Jobs past their expected end (killed just now, or running past
         // their estimate) have no end to count on until theirs is heard.
         let mut overran = !out.is_empty();
-        while self.expected_ends.first_key_value().is_some_and(|e| e.0.0 <= t) {
+        while self.expected_ends.first().is_some_and(|e| e.0 <= t) {
             self.expected_ends.pop_first();
             overran = true;
         }

@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 use crate::deps::Dependency;
 use crate::dispatch::{Unit, build_units};
 pub(crate) use crate::groups::{Caches, Counters, Scratch, Switches};
-use crate::hosts::{HostState, SlotsBySet};
+use crate::hosts::HostState;
 use crate::jobs::JobTable;
 use crate::model::{EngineConfig, JobSpec, QueueSpec};
 use crate::pools::Accumulated;
@@ -424,7 +424,7 @@ pub struct Engine {
     /// what predicted starts count on. A job still running past its entry
     /// leaves it, and has no end to count on. With each, the slots it
     /// holds in each host set ([`Engine::slots_by_set`]).
-    pub(crate) expected_ends: BTreeMap<(Time, JobId), SlotsBySet>,
+    pub(crate) expected_ends: crate::ends::ExpectedEnds,
     /// Times a pass must run though no event comes.
     pub(crate) wakeups: BTreeSet<Time>,
     /// Whether anything changed since the last pass.
@@ -581,7 +581,7 @@ impl Engine {
             suspended: BTreeSet::new(),
             growing: BTreeSet::new(),
             deadlines: BTreeSet::new(),
-            expected_ends: BTreeMap::new(),
+            expected_ends: Default::default(),
             wakeups: BTreeSet::new(),
             dirty: false,
             counters: Counters::default(),

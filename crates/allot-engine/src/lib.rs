@@ -30,6 +30,7 @@ mod control;
 mod cu;
 pub mod deps;
 pub mod dispatch;
+mod ends;
 pub mod engine;
 pub mod explain;
 mod groups;

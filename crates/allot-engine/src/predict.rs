@@ -206,19 +206,24 @@ impl Engine {
         } else {
             self.candidates(job, t, &own, |_| true).iter().map(|c| u64::from(c.1)).sum()
         };
-        if total >= u64::from(job.slots) {
+        let need = u64::from(job.slots);
+        if total >= need {
             return (Some(t), spare(total));
+        }
+        if sums {
+            // Every host gives all it frees: the slots in the set tell.
+            return match self.expected_ends.reach(q.host_set, need - total) {
+                Some((p, back)) => (Some(p.max(t)), spare(total + back)),
+                None => (None, None),
+            };
         }
         // Otherwise what a host can give is min(a + released, b): `a` with
         // nothing released, `b` with all it runs released; and `a` is what
         // is free to the job there, within `b`. Per host reached: a, b, and
         // what is released so far.
-        let mut index = if sums { Vec::new() } else { vec![u32::MAX; self.hosts.len()] };
+        let mut index = vec![u32::MAX; self.hosts.len()];
         let mut reached: Vec<(u32, u32, u32)> = Vec::new();
         let mut gain = |h: u32, n: u32| -> u64 {
-            if sums {
-                return u64::from(n);
-            }
             let i = match index[h as usize] {
                 u32::MAX => {
                     let host = &self.hosts[h as usize];
@@ -238,20 +243,15 @@ impl Engine {
         // The first end after which it fits; the spare slots count every
         // end at that time.
         let mut fits: Option<Time> = None;
-        for (&(end, jid), by_set) in &self.expected_ends {
+        for &((end, jid), _) in self.expected_ends.iter() {
             if let Some(p) = fits.filter(|&p| end > p) {
                 return (Some(p.max(t)), spare(total));
             }
-            if sums {
-                // Every host gives all it frees: the slots in the set tell.
-                total += by_set.iter().find(|s| s.0 as usize == q.host_set).map_or(0, |s| u64::from(s.1));
-            } else {
-                let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
-                for &(h, n) in alloc.iter().filter(|a| in_set(a.0)) {
-                    total += gain(h, n);
-                }
+            let Some(JobState::Running { alloc, .. }) = self.jobs.get(&jid).map(|j| &j.state) else { continue };
+            for &(h, n) in alloc.iter().filter(|a| in_set(a.0)) {
+                total += gain(h, n);
             }
-            if total >= u64::from(job.slots) && fits.is_none() {
+            if total >= need && fits.is_none() {
                 fits = Some(end);
             }
         }
@@ -273,7 +273,7 @@ impl Engine {
         if fits(None) {
             return Some(t);
         }
-        let ends: Vec<(Time, JobId)> = self.expected_ends.keys().copied().collect();
+        let ends: Vec<(Time, JobId)> = self.expected_ends.iter().map(|e| e.0).collect();
         // The numbers of ends released at each distinct end time.
         let cuts: Vec<usize> = (1..=ends.len()).filter(|&m| m == ends.len() || ends[m].0 != ends[m - 1].0).collect();
         let fits_after = |c: usize| {
