@@ -221,8 +221,9 @@ impl Store {
         while let Some(row) = rows.next()? {
             let seq: i64 = row.get(0)?;
             let time: i64 = row.get(1)?;
-            let text: String = row.get(2)?;
-            let record = serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
+            // Decoded where SQLite holds it, not copied out first.
+            let text = row.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?;
+            let record = serde_json::from_slice(text).map_err(|source| StoreError::Corrupt { seq, source })?;
             f(seq as u64, Time(time.max(0) as u64), record);
         }
         Ok(())
