@@ -173,8 +173,10 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     let h = allot_sim::history::History::read(&state)?;
     let read = t2.elapsed().as_secs_f64();
     let t3 = Instant::now();
-    let (replayed, _) = allot_sim::replay::replay(&h, None)?;
+    let (replayed, engine) = allot_sim::replay::replay(&h, None)?;
     let replay_secs = t3.elapsed().as_secs_f64();
+    // Let go with the process, as `allot sim --from` does.
+    std::mem::forget((engine, h));
     let differences = replayed.differences();
     println!(
         "allot sim --from: log read in {read:.2} s, replayed in {replay_secs:.2} s ({:.2} s in all); {} of {} starts made again{}",
