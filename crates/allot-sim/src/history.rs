@@ -95,9 +95,7 @@ impl History {
     /// without changing it; allotd may be running.
     pub fn read(state_dir: &Path) -> Result<History, HistoryError> {
         let path = if state_dir.is_dir() { state_dir.join("state.db") } else { state_dir.to_path_buf() };
-        let store = Store::open_read_only(&path)?;
-        let mut records = Vec::new();
-        store.replay(|_, t, r| records.push((t, r)))?;
+        let records = Store::open_read_only(&path)?.read_all()?;
         History::from_records(path, records)
     }
 
