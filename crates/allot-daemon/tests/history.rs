@@ -255,7 +255,7 @@ fn bacct_accounts_finished_jobs_from_the_log() {
                 "lsb.queues",
                 "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n\nBegin Queue\nQUEUE_NAME = other\nEnd Queue\n",
             ),
-            ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nCLEAN_PERIOD = 1\nEnd Parameters\n"),
+            ("lsb.params", "Begin Parameters\nDEFAULT_QUEUE = normal\nCLEAN_PERIOD = 5\nEnd Parameters\n"),
         ],
     );
     let d = common::Daemon::start_with(&dir.join("state"), Some(&config));
@@ -298,8 +298,10 @@ fn bacct_accounts_finished_jobs_from_the_log() {
     );
 
     // Forgotten by allotd after CLEAN_PERIOD, and across a restart: the
-    // log still accounts them.
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // log still accounts them. (CLEAN_PERIOD is long enough for the waits
+    // above to see each job's end on a loaded machine: at 1 s, a job
+    // ended while the test waited for another was forgotten unseen.)
+    std::thread::sleep(std::time::Duration::from_secs(6));
     d.kill9();
     let d = common::Daemon::start_with(&dir.join("state"), Some(&config));
     assert!(stdout(&d.cmd(&["bjobs", "-a", &done.to_string()], &dir)).contains("is not found"));
