@@ -2,11 +2,10 @@
 //! job lists and long forms are written from.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
 
 use allot_engine::{JobId, Time};
 use allot_exec::OutputFile;
-use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobRef, JobStatus, ReservedInfo};
+use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobStatus, ReservedInfo};
 
 use crate::state::{DaemonJob, State};
 
@@ -17,13 +16,9 @@ impl State {
     /// directory. With `-o` and no `-e` both go to the output file, as
     /// in LSF.
     pub fn output_files(&self, job: JobId, j: &DaemonJob) -> (OutputFile, OutputFile) {
-        let (r, JobRef { id: shown, index }) = (&j.record, j.job_ref());
-        let cwd = j.cwd();
+        let r = &j.record;
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
-            Some((name, overwrite)) => {
-                let p = PathBuf::from(allot_exec::expand_name(name, shown, index));
-                OutputFile { path: if p.is_absolute() { p } else { cwd.join(p) }, overwrite: *overwrite, named: true }
-            }
+            Some((name, overwrite)) => OutputFile { path: j.named_file(name), overwrite: *overwrite, named: true },
             None => OutputFile {
                 path: allot_exec::default_output(&self.state_dir, job.0, ext),
                 overwrite: true,

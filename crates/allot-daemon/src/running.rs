@@ -363,12 +363,8 @@ pub(crate) fn exec_spec(
         })),
         _ => None,
     };
-    // `-i`, as `-o` is named: `%J` and `%I`, from the working directory.
-    let input = r.extras().input.as_ref().map(|name| {
-        let allot_proto::JobRef { id, index } = j.job_ref();
-        let p = std::path::PathBuf::from(allot_exec::expand_name(name, id, index));
-        if p.is_absolute() { p } else { cwd.join(p) }
-    });
+    // `-i`, as `-o` is named.
+    let input = r.extras().input.as_deref().map(|name| j.named_file(name));
     Some(ExecSpec {
         job: job.0,
         command: exec.command(&r.command),

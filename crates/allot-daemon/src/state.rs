@@ -75,6 +75,14 @@ impl DaemonJob {
         PathBuf::from(allot_exec::expand_patterns(&r.cwd, &patterns))
     }
 
+    /// A file its submission names (`-o`, `-e`, `-i`): `%J` and `%I`
+    /// expanded, relative to its working directory ([`DaemonJob::cwd`]).
+    pub fn named_file(&self, name: &str) -> PathBuf {
+        let JobRef { id, index } = self.job_ref();
+        let p = PathBuf::from(allot_exec::expand_name(name, id, index));
+        if p.is_absolute() { p } else { self.cwd().join(p) }
+    }
+
     /// Its name as `bjobs` shows it: an element's is `name[index]`.
     pub fn display_name(&self) -> Cow<'_, str> {
         match self.array {
