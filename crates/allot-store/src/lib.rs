@@ -184,9 +184,7 @@ impl Store {
             let mut rows = select.query([])?;
             while let Some(row) = rows.next()? {
                 let seq: i64 = row.get(0)?;
-                let text: String = row.get(1)?;
-                let record: Record =
-                    serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
+                let record = decode(seq, row.get_ref(1)?.as_bytes().map_err(rusqlite::Error::from)?)?;
                 if let Some(job) = record.job() {
                     update.execute(params![job.0 as i64, seq])?;
                 }
@@ -216,15 +214,11 @@ impl Store {
 
     /// Every record in order, with its sequence number and time.
     pub fn replay(&self, mut f: impl FnMut(u64, Time, Record)) -> Result<(), StoreError> {
-        let mut stmt = self.conn.prepare("SELECT seq, time, record FROM events ORDER BY seq")?;
+        let mut stmt = self.conn.prepare(EVERY_RECORD)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            let seq: i64 = row.get(0)?;
-            let time: i64 = row.get(1)?;
-            // Decoded where SQLite holds it, not copied out first.
-            let text = row.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?;
-            let record = serde_json::from_slice(text).map_err(|source| StoreError::Corrupt { seq, source })?;
-            f(seq as u64, Time(time.max(0) as u64), record);
+            let (seq, t, text) = row_parts(row)?;
+            f(seq as u64, t, decode(seq, text)?);
         }
         Ok(())
     }
@@ -237,7 +231,7 @@ impl Store {
         /// Records per batch, and which batches this thread decodes.
         const BATCH: usize = 2048;
         const OWN: usize = 2;
-        let mut stmt = self.conn.prepare("SELECT seq, time, record FROM events ORDER BY seq")?;
+        let mut stmt = self.conn.prepare(EVERY_RECORD)?;
         std::thread::scope(|s| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Texts>(4);
             let other = s.spawn(move || rx.into_iter().map(|t| t.decode()).collect::<Vec<_>>());
@@ -255,10 +249,8 @@ impl Store {
                 }
             };
             while let Some(row) = rows.next()? {
-                let seq: i64 = row.get(0)?;
-                let time: i64 = row.get(1)?;
-                let text = row.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?;
-                texts.push(seq, Time(time.max(0) as u64), text);
+                let (seq, t, text) = row_parts(row)?;
+                texts.push(seq, t, text);
                 if texts.rows.len() == BATCH {
                     hand_over(std::mem::take(&mut texts));
                 }
@@ -289,11 +281,8 @@ impl Store {
         let mut rows = stmt.query(params![job.0 as i64])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
-            let seq: i64 = row.get(0)?;
-            let time: i64 = row.get(1)?;
-            let text: String = row.get(2)?;
-            let record = serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { seq, source })?;
-            out.push((Time(time.max(0) as u64), record));
+            let (seq, t, text) = row_parts(row)?;
+            out.push((t, decode(seq, text)?));
         }
         Ok(out)
     }
@@ -575,6 +564,23 @@ mod tests {
     }
 }
 
+/// Every record of the log, in order: its number, time and text.
+const EVERY_RECORD: &str = "SELECT seq, time, record FROM events ORDER BY seq";
+
+/// A row of `seq, time, record`: the record's number and time, and its
+/// text where SQLite holds it (decoded from there, not copied out first).
+fn row_parts<'r>(row: &'r rusqlite::Row<'_>) -> Result<(i64, Time, &'r [u8]), StoreError> {
+    let seq: i64 = row.get(0)?;
+    let time: i64 = row.get(1)?;
+    let text = row.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?;
+    Ok((seq, Time(time.max(0) as u64), text))
+}
+
+/// Record `seq` from its text.
+fn decode(seq: i64, text: &[u8]) -> Result<Record, StoreError> {
+    serde_json::from_slice(text).map_err(|source| StoreError::Corrupt { seq, source })
+}
+
 /// Records' texts as the log holds them, one after another, with each
 /// one's sequence number, time and end in `text`: a batch for
 /// [`Store::read_all`] to decode.
@@ -594,9 +600,7 @@ impl Texts {
         let mut start = 0;
         let mut out = Vec::with_capacity(self.rows.len());
         for &(seq, t, end) in &self.rows {
-            let record =
-                serde_json::from_slice(&self.text[start..end]).map_err(|source| StoreError::Corrupt { seq, source })?;
-            out.push((t, record));
+            out.push((t, decode(seq, &self.text[start..end])?));
             start = end;
         }
         Ok(out)
