@@ -35,17 +35,18 @@ struct Run {
     sums: Vec<u64>,
 }
 
-impl Run {
-    fn add(&mut self, by_set: &SlotsBySet) {
-        for &(set, n) in by_set {
-            let set = set as usize;
-            if self.sums.len() <= set {
-                self.sums.resize(set + 1, 0);
-            }
-            self.sums[set] += u64::from(n);
+/// Adds what an end gives back to per-set `sums`.
+fn add(sums: &mut Vec<u64>, by_set: &SlotsBySet) {
+    for &(set, n) in by_set {
+        let set = set as usize;
+        if sums.len() <= set {
+            sums.resize(set + 1, 0);
         }
+        sums[set] += u64::from(n);
     }
+}
 
+impl Run {
     fn sub(&mut self, by_set: &SlotsBySet) {
         for &(set, n) in by_set {
             self.sums[set as usize] -= u64::from(n);
@@ -53,13 +54,11 @@ impl Run {
     }
 
     fn of(ends: Vec<(EndKey, SlotsBySet)>) -> Run {
-        let mut run = Run { ends, sums: Vec::new() };
-        for i in 0..run.ends.len() {
-            let by_set = std::mem::take(&mut run.ends[i].1);
-            run.add(&by_set);
-            run.ends[i].1 = by_set;
+        let mut sums = Vec::new();
+        for (_, by_set) in &ends {
+            add(&mut sums, by_set);
         }
-        run
+        Run { ends, sums }
     }
 
     fn last(&self) -> Option<EndKey> {
@@ -82,7 +81,7 @@ impl ExpectedEnds {
         }
         let i = self.run_of(key);
         let run = &mut self.runs[i];
-        run.add(&by_set);
+        add(&mut run.sums, &by_set);
         match run.ends.binary_search_by_key(&key, |e| e.0) {
             Ok(at) => {
                 let old = std::mem::replace(&mut run.ends[at].1, by_set);
