@@ -40,23 +40,14 @@ pub fn sim_from(from: &Path, config: Option<&Path>, out: Option<PathBuf>) -> any
     let (r, engine, name) = run(&h, under(config)?)?;
     let out_dir = out.unwrap_or_else(|| default_out(from));
     std::fs::create_dir_all(&out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
-    let write = |file: &str, text: String| {
-        let path = out_dir.join(file);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
-    };
+    let write = |file: &str, text: String| crate::sim_cmd::write_out(&out_dir, file, text);
     let mut all = r.outcome.records.clone();
     all.extend(r.running.iter().cloned());
     all.sort_by_key(|j| (j.start, j.id, j.index));
-    // The outputs are independent: written side by side.
-    let (summary, differences) = std::thread::scope(|s| -> anyhow::Result<_> {
-        let csv = s.spawn(|| write("jobs.csv", report::jobs_csv(&all)));
-        let plots = s.spawn(|| allot_sim::plot::write_plots(&out_dir, &all, engine.total_slots(), engine.fairshare()));
+    let (summary, differences) = crate::sim_cmd::with_job_outputs(&out_dir, &all, &engine, || {
         let summary = report::summary_of(&name, r.first_submit, 0, &r.outcome, &engine);
         write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
-        let differences = r.differences();
-        csv.join().map_err(|_| anyhow!("writing jobs.csv failed"))??;
-        plots.join().map_err(|_| anyhow!("writing the plots failed"))??;
-        Ok((summary, differences))
+        Ok((summary, r.differences()))
     })?;
     let shown = |s: Option<&(u64, String)>| s.map_or_else(|| "not started".into(), |(t, h)| format!("{t} on {h}"));
     let mut problems = String::new();

@@ -32,6 +32,31 @@ fn default_out(workload: &Path) -> PathBuf {
     unused(&format!("{}.sim", name.trim_end_matches(".gz").trim_end_matches(".swf").trim_end_matches(".jsonl")))
 }
 
+/// Writes `text` as `name` in `dir`, saying which file it could not.
+pub(crate) fn write_out(dir: &Path, name: &str, text: String) -> anyhow::Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `jobs.csv` and the plots of `records` in `dir`, each on a thread of
+/// its own, while `rest` (the summary, ...) runs on this one: the
+/// outputs are independent, so they are written side by side.
+pub(crate) fn with_job_outputs<T>(
+    dir: &Path,
+    records: &[allot_sim::sim::JobRecord],
+    engine: &Engine,
+    rest: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    std::thread::scope(|s| {
+        let csv = s.spawn(|| write_out(dir, "jobs.csv", report::jobs_csv(records)));
+        let plots = s.spawn(|| allot_sim::plot::write_plots(dir, records, engine.total_slots(), engine.fairshare()));
+        let rest = rest();
+        csv.join().map_err(|_| anyhow!("writing jobs.csv failed"))??;
+        plots.join().map_err(|_| anyhow!("writing the plots failed"))??;
+        rest
+    })
+}
+
 /// `name`, or `name-2`, `name-3`, ... when taken: an output directory
 /// that overwrites nothing.
 pub(crate) fn unused(name: &str) -> PathBuf {
@@ -128,20 +153,10 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         b.finish_and_clear();
     }
 
-    let write = |name: &str, text: String| {
-        let path = out_dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
-    };
-    // The three outputs are independent: written side by side.
-    let summary = std::thread::scope(|s| -> anyhow::Result<serde_json::Value> {
-        let csv = s.spawn(|| write("jobs.csv", report::jobs_csv(&outcome.records)));
-        let plots = s.spawn(|| {
-            allot_sim::plot::write_plots(&out_dir, &outcome.records, engine.total_slots(), engine.fairshare())
-        });
+    let write = |name: &str, text: String| write_out(&out_dir, name, text);
+    let summary = with_job_outputs(&out_dir, &outcome.records, &engine, || {
         let summary = report::summary(&policy_name, &workload, &outcome, &engine);
         write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
-        csv.join().map_err(|_| anyhow!("writing jobs.csv failed"))??;
-        plots.join().map_err(|_| anyhow!("writing the plots failed"))??;
         Ok(summary)
     })?;
     for (t, tables) in &outcome.reports {
