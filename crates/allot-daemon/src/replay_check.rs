@@ -363,7 +363,7 @@ pub(crate) fn same_decisions_replayed(twin: &Twin) -> Result<(), TestCaseError> 
     );
     prop_assert!(replayed.outcome.rejected.is_empty(), "{:?}", replayed.outcome.rejected);
     // Under another configuration (a third host): it ends.
-    let Some((_, allot_store::Record::Reconfigured { files, .. })) = history.records.first() else {
+    let allot_store::Record::Reconfigured { files, .. } = &history.first.1 else {
         return Err(TestCaseError::fail("the log starts with its configuration"));
     };
     let files: Vec<(String, String)> = files

@@ -46,7 +46,7 @@ use allot_store::{Reach, Record, Term};
 
 mod resized;
 
-use crate::history::{History, Recorded, RecordedRun, by_user, hosts_text};
+use crate::history::{History, HistoryError, Recorded, RecordedRun, Records, by_user, hosts_text};
 use crate::sim::{JobRecord, KILLED_EXIT, Outcome, Rejected};
 
 /// The starts of a history: each job's `k`th run (from 0), when and where.
@@ -197,17 +197,16 @@ struct Replay<'h> {
 
 /// Replays `h` under the configuration it recorded (`under` `None`) or
 /// under another; returns what happened and the engine at the end.
-pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine), crate::history::HistoryError> {
+pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine), HistoryError> {
     let recorded_config = under.is_none();
     let config = match under {
         Some(c) => c,
         None => h.initial_config()?,
     };
-    let source = match h.records.first() {
-        Some((_, Record::Reconfigured { config_dir, files })) => (config_dir.clone(), files.clone()),
+    let source = match &h.first.1 {
+        Record::Reconfigured { config_dir, files } => (config_dir.clone(), files.clone()),
         _ => (None, Vec::new()),
     };
-    let first_submit = h.records.iter().find(|(_, r)| matches!(r, Record::Submitted { .. })).map_or(0, |(t, _)| t.0);
     let mut r = Replay {
         h,
         engine: Engine::new(config.engine),
@@ -225,7 +224,7 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
             waiting: Vec::new(),
             recorded: Starts::new(),
             replayed: Starts::new(),
-            first_submit,
+            first_submit: h.first_submit,
             horizon: h.horizon,
             notes: Vec::new(),
             config: config.describe,
@@ -235,18 +234,15 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
         diverged: false,
         woke: None,
     };
-    let t0 = h.records.first().map_or(0, |(t, _)| t.0);
-    r.sync_hosts(t0);
-    r.run();
+    r.sync_hosts(h.first.0.0);
+    r.run(&mut h.records())?;
     Ok(r.finish())
 }
 
 impl Replay<'_> {
-    fn run(&mut self) {
-        let h = self.h;
-        let mut i = 0;
+    fn run(&mut self, records: &mut Records<'_>) -> Result<(), HistoryError> {
         loop {
-            let t_rec = h.records.get(i).map(|(t, _)| t.0);
+            let t_rec = records.peek()?.map(|(t, _)| t.0);
             let t_due = self.due.heap.peek().map(|Reverse((t, ..))| *t);
             let t_wake = self.uncovered_wakeup();
             // At one time: moved runs' ends and measures first, then the
@@ -261,9 +257,9 @@ impl Replay<'_> {
                     self.moved(t, job, due);
                 }
                 1 => {
-                    let (at, record) = &h.records[i];
-                    i += 1;
+                    let Some((at, record)) = records.peek()? else { break };
                     self.record(at.0, record);
+                    records.advance();
                 }
                 _ => {
                     self.woke = Some(t);
@@ -271,6 +267,7 @@ impl Replay<'_> {
                 }
             }
         }
+        Ok(())
     }
 
     /// The engine's next wake-up, unless a pass of the log comes within

@@ -89,3 +89,55 @@ fn a_start_the_replay_cannot_make_is_a_difference() {
     assert_eq!(after.outcome.rejected.len(), 1, "{:?}", after.outcome.rejected);
     assert_eq!(after.differences().len(), 1, "{:?}", after.differences());
 }
+
+/// A log read from its state database (a first look that passes over
+/// submissions and passes but for their times, then the records decoded
+/// on a thread of their own as the replay takes them) replays as the same
+/// records held in memory. A submission damaged on disk, which the first
+/// look passes over, is named by its number when the replay reaches it; a
+/// log that lost records between the look and the replay is refused, not
+/// replayed short.
+#[test]
+fn a_log_read_from_disk_replays_as_the_same_records_in_memory() {
+    let dir = std::env::temp_dir().join(format!("allot-sim-history-read-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("state.db");
+    let end =
+        |job| Record::Finished { job: JobId(job), exit: 0, cpu_time: 1.0, max_mem_kb: 0, reason: None, pre_exec: None };
+    let mut log: Vec<(Time, Record)> =
+        vec![(Time(5), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) })];
+    // Enough jobs for several of the stream's batches.
+    for job in 1..=3000u64 {
+        let t = 10 * job;
+        log.push((Time(t), submitted(job)));
+        log.push((Time(t), Record::Scheduled { full: false }));
+        log.push((Time(t), Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)] }));
+        log.push((Time(t + 15), end(job)));
+    }
+    allot_store::Store::open(&path).expect("store").append(&log).expect("written");
+
+    let read = History::read(&dir).expect("a history");
+    let held = History::from_records("held".into(), log).expect("a history");
+    assert_eq!((read.first_submit, read.horizon, read.first.0), (10, 30_015, Time(5)));
+    assert_eq!(read.pass_times, held.pass_times);
+    assert_eq!(read.runs, held.runs);
+    let (from_disk, _) = allot_sim::replay::replay(&read, None).expect("replays");
+    let (from_memory, _) = allot_sim::replay::replay(&held, None).expect("replays");
+    assert!(from_disk.differences().is_empty(), "{:?}", from_disk.differences());
+    assert_eq!(from_disk.made_again(), 3000);
+    assert_eq!(from_disk.outcome.records, from_memory.outcome.records);
+
+    let raw = rusqlite::Connection::open(&path).expect("raw");
+    let read = History::read(&dir).expect("a history");
+    raw.execute("DELETE FROM events WHERE seq = 9000", []).expect("lost");
+    let err = allot_sim::replay::replay(&read, None).err().expect("refused").to_string();
+    assert!(err.contains("the event log changed while it was read (12001 records, then 12000)"), "{err}");
+
+    // Record 4002 is job 1001's submission.
+    raw.execute("UPDATE events SET record = '{\"Submitted\":{' WHERE seq = 4002", []).expect("damaged");
+    let damaged = History::read(&dir).expect("the first look passes over submissions");
+    let err = allot_sim::replay::replay(&damaged, None).err().expect("refused").to_string();
+    assert!(err.contains("record 4002 is not readable"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,8 +11,10 @@
 //! power.
 
 pub mod effects;
+mod read;
 mod records;
 
+pub use read::{Glance, RecordStream};
 pub use records::{Env, JobExtras, JobRecord, PreExecEnd, Reach, Record, Term};
 
 use std::path::Path;
@@ -223,58 +225,6 @@ impl Store {
         Ok(())
     }
 
-    /// Every record in order with its time, all at once: decoded on two
-    /// threads, this one stepping through SQLite's rows and decoding every
-    /// other batch, another decoding the rest (RICC's 1.9 M records, as
-    /// `allot sim --from` reads them: 2.1-2.4 s, against 3.6-4.3 s on one).
-    pub fn read_all(&self) -> Result<Vec<(Time, Record)>, StoreError> {
-        /// Records per batch, and which batches this thread decodes.
-        const BATCH: usize = 2048;
-        const OWN: usize = 2;
-        let mut stmt = self.conn.prepare(EVERY_RECORD)?;
-        std::thread::scope(|s| {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<Texts>(4);
-            let other = s.spawn(move || rx.into_iter().map(|t| t.decode()).collect::<Vec<_>>());
-            let mut own = Vec::new();
-            let mut texts = Texts::default();
-            let mut batches = 0;
-            let mut rows = stmt.query([])?;
-            let mut hand_over = |texts: Texts| {
-                batches += 1;
-                if batches % OWN == 0 {
-                    own.push(texts.decode());
-                } else {
-                    // A worker gone has panicked: its join says so.
-                    let _ = tx.send(texts);
-                }
-            };
-            while let Some(row) = rows.next()? {
-                let (seq, t, text) = row_parts(row)?;
-                texts.push(seq, t, text);
-                if texts.rows.len() == BATCH {
-                    hand_over(std::mem::take(&mut texts));
-                }
-            }
-            if !texts.rows.is_empty() {
-                hand_over(texts);
-            }
-            drop(tx);
-            let other = other.join().map_err(|_| StoreError::Damaged {
-                path: "the event log".into(),
-                why: "could not be decoded (a decoding thread failed)".into(),
-            })?;
-            // Back in the log's order: batch k (from 1) is this thread's
-            // when k is a multiple of OWN.
-            let (mut own, mut other) = (own.into_iter(), other.into_iter());
-            let mut all = Vec::new();
-            for k in 1..=batches {
-                let batch = if k % OWN == 0 { own.next() } else { other.next() };
-                all.extend(batch.unwrap_or_else(|| Ok(Vec::new()))?);
-            }
-            Ok(all)
-        })
-    }
-
     /// The records about one job, in order, with their times.
     pub fn job_records(&self, job: JobId) -> Result<Vec<(Time, Record)>, StoreError> {
         let mut stmt = self.conn.prepare_cached("SELECT seq, time, record FROM events WHERE job = ?1 ORDER BY seq")?;
@@ -312,6 +262,23 @@ impl Store {
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         Ok(self.len()? == 0)
     }
+}
+
+/// Every record of the log, in order: its number, time and text.
+const EVERY_RECORD: &str = "SELECT seq, time, record FROM events ORDER BY seq";
+
+/// A row of `seq, time, record`: the record's number and time, and its
+/// text where SQLite holds it (decoded from there, not copied out first).
+fn row_parts<'r>(row: &'r rusqlite::Row<'_>) -> Result<(i64, Time, &'r [u8]), StoreError> {
+    let seq: i64 = row.get(0)?;
+    let time: i64 = row.get(1)?;
+    let text = row.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?;
+    Ok((seq, Time(time.max(0) as u64), text))
+}
+
+/// Record `seq` from its text.
+fn decode(seq: i64, text: &[u8]) -> Result<Record, StoreError> {
+    serde_json::from_slice(text).map_err(|source| StoreError::Corrupt { seq, source })
 }
 
 #[cfg(test)]
@@ -371,7 +338,9 @@ mod tests {
 
     /// Read at once on two threads, the records come back in the log's
     /// order across batches; a damaged one is named by its number,
-    /// whichever thread decoded it.
+    /// whichever thread decoded it. A scan passes over the kinds it is
+    /// asked to (by their names as the log writes them); a stream gives
+    /// the log up to the record named, in order.
     #[test]
     fn records_read_at_once_are_the_logs_in_order() {
         let path = temp("read-all");
@@ -385,6 +354,20 @@ mod tests {
             .collect();
         s.append(&records).expect("append");
         assert_eq!(s.read_all().expect("read"), records);
+        let mut glances = Vec::new();
+        s.scan(&["Submitted", "Scheduled"], |seq, t, g| glances.push((seq, t, g))).expect("scan");
+        let expected: Vec<(i64, Time, Glance)> = (records.iter().enumerate())
+            .map(|(k, (t, r))| {
+                let glance = match r {
+                    Record::Started { .. } => Glance::Record(r.clone()),
+                    _ => Glance::Kind(r.name()),
+                };
+                (k as i64 + 1, *t, glance)
+            })
+            .collect();
+        assert_eq!(glances, expected);
+        let streamed: Vec<(Time, Record)> = RecordStream::open(&path, 6000).flat_map(|b| b.expect("a batch")).collect();
+        assert_eq!(streamed, records[..6000]);
         // 5000 is in the third batch of 2048, the other thread's; 3000 in
         // the second, this thread's: the first damaged in the log is named.
         for seq in [5000, 3000] {
@@ -394,6 +377,8 @@ mod tests {
                 Err(StoreError::Corrupt { seq: found, .. }) => assert_eq!(found, seq),
                 other => panic!("a damaged record read as {:?}", other.map(|r| r.len())),
             }
+            let failed = RecordStream::open(&path, 7000).find_map(Result::err);
+            assert!(matches!(failed, Some(StoreError::Corrupt { seq: found, .. }) if found == seq), "{failed:?}");
         }
     }
 
@@ -561,48 +546,5 @@ mod tests {
             err.starts_with("state database: record 2 is not readable (") && err.contains("move it aside"),
             "{err}"
         );
-    }
-}
-
-/// Every record of the log, in order: its number, time and text.
-const EVERY_RECORD: &str = "SELECT seq, time, record FROM events ORDER BY seq";
-
-/// A row of `seq, time, record`: the record's number and time, and its
-/// text where SQLite holds it (decoded from there, not copied out first).
-fn row_parts<'r>(row: &'r rusqlite::Row<'_>) -> Result<(i64, Time, &'r [u8]), StoreError> {
-    let seq: i64 = row.get(0)?;
-    let time: i64 = row.get(1)?;
-    let text = row.get_ref(2)?.as_bytes().map_err(rusqlite::Error::from)?;
-    Ok((seq, Time(time.max(0) as u64), text))
-}
-
-/// Record `seq` from its text.
-fn decode(seq: i64, text: &[u8]) -> Result<Record, StoreError> {
-    serde_json::from_slice(text).map_err(|source| StoreError::Corrupt { seq, source })
-}
-
-/// Records' texts as the log holds them, one after another, with each
-/// one's sequence number, time and end in `text`: a batch for
-/// [`Store::read_all`] to decode.
-#[derive(Default)]
-struct Texts {
-    text: Vec<u8>,
-    rows: Vec<(i64, Time, usize)>,
-}
-
-impl Texts {
-    fn push(&mut self, seq: i64, t: Time, text: &[u8]) {
-        self.text.extend_from_slice(text);
-        self.rows.push((seq, t, self.text.len()));
-    }
-
-    fn decode(&self) -> Result<Vec<(Time, Record)>, StoreError> {
-        let mut start = 0;
-        let mut out = Vec::with_capacity(self.rows.len());
-        for &(seq, t, end) in &self.rows {
-            out.push((t, decode(seq, &self.text[start..end])?));
-            start = end;
-        }
-        Ok(out)
     }
 }

@@ -258,9 +258,18 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Record {
-    /// What kind of record it is, and of which job: `Started (job 4)`.
+    /// What kind of record it is, and of which job: `Started of job 4`.
     pub fn kind(&self) -> String {
-        let name = match self {
+        let name = self.name();
+        match self.job() {
+            Some(job) => format!("{name} of job {job}"),
+            None => name.to_string(),
+        }
+    }
+
+    /// Its kind's name, as the log writes it (`{"Started":...}`).
+    pub fn name(&self) -> &'static str {
+        match self {
             Record::Submitted { .. } => "Submitted",
             Record::Started { .. } => "Started",
             Record::Finished { .. } => "Finished",
@@ -282,10 +291,6 @@ impl Record {
             Record::Usage { .. } => "Usage",
             Record::Killed { .. } => "Killed",
             Record::Scheduled { .. } => "Scheduled",
-        };
-        match self.job() {
-            Some(job) => format!("{name} of job {job}"),
-            None => name.to_string(),
         }
     }
 
