@@ -133,14 +133,15 @@ impl Live {
 }
 
 struct Job {
-    user: String,
     submit: u64,
     /// As its user was told it: its job number, and its index in its job
     /// array (0: no array).
     shown: (u64, u32),
     spec: JobSpec,
-    /// Runs started in the replay so far.
+    /// Runs started in the replay so far, and in the log so far (its
+    /// `Started` records passed).
     attempts: u32,
+    seen: u32,
     run: Option<Live>,
     pending: bool,
     killed: Option<Term>,
@@ -294,20 +295,21 @@ impl Replay<'_> {
                 let number = record.job_number().unwrap_or(job.0);
                 self.submit(t, (job.0, number), submitted, typed.as_deref())
             }
-            Record::Started { job, alloc } => {
-                // Counted whether or not the replay took the job: a start
-                // allotd made that the replay cannot is a difference. Its
-                // hosts as the history read them.
-                let k = self.runs_seen(job.0);
-                let hosts = match self.h.runs.get(&job.0).and_then(|r| r.get(k)) {
-                    Some(run) => run.hosts.clone(),
-                    None => hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
+            Record::Started { job, .. } => {
+                // A start allotd made that the replay has not (its job
+                // refused here, or started otherwise) is a difference.
+                // (`Replayed::recorded` is the history's runs, in `finish`.)
+                let Some(j) = self.jobs.get_mut(&job.0) else {
+                    self.diverged = true;
+                    return;
                 };
-                let k = k as u32;
-                if self.out.replayed.get(&(job.0, k)).is_none_or(|(at, on)| *at != t || *on != hosts) {
+                let k = j.seen;
+                j.seen += 1;
+                let recorded = self.h.runs.get(&job.0).and_then(|r| r.get(k as usize));
+                let same = |(at, on): &(u64, String)| *at == t && recorded.is_some_and(|r| r.hosts == *on);
+                if !self.out.replayed.get(&(job.0, k)).is_some_and(same) {
                     self.diverged = true;
                 }
-                self.out.recorded.insert((job.0, k), (t, hosts));
             }
             Record::Scheduled { full } => self.pass(t, *full),
             Record::Finished { job, .. } => {
@@ -402,7 +404,7 @@ impl Replay<'_> {
     /// How many of the job's runs the log has started so far (its
     /// `Started` records passed).
     fn runs_seen(&self, job: u64) -> usize {
-        self.out.recorded.range((job, 0)..=(job, u32::MAX)).count()
+        self.jobs.get(&job).map_or(0, |j| j.seen as usize)
     }
 
     /// Whether the job's run in the replay is in step with its last run
@@ -425,9 +427,16 @@ impl Replay<'_> {
         let spec = match typed {
             // Submitted again as typed, `-w` as allotd resolved it.
             Some(s) => {
-                let typed = allot_config::submission::Submission { depends: None, ..s.clone() };
+                let without_depends;
+                let typed = match s.depends {
+                    None => s,
+                    Some(_) => {
+                        without_depends = allot_config::submission::Submission { depends: None, ..s.clone() };
+                        &without_depends
+                    }
+                };
                 let closed = |q: &str| self.closed_queues.contains(q);
-                match allot_config::submission::resolve(&typed, &self.engine, &closed, &mut |_| Ok(Vec::new())) {
+                match allot_config::submission::resolve(typed, &self.engine, &closed, &mut |_| Ok(Vec::new())) {
                     Ok(r) => JobSpec { depends: record.spec.depends.clone(), ..r.spec },
                     Err(reason) => return self.refused(number, reason),
                 }
@@ -447,14 +456,18 @@ impl Replay<'_> {
         }
         let size = spec.array.map_or(1, |a| a.size);
         let indices = record.array.as_deref().and_then(|a| allot_config::array::indices_of(a).ok());
+        let mut spec = Some(spec);
         for k in 0..size {
             let index = indices.as_ref().map_or(0, |ix| ix.get(k as usize).copied().unwrap_or(k + 1));
+            // The last element takes the spec, the others a copy.
+            let spec = if k + 1 == size { spec.take() } else { spec.clone() };
+            let Some(spec) = spec else { break };
             let j = Job {
-                user: spec.user.clone(),
                 submit: t,
                 shown: (number, index),
-                spec: spec.clone(),
+                spec,
                 attempts: 0,
+                seen: 0,
                 run: None,
                 pending: true,
                 killed: None,
@@ -592,7 +605,7 @@ impl Replay<'_> {
         self.out.outcome.records.push(JobRecord {
             id,
             index,
-            user: j.user.clone(),
+            user: j.spec.user.clone(),
             queue: live.queue,
             submit: j.submit,
             start: live.start,
@@ -740,7 +753,7 @@ impl Replay<'_> {
                 self.out.running.push(JobRecord {
                     id: first,
                     index,
-                    user: j.user.clone(),
+                    user: j.spec.user.clone(),
                     queue: live.queue.clone(),
                     submit: j.submit,
                     start: live.start,
@@ -753,7 +766,7 @@ impl Replay<'_> {
                 });
             } else if j.pending {
                 let queue = self.engine.job_queue(JobId(id)).unwrap_or_default().to_string();
-                self.out.waiting.push(Waiting { id: first, index, user: j.user.clone(), queue, submit: j.submit });
+                self.out.waiting.push(Waiting { id: first, index, user: j.spec.user.clone(), queue, submit: j.submit });
                 let reason = self
                     .engine
                     .pending_reason(JobId(id), Time(horizon))
@@ -761,6 +774,11 @@ impl Replay<'_> {
                 self.out.outcome.never_started.push(Rejected { id, line: id, reason });
             }
         }
+        self.out.recorded = (self.h.runs.iter())
+            .flat_map(|(&job, runs)| {
+                runs.iter().enumerate().map(move |(k, r)| ((job, k as u32), (r.start, r.hosts.clone())))
+            })
+            .collect();
         self.out.outcome.passes = self.engine.passes();
         self.out.notes = std::mem::take(&mut self.notes).into_iter().collect();
         (self.out, self.engine)
