@@ -9,7 +9,7 @@
 //! thread that decodes them as it goes ([`History::records`]). A year's
 //! log is never in memory at once, and the decoding of its submissions
 //! runs beside the replay on a second core (RICC's 1.9 M records: the
-//! first look 1.4-1.6 s, against 2.5-2.7 s to decode them all at once;
+//! first look 0.8-1.5 s, against 2.4-3.4 s to decode them all at once;
 //! 1.0 GB less memory).
 
 use std::collections::{BTreeMap, BTreeSet};
