@@ -56,11 +56,12 @@ fn job_command(
     cwd: &Path,
     (terminal, input): (Option<&interactive::Terminal>, Option<&File>),
 ) -> Result<(Command, String), ExecError> {
-    let share = |f: &File| {
+    // Each output named by its own path when it cannot be shared.
+    let share = |f: &File, path: &Path| {
         f.try_clone().map_err(|source| ExecError::File {
             job: spec.job,
             what: "cannot share",
-            path: spec.stdout.path.display().to_string(),
+            path: path.display().to_string(),
             source,
         })
     };
@@ -88,7 +89,7 @@ fn job_command(
                     .map_err(|e| ExecError::Spec(format!("cannot share its input file: {e}")))?,
                 None => Stdio::null(),
             };
-            cmd.stdin(input).stdout(share(stdout)?).stderr(share(stderr)?);
+            cmd.stdin(input).stdout(share(stdout, &spec.stdout.path)?).stderr(share(stderr, &spec.stderr.path)?);
             cmd.process_group(0);
         }
         Some(t) => {
@@ -96,8 +97,8 @@ fn job_command(
                 fd.try_clone().map(Stdio::from).map_err(|e| ExecError::Spec(format!("cannot share its terminal: {e}")))
             };
             cmd.stdin(pass(&t.stdin)?);
-            cmd.stdout(if spec.stdout.named { share(stdout)?.into() } else { pass(&t.stdout)? });
-            cmd.stderr(if spec.stderr.named { share(stderr)?.into() } else { pass(&t.stderr)? });
+            cmd.stdout(if spec.stdout.named { share(stdout, &spec.stdout.path)?.into() } else { pass(&t.stdout)? });
+            cmd.stderr(if spec.stderr.named { share(stderr, &spec.stderr.path)?.into() } else { pass(&t.stderr)? });
             if t.pty {
                 // SAFETY: the closure runs in the forked child before
                 // exec; it makes two system calls and allocates nothing.
