@@ -214,15 +214,14 @@ impl Store {
         Ok(last)
     }
 
-    /// Every record in order, with its sequence number and time.
+    /// Every record in order, with its sequence number and time, decoded
+    /// on two threads ([`Store::scan`]): a restart's replay, `bacct`.
     pub fn replay(&self, mut f: impl FnMut(u64, Time, Record)) -> Result<(), StoreError> {
-        let mut stmt = self.conn.prepare(EVERY_RECORD)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let (seq, t, text) = row_parts(row)?;
-            f(seq as u64, t, decode(seq, text)?);
-        }
-        Ok(())
+        self.scan(&[], |seq, t, glance| {
+            if let Glance::Record(r) = glance {
+                f(seq as u64, t, r);
+            }
+        })
     }
 
     /// The records about one job, in order, with their times.
@@ -353,7 +352,9 @@ mod tests {
             })
             .collect();
         s.append(&records).expect("append");
-        assert_eq!(s.read_all().expect("read"), records);
+        let mut all = Vec::new();
+        s.replay(|_, t, r| all.push((t, r))).expect("read");
+        assert_eq!(all, records);
         let mut glances = Vec::new();
         s.scan(&["Submitted", "Scheduled"], |seq, t, g| glances.push((seq, t, g))).expect("scan");
         let expected: Vec<(i64, Time, Glance)> = (records.iter().enumerate())
@@ -373,9 +374,9 @@ mod tests {
         for seq in [5000, 3000] {
             let raw = Connection::open(&path).expect("raw");
             raw.execute("UPDATE events SET record = '{' WHERE seq = ?1", params![seq]).expect("damage");
-            match s.read_all() {
+            match s.replay(|_, _, _| {}) {
                 Err(StoreError::Corrupt { seq: found, .. }) => assert_eq!(found, seq),
-                other => panic!("a damaged record read as {:?}", other.map(|r| r.len())),
+                other => panic!("a damaged record read as {other:?}"),
             }
             let failed = RecordStream::open(&path, 7000).find_map(Result::err);
             assert!(matches!(failed, Some(StoreError::Corrupt { seq: found, .. }) if found == seq), "{failed:?}");

@@ -77,17 +77,6 @@ impl Store {
             order.hand(made, &mut f)
         })
     }
-
-    /// Every record in order with its time, all at once.
-    pub fn read_all(&self) -> Result<Vec<(Time, Record)>, StoreError> {
-        let mut all = Vec::with_capacity(self.len()? as usize);
-        self.scan(&[], |_, t, glance| {
-            if let Glance::Record(r) = glance {
-                all.push((t, r));
-            }
-        })?;
-        Ok(all)
-    }
 }
 
 /// Decoded batches handed on in the log's order: this thread's (even),
