@@ -145,14 +145,14 @@ impl History {
 
     /// Its records in order, as a replay takes them: from memory, or from
     /// the log, decoded on a thread of its own a few batches ahead.
-    pub fn records(&self) -> Records<'_> {
+    pub fn records(&self) -> Result<Records<'_>, HistoryError> {
         let from = match &self.source {
             Source::Held(records) => From::Held(records),
             Source::Log { last, count } => {
-                From::Log { stream: RecordStream::open(&self.path, *last), count: *count, read: 0 }
+                From::Log { stream: RecordStream::open(&self.path, *last)?, count: *count, read: 0 }
             }
         };
-        Records { from, batch: Vec::new(), next: 0, path: &self.path }
+        Ok(Records { from, batch: Vec::new(), next: 0, path: &self.path })
     }
 
     /// The configuration the log starts with: its files' texts, or the

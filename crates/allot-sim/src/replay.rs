@@ -236,7 +236,7 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
         woke: None,
     };
     r.sync_hosts(h.first.0.0);
-    r.run(&mut h.records())?;
+    r.run(&mut h.records()?)?;
     Ok(r.finish())
 }
 

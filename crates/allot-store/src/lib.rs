@@ -43,6 +43,8 @@ pub enum StoreError {
     File { path: String, what: &'static str, source: std::io::Error },
     #[error("state database {path} has schema version {found}; this allot knows {known}")]
     Schema { path: String, found: i64, known: i64 },
+    #[error("state database: cannot start a thread to read it: {0}")]
+    Thread(std::io::Error),
 }
 
 impl StoreError {
@@ -367,7 +369,8 @@ mod tests {
             })
             .collect();
         assert_eq!(glances, expected);
-        let streamed: Vec<(Time, Record)> = RecordStream::open(&path, 6000).flat_map(|b| b.expect("a batch")).collect();
+        let streamed: Vec<(Time, Record)> =
+            RecordStream::open(&path, 6000).expect("a stream").flat_map(|b| b.expect("a batch")).collect();
         assert_eq!(streamed, records[..6000]);
         // 5000 is in the third batch of 2048, the other thread's; 3000 in
         // the second, this thread's: the first damaged in the log is named.
@@ -378,7 +381,7 @@ mod tests {
                 Err(StoreError::Corrupt { seq: found, .. }) => assert_eq!(found, seq),
                 other => panic!("a damaged record read as {other:?}"),
             }
-            let failed = RecordStream::open(&path, 7000).find_map(Result::err);
+            let failed = RecordStream::open(&path, 7000).expect("a stream").find_map(Result::err);
             assert!(matches!(failed, Some(StoreError::Corrupt { seq: found, .. }) if found == seq), "{failed:?}");
         }
     }

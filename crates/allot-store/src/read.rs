@@ -35,13 +35,14 @@ impl Store {
         std::thread::scope(|s| {
             let (tx, rx) = mpsc::sync_channel::<Texts>(4);
             let (done_tx, done_rx) = mpsc::channel();
-            s.spawn(move || {
+            let worker = std::thread::Builder::new().name("allot-decode".into()).spawn_scoped(s, move || {
                 for texts in rx {
                     if done_tx.send(texts.decode()).is_err() {
                         break;
                     }
                 }
             });
+            worker.map_err(StoreError::Thread)?;
             let mut order = InOrder { mine: VecDeque::new(), theirs: done_rx, handed: 0 };
             let mut made: usize = 0;
             let mut texts = Texts::default();
@@ -161,11 +162,11 @@ type Batch = Vec<(Time, Record)>;
 impl RecordStream {
     /// The records of the log at `path` up to `last` (its records after
     /// are left out: allotd may be appending), read-only.
-    pub fn open(path: &Path, last: i64) -> RecordStream {
+    pub fn open(path: &Path, last: i64) -> Result<RecordStream, StoreError> {
         let path = path.to_path_buf();
         let (tx, rx) = mpsc::sync_channel(8);
         let (spent_tx, spent_rx) = mpsc::channel::<Batch>();
-        let thread = std::thread::spawn(move || {
+        let reader = std::thread::Builder::new().name("allot-stream".into()).spawn(move || {
             let read = |tx: &mpsc::SyncSender<_>| -> Result<(), StoreError> {
                 let store = Store::open_read_only(&path)?;
                 let mut stmt =
@@ -195,7 +196,8 @@ impl RecordStream {
             // The last batches, as its reader is done with them.
             spent_rx.into_iter().for_each(drop);
         });
-        RecordStream { batches: Some(rx), spent: Some(spent_tx), thread: Some(thread) }
+        let thread = reader.map_err(StoreError::Thread)?;
+        Ok(RecordStream { batches: Some(rx), spent: Some(spent_tx), thread: Some(thread) })
     }
 
     /// A batch its reader is done with, let go of on the stream's thread.
