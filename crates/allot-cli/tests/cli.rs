@@ -397,6 +397,7 @@ fn install_links_makes_the_commands_callable_by_name() {
     let own =
         Command::new(dir.join("bsub")).args(["true", "-V"]).env("ALLOT_STATE_DIR", &state).output().expect("runs");
     assert!(stderr(&own).contains("cannot connect to allotd"), "{}", stderr(&own));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `allot sshare` or `allot sprio` on a configuration directory and a
@@ -567,6 +568,7 @@ fn bsub_asks_again_for_a_lost_answer_with_the_same_request() {
     assert_eq!(stdout(&out), "Job <7> is submitted to queue <normal>.\n");
     let ids = server.join().expect("server");
     assert_eq!(ids[0], ids[1], "the same request both times");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Hostile traces: a header asking for more than allot simulates is
@@ -610,4 +612,5 @@ fn hostile_traces_are_refused_or_skipped_never_run_away() {
         "{text}"
     );
     assert!(stdout(&out).contains("2 jobs ran, 1 skipped"), "{}", stdout(&out));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -336,11 +336,31 @@ mod tests {
     use super::*;
     use crate::run::plain_words;
 
-    fn temp(name: &str) -> PathBuf {
+    /// A test's own directory, removed when the test passes (a failed
+    /// test's stays, to look at).
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            if !std::thread::panicking() {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    fn temp(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("allot-exec-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");
-        dir
+        Scratch(dir)
     }
 
     fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {

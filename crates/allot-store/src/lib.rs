@@ -287,11 +287,40 @@ mod tests {
     use super::*;
     use allot_engine::JobSpec;
 
-    fn temp(name: &str) -> std::path::PathBuf {
+    /// A test's state database, in a directory of its own removed when
+    /// the test passes (a failed test's stays, to look at).
+    struct Scratch {
+        dir: std::path::PathBuf,
+        db: std::path::PathBuf,
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.db
+        }
+    }
+
+    impl AsRef<Path> for Scratch {
+        fn as_ref(&self) -> &Path {
+            &self.db
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            if !std::thread::panicking() {
+                let _ = std::fs::remove_dir_all(&self.dir);
+            }
+        }
+    }
+
+    fn temp(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("allot-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");
-        dir.join("state.db")
+        Scratch { db: dir.join("state.db"), dir }
     }
 
     fn submitted(job: u64) -> Record {
@@ -505,7 +534,7 @@ mod tests {
         let path = temp("mode");
         let mut s = Store::open(&path).expect("open");
         s.append(&[(Time(1), submitted(1))]).expect("append");
-        for file in [path.clone(), path.with_extension("db-wal")] {
+        for file in [path.to_path_buf(), path.with_extension("db-wal")] {
             let mode = std::fs::metadata(&file).expect("there").permissions().mode() & 0o777;
             assert_eq!(mode, 0o600, "{}", file.display());
         }

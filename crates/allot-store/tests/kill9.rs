@@ -60,4 +60,5 @@ fn acknowledged_records_survive_kill_9() {
         .expect("replay");
     assert!(count >= acked, "{count} records after the kill, {acked} acknowledged");
     assert_eq!(count % 5, 0, "whole batches only");
+    let _ = std::fs::remove_dir_all(&dir);
 }
