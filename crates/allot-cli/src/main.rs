@@ -30,13 +30,6 @@ mod views;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc, not glibc's allocator: a simulation or a replay allocates and
-/// frees millions of small records and specs, a replay's across threads
-/// (one decodes the log, one replays it), where glibc's spent a tenth of
-/// `allot sim --from`'s time (RICC) in malloc, free and their locks.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
