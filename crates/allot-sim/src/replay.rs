@@ -456,12 +456,9 @@ impl Replay<'_> {
         }
         let size = spec.array.map_or(1, |a| a.size);
         let indices = record.array.as_deref().and_then(|a| allot_config::array::indices_of(a).ok());
-        let mut spec = Some(spec);
-        for k in 0..size {
+        // The last element takes the spec, the others a copy.
+        for (k, spec) in (0..size).zip(std::iter::repeat_n(spec, size as usize)) {
             let index = indices.as_ref().map_or(0, |ix| ix.get(k as usize).copied().unwrap_or(k + 1));
-            // The last element takes the spec, the others a copy.
-            let spec = if k + 1 == size { spec.take() } else { spec.clone() };
-            let Some(spec) = spec else { break };
             let j = Job {
                 submit: t,
                 shown: (number, index),

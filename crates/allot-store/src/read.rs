@@ -1,7 +1,8 @@
-//! Reading a long log fast, for `allot sim --from`: a first look at every
-//! record on two threads ([`Store::scan`]), which may pass over the kinds
-//! it does not need in full, and the whole log again, decoded on a thread
-//! of its own while its reader works through it ([`RecordStream`]).
+//! Reading a long log fast: every record in order, decoded on two threads
+//! ([`Store::scan`]: a restart's replay, `bacct`, and `allot sim --from`'s
+//! first look, which passes over the kinds it does not need in full), and,
+//! for `allot sim --from`'s replay, the whole log again, decoded on a
+//! thread of its own while its reader works through it ([`RecordStream`]).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -58,14 +59,14 @@ impl Store {
                 }
                 if texts.rows.len() == BATCH || (row.is_none() && !texts.rows.is_empty()) {
                     made += 1;
+                    let batch = std::mem::take(&mut texts);
                     // Batch k (from 1) is this thread's when k is even.
                     if made % 2 == 0 {
-                        order.mine.push_back(texts.decode());
+                        order.mine.push_back(batch.decode());
                     } else {
                         // A worker gone has failed: its batches' absence says so.
-                        let _ = tx.send(std::mem::take(&mut texts));
+                        let _ = tx.send(batch);
                     }
-                    texts = Texts::default();
                     // The other thread's batch before the last is done by
                     // now, or nearly: hand over what is there in order.
                     order.hand(made.saturating_sub(2), &mut f)?;
