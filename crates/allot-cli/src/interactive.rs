@@ -88,14 +88,14 @@ impl Session {
         catch_signals()?;
         say("<<Waiting for dispatch ...>>");
         let (remote_tx, remote) = std::sync::mpsc::channel::<Remote>();
-        attach(job, remote_tx)?;
+        attach(job, self.mode, remote_tx)?;
         let mut relay: Option<Relay> = None;
         let mut relayed: Option<Relayed> = None;
         let mut reached = false;
         let mut next_look = Instant::now();
         loop {
-            if let Ok(Remote::Started { pty }) = remote.try_recv() {
-                relayed = Some(Relayed::start(job, pty, self.mode)?);
+            if let Ok(Remote::Started { pty, raw }) = remote.try_recv() {
+                relayed = Some(Relayed::start(job, pty, raw?)?);
                 reached = true;
             }
             if let Ok((conn, _)) = self.listener.accept() {
@@ -221,14 +221,19 @@ fn window_size() -> Option<nix::pty::Winsize> {
 
 /// What the attached relay says (a job on another host).
 enum Remote {
-    Started { pty: bool },
+    /// The job's terminal is relayed; `raw`: this terminal, made raw
+    /// for a pseudo-terminal's.
+    Started {
+        pty: bool,
+        raw: anyhow::Result<Option<RawMode>>,
+    },
     Closed,
 }
 
 /// Attaches to the job's terminal as allotd relays it: what the job
 /// writes is written here as it comes; the relay's start and end go to
 /// `said`. Nothing comes for a job whose terminal is this one's own.
-fn attach(job: u64, said: std::sync::mpsc::Sender<Remote>) -> anyhow::Result<()> {
+fn attach(job: u64, mode: InteractiveMode, said: std::sync::mpsc::Sender<Remote>) -> anyhow::Result<()> {
     let mut client = crate::lsf::client()?;
     std::thread::spawn(move || {
         let mut out = std::io::stdout();
@@ -239,7 +244,12 @@ fn attach(job: u64, said: std::sync::mpsc::Sender<Remote>) -> anyhow::Result<()>
                 if let Ok(Some(host)) = exec_host(job) {
                     say(&format!("<<Starting on {host}>>"));
                 }
-                said.send(Remote::Started { pty }).is_ok()
+                // This terminal raw before the job's first output shows
+                // (this thread writes it): what is typed once it shows,
+                // Ctrl-C included, reaches the job, not this terminal's
+                // own line discipline.
+                let raw = if pty { RawMode::set(mode).map(Some) } else { Ok(None) };
+                said.send(Remote::Started { pty, raw }).is_ok()
             }
             Response::TermOutput { stderr, data } => {
                 let to: &mut dyn Write = if stderr { &mut err } else { &mut out };
@@ -293,8 +303,8 @@ struct Relayed {
 }
 
 impl Relayed {
-    fn start(job: u64, pty: bool, mode: InteractiveMode) -> anyhow::Result<Relayed> {
-        let raw = if pty { Some(RawMode::set(mode)?) } else { None };
+    /// `raw`: this terminal made raw for a pseudo-terminal's relay.
+    fn start(job: u64, pty: bool, raw: Option<RawMode>) -> anyhow::Result<Relayed> {
         let relayed = Relayed { job, pty, _raw: raw };
         relayed.send_size();
         let mut client = crate::lsf::client()?;

@@ -234,6 +234,10 @@ fn a_job_on_another_host_gets_its_terminal_through_the_agents() {
     let mut t = Terminal::start(bsub(d, &dir, &["-Is", "-m", "host1", trap]), 33, 101);
     t.wait_for("33 101");
     t.wait_for("ready");
+    // This terminal was raw before the job's first output showed (a line
+    // end is the job terminal's \r\n, not translated again here): Ctrl-C
+    // typed once "ready" shows reaches the job, not this line discipline.
+    assert!(t.seen.contains("33 101\r\nready\r\n"), "{:?}", t.seen);
     t.type_in(b"\x03");
     t.wait_for("caught");
     assert_eq!(t.exit_code(), Some(7));
