@@ -254,32 +254,36 @@ impl Engine {
     /// The hosts of the job's queue [`Engine::candidates`] looks at, in
     /// host order: those with free slots (walked lazily through the
     /// free-slot index) merged with those the view or the released slots
-    /// add.
+    /// add. Under a backfill view every reserved host is one of them,
+    /// walked lazily too (a set's positions follow host order): a job
+    /// that fits on the first hosts never looks at the rest.
     fn candidate_hosts<'a>(&'a self, job: &Job, ask: &Ask) -> impl Iterator<Item = u32> + 'a {
         debug_assert!(self.parked.is_none(), "placement with a parked reservation");
         let set = self.queues[job.queue].host_set;
         let (members, index) = &self.host_sets[set];
+        let position = move |h: u32| self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set).map(|s| s.1);
         let mut extra: SmallVec<[usize; 32]> = self
-            .view_hosts(ask)
+            .own_reserved_hosts(ask)
             .chain(ask.released.into_iter().flat_map(|r| r.keys().copied()))
-            .filter_map(|h| self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set).map(|s| s.1))
+            .filter_map(position)
             .collect();
         extra.sort_unstable();
         extra.dedup();
         let mut extra = extra.into_iter().peekable();
+        let backfill = matches!(ask.view, View::Backfill { .. });
+        let mut reserved =
+            backfill.then(|| self.rsv_hosts.iter()).into_iter().flatten().filter_map(position).peekable();
         let mut free = index.next_free(0);
         std::iter::from_fn(move || {
-            let p = match (free, extra.peek().copied()) {
-                (None, None) => return None,
-                (Some(a), None) => a,
-                (None, Some(b)) => b,
-                (Some(a), Some(b)) => a.min(b),
-            };
+            let p = [free, extra.peek().copied(), reserved.peek().copied()].into_iter().flatten().min()?;
             if free == Some(p) {
                 free = index.next_free(p + 1);
             }
             if extra.peek() == Some(&p) {
                 extra.next();
+            }
+            if reserved.peek() == Some(&p) {
+                reserved.next();
             }
             Some(members[p])
         })

@@ -229,16 +229,15 @@ impl Engine {
         self.reservations.get(&id).and_then(|r| r.predicted.flatten()).is_some_and(|p| p >= until)
     }
 
-    /// Hosts a view sees reserved slots on, beyond the free ones: the
-    /// job's own reservation's, or with backfill every reservation's.
-    /// (One iterator type for every view: placement asks this each time.)
-    pub(crate) fn view_hosts(&self, ask: &Ask) -> impl Iterator<Item = u32> + '_ {
+    /// Hosts a view sees reserved slots on of its own: the job's own
+    /// reservation's. (With backfill, every reservation's hosts too:
+    /// `rsv_hosts`, walked by placement.)
+    pub(crate) fn own_reserved_hosts(&self, ask: &Ask) -> impl Iterator<Item = u32> + '_ {
         let own = match ask.view {
             View::Own(id) | View::Reserve(id) => self.reservations.get(&id),
             View::Free | View::Backfill { .. } => None,
         };
-        let all = matches!(ask.view, View::Backfill { .. }).then(|| self.rsv_hosts.iter());
-        own.into_iter().flat_map(|r| r.hosts.iter().map(|h| h.0)).chain(all.into_iter().flatten())
+        own.into_iter().flat_map(|r| r.hosts.iter().map(|h| h.0))
     }
 
     /// Slots reserved by jobs other than `except` for which `counts` holds
