@@ -401,7 +401,7 @@ pub struct Engine {
     pub(crate) user_used: Vec<u32>,
     /// MB the running jobs hold, as last measured.
     pub(crate) memory_in_use: f64,
-    pub(crate) jobs: JobTable,
+    pub(crate) jobs: JobTable<Job>,
     pub(crate) next_id: u64,
     /// The jobs suspended by preemption, and the running jobs with a
     /// pending resize request ([`crate::resize`]).

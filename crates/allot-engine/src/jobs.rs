@@ -1,20 +1,27 @@
 //! The jobs the engine holds, by id. Ids are given in order from 1, so the
 //! table is a deque indexed by `id - base`: O(1) lookups, iteration in id
-//! order, and the front is dropped as the oldest jobs finish.
+//! order, and the front is dropped as the oldest jobs finish. (The replay
+//! keeps its own account of each job in one too.)
 
 use std::collections::VecDeque;
 
-use crate::engine::{Job, JobId};
+use crate::engine::JobId;
 
-#[derive(Default)]
-pub(crate) struct JobTable {
+/// What is kept of each job, by its id.
+pub struct JobTable<T> {
     base: u64,
-    slots: VecDeque<Option<Job>>,
+    slots: VecDeque<Option<T>>,
     len: usize,
 }
 
-impl JobTable {
-    pub(crate) fn new(first: u64) -> Self {
+impl<T> Default for JobTable<T> {
+    fn default() -> Self {
+        JobTable { base: 0, slots: VecDeque::new(), len: 0 }
+    }
+}
+
+impl<T> JobTable<T> {
+    pub fn new(first: u64) -> Self {
         JobTable { base: first, slots: VecDeque::new(), len: 0 }
     }
 
@@ -22,17 +29,17 @@ impl JobTable {
         id.0.checked_sub(self.base).map(|i| i as usize).filter(|&i| i < self.slots.len())
     }
 
-    pub(crate) fn get(&self, id: &JobId) -> Option<&Job> {
+    pub fn get(&self, id: &JobId) -> Option<&T> {
         self.index(*id).and_then(|i| self.slots[i].as_ref())
     }
 
-    pub(crate) fn get_mut(&mut self, id: &JobId) -> Option<&mut Job> {
+    pub fn get_mut(&mut self, id: &JobId) -> Option<&mut T> {
         self.index(*id).and_then(|i| self.slots[i].as_mut())
     }
 
     /// Adds a job. Ids come in order but for a requeued finished job,
     /// which goes back to its old place; an id already present is replaced.
-    pub(crate) fn insert(&mut self, id: JobId, job: Job) {
+    pub fn insert(&mut self, id: JobId, job: T) {
         if self.slots.is_empty() {
             self.base = id.0;
         }
@@ -50,7 +57,7 @@ impl JobTable {
         *slot = Some(job);
     }
 
-    pub(crate) fn remove(&mut self, id: &JobId) -> Option<Job> {
+    pub fn remove(&mut self, id: &JobId) -> Option<T> {
         let i = self.index(*id)?;
         let job = self.slots[i].take()?;
         self.len -= 1;
@@ -62,11 +69,15 @@ impl JobTable {
     }
 
     /// Jobs in id order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (JobId, &Job)> {
+    pub fn iter(&self) -> impl Iterator<Item = (JobId, &T)> {
         self.slots.iter().enumerate().filter_map(|(i, j)| j.as_ref().map(|j| (JobId(self.base + i as u64), j)))
     }
 
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }

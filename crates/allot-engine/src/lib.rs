@@ -61,6 +61,7 @@ mod windows;
 
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection, Slots};
+pub use jobs::JobTable;
 pub use model::{
     ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, PreemptFor, PreemptionSpec,
     ProcLimit, QueueLimits, QueueSpec, Reserve, RunLimitSpec,

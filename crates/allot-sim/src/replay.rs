@@ -40,7 +40,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, Slots, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, JobTable, Slots, Time};
 use allot_store::effects::{RunEnd, end_event, takes_work, usage_events};
 use allot_store::{Reach, Record, Term};
 
@@ -180,7 +180,7 @@ struct Replay<'h> {
     engine: Engine,
     agents: bool,
     recorded_config: bool,
-    jobs: BTreeMap<u64, Job>,
+    jobs: JobTable<Job>,
     due: Dues,
     closed_hosts: BTreeSet<String>,
     reach: BTreeMap<String, Reach>,
@@ -213,7 +213,7 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
         engine: Engine::new(config.engine),
         agents: config.agents,
         recorded_config,
-        jobs: BTreeMap::new(),
+        jobs: JobTable::new(1),
         due: Dues::default(),
         closed_hosts: BTreeSet::new(),
         reach: BTreeMap::new(),
@@ -299,7 +299,7 @@ impl Replay<'_> {
                 // A start allotd made that the replay has not (its job
                 // refused here, or started otherwise) is a difference.
                 // (`Replayed::recorded` is the history's runs, in `finish`.)
-                let Some(j) = self.jobs.get_mut(&job.0) else {
+                let Some(j) = self.jobs.get_mut(job) else {
                     self.diverged = true;
                     return;
                 };
@@ -345,7 +345,7 @@ impl Replay<'_> {
             }
             Record::Reconfigured { config_dir, files } => self.reconfigured(t, config_dir, files),
             Record::Suspended { job, stop, .. } => {
-                if self.jobs.get(&job.0).is_some_and(|j| j.pending) {
+                if self.jobs.get(job).is_some_and(|j| j.pending) {
                     let ev = if *stop { Event::Hold(*job) } else { Event::Release(*job) };
                     let _ = self.engine.apply(Time(t), &ev);
                 }
@@ -382,7 +382,7 @@ impl Replay<'_> {
                 }
             }
             Record::Modified { job, record } => {
-                let Some(j) = self.jobs.get_mut(&job.0) else { return };
+                let Some(j) = self.jobs.get_mut(job) else { return };
                 match self
                     .engine
                     .apply(Time(t), &allot_store::effects::modified_event(&self.engine, *job, &record.spec))
@@ -404,13 +404,13 @@ impl Replay<'_> {
     /// How many of the job's runs the log has started so far (its
     /// `Started` records passed).
     fn runs_seen(&self, job: u64) -> usize {
-        self.jobs.get(&job).map_or(0, |j| j.seen as usize)
+        self.jobs.get(&JobId(job)).map_or(0, |j| j.seen as usize)
     }
 
     /// Whether the job's run in the replay is in step with its last run
     /// started in the log: a record about that run applies to it here.
     fn in_step(&self, job: u64) -> bool {
-        let run = self.jobs.get(&job).and_then(|j| j.run.as_ref());
+        let run = self.jobs.get(&JobId(job)).and_then(|j| j.run.as_ref());
         let last = self.runs_seen(job).checked_sub(1);
         run.is_some_and(|r| r.in_sync && last.is_some() && r.recorded == last)
     }
@@ -471,7 +471,7 @@ impl Replay<'_> {
                 requeue: None,
                 charged: 0.0,
             };
-            self.jobs.insert(job + u64::from(k), j);
+            self.jobs.insert(JobId(job + u64::from(k)), j);
         }
     }
 
@@ -507,7 +507,7 @@ impl Replay<'_> {
         let queue = self.engine.job_queue(JobId(job)).unwrap_or_default().to_string();
         let priority = self.engine.multifactor_priority(JobId(job)).map(|p| p.0);
         let seen = self.runs_seen(job);
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let k = j.attempts;
         j.attempts += 1;
         j.pending = false;
@@ -555,7 +555,7 @@ impl Replay<'_> {
     fn moved(&mut self, t: u64, job: u64, due: Due) {
         let (Due::End(attempt) | Due::Usage(attempt, _)) = due;
         // Of the run it was planned for, not of an earlier one.
-        let Some(j) = self.jobs.get(&job).filter(|j| j.attempts == attempt + 1) else { return };
+        let Some(j) = self.jobs.get(&JobId(job)).filter(|j| j.attempts == attempt + 1) else { return };
         let Some(live) = j.run.as_ref() else { return };
         match due {
             Due::End(_) => {
@@ -574,7 +574,7 @@ impl Replay<'_> {
     }
 
     fn measure(&mut self, t: u64, job: u64, cpu_time: f64, mem_kb: u64) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let (events, charged) = usage_events(JobId(job), j.charged, cpu_time, mem_kb);
         j.charged = charged;
         for ev in &events {
@@ -584,7 +584,7 @@ impl Replay<'_> {
 
     /// A run's end at `t`: pending again, or done.
     fn end(&mut self, t: u64, job: u64) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let Some(live) = j.run.take() else { return };
         let recorded = live.recorded.and_then(|k| self.h.runs.get(&job)?.get(k));
         let killed = j.killed.is_some() || live.killed;
@@ -625,7 +625,7 @@ impl Replay<'_> {
     fn limit_kill(&mut self, t: u64, job: u64, term: Term) {
         // One being killed already (`bkill`, an earlier limit) is not
         // killed again, as allotd does not.
-        let Some(j) = self.jobs.get_mut(&job).filter(|j| j.killed.is_none()) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)).filter(|j| j.killed.is_none()) else { return };
         let Some(live) = j.run.as_mut() else { return };
         let recorded = live.recorded.and_then(|k| self.h.runs.get(&job)?.get(k));
         let logged = recorded.and_then(|r| r.killed).filter(|&(at, term_then)| at == t && term_then == term);
@@ -643,7 +643,7 @@ impl Replay<'_> {
     /// A moved run of `job` killed: it ends at `at` unless it ends before,
     /// with exit code `exit` (else its own).
     fn end_by(&mut self, job: u64, at: u64, exit: Option<i32>) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let attempt = j.attempts.saturating_sub(1);
         let Some(live) = j.run.as_mut().filter(|l| l.end_at.is_none_or(|e| e > at)) else { return };
         live.end_at = Some(at);
@@ -660,7 +660,7 @@ impl Replay<'_> {
     fn killed(&mut self, t: u64, job: u64, term: Term) {
         let in_step = self.in_step(job);
         let last = self.runs_seen(job).checked_sub(1);
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         if in_step {
             j.killed = Some(term);
             return;
@@ -680,13 +680,13 @@ impl Replay<'_> {
 
     /// `bkill` of a job pending in the replay: it ends without running.
     fn remove(&mut self, t: u64, job: u64) {
-        let Some(j) = self.jobs.get_mut(&job).filter(|j| j.pending) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)).filter(|j| j.pending) else { return };
         j.pending = false;
         let _ = self.engine.apply(Time(t), &allot_store::effects::removed_event(JobId(job)));
     }
 
     fn requeued(&mut self, t: u64, job: u64, hold: bool) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         if j.pending || j.run.is_some() {
             j.requeue = Some(hold);
         } else {
@@ -744,7 +744,7 @@ impl Replay<'_> {
 
     fn finish(mut self) -> (Replayed, Engine) {
         let horizon = self.out.horizon.max(self.last);
-        for (&id, j) in &self.jobs {
+        for (JobId(id), j) in self.jobs.iter() {
             let (first, index) = j.shown;
             if let Some(live) = &j.run {
                 self.out.running.push(JobRecord {

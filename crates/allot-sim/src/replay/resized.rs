@@ -2,7 +2,7 @@
 //! suspends, resumes or grows, and runs whose log shows a suspension the
 //! replay's pass did not make (or the other way round), which move.
 
-use allot_engine::{HostIdx, Slots};
+use allot_engine::{HostIdx, JobId, Slots};
 
 use super::{Due, RecordedRun, Replay};
 use crate::history::hosts_text;
@@ -13,7 +13,7 @@ impl Replay<'_> {
     pub(super) fn grown(&mut self, job: u64, alloc: &[(HostIdx, Slots)]) {
         let names: Vec<(String, u32)> =
             alloc.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n.0)).collect();
-        let Some(live) = self.jobs.get_mut(&job).and_then(|j| j.run.as_mut()) else { return };
+        let Some(live) = self.jobs.get_mut(&JobId(job)).and_then(|j| j.run.as_mut()) else { return };
         let mut hosts: Vec<(String, u32)> = live
             .hosts
             .split_whitespace()
@@ -40,7 +40,7 @@ impl Replay<'_> {
         let logged = recorded
             .is_some_and(|r| r.suspended.iter().any(|&(at, until)| if stop { at == t } else { until == Some(t) }));
         let length = recorded.and_then(RecordedRun::length);
-        let Some(live) = self.jobs.get_mut(&job).and_then(|j| j.run.as_mut()) else { return };
+        let Some(live) = self.jobs.get_mut(&JobId(job)).and_then(|j| j.run.as_mut()) else { return };
         if in_step && !logged {
             // Out of step from here: what it has left is the log's run's
             // running time less what it ran here.
@@ -59,7 +59,7 @@ impl Replay<'_> {
             }
         }
         if let Some(end) = live.end_at.filter(|_| !live.in_sync) {
-            let attempt = self.jobs.get(&job).map_or(0, |j| j.attempts.saturating_sub(1));
+            let attempt = self.jobs.get(&JobId(job)).map_or(0, |j| j.attempts.saturating_sub(1));
             self.due.push((end, job, Due::End(attempt)));
         }
     }
@@ -70,7 +70,7 @@ impl Replay<'_> {
     pub(super) fn log_moved(&mut self, t: u64, job: u64) {
         let last = self.runs_seen(job).checked_sub(1);
         let length = last.and_then(|k| self.h.runs.get(&job)?.get(k)).and_then(RecordedRun::length);
-        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let attempt = j.attempts.saturating_sub(1);
         let Some(live) = j.run.as_mut() else { return };
         live.in_sync = false;
