@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use crate::engine::JobId;
 
 /// What is kept of each job, by its id.
+#[derive(Debug)]
 pub struct JobTable<T> {
     base: u64,
     slots: VecDeque<Option<T>>,
@@ -17,6 +18,14 @@ pub struct JobTable<T> {
 impl<T> Default for JobTable<T> {
     fn default() -> Self {
         JobTable { base: 0, slots: VecDeque::new(), len: 0 }
+    }
+}
+
+/// Equal when they hold the same jobs with the same values, however each
+/// came to hold them.
+impl<T: PartialEq> PartialEq for JobTable<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
     }
 }
 

@@ -11,11 +11,11 @@
 //! runs beside the replay on a second core (RICC's 1.9 M records:
 //! `allot sim --from` 1.0 GB smaller and about 1 s faster).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use allot_engine::Time;
 use allot_engine::model::EngineConfig;
+use allot_engine::{JobId, JobTable, Time};
 use allot_store::{Glance, Record, RecordStream, Store, Term};
 
 /// The log of a state directory, read.
@@ -28,7 +28,7 @@ pub struct History {
     /// When the first job was submitted (0 when none was).
     pub first_submit: u64,
     /// Each job's runs as allotd recorded them, in order.
-    pub runs: BTreeMap<u64, Vec<RecordedRun>>,
+    pub runs: JobTable<Vec<RecordedRun>>,
     /// The times at which allotd recorded a dispatch pass.
     pub pass_times: BTreeSet<u64>,
     /// The time of the log's last record.
@@ -170,7 +170,7 @@ impl History {
 struct Fold {
     first: Option<(Time, Result<Record, &'static str>)>,
     first_submit: Option<u64>,
-    runs: BTreeMap<u64, Vec<RecordedRun>>,
+    runs: JobTable<Vec<RecordedRun>>,
     pass_times: BTreeSet<u64>,
     horizon: u64,
     count: usize,
@@ -203,17 +203,24 @@ impl Fold {
     /// What a record says of a job's run.
     fn run_record(&mut self, t: u64, r: &Record) {
         /// The job's run that has not ended, if one has started.
-        fn open(runs: &mut BTreeMap<u64, Vec<RecordedRun>>, job: u64) -> Option<&mut RecordedRun> {
+        fn open(runs: &mut JobTable<Vec<RecordedRun>>, job: JobId) -> Option<&mut RecordedRun> {
             runs.get_mut(&job).and_then(|r| r.last_mut()).filter(|r| r.end.is_none())
         }
         match r {
-            Record::Started { job, alloc } => self.runs.entry(job.0).or_default().push(RecordedRun {
-                start: t,
-                hosts: hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
-                ..RecordedRun::default()
-            }),
+            Record::Started { job, alloc } => {
+                let run = RecordedRun {
+                    start: t,
+                    hosts: hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),
+                    ..RecordedRun::default()
+                };
+                match self.runs.get_mut(job) {
+                    Some(runs) => runs.push(run),
+                    // Most jobs run once: room for one.
+                    None => self.runs.insert(*job, vec![run]),
+                }
+            }
             Record::Finished { job, exit, cpu_time, reason, pre_exec, .. } => {
-                if let Some(run) = open(&mut self.runs, job.0) {
+                if let Some(run) = open(&mut self.runs, *job) {
                     run.end = Some(t);
                     run.exit = *exit;
                     run.cpu_time = *cpu_time;
@@ -222,22 +229,22 @@ impl Fold {
                 }
             }
             Record::Killed { job, term } => {
-                if let Some(run) = open(&mut self.runs, job.0) {
+                if let Some(run) = open(&mut self.runs, *job) {
                     run.killed.get_or_insert((t, *term));
                 }
             }
             Record::Usage { job, cpu_time, mem_kb } => {
-                if let Some(run) = open(&mut self.runs, job.0) {
+                if let Some(run) = open(&mut self.runs, *job) {
                     run.usage.push((t.saturating_sub(run.start), *cpu_time, *mem_kb));
                 }
             }
             Record::Preempted { job, .. } => {
-                if let Some(run) = open(&mut self.runs, job.0) {
+                if let Some(run) = open(&mut self.runs, *job) {
                     run.suspended.push((t, None));
                 }
             }
             Record::Resumed { job } => {
-                let last = open(&mut self.runs, job.0).and_then(|r| r.suspended.last_mut());
+                let last = open(&mut self.runs, *job).and_then(|r| r.suspended.last_mut());
                 if let Some(last) = last.filter(|s| s.1.is_none()) {
                     last.1 = Some(t);
                 }
