@@ -90,3 +90,36 @@ impl<T> JobTable<T> {
         self.len == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_find_their_values_in_order_whatever_came_and_went() {
+        let mut t = JobTable::new(1);
+        for id in [3, 4, 6] {
+            t.insert(JobId(id), id * 10);
+        }
+        // An older id goes before the rest; the front goes as it empties.
+        t.insert(JobId(2), 20);
+        assert_eq!(t.iter().collect::<Vec<_>>(), [(JobId(2), &20), (JobId(3), &30), (JobId(4), &40), (JobId(6), &60)]);
+        assert_eq!((t.get(&JobId(5)), t.get(&JobId(7)), t.get(&JobId(1))), (None, None, None));
+        assert_eq!(t.remove(&JobId(2)), Some(20));
+        assert_eq!(t.remove(&JobId(2)), None);
+        *t.get_mut(&JobId(4)).expect("held") += 1;
+        assert_eq!((t.len(), t.get(&JobId(4))), (3, Some(&41)));
+        // Equal to a table holding the same, built otherwise; not to one
+        // holding another value or another id.
+        let mut same = JobTable::new(1);
+        for (id, v) in [(6, 60), (3, 30), (4, 41)] {
+            same.insert(JobId(id), v);
+        }
+        assert_eq!(t, same);
+        same.insert(JobId(6), 61);
+        assert_ne!(t, same);
+        same.insert(JobId(6), 60);
+        same.insert(JobId(7), 70);
+        assert_ne!(t, same);
+    }
+}
