@@ -44,62 +44,13 @@ use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, JobTable, S
 use allot_store::effects::{RunEnd, end_event, takes_work, usage_events};
 use allot_store::{Reach, Record, Term};
 
+mod replayed;
 mod resized;
+
+pub use replayed::{Replayed, Starts, Waiting};
 
 use crate::history::{History, HistoryError, Recorded, RecordedRun, Records, by_user, hosts_text};
 use crate::sim::{JobRecord, KILLED_EXIT, Outcome, Rejected};
-
-/// The starts of a history: each job's `k`th run (from 0), when and where.
-pub type Starts = BTreeMap<(u64, u32), (u64, String)>;
-
-/// What a replay gives.
-pub struct Replayed {
-    /// Runs that ended (in `records`), jobs refused, jobs never started
-    /// (with why), passes, requeues, as the simulator reports a workload.
-    pub outcome: Outcome,
-    /// Runs still going at the history's end, their end the history's.
-    pub running: Vec<JobRecord>,
-    /// Jobs still pending at the end (their reasons are in
-    /// `outcome.never_started`).
-    pub waiting: Vec<Waiting>,
-    /// What allotd decided, from its log, and what the replay decided.
-    pub recorded: Starts,
-    pub replayed: Starts,
-    /// The first submission's time and the log's last.
-    pub first_submit: u64,
-    pub horizon: u64,
-    /// What the replay left out, and why, once each.
-    pub notes: Vec<String>,
-    /// The configuration it ran on: its directory, or the embedded
-    /// defaults.
-    pub config: String,
-}
-
-impl Replayed {
-    /// How many of allotd's starts the replay made again, at the same
-    /// time on the same hosts.
-    pub fn made_again(&self) -> usize {
-        self.recorded.iter().filter(|&(k, v)| self.replayed.get(k) == Some(v)).count()
-    }
-
-    /// The runs whose start differs between the log and the replay: (job,
-    /// run), what allotd did, what the replay did.
-    #[allow(clippy::type_complexity)]
-    pub fn differences(&self) -> Vec<((u64, u32), Option<&(u64, String)>, Option<&(u64, String)>)> {
-        let keys: BTreeSet<&(u64, u32)> = self.recorded.keys().chain(self.replayed.keys()).collect();
-        keys.into_iter().map(|k| (*k, self.recorded.get(k), self.replayed.get(k))).filter(|(_, a, b)| a != b).collect()
-    }
-}
-
-/// A job still pending at the end.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Waiting {
-    pub id: u64,
-    pub index: u32,
-    pub user: String,
-    pub queue: String,
-    pub submit: u64,
-}
 
 /// A job's run in the replay.
 struct Live {
