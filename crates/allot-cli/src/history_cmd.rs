@@ -9,6 +9,7 @@ use allot_engine::Engine;
 use allot_sim::history::{History, Recorded};
 use allot_sim::replay::{Replayed, replay};
 use allot_sim::report;
+use allot_sim::sim::JobRecord;
 use anyhow::{Context, anyhow};
 
 /// `<state dir name>.replay`, or `.replay-2`, ... when taken.
@@ -41,9 +42,9 @@ pub fn sim_from(from: &Path, config: Option<&Path>, out: Option<PathBuf>) -> any
     let out_dir = out.unwrap_or_else(|| default_out(from));
     std::fs::create_dir_all(&out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
     let write = |file: &str, text: String| crate::sim_cmd::write_out(&out_dir, file, text);
-    let mut all = r.outcome.records.clone();
-    all.extend(r.running.iter().cloned());
-    all.sort_by_key(|j| (j.start, j.id, j.index));
+    // Every run, by start (a run is one job's start: the keys differ).
+    let mut all: Vec<&JobRecord> = r.outcome.records.iter().chain(&r.running).collect();
+    all.sort_unstable_by_key(|j| (j.start, j.id, j.index));
     let (summary, differences) = crate::sim_cmd::with_job_outputs(&out_dir, &all, &engine, || {
         let summary = report::summary_of(&name, r.first_submit, 0, &r.outcome, &engine);
         write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
@@ -102,7 +103,8 @@ pub fn sim_from(from: &Path, config: Option<&Path>, out: Option<PathBuf>) -> any
     // Let go with the process: freeing a year's jobs one by one takes
     // longer than writing the outputs (RICC: 1.5 s).
     drop(differences);
-    std::mem::forget((r, engine, h, all));
+    drop(all);
+    std::mem::forget((r, engine, h));
     Ok(code)
 }
 

@@ -41,9 +41,9 @@ pub(crate) fn write_out(dir: &Path, name: &str, text: String) -> anyhow::Result<
 /// `jobs.csv` and the plots of `records` in `dir`, each on a thread of
 /// its own, while `rest` (the summary, ...) runs on this one: the
 /// outputs are independent, so they are written side by side.
-pub(crate) fn with_job_outputs<T>(
+pub(crate) fn with_job_outputs<T, R: std::borrow::Borrow<allot_sim::sim::JobRecord> + Sync>(
     dir: &Path,
-    records: &[allot_sim::sim::JobRecord],
+    records: &[R],
     engine: &Engine,
     rest: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {

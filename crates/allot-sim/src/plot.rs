@@ -4,6 +4,7 @@
 //! Both come from the job records: time is cut into buckets and each job
 //! adds its slot-seconds to the buckets it ran in, exactly.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -25,9 +26,9 @@ pub struct PlotError {
 }
 
 /// Slot-seconds per bucket of `[t0, t0 + width * BUCKETS)` of `records`.
-fn bucketed(records: &[JobRecord], t0: u64, width: f64) -> Vec<f64> {
+fn bucketed<R: Borrow<JobRecord>>(records: &[R], t0: u64, width: f64) -> Vec<f64> {
     let mut out = vec![0.0; BUCKETS];
-    for r in records {
+    for r in records.iter().map(R::borrow) {
         add_to_buckets(&mut out, r, t0, width);
     }
     out
@@ -71,12 +72,17 @@ impl PlotError {
 }
 
 /// Writes `utilization.svg` and `shares.svg` into `dir`.
-pub fn write_plots(dir: &Path, records: &[JobRecord], total_slots: u64, set: &FairshareSet) -> Result<(), PlotError> {
+pub fn write_plots<R: Borrow<JobRecord>>(
+    dir: &Path,
+    records: &[R],
+    total_slots: u64,
+    set: &FairshareSet,
+) -> Result<(), PlotError> {
     if records.is_empty() || total_slots == 0 {
         return Ok(());
     }
-    let t0 = records.iter().map(|r| r.submit).min().unwrap_or(0);
-    let t1 = records.iter().map(|r| r.end).max().unwrap_or(t0 + 1).max(t0 + 1);
+    let t0 = records.iter().map(|r| r.borrow().submit).min().unwrap_or(0);
+    let t1 = records.iter().map(|r| r.borrow().end).max().unwrap_or(t0 + 1).max(t0 + 1);
     let width = (t1 - t0) as f64 / BUCKETS as f64;
     let day = |b: usize| (b as f64 + 0.5) * width / 86_400.0;
     let days = (t1 - t0) as f64 / 86_400.0;
@@ -89,7 +95,7 @@ pub fn write_plots(dir: &Path, records: &[JobRecord], total_slots: u64, set: &Fa
 
     let mut usage: BTreeMap<String, f64> = BTreeMap::new();
     let mut account_of: BTreeMap<&str, String> = BTreeMap::new();
-    for r in records {
+    for r in records.iter().map(R::borrow) {
         let a = account_of.entry(&r.user).or_insert_with(|| top_account(set, &r.user));
         *usage.entry(a.clone()).or_default() += f64::from(r.slots) * (r.end - r.start) as f64;
     }
@@ -118,7 +124,7 @@ pub fn write_plots(dir: &Path, records: &[JobRecord], total_slots: u64, set: &Fa
     let top_of: BTreeMap<&str, usize> =
         account_of.iter().filter_map(|(&u, a)| Some((u, top.iter().position(|t| t == a)?))).collect();
     let mut by_top = vec![vec![0.0; BUCKETS]; top.len()];
-    for r in records {
+    for r in records.iter().map(R::borrow) {
         if let Some(&i) = top_of.get(r.user.as_str()) {
             add_to_buckets(&mut by_top[i], r, t0, width);
         }

@@ -1,5 +1,6 @@
 //! What a simulation writes: `jobs.csv`, `summary.json`, share tables.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -16,10 +17,10 @@ use crate::workload::Workload;
 /// job (an element of a job array is `id[index]`, as LSF names it); `priority` is the multifactor priority the job started with
 /// (empty under LSF's policies). Numbers are written without `write!`: a
 /// row per job, and the replay is waiting for the file.
-pub fn jobs_csv(records: &[JobRecord]) -> String {
+pub fn jobs_csv<R: Borrow<JobRecord>>(records: &[R]) -> String {
     let mut out = String::from("id,user,queue,submit,start,end,slots,hosts,exit,priority\n");
-    out.reserve(records.iter().map(|r| 48 + r.user.len() + r.queue.len() + r.hosts.len()).sum());
-    for r in records {
+    out.reserve(records.iter().map(R::borrow).map(|r| 48 + r.user.len() + r.queue.len() + r.hosts.len()).sum());
+    for r in records.iter().map(R::borrow) {
         push_decimal(&mut out, r.id);
         if r.index > 0 {
             out.push('[');
@@ -223,8 +224,12 @@ pub fn share_error(records: &[JobRecord], entitled: &dyn Fn(&str) -> Option<f64>
             ent.insert(&r.user, entitled(&r.user)?);
         }
     }
+    // Users by their rank in name order: (window, rank) keys sort as
+    // (window, name) would, without comparing names at every step.
+    let rank: BTreeMap<&str, usize> = ent.keys().enumerate().map(|(i, &u)| (u, i)).collect();
+    let ent: Vec<f64> = ent.into_values().collect();
     // Slot-seconds per (window, user) between `from` and `to`.
-    fn spread<'a>(m: &mut BTreeMap<(u64, &'a str), f64>, user: &'a str, slots: f64, from: u64, to: u64, window: u64) {
+    fn spread(m: &mut BTreeMap<(u64, usize), f64>, user: usize, slots: f64, from: u64, to: u64, window: u64) {
         let mut t = from;
         while t < to {
             let w = t / window;
@@ -234,11 +239,12 @@ pub fn share_error(records: &[JobRecord], entitled: &dyn Fn(&str) -> Option<f64>
         }
     }
     // Used in each window; waited for (slots × seconds pending) in each.
-    let mut used: BTreeMap<(u64, &str), f64> = BTreeMap::new();
-    let mut waiting: BTreeMap<(u64, &str), f64> = BTreeMap::new();
+    let mut used: BTreeMap<(u64, usize), f64> = BTreeMap::new();
+    let mut waiting: BTreeMap<(u64, usize), f64> = BTreeMap::new();
     for r in records {
-        spread(&mut used, &r.user, f64::from(r.slots), r.start, r.end, window);
-        spread(&mut waiting, &r.user, f64::from(r.slots), r.submit, r.start, window);
+        let user = rank[r.user.as_str()];
+        spread(&mut used, user, f64::from(r.slots), r.start, r.end, window);
+        spread(&mut waiting, user, f64::from(r.slots), r.submit, r.start, window);
     }
     let (mut weighted, mut weight, mut windows) = (0.0, 0.0, 0u64);
     let mut it = waiting.iter().peekable();
@@ -253,7 +259,7 @@ pub fn share_error(records: &[JobRecord], entitled: &dyn Fn(&str) -> Option<f64>
         }
         let got: Vec<f64> = users.iter().map(|(u, _)| used.get(&(w, *u)).copied().unwrap_or(0.0)).collect();
         let asked: Vec<f64> = users.iter().zip(&got).map(|((_, wait), g)| g + wait).collect();
-        let entitled: Vec<f64> = users.iter().map(|(u, _)| ent[u]).collect();
+        let entitled: Vec<f64> = users.iter().map(|&(u, _)| ent[u]).collect();
         let total: f64 = got.iter().sum();
         if users.len() < 2 || total <= 0.0 {
             continue;
