@@ -101,8 +101,9 @@ pub enum HistoryError {
 }
 
 /// `host*slots host*slots`, in allocation order.
-pub fn hosts_text<'a>(alloc: impl IntoIterator<Item = (&'a str, u32)>) -> String {
-    let mut out = String::new();
+pub fn hosts_text<'a>(alloc: impl IntoIterator<Item = (&'a str, u32)> + Clone) -> String {
+    // Sized once: a year's log has a start for each job.
+    let mut out = String::with_capacity(alloc.clone().into_iter().map(|(h, _)| h.len() + 12).sum());
     for (h, n) in alloc {
         if !out.is_empty() {
             out.push(' ');

@@ -401,8 +401,9 @@ mod tests {
         let streamed: Vec<(Time, Record)> =
             RecordStream::open(&path, 6000).expect("a stream").flat_map(|b| b.expect("a batch")).collect();
         assert_eq!(streamed, records[..6000]);
-        // 5000 is in the third batch of 2048, the other thread's; 3000 in
-        // the second, this thread's: the first damaged in the log is named.
+        // 5000 is in the third batch of 2048, this thread's (one batch in
+        // three); 3000 in the second, the other thread's: the first
+        // damaged in the log is named, whichever thread decoded it.
         for seq in [5000, 3000] {
             let raw = Connection::open(&path).expect("raw");
             raw.execute("UPDATE events SET record = '{' WHERE seq = ?1", params![seq]).expect("damage");

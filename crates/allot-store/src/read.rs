@@ -24,11 +24,15 @@ pub enum Glance {
 /// Records per batch a thread decodes at a time.
 const BATCH: usize = 2048;
 
+/// [`Store::scan`]'s thread decodes one batch in `MINE`, the other thread
+/// the rest: this one also steps through SQLite and hands every record on.
+const MINE: usize = 3;
+
 impl Store {
     /// Every record in the log's order, handed to `f` on this thread with
     /// its sequence number and time. Decoded on two threads: this one steps
-    /// through SQLite's rows and decodes every other batch, another decodes
-    /// the rest. A record whose kind is in `pass_over` is not decoded: `f`
+    /// through SQLite's rows and decodes one batch in [`MINE`], another
+    /// decodes the rest. A record whose kind is in `pass_over` is not decoded: `f`
     /// is told its kind only. The first damaged record in the log's order
     /// is the error (what `f` was given then is to be dropped).
     pub fn scan(&self, pass_over: &[&'static str], mut f: impl FnMut(i64, Time, Glance)) -> Result<(), StoreError> {
@@ -60,8 +64,9 @@ impl Store {
                 if texts.rows.len() == BATCH || (row.is_none() && !texts.rows.is_empty()) {
                     made += 1;
                     let batch = std::mem::take(&mut texts);
-                    // Batch k (from 1) is this thread's when k is even.
-                    if made % 2 == 0 {
+                    // Batch k (from 1) is this thread's when k is a
+                    // multiple of MINE.
+                    if made % MINE == 0 {
                         order.mine.push_back(batch.decode());
                     } else {
                         // A worker gone has failed: its batches' absence says so.
@@ -81,8 +86,8 @@ impl Store {
     }
 }
 
-/// Decoded batches handed on in the log's order: this thread's (even),
-/// waiting for the other's (odd) before them.
+/// Decoded batches handed on in the log's order: this thread's (one in
+/// [`MINE`]), waiting for the other's before them.
 struct InOrder {
     mine: VecDeque<Decoded>,
     theirs: mpsc::Receiver<Decoded>,
@@ -96,7 +101,7 @@ impl InOrder {
     fn hand(&mut self, upto: usize, f: &mut impl FnMut(i64, Time, Glance)) -> Result<(), StoreError> {
         while self.handed < upto {
             self.handed += 1;
-            let batch = if self.handed % 2 == 0 { self.mine.pop_front() } else { self.theirs.recv().ok() };
+            let batch = if self.handed % MINE == 0 { self.mine.pop_front() } else { self.theirs.recv().ok() };
             let batch = batch.ok_or_else(|| StoreError::Damaged {
                 path: "the event log".into(),
                 why: "could not be decoded (a decoding thread failed)".into(),
