@@ -121,7 +121,8 @@ fn measure(exe: &Path, state: &Path, pid: u32, jobs: u64, connections: u64) -> a
 /// asked), the run written as allotd's event log into a fresh state
 /// directory, and that log replayed under the configuration it records,
 /// as `allot sim --from` does: the time to read it and the time to replay
-/// it, and whether every start came back.
+/// it, and whether every start came back; then the time of the command
+/// itself, `allot sim --from` run as a user runs it.
 pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::Result<ExitCode> {
     use allot_sim::sim::{SimOptions, run};
     let w = allot_sim::input::read_workload(trace, &allot_sim::input::ReadOptions::default())?;
@@ -188,10 +189,34 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     for &((job, run), then, now) in differences.iter().take(5) {
         eprintln!("job {job} run {}: simulated {then:?}, replayed {now:?}", run + 1);
     }
+    let same = differences.is_empty();
+    drop(differences);
+    std::mem::forget(replayed);
+    // What a user runs: the command, in a process of its own (its heap
+    // not the one this simulation used), its outputs written.
+    let t4 = Instant::now();
+    let command = Command::new(std::env::current_exe()?)
+        .args(["sim", "--from"])
+        .arg(&state)
+        .arg("--out")
+        .arg(state.join("replay"))
+        .output()
+        .context("cannot run allot sim --from")?;
+    let command_secs = t4.elapsed().as_secs_f64();
+    match command.status.code() {
+        // 3: some start differs, as said above.
+        Some(0 | 3) => println!("allot sim --from as a command, its outputs written: {command_secs:.2} s"),
+        _ => bail!(
+            "allot sim --from {} failed ({}): {}",
+            state.display(),
+            command.status,
+            String::from_utf8_lossy(&command.stderr).trim_end()
+        ),
+    }
     if keep {
         println!("the log stays in {}", state.display());
     } else {
         let _ = std::fs::remove_dir_all(&state);
     }
-    Ok(if differences.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if same { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }
