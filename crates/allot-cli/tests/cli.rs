@@ -152,14 +152,39 @@ fn allot_shares_applies_the_memory_adjustment() {
     assert_eq!((cells[2], cells.last().copied()), ("0.830", Some("1.230")), "{text}");
 }
 
-/// A fresh directory, unique to this call (tests run in parallel).
-fn tempdir(name: &str) -> PathBuf {
+/// A fresh directory, unique to this call (tests run in parallel),
+/// removed when dropped unless its test failed (to be looked at).
+fn tempdir(name: &str) -> Scratch {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("allot-cli-test-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    Scratch(dir)
+}
+
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Copies `examples/site` and replaces `file`'s text with `broken`.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+/// A fresh directory for one test; the test removes it when it passes.
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("allot-tree-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -39,6 +40,7 @@ fn the_lsf_tree_is_read_where_lsf_keeps_it() {
     write(&batch.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = deep\nPRIORITY = high\nEnd Queue\n");
     let errors = allot_config::load::load_dir(&conf).expect_err("refused").to_string();
     assert!(errors.contains("lsbatch/c1/configdir/lsb.queues:3:"), "{errors}");
+    let _ = std::fs::remove_dir_all(&top);
 }
 
 #[test]
@@ -61,6 +63,7 @@ fn lsf_conf_can_put_the_tree_elsewhere_and_a_flat_directory_stays_flat() {
     assert_eq!(tree.batch_dir, flat);
     let (config, _) = allot_config::load::load_dir(&flat).expect("loads");
     assert_eq!(config.queues.iter().map(|q| q.name.as_str()).collect::<Vec<_>>(), ["here"]);
+    let _ = (std::fs::remove_dir_all(&top), std::fs::remove_dir_all(&flat));
 }
 
 /// lsf.shared (in LSF_CONFDIR) names the cluster: its cluster file and its
@@ -82,4 +85,5 @@ fn lsf_shared_names_the_cluster() {
     assert_eq!(config.queues.iter().map(|q| q.name.as_str()).collect::<Vec<_>>(), ["right"]);
     assert_eq!(config.hosts.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["h2"]);
     assert!(warnings.to_string().contains("lsf.cluster.alpha:1:1: warning: this is cluster `beta`"), "{warnings}");
+    let _ = std::fs::remove_dir_all(&top);
 }

@@ -168,5 +168,6 @@ mod tests {
         assert!(Client::connect_first(&[own.clone(), site.clone()]).is_ok());
         let none = Client::connect_first(&[own.clone(), dir.join("nobody.sock")]).err().expect("none");
         assert!(none.to_string().contains(&own.display().to_string()), "{none}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
