@@ -374,7 +374,9 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) hosts: Vec<HostState>,
     /// The distinct host lists of queues, each with its free-slot index;
-    /// queues name theirs by position ([`QueueState::host_set`]).
+    /// queues name theirs by position ([`QueueState::host_set`]). Each
+    /// list is in host order, so a set's positions follow host indexes
+    /// (placement merges walks over both).
     pub(crate) host_sets: Vec<(Vec<u32>, SlotIndex)>,
     /// Compute units ([`crate::cu`]), in configuration order.
     pub(crate) cus: Vec<crate::cu::CuState>,

@@ -261,6 +261,7 @@ impl Engine {
         debug_assert!(self.parked.is_none(), "placement with a parked reservation");
         let set = self.queues[job.queue].host_set;
         let (members, index) = &self.host_sets[set];
+        debug_assert!(members.is_sorted(), "a host set in host order");
         let position = move |h: u32| self.hosts[h as usize].in_sets.iter().find(|s| s.0 == set).map(|s| s.1);
         let mut extra: SmallVec<[usize; 32]> = self
             .own_reserved_hosts(ask)
