@@ -155,6 +155,11 @@ impl History {
         Ok(Records { from, batch: Vec::new(), next: 0, path: &self.path })
     }
 
+    /// The job's `k`th run (from 0) as allotd recorded it.
+    pub fn run(&self, job: u64, k: usize) -> Option<&RecordedRun> {
+        self.runs.get(&JobId(job))?.get(k)
+    }
+
     /// The configuration the log starts with: its files' texts, or the
     /// embedded defaults (this machine as its one host: a log of allotd on
     /// its defaults replays as it ran on the machine it ran on).

@@ -256,7 +256,7 @@ impl Replay<'_> {
                 };
                 let k = j.seen;
                 j.seen += 1;
-                let recorded = self.h.runs.get(job).and_then(|r| r.get(k as usize));
+                let recorded = self.h.run(job.0, k as usize);
                 let same = |(at, on): &(u64, String)| *at == t && recorded.is_some_and(|r| r.hosts == *on);
                 if !self.out.replayed.get(&(job.0, k)).is_some_and(same) {
                     self.diverged = true;
@@ -465,7 +465,7 @@ impl Replay<'_> {
         j.charged = 0.0;
         j.killed = None;
         self.out.replayed.insert((job, k), (t, hosts.clone()));
-        let run: Option<&RecordedRun> = self.h.runs.get(&JobId(job)).and_then(|r| r.get(k as usize));
+        let run: Option<&RecordedRun> = self.h.run(job, k as usize);
         // In step only while the log's own start of this run is still
         // ahead (a run of under a second may have ended in the log before
         // a later pass of the same second starts it here).
@@ -516,7 +516,7 @@ impl Replay<'_> {
                 }
             }
             Due::Usage(_, n) => {
-                let measure = live.recorded.and_then(|k| self.h.runs.get(&JobId(job))?.get(k)?.usage.get(n)).copied();
+                let measure = live.recorded.and_then(|k| self.h.run(job, k)?.usage.get(n)).copied();
                 if let Some((_, cpu, mem)) = measure {
                     self.measure(t, job, cpu, mem);
                 }
@@ -537,7 +537,7 @@ impl Replay<'_> {
     fn end(&mut self, t: u64, job: u64) {
         let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let Some(live) = j.run.take() else { return };
-        let recorded = live.recorded.and_then(|k| self.h.runs.get(&JobId(job))?.get(k));
+        let recorded = live.recorded.and_then(|k| self.h.run(job, k));
         let killed = j.killed.is_some() || live.killed;
         let end = RunEnd {
             exit: live.exit,
@@ -578,7 +578,7 @@ impl Replay<'_> {
         // killed again, as allotd does not.
         let Some(j) = self.jobs.get_mut(&JobId(job)).filter(|j| j.killed.is_none()) else { return };
         let Some(live) = j.run.as_mut() else { return };
-        let recorded = live.recorded.and_then(|k| self.h.runs.get(&JobId(job))?.get(k));
+        let recorded = live.recorded.and_then(|k| self.h.run(job, k));
         let logged = recorded.and_then(|r| r.killed).filter(|&(at, term_then)| at == t && term_then == term);
         if live.in_sync && logged.is_some() {
             return;
@@ -624,7 +624,7 @@ impl Replay<'_> {
             return;
         }
         j.killed = Some(term);
-        let recorded = last.and_then(|k| self.h.runs.get(&JobId(job))?.get(k));
+        let recorded = last.and_then(|k| self.h.run(job, k));
         let at = t.saturating_add(recorded.map_or(0, RecordedRun::kill_latency));
         self.end_by(job, at, None);
     }

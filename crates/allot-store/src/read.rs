@@ -32,9 +32,9 @@ impl Store {
     /// Every record in the log's order, handed to `f` on this thread with
     /// its sequence number and time. Decoded on two threads: this one steps
     /// through SQLite's rows and decodes one batch in [`MINE`], another
-    /// decodes the rest. A record whose kind is in `pass_over` is not decoded: `f`
-    /// is told its kind only. The first damaged record in the log's order
-    /// is the error (what `f` was given then is to be dropped).
+    /// decodes the rest. A record whose kind is in `pass_over` is not
+    /// decoded: `f` is told its kind only. The first damaged record in the
+    /// log's order is the error (what `f` was given then is to be dropped).
     pub fn scan(&self, pass_over: &[&'static str], mut f: impl FnMut(i64, Time, Glance)) -> Result<(), StoreError> {
         let mut stmt = self.conn.prepare(EVERY_RECORD)?;
         std::thread::scope(|s| {

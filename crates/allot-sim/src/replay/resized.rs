@@ -36,7 +36,7 @@ impl Replay<'_> {
     pub(super) fn suspended(&mut self, t: u64, job: u64, stop: bool) {
         let in_step = self.in_step(job);
         let last = self.runs_seen(job).checked_sub(1);
-        let recorded = last.and_then(|k| self.h.runs.get(&JobId(job))?.get(k));
+        let recorded = last.and_then(|k| self.h.run(job, k));
         let logged = recorded
             .is_some_and(|r| r.suspended.iter().any(|&(at, until)| if stop { at == t } else { until == Some(t) }));
         let length = recorded.and_then(RecordedRun::length);
@@ -69,7 +69,7 @@ impl Replay<'_> {
     /// log's run did.
     pub(super) fn log_moved(&mut self, t: u64, job: u64) {
         let last = self.runs_seen(job).checked_sub(1);
-        let length = last.and_then(|k| self.h.runs.get(&JobId(job))?.get(k)).and_then(RecordedRun::length);
+        let length = last.and_then(|k| self.h.run(job, k)).and_then(RecordedRun::length);
         let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let attempt = j.attempts.saturating_sub(1);
         let Some(live) = j.run.as_mut() else { return };
