@@ -125,6 +125,12 @@ pub async fn run(opts: Options) -> Result<(), String> {
         cpu: crate::host::cpu_ticks(),
         terminals: BTreeMap::new(),
     };
+    if agent.cgroups.is_none() {
+        eprintln!(
+            "allot-agent: no writable cgroup v2: what a job leaves behind on this host is killed by its session \
+             only (a process that makes a session of its own outlives its job)"
+        );
+    }
     agent.take_up(&tx);
     agent.tasks = crate::tasks::recorded(&agent.opts.state_dir);
     crate::tasks::listen(&agent.opts.state_dir, tx.clone())?;
@@ -375,6 +381,9 @@ impl Agent {
                     }
                     !ends
                 });
+                if let Some(c) = &self.cgroups {
+                    crate::tasks::end_cgroup(c.base().to_path_buf(), (job, attempt)).await;
+                }
             }
             ToAgent::Forget { job, attempt } => {
                 let run = self.runs.get_mut(&job).filter(|r| r.attempt == attempt)?;
@@ -524,6 +533,10 @@ impl Agent {
         let mut env = spec.env;
         env.retain(|(k, _)| k != "ALLOT_AGENT_SOCKET");
         env.push(("ALLOT_AGENT_SOCKET".into(), self.socket()));
+        if let Some(c) = &self.cgroups {
+            c.ensure();
+        }
+        let cgroup = self.cgroups.as_ref().map(|c| crate::tasks::cgroup_of(c.base(), (job, attempt)));
         let started = owner.and_then(|owner| {
             crate::tasks::spawn(
                 &self.opts.state_dir,
@@ -532,7 +545,7 @@ impl Agent {
                 &spec.command,
                 &spec.cwd,
                 &env,
-                owner.as_ref(),
+                (owner.as_ref(), spec.umask, cgroup.as_deref()),
                 tx,
             )
         });

@@ -11,6 +11,11 @@
 //! `tasks/` (a restarted agent still ends it with its job); it ends when
 //! the job's run does ([`crate::wire::ToAgent::EndTasks`]). Its standard
 //! input is empty, as with `blaunch -n`.
+//!
+//! Where the agent has cgroup v2, a job's tasks on this host are born in
+//! a cgroup of their own, `tasks.<job>.<attempt>` beside the jobs' ([`cgroup_of`]):
+//! when the job's run ends, everything in it is killed, including what
+//! left a task's process group or session, and it is removed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -138,8 +143,9 @@ pub fn forget(state_dir: &Path, t: &Task) {
 }
 
 /// Starts task `index` of `origin`'s request `tag`: `/bin/sh -c COMMAND`
-/// as `owner` (when this agent is root), in `cwd`, with exactly `env`;
-/// its output and end go to `tx`.
+/// as `owner` (when this agent is root), in `cwd`, with exactly `env`,
+/// the job's `umask` and nothing else of the agent's; its output and end
+/// go to `tx`.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn<T: From<TaskEvent> + Send + 'static>(
     state_dir: &Path,
@@ -148,19 +154,24 @@ pub fn spawn<T: From<TaskEvent> + Send + 'static>(
     command: &str,
     cwd: &Path,
     env: &[(String, String)],
-    owner: Option<&allot_exec::Owner>,
+    (owner, umask, cgroup): (Option<&allot_exec::Owner>, u32, Option<&Path>),
     tx: &mpsc::Sender<T>,
 ) -> Result<Task, String> {
     use std::os::unix::process::CommandExt;
     std::fs::create_dir_all(state_dir.join("tasks")).map_err(|e| e.to_string())?;
     let mut cmd = std::process::Command::new("/bin/sh");
     cmd.arg("-c").arg(command).env_clear().envs(env.iter().map(|(k, v)| (k, v))).process_group(0);
+    // Into its cgroup as root, before it becomes its owner.
+    if let Some(dir) = cgroup {
+        allot_exec::cgroup::born_in(&mut cmd, dir).map_err(|e| format!("the tasks' cgroup {}: {e}", dir.display()))?;
+    }
     match owner {
         Some(o) => allot_exec::become_owner(&mut cmd, o, cwd).map_err(|e| e.to_string())?,
         None => {
             cmd.current_dir(cwd);
         }
     }
+    allot_exec::inherit::start_clean(&mut cmd, umask);
     let mut cmd = tokio::process::Command::from(cmd);
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot start `/bin/sh -c {command}`: {e}"))?;
@@ -254,6 +265,28 @@ impl Launches {
             let _ = reply.send(LaunchEvent::Refused { why: why.to_string() });
         }
     }
+}
+
+/// Where the tasks of job `job`'s run `attempt` on this host run, under
+/// the agent's cgroup `base` (`allot-agent-<tag>`).
+pub fn cgroup_of(base: &Path, (job, attempt): (u64, u32)) -> PathBuf {
+    base.join(format!("tasks.{job}.{attempt}"))
+}
+
+/// Ends every process of a run's tasks' cgroup under `base` and removes
+/// it (on a blocking thread: it waits for them to go).
+pub async fn end_cgroup(base: PathBuf, run: (u64, u32)) {
+    let dir = cgroup_of(&base, run);
+    if !dir.exists() {
+        return;
+    }
+    let _ = tokio::task::spawn_blocking(move || {
+        if !allot_exec::strays::kill_cgroup(&dir) {
+            eprintln!("allot-agent: processes of {} did not end when killed", dir.display());
+        }
+        let _ = std::fs::remove_dir(&dir);
+    })
+    .await;
 }
 
 /// `LSB_DJOB_HOSTFILE`: the job's hosts, one line per slot, in the order

@@ -270,6 +270,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         resize_notify: o.resize_notify.clone(),
         interactive: session.as_ref().map(crate::interactive::Session::asked),
         input: o.input.clone(),
+        umask: Some(allot_exec::inherit::current_umask()),
         warning: match (o.warning_action, o.warning_time) {
             (Some(signal), Some(secs)) => Some((signal, secs)),
             (None, None) => None,

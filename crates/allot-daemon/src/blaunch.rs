@@ -61,6 +61,7 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             interactive: None,
             input: None,
             mail: None,
+            umask: j.record.extras().umask.unwrap_or(allot_exec::inherit::DEFAULT_UMASK),
         };
         let task = ToAgent::Task {
             origin: origin.to_string(),

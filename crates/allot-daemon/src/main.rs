@@ -62,6 +62,16 @@ fn tls_config(c: &allot_config::cluster::ClusterSettings) -> anyhow::Result<std:
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // Nothing of whoever started allotd reaches a job, and a connection
+    // (a command's, an agent's) is never refused for want of a
+    // descriptor while the hard limit allows one.
+    allot_exec::inherit::no_inherited_descriptors();
+    match allot_exec::inherit::raise_open_files() {
+        Ok(limit) => eprintln!("allotd: open files: up to {limit}"),
+        Err(why) => {
+            eprintln!("allotd: the open-file limit could not be raised ({why}): fewer agents and commands at once")
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {

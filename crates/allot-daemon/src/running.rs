@@ -385,6 +385,7 @@ pub(crate) fn exec_spec(
         mail,
         interactive: r.extras().interactive.clone(),
         input,
+        umask: r.extras().umask.unwrap_or(allot_exec::inherit::DEFAULT_UMASK),
     })
 }
 

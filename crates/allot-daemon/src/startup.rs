@@ -124,7 +124,10 @@ pub(crate) fn open_state(
     crate::cluster::started(&mut state);
     match &state.cgroups {
         Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
-        None => eprintln!("allotd: no writable cgroup v2: jobs are measured from /proc and getrusage"),
+        None => eprintln!(
+            "allotd: no writable cgroup v2: jobs are measured from /proc and getrusage, and what a job leaves \
+             behind is killed by its session only (a process that makes a session of its own outlives its job)"
+        ),
     }
     // Made again at the next job's start.
     if let Some(c) = state.cgroups.as_ref().filter(|_| state.running.is_empty()) {

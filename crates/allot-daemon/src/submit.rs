@@ -121,6 +121,7 @@ pub(crate) fn submit(
                     post_exec: s.post_exec,
                     interactive: s.interactive,
                     input: s.input,
+                    umask: s.umask.map(|m| m & 0o777).filter(|&m| m != allot_exec::inherit::DEFAULT_UMASK),
                 };
                 (extras != JobExtras::default()).then(|| Box::new(extras))
             },

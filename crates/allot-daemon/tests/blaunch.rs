@@ -126,6 +126,37 @@ fn a_job_s_tasks_end_with_it_on_every_host_and_only_its_owner_launches_them() {
     });
 }
 
+/// A task that leaves its process group and session on another host (a
+/// daemon it starts) is killed there with the job's run, whether the job
+/// ends or is killed: the agent starts a run's tasks in a cgroup of their
+/// own and kills everything in it. Needs root (the agents' cgroups).
+#[test]
+fn what_a_task_leaves_on_another_host_ends_with_the_job() {
+    assert!(root(), "needs root, for the agents' cgroups (CI runs as root)");
+    let dir = tempdir("blaunch-leftovers");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let leaving = |p: &Path| format!("setsid sh -c 'echo \\$\\$ >> {}; exec sleep 300' >/dev/null 2>&1 &", p.display());
+    let ended = dir.join("ended");
+    let script =
+        format!("blaunch host2 \"{}\"; while [ ! -s {} ]; do sleep 0.05; done", leaving(&ended), ended.display());
+    let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", "/dev/null", &script]);
+    eventually("the task's daemon runs", || lines_of(&ended).len() == 1);
+    let left: i32 = lines_of(&ended)[0].parse().expect("pid");
+    d.wait_for(id, "DONE", &dir);
+    eventually("what the task left on host2 ends with the job", || !alive(left));
+
+    let killed = dir.join("killed");
+    let script = format!("blaunch host2 \"{} exec sleep 300\" & exec sleep 300", leaving(&killed));
+    let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", "/dev/null", &script]);
+    eventually("the task's daemon runs", || lines_of(&killed).len() == 1);
+    let left: i32 = lines_of(&killed)[0].parse().expect("pid");
+    assert!(d.cmd(&["bkill", &id.to_string()], &dir).status.success());
+    d.wait_for(id, "EXIT", &dir);
+    eventually("what the task left on host2 ends with the killed job", || !alive(left));
+}
+
 #[test]
 fn a_host_lost_during_a_blaunch_ends_the_whole_job_on_every_host() {
     let dir = tempdir("blaunch-lost");

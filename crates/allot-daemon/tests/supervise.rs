@@ -33,6 +33,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         mail: None,
         interactive: None,
         input: None,
+        umask: allot_exec::inherit::DEFAULT_UMASK,
     }
 }
 

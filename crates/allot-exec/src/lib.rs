@@ -23,12 +23,14 @@ use serde::{Deserialize, Serialize};
 pub mod cgroup;
 pub mod clock;
 mod files;
+pub mod inherit;
 pub mod interactive;
 pub mod mail;
 mod named;
 pub mod owner;
 pub mod report;
 mod run;
+pub mod strays;
 pub mod zygote;
 
 pub use files::{JobFiles, default_output};
@@ -149,6 +151,14 @@ pub struct ExecSpec {
     /// read nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<PathBuf>,
+    /// Its submitter's umask, which its commands start with (and its
+    /// output files are made with); see [`inherit`].
+    #[serde(default = "default_umask")]
+    pub umask: u32,
+}
+
+fn default_umask() -> u32 {
+    inherit::DEFAULT_UMASK
 }
 
 /// How a job ended.
@@ -384,6 +394,7 @@ mod tests {
             interactive: None,
             input: None,
             mail: None,
+            umask: inherit::DEFAULT_UMASK,
         }
     }
 

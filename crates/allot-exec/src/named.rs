@@ -138,8 +138,11 @@ pub(crate) fn open_output(job: u64, out: &OutputFile, append: bool) -> Result<Fi
     } else {
         o.append(true);
     }
-    if !out.named {
-        o.mode(0o600).custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    let unblocked = nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY;
+    if out.named {
+        o.custom_flags(unblocked.bits());
+    } else {
+        o.mode(0o600).custom_flags((unblocked | nix::fcntl::OFlag::O_NOFOLLOW).bits());
     }
     let failed = |source| ExecError::File {
         job,
@@ -147,7 +150,68 @@ pub(crate) fn open_output(job: u64, out: &OutputFile, append: bool) -> Result<Fi
         path: out.path.display().to_string(),
         source,
     };
-    o.open(&out.path).map_err(failed)
+    not_pinning(&out.path).map_err(failed)?;
+    o.open(&out.path).and_then(ready_file).map_err(failed)
+}
+
+/// Opens a job's `-i` file to read, as [`open_output`] opens an output:
+/// never blocking, and only a regular file or `/dev/null`.
+pub(crate) fn open_input(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    not_pinning(path)?;
+    let flags = nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY;
+    OpenOptions::new().read(true).custom_flags(flags.bits()).open(path).and_then(ready_file)
+}
+
+/// A FIFO, a socket or a device as a job's `-o`, `-e` or `-i` would pin
+/// the job: its supervisor would block opening it, before the job exists,
+/// past its run limit and any `bkill`, and again after every restart. So
+/// what a job names for its input and output must be a regular file (or
+/// `/dev/null`, or not there yet, for an output): this refuses anything
+/// else by name, before it is opened; the open itself never blocks
+/// (`O_NONBLOCK`), and [`ready_file`] checks what was opened, in case the
+/// path changed between the two.
+fn not_pinning(path: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) => usable(&m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a file of this kind may be a job's input or output: a regular
+/// file or `/dev/null` (character device 1, 3); anything else is an error
+/// that names its kind.
+fn usable(m: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let t = m.file_type();
+    let null = t.is_char_device() && nix::sys::stat::major(m.rdev()) == 1 && nix::sys::stat::minor(m.rdev()) == 3;
+    if t.is_file() || null {
+        return Ok(());
+    }
+    let kind = if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "a device"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("not a regular file but {kind}, which a batch job may not use for its input or output"),
+    ))
+}
+
+/// A file just opened without blocking: checked as [`not_pinning`] checks
+/// its path, then made blocking again for the job.
+fn ready_file(file: File) -> std::io::Result<File> {
+    usable(&file.metadata()?)?;
+    let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL)?;
+    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) & !nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(flags))?;
+    Ok(file)
 }
 
 /// The job's output and error files, each opened as [`open_output`] says:

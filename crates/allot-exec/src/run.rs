@@ -90,7 +90,7 @@ fn job_command(
                 None => Stdio::null(),
             };
             cmd.stdin(input).stdout(share(stdout, &spec.stdout.path)?).stderr(share(stderr, &spec.stderr.path)?);
-            cmd.process_group(0);
+            lead_session(&mut cmd);
         }
         Some(t) => {
             let pass = |fd: &std::os::fd::OwnedFd| {
@@ -119,8 +119,22 @@ fn job_command(
             cmd.current_dir(cwd);
         }
     }
+    crate::inherit::start_clean(&mut cmd, spec.umask);
     let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
     Ok((cmd, program))
+}
+
+/// The job's command leads a session of its own (and so a process group,
+/// whose id is its process id, which `bkill` signals): where the job has
+/// no cgroup, what is left of it at its end is found by its session too
+/// ([`crate::strays`]), including what left its process group.
+fn lead_session(cmd: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec; it makes
+    // one system call (setsid) and allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+    }
 }
 
 /// Starts `cmd` and waits for it; `started` hears its process group (and
@@ -189,10 +203,16 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     if let (Some(dir), Some(kb)) = (in_cgroup, spec.memory_limit_kb) {
         cgroup::limit_memory(dir, kb);
     }
-    let leave = || {
-        if let (Some(dir), Some(home)) = (in_cgroup, &came_from) {
-            cgroup::leave_job(dir, home);
-        }
+    // Nothing of the job outlives it: what is left in its cgroup, or
+    // (without one) in the session its command led, is killed as it ends.
+    let session = std::cell::Cell::new(0);
+    let leave = || match (in_cgroup, &came_from) {
+        (Some(dir), Some(home)) => cgroup::leave_job(dir, home),
+        _ => crate::strays::kill_session(session.get()),
+    };
+    let mut started = |pgid: i32| {
+        session.set(pgid);
+        started(pgid)
     };
     if let Some(pre) = &spec.pre_exec {
         let ran = job_command(spec, pre, &[], outputs, owner, &cwd, (None, None))
@@ -213,9 +233,12 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     // error, never dropped unsaid.
     let mail = |message: String| {
         let Some(m) = &spec.mail else { return };
-        let sent = crate::mail::send(m, &message, |cmd| match owner {
-            Some(o) => become_owner(cmd, o, &cwd),
-            None => Ok(()),
+        let sent = crate::mail::send(m, &message, |cmd| {
+            crate::inherit::start_clean(cmd, spec.umask);
+            match owner {
+                Some(o) => become_owner(cmd, o, &cwd),
+                None => Ok(()),
+            }
         });
         if let Err(why) = sent {
             let _ = writeln!(&stderr, "allot: job {}: mail to {} not sent: {why}", spec.job, m.to);
@@ -238,7 +261,7 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     };
     // `-i`: read as the owner, who must be able to.
     let input = match &spec.input {
-        Some(path) => match as_owner(owner, || File::open(path)) {
+        Some(path) => match as_owner(owner, || crate::named::open_input(path)) {
             Ok(Ok(f)) => Some(f),
             Ok(Err(e)) => {
                 leave();
@@ -283,15 +306,19 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
     };
     let ended = ExitReport { oom_killed, ..ended };
     let ended_at = now_secs();
+    leave();
+    // Its post-execution command runs once nothing of the job is left (as
+    // LSF's does), outside the job's cgroup; what it leaves behind is
+    // killed as the job's was.
     if let Some(post) = &spec.post_exec {
         let status_env = [("LSB_JOBEXIT_STAT", status.into_raw().to_string())];
         let ran = job_command(spec, post, &status_env, outputs, owner, &cwd, (None, None))
             .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
+        crate::strays::kill_session(session.get());
         if let Err(e) = ran {
             let _ = writeln!(&stderr, "allot: job {}: {}", spec.job, e.reason());
         }
     }
-    leave();
     let run = report::RunSummary {
         code: status.code(),
         signal: status.signal(),

@@ -113,6 +113,10 @@ pub struct Submit {
     /// when it starts; relative to its working directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    /// The submitter's umask, which the job runs with (LSF passes it);
+    /// absent, the job runs with 022.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
 }
 
 /// A job as a command names it: `123`, or one element of a job array,

@@ -101,6 +101,10 @@ pub struct JobExtras {
     /// `-i`: its standard input, as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    /// Its submitter's umask, when not 022 (what a job whose submission
+    /// did not say runs with, `allot_exec::inherit::DEFAULT_UMASK`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
 }
 
 impl JobRecord {
@@ -118,6 +122,7 @@ impl JobRecord {
             post_exec: None,
             interactive: None,
             input: None,
+            umask: None,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }

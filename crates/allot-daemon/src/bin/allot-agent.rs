@@ -45,6 +45,12 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // Nothing of whoever started it reaches a job; a descriptor for every
+    // job's task pipes (and, simulating, for every host).
+    allot_exec::inherit::no_inherited_descriptors();
+    if let Err(why) = allot_exec::inherit::raise_open_files() {
+        eprintln!("allot-agent: the open-file limit could not be raised ({why})");
+    }
     if let Some(hosts) = args.simulate {
         let sim = allot_agent::simulate::Simulation {
             server: args.server,

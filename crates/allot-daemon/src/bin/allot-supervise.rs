@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    allot_exec::inherit::no_inherited_descriptors();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, state_dir] = args.as_slice() {
         if flag == "--zygote" {
