@@ -47,6 +47,13 @@ enum Event {
     Connected { conn: u64, writer: Link },
     Message { conn: u64, message: ToAgent },
     Lost { conn: u64, why: String },
+    Command(crate::commands::Asked),
+}
+
+impl From<crate::commands::Asked> for Event {
+    fn from(a: crate::commands::Asked) -> Event {
+        Event::Command(a)
+    }
 }
 
 impl From<Heard> for Event {
@@ -94,6 +101,8 @@ struct Agent {
     cpu: Option<(u64, u64)>,
     /// Interactive jobs' terminals relayed from here, by job.
     terminals: BTreeMap<u64, crate::terminal::Relay>,
+    /// Commands of this host's users carried to allotd, awaiting answers.
+    commands: crate::commands::Pending,
 }
 
 /// Runs the agent until SIGTERM or SIGINT; its jobs go on after it.
@@ -124,6 +133,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         launches: Launches::default(),
         cpu: crate::host::cpu_ticks(),
         terminals: BTreeMap::new(),
+        commands: Default::default(),
     };
     if agent.cgroups.is_none() {
         eprintln!(
@@ -134,6 +144,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
     agent.take_up(&tx);
     agent.tasks = crate::tasks::recorded(&agent.opts.state_dir);
     crate::tasks::listen(&agent.opts.state_dir, tx.clone())?;
+    crate::commands::listen(&agent.opts.state_dir, tx.clone())?;
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut sweep = tokio::time::interval(Duration::from_secs(1));
@@ -163,6 +174,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
                                 eprintln!("allot-agent: lost allotd: {why}");
                             }
                             agent.launches.refuse_all("lost allotd");
+                            agent.commands.fail_all(&format!("host {}: lost allotd", agent.opts.host));
                             connecting = false;
                             retry = tokio::time::Instant::now() + Duration::from_millis(500);
                         }
@@ -178,6 +190,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
                     Event::Heard(Heard::Ended(job)) => agent.look(job).await,
                     Event::Task(event) => agent.task_event(event).await,
                     Event::Term(event) => agent.term_event(event).await,
+                    Event::Command(asked) => agent.command(asked).await,
                     Event::Heard(Heard::Unsupervised(job)) => {
                         if let Err(e) = agent.supervisors.start_alone(job, &tx) {
                             agent.cannot_start(job, format!("cannot start its supervisor: {e}")).await;
@@ -371,6 +384,7 @@ impl Agent {
                 let output = crate::peek::output_of(&out, &err, owner);
                 self.send(&FromAgent::Peeked { tag, output }).await;
             }
+            ToAgent::Answer { tag, frames, done } => self.commands.answer(tag, frames, done),
             ToAgent::EndTasks { job, attempt } => {
                 let state_dir = self.opts.state_dir.clone();
                 self.tasks.retain(|t| {
@@ -504,6 +518,22 @@ impl Agent {
             }
         };
         self.send(&said).await;
+    }
+
+    /// A command of this host's asks allotd, through this agent's link;
+    /// while there is none it is told so at once.
+    async fn command(&mut self, a: crate::commands::Asked) {
+        if !self.link.as_ref().is_some_and(|l| l.2) {
+            let why = format!("allotd cannot be reached from host {} now (its agent is not connected)", self.opts.host);
+            let _ = a.reply.send(Some(vec![crate::commands::error_frame(&why)]));
+            let _ = a.reply.send(None);
+            return;
+        }
+        let tag = self.commands.add(a.reply);
+        self.send(&FromAgent::Command { tag, uid: a.uid, request: a.request }).await;
+        if self.link.is_none() {
+            self.commands.fail_all(&format!("host {}: lost allotd", self.opts.host));
+        }
     }
 
     /// Forgets a run's files.

@@ -16,6 +16,8 @@ pub mod accounts;
 #[cfg(feature = "runtime")]
 pub mod agent;
 #[cfg(feature = "runtime")]
+pub mod commands;
+#[cfg(feature = "runtime")]
 pub mod host;
 #[cfg(feature = "runtime")]
 pub mod measure;

@@ -90,6 +90,15 @@ pub enum FromAgent {
         job: u64,
         attempt: u32,
     },
+    /// A command run on this host (`bsub`, `bjobs`...) asks allotd
+    /// (see `crate::commands`): `request` is its frame's JSON as it sent
+    /// it, `uid` who it is by this host's kernel, which this agent vouches
+    /// for; `tag` this agent's name for the request.
+    Command {
+        tag: u64,
+        uid: u32,
+        request: String,
+    },
 }
 
 /// A `blaunch` request (`tag` is its agent's name for it): its command on
@@ -267,6 +276,13 @@ pub enum ToAgent {
         attempt: u32,
         rows: u16,
         cols: u16,
+    },
+    /// The answer to this agent's command request `tag`: frames' JSON, in
+    /// order; `done` after the last.
+    Answer {
+        tag: u64,
+        frames: Vec<String>,
+        done: bool,
     },
     /// `bpeek`: read job `job`'s output files (the unnamed ones are this
     /// agent's own), as `user`.

@@ -7,7 +7,16 @@
 //! heartbeat = 10              # seconds between an agent's heartbeats
 //! unreach_after = 60          # silent this long: `unreach`, no new work
 //! unavail_after = 600         # silent this long: `unavail`, its jobs end
+//! admin_hosts = ["login1"]    # hosts whose root is root to allotd
 //! ```
+//!
+//! The LSF commands work on every host with an agent, through it
+//! (`allot_agent::commands`): allotd takes the caller's uid from the agent
+//! of the host its certificate names. Root there is root to allotd only on
+//! an `admin_hosts` host (allotd's own host needs no listing); elsewhere a
+//! request of root's is refused, as no host's root can be trusted with the
+//! cluster because it runs an agent. Every other uid is the same user on
+//! every host, as the site's password database (NSS) makes it.
 //!
 //! Without `[cluster]`, allotd runs every job on its own machine, as it
 //! always did; with it, every configured host runs `allot-agent`, and a
@@ -27,6 +36,8 @@ pub(crate) struct Entry {
     heartbeat: Option<toml::Spanned<i64>>,
     unreach_after: Option<toml::Spanned<i64>>,
     unavail_after: Option<toml::Spanned<i64>>,
+    #[serde(default)]
+    admin_hosts: Vec<String>,
 }
 
 /// allotd's cluster: where agents connect, its certificates, and the
@@ -39,6 +50,8 @@ pub struct ClusterSettings {
     pub heartbeat: u64,
     pub unreach_after: u64,
     pub unavail_after: u64,
+    /// Hosts whose root is root to allotd (commands through their agents).
+    pub admin_hosts: Vec<String>,
 }
 
 pub const DEFAULT_HEARTBEAT: u64 = 10;
@@ -88,7 +101,14 @@ pub(crate) fn read(name: &str, text: &str, e: Entry, diags: &mut Diagnostics) ->
         );
         return None;
     }
-    Some(ClusterSettings { listen: listen?, tls: e.tls.get_ref().clone(), heartbeat, unreach_after, unavail_after })
+    Some(ClusterSettings {
+        listen: listen?,
+        tls: e.tls.get_ref().clone(),
+        heartbeat,
+        unreach_after,
+        unavail_after,
+        admin_hosts: e.admin_hosts,
+    })
 }
 
 #[cfg(test)]
@@ -110,6 +130,9 @@ mod tests {
             (c.listen.port(), c.tls.as_str(), c.heartbeat, c.unreach_after, c.unavail_after),
             (6880, "tls", 10, 60, 600)
         );
+        assert!(c.admin_hosts.is_empty(), "no host's root is allotd's unless listed");
+        let (c, _) = read("[cluster]\nlisten = \"127.0.0.1:6880\"\ntls = \"tls\"\nadmin_hosts = [\"login1\"]\n");
+        assert_eq!(c.expect("a cluster").admin_hosts, ["login1"]);
         let (c, d) = read("[cluster]\nlisten = \"here\"\ntls = \"tls\"\n");
         assert!(c.is_none());
         assert!(d.contains("allot.toml:2:10: error: [cluster] listen: expected an address"), "{d}");

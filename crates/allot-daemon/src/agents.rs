@@ -83,6 +83,8 @@ async fn connection(
     }
     drop(handshake);
     let (link, mut outgoing) = mpsc::unbounded_channel::<ToAgent>();
+    // Weak: the connection's writer ends when the dispatcher lets go.
+    let answers = link.downgrade();
     let hello = AgentInput::Hello { conn, hello: Box::new(hello), link };
     if tx.send(Input::Agent(hello)).await.is_err() {
         return;
@@ -92,6 +94,11 @@ async fn connection(
         tokio::spawn(async move {
             let why = loop {
                 match wire::read::<FromAgent>(&mut reader).await {
+                    // A command run on the agent's host: handled apart,
+                    // its answer straight to the agent.
+                    Ok(FromAgent::Command { tag, uid, request }) => {
+                        crate::remote::spawn(host.clone(), (tag, uid), request, tx.clone(), answers.clone());
+                    }
                     Ok(message) => {
                         let said = AgentInput::Said { conn, host: host.clone(), message };
                         if tx.send(Input::Agent(said)).await.is_err() {

@@ -218,7 +218,8 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
             c.change(&host, Reach::Ok, |now| now != Reach::Ok);
             let Some(live) = c.hosts.get_mut(&host) else { return };
             match message {
-                FromAgent::Hello(_) => {}
+                // Commands are taken by the connection's reader (`remote`).
+                FromAgent::Hello(_) | FromAgent::Command { .. } => {}
                 FromAgent::Heartbeat(beat) => {
                     live.skew = beat.clock as i64 - crate::serve::now().0 as i64;
                     live.load = Some(beat.load);

@@ -15,6 +15,7 @@ mod job_view;
 mod lists;
 mod metrics;
 mod numbers;
+mod remote;
 #[cfg(test)]
 mod replay_check;
 #[cfg(test)]

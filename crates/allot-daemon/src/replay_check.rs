@@ -102,7 +102,7 @@ pub(crate) struct Twin {
 pub(crate) fn caller() -> Caller {
     let uid = nix::unistd::Uid::effective();
     let user = nix::unistd::User::from_uid(uid).ok().flatten().map_or_else(|| "root".to_string(), |u| u.name);
-    Caller { uid: uid.as_raw(), user, known: true }
+    Caller { uid: uid.as_raw(), user, known: true, from: None }
 }
 
 pub(crate) fn open(dir: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input>) -> State {

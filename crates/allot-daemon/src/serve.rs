@@ -29,7 +29,8 @@ use crate::submit::submit;
 use crate::tick::{Logged, tick_once};
 use crate::{control, history, views};
 
-/// Who is asking: from the socket's peer credentials.
+/// Who is asking: from the socket's peer credentials, or from the agent
+/// of the host a command ran on (`crate::remote`).
 #[derive(Clone, Debug)]
 pub(crate) struct Caller {
     pub(crate) uid: u32,
@@ -40,6 +41,9 @@ pub(crate) struct Caller {
     /// Whether the uid has a password database entry: a job runs as its
     /// owner, so one without may submit nothing.
     pub(crate) known: bool,
+    /// The host whose agent carried the request; `None` on allotd's own
+    /// socket.
+    pub(crate) from: Option<String>,
 }
 
 pub struct Message {
@@ -260,6 +264,10 @@ pub(crate) fn handle_batch(
     let mut stop = false;
     let failing = state.write_failure.is_some();
     for Message { caller, request, reply } in batch {
+        if let Some(why) = crate::remote::refusal(state, &caller, daemon_uid) {
+            let _ = reply.send(Answer::Response(Response::Error(why)));
+            continue;
+        }
         if daemon_uid != 0 && !is_admin(state, &caller) {
             let _ = reply.send(Answer::Response(Response::Error(format!(
                 "user `{}` cannot use this allotd, which runs as another user and is not root",

@@ -209,7 +209,7 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
             twin.state.supervisors_ended.insert(job);
         }
         while let Some(j) = w.jobs.get(next).filter(|j| j.submit == t) {
-            let caller = Caller { uid: 0, user: j.user.clone(), known: true };
+            let caller = Caller { uid: 0, user: j.user.clone(), known: true, from: None };
             let (reply, mut answer) = tokio::sync::oneshot::channel();
             let request = Request::Submit(Box::new(submit_of(j, &root.display().to_string(), &first_id)));
             let before = twin.state.engine.next_job_id();

@@ -110,11 +110,7 @@ async fn connection(
     budget: std::sync::Arc<tokio::sync::Semaphore>,
 ) -> anyhow::Result<()> {
     let cred = stream.peer_cred()?;
-    let uid = cred.uid();
-    let account = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten();
-    let known = account.is_some();
-    let user = account.map_or_else(|| format!("uid:{uid}"), |u| u.name);
-    let caller = Caller { uid, user, known };
+    let caller = caller_of(cred.uid(), None);
     loop {
         let mut len = [0u8; 4];
         match tokio::time::timeout(IDLE_TIMEOUT, stream.read_exact(&mut len)).await {
@@ -173,6 +169,15 @@ async fn connection(
             }
         }
     }
+}
+
+/// Who a uid is, by the password database (NSS), asking from `from` (a
+/// host whose agent carried the request, or allotd's own socket).
+pub(crate) fn caller_of(uid: u32, from: Option<String>) -> Caller {
+    let account = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok().flatten();
+    let known = account.is_some();
+    let user = account.map_or_else(|| format!("uid:{uid}"), |u| u.name);
+    Caller { uid, user, known, from }
 }
 
 /// Appends one frame: its length, then its JSON.

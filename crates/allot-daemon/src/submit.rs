@@ -104,7 +104,7 @@ pub(crate) fn submit(
             output: s.output,
             error: s.error,
             env: s.env.into(),
-            from_host: state.host.clone(),
+            from_host: caller.from.clone().unwrap_or_else(|| state.host.clone()),
             project: s.project,
             estimated_run_time: s.estimated_run_time,
             array: array.as_ref().map(|a| a.spec.clone()),

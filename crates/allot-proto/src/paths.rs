@@ -3,10 +3,13 @@
 //! otherwise the user's state directory (`$XDG_STATE_HOME/allot`, or
 //! `~/.local/state/allot`). The socket is `allotd.sock` in it.
 //!
-//! The commands look for allotd the same way, but for one thing: a user
+//! The commands look for allotd the same way, but for two things: a user
 //! with no allotd of their own (nothing answers on their state
 //! directory's socket) reaches the site's, on the system state directory,
-//! with nothing to set ([`client_socket`]).
+//! with nothing to set; and on a host of the cluster where allotd does not
+//! run, they reach it through the host's agent, on its `commands.sock`
+//! (the agent of a job's host, from the job's `ALLOT_AGENT_SOCKET`; else a
+//! root agent's, in [`SYSTEM_AGENT_DIR`]) ([`client_sockets`]).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -38,15 +41,34 @@ pub fn socket(state: &Path) -> PathBuf {
 /// The system state directory: a root allotd's.
 pub const SYSTEM_STATE_DIR: &str = "/var/lib/allot";
 
+/// A root agent's state directory, where its `commands.sock` is.
+pub const SYSTEM_AGENT_DIR: &str = "/var/lib/allot-agent";
+
 /// The sockets the commands try, in order: `ALLOT_STATE_DIR`'s alone when
-/// set (and the system one alone as root); else the user's own, then the
-/// site's (root's, in [`SYSTEM_STATE_DIR`]). The first that answers is
-/// used ([`crate::Client::connect_first`]), and the error of none names
-/// the user's own.
+/// set; else the user's own (the system one, as root), then the site's
+/// (root's, in [`SYSTEM_STATE_DIR`]), then this host's agent's: the one a
+/// job's `ALLOT_AGENT_SOCKET` names the directory of, and a root agent's.
+/// The first that answers is used ([`crate::Client::connect_first`]), and
+/// the error of none names the first.
 pub fn client_sockets() -> Vec<PathBuf> {
     let own = socket(&state_dir());
-    if std::env::var_os("ALLOT_STATE_DIR").is_some() || is_root() {
+    if std::env::var_os("ALLOT_STATE_DIR").is_some() {
         return vec![own];
     }
-    vec![own, socket(Path::new(SYSTEM_STATE_DIR))]
+    let mut sockets = vec![own];
+    if !is_root() {
+        sockets.push(socket(Path::new(SYSTEM_STATE_DIR)));
+    }
+    if let Some(dir) =
+        std::env::var_os("ALLOT_AGENT_SOCKET").map(PathBuf::from).and_then(|s| s.parent().map(Path::to_path_buf))
+    {
+        sockets.push(agent_socket(&dir));
+    }
+    sockets.push(agent_socket(Path::new(SYSTEM_AGENT_DIR)));
+    sockets
+}
+
+/// Where the agent whose state directory is `dir` takes commands.
+pub fn agent_socket(dir: &Path) -> PathBuf {
+    dir.join("commands.sock")
 }
