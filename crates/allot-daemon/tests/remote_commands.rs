@@ -91,6 +91,11 @@ fn a_user_on_another_host_submits_sees_and_kills_through_its_agent_and_nobody_el
     let long = stdout(&on_host(&c, "host2", Some(&alice), &["bjobs", "-l", &id_text], &work));
     assert!(long.contains("Submitted from host <host2>"), "{long}");
 
+    // An interactive job from another host is refused, saying why.
+    let tried = on_host(&c, "host2", Some(&alice), &["bsub", "-I", "true"], &work);
+    assert!(!tried.status.success());
+    assert!(stderr(&tried).contains("interactive jobs are submitted on allotd's host"), "{}", stderr(&tried));
+
     // Another user of host2 may not kill it through the agent.
     let tried = on_host(&c, "host2", Some(&mallory), &["bkill", &id_text], &work);
     assert!(!tried.status.success(), "{}", stdout(&tried));
