@@ -398,6 +398,9 @@ impl Agent {
                 if let Some(c) = &self.cgroups {
                     crate::tasks::end_cgroup(c.base().to_path_buf(), (job, attempt)).await;
                 }
+                if !self.runs.contains_key(&job) {
+                    crate::tasks::remove_hostfile(&self.opts.state_dir, job);
+                }
             }
             ToAgent::Forget { job, attempt } => {
                 let run = self.runs.get_mut(&job).filter(|r| r.attempt == attempt)?;
@@ -563,6 +566,13 @@ impl Agent {
         let mut env = spec.env;
         env.retain(|(k, _)| k != "ALLOT_AGENT_SOCKET");
         env.push(("ALLOT_AGENT_SOCKET".into(), self.socket()));
+        // The job's host file on this host too (LSB_DJOB_HOSTFILE names a
+        // file of the task's own host, as on the first).
+        let hosts = env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
+        if let Ok(path) = crate::tasks::write_hostfile(&self.opts.state_dir, job, &hosts) {
+            env.retain(|(k, _)| k != "LSB_DJOB_HOSTFILE");
+            env.push(("LSB_DJOB_HOSTFILE".into(), path.display().to_string()));
+        }
         if let Some(c) = &self.cgroups {
             c.ensure();
         }
@@ -623,6 +633,9 @@ impl Agent {
                 self.send(&FromAgent::TaskOutput { origin, tag, index, stderr, data }).await;
             }
             TaskEvent::Exited { origin, tag, index, pgid, exit } => {
+                // Its run's last measure here, all its CPU time with it,
+                // before allotd hears of its end (and the job's after).
+                self.beat().await;
                 if let Some(at) = self.tasks.iter().position(|t| t.pgid == pgid) {
                     let t = self.tasks.remove(at);
                     crate::tasks::forget(&self.opts.state_dir, &t);
@@ -706,13 +719,27 @@ impl Agent {
             files: self.files.clone(),
             cgroups: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
         };
-        let tasks: Vec<(i32, u64)> = self.tasks.iter().map(|t| (t.pgid, t.job)).collect();
+        let tasks: Vec<(i32, u64, u32)> = self.tasks.iter().map(|t| (t.pgid, t.job, t.attempt)).collect();
+        let base = self.cgroups.as_ref().map(|c| c.base().to_path_buf());
         let usage = tokio::task::spawn_blocking(move || {
             let mut per_job: BTreeMap<u64, (f64, u64)> =
                 plan.sample().into_iter().map(|(job, cpu, mem)| (job, (cpu, mem))).collect();
-            let groups = tasks.iter().map(|t| t.0).collect();
+            // A run's tasks: from their cgroup, which counts the ones that
+            // ended too; else from their process groups now.
+            let runs: std::collections::BTreeSet<(u64, u32)> = tasks.iter().map(|t| (t.1, t.2)).collect();
+            let mut measured = std::collections::BTreeSet::new();
+            for run in runs {
+                let dir = base.as_ref().map(|b| crate::tasks::cgroup_of(b, run));
+                if let Some(u) = dir.and_then(|d| allot_exec::cgroup::read_usage(&d)) {
+                    let e = per_job.entry(run.0).or_default();
+                    e.0 += u.cpu_time;
+                    e.1 += u.memory_kb.unwrap_or(0);
+                    measured.insert(run);
+                }
+            }
+            let groups = tasks.iter().filter(|t| !measured.contains(&(t.1, t.2))).map(|t| t.0).collect();
             let sampled = allot_exec::sample_groups(&groups);
-            for (pgid, job) in tasks {
+            for (pgid, job, _) in tasks {
                 if let Some(u) = sampled.get(&pgid) {
                     let e = per_job.entry(job).or_default();
                     e.0 += u.cpu_time;

@@ -287,6 +287,22 @@ fn ended(state: &mut State, host: &str, job: JobId, attempt: u32, report: ExitRe
     }
 }
 
+/// A multi-host job's end: what its first host's supervisor measured, with
+/// what its other hosts (its `blaunch` tasks there) last measured added,
+/// CPU time and memory, so that the job's account after its end is the
+/// sum over all its hosts, as while it ran. An agent measures a task's run
+/// again as each task ends, so little after the last measure is missed.
+fn with_other_hosts(state: &State, job: JobId, first: &str, report: ExitReport) -> ExitReport {
+    let Some(hosts) = state.cluster.as_ref().and_then(|c| c.usage.get(&job)) else { return report };
+    let (cpu, mem) =
+        hosts.iter().filter(|(h, _)| h.as_str() != first).fold((0.0, 0), |s, (_, u)| (s.0 + u.0, s.1 + u.1));
+    ExitReport {
+        cpu_time: ((report.cpu_time + cpu) * 100.0).round() / 100.0,
+        max_rss_kb: report.max_rss_kb + mem,
+        ..report
+    }
+}
+
 fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<ToAgent>) {
     let host = hello.host.clone();
     let unreach_after = match &state.cluster {
@@ -497,6 +513,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
             out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
         }
+        let report = with_other_hosts(state, job, &host, report);
         out.push((at, crate::running::finished_of(state, job, report)));
         let hosts = hosts_of(state, job);
         if let Some(c) = &mut state.cluster {

@@ -49,7 +49,8 @@ fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
                   blaunch host2 'exit 3'; echo second=$?; \
                   blaunch -z host9 true; echo third=$?; \
                   blaunch hostname | wc -l; \
-                  wc -l < $LSB_DJOB_HOSTFILE";
+                  wc -l < $LSB_DJOB_HOSTFILE; \
+                  blaunch host2 'echo hostfile $(wc -l < $LSB_DJOB_HOSTFILE) $LSB_DJOB_HOSTFILE'";
     let id = bsub_with(d, &bin, &dir, &["-n", "6", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), script]);
     d.wait_for(id, "DONE", &dir);
     let text = lines_of(&out);
@@ -67,6 +68,9 @@ fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
     assert!(text.iter().any(|l| l.contains("blaunch: host host9 is not of job")), "{text:?}");
     // No host: one task per slot; the host file has a line per slot.
     assert_eq!(text.iter().filter(|l| l.trim() == "6").count(), 2, "{text:?}");
+    // On every host of the job, a host file of that host's.
+    let on_host2 = format!("hostfile 6 {}", c.agent_state("host2").join("hostfiles").display());
+    assert!(text.iter().any(|l| l.starts_with(&on_host2)), "{text:?}");
 
     // Outside a job: refused.
     let outside = d.cmd(&["blaunch", "host1", "true"], &dir);
@@ -155,6 +159,30 @@ fn what_a_task_leaves_on_another_host_ends_with_the_job() {
     assert!(d.cmd(&["bkill", &id.to_string()], &dir).status.success());
     d.wait_for(id, "EXIT", &dir);
     eventually("what the task left on host2 ends with the killed job", || !alive(left));
+}
+
+/// A job whose work is all in a task on another host: its CPU time is the
+/// sum over its hosts while it runs and after it ends (`bjobs -l`,
+/// `bhist -l`, `bacct` read what its end recorded). Needs root (the
+/// agents' cgroups count a task's CPU after it ended).
+#[test]
+fn a_multi_host_job_is_charged_the_cpu_time_of_every_host() {
+    assert!(root(), "needs root, for the agents' cgroups (CI runs as root)");
+    let dir = tempdir("blaunch-cpu");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let script = "blaunch host2 \"timeout 2 sh -c 'while :; do :; done'; true\"";
+    let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", "/dev/null", script]);
+    d.wait_for(id, "DONE", &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
+    let cpu: f64 = long
+        .split("The CPU time used is ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no CPU time in {long}"));
+    assert!(cpu >= 1.0, "about 2 s of CPU on host2 is the job's: {cpu} s in {long}");
 }
 
 #[test]

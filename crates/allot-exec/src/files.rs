@@ -178,6 +178,8 @@ impl JobFiles {
         // job (its output files) are made with the job's umask, as the
         // job's own are.
         nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(spec.umask & 0o777));
+        let mut spec = spec;
+        crate::inherit::lsf_commands(&mut spec.env);
         let report = run(&spec, |pgid| {
             // Durable: after a crash of the machine, it is what says the
             // job ran, so it is not run again. The job runs meanwhile.

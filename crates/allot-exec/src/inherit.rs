@@ -54,6 +54,40 @@ pub fn current_umask() -> u32 {
     mask.bits()
 }
 
+/// LSF's commands in a job's environment, as LSF's sbatchd sets
+/// `LSF_BINDIR` from the execution host's configuration: where this host's
+/// commands are installed is where its supervisor is (`allot install`
+/// puts them together), when `blaunch` is there. Then `LSF_BINDIR` names
+/// that directory (MPI launchers look for `$LSF_BINDIR/blaunch`), and it
+/// ends the job's `PATH` when the `PATH` does not have it, so that `bsub`,
+/// `bjobs` and `blaunch` are found in any job. Elsewhere (binaries run
+/// from a build directory without the commands' links) the environment
+/// stays as submitted.
+pub fn lsf_commands(env: &mut Vec<(String, String)>) {
+    let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(std::path::Path::to_path_buf)) else {
+        return;
+    };
+    lsf_commands_in(env, &dir);
+}
+
+fn lsf_commands_in(env: &mut Vec<(String, String)>, dir: &std::path::Path) {
+    if !dir.join("blaunch").exists() {
+        return;
+    }
+    let Some(dir) = dir.to_str() else { return };
+    env.retain(|(k, _)| k != "LSF_BINDIR");
+    env.push(("LSF_BINDIR".into(), dir.to_string()));
+    match env.iter_mut().find(|(k, _)| k == "PATH") {
+        Some((_, path)) if path.split(':').any(|p| p == dir) => {}
+        Some((_, path)) if path.is_empty() => *path = dir.to_string(),
+        Some((_, path)) => {
+            path.push(':');
+            path.push_str(dir);
+        }
+        None => env.push(("PATH".into(), format!("/usr/bin:/bin:{dir}"))),
+    }
+}
+
 /// Marks every descriptor from 3 up close-on-exec: `close_range` with
 /// `CLOSE_RANGE_CLOEXEC` (Linux 5.11), or where the kernel has none each
 /// descriptor below the open-file limit in turn. Makes system calls only,
@@ -115,6 +149,26 @@ pub fn start_clean(cmd: &mut Command, umask: u32) {
 mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
+
+    #[test]
+    fn lsf_bindir_is_where_the_commands_are_and_ends_the_path() {
+        let dir = std::env::temp_dir().join(format!("allot-bindir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let at = dir.to_str().expect("utf-8").to_string();
+        let submitted = vec![("PATH".to_string(), "/usr/bin:/bin".to_string()), ("LSF_BINDIR".into(), "/old".into())];
+        let mut env = submitted.clone();
+        lsf_commands_in(&mut env, &dir);
+        assert_eq!(env, submitted, "no blaunch there: not the commands' directory");
+        std::fs::write(dir.join("blaunch"), "").expect("blaunch");
+        lsf_commands_in(&mut env, &dir);
+        let get = |env: &[(String, String)], k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(get(&env, "LSF_BINDIR"), Some(at.clone()));
+        assert_eq!(get(&env, "PATH"), Some(format!("/usr/bin:/bin:{at}")));
+        lsf_commands_in(&mut env, &dir);
+        assert_eq!(get(&env, "PATH"), Some(format!("/usr/bin:/bin:{at}")), "once");
+        assert_eq!(env.iter().filter(|(k, _)| k == "LSF_BINDIR").count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A descriptor opened without close-on-exec (as a shell's would be)
     /// is not in the started command; its standard streams are; the
