@@ -17,8 +17,11 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_rustls::client::TlsStream;
 
+use crate::spool::Task;
 use crate::supervisors::{Heard, Supervisors};
-use crate::tasks::{Launches, Task, TaskEvent};
+use crate::tasks::{Launches, TaskEvent};
+
+mod task_side;
 use crate::wire::{self, FromAgent, Heartbeat, Held, Hello, LaunchEvent, ToAgent};
 
 /// How an agent is started.
@@ -142,12 +145,15 @@ pub async fn run(opts: Options) -> Result<(), String> {
         );
     }
     agent.take_up(&tx);
-    agent.tasks = crate::tasks::recorded(&agent.opts.state_dir);
+    agent.tasks = crate::spool::recorded(&agent.opts.state_dir);
     crate::tasks::listen(&agent.opts.state_dir, tx.clone())?;
     crate::commands::listen(&agent.opts.state_dir, tx.clone())?;
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut sweep = tokio::time::interval(Duration::from_secs(1));
+    // The tasks' spools, looked at while there are tasks.
+    let mut tail = tokio::time::interval(Duration::from_millis(50));
+    tail.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut beat = tokio::time::interval(agent.heartbeat);
     let mut conns = 0u64;
     let mut connecting = false;
@@ -173,7 +179,6 @@ pub async fn run(opts: Options) -> Result<(), String> {
                             if agent.link.take().is_some() {
                                 eprintln!("allot-agent: lost allotd: {why}");
                             }
-                            agent.launches.refuse_all("lost allotd");
                             agent.commands.fail_all(&format!("host {}: lost allotd", agent.opts.host));
                             connecting = false;
                             retry = tokio::time::Instant::now() + Duration::from_millis(500);
@@ -199,6 +204,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
                 }
             }
             _ = sweep.tick() => agent.sweep().await,
+            _ = tail.tick(), if !agent.tasks.is_empty() => agent.tail().await,
             _ = beat.tick() => agent.beat().await,
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
@@ -305,7 +311,7 @@ impl Agent {
                 .map(|(&job, r)| Held { job, attempt: r.attempt, ended: r.ended.clone().map(on_wire) })
                 .collect(),
             tasks: {
-                let mut runs: Vec<(u64, u32)> = self.tasks.iter().map(|t| (t.job, t.attempt)).collect();
+                let mut runs: Vec<(u64, u32)> = self.tasks.iter().map(|t| (t.run.job, t.run.attempt)).collect();
                 runs.dedup();
                 runs
             },
@@ -332,6 +338,7 @@ impl Agent {
                 }
                 self.heartbeat = Duration::from_secs(heartbeat.max(1));
                 eprintln!("allot-agent: {} connected to allotd at {}", self.opts.host, self.opts.server);
+                self.resume_all().await;
                 return Some(Duration::ZERO);
             }
             ToAgent::Refused { why } => {
@@ -342,8 +349,10 @@ impl Agent {
             ToAgent::Start { attempt, user, spec, .. } => self.start(attempt, &user, *spec, tx).await,
             ToAgent::Signal { job, attempt, signal } => {
                 let Ok(signal) = nix::sys::signal::Signal::try_from(signal) else { return None };
-                for t in self.tasks.iter().filter(|t| t.job == job && t.attempt == attempt) {
-                    let _ = allot_exec::signal_group(t.pgid, signal);
+                for t in self.tasks.iter().filter(|t| t.run.job == job && t.run.attempt == attempt) {
+                    if let Some(pgid) = t.pgid(&self.opts.state_dir) {
+                        let _ = allot_exec::signal_group(pgid, signal);
+                    }
                 }
                 if let Some(run) = self.runs.get_mut(&job).filter(|r| r.attempt == attempt && r.ended.is_none()) {
                     run.signals.push(signal);
@@ -359,9 +368,10 @@ impl Agent {
             ToAgent::Task { origin, tag, index, job, attempt, user, spec } => {
                 self.start_task((origin, tag, index), (job, attempt), &user, *spec, tx).await;
             }
-            ToAgent::TaskOutput { tag, index, stderr, data } => {
-                self.launches.tell(tag, LaunchEvent::Output { index, stderr, data });
+            ToAgent::TaskOutput { tag, index, stderr, data, offset } => {
+                self.launches.tell(tag, LaunchEvent::Output { index, stderr, data, offset });
             }
+            ToAgent::Resend { origin, tag } => self.resend(&origin, tag),
             ToAgent::TaskEnded { tag, index, exit } => self.launches.tell(tag, LaunchEvent::Ended { index, exit }),
             ToAgent::TermInput { job, attempt, data, eof } => {
                 if let Some(r) = self.terminals.get(&job).filter(|r| r.attempt == attempt) {
@@ -385,23 +395,7 @@ impl Agent {
                 self.send(&FromAgent::Peeked { tag, output }).await;
             }
             ToAgent::Answer { tag, frames, done } => self.commands.answer(tag, frames, done),
-            ToAgent::EndTasks { job, attempt } => {
-                let state_dir = self.opts.state_dir.clone();
-                self.tasks.retain(|t| {
-                    let ends = t.job == job && t.attempt == attempt;
-                    if ends {
-                        let _ = allot_exec::signal_group(t.pgid, nix::sys::signal::Signal::SIGKILL);
-                        crate::tasks::forget(&state_dir, t);
-                    }
-                    !ends
-                });
-                if let Some(c) = &self.cgroups {
-                    crate::tasks::end_cgroup(c.base().to_path_buf(), (job, attempt)).await;
-                }
-                if !self.runs.contains_key(&job) {
-                    crate::tasks::remove_hostfile(&self.opts.state_dir, job);
-                }
-            }
+            ToAgent::EndTasks { job, attempt } => self.end_tasks(job, attempt).await,
             ToAgent::Forget { job, attempt } => {
                 let run = self.runs.get_mut(&job).filter(|r| r.attempt == attempt)?;
                 if run.ended.is_some() {
@@ -545,106 +539,6 @@ impl Agent {
         crate::tasks::remove_hostfile(&self.opts.state_dir, job);
     }
 
-    /// Starts a task allotd sends for a `blaunch`; one that cannot start
-    /// ends at once, 255, saying why on its standard error.
-    async fn start_task(
-        &mut self,
-        (origin, tag, index): (String, u64, u32),
-        (job, attempt): (u64, u32),
-        user: &str,
-        spec: allot_exec::ExecSpec,
-        tx: &mpsc::Sender<Event>,
-    ) {
-        let owner = match allot_exec::owner::is_root() {
-            false => Ok(None),
-            true => self
-                .accounts
-                .lookup(user)
-                .map(|a| Some(a.owner))
-                .ok_or_else(|| format!("user `{user}` does not exist on host {}", self.opts.host)),
-        };
-        let mut env = spec.env;
-        env.retain(|(k, _)| k != "ALLOT_AGENT_SOCKET");
-        env.push(("ALLOT_AGENT_SOCKET".into(), self.socket()));
-        // The job's host file on this host too (LSB_DJOB_HOSTFILE names a
-        // file of the task's own host, as on the first).
-        let hosts = env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
-        if let Ok(path) = crate::tasks::write_hostfile(&self.opts.state_dir, job, &hosts) {
-            env.retain(|(k, _)| k != "LSB_DJOB_HOSTFILE");
-            env.push(("LSB_DJOB_HOSTFILE".into(), path.display().to_string()));
-        }
-        if let Some(c) = &self.cgroups {
-            c.ensure();
-        }
-        let cgroup = self.cgroups.as_ref().map(|c| crate::tasks::cgroup_of(c.base(), (job, attempt)));
-        let started = owner.and_then(|owner| {
-            crate::tasks::spawn(
-                &self.opts.state_dir,
-                (origin.clone(), tag, index),
-                (job, attempt),
-                &spec.command,
-                &spec.cwd,
-                &env,
-                (owner.as_ref(), spec.umask, cgroup.as_deref()),
-                tx,
-            )
-        });
-        match started {
-            Ok(task) => self.tasks.push(task),
-            Err(why) => {
-                let data = format!("blaunch: {}: {why}\n", self.opts.host).into_bytes();
-                self.send(&FromAgent::TaskOutput { origin: origin.clone(), tag, index, stderr: true, data }).await;
-                self.send(&FromAgent::TaskEnded { origin, tag, index, exit: 255 }).await;
-            }
-        }
-    }
-
-    /// A `blaunch` asks, or a task here has output or ended.
-    async fn task_event(&mut self, event: TaskEvent) {
-        match event {
-            TaskEvent::Asked { uid, request, reply } => {
-                let refuse = |why: String| {
-                    let _ = reply.send(LaunchEvent::Refused { why });
-                };
-                let Some(run) =
-                    self.runs.get(&request.job).filter(|r| r.attempt == request.attempt && r.ended.is_none())
-                else {
-                    return refuse(format!("job {} runs no such run on {}", request.job, self.opts.host));
-                };
-                let _ = run;
-                // Only the job's owner (or root) launches its tasks.
-                let owner_uid = match self.files.read_spec(request.job).ok().and_then(|s| s.run_as) {
-                    Some(o) => o.uid,
-                    None => nix::unistd::Uid::effective().as_raw(),
-                };
-                if uid != owner_uid && uid != 0 {
-                    return refuse(format!("job {} is not yours", request.job));
-                }
-                if request.hosts.is_empty() {
-                    return refuse("no host to launch on".into());
-                }
-                if !self.link.as_ref().is_some_and(|l| l.2) {
-                    return refuse("allotd cannot be reached from this host now".into());
-                }
-                let tag = self.launches.add(reply, request.hosts.len());
-                self.send(&FromAgent::Launch(Box::new(crate::wire::Launch { tag, request }))).await;
-            }
-            TaskEvent::Output { origin, tag, index, stderr, data } => {
-                self.send(&FromAgent::TaskOutput { origin, tag, index, stderr, data }).await;
-            }
-            TaskEvent::Exited { origin, tag, index, pgid, exit } => {
-                // Its run's last measure here, all its CPU time with it,
-                // before allotd hears of its end (and the job's after).
-                self.beat().await;
-                if let Some(at) = self.tasks.iter().position(|t| t.pgid == pgid) {
-                    let t = self.tasks.remove(at);
-                    crate::tasks::forget(&self.opts.state_dir, &t);
-                }
-                self.send(&FromAgent::TaskEnded { origin, tag, index, exit }).await;
-            }
-        }
-    }
-
     /// A run that cannot start ends EXIT with the reason, reported as any
     /// end is (and kept, so a restarted agent still reports it).
     async fn cannot_start(&mut self, job: u64, reason: String) {
@@ -719,7 +613,9 @@ impl Agent {
             files: self.files.clone(),
             cgroups: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
         };
-        let tasks: Vec<(i32, u64, u32)> = self.tasks.iter().map(|t| (t.pgid, t.job, t.attempt)).collect();
+        let state_dir = &self.opts.state_dir;
+        let tasks: Vec<(i32, u64, u32)> =
+            self.tasks.iter().filter_map(|t| Some((t.pgid(state_dir)?, t.run.job, t.run.attempt))).collect();
         let base = self.cgroups.as_ref().map(|c| c.base().to_path_buf());
         let usage = tokio::task::spawn_blocking(move || {
             let mut per_job: BTreeMap<u64, (f64, u64)> =

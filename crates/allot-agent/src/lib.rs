@@ -26,6 +26,8 @@ pub mod peek;
 #[cfg(feature = "runtime")]
 pub mod simulate;
 #[cfg(feature = "runtime")]
+pub mod spool;
+#[cfg(feature = "runtime")]
 pub mod supervisors;
 #[cfg(feature = "runtime")]
 pub mod tasks;

@@ -7,10 +7,18 @@
 //! back the same way to the `blaunch` that asked, which writes the output
 //! as its own (so it lands in the job's output) and exits with the first
 //! failing task's code. A task runs as the job's owner, in the job's
-//! environment, in a process group of its own that this agent records in
-//! `tasks/` (a restarted agent still ends it with its job); it ends when
-//! the job's run does ([`crate::wire::ToAgent::EndTasks`]). Its standard
-//! input is empty, as with `blaunch -n`.
+//! environment, under a supervisor of its own ([`crate::spool`]: it, its
+//! output and its end outlive this agent); it ends when the job's run
+//! does ([`crate::wire::ToAgent::EndTasks`]). Its standard input is empty,
+//! as with `blaunch -n`.
+//!
+//! A request outlives its agent and allotd too: its `blaunch` learns its
+//! tag ([`LaunchEvent::Accepted`]), and when its agent goes away it
+//! connects to the next one and asks again with that tag
+//! ([`LaunchRequest::resume`]); an agent whose link to allotd comes back
+//! resumes every request it holds. Resuming has every task's host send all
+//! of the task's output and end again, and the `blaunch` writes each byte
+//! and each end once.
 //!
 //! Where the agent has cgroup v2, a job's tasks on this host are born in
 //! a cgroup of their own, `tasks.<job>.<attempt>` beside the jobs' ([`cgroup_of`]):
@@ -20,42 +28,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use tokio::io::AsyncReadExt;
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
 use crate::wire::{self, LaunchEvent, LaunchRequest};
 
-/// A task running here: its job's run, and its process group.
-#[derive(Clone, Debug)]
-pub struct Task {
-    pub job: u64,
-    pub attempt: u32,
-    pub pgid: i32,
-}
-
 /// What the task side tells the agent's loop.
 pub enum TaskEvent {
     /// A `blaunch` asks: its caller's uid, its request, where its events go.
-    Asked {
-        uid: u32,
-        request: LaunchRequest,
-        reply: mpsc::UnboundedSender<LaunchEvent>,
-    },
-    Output {
-        origin: String,
-        tag: u64,
-        index: u32,
-        stderr: bool,
-        data: Vec<u8>,
-    },
-    Exited {
-        origin: String,
-        tag: u64,
-        index: u32,
-        pgid: i32,
-        exit: i32,
-    },
+    Asked { uid: u32, request: LaunchRequest, reply: mpsc::UnboundedSender<LaunchEvent> },
+    /// A task's supervisor here ended: its spools are whole.
+    Settled,
 }
 
 /// The most `blaunch` connections an agent serves at once (one more is
@@ -114,156 +97,65 @@ pub fn listen<T: From<TaskEvent> + Send + 'static>(state_dir: &Path, tx: mpsc::S
     Ok(())
 }
 
-/// Where a task's process group is recorded: `tasks/JOB.ATTEMPT.PGID`.
-fn record(state_dir: &Path, t: &Task) -> PathBuf {
-    state_dir.join("tasks").join(format!("{}.{}.{}", t.job, t.attempt, t.pgid))
-}
-
-/// The tasks an earlier agent left running here.
-pub fn recorded(state_dir: &Path) -> Vec<Task> {
-    let Ok(entries) = std::fs::read_dir(state_dir.join("tasks")) else { return Vec::new() };
-    let mut tasks: Vec<Task> = entries
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            let mut parts = name.split('.');
-            Some(Task {
-                job: parts.next()?.parse().ok()?,
-                attempt: parts.next()?.parse().ok()?,
-                pgid: parts.next()?.parse().ok()?,
-            })
-        })
-        .collect();
-    tasks.sort_by_key(|t| (t.job, t.attempt, t.pgid));
-    tasks
-}
-
-/// Forgets a task that ended.
-pub fn forget(state_dir: &Path, t: &Task) {
-    let _ = std::fs::remove_file(record(state_dir, t));
-}
-
-/// Starts task `index` of `origin`'s request `tag`: `/bin/sh -c COMMAND`
-/// as `owner` (when this agent is root), in `cwd`, with exactly `env`,
-/// the job's `umask` and nothing else of the agent's; its output and end
-/// go to `tx`.
-#[allow(clippy::too_many_arguments)]
-pub fn spawn<T: From<TaskEvent> + Send + 'static>(
-    state_dir: &Path,
-    (origin, tag, index): (String, u64, u32),
-    (job, attempt): (u64, u32),
-    command: &str,
-    cwd: &Path,
-    env: &[(String, String)],
-    (owner, umask, cgroup): (Option<&allot_exec::Owner>, u32, Option<&Path>),
-    tx: &mpsc::Sender<T>,
-) -> Result<Task, String> {
-    use std::os::unix::process::CommandExt;
-    std::fs::create_dir_all(state_dir.join("tasks")).map_err(|e| e.to_string())?;
-    let mut cmd = std::process::Command::new("/bin/sh");
-    cmd.arg("-c").arg(command).env_clear().envs(env.iter().map(|(k, v)| (k, v))).process_group(0);
-    // Into its cgroup as root, before it becomes its owner.
-    if let Some(dir) = cgroup {
-        allot_exec::cgroup::born_in(&mut cmd, dir).map_err(|e| format!("the tasks' cgroup {}: {e}", dir.display()))?;
-    }
-    match owner {
-        Some(o) => allot_exec::become_owner(&mut cmd, o, cwd).map_err(|e| e.to_string())?,
-        None => {
-            cmd.current_dir(cwd);
-        }
-    }
-    allot_exec::inherit::start_clean(&mut cmd, umask);
-    let mut cmd = tokio::process::Command::from(cmd);
-    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start `/bin/sh -c {command}`: {e}"))?;
-    let pgid = child.id().map_or(0, |p| p as i32);
-    let task = Task { job, attempt, pgid };
-    let _ = std::fs::write(record(state_dir, &task), b"");
-    let pipes = [(child.stdout.take().map(Pipe::Out), false), (child.stderr.take().map(Pipe::Err), true)];
-    let mut readers = Vec::new();
-    for (pipe, stderr) in pipes {
-        let Some(mut pipe) = pipe else { continue };
-        let (tx, origin) = (tx.clone(), origin.clone());
-        readers.push(tokio::spawn(async move {
-            let mut buf = vec![0u8; 32 << 10];
-            while let Ok(n) = pipe.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let data = buf[..n].to_vec();
-                let out = TaskEvent::Output { origin: origin.clone(), tag, index, stderr, data };
-                if tx.send(out.into()).await.is_err() {
-                    break;
-                }
-            }
-        }));
-    }
-    let tx = tx.clone();
-    tokio::spawn(async move {
-        let status = child.wait().await;
-        // All its output first, then its end.
-        for r in readers {
-            let _ = r.await;
-        }
-        use std::os::unix::process::ExitStatusExt;
-        let exit = status.map_or(255, |s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
-        let _ = tx.send(TaskEvent::Exited { origin, tag, index, pgid, exit }.into()).await;
-    });
-    Ok(task)
-}
-
-/// A task's standard output or error.
-enum Pipe {
-    Out(tokio::process::ChildStdout),
-    Err(tokio::process::ChildStderr),
-}
-
-impl Pipe {
-    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Pipe::Out(p) => p.read(buf).await,
-            Pipe::Err(p) => p.read(buf).await,
-        }
-    }
-}
-
 /// The `blaunch` requests of this host waiting for their tasks: where each
-/// one's events go, and how many of its tasks still run.
+/// one's events go, what it asked (to resume it), and which of its tasks
+/// ended.
 #[derive(Default)]
 pub struct Launches {
     next: u64,
-    waiting: BTreeMap<u64, (mpsc::UnboundedSender<LaunchEvent>, usize)>,
+    waiting: BTreeMap<u64, Waiting>,
+}
+
+struct Waiting {
+    reply: mpsc::UnboundedSender<LaunchEvent>,
+    request: LaunchRequest,
+    ended: std::collections::BTreeSet<u32>,
 }
 
 impl Launches {
-    pub fn add(&mut self, reply: mpsc::UnboundedSender<LaunchEvent>, tasks: usize) -> u64 {
+    /// A new request: its tag, unique to this host across its agent's
+    /// restarts (the first of a life is the time in nanoseconds), which
+    /// its `blaunch` is told.
+    pub fn add(&mut self, reply: mpsc::UnboundedSender<LaunchEvent>, request: LaunchRequest) -> u64 {
+        if self.next == 0 {
+            self.next =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+        }
         self.next += 1;
-        self.waiting.insert(self.next, (reply, tasks));
+        self.adopt(self.next, reply, request);
         self.next
     }
 
-    /// Passes an event on to its `blaunch`; one that ended its last task
-    /// (or refused the request) ends the request.
+    /// A request under its tag (a new one, or one resumed).
+    pub fn adopt(&mut self, tag: u64, reply: mpsc::UnboundedSender<LaunchEvent>, request: LaunchRequest) {
+        let _ = reply.send(LaunchEvent::Accepted { tag });
+        self.waiting.insert(tag, Waiting { reply, request, ended: Default::default() });
+    }
+
+    /// Passes an event on to its `blaunch` (a task's end once); the end of
+    /// its last task, a refusal, or a `blaunch` gone ends the request.
     pub fn tell(&mut self, tag: u64, event: LaunchEvent) {
-        let Some((reply, left)) = self.waiting.get_mut(&tag) else { return };
+        let Some(w) = self.waiting.get_mut(&tag) else { return };
         let done = match &event {
-            LaunchEvent::Ended { .. } => {
-                *left = left.saturating_sub(1);
-                *left == 0
+            LaunchEvent::Ended { index, .. } => {
+                if !w.ended.insert(*index) {
+                    return;
+                }
+                w.ended.len() >= w.request.hosts.len()
             }
             LaunchEvent::Refused { .. } => true,
-            LaunchEvent::Output { .. } => false,
+            LaunchEvent::Output { .. } | LaunchEvent::Accepted { .. } => false,
         };
-        let _ = reply.send(event);
-        if done {
+        if w.reply.send(event).is_err() || done {
             self.waiting.remove(&tag);
         }
     }
 
-    /// allotd is gone: every request waiting is told so.
-    pub fn refuse_all(&mut self, why: &str) {
-        for (_, (reply, _)) in std::mem::take(&mut self.waiting) {
-            let _ = reply.send(LaunchEvent::Refused { why: why.to_string() });
-        }
+    /// Every request waiting, to resume (tag, job, attempt, hosts); those
+    /// whose `blaunch` is gone are forgotten.
+    pub fn to_resume(&mut self) -> Vec<(u64, u64, u32, Vec<String>)> {
+        self.waiting.retain(|_, w| !w.reply.is_closed());
+        self.waiting.iter().map(|(&tag, w)| (tag, w.request.job, w.request.attempt, w.request.hosts.clone())).collect()
     }
 }
 

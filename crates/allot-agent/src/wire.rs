@@ -50,13 +50,17 @@ pub enum FromAgent {
     /// `blaunch` in a job here asks for tasks on hosts of its allocation;
     /// `tag` is this agent's name for the request.
     Launch(Box<Launch>),
-    /// Output of a task started here for `origin`'s request `tag`.
+    /// Output of a task started here for `origin`'s request `tag`: its
+    /// bytes from `offset` on, in its stream (sent again from 0 after a
+    /// restart or a [`ToAgent::Resend`]; the `blaunch` keeps each byte once).
     TaskOutput {
         origin: String,
         tag: u64,
         index: u32,
         stderr: bool,
         data: Vec<u8>,
+        #[serde(default)]
+        offset: u64,
     },
     /// A task started here for `origin`'s request `tag` ended.
     TaskEnded {
@@ -90,6 +94,15 @@ pub enum FromAgent {
         job: u64,
         attempt: u32,
     },
+    /// This host's `blaunch` request `tag` (of the job's run `job`,
+    /// `attempt`, on `hosts`) goes on after its agent or allotd restarted:
+    /// its tasks' hosts are to send what they have of it again.
+    Resume {
+        tag: u64,
+        job: u64,
+        attempt: u32,
+        hosts: Vec<String>,
+    },
     /// A command run on this host (`bsub`, `bjobs`...) asks allotd
     /// (see `crate::commands`): `request` is its frame's JSON as it sent
     /// it, `uid` who it is by this host's kernel, which this agent vouches
@@ -119,14 +132,38 @@ pub struct LaunchRequest {
     pub command: String,
     pub cwd: std::path::PathBuf,
     pub env: Vec<(String, String)>,
+    /// The request's tag, when a `blaunch` whose agent went away asks
+    /// again for what its tasks say, instead of starting them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<u64>,
 }
+
+/// What a new `blaunch` request is told while its agent has no link to
+/// allotd: the `blaunch` asks again a little later.
+pub const UNREACHABLE: &str = "allotd cannot be reached from this host now";
 
 /// What `blaunch` hears back: its tasks' output and ends, or a refusal.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LaunchEvent {
-    Output { index: u32, stderr: bool, data: Vec<u8> },
-    Ended { index: u32, exit: i32 },
-    Refused { why: String },
+    /// The request's tag, by which it is resumed.
+    Accepted {
+        tag: u64,
+    },
+    /// Task `index`'s bytes from `offset` of its stream (some may have
+    /// been had before: each is written once).
+    Output {
+        index: u32,
+        stderr: bool,
+        data: Vec<u8>,
+        offset: u64,
+    },
+    Ended {
+        index: u32,
+        exit: i32,
+    },
+    Refused {
+        why: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -247,11 +284,19 @@ pub enum ToAgent {
         index: u32,
         stderr: bool,
         data: Vec<u8>,
+        #[serde(default)]
+        offset: u64,
     },
     TaskEnded {
         tag: u64,
         index: u32,
         exit: i32,
+    },
+    /// Send again everything of the tasks here of `origin`'s request
+    /// `tag` (its `blaunch` resumed).
+    Resend {
+        origin: String,
+        tag: u64,
     },
     LaunchRefused {
         tag: u64,

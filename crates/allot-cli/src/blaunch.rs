@@ -103,39 +103,122 @@ fn launch(args: &[String]) -> anyhow::Result<ExitCode> {
                 command: asked.command,
                 cwd: std::env::current_dir()?,
                 env: std::env::vars().collect(),
+                resume: None,
             },
         ),
         None => here(&hosts, &asked.command),
     }
 }
 
-/// Through this host's agent: its tasks' output written here as it comes.
-fn through_agent(socket: &str, request: LaunchRequest) -> anyhow::Result<ExitCode> {
+/// How long `blaunch` waits for its agent, or allotd, to be back before
+/// it gives up (its tasks run on meanwhile, and what they write waits on
+/// their hosts).
+const REACH_FOR: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Through this host's agent: its tasks' output written here as it comes,
+/// each byte once (a resumed request has it all sent again). When the
+/// agent goes away, or cannot reach allotd, `blaunch` connects again (for
+/// [`REACH_FOR`] at most) and resumes its request by its tag.
+fn through_agent(socket: &str, mut request: LaunchRequest) -> anyhow::Result<ExitCode> {
     use allot_agent::wire::blocking;
-    let mut stream = std::os::unix::net::UnixStream::connect(socket)
-        .map_err(|e| anyhow::anyhow!("cannot reach this host's agent at {socket}: {e}"))?;
-    blocking::write(&mut stream, &request)?;
-    let mut exits: Vec<Option<i32>> = vec![None; request.hosts.len()];
-    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-    while exits.iter().any(Option::is_none) {
-        let event: LaunchEvent = blocking::read(&mut stream)
-            .map_err(|e| anyhow::anyhow!("this host's agent went away before the tasks ended: {e}"))?;
-        match event {
-            LaunchEvent::Output { stderr: false, data, .. } => {
-                let _ = out.write_all(&data).and_then(|()| out.flush());
+    let mut tasks = Tasks::new(request.hosts.len());
+    let mut away_since: Option<std::time::Instant> = None;
+    loop {
+        if let Some(since) = away_since {
+            if since.elapsed() > REACH_FOR {
+                bail!("this host's agent, or allotd, has been away for {} s: giving up", REACH_FOR.as_secs());
             }
-            LaunchEvent::Output { stderr: true, data, .. } => {
-                let _ = err.write_all(&data);
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let mut stream = match std::os::unix::net::UnixStream::connect(socket) {
+            Ok(s) => s,
+            Err(e) if away_since.is_some() => {
+                let _ = e;
+                continue;
             }
-            LaunchEvent::Ended { index, exit } => {
-                if let Some(slot) = exits.get_mut(index as usize) {
-                    *slot = Some(exit);
+            Err(e) => bail!("cannot reach this host's agent at {socket}: {e}"),
+        };
+        if blocking::write(&mut stream, &request).is_err() {
+            away_since.get_or_insert_with(std::time::Instant::now);
+            continue;
+        }
+        loop {
+            let event: LaunchEvent = match blocking::read(&mut stream) {
+                Ok(e) => e,
+                Err(e) if request.resume.is_none() => {
+                    bail!("this host's agent went away before the tasks started: {e}")
                 }
+                Err(_) => {
+                    away_since.get_or_insert_with(std::time::Instant::now);
+                    break;
+                }
+            };
+            match event {
+                LaunchEvent::Accepted { tag } => {
+                    request.resume = Some(tag);
+                    away_since = None;
+                }
+                LaunchEvent::Output { index, stderr, data, offset } => tasks.output(index, stderr, &data, offset),
+                LaunchEvent::Ended { index, exit } => tasks.ended(index, exit),
+                LaunchEvent::Refused { why } if why == allot_agent::wire::UNREACHABLE => {
+                    away_since.get_or_insert_with(std::time::Instant::now);
+                    break;
+                }
+                LaunchEvent::Refused { why } => bail!("{why}"),
             }
-            LaunchEvent::Refused { why } => bail!("{why}"),
+            if let Some(code) = tasks.done() {
+                return Ok(code);
+            }
         }
     }
-    Ok(exit_of(exits.into_iter().flatten()))
+}
+
+/// What `blaunch` has had of its tasks: how many bytes of each one's
+/// output and error it wrote, and each one's exit.
+struct Tasks {
+    written: Vec<[u64; 2]>,
+    exits: Vec<Option<i32>>,
+}
+
+impl Tasks {
+    fn new(n: usize) -> Tasks {
+        Tasks { written: vec![[0, 0]; n], exits: vec![None; n] }
+    }
+
+    /// Task `index`'s bytes from `offset`: the part not written yet is
+    /// written; bytes that never came (past what its host kept) are said
+    /// to be lost, never skipped silently.
+    fn output(&mut self, index: u32, stderr: bool, data: &[u8], offset: u64) {
+        let Some(w) = self.written.get_mut(index as usize) else { return };
+        let have = &mut w[usize::from(stderr)];
+        if offset > *have {
+            eprintln!("blaunch: {} bytes of task {index}'s output were lost", offset - *have);
+            *have = offset;
+        }
+        let skip = (*have - offset) as usize;
+        if skip >= data.len() {
+            return;
+        }
+        let new = &data[skip..];
+        *have += new.len() as u64;
+        if stderr {
+            let _ = std::io::stderr().lock().write_all(new);
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(new).and_then(|()| out.flush());
+        }
+    }
+
+    fn ended(&mut self, index: u32, exit: i32) {
+        if let Some(slot) = self.exits.get_mut(index as usize) {
+            slot.get_or_insert(exit);
+        }
+    }
+
+    /// Once every task ended: the exit.
+    fn done(&self) -> Option<ExitCode> {
+        self.exits.iter().all(Option::is_some).then(|| exit_of(self.exits.iter().flatten().copied()))
+    }
 }
 
 /// On this host (allotd without agents): the tasks as children.

@@ -83,3 +83,23 @@ pub(crate) fn forward(state: &State, origin: &str, message: ToAgent) {
         c.send(origin, message);
     }
 }
+
+/// `origin`'s `blaunch` request `tag` goes on after its agent or allotd
+/// restarted: each of its hosts (of the job's current run, connected) is
+/// to send all it has of it again; its `blaunch` keeps each byte and each
+/// end once. A request whose run is over is refused, as a new one would be.
+pub(crate) fn resume(state: &State, origin: &str, (tag, job, attempt): (u64, u64, u32), hosts: &[String]) {
+    let Some(c) = &state.cluster else { return };
+    let id = JobId(job);
+    let Some(j) = state.jobs.get(&id).filter(|j| state.running.contains(&id) && j.attempt == attempt) else {
+        let why = format!("job {} is not running", state.job_ref(id));
+        c.send(origin, ToAgent::LaunchRefused { tag, why });
+        return;
+    };
+    let mut told = std::collections::BTreeSet::new();
+    for h in hosts.iter().filter(|h| j.alloc.iter().any(|(a, _)| a == *h)) {
+        if told.insert(h.as_str()) {
+            c.send(h, ToAgent::Resend { origin: origin.to_string(), tag });
+        }
+    }
+}

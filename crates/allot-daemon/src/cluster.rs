@@ -248,8 +248,11 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 FromAgent::TaskEnded { origin, tag, exit, .. } if origin == crate::resize::NOTIFY_ORIGIN => {
                     crate::resize::remote_ended(state, &host, tag, exit);
                 }
-                FromAgent::TaskOutput { origin, tag, index, stderr, data } => {
-                    crate::blaunch::forward(state, &origin, ToAgent::TaskOutput { tag, index, stderr, data });
+                FromAgent::TaskOutput { origin, tag, index, stderr, data, offset } => {
+                    crate::blaunch::forward(state, &origin, ToAgent::TaskOutput { tag, index, stderr, data, offset });
+                }
+                FromAgent::Resume { tag, job, attempt, hosts } => {
+                    crate::blaunch::resume(state, &host, (tag, job, attempt), &hosts);
                 }
                 FromAgent::TaskEnded { origin, tag, index, exit } => {
                     crate::blaunch::forward(state, &origin, ToAgent::TaskEnded { tag, index, exit });

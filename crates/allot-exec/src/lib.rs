@@ -31,6 +31,7 @@ pub mod owner;
 pub mod report;
 mod run;
 pub mod strays;
+pub mod task;
 pub mod zygote;
 
 pub use files::{JobFiles, default_output};

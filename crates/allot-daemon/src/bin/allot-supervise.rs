@@ -12,6 +12,18 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     allot_exec::inherit::no_inherited_descriptors();
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // A blaunch task's supervisor, started by its host's agent.
+    if let [flag, dir, name] = args.as_slice() {
+        if flag == "--task" {
+            return match allot_exec::task::supervise(std::path::Path::new(dir), name) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("allot-supervise: task {name}: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    }
     if let [flag, state_dir] = args.as_slice() {
         if flag == "--zygote" {
             // See allot_exec::zygote: supervisors forked, one per job id read.
@@ -28,7 +40,10 @@ fn main() -> ExitCode {
         }
     }
     let [state_dir, job] = args.as_slice() else {
-        eprintln!("usage: allot-supervise STATE_DIR JOB, or allot-supervise --zygote STATE_DIR (started by allotd)");
+        eprintln!(
+            "usage: allot-supervise STATE_DIR JOB, allot-supervise --zygote STATE_DIR (started by allotd), or \
+             allot-supervise --task DIR NAME (started by an agent)"
+        );
         return ExitCode::from(2);
     };
     let Ok(job) = job.parse::<u64>() else {
