@@ -175,11 +175,17 @@ fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
     }
     out.push_str("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n");
     for h in hosts {
+        // LSF's short layout says `closed` whatever the reason
+        // (closed_Adm, closed_Full...); `-w` and `-l` say which.
+        let status = match h.status.starts_with("closed_") && !wide {
+            true => "closed",
+            false => h.status.as_str(),
+        };
         let _ = writeln!(
             out,
             "{:<18} {:<12} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
             cut(&h.name, 18, wide),
-            cut(&h.status, 12, wide),
+            cut(status, 12, wide),
             "-",
             h.max,
             h.njobs,
@@ -318,7 +324,8 @@ mod tests {
             render_hosts(&hosts, false, false),
             "HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n\
              hostA              ok              -      4      1      1      0      0      0\n\
-             compute-node-0042* closed_Full     -      4      4      2      0      1      1\n"
+             compute-node-0042* closed          -      4      4      2      0      1      1\n",
+            "LSF's short layout: `closed`, whatever the reason"
         );
         let wide = render_hosts(&hosts, false, true);
         assert!(wide.contains("\ncompute-node-0042.example.org closed_Full "), "{wide}");

@@ -186,7 +186,8 @@ fn reconfig_good_and_bad_and_closing_queues_and_hosts() {
     // A closed host takes no new job: the pending one waits after the
     // running one ends, and starts once the host is open.
     assert_eq!(stdout(&d.cmd(&["badmin", "hclose", "hostA"], &dir)), "Close <hostA> ...... done\n");
-    assert!(stdout(&d.cmd(&["bhosts"], &dir)).contains("hostA              closed_Adm"));
+    assert!(stdout(&d.cmd(&["bhosts", "-w"], &dir)).contains("hostA              closed_Adm"));
+    assert!(stdout(&d.cmd(&["bhosts"], &dir)).contains("hostA              closed  "));
     assert!(d.cmd(&["bkill", &running.to_string()], &dir).status.success());
     d.wait_for(running, "EXIT", &dir);
     std::thread::sleep(Duration::from_millis(300));
@@ -196,7 +197,7 @@ fn reconfig_good_and_bad_and_closing_queues_and_hosts() {
     d.kill9();
     let d = Daemon::start_with(&state, Some(&config));
     assert!(stdout(&d.cmd(&["bqueues", "short"], &dir)).contains("Closed:Active"));
-    assert!(stdout(&d.cmd(&["bhosts"], &dir)).contains("closed_Adm"));
+    assert!(stdout(&d.cmd(&["bhosts", "-w"], &dir)).contains("closed_Adm"));
     d.wait_for(pending, "PEND", &dir);
     assert_eq!(stdout(&d.cmd(&["badmin", "hopen", "hostA"], &dir)), "Open <hostA> ...... done\n");
     d.wait_for(pending, "RUN", &dir);
@@ -495,7 +496,7 @@ fn reserved_slots_show_in_every_view() {
     };
     assert_eq!(
         hosts.lines().nth(1),
-        Some("hostA              closed_Full     -      4      4      1      0      0      3"),
+        Some("hostA              closed          -      4      4      1      0      0      3"),
         "{hosts}"
     );
     let queues = stdout(&d.cmd(&["bqueues", "-l", "normal"], &dir));

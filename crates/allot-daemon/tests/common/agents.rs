@@ -177,9 +177,9 @@ impl TestCluster {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.agent_pid(host)), signal).expect("signalled");
     }
 
-    /// `bhosts`: each host's status.
+    /// `bhosts -w`: each host's status, with its reason (`closed_Adm`).
     pub fn statuses(&self) -> BTreeMap<String, String> {
-        let out = self.daemon().cmd(&["bhosts"], &self.dir);
+        let out = self.daemon().cmd(&["bhosts", "-w"], &self.dir);
         stdout(&out)
             .lines()
             .skip(1)
