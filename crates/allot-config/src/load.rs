@@ -241,6 +241,14 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     if let Some(src) = get("lsb.queues") {
         config.queues = queues::read(&src, diags);
     }
+    if config.queues.is_empty() {
+        // A site that wrote hosts and no queue still has somewhere to
+        // submit, as on the embedded defaults: queue `normal` (`bqueues`
+        // and `allot config check` show it), under fairshare unless host
+        // partitions hold the fairshare.
+        let text = if config.partitions.is_empty() { DEFAULT_QUEUES } else { DEFAULT_QUEUES_PLAIN };
+        config.queues = queues::read(&Source { name: "lsb.queues", text }, diags);
+    }
     if let Some(src) = get("lsb.applications") {
         config.applications = crate::lsf::applications::read(&src, diags);
     }
@@ -255,6 +263,12 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     }
     config
 }
+
+/// The queue a configuration without one gets: the embedded defaults';
+/// without fairshare where host partitions have it.
+const DEFAULT_QUEUES: &str =
+    "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n";
+const DEFAULT_QUEUES_PLAIN: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n";
 
 /// The parameters of `lsf.conf` the specification names whose behaviour
 /// allot does not have (CPU binding of parallel jobs, spec 004).

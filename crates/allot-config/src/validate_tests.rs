@@ -19,11 +19,22 @@ fn queue(name: &str, body: &str) -> String {
 const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nhosta 5\nhostb 5\nhostc 5\nhostd 5\nEnd Host\n\
                      Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroupA (hosta hostb)\ngroupB (hostc hostd)\nEnd HostGroup\n";
 
+/// An empty directory is valid, and, like a configuration of hosts alone,
+/// has the embedded defaults' queue `normal` (fairshare among users):
+/// somewhere to submit.
 #[test]
 fn an_empty_directory_is_a_valid_configuration() {
     let (c, d) = load(&[]);
     assert!(d.is_empty());
-    assert!(c.queues.is_empty() && c.hosts.is_empty());
+    assert!(c.hosts.is_empty());
+    let names: Vec<&str> = c.queues.iter().map(|q| q.name.as_str()).collect();
+    assert_eq!(names, ["normal"], "the default queue");
+    assert!(c.queues[0].fairshare.is_some(), "under FAIRSHARE = USER_SHARES[[default, 1]]");
+    let (c, d) = load(&[("lsb.hosts", HOSTS)]);
+    assert!(d.is_empty(), "{d:?}");
+    assert_eq!(c.queues.len(), 1, "hosts alone: the default queue too");
+    let (c, _) = load(&[("lsb.queues", &queue("short", ""))]);
+    assert_eq!(c.queues.iter().map(|q| q.name.as_str()).collect::<Vec<_>>(), ["short"], "a site's own queues only");
     assert_eq!(c.params.factors.run_job_factor, 3.0);
     assert_eq!(c.settings.policy, "lsf");
 }
@@ -333,7 +344,9 @@ fn multifactor_policies_have_associations() {
     assert_eq!(mf.policy, allot_engine::multifactor::FairsharePolicy::Classic { dampening: 2.0 });
     let (c, _) = load(&[]);
     assert!(c.engine_config().multifactor.is_none());
-    let (_, errors) = load(&[("allot.toml", "[priority]\npolicy = \"flux-accounting\"\n")]);
+    let plain = queue("normal", "");
+    let (_, errors) =
+        load(&[("allot.toml", "[priority]\npolicy = \"flux-accounting\"\n"), ("lsb.queues", plain.as_str())]);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].starts_with("allot.toml:2:10: error: [priority] policy `flux-accounting`: no associations"),
