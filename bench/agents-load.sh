@@ -8,7 +8,7 @@
 # from allotd's decision to its agent (median, p95).
 #   usage: bench/agents-load.sh [ALLOT_BIN_DIR] [HOSTS] [JOBS]
 set -euo pipefail
-BIN=${1:-target/x86_64-unknown-linux-gnu/release}; HOSTS=${2:-1000}; JOBS=${3:-2000}
+BIN=${1:-target/x86_64-unknown-linux-gnu/release}; HOSTS=${2:-5000}; JOBS=${3:-2000}
 dir=$(mktemp -d)
 export ALLOT_STATE_DIR=$dir/state
 cleanup() { kill "${sim:-}" "${allotd:-}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"; }

@@ -22,6 +22,7 @@ pub mod assoc_usage;
 pub mod bsub;
 pub mod defaults;
 pub mod deps;
+pub mod detected;
 pub mod engine;
 pub mod env_option;
 pub mod getopt;

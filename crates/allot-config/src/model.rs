@@ -385,6 +385,9 @@ pub struct Config {
     /// The cluster's name, as LSF's `lsf.cluster.<name>` file gives it
     /// (the first, by name, when there are several); `None` without one.
     pub cluster_name: Option<String>,
+    /// The hosts whose CPUs (and so job slots) the files do not give:
+    /// their agents' count stands (`crate::detected`).
+    pub cpus_found_for: Vec<String>,
 }
 
 impl Config {

@@ -84,6 +84,11 @@ pub struct Cluster {
     pub lost: Vec<(JobId, String)>,
     /// Host states to log at the next tick.
     pub reach_changes: Vec<(String, Reach)>,
+    /// The hosts whose CPUs the configuration does not give, and the
+    /// CPUs their agents said they have that the configuration does not
+    /// have yet (logged as a reconfiguration at the next tick).
+    pub cpus_open: BTreeSet<String>,
+    pub cpus_heard: BTreeMap<String, u32>,
     /// Measures heard, to record at the next tick.
     pub samples: Vec<allot_agent::measure::Sample>,
     /// Ends collected and not yet durable: acknowledged to their agent
@@ -115,6 +120,8 @@ impl Cluster {
             ends: Vec::new(),
             lost: Vec::new(),
             reach_changes: Vec::new(),
+            cpus_open: BTreeSet::new(),
+            cpus_heard: BTreeMap::new(),
             samples: Vec::new(),
             unacked: BTreeMap::new(),
             ending: BTreeMap::new(),
@@ -336,6 +343,9 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     if live.skew.abs() > 60 {
         eprintln!("allotd: host {host}: its clock is {} s off allotd's", live.skew);
     }
+    if c.cpus_open.contains(&host) && hello.resources.ncpus > 0 {
+        c.cpus_heard.insert(host.clone(), hello.resources.ncpus);
+    }
     live.resources = Some(hello.resources);
     c.change(&host, Reach::Ok, |now| now != Reach::Ok);
     eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
@@ -458,6 +468,17 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     let (unreach, unavail) =
         (Duration::from_secs(c.settings.unreach_after), Duration::from_secs(c.settings.unavail_after));
     let mut out = Vec::new();
+    // CPUs an agent found for a host the configuration leaves open: the
+    // configuration again with them, as `badmin reconfig` would log it.
+    let heard = std::mem::take(&mut c.cpus_heard);
+    let mut found = allot_config::detected::found(&state.source.files);
+    let before = found.clone();
+    found.extend(heard);
+    if found != before {
+        let files = allot_config::detected::with_found(state.source.files.clone(), &found);
+        out.push((t, Record::Reconfigured { config_dir: state.source.dir.clone(), files }));
+    }
+    let Some(c) = &mut state.cluster else { return out };
     // What each host's state will be once the changes heard are applied:
     // one record for each that changes (a connection lost and made again
     // within a tick changes nothing).

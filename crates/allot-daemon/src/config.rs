@@ -55,6 +55,9 @@ pub struct Loaded {
     /// `[cluster]`: agents on the hosts, with `tls` made absolute
     /// (relative to the configuration directory).
     pub cluster: Option<allot_config::cluster::ClusterSettings>,
+    /// The hosts whose CPUs the files do not give: their agents' count
+    /// stands (`allot_config::detected`).
+    pub cpus_found_for: std::collections::BTreeSet<String>,
     /// Warnings, one per line, each located (`file:line:col`).
     pub warnings: String,
     /// Where the configuration is, by LSF's names (`LSF_ENVDIR`,
@@ -135,6 +138,7 @@ impl Source {
                 queue_exec: Default::default(),
                 resize_notify: Default::default(),
                 cluster: None,
+                cpus_found_for: Default::default(),
                 warnings: String::new(),
                 conf_dirs: Vec::new(),
             });
@@ -182,6 +186,7 @@ impl Source {
                 c.tls = dir.join(&c.tls).display().to_string();
                 c
             }),
+            cpus_found_for: config.cpus_found_for.iter().cloned().collect(),
             warnings: warnings.to_string(),
             conf_dirs: self.conf_dirs(),
         })
@@ -197,6 +202,14 @@ impl Source {
             .into_iter()
             .map(|(k, p)| (k.to_string(), p.display().to_string()))
             .collect()
+    }
+
+    /// This source with the CPUs the agents found that `current` kept (a
+    /// configuration read again from its files has none of its own).
+    pub fn keeping_found(mut self, current: &Source) -> Source {
+        let found = allot_config::detected::found(&current.files);
+        self.files = allot_config::detected::with_found(self.files, &found);
+        self
     }
 
     /// How `badmin` and the log name it.

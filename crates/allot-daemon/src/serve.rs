@@ -401,7 +401,7 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
         Response::Error(format!("{e}{newline}No reconfiguration: the running configuration is kept."))
     };
     let source = match Source::read(Path::new(&dir)) {
-        Ok(s) => s,
+        Ok(s) => s.keeping_found(&state.source),
         Err(e) => return refused(e),
     };
     // The same files: nothing to do, and nothing to log (a replay skips

@@ -53,6 +53,7 @@ pub(crate) fn open_state(
     let queue_exec = loaded.queue_exec.clone();
     let resize_notify = loaded.resize_notify.clone();
     let cluster = loaded.cluster.clone();
+    let cpus_found_for = loaded.cpus_found_for.clone();
     let mut state = State {
         engine: Engine::new(loaded.engine),
         source: initial,
@@ -108,6 +109,9 @@ pub(crate) fn open_state(
     };
     let hosts: Vec<String> = state.engine.hosts().map(|h| h.0.to_string()).collect();
     state.cluster = cluster.map(|c| crate::cluster::Cluster::new(c, hosts.into_iter()));
+    if let Some(c) = &mut state.cluster {
+        c.cpus_open = cpus_found_for;
+    }
     // Hosts with agents take no work until their agent says hello.
     state.sync_hosts(replayed.first().map_or(t, |(t0, _)| *t0));
     for ((t, r), seq) in replayed.iter().zip(&seqs) {
@@ -133,6 +137,8 @@ pub(crate) fn open_state(
     if let Some(c) = state.cgroups.as_ref().filter(|_| state.running.is_empty()) {
         c.release();
     }
+    // The CPUs the agents found stay (the files read again have none).
+    let current = current.keeping_found(&state.source);
     // Started on another configuration than the log's last: it applies as
     // `badmin reconfig` would, or allotd does not start.
     if replayed.is_empty() || state.source != current {

@@ -499,6 +499,9 @@ impl State {
             (Some(c), Some(settings)) => Some(c.reconfigured(settings, hosts.iter().cloned())),
             (None, Some(settings)) => Some(crate::cluster::Cluster::new(settings, hosts.iter().cloned())),
         };
+        if let Some(c) = &mut self.cluster {
+            c.cpus_open = loaded.cpus_found_for.clone();
+        }
         self.sync_hosts(t);
         let queues: BTreeSet<String> = self.engine.queue_names().map(str::to_string).collect();
         self.closed_queues.retain(|q| queues.contains(q));

@@ -273,3 +273,39 @@ fn a_users_job_runs_as_them_on_an_agents_host() {
     let meta = std::fs::metadata(&file).expect("output");
     assert_eq!((meta.uid(), meta.mode() & 0o777), (user.uid, 0o600));
 }
+
+/// A host whose configuration gives no CPUs (no `ncpus`, no MXJ) has the
+/// CPUs its agent finds as job slots, as LSF detects `ncpus`, and keeps
+/// them over a restart of allotd (they are in its log with the
+/// configuration); a host given `ncpus` keeps its own.
+#[test]
+fn a_hosts_cpus_come_from_its_agent_when_its_configuration_gives_none() {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    assert!(n > 1, "needs a machine of more than one CPU, to tell what was found from the default of 1");
+    let dir = tempdir("cluster-ncpus");
+    let mut c = TestCluster::configured(&dir, 2, (1, 30, 60), "");
+    let toml = c.config.join("allot.toml");
+    let text = std::fs::read_to_string(&toml).expect("allot.toml");
+    // host1 says nothing of its CPUs; host2 has 7 by its configuration.
+    let text = text.replacen("name = \"host1\"\nncpus = 2\n", "name = \"host1\"\n", 1);
+    let text = text.replacen("name = \"host2\"\nncpus = 2\n", "name = \"host2\"\nncpus = 7\n", 1);
+    std::fs::write(&toml, text).expect("allot.toml");
+    c.start_daemon();
+    let max = |c: &TestCluster, host: &str| -> Option<u32> {
+        let out = stdout(&c.daemon().cmd(&["bhosts", "-w", host], &c.dir));
+        out.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
+    };
+    assert_eq!(max(&c, "host1"), Some(1), "before its agent is heard: 1 slot");
+    c.start_agent("host1");
+    c.start_agent("host2");
+    c.wait_host("host1", "ok");
+    c.wait_host("host2", "ok");
+    eventually("host1 has its agent's CPUs as slots", || max(&c, "host1") == Some(n));
+    assert_eq!(max(&c, "host2"), Some(7), "its own ncpus");
+    if let Some(d) = c.daemon.take() {
+        d.kill9();
+    }
+    c.kill9_agent("host1");
+    c.start_daemon();
+    assert_eq!(max(&c, "host1"), Some(n), "kept over a restart, before its agent is back");
+}
