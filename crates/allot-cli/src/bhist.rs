@@ -18,13 +18,14 @@ enum Phase {
     Run,
     Ususp,
     Ssusp,
+    Unkwn,
     Ended,
 }
 
-/// Seconds spent pending, held, running and stopped, from the events up
-/// to `now` (for a job that has not ended).
-fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 5] {
-    let mut spent = [0u64; 5];
+/// Seconds spent pending, held, running, stopped and unknown, from the
+/// events up to `now` (for a job that has not ended).
+fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 6] {
+    let mut spent = [0u64; 6];
     let mut phase = Phase::Ended;
     let mut since = 0;
     // A running job's requeue takes effect when it ends.
@@ -39,6 +40,8 @@ fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 5] {
             (HistoryEvent::Resumed { .. }, Phase::Ususp) => Phase::Run,
             (HistoryEvent::Preempted { .. }, Phase::Run) => Phase::Ssusp,
             (HistoryEvent::ResumedBySystem, Phase::Ssusp) => Phase::Run,
+            (HistoryEvent::Unknown, Phase::Run) => Phase::Unkwn,
+            (HistoryEvent::Reached, Phase::Unkwn) => Phase::Run,
             (HistoryEvent::Finished { .. }, _) => match requeue.take() {
                 Some(true) => Phase::Psusp,
                 Some(false) => Phase::Pend,
@@ -61,21 +64,22 @@ fn summary(events: &[(u64, HistoryEvent)], now: u64) -> [u64; 5] {
     spent
 }
 
-fn add(spent: &mut [u64; 5], phase: Phase, secs: u64) {
+fn add(spent: &mut [u64; 6], phase: Phase, secs: u64) {
     let i = match phase {
         Phase::Pend => 0,
         Phase::Psusp => 1,
         Phase::Run => 2,
         Phase::Ususp => 3,
         Phase::Ssusp => 4,
+        Phase::Unkwn => 5,
         Phase::Ended => return,
     };
     spent[i] += secs;
 }
 
 /// The summary row's numbers: PEND PSUSP RUN USUSP SSUSP UNKWN TOTAL.
-fn columns(s: [u64; 5]) -> [u64; 7] {
-    [s[0], s[1], s[2], s[3], s[4], 0, s.iter().sum()]
+fn columns(s: [u64; 6]) -> [u64; 7] {
+    [s[0], s[1], s[2], s[3], s[4], s[5], s.iter().sum()]
 }
 
 /// One event as `bhist -l` writes it. A requeue of a running job takes
@@ -104,6 +108,8 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
             format!("{how} The CPU time used is {cpu_time:.1} seconds;{why}{then}")
         }
         HistoryEvent::Removed => "Exited; job was killed while pending;".into(),
+        HistoryEvent::Unknown => "Unknown; unable to reach the execution host;".into(),
+        HistoryEvent::Reached => "Running;".into(),
         HistoryEvent::Suspended { by } => format!("Suspended by the user or administrator <{by}>;"),
         HistoryEvent::Resumed { by } => format!("Resumed by the user or administrator <{by}>;"),
         HistoryEvent::Preempted { by } => format!("Suspended by the system: preempted by job <{by}>;"),
@@ -316,13 +322,13 @@ mod tests {
             (160, HistoryEvent::Resumed { by: by() }),
             (170, HistoryEvent::Finished { exit: 0, cpu_time: 1.0, reason: None, term: None }),
         ];
-        assert_eq!(summary(&events, 999), [10, 10, 20, 30, 0]);
+        assert_eq!(summary(&events, 999), [10, 10, 20, 30, 0, 0]);
         assert_eq!(columns(summary(&events, 999)), [10, 10, 20, 30, 0, 0, 70]);
     }
 
     #[test]
     fn an_unfinished_job_counts_up_to_now() {
-        assert_eq!(summary(&[(100, submitted()), (110, started())], 150), [10, 0, 40, 0, 0]);
+        assert_eq!(summary(&[(100, submitted()), (110, started())], 150), [10, 0, 40, 0, 0, 0]);
     }
 
     #[test]
@@ -335,7 +341,7 @@ mod tests {
             (160, started()),
             (170, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None, term: None }),
         ];
-        assert_eq!(summary(&events, 999), [8, 0, 62, 0, 0]);
+        assert_eq!(summary(&events, 999), [8, 0, 62, 0, 0, 0]);
         let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Done), events };
         let text = long(&h, 999);
         assert!(text.contains("Requeue requested;"), "{text}");
@@ -353,7 +359,7 @@ mod tests {
             (110, HistoryEvent::Finished { exit: 1, cpu_time: 0.0, reason: None, term: None }),
             (200, HistoryEvent::Requeued { hold: true }),
         ];
-        assert_eq!(summary(&events, 250), [0, 50, 10, 0, 0]);
+        assert_eq!(summary(&events, 250), [0, 50, 10, 0, 0, 0]);
         let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Psusp), events };
         let text = long(&h, 250);
         assert!(text.contains(": Requeued (held);"), "{text}");
@@ -376,8 +382,28 @@ mod tests {
         assert!(text.contains(": Resumed by the system;"), "{text}");
     }
 
+    /// LSF counts the time a job's host could not be reached as UNKWN,
+    /// not RUN, and says so in `bhist -l`.
+    #[test]
+    fn time_a_job_s_host_was_unreachable_is_unkwn() {
+        let events = vec![
+            (100, submitted()),
+            (100, started()),
+            (110, HistoryEvent::Unknown),
+            (140, HistoryEvent::Reached),
+            (150, HistoryEvent::Finished { exit: 0, cpu_time: 0.0, reason: None, term: None }),
+        ];
+        assert_eq!(columns(summary(&events, 999)), [0, 0, 20, 0, 0, 30, 50]);
+        let h = JobHistory { job: crate::bjobs::tests::job(3, allot_proto::JobStatus::Done), events };
+        let text = long(&h, 999);
+        assert!(text.contains(": Unknown; unable to reach the execution host;"), "{text}");
+        assert!(text.contains(": Running;"), "{text}");
+        let open = [(100, submitted()), (100, started()), (120, HistoryEvent::Unknown)];
+        assert_eq!(summary(&open, 150), [0, 0, 20, 0, 0, 30], "still unknown: up to now");
+    }
+
     #[test]
     fn a_job_removed_while_pending() {
-        assert_eq!(summary(&[(100, submitted()), (103, HistoryEvent::Removed)], 999), [3, 0, 0, 0, 0]);
+        assert_eq!(summary(&[(100, submitted()), (103, HistoryEvent::Removed)], 999), [3, 0, 0, 0, 0, 0]);
     }
 }

@@ -149,6 +149,7 @@ pub fn history(
                 Some((at.0, e))
             })
             .collect();
+        let events = crate::unknown::with_spans(events, j.unknown.as_deref());
         out.push(JobHistory { job: state.info(id, j, t, &allot_proto::JobQuery::default()), events });
     }
     Response::History(out)

@@ -32,6 +32,7 @@ mod submit;
 
 mod terminal;
 mod tick;
+mod unknown;
 mod views;
 mod writer;
 

@@ -50,6 +50,8 @@ pub struct DaemonJob {
     pub attempt: u32,
     /// How many times its pre-execution command (`-E`) failed.
     pub pre_exec_failures: u32,
+    /// When it was UNKWN, if ever (`crate::unknown`).
+    pub unknown: Option<Box<crate::unknown::Spans>>,
 }
 
 impl DaemonJob {
@@ -377,6 +379,7 @@ impl State {
                     live.reach = Some(*reach);
                 }
                 self.sync_host(t, host);
+                crate::unknown::host_changed(self, t, host);
             }
             Record::QueueChanged { queue, open } => {
                 if *open {
@@ -629,6 +632,7 @@ impl State {
                 exit_reason: None,
                 attempt: 0,
                 pre_exec_failures: 0,
+                unknown: None,
             };
             self.jobs.insert(id, info);
         }

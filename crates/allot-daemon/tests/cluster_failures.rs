@@ -196,3 +196,40 @@ fn a_run_its_agent_no_longer_holds_ends_as_lost_and_nothing_runs_it_twice() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(lines_of(&pids).len(), 1, "not run again");
 }
+
+/// The time a job's host could not be reached is UNKWN in `bhist`, not
+/// RUN, and `bhist -l` says when it was and when its host was back; the
+/// same after a restart of allotd (the host states are in its log).
+#[test]
+fn the_time_a_job_s_host_was_unreachable_is_unkwn_in_bhist() {
+    let dir = tempdir("cluster-unkwn");
+    let mut c = TestCluster::start(&dir, 2, (1, 2, 60));
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", "sleep 8"], &dir));
+    c.daemon().wait_for(id, "RUN", &dir);
+    c.signal_agent("host1", Signal::SIGSTOP);
+    c.daemon().wait_for(id, "UNKWN", &dir);
+    std::thread::sleep(Duration::from_secs(2));
+    c.signal_agent("host1", Signal::SIGCONT);
+    c.daemon().wait_for(id, "RUN", &dir);
+    c.daemon().wait_for(id, "DONE", &dir);
+    let check = |d: &Daemon| {
+        let text = stdout(&d.cmd(&["bhist", "-l", &id.to_string()], &dir));
+        assert!(text.contains(": Unknown; unable to reach the execution host;"), "{text}");
+        assert!(text.contains(": Running;"), "{text}");
+        let row: Vec<u64> = text
+            .lines()
+            .skip_while(|l| !l.contains("PEND     PSUSP    RUN"))
+            .nth(1)
+            .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_default();
+        assert_eq!(row.len(), 7, "{text}");
+        assert!(row[5] >= 2, "at least 2 s UNKWN: {text}");
+        assert_eq!(row[2] + row[5], row[6] - row[0], "RUN and UNKWN make the run: {text}");
+    };
+    check(c.daemon());
+    if let Some(d) = c.daemon.take() {
+        d.kill9();
+    }
+    c.start_daemon();
+    check(c.daemon());
+}

@@ -466,6 +466,10 @@ pub enum HistoryEvent {
     ArrayLimit {
         limit: Option<u32>,
     },
+    /// A host of the running job could no longer be reached (UNKWN).
+    Unknown,
+    /// Its hosts are reached again: running.
+    Reached,
 }
 
 /// A queue: its limits and job slots by state (PSUSP jobs count as
