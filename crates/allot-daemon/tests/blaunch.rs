@@ -172,7 +172,7 @@ fn a_multi_host_job_is_charged_the_cpu_time_of_every_host() {
     let c = TestCluster::start(&dir, 2, (1, 30, 60));
     let d = c.daemon();
     let bin = links(&dir);
-    let script = "blaunch host2 \"timeout 2 sh -c 'while :; do :; done'; true\"";
+    let script = "blaunch host2 \"timeout 3 sh -c 'while :; do :; done'; true\"";
     let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", "/dev/null", script]);
     d.wait_for(id, "DONE", &dir);
     let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
@@ -182,7 +182,9 @@ fn a_multi_host_job_is_charged_the_cpu_time_of_every_host() {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no CPU time in {long}"));
-    assert!(cpu >= 1.0, "about 2 s of CPU on host2 is the job's: {cpu} s in {long}");
+    // Up to 3 s of CPU on host2 (less on a loaded machine); its first
+    // host, which only waits, uses next to none.
+    assert!(cpu >= 0.3, "the CPU time of its task on host2 is the job's: {cpu} s in {long}");
 }
 
 #[test]

@@ -204,7 +204,7 @@ fn a_run_its_agent_no_longer_holds_ends_as_lost_and_nothing_runs_it_twice() {
 fn the_time_a_job_s_host_was_unreachable_is_unkwn_in_bhist() {
     let dir = tempdir("cluster-unkwn");
     let mut c = TestCluster::start(&dir, 2, (1, 2, 60));
-    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", "sleep 8"], &dir));
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", "sleep 15"], &dir));
     c.daemon().wait_for(id, "RUN", &dir);
     c.signal_agent("host1", Signal::SIGSTOP);
     c.daemon().wait_for(id, "UNKWN", &dir);
