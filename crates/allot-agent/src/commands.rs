@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
 /// How many command connections one agent serves at once.
@@ -86,31 +85,12 @@ impl Pending {
 
 /// Listens on [`socket_path`]; each request goes to `tx`.
 pub fn listen<T: From<Asked> + Send + 'static>(state_dir: &Path, tx: mpsc::Sender<T>) -> Result<(), String> {
-    let path = socket_path(state_dir);
-    let _ = std::fs::remove_file(&path);
-    let listener = UnixListener::bind(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Every user of the host may ask; who asks comes from the kernel.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    let open = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            };
-            let Ok(permit) = open.clone().try_acquire_owned() else { continue };
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let _permit = permit;
-                let _ = connection(stream, tx).await;
-            });
+    crate::tasks::serve_local(&socket_path(state_dir), MAX_CONNECTIONS, move |stream| {
+        let tx = tx.clone();
+        async move {
+            let _ = connection(stream, tx).await;
         }
-    });
-    Ok(())
+    })
 }
 
 async fn connection<T: From<Asked> + Send + 'static>(

@@ -54,43 +54,56 @@ pub fn socket_path(state_dir: &Path) -> PathBuf {
 }
 
 /// Listens on the local socket; each `blaunch` request goes to `tx`.
+/// Local users may connect at will: at most MAX_ASKING at once, each
+/// request of at most MAX_REQUEST bytes, read within 10 s.
 pub fn listen<T: From<TaskEvent> + Send + 'static>(state_dir: &Path, tx: mpsc::Sender<T>) -> Result<(), String> {
-    let path = socket_path(state_dir);
-    let _ = std::fs::remove_file(&path);
-    let listener = UnixListener::bind(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Any job's owner may ask; who asks comes from the kernel.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    // Local users may connect at will: at most MAX_ASKING at once, each
-    // request of at most MAX_REQUEST bytes, read within 10 s.
-    let asking = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_ASKING));
+    serve_local(&socket_path(state_dir), MAX_ASKING, move |stream| {
+        let tx = tx.clone();
+        async move {
+            let Ok(cred) = stream.peer_cred() else { return };
+            let (mut r, mut w) = stream.into_split();
+            let request = wire::read_up_to::<LaunchRequest>(&mut r, MAX_REQUEST);
+            let read = tokio::time::timeout(std::time::Duration::from_secs(10), request);
+            let Ok(Ok(request)) = read.await else { return };
+            let (reply, mut events) = mpsc::unbounded_channel();
+            if tx.send(TaskEvent::Asked { uid: cred.uid(), request, reply }.into()).await.is_err() {
+                return;
+            }
+            while let Some(event) = events.recv().await {
+                if wire::write(&mut w, &event).await.is_err() {
+                    break;
+                }
+            }
+        }
+    })
+}
+
+/// An agent's local socket at `path`, for every user of the host (mode
+/// 0666: who connects comes from the kernel), each connection served by
+/// `serve` on a task of its own, at most `max` at once (one more is closed
+/// at once).
+pub(crate) fn serve_local<F, Fut>(path: &Path, max: usize, serve: F) -> Result<(), String>
+where
+    F: Fn(tokio::net::UnixStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_file(path);
+    let listener = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let open = std::sync::Arc::new(tokio::sync::Semaphore::new(max));
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             };
-            let Ok(permit) = asking.clone().try_acquire_owned() else { continue };
-            let tx = tx.clone();
+            let Ok(permit) = open.clone().try_acquire_owned() else { continue };
+            let served = serve(stream);
             tokio::spawn(async move {
                 let _permit = permit;
-                let Ok(cred) = stream.peer_cred() else { return };
-                let (mut r, mut w) = stream.into_split();
-                let request = wire::read_up_to::<LaunchRequest>(&mut r, MAX_REQUEST);
-                let read = tokio::time::timeout(std::time::Duration::from_secs(10), request);
-                let Ok(Ok(request)) = read.await else { return };
-                let (reply, mut events) = mpsc::unbounded_channel();
-                if tx.send(TaskEvent::Asked { uid: cred.uid(), request, reply }.into()).await.is_err() {
-                    return;
-                }
-                while let Some(event) = events.recv().await {
-                    if wire::write(&mut w, &event).await.is_err() {
-                        break;
-                    }
-                }
+                served.await;
             });
         }
     });
