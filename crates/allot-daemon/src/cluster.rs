@@ -89,6 +89,11 @@ pub struct Cluster {
     /// have yet (logged as a reconfiguration at the next tick).
     pub cpus_open: BTreeSet<String>,
     pub cpus_heard: BTreeMap<String, u32>,
+    /// After a restart: the hosts of running jobs not heard from yet, and
+    /// until when their agents are waited for before the first pass
+    /// ([`recovering`]).
+    pub awaiting: BTreeSet<String>,
+    pub awaiting_until: Option<Instant>,
     /// Measures heard, to record at the next tick.
     pub samples: Vec<allot_agent::measure::Sample>,
     /// Ends collected and not yet durable: acknowledged to their agent
@@ -122,6 +127,8 @@ impl Cluster {
             reach_changes: Vec::new(),
             cpus_open: BTreeSet::new(),
             cpus_heard: BTreeMap::new(),
+            awaiting: BTreeSet::new(),
+            awaiting_until: None,
             samples: Vec::new(),
             unacked: BTreeMap::new(),
             ending: BTreeMap::new(),
@@ -193,11 +200,31 @@ pub(crate) fn first_host(state: &State, job: JobId) -> Option<(String, u32)> {
 /// After allotd's start: every host whose agent was heard from before
 /// gets a lease from now (its jobs run on while it reconnects).
 pub(crate) fn started(state: &mut State) {
+    let running: BTreeSet<String> = state
+        .running
+        .iter()
+        .filter_map(|id| state.jobs.get(id))
+        .flat_map(|j| j.alloc.iter().map(|(h, _)| h.clone()))
+        .collect();
     let Some(c) = &mut state.cluster else { return };
     let now = Instant::now();
     for live in c.hosts.values_mut().filter(|l| l.reach() != Reach::Unavail) {
         live.heard = Some(now);
     }
+    c.awaiting = running.into_iter().filter(|h| c.hosts.get(h).is_some_and(|l| l.reach() != Reach::Unavail)).collect();
+    c.awaiting_until = Some(now + Duration::from_secs(c.settings.unreach_after));
+}
+
+/// Whether allotd, just restarted, still waits for the agents of its
+/// running jobs' hosts (for `unreach_after` at most) before its first
+/// pass: an end that happened while it was down is then logged when it
+/// happened, before any record of the restart's time (a log's times never
+/// go back, so an end heard after a pass would be charged until then).
+pub(crate) fn recovering(state: &State) -> bool {
+    state
+        .cluster
+        .as_ref()
+        .is_some_and(|c| !c.awaiting.is_empty() && c.awaiting_until.is_some_and(|until| Instant::now() < until))
 }
 
 /// Handles what an agent's connection says.
@@ -347,6 +374,7 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
         c.cpus_heard.insert(host.clone(), hello.resources.ncpus);
     }
     live.resources = Some(hello.resources);
+    c.awaiting.remove(&host);
     c.change(&host, Reach::Ok, |now| now != Reach::Ok);
     eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
     let held: BTreeMap<JobId, u32> = hello.jobs.iter().map(|h| (JobId(h.job), h.attempt)).collect();

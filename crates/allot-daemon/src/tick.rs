@@ -63,7 +63,11 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     let ended: Vec<JobId> = ends.iter().filter_map(|(_, r)| r.job()).collect();
     apply_all(state, ends, &mut stamped);
     let mut measured = Vec::new();
-    measure(state, wake, &mut measured);
+    // Measures are records of now: none while ends from before a restart
+    // may still come (see `cluster::recovering`).
+    if !crate::cluster::recovering(state) {
+        measure(state, wake, &mut measured);
+    }
     apply_all(state, measured.into_iter().map(|r| (t, r)).collect(), &mut stamped);
     // Resize notification commands that ended.
     let resized = crate::resize::poll(state);
@@ -82,12 +86,17 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // The pass, as a replay runs it, recorded if it did anything: with
     // whether it considered the jobs, which the replay's pass then does.
     let pass = std::time::Instant::now();
-    match state.apply(t, &Record::Scheduled { full: false }) {
-        Ok(()) if state.pass_was_full || !state.decisions.is_empty() => {
-            stamped.push((t, Record::Scheduled { full: state.pass_was_full }));
-        }
-        Ok(()) => {}
-        Err(e) => eprintln!("allotd: the dispatch pass at {t}: {e}"),
+    match crate::cluster::recovering(state) {
+        // No pass, and nothing of the last one replayed (its decisions
+        // were the log's, and are done).
+        true => state.decisions.clear(),
+        false => match state.apply(t, &Record::Scheduled { full: false }) {
+            Ok(()) if state.pass_was_full || !state.decisions.is_empty() => {
+                stamped.push((t, Record::Scheduled { full: state.pass_was_full }));
+            }
+            Ok(()) => {}
+            Err(e) => eprintln!("allotd: the dispatch pass at {t}: {e}"),
+        },
     }
     state.passes.record(pass.elapsed());
     if let Some(c) = state.cluster.as_mut().filter(|_| !state.decisions.is_empty()) {

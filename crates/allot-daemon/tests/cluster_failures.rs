@@ -233,3 +233,30 @@ fn the_time_a_job_s_host_was_unreachable_is_unkwn_in_bhist() {
     c.start_daemon();
     check(c.daemon());
 }
+
+/// A job that ends on its host while allotd is down ends when it did, not
+/// when allotd is back: the restarted allotd waits for its running jobs'
+/// agents before its first pass, so their ends are logged at their time
+/// (`bhist` counts its run as it was).
+#[test]
+fn a_job_that_ends_while_allotd_is_down_ends_when_it_did() {
+    let dir = tempdir("cluster-down-end");
+    let mut c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", "sleep 2"], &dir));
+    c.daemon().wait_for(id, "RUN", &dir);
+    if let Some(d) = c.daemon.take() {
+        d.kill9();
+    }
+    std::thread::sleep(Duration::from_secs(8));
+    c.start_daemon();
+    c.daemon().wait_for(id, "DONE", &dir);
+    let text = stdout(&c.daemon().cmd(&["bhist", "-l", &id.to_string()], &dir));
+    let row: Vec<u64> = text
+        .lines()
+        .skip_while(|l| !l.contains("PEND     PSUSP    RUN"))
+        .nth(1)
+        .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    assert_eq!(row.len(), 7, "{text}");
+    assert!(row[2] <= 4, "it ran about 2 s, not until allotd was back (8 s and more): {text}");
+}
