@@ -97,6 +97,14 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 let (twin, links) = &mut twins[1];
                 twin.state.flush().expect("flushed");
                 twin.state = open(&twin.dir, &config, t, &wake);
+                // A restarted allotd waits (on the wall clock) for its
+                // running jobs' agents before its first pass
+                // (`cluster::recovering`, tested end to end in
+                // tests/cluster_failures.rs); the twins step through
+                // simulated time, as if every agent had said hello at once.
+                if let Some(c) = &mut twin.state.cluster {
+                    c.awaiting.clear();
+                }
                 links.clear();
             }
             Op::Wait(secs) => t = Time(t.0 + secs),
