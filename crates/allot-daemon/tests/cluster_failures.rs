@@ -9,6 +9,20 @@ use common::agents::TestCluster;
 use common::{Daemon, alive, eventually, lines_of, stdout, submitted_id, tempdir};
 use nix::sys::signal::Signal;
 
+/// `bhist -l` of a job, and its summary row's seconds (PEND PSUSP RUN
+/// USUSP SSUSP UNKWN TOTAL).
+fn bhist_summary(d: &Daemon, id: u64, dir: &std::path::Path) -> (String, Vec<u64>) {
+    let text = stdout(&d.cmd(&["bhist", "-l", &id.to_string()], dir));
+    let row: Vec<u64> = text
+        .lines()
+        .skip_while(|l| !l.contains("PEND     PSUSP    RUN"))
+        .nth(1)
+        .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    assert_eq!(row.len(), 7, "{text}");
+    (text, row)
+}
+
 /// `bjobs -l` of a job.
 fn long(d: &Daemon, id: u64, dir: &std::path::Path) -> String {
     stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], dir))
@@ -213,16 +227,9 @@ fn the_time_a_job_s_host_was_unreachable_is_unkwn_in_bhist() {
     c.daemon().wait_for(id, "RUN", &dir);
     c.daemon().wait_for(id, "DONE", &dir);
     let check = |d: &Daemon| {
-        let text = stdout(&d.cmd(&["bhist", "-l", &id.to_string()], &dir));
+        let (text, row) = bhist_summary(d, id, &dir);
         assert!(text.contains(": Unknown; unable to reach the execution host;"), "{text}");
         assert!(text.contains(": Running;"), "{text}");
-        let row: Vec<u64> = text
-            .lines()
-            .skip_while(|l| !l.contains("PEND     PSUSP    RUN"))
-            .nth(1)
-            .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
-            .unwrap_or_default();
-        assert_eq!(row.len(), 7, "{text}");
         assert!(row[5] >= 2, "at least 2 s UNKWN: {text}");
         assert_eq!(row[2] + row[5], row[6] - row[0], "RUN and UNKWN make the run: {text}");
     };
@@ -250,13 +257,6 @@ fn a_job_that_ends_while_allotd_is_down_ends_when_it_did() {
     std::thread::sleep(Duration::from_secs(8));
     c.start_daemon();
     c.daemon().wait_for(id, "DONE", &dir);
-    let text = stdout(&c.daemon().cmd(&["bhist", "-l", &id.to_string()], &dir));
-    let row: Vec<u64> = text
-        .lines()
-        .skip_while(|l| !l.contains("PEND     PSUSP    RUN"))
-        .nth(1)
-        .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect())
-        .unwrap_or_default();
-    assert_eq!(row.len(), 7, "{text}");
+    let (text, row) = bhist_summary(c.daemon(), id, &dir);
     assert!(row[2] <= 4, "it ran about 2 s, not until allotd was back (8 s and more): {text}");
 }
