@@ -32,14 +32,6 @@ pub(crate) fn submit(
             caller.uid
         ));
     }
-    // bsub -I's terminal is a socket of bsub's host, which the job's
-    // supervisor reaches from allotd's host or through the agents from it.
-    if let (Some(host), Some(_)) = (&caller.from, &s.interactive) {
-        return Response::Error(format!(
-            "bsub: -I, -Ip, -Is: from host {host}: interactive jobs are submitted on allotd's host for now. Job not \
-             submitted."
-        ));
-    }
     // Checked here too: a client other than bsub may send anything.
     if let Some(to) =
         s.mail.as_ref().and_then(|m| m.to.as_deref()).filter(|to| !allot_config::bsub::mail_user_valid(to))

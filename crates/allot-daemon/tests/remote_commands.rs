@@ -91,10 +91,33 @@ fn a_user_on_another_host_submits_sees_and_kills_through_its_agent_and_nobody_el
     let long = stdout(&on_host(&c, "host2", Some(&alice), &["bjobs", "-l", &id_text], &work));
     assert!(long.contains("Submitted from host <host2>"), "{long}");
 
-    // An interactive job from another host is refused, saying why.
-    let tried = on_host(&c, "host2", Some(&alice), &["bsub", "-I", "true"], &work);
-    assert!(!tried.status.success());
-    assert!(stderr(&tried).contains("interactive jobs are submitted on allotd's host"), "{}", stderr(&tried));
+    // An interactive job from another host: its output and exit come
+    // back through the agents (bsub attaches to the job's terminal as
+    // allotd relays it, through this host's agent).
+    let ran = on_host(&c, "host2", Some(&alice), &["bsub", "-I", "echo hello from the job; exit 3"], &work);
+    assert!(stdout(&ran).contains("hello from the job"), "{}{}", stdout(&ran), stderr(&ran));
+    assert_eq!(ran.status.code(), Some(3), "{}{}", stdout(&ran), stderr(&ran));
+    // What is typed reaches it the same way.
+    let mut typed = Command::new(common::allot());
+    typed
+        .args(["bsub", "-I", "read line; echo the job read $line"])
+        .env_remove("ALLOT_STATE_DIR")
+        .env("HOME", c.dir.join("nohome"))
+        .env("ALLOT_AGENT_SOCKET", allot_agent::tasks::socket_path(&c.agent_state("host2")))
+        .current_dir(&work)
+        .uid(alice.uid)
+        .gid(alice.gid)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = typed.spawn().expect("bsub -I");
+    {
+        use std::io::Write;
+        let mut input = child.stdin.take().expect("stdin");
+        input.write_all(b"typed words\n").expect("typed");
+    }
+    let typed = child.wait_with_output().expect("bsub -I ends");
+    assert!(stdout(&typed).contains("the job read typed words"), "{}{}", stdout(&typed), stderr(&typed));
 
     // Another user of host2 may not kill it through the agent.
     let tried = on_host(&c, "host2", Some(&mallory), &["bkill", &id_text], &work);
