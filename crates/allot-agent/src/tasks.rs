@@ -164,11 +164,11 @@ impl Launches {
         }
     }
 
-    /// Every request waiting, to resume (tag, job, attempt, hosts); those
-    /// whose `blaunch` is gone are forgotten.
-    pub fn to_resume(&mut self) -> Vec<(u64, u64, u32, Vec<String>)> {
+    /// Every request waiting, to resume; those whose `blaunch` is gone
+    /// are forgotten.
+    pub fn to_resume(&mut self) -> Vec<wire::Launch> {
         self.waiting.retain(|_, w| !w.reply.is_closed());
-        self.waiting.iter().map(|(&tag, w)| (tag, w.request.job, w.request.attempt, w.request.hosts.clone())).collect()
+        self.waiting.iter().map(|(&tag, w)| wire::Launch { tag, request: w.request.clone() }).collect()
     }
 }
 

@@ -94,15 +94,11 @@ pub enum FromAgent {
         job: u64,
         attempt: u32,
     },
-    /// This host's `blaunch` request `tag` (of the job's run `job`,
-    /// `attempt`, on `hosts`) goes on after its agent or allotd restarted:
-    /// its tasks' hosts are to send what they have of it again.
-    Resume {
-        tag: u64,
-        job: u64,
-        attempt: u32,
-        hosts: Vec<String>,
-    },
+    /// This host's `blaunch` request goes on after its agent or allotd
+    /// restarted: its tasks are sent again to their hosts (a host that has
+    /// one does not start it twice), and the hosts send all they have of
+    /// it again.
+    Resume(Box<Launch>),
     /// A command run on this host (`bsub`, `bjobs`...) asks allotd
     /// (see `crate::commands`): `request` is its frame's JSON as it sent
     /// it, `uid` who it is by this host's kernel, which this agent vouches

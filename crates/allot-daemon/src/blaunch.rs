@@ -14,7 +14,16 @@ use crate::state::State;
 /// A `blaunch` from `origin`'s agent. Refused whole (and said why to the
 /// `blaunch`) unless the job's current run is on `origin` and every host
 /// named is of its allocation and connected.
-pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }: Launch) {
+pub(crate) fn launch(state: &mut State, origin: &str, launch: Launch) {
+    send_tasks(state, origin, launch, false);
+}
+
+/// A `blaunch`'s tasks to their hosts. `resumed`: sent again after a
+/// restart, to the hosts connected now only (a host that has the task
+/// does not start it twice; one not connected sends all it has of its
+/// tasks when it is back), and then every host of it sends again what it
+/// has.
+fn send_tasks(state: &mut State, origin: &str, Launch { tag, request: l }: Launch, resumed: bool) {
     let refuse = |state: &State, why: String| {
         if let Some(c) = &state.cluster {
             c.send(origin, ToAgent::LaunchRefused { tag, why });
@@ -32,7 +41,8 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
         return refuse(state, format!("host {h} is not of job {}'s allocation", state.job_ref(job)));
     }
     let Some(c) = &state.cluster else { return };
-    if let Some(h) = l.hosts.iter().find(|h| c.hosts.get(h.as_str()).is_none_or(|live| live.link.is_none())) {
+    let connected = |h: &str| c.hosts.get(h).is_some_and(|live| live.link.is_some());
+    if let Some(h) = l.hosts.iter().find(|h| !resumed && !connected(h)) {
         return refuse(state, format!("host {h} is not reachable now"));
     }
     let user = j.record.spec.user.clone();
@@ -72,7 +82,17 @@ pub(crate) fn launch(state: &mut State, origin: &str, Launch { tag, request: l }
             user: user.clone(),
             spec: Box::new(spec),
         };
-        c.send(host, task);
+        if connected(host) {
+            c.send(host, task);
+        }
+    }
+    if resumed {
+        let mut told = std::collections::BTreeSet::new();
+        for h in l.hosts.iter().filter(|h| connected(h)) {
+            if told.insert(h.as_str()) {
+                c.send(h, ToAgent::Resend { origin: origin.to_string(), tag });
+            }
+        }
     }
 }
 
@@ -84,22 +104,11 @@ pub(crate) fn forward(state: &State, origin: &str, message: ToAgent) {
     }
 }
 
-/// `origin`'s `blaunch` request `tag` goes on after its agent or allotd
-/// restarted: each of its hosts (of the job's current run, connected) is
-/// to send all it has of it again; its `blaunch` keeps each byte and each
-/// end once. A request whose run is over is refused, as a new one would be.
-pub(crate) fn resume(state: &State, origin: &str, (tag, job, attempt): (u64, u64, u32), hosts: &[String]) {
-    let Some(c) = &state.cluster else { return };
-    let id = JobId(job);
-    let Some(j) = state.jobs.get(&id).filter(|j| state.running.contains(&id) && j.attempt == attempt) else {
-        let why = format!("job {} is not running", state.job_ref(id));
-        c.send(origin, ToAgent::LaunchRefused { tag, why });
-        return;
-    };
-    let mut told = std::collections::BTreeSet::new();
-    for h in hosts.iter().filter(|h| j.alloc.iter().any(|(a, _)| a == *h)) {
-        if told.insert(h.as_str()) {
-            c.send(h, ToAgent::Resend { origin: origin.to_string(), tag });
-        }
-    }
+/// `origin`'s `blaunch` request goes on after its agent or allotd
+/// restarted: checked as a new one is, its tasks sent again to the hosts
+/// connected now (each starts a task it does not have: allotd may have
+/// died before sending it), and each has all of its tasks' output and
+/// ends sent again; its `blaunch` keeps each byte and each end once.
+pub(crate) fn resume(state: &mut State, origin: &str, launch: Launch) {
+    send_tasks(state, origin, launch, true);
 }

@@ -285,9 +285,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 FromAgent::TaskOutput { origin, tag, index, stderr, data, offset } => {
                     crate::blaunch::forward(state, &origin, ToAgent::TaskOutput { tag, index, stderr, data, offset });
                 }
-                FromAgent::Resume { tag, job, attempt, hosts } => {
-                    crate::blaunch::resume(state, &host, (tag, job, attempt), &hosts);
-                }
+                FromAgent::Resume(l) => crate::blaunch::resume(state, &host, *l),
                 FromAgent::TaskEnded { origin, tag, index, exit } => {
                     crate::blaunch::forward(state, &origin, ToAgent::TaskEnded { tag, index, exit });
                 }

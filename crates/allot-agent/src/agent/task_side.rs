@@ -137,10 +137,15 @@ impl Agent {
         }
     }
 
-    /// allotd is back: every request of this host's that waits is resumed.
+    /// A link to allotd (again): what was sent on the last one may have
+    /// been lost with it, so every task here sends all it has again, and
+    /// every request of this host's that waits is resumed.
     pub(super) async fn resume_all(&mut self) {
-        for (tag, job, attempt, hosts) in self.launches.to_resume() {
-            self.send(&FromAgent::Resume { tag, job, attempt, hosts }).await;
+        for t in &mut self.tasks {
+            t.resend();
+        }
+        for launch in self.launches.to_resume() {
+            self.send(&FromAgent::Resume(Box::new(launch))).await;
         }
     }
 
@@ -169,10 +174,9 @@ impl Agent {
         }
         let linked = self.link.as_ref().is_some_and(|l| l.2);
         if let Some(tag) = request.resume {
-            let (job, attempt, hosts) = (request.job, request.attempt, request.hosts.clone());
-            self.launches.adopt(tag, reply, request);
+            self.launches.adopt(tag, reply, request.clone());
             if linked {
-                self.send(&FromAgent::Resume { tag, job, attempt, hosts }).await;
+                self.send(&FromAgent::Resume(Box::new(crate::wire::Launch { tag, request }))).await;
             }
             return;
         }
