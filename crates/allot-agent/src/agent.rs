@@ -435,15 +435,7 @@ impl Agent {
         self.place_default_output(job, &mut spec.stdout, &mut spec.stderr);
         spec.cgroup = self.cgroups.as_ref().map(|c| c.job_dir(job));
         self.runs.insert(job, Run { attempt, ended: None, forgotten: false, signals: Vec::new() });
-        let hosts = spec.env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
-        let mut extra = vec![("ALLOT_AGENT_SOCKET".to_string(), self.socket())];
-        if let Ok(path) = crate::tasks::write_hostfile(&self.opts.state_dir, job, &hosts) {
-            extra.push(("LSB_DJOB_HOSTFILE".to_string(), path.display().to_string()));
-        }
-        for (k, v) in extra {
-            spec.env.retain(|(name, _)| *name != k);
-            spec.env.push((k, v));
-        }
+        self.on_this_host(job, &mut spec.env);
         // As root, a job runs as its owner on this host, and only as them.
         if allot_exec::owner::is_root() {
             match self.accounts.lookup(user) {
@@ -530,6 +522,21 @@ impl Agent {
         self.send(&FromAgent::Command { tag, uid: a.uid, request: a.request }).await;
         if self.link.is_none() {
             self.commands.fail_all(&format!("host {}: lost allotd", self.opts.host));
+        }
+    }
+
+    /// A job's environment as its processes here see it, its run's or a
+    /// task's alike: this agent's socket (`blaunch`, and the commands
+    /// through it), and the job's host file on this host.
+    fn on_this_host(&self, job: u64, env: &mut Vec<(String, String)>) {
+        let hosts = env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
+        let mut extra = vec![("ALLOT_AGENT_SOCKET".to_string(), self.socket())];
+        if let Ok(path) = crate::tasks::write_hostfile(&self.opts.state_dir, job, &hosts) {
+            extra.push(("LSB_DJOB_HOSTFILE".to_string(), path.display().to_string()));
+        }
+        for (k, v) in extra {
+            env.retain(|(name, _)| *name != k);
+            env.push((k, v));
         }
     }
 

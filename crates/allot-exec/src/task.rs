@@ -52,7 +52,9 @@ pub fn supervise(dir: &Path, name: &str) -> Result<i32, ExecError> {
         path: spec_path.display().to_string(),
         source,
     })?;
-    let spec: TaskFile = serde_json::from_str(&text).map_err(|e| ExecError::Spec(format!("task {name}: {e}")))?;
+    let mut spec: TaskFile = serde_json::from_str(&text).map_err(|e| ExecError::Spec(format!("task {name}: {e}")))?;
+    // As a job's own supervisor does (`JobFiles::supervise`).
+    inherit::lsf_commands(&mut spec.env);
     if let Some(dir) = &spec.cgroup {
         if let Err(e) = cgroup::enter(dir) {
             eprintln!("allot-supervise: task {name}: not in its cgroup {}: {e}", dir.display());

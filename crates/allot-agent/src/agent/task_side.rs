@@ -35,16 +35,7 @@ impl Agent {
                 .ok_or_else(|| format!("user `{user}` does not exist on host {}", self.opts.host)),
         };
         let mut env = spec.env;
-        env.retain(|(k, _)| k != "ALLOT_AGENT_SOCKET");
-        env.push(("ALLOT_AGENT_SOCKET".into(), self.socket()));
-        // The job's host file on this host too (LSB_DJOB_HOSTFILE names a
-        // file of the task's own host, as on the first).
-        let hosts = env.iter().find(|(k, _)| k == "LSB_HOSTS").map(|(_, v)| v.clone()).unwrap_or_default();
-        if let Ok(path) = crate::tasks::write_hostfile(&self.opts.state_dir, job, &hosts) {
-            env.retain(|(k, _)| k != "LSB_DJOB_HOSTFILE");
-            env.push(("LSB_DJOB_HOSTFILE".into(), path.display().to_string()));
-        }
-        allot_exec::inherit::lsf_commands(&mut env);
+        self.on_this_host(job, &mut env);
         if let Some(c) = &self.cgroups {
             c.ensure();
         }
