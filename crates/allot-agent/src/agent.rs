@@ -619,40 +619,10 @@ impl Agent {
             jobs,
             files: self.files.clone(),
             cgroups: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
+            tasks: self.tasks.clone(),
+            state_dir: self.opts.state_dir.clone(),
         };
-        let state_dir = &self.opts.state_dir;
-        let tasks: Vec<(i32, u64, u32)> =
-            self.tasks.iter().filter_map(|t| Some((t.pgid(state_dir)?, t.run.job, t.run.attempt))).collect();
-        let base = self.cgroups.as_ref().map(|c| c.base().to_path_buf());
-        let usage = tokio::task::spawn_blocking(move || {
-            let mut per_job: BTreeMap<u64, (f64, u64)> =
-                plan.sample().into_iter().map(|(job, cpu, mem)| (job, (cpu, mem))).collect();
-            // A run's tasks: from their cgroup, which counts the ones that
-            // ended too; else from their process groups now.
-            let runs: std::collections::BTreeSet<(u64, u32)> = tasks.iter().map(|t| (t.1, t.2)).collect();
-            let mut measured = std::collections::BTreeSet::new();
-            for run in runs {
-                let dir = base.as_ref().map(|b| crate::tasks::cgroup_of(b, run));
-                if let Some(u) = dir.and_then(|d| allot_exec::cgroup::read_usage(&d)) {
-                    let e = per_job.entry(run.0).or_default();
-                    e.0 += u.cpu_time;
-                    e.1 += u.memory_kb.unwrap_or(0);
-                    measured.insert(run);
-                }
-            }
-            let groups = tasks.iter().filter(|t| !measured.contains(&(t.1, t.2))).map(|t| t.0).collect();
-            let sampled = allot_exec::sample_groups(&groups);
-            for (pgid, job, _) in tasks {
-                if let Some(u) = sampled.get(&pgid) {
-                    let e = per_job.entry(job).or_default();
-                    e.0 += u.cpu_time;
-                    e.1 += u.rss_kb;
-                }
-            }
-            per_job.into_iter().map(|(job, (cpu, mem))| (job, cpu, mem)).collect()
-        })
-        .await
-        .unwrap_or_default();
+        let usage = tokio::task::spawn_blocking(move || plan.sample()).await.unwrap_or_default();
         let mut load = crate::host::load();
         let ticks = crate::host::cpu_ticks();
         load.ut = self.cpu.zip(ticks).and_then(|(before, now)| crate::host::utilization(before, now));

@@ -1,6 +1,9 @@
 //! Measuring running jobs (allotd on its own host, an agent on its):
 //! CPU time and memory, from each job's cgroup where there is one, else
-//! from `/proc` over the job's process group.
+//! from `/proc` over the job's process group; and an agent's `blaunch`
+//! tasks of each job the same way (each run's tasks' cgroup, which counts
+//! the tasks that ended too, else their process groups now), added to the
+//! job's measure.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +16,10 @@ pub struct Sampling {
     pub jobs: Vec<u64>,
     pub files: allot_exec::JobFiles,
     pub cgroups: Option<std::path::PathBuf>,
+    /// The `blaunch` tasks on this host (an agent's), and its state
+    /// directory, where their process groups are.
+    pub tasks: Vec<crate::spool::Task>,
+    pub state_dir: std::path::PathBuf,
 }
 
 impl Sampling {
@@ -40,15 +47,47 @@ impl Sampling {
                 .into_iter()
                 .map(|(pgid, u)| (groups[&pgid], u))
                 .collect();
-        let mut out = Vec::new();
+        let mut per_job: BTreeMap<u64, (f64, u64)> = BTreeMap::new();
         for &job in &self.jobs {
             let (cpu_time, mem_kb) = match (in_cgroups.get(&job), sampled.get(&job)) {
                 (Some(c), p) => (c.cpu_time, c.memory_kb.or(p.map(|p| p.rss_kb)).unwrap_or(0)),
                 (None, Some(p)) => (p.cpu_time, p.rss_kb),
                 (None, None) => continue,
             };
-            out.push((job, (cpu_time * 100.0).round() / 100.0, mem_kb));
+            per_job.insert(job, ((cpu_time * 100.0).round() / 100.0, mem_kb));
         }
-        out
+        self.add_tasks(&mut per_job);
+        per_job.into_iter().map(|(job, (cpu, mem))| (job, cpu, mem)).collect()
+    }
+
+    /// The tasks' usage added to their jobs': each run's from its tasks'
+    /// cgroup where it has one, else from its tasks' process groups now.
+    fn add_tasks(&self, per_job: &mut BTreeMap<u64, (f64, u64)>) {
+        let runs: std::collections::BTreeSet<(u64, u32)> =
+            self.tasks.iter().map(|t| (t.run.job, t.run.attempt)).collect();
+        let mut measured = std::collections::BTreeSet::new();
+        for run in runs {
+            let dir = self.cgroups.as_ref().map(|b| crate::tasks::cgroup_of(b, run));
+            if let Some(u) = dir.and_then(|d| allot_exec::cgroup::read_usage(&d)) {
+                let e = per_job.entry(run.0).or_default();
+                e.0 += u.cpu_time;
+                e.1 += u.memory_kb.unwrap_or(0);
+                measured.insert(run);
+            }
+        }
+        let unmeasured: Vec<(i32, u64)> = self
+            .tasks
+            .iter()
+            .filter(|t| !measured.contains(&(t.run.job, t.run.attempt)))
+            .filter_map(|t| Some((t.pgid(&self.state_dir)?, t.run.job)))
+            .collect();
+        let sampled = allot_exec::sample_groups(&unmeasured.iter().map(|t| t.0).collect());
+        for (pgid, job) in unmeasured {
+            if let Some(u) = sampled.get(&pgid) {
+                let e = per_job.entry(job).or_default();
+                e.0 += u.cpu_time;
+                e.1 += u.rss_kb;
+            }
+        }
     }
 }

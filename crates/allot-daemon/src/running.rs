@@ -37,6 +37,8 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
         jobs: state.running.iter().map(|j| j.0).collect(),
         files: state.files.clone(),
         cgroups: state.cgroups.as_ref().map(|c| c.base().to_path_buf()),
+        tasks: Vec::new(),
+        state_dir: state.state_dir.clone(),
     };
     // The reads (cgroup files, every process of /proc) go to a blocking
     // thread, off the one that answers requests; their figures come back
