@@ -185,13 +185,7 @@ pub async fn end_cgroup(base: PathBuf, run: (u64, u32)) {
     if !dir.exists() {
         return;
     }
-    let _ = tokio::task::spawn_blocking(move || {
-        if !allot_exec::strays::kill_cgroup(&dir) {
-            eprintln!("allot-agent: processes of {} did not end when killed", dir.display());
-        }
-        let _ = std::fs::remove_dir(&dir);
-    })
-    .await;
+    let _ = tokio::task::spawn_blocking(move || allot_exec::strays::end_cgroup(&dir, "allot-agent")).await;
 }
 
 /// `LSB_DJOB_HOSTFILE`: the job's hosts, one line per slot, in the order

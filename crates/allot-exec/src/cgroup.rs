@@ -200,31 +200,10 @@ pub fn leave_job(dir: &Path, home: &Path) {
         eprintln!("allot-supervise: cannot leave the job's cgroup {}: what is left of the job runs on", dir.display());
         return;
     }
-    if !crate::strays::kill_cgroup(dir) {
-        eprintln!("allot-supervise: processes of the job's cgroup {} did not end when killed", dir.display());
-    }
-    let _ = std::fs::remove_dir(dir);
+    crate::strays::end_cgroup(dir, "allot-supervise");
     if let Some(base) = dir.parent() {
         let _ = std::fs::remove_dir(base);
     }
-}
-
-/// The process `cmd` starts is born in the cgroup `dir` (made if missing):
-/// its `cgroup.procs` is opened here, and the forked child writes itself
-/// into it first (register this before anything that drops root).
-pub fn born_in(cmd: &mut std::process::Command, dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::process::CommandExt;
-    made(dir)?;
-    let procs = std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs"))?;
-    let procs = std::os::fd::OwnedFd::from(procs);
-    // SAFETY: the closure runs in the forked child before exec; it makes
-    // one system call (write) on a descriptor opened before the fork, and
-    // allocates nothing.
-    #[allow(unsafe_code)]
-    unsafe {
-        cmd.pre_exec(move || nix::unistd::write(&procs, b"0").map(drop).map_err(std::io::Error::from));
-    }
-    Ok(())
 }
 
 /// `allot-<tag>` made, or already there, with the memory controller passed

@@ -51,6 +51,16 @@ pub fn kill_cgroup(dir: &Path) -> bool {
     true
 }
 
+/// Ends the cgroup `dir` of a job's run (or of its tasks on a host): every
+/// process in it killed ([`kill_cgroup`]), then the cgroup removed; what
+/// did not end is said on standard error, by `who`.
+pub fn end_cgroup(dir: &Path, who: &str) {
+    if !kill_cgroup(dir) {
+        eprintln!("{who}: processes of the cgroup {} did not end when killed", dir.display());
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
 /// The processes in the cgroup `dir`.
 fn procs(dir: &Path) -> Vec<Pid> {
     let text = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
