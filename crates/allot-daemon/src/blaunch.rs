@@ -42,7 +42,7 @@ fn send_tasks(state: &mut State, origin: &str, Launch { tag, request: l }: Launc
     }
     let Some(c) = &state.cluster else { return };
     let connected = |h: &str| c.hosts.get(h).is_some_and(|live| live.link.is_some());
-    if let Some(h) = l.hosts.iter().find(|h| !resumed && !connected(h)) {
+    if let Some(h) = l.hosts.iter().find(|h| !connected(h)).filter(|_| !resumed) {
         return refuse(state, format!("host {h} is not reachable now"));
     }
     let user = j.record.spec.user.clone();

@@ -497,12 +497,14 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     // CPUs an agent found for a host the configuration leaves open: the
     // configuration again with them, as `badmin reconfig` would log it.
     let heard = std::mem::take(&mut c.cpus_heard);
-    let mut found = allot_config::detected::found(&state.source.files);
-    let before = found.clone();
-    found.extend(heard);
-    if found != before {
-        let files = allot_config::detected::with_found(state.source.files.clone(), &found);
-        out.push((t, Record::Reconfigured { config_dir: state.source.dir.clone(), files }));
+    if !heard.is_empty() {
+        let mut found = allot_config::detected::found(&state.source.files);
+        let before = found.clone();
+        found.extend(heard);
+        if found != before {
+            let files = allot_config::detected::with_found(state.source.files.clone(), &found);
+            out.push((t, Record::Reconfigured { config_dir: state.source.dir.clone(), files }));
+        }
     }
     let Some(c) = &mut state.cluster else { return out };
     // What each host's state will be once the changes heard are applied:

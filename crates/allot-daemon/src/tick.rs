@@ -63,9 +63,10 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     let ended: Vec<JobId> = ends.iter().filter_map(|(_, r)| r.job()).collect();
     apply_all(state, ends, &mut stamped);
     let mut measured = Vec::new();
-    // Measures are records of now: none while ends from before a restart
-    // may still come (see `cluster::recovering`).
-    if !crate::cluster::recovering(state) {
+    // Measures and the pass make records of now: none while ends from
+    // before a restart may still come (see `cluster::recovering`).
+    let recovering = crate::cluster::recovering(state);
+    if !recovering {
         measure(state, wake, &mut measured);
     }
     apply_all(state, measured.into_iter().map(|r| (t, r)).collect(), &mut stamped);
@@ -86,7 +87,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // The pass, as a replay runs it, recorded if it did anything: with
     // whether it considered the jobs, which the replay's pass then does.
     let pass = std::time::Instant::now();
-    match crate::cluster::recovering(state) {
+    match recovering {
         // No pass, and nothing of the last one replayed (its decisions
         // were the log's, and are done).
         true => state.decisions.clear(),
