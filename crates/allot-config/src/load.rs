@@ -248,8 +248,8 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         // submit, as on the embedded defaults: queue `normal` (`bqueues`
         // and `allot config check` show it), under fairshare unless host
         // partitions hold the fairshare.
-        let text = if config.partitions.is_empty() { DEFAULT_QUEUES } else { DEFAULT_QUEUES_PLAIN };
-        config.queues = queues::read(&Source { name: "lsb.queues", text }, diags);
+        let text = default_queues(config.partitions.is_empty());
+        config.queues = queues::read(&Source { name: "lsb.queues", text: &text }, diags);
     }
     if let Some(src) = get("lsb.applications") {
         config.applications = crate::lsf::applications::read(&src, diags);
@@ -266,11 +266,13 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     config
 }
 
-/// The queue a configuration without one gets: the embedded defaults';
-/// without fairshare where host partitions have it.
-const DEFAULT_QUEUES: &str =
-    "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n";
-const DEFAULT_QUEUES_PLAIN: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n";
+/// The queue a configuration without one gets, as `lsb.queues` text: the
+/// embedded defaults' (`normal`, PRIORITY 30), under their fairshare
+/// unless `fairshare` is false (host partitions hold it).
+fn default_queues(fairshare: bool) -> String {
+    let shares = if fairshare { "FAIRSHARE = USER_SHARES[[default, 1]]\n" } else { "" };
+    format!("Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\n{shares}End Queue\n")
+}
 
 /// The parameters of `lsf.conf` the specification names whose behaviour
 /// allot does not have (CPU binding of parallel jobs, spec 004).
