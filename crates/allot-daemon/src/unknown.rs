@@ -24,14 +24,11 @@ pub(crate) fn host_changed(state: &mut State, t: Time, host: &str) {
     for id in on {
         let unheard = state.jobs.get(&id).is_some_and(|j| state.unheard(&j.alloc));
         let Some(j) = state.jobs.get_mut(&id) else { continue };
-        let spans = j.unknown.get_or_insert_with(Default::default);
-        match (spans.last_mut(), unheard) {
-            (Some((_, end @ None)), false) => *end = Some(t.0),
-            (Some((_, None)), true) | (_, false) => {}
-            (_, true) => spans.push((t.0, None)),
-        }
-        if spans.is_empty() {
-            j.unknown = None;
+        let open = j.unknown.as_mut().and_then(|s| s.last_mut()).filter(|(_, until)| until.is_none());
+        match (open, unheard) {
+            (Some((_, until)), false) => *until = Some(t.0),
+            (None, true) => j.unknown.get_or_insert_with(Default::default).push((t.0, None)),
+            (Some(_), true) | (None, false) => {}
         }
     }
 }
