@@ -132,10 +132,8 @@ fn through_agent(socket: &str, mut request: LaunchRequest) -> anyhow::Result<Exi
         }
         let mut stream = match std::os::unix::net::UnixStream::connect(socket) {
             Ok(s) => s,
-            Err(e) if away_since.is_some() => {
-                let _ = e;
-                continue;
-            }
+            // Its agent is being restarted: asked again after a pause.
+            Err(_) if away_since.is_some() => continue,
             Err(e) => bail!("cannot reach this host's agent at {socket}: {e}"),
         };
         if blocking::write(&mut stream, &request).is_err() {
