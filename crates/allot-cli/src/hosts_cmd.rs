@@ -14,18 +14,28 @@ use anyhow::bail;
 use crate::lsf::{call, cut, emit, flags_and_names};
 
 /// Hosts named (all without names); an unknown name is LSF's error.
-fn hosts(cmd: &str, args: &[String]) -> anyhow::Result<(Vec<HostLoad>, bool)> {
+fn hosts(cmd: &str, args: &[String]) -> anyhow::Result<(Vec<HostLoad>, Layout)> {
     let (flags, names) = flags_and_names(cmd, args)?;
     let Response::HostLoads(all) = call(Request::HostLoads)? else { bail!("{cmd}: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !all.iter().any(|h| h.name == **n)) {
         bail!("{cmd}: {missing}: Unknown host");
     }
     let shown = all.into_iter().filter(|h| names.is_empty() || names.contains(&h.name.as_str())).collect();
-    Ok((shown, flags.contains(&"-w")))
+    let layout = match (flags.contains(&"-l"), flags.contains(&"-w")) {
+        (true, _) => Layout::Long,
+        (false, wide) => Layout::Short { wide },
+    };
+    Ok((shown, layout))
+}
+
+/// `-l`: LSF's long layout (see [`crate::host_long`]); `-w`: no name cut.
+enum Layout {
+    Short { wide: bool },
+    Long,
 }
 
 /// Megabytes as LSF shows them: `900M`, `23.5G`.
-fn mem(mb: Option<u64>) -> String {
+pub(crate) fn mem(mb: Option<u64>) -> String {
     match mb {
         None => "-".into(),
         Some(m) if m < 1024 => format!("{m}M"),
@@ -34,8 +44,11 @@ fn mem(mb: Option<u64>) -> String {
 }
 
 pub fn lshosts(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (hosts, wide) = hosts("lshosts", args)?;
-    emit(&render_lshosts(&hosts, wide))?;
+    let text = match hosts("lshosts", args)? {
+        (hosts, Layout::Long) => crate::host_long::lshosts_long(&hosts),
+        (hosts, Layout::Short { wide }) => render_lshosts(&hosts, wide),
+    };
+    emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -60,8 +73,11 @@ fn render_lshosts(hosts: &[HostLoad], wide: bool) -> String {
 }
 
 pub fn lsload(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (hosts, wide) = hosts("lsload", args)?;
-    emit(&render_lsload(&hosts, wide))?;
+    let text = match hosts("lsload", args)? {
+        (hosts, Layout::Long) => crate::host_long::lsload_long(&hosts),
+        (hosts, Layout::Short { wide }) => render_lsload(&hosts, wide),
+    };
+    emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,6 +15,7 @@ mod daemon_cmd;
 mod explain_cmd;
 mod help;
 mod history_cmd;
+mod host_long;
 mod hosts_cmd;
 mod install_cmd;
 mod interactive;

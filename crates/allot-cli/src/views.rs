@@ -129,7 +129,7 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
 }
 
 /// `bhosts [-l] [-w] [-X] [host ...]`: job slots per host; `-w` cuts no
-/// name, `-l` one block per host. A compute unit with CONDENSED = Y shows
+/// name, `-l` one block per host with its load (see [`crate::host_long`]). A compute unit with CONDENSED = Y shows
 /// as one row in place of its hosts (spec 004's enclosures and racks);
 /// `-X` shows every host uncondensed instead. Named, a unit or a host
 /// shows as named.
@@ -139,8 +139,15 @@ pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
     if let Some(missing) = names.iter().find(|n| !hosts.iter().any(|h| h.name == **n)) {
         bail!("{missing}: Bad host name, host group name or cluster name");
     }
-    let shown = condense(&hosts, &names, flags.contains(&"-X"));
-    crate::lsf::emit(&render_hosts(&shown, flags.contains(&"-l"), flags.contains(&"-w")))?;
+    // LSF: `-l`, like `-X`, shows every host uncondensed.
+    let long = flags.contains(&"-l");
+    let shown = condense(&hosts, &names, flags.contains(&"-X") || long);
+    if long {
+        let Response::HostLoads(loads) = call(Request::HostLoads)? else { bail!("bhosts: unexpected answer") };
+        crate::lsf::emit(&crate::host_long::bhosts_long(&shown, &loads))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::lsf::emit(&render_hosts(&shown, flags.contains(&"-w")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -156,23 +163,8 @@ fn condense<'a>(hosts: &'a [HostInfo], names: &[&str], uncondensed: bool) -> Vec
     }
 }
 
-fn render_hosts(hosts: &[&HostInfo], long: bool, wide: bool) -> String {
+fn render_hosts(hosts: &[&HostInfo], wide: bool) -> String {
     let mut out = String::new();
-    if long {
-        // No load indices or CPU factors are configured: CPUF is LSF's
-        // default 1.00; there is no dispatch window.
-        for h in hosts {
-            let _ = writeln!(out, "HOST  {}", h.name);
-            let _ =
-                writeln!(out, "STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW");
-            let _ = writeln!(
-                out,
-                "{:<15} {:>5} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}      -\n",
-                h.status, "1.00", "-", h.max, h.njobs, h.run, h.ssusp, h.ususp, h.rsv
-            );
-        }
-        return out;
-    }
     out.push_str("HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n");
     for h in hosts {
         // LSF's short layout says `closed` whatever the reason
@@ -299,6 +291,7 @@ mod tests {
             ususp,
             ssusp: 0,
             rsv,
+            mem_reserved: 0,
             members: Vec::new(),
         }
     }
@@ -321,19 +314,22 @@ mod tests {
         let ok = host("hostA", "ok", 1, 0, 0);
         let hosts = [&ok, &long_name];
         assert_eq!(
-            render_hosts(&hosts, false, false),
+            render_hosts(&hosts, false),
             "HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV\n\
              hostA              ok              -      4      1      1      0      0      0\n\
              compute-node-0042* closed          -      4      4      2      0      1      1\n",
             "LSF's short layout: `closed`, whatever the reason"
         );
-        let wide = render_hosts(&hosts, false, true);
+        let wide = render_hosts(&hosts, true);
         assert!(wide.contains("\ncompute-node-0042.example.org closed_Full "), "{wide}");
-        assert_eq!(
-            render_hosts(&[&long_name], true, false),
-            "HOST  compute-node-0042.example.org\n\
-             STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\n\
-             closed_Full      1.00     -      4      4      2      0      1      1      -\n\n"
+        let long = crate::host_long::bhosts_long(&[&long_name], &[]);
+        assert!(
+            long.starts_with(
+                "HOST  compute-node-0042.example.org\n\
+                 STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\n\
+                 closed_Full      1.00     -      4      4      2      0      1      1      -\n\n"
+            ),
+            "{long}"
         );
     }
 

@@ -115,6 +115,7 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
         .map(|(h, (name, max, used, _))| {
             let (ususp, ssusp) = stopped.get(name).copied().unwrap_or_default();
             let rsv = state.engine.reserved_on_host(allot_engine::HostIdx(h as u32));
+            let mem_reserved = state.engine.reserved_memory_on_host(allot_engine::HostIdx(h as u32)).round() as u64;
             HostInfo {
                 name: name.to_string(),
                 // As LSF orders them: a host whose agent is not heard
@@ -136,6 +137,7 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
                 ususp,
                 ssusp,
                 rsv,
+                mem_reserved,
                 members: Vec::new(),
             }
         })
@@ -173,6 +175,7 @@ fn condensed_units(state: &State, hosts: &[HostInfo]) -> Vec<HostInfo> {
                 ususp: sum(|h| h.ususp),
                 ssusp: sum(|h| h.ssusp),
                 rsv: sum(|h| h.rsv),
+                mem_reserved: members.iter().map(|h| h.mem_reserved).sum(),
                 members: u.hosts.clone(),
             }
         })

@@ -739,6 +739,13 @@ impl Engine {
         debug_assert!(self.parked.is_none(), "a host query with a parked reservation");
         self.hosts.get(h.0 as usize).map_or(0, |x| x.rsv_slots)
     }
+
+    /// MB of host `h`'s memory that `rusage[mem]` holds: the running
+    /// jobs' and the pending jobs' reservations (`bhosts -l`'s Reserved).
+    pub fn reserved_memory_on_host(&self, h: HostIdx) -> f64 {
+        debug_assert!(self.parked.is_none(), "a host query with a parked reservation");
+        self.hosts.get(h.0 as usize).map_or(0.0, |x| x.mem_reserved + x.rsv_mem)
+    }
 }
 
 /// MB a job's `rusage[mem]` asks, 0 without.

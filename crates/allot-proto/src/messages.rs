@@ -556,6 +556,10 @@ pub struct HostInfo {
     pub ssusp: u32,
     #[serde(default)]
     pub rsv: u32,
+    /// MB of its memory that jobs' `rusage[mem]` holds, running or
+    /// reserved (`bhosts -l`'s Reserved `mem`).
+    #[serde(default)]
+    pub mem_reserved: u64,
     /// A condensed compute unit's row (CONDENSED = Y): its hosts, whose
     /// figures it sums; empty for a host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -289,6 +289,9 @@ fn backfill_on_memory_sequential_jobs() {
     let j3 = submit(&mut e, t, seq("reservation", 300, Some("rusage[mem=400]")));
     assert_eq!(pass(&mut e, t), Vec::<u64>::new());
     assert_eq!((reserved_slots(&e, j3), reserved_mem(&e, j3)), (1, 200), "one slot and all free memory");
+    // bhosts -l's Reserved mem: what runs holds and what is reserved.
+    let on_host = |e: &Engine| e.reserved_memory_on_host(HostIdx(0)).round() as u32;
+    assert_eq!(on_host(&e), 400 + 400 + 200);
     assert_eq!(e.predicted_start(j3, t), Some(Time(300 * 60)), "when job 1 ends");
 
     let j4 = submit(&mut e, t, seq("backfill", 400, Some("rusage[mem=50]")));
@@ -296,6 +299,7 @@ fn backfill_on_memory_sequential_jobs() {
     let j5 = submit(&mut e, t, seq("backfill", 100, Some("rusage[mem=50]")));
     assert_eq!(pass(&mut e, t), [j5.0], "job 5 uses memory reserved by job 3");
     assert_eq!(reserved_mem(&e, j3), 150);
+    assert_eq!(on_host(&e), 400 + 400 + 50 + 150, "job 5's 50 MB counted once");
     let j6 = submit(&mut e, t, seq("backfill", 100, Some("rusage[mem=300]")));
     assert_eq!(pass(&mut e, t), Vec::<u64>::new(), "job 6: not enough of job 3's memory");
     assert_eq!(e.reservation(j6), None, "job 6 pends with no reservation");

@@ -123,7 +123,10 @@ pub(super) const LSLOAD: CommandDoc = CommandDoc {
     synopsis: &["[host_name ...]"],
     description: "Lists each host's load: run queue lengths, CPU use, free memory and swap, as its agent \
                   reports them.",
-    options: &[flag("-w", "", "Wide: no name is cut."), flag("-l", "", "Long: every load index.")],
+    options: &[
+        flag("-w", "", "Wide: no name is cut."),
+        flag("-l", "", "Long: every load index (io too), no name cut."),
+    ],
     operands_end: false,
     synopsis_has_options: false,
     not_known: &["-E", "-gpu", "-I", "-json", "-N", "-o", "-R", "-s"],
