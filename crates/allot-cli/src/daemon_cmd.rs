@@ -58,9 +58,9 @@ pub fn start_test_cluster(n: u32) -> anyhow::Result<ExitCode> {
     if Client::connect(&paths::socket(&state)).is_ok() {
         bail!("allotd is already running (state in {}): `allot stop` first", state.display());
     }
-    let (config, listen) = crate::cluster_cmd::write_test_cluster(&state, n)?;
+    let (config, listen, net) = crate::cluster_cmd::write_test_cluster(&state, n)?;
     start(Some(&config))?;
-    crate::cluster_cmd::start_test_agents(&state, n, &listen)?;
+    crate::cluster_cmd::start_test_agents(&state, n, &listen, net.as_ref())?;
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let hosts = Client::connect(&paths::socket(&state)).and_then(|mut c| c.call(Request::Hosts));

@@ -26,6 +26,7 @@ mod shares_cmd;
 mod sim_cmd;
 mod sprio_cmd;
 mod sshare_cmd;
+mod test_net;
 mod views;
 
 use std::path::PathBuf;

@@ -41,6 +41,10 @@ struct Args {
     /// name in a UTS namespace of its own, and this file as /etc/hosts.
     #[arg(long, value_name = "HOSTS_FILE", hide = true)]
     test_host: Option<PathBuf>,
+    /// With --test-host: the network namespace (a name in /run/netns) to
+    /// enter first.
+    #[arg(long, value_name = "NAME", hide = true, requires = "test_host")]
+    test_netns: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -84,7 +88,7 @@ fn main() -> ExitCode {
     });
     // Before any thread: namespaces are each thread's own.
     if let Some(hosts_file) = &args.test_host {
-        if let Err(e) = allot_agent::testhost::become_test_host(&host, hosts_file) {
+        if let Err(e) = allot_agent::testhost::become_test_host(&host, hosts_file, args.test_netns.as_deref()) {
             eprintln!("allot-agent: {e}");
             return ExitCode::FAILURE;
         }

@@ -79,7 +79,8 @@ impl TestCluster {
         let config = config_dir(dir, &[("allot.toml", &toml), ("lsb.queues", &queues)]);
         let hosts_file = nix::unistd::Uid::effective().is_root().then(|| {
             let path = dir.join("hosts");
-            std::fs::write(&path, allot_agent::testhost::hosts_file_text(n)).expect("hosts file");
+            std::fs::write(&path, allot_agent::testhost::hosts_file_text(n, allot_agent::testhost::loopback))
+                .expect("hosts file");
             path
         });
         TestCluster {
