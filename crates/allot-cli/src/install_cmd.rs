@@ -97,10 +97,17 @@ pub fn install(prefix: &Path, allot_bash: &str) -> anyhow::Result<ExitCode> {
 pub fn install_links(dir: &Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir)?;
     let exe = std::env::current_exe()?;
-    // `allot` itself too, for `allot stop`, `allot shares`, ...
+    // `allot` itself too, for `allot stop`, `allot shares`, ... unless it
+    // is this very binary (the README installs allot in the directory it
+    // then links in): replacing it by a link to itself would remove it.
+    let this = exe.canonicalize().ok();
     let commands = command_names();
     for name in std::iter::once(&"allot").chain(&commands) {
-        link(&exe, &dir.join(name))?;
+        let path = dir.join(name);
+        if path.canonicalize().ok().is_some_and(|p| Some(p) == this) {
+            continue;
+        }
+        link(&exe, &path)?;
     }
     println!("{}: allot {}", dir.display(), commands.join(" "));
     println!("(`allot install PREFIX` installs their man pages and completion too)");

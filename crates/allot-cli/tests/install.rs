@@ -70,6 +70,36 @@ fn install_puts_commands_man_pages_and_completion_under_a_prefix() {
     let _ = std::fs::remove_dir_all(&prefix);
 }
 
+/// The README's real installation: `allot` copied into a directory, then
+/// `allot install-links` that very directory. The binary stays (it was
+/// once replaced by a link to itself) and the commands call it.
+#[test]
+fn install_links_in_the_binarys_own_directory_keeps_the_binary() {
+    let bin = tempdir("own-dir");
+    let allot = bin.join("allot");
+    std::fs::copy(env!("CARGO_BIN_EXE_allot"), &allot).expect("copied");
+    for _ in 0..2 {
+        // Another test's fork may hold the copy's descriptor for a moment
+        // (until its exec): "text file busy" is asked again.
+        let out = (0..50)
+            .find_map(|_| match Command::new(&allot).args(["install-links", bin.to_str().expect("utf-8")]).output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.expect("runs")),
+            })
+            .expect("not busy for a second");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let meta = std::fs::symlink_metadata(&allot).expect("still there");
+        assert!(meta.file_type().is_file(), "allot is still the binary, not a link");
+    }
+    assert_eq!(std::fs::read_link(bin.join("bsub")).expect("a link"), allot);
+    let help = run(&bin.join("bsub"), &["-h", "-K"]);
+    assert!(help.status.success(), "{}", text(&help.stderr));
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
 #[test]
 fn every_command_answers_h_and_v_and_shows_its_usage_after_an_unknown_option() {
     let allot = Path::new(env!("CARGO_BIN_EXE_allot"));
