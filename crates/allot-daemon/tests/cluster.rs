@@ -251,8 +251,8 @@ fn an_agent_takes_work_only_from_allotds_certificate() {
 /// theirs; `bpeek` shows it to them and to nobody else.
 #[test]
 fn a_users_job_runs_as_them_on_an_agents_host() {
-    let Some(user) = common::Throwaway::new("cluster-user", "cu") else { return };
-    let Some(other) = common::Throwaway::new("cluster-user", "co") else { return };
+    let user = common::Throwaway::new("cluster-user", "cu");
+    let other = common::Throwaway::new("cluster-user", "co");
     use std::os::unix::fs::PermissionsExt;
     let dir = tempdir("cluster-user");
     let c = TestCluster::start(&dir, 2, (1, 30, 60));

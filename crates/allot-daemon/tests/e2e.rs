@@ -222,10 +222,7 @@ fn reconfig_on_the_embedded_defaults_says_why_not() {
 /// `badmin`. Needs root (as CI runs) to make users and run as them.
 #[test]
 fn two_users_fairshare_order_ownership_and_administrators() {
-    if !nix::unistd::Uid::effective().is_root() {
-        eprintln!("two_users_fairshare_order_ownership_and_administrators: needs root to act as two users; not run");
-        return;
-    }
+    common::needs_root("two_users_fairshare_order_ownership_and_administrators", "to act as two users");
     use std::os::unix::fs::PermissionsExt;
     let alice = test_user("allotalice");
     let bob = test_user("allotbob");

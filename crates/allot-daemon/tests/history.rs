@@ -103,8 +103,7 @@ fn a_recorded_burst_replays_decision_for_decision() {
         &[("allot.toml", &format!("{HOSTS}\n{BIGGER}")), ("lsb.queues", QUEUES)],
     );
     // Several users when root can make them; this user alone otherwise.
-    let throwaway: Vec<Throwaway> =
-        ["ha", "hb", "hc"].iter().filter_map(|tag| Throwaway::new("a_recorded_burst_replays", tag)).collect();
+    let throwaway: Vec<Throwaway> = ["ha", "hb", "hc"].iter().filter_map(|tag| Throwaway::if_root(tag)).collect();
     let work = dir.join("work");
     std::fs::create_dir_all(&work).expect("work");
     if !throwaway.is_empty() {

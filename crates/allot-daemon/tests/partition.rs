@@ -57,11 +57,8 @@ impl Drop for NetNs {
 
 #[test]
 fn a_silent_partition_makes_the_host_unreach_and_healed_it_goes_on_and_past_unavail_its_job_is_given_up_once() {
-    let root = nix::unistd::Uid::effective().is_root();
-    let Some(ns) = root.then(NetNs::new).flatten() else {
-        eprintln!("partition: needs root and `ip netns` (CI runs as root); not run");
-        return;
-    };
+    common::needs_root("partition", "for a network namespace");
+    let ns = NetNs::new().expect("a network namespace and its veth pair (`ip` from iproute2, which .ci/run installs)");
     let dir = tempdir("partition");
     let mut c = TestCluster::configured_at(&dir, 2, (1, 3, 10), "", "169.254.231.1");
     c.agent_prefix.insert("host1".into(), vec!["ip".into(), "netns".into(), "exec".into(), ns.name.clone()]);

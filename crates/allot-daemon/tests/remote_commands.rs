@@ -77,8 +77,8 @@ fn work_dir(dir: &Path) -> PathBuf {
 fn a_user_on_another_host_submits_sees_and_kills_through_its_agent_and_nobody_else_may() {
     let dir = tempdir("remote-user");
     let c = cluster(&dir, |t| t, "ok");
-    let alice = Throwaway::new("remote_user", "ra").expect("root");
-    let mallory = Throwaway::new("remote_user", "rm").expect("root");
+    let alice = Throwaway::new("remote_user", "ra");
+    let mallory = Throwaway::new("remote_user", "rm");
     let work = work_dir(&dir);
 
     let out = on_host(&c, "host2", Some(&alice), &["bsub", "-o", "/dev/null", "sleep 60"], &work);
@@ -165,7 +165,7 @@ fn a_job_submits_and_waits_on_another_from_its_host_and_a_login_host_takes_none(
         |t| t.replacen("name = \"host3\"\nncpus = 2\n", "name = \"host3\"\nncpus = 2\nmxj = 0\n", 1),
         "closed_Full",
     );
-    let alice = Throwaway::new("remote_job", "rj").expect("root");
+    let alice = Throwaway::new("remote_job", "rj");
     let work = work_dir(&dir);
     let out = work.join("out");
     // The job forgets the submitter's allotd: its bsub finds its host's agent.
@@ -187,7 +187,7 @@ fn a_job_submits_and_waits_on_another_from_its_host_and_a_login_host_takes_none(
 fn an_agent_that_claims_another_host_carries_no_command() {
     let dir = tempdir("remote-forged");
     let mut c = cluster(&dir, |t| t, "ok");
-    let alice = Throwaway::new("remote_forged", "rf").expect("root");
+    let alice = Throwaway::new("remote_forged", "rf");
     let work = work_dir(&dir);
     // host2's certificate, saying it is host3: refused at its hello, so
     // its users' commands reach nothing.

@@ -85,7 +85,7 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
 /// command that answers LSB_RESIZE_NOTIFY_FAIL has the grow given back.
 #[test]
 fn a_failed_notification_gives_the_grow_back_and_runs_as_the_owner() {
-    let Some(user) = common::Throwaway::new("resize-owner", "rz") else { return };
+    let user = common::Throwaway::new("resize-owner", "rz");
     let dir = tempdir("resize-owner");
     let work = dir.join("work");
     std::fs::create_dir(&work).expect("work dir");

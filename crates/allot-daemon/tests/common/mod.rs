@@ -231,7 +231,8 @@ pub fn wait_until(d: &Daemon, job: &str, dir: &Path, flags: &[&str], check: impl
 
 /// A user (and a group of its own) made for one test and removed after
 /// it: as a hostile local user would be, with nothing of a real account.
-/// Needs root; `None` (and a printed reason) otherwise.
+/// Needs root: a test that makes one fails, saying so, when not root (CI
+/// runs as root).
 pub struct Throwaway {
     pub name: String,
     pub uid: u32,
@@ -241,12 +242,28 @@ pub struct Throwaway {
     pub group_gid: u32,
 }
 
+/// Fails the test, loudly, unless it runs as root (CI runs as root): a
+/// test that needs root never passes without having run.
+pub fn needs_root(test: &str, why: &str) {
+    assert!(
+        nix::unistd::Uid::effective().is_root(),
+        "{test}: needs root {why} (CI runs as root; as another user this test fails rather than pass unrun)"
+    );
+}
+
 impl Throwaway {
-    pub fn new(test: &str, tag: &str) -> Option<Throwaway> {
-        if !nix::unistd::Uid::effective().is_root() {
-            eprintln!("{test}: needs root to make throwaway users (CI runs as root); not run");
-            return None;
-        }
+    pub fn new(test: &str, tag: &str) -> Throwaway {
+        needs_root(test, "to make throwaway users");
+        Throwaway::made(tag)
+    }
+
+    /// For a test that proves what it can as any user and more with other
+    /// users: a throwaway user as root, `None` otherwise.
+    pub fn if_root(tag: &str) -> Option<Throwaway> {
+        nix::unistd::Uid::effective().is_root().then(|| Throwaway::made(tag))
+    }
+
+    fn made(tag: &str) -> Throwaway {
         // Short and unique: user names have at most 32 characters.
         let name = format!("al{tag}{}", std::process::id() % 100_000);
         let group = format!("{name}g");
@@ -260,7 +277,7 @@ impl Throwaway {
         assert!(made.is_ok_and(|s| s.success()), "useradd {name}");
         let u = nix::unistd::User::from_name(&name).ok().flatten().expect("user exists");
         let g = nix::unistd::Group::from_name(&group).ok().flatten().expect("group exists");
-        Some(Throwaway { name, uid: u.uid.as_raw(), gid: u.gid.as_raw(), group, group_gid: g.gid.as_raw() })
+        Throwaway { name, uid: u.uid.as_raw(), gid: u.gid.as_raw(), group, group_gid: g.gid.as_raw() }
     }
 
     pub fn ids(&self) -> (u32, u32) {
