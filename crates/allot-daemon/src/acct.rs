@@ -126,9 +126,11 @@ fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response,
                     l.started = None;
                 }
             }
-            Record::Finished { job, exit, cpu_time, max_mem_kb, .. } => {
+            Record::Finished { job, exit, cpu_time, max_mem_kb, ran_until, .. } => {
                 if let Some(l) = live.get_mut(&job) {
-                    let run = AcctRun { ended: t.0, exit, cpu_time, max_mem_kb, ..l.clone() };
+                    // When it ended, heard late or not.
+                    let ended = ran_until.map_or(t.0, |e| e.min(t.0));
+                    let run = AcctRun { ended, exit, cpu_time, max_mem_kb, ..l.clone() };
                     account(&run, &mut answer);
                     l.started = None;
                 }

@@ -566,7 +566,8 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
             out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
         }
         let report = with_other_hosts(state, job, &host, report);
-        out.push((at, crate::running::finished_of(state, job, report)));
+        let finished = crate::running::finished_of(state, job, report);
+        out.push((at, crate::running::ended_at(state, finished, ended_at, at)));
         let hosts = hosts_of(state, job);
         if let Some(c) = &mut state.cluster {
             c.unacked.insert(job, (attempt, host));

@@ -137,6 +137,11 @@ pub fn history(
                 if let Record::Killed { term: t, .. } = &r {
                     term = Some(*t);
                 }
+                // An end heard late shows when it was.
+                let at = match &r {
+                    Record::Finished { ran_until: Some(e), .. } => (*e).min(at.0),
+                    _ => at.0,
+                };
                 let e = match event(state, r)? {
                     HistoryEvent::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished {
                         exit,
@@ -146,7 +151,7 @@ pub fn history(
                     },
                     e => e,
                 };
-                Some((at.0, e))
+                Some((at, e))
             })
             .collect();
         let events = crate::unknown::with_spans(events, j.unknown.as_deref());

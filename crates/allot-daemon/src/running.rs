@@ -224,6 +224,22 @@ pub(crate) fn finished_of(state: &State, job: JobId, report: allot_exec::ExitRep
         max_mem_kb: report.max_rss_kb,
         reason: report.reason,
         pre_exec,
+        ran_until: None,
+    }
+}
+
+/// An end applied at `at` whose run really ended at `ended` (its host's
+/// time made allotd's): heard late when `ended` is before `at`, which the
+/// record says, so that the job is charged until then (never before it
+/// started).
+pub(crate) fn ended_at(state: &State, record: Record, ended: u64, at: Time) -> Record {
+    let started = record.job().and_then(|j| state.jobs.get(&j)).and_then(|j| j.start_time).unwrap_or(0);
+    match record {
+        Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec, .. } if ended < at.0 => {
+            let ran_until = Some(ended.max(started).min(at.0)).filter(|&e| e < at.0);
+            Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec, ran_until }
+        }
+        other => other,
     }
 }
 
@@ -243,7 +259,7 @@ pub(crate) fn send_signal(state: &State, job: JobId, sig: nix::sys::signal::Sign
 /// A job's end without its command having run (or without its end being
 /// known): exit code and why.
 pub(crate) fn finished_unrun(job: JobId, exit: i32, reason: String) -> Record {
-    Record::Finished { job, exit, cpu_time: 0.0, max_mem_kb: 0, reason: Some(reason), pre_exec: None }
+    Record::Finished { job, exit, cpu_time: 0.0, max_mem_kb: 0, reason: Some(reason), pre_exec: None, ran_until: None }
 }
 
 /// Launches a job the log says started; one that cannot be launched ends

@@ -325,7 +325,7 @@ impl State {
                 j.usage = Some((charged, *mem_kb));
                 j.max_mem_kb = j.max_mem_kb.max(*mem_kb);
             }
-            Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec } => {
+            Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec, ran_until } => {
                 self.running.remove(job);
                 self.pending_kills.remove(job);
                 let Some(j) = self.jobs.get_mut(job) else { return Ok(()) };
@@ -338,11 +338,14 @@ impl State {
                     unrun: reason.is_some(),
                     requeue: j.requeue.take(),
                     pre_exec: *pre_exec,
+                    unheard: ran_until.map_or(0, |e| t.0.saturating_sub(e)),
                 };
                 j.pre_exec_failures += u32::from(pre_exec.is_some());
-                let (event, requeued) = allot_store::effects::end_event(&self.engine, *job, end);
-                let _ = self.engine.apply(t, &event);
-                if let Some(hold) = requeued {
+                let ends = allot_store::effects::end_event(&self.engine, *job, end, t);
+                for event in ends.events() {
+                    let _ = self.engine.apply(t, event);
+                }
+                if let Some(hold) = ends.requeued {
                     j.back_to_pending(hold);
                     // Why it is pending again, for `bjobs -l`.
                     if pre_exec.is_some() {
@@ -351,7 +354,8 @@ impl State {
                     return Ok(());
                 }
                 j.status = if *exit == 0 { JobStatus::Done } else { JobStatus::Exit };
-                j.end_time = Some(t.0);
+                // When it ended, heard late or not.
+                j.end_time = Some(ran_until.map_or(t.0, |e| e.min(t.0)));
                 j.exit = Some(*exit);
                 j.cpu_time = Some(*cpu_time);
                 j.exit_reason = reason.as_deref().map(Box::from);

@@ -55,7 +55,9 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
             if report.oom_killed && state.jobs.get(&id).is_some_and(|j| j.killed.is_none()) {
                 ends.push((at, Record::Killed { job: id, term: allot_store::Term::MemLimit }));
             }
-            ends.push((at, crate::running::finished_of(state, id, report)));
+            let ended = report.ended_at;
+            let finished = crate::running::finished_of(state, id, report);
+            ends.push((at, crate::running::ended_at(state, finished, ended, at)));
         }
     }
     ends.extend(orphans(state, heard).into_iter().map(|r| (t.max(state.clock), r)));

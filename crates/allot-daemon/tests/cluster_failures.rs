@@ -260,3 +260,27 @@ fn a_job_that_ends_while_allotd_is_down_ends_when_it_did() {
     let (text, row) = bhist_summary(c.daemon(), id, &dir);
     assert!(row[2] <= 4, "it ran about 2 s, not until allotd was back (8 s and more): {text}");
 }
+
+/// A job that ends while its host's agent is not heard (stopped here; a
+/// host cut off alike), with allotd going on meanwhile: its end, heard
+/// late, is logged after what allotd did meanwhile, but the job ended,
+/// and is charged, when it did (`bhist` counts its run as it was, and
+/// `bjobs -l` shows its end then).
+#[test]
+fn a_job_whose_end_is_heard_late_ends_when_it_did() {
+    let dir = tempdir("cluster-late-end");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", "sleep 2"], &dir));
+    c.daemon().wait_for(id, "RUN", &dir);
+    c.signal_agent("host1", Signal::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(5));
+    // allotd goes on: the log's clock passes the job's end.
+    let d = c.daemon();
+    let other = submitted_id(&d.cmd(&["bsub", "-m", "host2", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(other, "DONE", &dir);
+    std::thread::sleep(Duration::from_secs(2));
+    c.signal_agent("host1", Signal::SIGCONT);
+    d.wait_for(id, "DONE", &dir);
+    let (text, row) = bhist_summary(d, id, &dir);
+    assert!(row[2] <= 4, "it ran about 2 s, not until its end was heard (7 s and more): {text}");
+}

@@ -143,6 +143,12 @@ pub enum Event {
         job: JobId,
         joules: f64,
     },
+    /// A running job really ended at this time, before the `Finish` or
+    /// `Requeue` that follows (heard late): see [`crate::late_end`].
+    RanUntil {
+        job: JobId,
+        at: Time,
+    },
     HostDown(HostIdx),
     HostUp(HostIdx),
     /// A pending job is held (`bstop`, LSF's PSUSP): it is not dispatched
@@ -413,6 +419,8 @@ pub struct Engine {
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
+    /// Real ends of runs heard late ([`crate::late_end`]).
+    pub(crate) ran_until: BTreeMap<JobId, Time>,
     /// The jobs whose dependencies name a job.
     pub(crate) dependents: BTreeMap<JobId, BTreeSet<JobId>>,
     /// Jobs that started, ended or came back since dependencies were last
@@ -588,6 +596,7 @@ impl Engine {
             dirty: false,
             counters: Counters::default(),
             ended: BTreeMap::new(),
+            ran_until: BTreeMap::new(),
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
             arrays: BTreeMap::new(),
@@ -634,6 +643,10 @@ impl Engine {
             }
             Event::Energy { job, joules } => {
                 self.mf_energy(*job, t, *joules);
+                Ok(None)
+            }
+            Event::RanUntil { job, at } => {
+                self.ran_until(*job, *at, t);
                 Ok(None)
             }
             Event::HostDown(h) => {
@@ -784,12 +797,13 @@ impl Engine {
             self.expected_ends.remove(&(end, id));
         }
         let extra_cpu = (cpu_time - cpu_reported).max(0.0);
+        let until = self.charged_until(id, start, t);
         for (p, leaf, charge) in &charges {
             let tree = &mut self.fairshare.policies[*p].tree;
             if extra_cpu > 0.0 {
                 tree.add_cpu(*leaf, t, extra_cpu);
             }
-            tree.finish_job(*leaf, charge, t);
+            tree.finish_job(*leaf, charge, until);
         }
     }
 }

@@ -37,6 +37,7 @@ mod groups;
 mod handover;
 mod hosts;
 mod jobs;
+mod late_end;
 mod limits;
 pub mod model;
 pub mod multifactor;

@@ -67,6 +67,10 @@ pub struct RecordedRun {
     pub usage: Vec<(u64, f64, u64)>,
     /// When it was suspended by preemption, and resumed (if it was).
     pub suspended: Vec<(u64, Option<u64>)>,
+    /// Seconds before `end` that it really ended, its end heard late
+    /// (`Record::Finished`'s `ran_until`): the replay holds its slots
+    /// until `end`, as allotd did, and charges it until its real end.
+    pub unheard: u64,
 }
 
 impl RecordedRun {
@@ -225,9 +229,10 @@ impl Fold {
                     None => self.runs.insert(*job, vec![run]),
                 }
             }
-            Record::Finished { job, exit, cpu_time, reason, pre_exec, .. } => {
+            Record::Finished { job, exit, cpu_time, reason, pre_exec, ran_until, .. } => {
                 if let Some(run) = open(&mut self.runs, *job) {
                     run.end = Some(t);
+                    run.unheard = ran_until.map_or(0, |e| t.saturating_sub(e));
                     run.exit = *exit;
                     run.cpu_time = *cpu_time;
                     run.unrun = reason.is_some();

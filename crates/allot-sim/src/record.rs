@@ -85,6 +85,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                         max_mem_kb: 0,
                         reason: None,
                         pre_exec: None,
+                        ran_until: None,
                     },
                 ));
             }

@@ -546,9 +546,13 @@ impl Replay<'_> {
             unrun: recorded.is_some_and(|r| r.unrun),
             requeue: j.requeue.take(),
             pre_exec: recorded.and_then(|r| r.pre_exec),
+            unheard: recorded.map_or(0, |r| r.unheard),
         };
-        let (event, requeued) = end_event(&self.engine, JobId(job), end);
-        let _ = self.engine.apply(Time(t), &event);
+        let ends = end_event(&self.engine, JobId(job), end, Time(t));
+        for event in ends.events() {
+            let _ = self.engine.apply(Time(t), event);
+        }
+        let requeued = ends.requeued;
         let (id, index) = j.shown;
         self.out.outcome.records.push(JobRecord {
             id,

@@ -40,8 +40,15 @@ fn submitted(job: u64) -> Record {
 #[test]
 fn a_run_of_under_a_second_started_later_in_its_second_still_ends() {
     let start = |job| Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)] };
-    let end =
-        |job| Record::Finished { job: JobId(job), exit: 0, cpu_time: 0.0, max_mem_kb: 0, reason: None, pre_exec: None };
+    let end = |job| Record::Finished {
+        job: JobId(job),
+        exit: 0,
+        cpu_time: 0.0,
+        max_mem_kb: 0,
+        reason: None,
+        pre_exec: None,
+        ran_until: None,
+    };
     let pass = || Record::Scheduled { full: true };
     let log: Vec<(Time, Record)> = vec![
         (Time(0), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) }),
@@ -103,8 +110,15 @@ fn a_log_read_from_disk_replays_as_the_same_records_in_memory() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("state.db");
-    let end =
-        |job| Record::Finished { job: JobId(job), exit: 0, cpu_time: 1.0, max_mem_kb: 0, reason: None, pre_exec: None };
+    let end = |job| Record::Finished {
+        job: JobId(job),
+        exit: 0,
+        cpu_time: 1.0,
+        max_mem_kb: 0,
+        reason: None,
+        pre_exec: None,
+        ran_until: None,
+    };
     let mut log: Vec<(Time, Record)> =
         vec![(Time(5), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) })];
     // Enough jobs for several of the stream's batches.

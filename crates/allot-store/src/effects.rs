@@ -3,7 +3,7 @@
 //! a restart's replay) and for the simulator's replay of a state
 //! directory's history (`allot sim --from`), which must hear the same.
 
-use allot_engine::{Engine, Event, JobId};
+use allot_engine::{Engine, Event, JobId, Time};
 
 use crate::Reach;
 
@@ -22,6 +22,25 @@ pub struct RunEnd {
     pub requeue: Option<bool>,
     /// Its pre-execution command failed ([`crate::PreExecEnd`]).
     pub pre_exec: Option<crate::PreExecEnd>,
+    /// It really ended this long before its end is applied (heard late;
+    /// `Record::Finished`'s `ran_until`), seconds; 0 when heard at once.
+    pub unheard: u64,
+}
+
+/// The engine's events for a run's end ([`end_event`]): the real end of
+/// one heard late, then the end itself.
+pub struct EndEvents {
+    pub ran_until: Option<Event>,
+    pub end: Event,
+    /// Back to pending (held if `true`), or `None`: ended.
+    pub requeued: Option<bool>,
+}
+
+impl EndEvents {
+    /// The events, in the order they are applied, at the end's time.
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.ran_until.iter().chain(std::iter::once(&self.end))
+    }
 }
 
 /// The engine's event for a run's end: pending again (`Requeue`) when
@@ -29,14 +48,19 @@ pub struct RunEnd {
 /// killed (held once it failed MAX_PREEXEC_RETRY times), or when its
 /// queue's REQUEUE_EXIT_VALUES takes its exit code and it was neither
 /// killed nor unable to start (it would fail the same way again); else
-/// `Finish`. Returns the event and, when it goes back to pending, whether
-/// held.
-pub fn end_event(engine: &Engine, job: JobId, end: RunEnd) -> (Event, Option<bool>) {
+/// `Finish`; before it, for an end heard late, `RanUntil` its real end
+/// (`t` is when the end is applied).
+pub fn end_event(engine: &Engine, job: JobId, end: RunEnd, t: Time) -> EndEvents {
     let by_exit = !end.killed && !end.unrun && engine.requeues_on_exit(job, end.exit);
     let by_pre_exec = end.pre_exec.filter(|_| !end.killed).map(|p| p == crate::PreExecEnd::Hold);
+    let ran_until = (end.unheard > 0).then(|| Event::RanUntil { job, at: Time(t.0.saturating_sub(end.unheard)) });
     match end.requeue.or(by_pre_exec).or(by_exit.then_some(false)) {
-        Some(hold) => (Event::Requeue { job, cpu_time: end.cpu_time, hold }, Some(hold)),
-        None => (Event::Finish { job, cpu_time: end.cpu_time, exit: end.exit }, None),
+        Some(hold) => {
+            EndEvents { ran_until, end: Event::Requeue { job, cpu_time: end.cpu_time, hold }, requeued: Some(hold) }
+        }
+        None => {
+            EndEvents { ran_until, end: Event::Finish { job, cpu_time: end.cpu_time, exit: end.exit }, requeued: None }
+        }
     }
 }
 
@@ -92,13 +116,26 @@ mod tests {
         let mut engine = Engine::new(config);
         let job = engine.submit(&allot_engine::JobSpec { user: "u".into(), slots: 1, ..Default::default() });
         let job = job.expect("submitted");
-        let end = RunEnd { exit: 99, cpu_time: 1.0, killed: false, unrun: false, requeue: None, pre_exec: None };
-        assert!(matches!(end_event(&engine, job, end), (Event::Requeue { hold: false, .. }, Some(false))));
+        let end =
+            RunEnd { exit: 99, cpu_time: 1.0, killed: false, unrun: false, requeue: None, pre_exec: None, unheard: 0 };
+        assert!(matches!(
+            end_event(&engine, job, end, Time(0)),
+            EndEvents { end: Event::Requeue { hold: false, .. }, requeued: Some(false), ran_until: None }
+        ));
         for end in [RunEnd { killed: true, ..end }, RunEnd { unrun: true, ..end }, RunEnd { exit: 1, ..end }] {
-            assert!(matches!(end_event(&engine, job, end), (Event::Finish { .. }, None)), "{end:?}");
+            assert!(
+                matches!(
+                    end_event(&engine, job, end, Time(0)),
+                    EndEvents { end: Event::Finish { .. }, requeued: None, ran_until: None }
+                ),
+                "{end:?}"
+            );
         }
         let asked = RunEnd { exit: 1, killed: true, requeue: Some(true), ..end };
-        assert!(matches!(end_event(&engine, job, asked), (Event::Requeue { hold: true, .. }, Some(true))));
+        assert!(matches!(
+            end_event(&engine, job, asked, Time(0)),
+            EndEvents { end: Event::Requeue { hold: true, .. }, requeued: Some(true), ran_until: None }
+        ));
     }
 
     /// A failed pre-execution command sends the job back to pending, held
@@ -116,12 +153,34 @@ mod tests {
             unrun: true,
             requeue: None,
             pre_exec: Some(crate::PreExecEnd::Retry),
+            unheard: 0,
         };
-        assert!(matches!(end_event(&engine, job, retry), (Event::Requeue { hold: false, .. }, Some(false))));
+        assert!(matches!(
+            end_event(&engine, job, retry, Time(0)),
+            EndEvents { end: Event::Requeue { hold: false, .. }, requeued: Some(false), ran_until: None }
+        ));
         let hold = RunEnd { pre_exec: Some(crate::PreExecEnd::Hold), ..retry };
-        assert!(matches!(end_event(&engine, job, hold), (Event::Requeue { hold: true, .. }, Some(true))));
+        assert!(matches!(
+            end_event(&engine, job, hold, Time(0)),
+            EndEvents { end: Event::Requeue { hold: true, .. }, requeued: Some(true), ran_until: None }
+        ));
         let killed = RunEnd { killed: true, ..retry };
-        assert!(matches!(end_event(&engine, job, killed), (Event::Finish { exit: 1, .. }, None)));
+        assert!(matches!(
+            end_event(&engine, job, killed, Time(0)),
+            EndEvents { end: Event::Finish { exit: 1, .. }, requeued: None, ran_until: None }
+        ));
+    }
+
+    /// An end heard late: its real end goes to the engine first, so the
+    /// job is charged until then.
+    #[test]
+    fn an_end_heard_late_says_when_the_run_really_ended() {
+        let engine = Engine::new(EngineConfig::one_queue(vec![HostSpec::new("h", 1, 1)], false));
+        let end =
+            RunEnd { exit: 0, cpu_time: 1.0, killed: false, unrun: false, requeue: None, pre_exec: None, unheard: 30 };
+        let events = end_event(&engine, JobId(1), end, Time(100));
+        let order: Vec<&Event> = events.events().collect();
+        assert!(matches!(order[..], [Event::RanUntil { at: Time(70), .. }, Event::Finish { .. }]), "{order:?}");
     }
 
     #[test]

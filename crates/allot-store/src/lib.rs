@@ -351,7 +351,15 @@ mod tests {
                 .expect("append");
             s.append(&[(
                 Time(5),
-                Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None, pre_exec: None },
+                Record::Finished {
+                    job: JobId(1),
+                    exit: 0,
+                    cpu_time: 0.5,
+                    max_mem_kb: 0,
+                    reason: None,
+                    pre_exec: None,
+                    ran_until: None,
+                },
             )])
             .expect("append");
         }
@@ -360,8 +368,15 @@ mod tests {
         s.replay(|seq, t, r| seen.push((seq, t, r))).expect("replay");
         assert_eq!(seen.len(), 4);
         assert_eq!(seen[0], (1, Time(1), submitted(1)));
-        let end =
-            Record::Finished { job: JobId(1), exit: 0, cpu_time: 0.5, max_mem_kb: 0, reason: None, pre_exec: None };
+        let end = Record::Finished {
+            job: JobId(1),
+            exit: 0,
+            cpu_time: 0.5,
+            max_mem_kb: 0,
+            reason: None,
+            pre_exec: None,
+            ran_until: None,
+        };
         assert_eq!(seen[3].2, end);
         assert_eq!(s.len().expect("len"), 4);
     }

@@ -168,6 +168,11 @@ pub enum Record {
         /// of it as it collected the end (so a replay does the same).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pre_exec: Option<PreExecEnd>,
+        /// When it really ended, where that is before this record: its
+        /// end was heard late (its host cut off, allotd down), and it is
+        /// charged until then (see `allot_engine`'s `late_end`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ran_until: Option<u64>,
     },
     /// A pending job was removed (`bkill` before it started).
     Removed { job: JobId },
