@@ -39,6 +39,9 @@ pub struct Options {
     pub supervisor: PathBuf,
     /// The local address to connect from (a test host's loopback address).
     pub bind: Option<std::net::IpAddr>,
+    /// Bytes of each stream of a `blaunch` task kept in its spool at most
+    /// (`allot_exec::task`).
+    pub task_spool_max: u64,
 }
 
 type Link = WriteHalf<TlsStream<TcpStream>>;

@@ -306,3 +306,36 @@ fn a_users_job_launches_its_tasks_as_that_user() {
     assert!(text.contains(&format!("task {}", user.name)), "{text:?}");
     assert!(text.contains(&"exit=0".to_string()), "{text:?}");
 }
+
+/// A task's spool is bounded (the agents' `--task-spool-mb`, here 1 MiB):
+/// what a task writes past it is dropped, and said in the job's output,
+/// never silently; what it wrote before comes whole.
+#[test]
+fn a_tasks_output_past_its_spools_bound_is_dropped_and_said() {
+    let dir = tempdir("blaunch-spool-bound");
+    let mut c = TestCluster::configured(&dir, 2, (1, 30, 60), "");
+    c.agent_env.push(("ALLOT_TASK_SPOOL_MB".into(), "1".into()));
+    c.start_daemon();
+    c.start_agent("host1");
+    c.start_agent("host2");
+    c.wait_host("host1", "ok");
+    c.wait_host("host2", "ok");
+    let d = c.daemon();
+    let bin = links(&dir);
+    let out = dir.join("out");
+    let task = "head -c 3000000 /dev/zero | tr \"\\\\0\" x; echo; echo tail-of-task";
+    let script = format!("blaunch host2 '{task}'; echo blaunch=$?");
+    let id = bsub_with(d, &bin, &dir, &["-n", "2", "-R", "span[ptile=1]", "-o", out.to_str().expect("utf-8"), &script]);
+    d.wait_for(id, "DONE", &dir);
+    let text = String::from_utf8_lossy(&std::fs::read(&out).expect("output")).into_owned();
+    // The job's output, without the report after it.
+    let text = text.split("\n------------------------------------------------------------\nSender").next().expect("");
+    assert_eq!(text.bytes().filter(|&b| b == b'x').count(), 1 << 20, "the first MiB, whole");
+    assert!(!text.contains("tail-of-task"), "past the bound: dropped");
+    assert!(
+        text.contains("this task's output past 1 MiB of a stream was dropped (1951438 bytes of standard output, 0 of"),
+        "said: {}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+    assert!(text.contains("blaunch=0"), "the task's exit is its own");
+}

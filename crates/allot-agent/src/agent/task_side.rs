@@ -51,6 +51,7 @@ impl Agent {
                 nice: spec.nice,
                 limits: spec.limits,
                 cgroup,
+                spool_max: self.opts.task_spool_max,
             };
             let tx = tx.clone();
             crate::spool::start(&self.opts.state_dir, &self.opts.supervisor, run, &file, move || {

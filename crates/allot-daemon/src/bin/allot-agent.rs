@@ -27,6 +27,12 @@ struct Args {
     /// The local address to connect from.
     #[arg(long)]
     bind: Option<std::net::IpAddr>,
+    /// MiB of each stream of a `blaunch` task that its spool keeps at
+    /// most (what waits while allotd is out of reach included); a task's
+    /// output past it is dropped, and said in its job's output. Default
+    /// 1024, or $ALLOT_TASK_SPOOL_MB.
+    #[arg(long, value_name = "MIB")]
+    task_spool_mb: Option<u64>,
     /// A load generator instead of an agent: N simulated hosts (host1 ...
     /// hostN, each with its certificate in --tls), see bench/agents-load.sh.
     #[arg(long, value_name = "N", hide = true)]
@@ -111,6 +117,18 @@ fn main() -> ExitCode {
         state_dir,
         supervisor,
         bind: args.bind,
+        task_spool_max: match args
+            .task_spool_mb
+            .map(Ok)
+            .or_else(|| std::env::var("ALLOT_TASK_SPOOL_MB").ok().map(|v| v.parse::<u64>().map_err(|_| v)))
+        {
+            Some(Ok(mb)) => mb << 20,
+            Some(Err(v)) => {
+                eprintln!("allot-agent: ALLOT_TASK_SPOOL_MB: expected a number of MiB, found `{v}`");
+                return ExitCode::FAILURE;
+            }
+            None => allot_exec::task::SPOOL_MAX,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
