@@ -286,6 +286,9 @@ fn emit_peek(follow: bool, id: allot_proto::JobRef, output: &str) -> anyhow::Res
     loop {
         let _ = std::io::stdout().flush();
         std::thread::sleep(std::time::Duration::from_millis(500));
+        // LSF: "When the job is done, the bpeek -f command exits" (its
+        // output stays readable): a last look once it has ended.
+        let ended = !running(id)?;
         let Ok(Response::Peek { output, .. }) = call(Request::Peek { job: Some(id) }) else {
             return Ok(ExitCode::SUCCESS);
         };
@@ -295,6 +298,19 @@ fn emit_peek(follow: bool, id: allot_proto::JobRef, output: &str) -> anyhow::Res
         let new = new.split("\n<< output from stderr >>\n").next().unwrap_or_default();
         crate::lsf::emit(new)?;
         shown.push_str(new);
+        if ended {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+}
+
+/// Whether job `id` has not ended yet (it may still write).
+fn running(id: allot_proto::JobRef) -> anyhow::Result<bool> {
+    let query = allot_proto::JobQuery { finished: true, brief: true, jobs: vec![id], ..Default::default() };
+    match call(Request::Jobs(query))? {
+        Response::Jobs(jobs) => Ok(jobs.iter().any(|j| j.status.unfinished())),
+        Response::Error(e) => bail!("bpeek: {e}"),
+        _ => bail!("bpeek: unexpected answer"),
     }
 }
 

@@ -199,3 +199,33 @@ fn an_agent_that_claims_another_host_carries_no_command() {
     assert!(!tried.status.success(), "{}", stdout(&tried));
     assert!(stderr(&tried).contains("allotd cannot be reached from host host3"), "{}", stderr(&tried));
 }
+
+/// Streams through an agent: `bjobs` of 20,000 jobs (arrays'
+/// elements, one row each) comes whole, and `bpeek -f` on one host
+/// follows a job on another until its end.
+#[test]
+fn streams_come_whole_through_an_agent() {
+    let dir = tempdir("remote-streams");
+    let c = cluster(&dir, |t| t, "ok");
+    let alice = Throwaway::new("remote_streams", "rs");
+    let work = work_dir(&dir);
+    for _ in 0..20 {
+        // MAX_JOB_ARRAY_SIZE is 1,000 by default.
+        submitted_id(&on_host(&c, "host2", Some(&alice), &["bsub", "-H", "-J", "many[1-1000]", "true"], &work));
+    }
+    let rows = stdout(&on_host(&c, "host2", Some(&alice), &["bjobs", "-w"], &work));
+    assert_eq!(rows.lines().filter(|l| l.contains("PSUSP")).count(), 20_000, "every element: {}", &rows[..500]);
+    let script = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.5; done";
+    let out = work.join("peeked");
+    let args = ["bsub", "-m", "host3", "-o", out.to_str().expect("utf-8"), script];
+    let id = submitted_id(&on_host(&c, "host2", Some(&alice), &args, &work));
+    eventually("the job runs", || {
+        stdout(&on_host(&c, "host2", Some(&alice), &["bjobs", &id.to_string()], &work)).contains(" RUN ")
+    });
+    let followed = on_host(&c, "host2", Some(&alice), &["bpeek", "-f", &id.to_string()], &work);
+    let text = stdout(&followed);
+    assert!(followed.status.success(), "{}", stderr(&followed));
+    for i in 1..=6 {
+        assert!(text.contains(&format!("line {i}\n")), "bpeek -f followed to the end: {text}");
+    }
+}
