@@ -362,6 +362,11 @@ impl Agent {
                 }
                 self.deliver(job);
             }
+            ToAgent::OtherHosts { job, attempt, cpu_time, max_rss_kb } => {
+                if self.runs.get(&job).is_some_and(|r| r.attempt == attempt && r.ended.is_none()) {
+                    let _ = self.files.write_other_hosts(job, cpu_time, max_rss_kb);
+                }
+            }
             ToAgent::Acked { job, attempt } => {
                 if self.runs.get(&job).is_some_and(|r| r.attempt == attempt && r.ended.is_some()) {
                     self.runs.remove(&job);

@@ -26,7 +26,7 @@ pub const MAX_FRAME: usize = 16 << 20;
 
 /// The protocol's version: an agent and an allotd of different versions
 /// do not talk (the hello is refused, saying both).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The name allotd's certificate carries, which an agent asks for: only
 /// allotd may give an agent work, and no host's certificate names it.
@@ -250,6 +250,15 @@ pub enum ToAgent {
         job: u64,
         attempt: u32,
         signal: i32,
+    },
+    /// What the job's other hosts (its `blaunch` tasks there) used so
+    /// far, CPU seconds and KB of memory: for its report here, which
+    /// tells the job's whole use.
+    OtherHosts {
+        job: u64,
+        attempt: u32,
+        cpu_time: f64,
+        max_rss_kb: u64,
     },
     /// The job's end is in allotd's log: forget it.
     Acked {

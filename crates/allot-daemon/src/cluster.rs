@@ -255,6 +255,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 // Commands are taken by the connection's reader (`remote`).
                 FromAgent::Hello(_) | FromAgent::Command { .. } => {}
                 FromAgent::Heartbeat(beat) => {
+                    let beat_jobs: Vec<JobId> = beat.usage.iter().map(|u| JobId(u.0)).collect();
                     live.skew = beat.clock as i64 - crate::serve::now().0 as i64;
                     live.load = Some(beat.load);
                     for (job, cpu, mem) in beat.usage {
@@ -263,6 +264,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                         let (cpu, mem) = hosts.values().fold((0.0, 0), |a, u| (a.0 + u.0, a.1 + u.1));
                         c.samples.push((job, cpu, mem));
                     }
+                    other_hosts_told(state, &host, &beat_jobs);
                 }
                 FromAgent::Launch(l) => crate::blaunch::launch(state, &host, *l),
                 FromAgent::Peeked { tag, output } => {
@@ -319,6 +321,22 @@ fn ended(state: &mut State, host: &str, job: JobId, attempt: u32, report: ExitRe
         }
     } else if c.unacked.get(&job).is_none_or(|(a, _)| *a != attempt) {
         c.send(host, ToAgent::Forget { job: job.0, attempt });
+    }
+}
+
+/// What `host` measured of its tasks of `jobs` is passed on to each job's
+/// first host, with what its other hosts measured, for the job's report
+/// there (`ToAgent::OtherHosts`). Sent before the tasks' ends are (the
+/// agent measures a task as it ends, then tells its end), on the same
+/// link as they go, so the report has the tasks' last measures.
+fn other_hosts_told(state: &State, host: &str, jobs: &[JobId]) {
+    let Some(c) = &state.cluster else { return };
+    for &job in jobs {
+        let Some((first, attempt)) = first_host(state, job).filter(|(first, _)| first != host) else { continue };
+        let Some(hosts) = c.usage.get(&job) else { continue };
+        let (cpu_time, max_rss_kb) =
+            hosts.iter().filter(|(h, _)| **h != first).fold((0.0, 0), |s, (_, u)| (s.0 + u.0, s.1 + u.1));
+        c.send(&first, ToAgent::OtherHosts { job: job.0, attempt, cpu_time, max_rss_kb });
     }
 }
 

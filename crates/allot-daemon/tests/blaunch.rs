@@ -174,18 +174,31 @@ fn a_multi_host_job_is_charged_the_cpu_time_of_every_host() {
     let d = c.daemon();
     let bin = links(&dir);
     let script = "blaunch host2 \"timeout 3 sh -c 'while :; do :; done'; true\"";
-    let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", "/dev/null", script]);
+    let out = dir.join("out");
+    let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), script]);
     d.wait_for(id, "DONE", &dir);
-    let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
-    let cpu: f64 = long
-        .split("The CPU time used is ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no CPU time in {long}"));
+    let after = |text: &str, what: &str| -> f64 {
+        text.split(what)
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {what:?} in {text}"))
+    };
     // Up to 3 s of CPU on host2 (less on a loaded machine); its first
-    // host, which only waits, uses next to none.
+    // host, which only waits, uses next to none. After its end, in every
+    // account of it: bjobs -l, bhist -l, bacct -l, and its report.
+    let long = stdout(&d.cmd(&["bjobs", "-l", &id.to_string()], &dir));
+    let cpu = after(&long, "The CPU time used is ");
     assert!(cpu >= 0.3, "the CPU time of its task on host2 is the job's: {cpu} s in {long}");
+    let hist = stdout(&d.cmd(&["bhist", "-l", &id.to_string()], &dir));
+    assert_eq!(after(&hist, "The CPU time used is "), cpu, "{hist}");
+    let acct = stdout(&d.cmd(&["bacct", "-l", &id.to_string()], &dir));
+    let row = acct.lines().skip_while(|l| !l.contains("CPU_T")).nth(1).unwrap_or_else(|| panic!("{acct}"));
+    let acct_cpu: f64 = row.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{acct}"));
+    assert!((acct_cpu - cpu).abs() < 0.01, "bacct: {acct}");
+    let report = std::fs::read_to_string(&out).expect("the job's report");
+    let reported = after(&report, "CPU time :");
+    assert!((reported - cpu).abs() < 0.01, "the job's report: {report}");
 }
 
 #[test]

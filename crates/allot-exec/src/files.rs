@@ -85,9 +85,25 @@ impl JobFiles {
         std::fs::read_to_string(self.path(job, "pgid")).ok()?.trim().parse().ok()
     }
 
+    /// What a multi-host job's other hosts (its `blaunch` tasks there)
+    /// used so far, CPU seconds and KB of memory, as allotd last told this
+    /// host: its report shows the job's whole use (its own exit report,
+    /// allotd's, does not count it: allotd adds it itself).
+    pub fn write_other_hosts(&self, job: u64, cpu_time: f64, max_rss_kb: u64) -> std::io::Result<()> {
+        self.write_atomic(job, "others", format!("{cpu_time} {max_rss_kb}").as_bytes(), Durable::No)
+    }
+
+    /// See [`JobFiles::write_other_hosts`]: (0, 0) when none was told.
+    pub fn read_other_hosts(&self, job: u64) -> (f64, u64) {
+        let text = std::fs::read_to_string(self.path(job, "others")).unwrap_or_default();
+        let mut words = text.split_whitespace();
+        let cpu = words.next().and_then(|w| w.parse().ok()).unwrap_or(0.0);
+        (cpu, words.next().and_then(|w| w.parse().ok()).unwrap_or(0))
+    }
+
     /// Removes a finished job's files (its output files stay).
     pub fn clean(&self, job: u64) {
-        for ext in ["spec", "pgid", "exit", "lock"] {
+        for ext in ["spec", "pgid", "exit", "lock", "others"] {
             let _ = std::fs::remove_file(self.path(job, ext));
         }
     }
@@ -180,11 +196,12 @@ impl JobFiles {
         nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(spec.umask & 0o777));
         let mut spec = spec;
         crate::inherit::lsf_commands(&mut spec.env);
-        let report = run(&spec, |pgid| {
+        let started = |pgid: i32| {
             // Durable: after a crash of the machine, it is what says the
             // job ran, so it is not run again. The job runs meanwhile.
             self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes).is_ok()
-        });
+        };
+        let report = run(&spec, started, || self.read_other_hosts(job));
         let report = report.unwrap_or_else(|e| {
             // Said on the job's standard error too, where it can be
             // opened as it would have been for the job.

@@ -418,10 +418,14 @@ mod tests {
         s.cgroup = Some(cgroups.job_dir(9));
         let job_dir = cgroups.job_dir(9);
         let mut born_in = String::new();
-        let report = run(&s, |pid| {
-            born_in = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
-            true
-        })
+        let report = run(
+            &s,
+            |pid| {
+                born_in = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+                true
+            },
+            || (0.0, 0),
+        )
         .expect("ran");
         let line = born_in.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or_default().trim();
         let line = line.trim_start_matches('/');
@@ -460,7 +464,7 @@ mod tests {
         let head = report::ReportHead { job: "8".into(), command: "echo hello".into(), ..Default::default() };
         s.report = Some(Box::new(head));
         let before = now_secs();
-        assert_eq!(run(&s, |_| true).expect("ran").exit, 2);
+        assert_eq!(run(&s, |_| true, || (0.0, 0)).expect("ran").exit, 2);
         let out = std::fs::read_to_string(dir.join("out.8")).expect("output");
         let (output, report) = out.split_once('\n').expect("lines");
         assert_eq!(output, "hello");
@@ -475,7 +479,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.join("err")).expect("err"), "oops\n");
         // Without one (no `-o`, or `-N`), the output is the job's alone.
         let s = spec(&dir, 9, "echo hello");
-        run(&s, |_| true).expect("ran");
+        run(&s, |_| true, || (0.0, 0)).expect("ran");
         assert_eq!(std::fs::read_to_string(dir.join("out.9")).expect("output"), "hello\n");
     }
 
@@ -492,7 +496,7 @@ mod tests {
             stack_kb: Some(4096),
             swap_kb: Some(8_388_608),
         };
-        assert_eq!(run(&s, |_| true).expect("ran").exit, 0);
+        assert_eq!(run(&s, |_| true, || (0.0, 0)).expect("ran").exit, 0);
         let limits = std::fs::read_to_string(dir.join("out.6")).expect("limits");
         let soft = |name: &str| {
             let line = limits.lines().find(|l| l.starts_with(name)).unwrap_or_default();
@@ -505,7 +509,7 @@ mod tests {
         assert_eq!(soft("Max address space"), (8_388_608u64 * 1024).to_string());
         let mut big = spec(&dir, 7, "head -c 4000000 /dev/zero > big");
         big.limits.file_kb = Some(1024);
-        let report = run(&big, |_| true).expect("ran");
+        let report = run(&big, |_| true, || (0.0, 0)).expect("ran");
         assert_eq!(std::fs::metadata(dir.join("big")).expect("big").len(), 1024 * 1024, "cut at the limit");
         assert_ne!(report.exit, 0, "{report:?}");
     }
@@ -520,11 +524,11 @@ mod tests {
         let mut s = spec(&dir, 12, "wc -l");
         s.input = Some(dir.join("in.txt"));
         s.pre_exec = Some("cat".into());
-        assert_eq!(run(&s, |_| true).expect("ran").exit, 0);
+        assert_eq!(run(&s, |_| true, || (0.0, 0)).expect("ran").exit, 0);
         assert_eq!(std::fs::read_to_string(dir.join("out.12")).expect("output").trim(), "2");
         let mut missing = spec(&dir, 13, "cat");
         missing.input = Some(dir.join("nowhere"));
-        let report = run(&missing, |_| true).expect("ran");
+        let report = run(&missing, |_| true, || (0.0, 0)).expect("ran");
         let why = format!("cannot read the input file {}: No such file or directory", dir.join("nowhere").display());
         assert_eq!((report.exit, report.reason), (1, Some(why)));
     }
@@ -539,10 +543,14 @@ mod tests {
         s.post_exec = Some("echo post $LSB_JOBEXIT_STAT".into());
         s.report = Some(Box::new(report::ReportHead { job: "11".into(), ..Default::default() }));
         let mut groups = Vec::new();
-        let report = run(&s, |pgid| {
-            groups.push(pgid);
-            true
-        })
+        let report = run(
+            &s,
+            |pgid| {
+                groups.push(pgid);
+                true
+            },
+            || (0.0, 0),
+        )
         .expect("ran");
         assert_eq!((report.exit, report.pre_exec_failed), (3, false));
         assert_eq!(groups.len(), 3, "each ran in a process group allotd heard of: {groups:?}");
@@ -554,7 +562,7 @@ mod tests {
         let mut s = spec(&dir, 12, "echo never");
         s.pre_exec = Some("echo not yet; exit 4".into());
         s.post_exec = Some("echo nor this".into());
-        let report = run(&s, |_| true).expect("ran");
+        let report = run(&s, |_| true, || (0.0, 0)).expect("ran");
         assert_eq!((report.exit, report.pre_exec_failed), (4, true));
         assert!(report.reason.as_deref().is_some_and(|r| r.contains("pre-execution command (-E) exited with 4")));
         assert_eq!(std::fs::read_to_string(dir.join("out.12")).expect("output"), "not yet\n");
@@ -580,7 +588,7 @@ mod tests {
             end: true,
             head,
         }));
-        run(&s, |_| true).expect("ran");
+        run(&s, |_| true, || (0.0, 0)).expect("ran");
         let mails = std::fs::read_to_string(&sink).expect("mailed");
         assert_eq!(mails.matches("ARGS -oi someone@example.org\n").count(), 2, "{mails}");
         assert!(mails.contains("Subject: Job 13: <echo out> in cluster <> Started\n"), "{mails}");
@@ -592,7 +600,7 @@ mod tests {
         if let Some(m) = broken.mail.as_mut() {
             m.program = "/no/such/mailer".into();
         }
-        run(&broken, |_| true).expect("ran");
+        run(&broken, |_| true, || (0.0, 0)).expect("ran");
         let err = std::fs::read_to_string(dir.join("err")).expect("err");
         assert!(err.contains("allot: job 14: mail to someone@example.org not sent: /no/such/mailer: "), "{err}");
     }
@@ -602,7 +610,7 @@ mod tests {
         let dir = temp("kill");
         let s = spec(&dir, 1, "sleep 30 & sleep 30; wait");
         let (tx, rx) = std::sync::mpsc::channel();
-        let waiter = std::thread::spawn(move || run(&s, |pgid| tx.send(pgid).is_ok()));
+        let waiter = std::thread::spawn(move || run(&s, |pgid| tx.send(pgid).is_ok(), || (0.0, 0)));
         let pgid = rx.recv().expect("started");
         std::thread::sleep(std::time::Duration::from_millis(100));
         signal_group(pgid, nix::sys::signal::Signal::SIGTERM).expect("signal");
@@ -746,7 +754,7 @@ mod tests {
     #[test]
     fn a_plain_command_runs_with_its_arguments_and_exit_code() {
         let dir = temp("direct");
-        let report = run(&spec(&dir, 3, "ls /no-such-directory-here"), |_| true).expect("ran");
+        let report = run(&spec(&dir, 3, "ls /no-such-directory-here"), |_| true, || (0.0, 0)).expect("ran");
         assert_eq!(report.exit, 2, "ls's own exit code for a missing operand");
         assert!(std::fs::read_to_string(dir.join("err")).expect("err").contains("no-such-directory-here"));
     }

@@ -183,7 +183,11 @@ pub const PRE_EXEC_ABORT: i32 = 99;
 /// meanwhile), and its output goes to the job's output files, where the
 /// job's user looks (LSF mails it with LSB_POSTEXEC_SEND_MAIL; allot sends
 /// no mail). Its exit code changes nothing of the job's.
-pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<ExitReport, ExecError> {
+pub fn run(
+    spec: &ExecSpec,
+    mut started: impl FnMut(i32) -> bool,
+    other_hosts: impl Fn() -> (f64, u64),
+) -> Result<ExitReport, ExecError> {
     let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
     let cwd = as_owner(owner, || working_directory(spec))??;
     let (stdout, stderr) = open_outputs(spec)?;
@@ -319,11 +323,14 @@ pub fn run(spec: &ExecSpec, mut started: impl FnMut(i32) -> bool) -> Result<Exit
             let _ = writeln!(&stderr, "allot: job {}: {}", spec.job, e.reason());
         }
     }
+    // The report and the mail tell the job's whole use: its other hosts'
+    // too, as allotd last told this host (`JobFiles::write_other_hosts`).
+    let (other_cpu, other_kb) = other_hosts();
     let run = report::RunSummary {
         code: status.code(),
         signal: status.signal(),
-        cpu_time: ended.cpu_time,
-        max_rss_kb: ended.max_rss_kb,
+        cpu_time: ((ended.cpu_time + other_cpu) * 100.0).round() / 100.0,
+        max_rss_kb: ended.max_rss_kb + other_kb,
         started: started_at,
         ended: ended_at,
     };
