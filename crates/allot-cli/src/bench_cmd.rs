@@ -21,7 +21,7 @@ pub fn daemon(jobs: u64, connections: u64, keep: bool) -> anyhow::Result<ExitCod
     let mut child = Command::new(&allotd)
         .env("ALLOT_STATE_DIR", &state)
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(state.join("allotd.log"))?)
+        .stderr(crate::daemon_cmd::log_file(&state.join("allotd.log"))?)
         .spawn()
         .with_context(|| format!("cannot start {}", allotd.display()))?;
     let result = measure(&exe, &state, child.id(), jobs, connections.max(1));

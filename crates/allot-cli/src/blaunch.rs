@@ -131,7 +131,10 @@ fn through_agent(socket: &str, mut request: LaunchRequest) -> anyhow::Result<Exi
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
         let mut stream = match std::os::unix::net::UnixStream::connect(socket) {
-            Ok(s) => s,
+            Ok(s) => {
+                allot_proto::trusted(&s, std::path::Path::new(socket))?;
+                s
+            }
             // Its agent is being restarted: asked again after a pause.
             Err(_) if away_since.is_some() => continue,
             Err(e) => bail!("cannot reach this host's agent at {socket}: {e}"),

@@ -101,7 +101,7 @@ pub fn start_test_agents(state: &Path, n: u32, listen: &str, net: Option<&TestNe
         let host = format!("host{k}");
         let home = dir.join(&host);
         std::fs::create_dir_all(&home)?;
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(home.join("agent.log"))?;
+        let log = crate::daemon_cmd::log_file(&home.join("agent.log"))?;
         use std::os::unix::process::CommandExt;
         let mut cmd = std::process::Command::new(&agent);
         if root {

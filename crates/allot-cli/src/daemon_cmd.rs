@@ -22,7 +22,7 @@ pub fn start(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     if !allotd.exists() {
         bail!("{} is not there: build it with `cargo build -p allot-daemon`", allotd.display());
     }
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(state.join("allotd.log"))?;
+    let log = log_file(&state.join("allotd.log"))?;
     let mut cmd = std::process::Command::new(&allotd);
     if let Some(dir) = config {
         cmd.arg("--config").arg(dir);
@@ -100,4 +100,21 @@ pub fn stop() -> anyhow::Result<ExitCode> {
         Response::Error(e) => bail!("{e}"),
         other => bail!("unexpected answer {other:?}"),
     }
+}
+
+/// A daemon's log, appended to: 0600 whatever the umask it is started
+/// under, an existing one made so too (a log holds user names, commands
+/// and paths of every user's jobs; another user neither reads nor writes
+/// it).
+pub(crate) fn log_file(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot make {} private", path.display()))?;
+    Ok(file)
 }

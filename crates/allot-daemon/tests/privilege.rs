@@ -264,3 +264,94 @@ fn a_user_without_an_allotd_reaches_roots_with_nothing_set() {
     let listed = as_user(&["bjobs", "-a", "-noheader"]);
     assert!(stdout(&listed).starts_with(&job.to_string()), "{} {}", stdout(&listed), stderr(&listed));
 }
+
+/// allotd's log and the test hosts' agents' logs are 0600 whatever the
+/// umask `allot start` runs under (a world-readable or world-writable log
+/// made so too): they hold every user's job names, commands and paths.
+#[test]
+fn the_daemons_logs_are_private_whatever_the_umask() {
+    let dir = tempdir("private-logs");
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).expect("state");
+    let log = state.join("allotd.log");
+    std::fs::write(&log, "").expect("an old log");
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let allot = |args: &[&str]| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg("umask 000; exec \"$0\" \"$@\"")
+            .arg(common::allot())
+            .args(args)
+            .env("ALLOT_STATE_DIR", &state)
+            .output()
+            .expect("allot runs")
+    };
+    let started = allot(&["start", "--test-hosts", "1"]);
+    let stopped = allot(&["stop"]);
+    assert!(started.status.success(), "{}{}", stdout(&started), stderr(&started));
+    assert!(stopped.status.success(), "{}", stderr(&stopped));
+    for path in [log, state.join("test-hosts/host1/agent.log")] {
+        let mode = std::fs::metadata(&path).expect("the log").mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", path.display());
+    }
+}
+
+/// A daemon another user planted where a command without `HOME` used to
+/// look (`/tmp/.local/state/allot/allotd.sock`) catches nothing: without
+/// `HOME` the commands look under the passwd entry's home, and a command
+/// talks only to a daemon that runs as its user or as root, by the
+/// connection's peer credentials (asked to, it refuses the planted one).
+#[test]
+fn a_planted_daemon_catches_no_other_users_command() {
+    use std::os::unix::process::CommandExt;
+    let mallory = Throwaway::new("a_planted_daemon_catches_no_other_users_command", "pm");
+    let alice = Throwaway::new("a_planted_daemon_catches_no_other_users_command", "pa");
+    let planted = Path::new("/tmp/.local/state/allot");
+    assert!(!Path::new("/tmp/.local").exists(), "/tmp/.local is there already: this test makes it and removes it");
+    struct Gone;
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all("/tmp/.local");
+        }
+    }
+    let _gone = Gone;
+    for d in ["/tmp/.local", "/tmp/.local/state", "/tmp/.local/state/allot"] {
+        std::fs::create_dir_all(d).expect("mkdir");
+        nix::unistd::chown(d, Some(mallory.uid.into()), Some(mallory.gid.into())).expect("chown");
+    }
+    // Mallory's own allotd, serving there.
+    let mut fake = std::process::Command::new(common::allotd())
+        .env_clear()
+        .env("ALLOT_STATE_DIR", planted)
+        .uid(mallory.uid)
+        .gid(mallory.gid)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mallory's allotd");
+    eventually("mallory's allotd listens", || planted.join("allotd.sock").exists());
+    let as_alice = |env: &[(&str, &Path)]| {
+        std::process::Command::new(common::allot())
+            .arg("bjobs")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .envs(env.iter().copied())
+            .current_dir("/")
+            .uid(alice.uid)
+            .gid(alice.gid)
+            .output()
+            .expect("bjobs runs")
+    };
+    let unset = as_alice(&[]);
+    let said = stderr(&unset);
+    assert!(!unset.status.success(), "no allotd of alice's or root's: {said}");
+    assert!(!said.contains("/tmp/.local"), "never looked in /tmp: {said}");
+    let home = nix::unistd::User::from_uid(alice.uid.into()).ok().flatten().expect("alice").dir;
+    assert!(said.contains(&home.display().to_string()), "her passwd home: {said}");
+    let asked = as_alice(&[("ALLOT_STATE_DIR", planted)]);
+    let said = stderr(&asked);
+    assert!(!asked.status.success(), "{said}");
+    assert!(said.contains(&format!("served by uid {}, neither you nor root: not used", mallory.uid)), "{said}");
+    let _ = fake.kill();
+    let _ = fake.wait();
+}

@@ -41,10 +41,29 @@ pub enum ClientError {
     /// that it is printed once.
     #[error("cannot connect to allotd at {path}: {error} (is it running? `allot start` starts it)")]
     Connect { path: String, error: std::io::Error },
+    /// The daemon at `path` runs as another user than the caller and
+    /// root: never talked to (it could be one another user planted to
+    /// catch commands and what they send).
+    #[error("{path} is served by uid {uid}, neither you nor root: not used")]
+    Untrusted { path: String, uid: u32 },
     #[error(transparent)]
     Frame(#[from] FrameError),
     #[error("allotd speaks protocol version {theirs}, this command {ours}")]
     Version { theirs: u32, ours: u32 },
+}
+
+/// Whether the daemon at the other end of `stream` (connected to
+/// `socket`) runs as this process's user or as root, by the connection's
+/// peer credentials: a command talks to no other.
+pub fn trusted(stream: &UnixStream, socket: &Path) -> Result<(), ClientError> {
+    let path = || socket.display().to_string();
+    let peer = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(|e| ClientError::Connect { path: path(), error: e.into() })?;
+    let uid = peer.uid();
+    if uid != 0 && uid != nix::unistd::geteuid().as_raw() {
+        return Err(ClientError::Untrusted { path: path(), uid });
+    }
+    Ok(())
 }
 
 /// A blocking client: one request, one response.
@@ -53,9 +72,13 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client of the daemon at `socket`, if it runs as this process's
+    /// user or as root (by the connection's peer credentials, which no
+    /// file's owner or mode can fake).
     pub fn connect(socket: &Path) -> Result<Client, ClientError> {
-        let stream = UnixStream::connect(socket)
-            .map_err(|error| ClientError::Connect { path: socket.display().to_string(), error })?;
+        let path = || socket.display().to_string();
+        let stream = UnixStream::connect(socket).map_err(|error| ClientError::Connect { path: path(), error })?;
+        trusted(&stream, socket)?;
         Ok(Client { stream })
     }
 

@@ -10,6 +10,11 @@
 //! run, they reach it through the host's agent, on its `commands.sock`
 //! (the agent of a job's host, from the job's `ALLOT_AGENT_SOCKET`; else a
 //! root agent's, in [`SYSTEM_AGENT_DIR`]) ([`client_sockets`]).
+//!
+//! A user's own directory is never one another user can make: without
+//! `HOME`, it is under the home of the user's passwd entry (never `/tmp`,
+//! where anyone could plant a daemon), and a command talks only to a
+//! daemon that runs as its user or as root ([`crate::Client::connect`]).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -30,8 +35,16 @@ pub fn state_dir() -> PathBuf {
     if let Some(xdg) = std::env::var_os("XDG_STATE_HOME") {
         return PathBuf::from(xdg).join("allot");
     }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
-    home.join(".local/state/allot")
+    match std::env::var_os("HOME").map(PathBuf::from).or_else(passwd_home) {
+        Some(home) => home.join(".local/state/allot"),
+        // No home at all: no state of one's own; the site's allotd.
+        None => PathBuf::from(SYSTEM_STATE_DIR),
+    }
+}
+
+/// The home directory of this process's user, by the password database.
+fn passwd_home() -> Option<PathBuf> {
+    nix::unistd::User::from_uid(nix::unistd::geteuid()).ok().flatten().map(|u| u.dir)
 }
 
 pub fn socket(state: &Path) -> PathBuf {
