@@ -73,13 +73,18 @@ fn when(secs: u64) -> String {
 fn run_text(r: &AcctRun) -> String {
     let mut out = String::new();
     let status = if r.done() { "DONE" } else { "EXIT" };
-    let project = r.project.as_deref().unwrap_or("default");
+    // What the submitter wrote, its control characters escaped.
+    let shown = allot_proto::text::escaped;
+    let project = shown(r.project.as_deref().unwrap_or("default"));
     let _ = writeln!(
         out,
         "\nJob <{}>, User <{}>, Project <{project}>, Status <{status}>, Queue <{}>, Command <{}>",
-        r.job, r.user, r.queue, r.command
+        r.job,
+        r.user,
+        r.queue,
+        shown(&r.command)
     );
-    let _ = writeln!(out, "{}: Submitted from host <{}>, CWD <{}>;", when(r.submitted), r.from_host, r.cwd);
+    let _ = writeln!(out, "{}: Submitted from host <{}>, CWD <{}>;", when(r.submitted), r.from_host, shown(&r.cwd));
     if let Some((at, hosts)) = &r.started {
         let hosts: Vec<String> = hosts.iter().map(|h| format!("<{}>", crate::lsf::exec_host(h))).collect();
         let _ = writeln!(out, "{}: Dispatched to {};", when(*at), hosts.join(", "));

@@ -88,6 +88,8 @@ fn columns(s: [u64; 6]) -> [u64; 7] {
 fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
     match e {
         HistoryEvent::Submitted { queue, from_host, cwd } => {
+            // The submitter's directory may name anything, a newline too.
+            let cwd = allot_proto::text::escaped(cwd);
             format!("Submitted from host <{from_host}>, to Queue <{queue}>, CWD <{cwd}>;")
         }
         HistoryEvent::Started { hosts } => {
@@ -100,7 +102,8 @@ fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
             let how =
                 if *exit == 0 { "Done successfully.".to_string() } else { format!("Exited with exit code {exit}.") };
             let then = if std::mem::take(requeue) { " The job is requeued;" } else { "" };
-            let why = reason.as_ref().map(|r| format!(" {};", crate::job_long::not_started(r))).unwrap_or_default();
+            let why = reason.as_ref().map(|r| allot_proto::text::escaped(r).into_owned());
+            let why = why.map(|r| format!(" {};", crate::job_long::not_started(&r))).unwrap_or_default();
             let why = match term {
                 Some(t) => format!("{why} {t};"),
                 None => why,
@@ -278,7 +281,7 @@ fn emit_peek(follow: bool, id: allot_proto::JobRef, output: &str) -> anyhow::Res
     println!("<< output from stdout >>");
     let stdout_part = |o: &str| o.strip_prefix("<< output from stdout >>\n").unwrap_or(o).to_string();
     let mut shown = stdout_part(output);
-    crate::lsf::emit(&shown)?;
+    crate::lsf::emit_raw(&shown)?;
     if !follow {
         return Ok(ExitCode::SUCCESS);
     }
@@ -296,7 +299,7 @@ fn emit_peek(follow: bool, id: allot_proto::JobRef, output: &str) -> anyhow::Res
         // The file may have been cut to its tail: print what is new.
         let new = now.strip_prefix(shown.as_str()).unwrap_or(&now);
         let new = new.split("\n<< output from stderr >>\n").next().unwrap_or_default();
-        crate::lsf::emit(new)?;
+        crate::lsf::emit_raw(new)?;
         shown.push_str(new);
         if ended {
             return Ok(ExitCode::SUCCESS);

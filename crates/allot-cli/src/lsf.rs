@@ -17,9 +17,17 @@ pub(crate) fn client() -> anyhow::Result<Client> {
     Ok(Client::connect_first(&allot_proto::paths::client_sockets())?)
 }
 
-/// Writes a command's output. A reader that went away (`bjobs | head`)
-/// ends the command quietly, as SIGPIPE ends LSF's.
+/// Writes a command's output, its control characters but newlines and
+/// tabs escaped (`allot_proto::text`: no text a user put in a job moves
+/// an administrator's cursor; the fields that could forge a line are
+/// escaped whole where they are read, as `JobInfo`). A reader that went
+/// away (`bjobs | head`) ends the command quietly, as SIGPIPE ends LSF's.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    emit_raw(&allot_proto::text::escaped_lines(text))
+}
+
+/// [`emit`] as it is: a job's own output (`bpeek`), shown as `cat` would.
+pub(crate) fn emit_raw(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

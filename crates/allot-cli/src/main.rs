@@ -294,7 +294,8 @@ fn main() -> ExitCode {
         return match lsf::run(&cmd, args) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("{e:#}");
+                // An error may quote what a user wrote (a job's name).
+                eprintln!("{}", allot_proto::text::escaped_lines(&format!("{e:#}")));
                 ExitCode::FAILURE
             }
         };

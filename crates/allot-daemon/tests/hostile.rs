@@ -1,6 +1,7 @@
 //! What a hostile local user may send allotd: stalled and oversized
-//! requests, expressions nested thousands deep. allotd stays up, stays
-//! small, and keeps answering everybody else.
+//! requests, expressions nested thousands deep, text that would drive an
+//! administrator's terminal. allotd stays up, stays small, and keeps
+//! answering everybody else.
 
 mod common;
 
@@ -118,4 +119,39 @@ fn a_slow_commit_stalls_no_reader() {
     assert!(read_at < submitted_at, "bjobs waited for the commit");
     let job = submitted_id(&bsub);
     assert!(d.cmd(&["bkill", &job.to_string()], &dir).status.success());
+}
+
+/// A job whose name, project, command and directory hold escape sequences
+/// and newlines: `bjobs`, `bjobs -l`, `bhist -l`, `bacct -l` and its
+/// report show them escaped, so no terminal is driven and no line forged.
+#[test]
+fn a_jobs_text_reaches_no_terminal_raw() {
+    let dir = tempdir("hostile-text");
+    let cwd = dir.join("d\x1b[2J\nfake");
+    std::fs::create_dir_all(&cwd).expect("a directory with a newline in its name");
+    let d = Daemon::start(&dir.join("state"));
+    let out = dir.join("out");
+    let name = "evil\n999     root    RUN   normal\x1b]0;owned\x07";
+    let args = ["bsub", "-J", name, "-P", "p\rq", "-o", out.to_str().expect("utf-8"), "echo hi; : '\x1b[31m'"];
+    let id = submitted_id(&d.cmd(&args, &cwd));
+    d.wait_for(id, "DONE", &dir);
+    let raw = |text: &str| text.contains('\x1b') || text.contains('\r') || text.contains('\x07');
+    for view in [vec!["bjobs", "-a", "-w"], vec!["bjobs", "-l"], vec!["bhist", "-l"], vec!["bacct", "-l"]] {
+        let mut view = view;
+        let job = id.to_string();
+        view.push(&job);
+        let text = stdout(&d.cmd(&view, &dir));
+        assert!(!raw(&text), "{view:?}: {text:?}");
+        assert!(!text.lines().any(|l| l.starts_with("999 ")), "{view:?} forged a line: {text}");
+        assert!(!text.lines().any(|l| l.starts_with("fake")), "{view:?} forged a line: {text}");
+        if view[0] == "bjobs" {
+            assert!(text.contains("evil\\n999"), "{view:?}: the name, escaped: {text}");
+        }
+        if view[0] != "bjobs" || view[1] == "-l" {
+            assert!(text.contains("d\\e[2J\\nfake"), "{view:?}: the directory, escaped: {text}");
+        }
+    }
+    let report = std::fs::read_to_string(&out).expect("the report");
+    assert!(!raw(&report), "{report:?}");
+    assert!(report.contains("Subject: Job 1: <evil\\n999"), "{report}");
 }

@@ -717,7 +717,7 @@ fn mail_at_start_and_end_through_the_mail_program() {
     d.wait_for(job, "DONE", &dir);
     let mails = std::fs::read_to_string(&sink).expect("mailed");
     let me = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten().expect("me").name;
-    assert_eq!(mails.matches(&format!("ARGS -oi bob@example.org AS {me}\n")).count(), 2, "{mails}");
+    assert_eq!(mails.matches(&format!("ARGS -oi -- bob@example.org AS {me}\n")).count(), 2, "{mails}");
     assert!(mails.contains(&format!("Subject: Job {job}: <true> in cluster <allot> Started\n")), "{mails}");
     assert!(mails.contains(&format!("Subject: Job {job}: <true> in cluster <allot> Done\n")), "{mails}");
 

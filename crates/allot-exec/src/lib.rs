@@ -590,7 +590,7 @@ mod tests {
         }));
         run(&s, |_| true, || (0.0, 0)).expect("ran");
         let mails = std::fs::read_to_string(&sink).expect("mailed");
-        assert_eq!(mails.matches("ARGS -oi someone@example.org\n").count(), 2, "{mails}");
+        assert_eq!(mails.matches("ARGS -oi -- someone@example.org\n").count(), 2, "{mails}");
         assert!(mails.contains("Subject: Job 13: <echo out> in cluster <> Started\n"), "{mails}");
         assert!(mails.contains("Subject: Job 13: <echo out> in cluster <> Done\n"), "{mails}");
         assert!(mails.find("Started").expect("start") < mails.find("Done").expect("end"));

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::report::{ReportHead, RunSummary, body, subject, where_and_when};
+use allot_proto::text::escaped;
 
 /// What to mail, to whom, through what.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,9 +36,9 @@ pub fn begin_message(m: &MailSpec, started: u64, tz: &jiff::tz::TimeZone) -> Str
     format!(
         "From: LSF System <{}>\nTo: {}\nSubject: Job {}: <{}> in cluster <{}> Started\n\n{}",
         h.sender,
-        m.to,
+        escaped(&m.to),
         h.job,
-        h.name,
+        escaped(&h.name),
         h.cluster,
         where_and_when(h, started, tz)
     )
@@ -48,7 +49,7 @@ pub fn end_message(m: &MailSpec, run: &RunSummary, tz: &jiff::tz::TimeZone) -> S
     format!(
         "From: LSF System <{}>\nTo: {}\nSubject: {}\n\n{}\nThe output (if any) is in the job's output file.\n\n",
         m.head.sender,
-        m.to,
+        escaped(&m.to),
         subject(&m.head, run),
         body(&m.head, run, tz)
     )
@@ -62,7 +63,8 @@ pub fn send(
     as_owner: impl FnOnce(&mut Command) -> Result<(), crate::ExecError>,
 ) -> Result<(), String> {
     let mut cmd = Command::new(&m.program);
-    cmd.arg("-oi").arg(&m.to);
+    // `--`: an address that begins with `-` is an address, not an option.
+    cmd.arg("-oi").arg("--").arg(&m.to);
     cmd.env_clear().env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
     cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
     as_owner(&mut cmd).map_err(|e| e.reason())?;
@@ -89,6 +91,24 @@ pub fn send(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job's name or `-u` address adds no header and no line: what its
+    /// submitter wrote is escaped in the headers.
+    #[test]
+    fn user_text_adds_no_mail_header() {
+        let mut m = spec();
+        m.to = "alice\nBcc: mallory".into();
+        m.head.name = "sim\r\nX-Evil: 1".into();
+        let tz = jiff::tz::TimeZone::UTC;
+        let text = begin_message(&m, 0, &tz);
+        let headers: Vec<&str> = text.split("\n\n").next().expect("headers").lines().collect();
+        assert_eq!(headers.len(), 3, "{headers:?}");
+        assert_eq!(headers[1], "To: alice\\nBcc: mallory");
+        assert!(headers[2].starts_with("Subject: Job 12: <sim\\r\\nX-Evil: 1>"), "{headers:?}");
+        let run = RunSummary { code: Some(0), signal: None, cpu_time: 0.0, max_rss_kb: 0, started: 0, ended: 1 };
+        let end = end_message(&m, &run, &tz);
+        assert_eq!(end.split("\n\n").next().expect("headers").lines().count(), 3, "{end}");
+    }
 
     fn spec() -> MailSpec {
         MailSpec {

@@ -13,6 +13,7 @@
 //! What allot does not measure (average memory, swap, processes,
 //! threads) is shown `-`, as LSF shows what it has no figure for.
 
+use allot_proto::text::escaped;
 use std::fmt::Write as _;
 
 use jiff::tz::TimeZone;
@@ -90,7 +91,8 @@ fn figure(out: &mut String, label: &str, value: &str) {
 /// `Exited`).
 pub fn subject(head: &ReportHead, run: &RunSummary) -> String {
     let done = run.code == Some(0) && run.signal.is_none();
-    format!("Job {}: <{}> in cluster <{}> {}", head.job, head.name, head.cluster, if done { "Done" } else { "Exited" })
+    let name = escaped(&head.name);
+    format!("Job {}: <{name}> in cluster <{}> {}", head.job, head.cluster, if done { "Done" } else { "Exited" })
 }
 
 /// Where and when the job was submitted and started, as the report (and
@@ -100,7 +102,7 @@ pub fn where_and_when(head: &ReportHead, started: u64, tz: &TimeZone) -> String 
     const EXECUTED: &str = "Job was executed on host(s) ";
     let mut out = format!(
         "Job <{}> was submitted from host <{}> by user <{}> in cluster <{}> at {}\n",
-        head.name,
+        escaped(&head.name),
         head.from_host,
         head.user,
         head.cluster,
@@ -119,8 +121,8 @@ pub fn where_and_when(head: &ReportHead, started: u64, tz: &TimeZone) -> String 
         head.cluster,
         full_in(started, tz)
     );
-    let _ = writeln!(out, "<{}> was used as the home directory.", head.home);
-    let _ = writeln!(out, "<{}> was used as the working directory.", head.cwd);
+    let _ = writeln!(out, "<{}> was used as the home directory.", escaped(&head.home));
+    let _ = writeln!(out, "<{}> was used as the working directory.", escaped(&head.cwd));
     out
 }
 
@@ -132,7 +134,7 @@ pub fn body(head: &ReportHead, run: &RunSummary, tz: &TimeZone) -> String {
     let _ = writeln!(out, "Started at {}", full_in(run.started, tz));
     let _ = writeln!(out, "Terminated at {}", full_in(run.ended, tz));
     let _ = writeln!(out, "Results reported at {}\n", full_in(run.ended, tz));
-    let command = head.command.trim_end_matches('\n');
+    let command = allot_proto::text::escaped_lines(head.command.trim_end_matches('\n'));
     let _ = writeln!(out, "Your job looked like:\n\n{rule}\n# LSBATCH: User input\n{command}\n{rule}\n");
     match (run.signal, run.code) {
         (None, Some(0)) => out.push_str("Successfully completed.\n"),

@@ -123,27 +123,42 @@ struct JobInfoWire(
     #[serde(default)] Option<u32>,
 );
 
+/// What came from a submitter, shown with its control characters
+/// escaped ([`crate::text`]).
+fn shown(text: String) -> String {
+    match crate::text::escaped(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
+/// A job as a command receives it, to show: whatever its submitter wrote
+/// (its name, command, directories, project, and the reasons that quote
+/// them) with its control characters escaped, so that no job can write
+/// escape sequences or forge lines on the terminal of whoever lists it
+/// (`-json` too: a list shows the same text in every form).
 impl From<JobInfoWire> for JobInfo {
     fn from(w: JobInfoWire) -> JobInfo {
+        let opt = |t: Option<String>| t.map(shown);
         JobInfo {
             id: w.0,
             index: w.1,
-            array: w.2,
-            user: w.3,
+            array: opt(w.2),
+            user: shown(w.3),
             status: w.4,
             queue: w.5,
-            from_host: w.6,
+            from_host: shown(w.6),
             exec_hosts: w.7,
-            name: w.8,
+            name: shown(w.8),
             submit_time: w.9,
             start_time: w.10,
             end_time: w.11,
             exit_code: w.12,
-            pending_reason: w.13,
+            pending_reason: opt(w.13),
             slots: w.14,
-            command: w.15,
-            cwd: w.16,
-            project: w.17,
+            command: shown(w.15),
+            cwd: shown(w.16),
+            project: opt(w.17),
             cpu_time: w.18,
             run_limit: w.19,
             estimated_run_time: w.20,
@@ -151,9 +166,9 @@ impl From<JobInfoWire> for JobInfo {
             mem_kb: w.22,
             max_mem_kb: w.23,
             reserved: w.24,
-            exit_reason: w.25,
-            exec_cwd: w.26,
-            term_reason: w.27,
+            exit_reason: opt(w.25),
+            exec_cwd: opt(w.26),
+            term_reason: opt(w.27),
             mem_limit_kb: w.28,
             resize_request: w.29,
         }

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod messages;
 pub mod paths;
 pub mod shares;
+pub mod text;
 
 pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
 pub use job_info::*;
