@@ -8,6 +8,7 @@ mod blaunch;
 mod cluster;
 mod cluster_view;
 mod config;
+mod conn_caps;
 mod control;
 mod degraded;
 mod history;

@@ -26,9 +26,15 @@ use crate::state::State;
 /// The content type of the OpenMetrics text format.
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
+/// Scrapes served at once: a scraper needs one or two; more held open
+/// (anyone who reaches the port may connect) are closed at once, so that
+/// they draw no more of allotd's descriptors.
+const MAX_CONNECTIONS: usize = 32;
+
 /// Answers scrapes until the daemon stops: one HTTP/1 connection a task,
-/// its request head within 10 s.
+/// its request head within 10 s, [`MAX_CONNECTIONS`] at once.
 pub async fn serve(listener: TcpListener, tx: mpsc::Sender<Input>) {
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut backoff = crate::socket::Backoff::default();
     loop {
         let stream = match listener.accept().await {
@@ -41,8 +47,10 @@ pub async fn serve(listener: TcpListener, tx: mpsc::Sender<Input>) {
                 continue;
             }
         };
+        let Ok(permit) = permits.clone().try_acquire_owned() else { continue };
         let tx = tx.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let service = hyper::service::service_fn(move |req| answer(req, tx.clone()));
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())

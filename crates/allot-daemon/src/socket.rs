@@ -52,6 +52,7 @@ impl Backoff {
 
 pub(crate) async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(REQUEST_BUDGET));
+    let caps = crate::conn_caps::Caps::new(allot_exec::inherit::open_files_limit(), nix::unistd::geteuid().as_raw());
     let mut backoff = Backoff::default();
     loop {
         let stream = match listener.accept().await {
@@ -64,10 +65,25 @@ pub(crate) async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>)
                 continue;
             }
         };
+        let Ok(uid) = stream.peer_cred().map(|c| c.uid()) else { continue };
         let (tx, budget) = (tx.clone(), budget.clone());
-        tokio::spawn(async move {
-            let _ = connection(stream, tx, budget).await;
-        });
+        match caps.take(uid) {
+            Ok(slot) => {
+                tokio::spawn(async move {
+                    let _ = connection(stream, uid, tx, budget).await;
+                    drop(slot);
+                });
+            }
+            // Told why, as a request's answer would be (the command reads
+            // it after sending its request), then closed.
+            Err(why) => {
+                tokio::spawn(async move {
+                    let mut stream = stream;
+                    let r = Response::Error(why);
+                    let _ = tokio::time::timeout(Duration::from_secs(1), write_frame(&mut stream, &r, 256)).await;
+                });
+            }
+        }
     }
 }
 
@@ -106,11 +122,13 @@ async fn read_body(
 
 async fn connection(
     mut stream: UnixStream,
+    uid: u32,
     tx: mpsc::Sender<Input>,
     budget: std::sync::Arc<tokio::sync::Semaphore>,
 ) -> anyhow::Result<()> {
-    let cred = stream.peer_cred()?;
-    let caller = caller_of(cred.uid(), None);
+    // The password database may be slow (LDAP, sssd): asked off the
+    // runtime's thread, which every connection and the agents share.
+    let caller = tokio::task::spawn_blocking(move || caller_of(uid, None)).await?;
     loop {
         let mut len = [0u8; 4];
         match tokio::time::timeout(IDLE_TIMEOUT, stream.read_exact(&mut len)).await {

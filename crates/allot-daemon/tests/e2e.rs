@@ -361,6 +361,23 @@ fn metrics_show_jobs_per_queue_and_user_slots_and_pass_times() {
         .expect("pass count");
     assert!(passes >= 1, "{text}");
     assert!(scrape(&addr, "/other").starts_with("HTTP/1.1 404 Not Found"));
+    // 200 connections held open by whoever reaches the port: those past
+    // the cap are closed at once, so they draw no more descriptors; the
+    // commands are answered meanwhile, and the scrape once they let go.
+    let held: Vec<std::net::TcpStream> = (0..200).filter_map(|_| std::net::TcpStream::connect(&addr).ok()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let closed = held
+        .iter()
+        .filter(|s| {
+            use std::io::Read;
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_millis(20)));
+            matches!((&mut &**s).read(&mut [0u8; 1]), Ok(0))
+        })
+        .count();
+    assert!(closed >= 200 - 32, "the metrics port holds 32 connections at most: {closed} of 200 closed");
+    assert!(d.cmd(&["bjobs"], &dir).status.success());
+    drop(held);
+    assert!(scrape(&addr, "/metrics").starts_with("HTTP/1.1 200 OK\r\n"));
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
 

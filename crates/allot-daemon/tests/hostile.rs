@@ -155,3 +155,63 @@ fn a_jobs_text_reaches_no_terminal_raw() {
     assert!(!raw(&report), "{report:?}");
     assert!(report.contains("Subject: Job 1: <evil\\n999"), "{report}");
 }
+
+/// One user holds 300 connections open: 256 are held (the most one user
+/// may), the rest answered with why and closed, and another user's
+/// `bjobs` and `bsub` are answered at once meanwhile. As root (throwaway
+/// users); the connections are made by perl's IO::Socket::UNIX (perl-base)
+/// as that user, whose uid allotd sees by the peer credentials.
+#[test]
+fn one_user_holding_connections_open_stops_nobody_else() {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let mallory = common::Throwaway::new("one_user_holding_connections_open_stops_nobody_else", "cm");
+    let alice = common::Throwaway::new("one_user_holding_connections_open_stops_nobody_else", "ca");
+    let dir = tempdir("hostile-connections");
+    let d = Daemon::start(&dir.join("state"));
+    for p in [dir.to_path_buf(), d.state.clone()] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let hold = r#"
+        use IO::Socket::UNIX; use IO::Select;
+        my ($path, $n) = @ARGV; my @s;
+        for (1..$n) { my $c = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path) or last; push @s, $c; }
+        sleep 1;
+        my $refused = 0;
+        for my $c (IO::Select->new(@s)->can_read(1)) { my $b = ''; sysread($c, $b, 4096); $refused++ if $b =~ /the most one user may/; }
+        print "opened ", scalar(@s), " refused $refused\n"; STDOUT->flush; sleep 30;
+    "#;
+    let mut flood = std::process::Command::new("perl")
+        .args(["-e", hold])
+        .arg(d.state.join("allotd.sock"))
+        .arg("300")
+        .uid(mallory.uid)
+        .gid(mallory.gid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("perl");
+    let mut said = String::new();
+    std::io::BufReader::new(flood.stdout.take().expect("stdout")).read_line(&mut said).expect("perl says");
+    assert_eq!(said.trim(), "opened 300 refused 44", "256 held, the rest told why");
+    let as_alice = |args: &[&str]| {
+        let began = Instant::now();
+        let out = std::process::Command::new(common::allot())
+            .args(args)
+            .env("ALLOT_STATE_DIR", &d.state)
+            .current_dir("/")
+            .uid(alice.uid)
+            .gid(alice.gid)
+            .output()
+            .expect("allot runs");
+        (out, began.elapsed())
+    };
+    let (listed, took) = as_alice(&["bjobs"]);
+    assert!(listed.status.success() || stderr(&listed).contains("No unfinished job found"), "{}", stderr(&listed));
+    assert!(took < Duration::from_secs(1), "alice's bjobs took {took:?}");
+    let (submitted, took) = as_alice(&["bsub", "-H", "-o", "/dev/null", "true"]);
+    assert!(stdout(&submitted).contains("is submitted"), "{}", stderr(&submitted));
+    assert!(took < Duration::from_secs(1), "alice's bsub took {took:?}");
+    let _ = flood.kill();
+    let _ = flood.wait();
+}

@@ -41,6 +41,12 @@ pub fn raise_open_files() -> Result<u64, String> {
     Ok(hard)
 }
 
+/// This process's open-file limit now (its soft limit), 1,024 when it
+/// cannot be read.
+pub fn open_files_limit() -> u64 {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft)
+}
+
 /// The umask of a job whose submission did not carry one: the usual
 /// default of a login shell.
 pub const DEFAULT_UMASK: u32 = 0o022;
