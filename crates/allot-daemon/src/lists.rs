@@ -68,14 +68,29 @@ impl<'a, I: Iterator<Item = JobInfoRef<'a>>> Iterator for JobFrames<'a, I> {
 /// Writes a job list frame by frame, letting its connection send each
 /// frame as it is made: the command parses the first part while allotd
 /// writes the rest. Nothing changes the state in between, as only this
-/// loop does.
-pub(crate) async fn write_job_list(state: &State, JobList { reply, caller, query }: JobList) {
+/// loop does. Each frame counts against what its user and all users may
+/// have unread ([`crate::answers`]); a list that would go past it ends
+/// with an error saying so.
+pub(crate) async fn write_job_list(
+    state: &State,
+    JobList { reply, caller, query }: JobList,
+    answers: &std::sync::Arc<crate::answers::Budget>,
+) {
     let (tx, rx) = mpsc::unbounded_channel();
     if reply.send(Answer::Frames(rx)).is_err() {
         return;
     }
     for frame in JobFrames::new(listed(state, &caller, &query, now())) {
-        if tx.send(frame).is_err() {
+        let sent = match answers.take(caller.uid, frame.len()) {
+            Ok(held) => tx.send((frame, Some(held))),
+            Err(why) => {
+                let mut bytes = Vec::new();
+                let _ = frame_into(&mut bytes, &Response::Error(why));
+                let _ = tx.send((bytes, None));
+                return;
+            }
+        };
+        if sent.is_err() {
             return;
         }
         tokio::task::yield_now().await;

@@ -4,6 +4,7 @@
 
 mod acct;
 mod agents;
+mod answers;
 mod blaunch;
 mod cluster;
 mod cluster_view;

@@ -41,7 +41,7 @@ pub(crate) fn spawn(
         match ask(host, uid, &request, &tx).await {
             Ok(Answer::Response(r)) => answer(vec![frame(&r)], true),
             Ok(Answer::Frames(mut frames)) => {
-                while let Some(bytes) = frames.recv().await {
+                while let Some((bytes, _held)) = frames.recv().await {
                     answer(carried(&bytes), false);
                 }
                 answer(Vec::new(), true);

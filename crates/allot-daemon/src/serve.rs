@@ -56,7 +56,8 @@ pub struct Message {
 /// frames as the dispatcher writes them (see [`write_job_list`]).
 pub enum Answer {
     Response(Response),
-    Frames(mpsc::UnboundedReceiver<Vec<u8>>),
+    /// Each frame with its bytes counted until written ([`crate::answers`]).
+    Frames(mpsc::UnboundedReceiver<(Vec<u8>, Option<crate::answers::Held>)>),
     /// Frames as they come, at most so many held (`Attach`).
     Stream(mpsc::Receiver<Vec<u8>>),
 }
@@ -147,6 +148,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let answers = crate::answers::Budget::new();
     loop {
         tokio::select! {
             first = rx.recv() => {
@@ -189,7 +191,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                 // Answered before a shutdown in the same batch, as every
                 // other request of it is.
                 for list in lists {
-                    write_job_list(&state, list).await;
+                    write_job_list(&state, list, &answers).await;
                 }
                 if let Some(why) = handled.failed {
                     state = crate::degraded::take_up_again(state, &tx, now(), why)?;

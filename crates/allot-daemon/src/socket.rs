@@ -18,6 +18,9 @@ use crate::serve::{Answer, Caller, Input, Message};
 /// connection that stalls past either is closed, and its memory freed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long writing one frame of an answer may take (the reader taking
+/// nothing meanwhile) before its connection is closed.
+const WRITE_STALL: Duration = Duration::from_secs(30);
 
 /// Requests are read in pieces of this size, each but the first taken
 /// from [`REQUEST_BUDGET`] as it comes.
@@ -175,9 +178,11 @@ async fn connection(
         };
         match response {
             Answer::Response(r) => write_frame(&mut stream, &r, 256).await?,
+            // A reader that takes nothing for WRITE_STALL is gone: its
+            // connection closes, and what allotd held for it is freed.
             Answer::Frames(mut frames) => {
-                while let Some(bytes) = frames.recv().await {
-                    stream.write_all(&bytes).await?;
+                while let Some((bytes, _held)) = frames.recv().await {
+                    tokio::time::timeout(WRITE_STALL, stream.write_all(&bytes)).await??;
                 }
             }
             Answer::Stream(mut frames) => {

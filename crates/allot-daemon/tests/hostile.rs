@@ -215,3 +215,52 @@ fn one_user_holding_connections_open_stops_nobody_else() {
     let _ = flood.kill();
     let _ = flood.wait();
 }
+
+/// Lists nobody reads: 24 connections ask for every job (30,000, each
+/// list some 10 MB) and never read. What allotd holds for them is bounded
+/// (128 MiB of one user's unread answers): it grows by no more than
+/// that, a further list of the same user is cut with why, and another
+/// user's list comes whole.
+#[test]
+fn lists_nobody_reads_are_bounded() {
+    use std::os::unix::process::CommandExt;
+    let alice = common::Throwaway::new("lists_nobody_reads_are_bounded", "la");
+    let dir = tempdir("hostile-unread");
+    let d = Daemon::start(&dir.join("state"));
+    for _ in 0..30 {
+        submitted_id(&d.cmd(&["bsub", "-H", "-J", "many[1-1000]", "-o", "/dev/null", "true"], &dir));
+    }
+    let socket = d.state.join("allotd.sock");
+    let before = d.rss_kb();
+    let query = allot_proto::JobQuery { user: Some("all".into()), finished: true, ..Default::default() };
+    let request = serde_json::to_vec(&allot_proto::Envelope {
+        version: allot_proto::PROTOCOL_VERSION,
+        body: allot_proto::Request::Jobs(query),
+    })
+    .expect("json");
+    let unread: Vec<UnixStream> = (0..24)
+        .map(|_| {
+            let mut s = UnixStream::connect(&socket).expect("connect");
+            s.write_all(&(request.len() as u32).to_be_bytes()).expect("length");
+            s.write_all(&request).expect("request");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(3));
+    let during = d.rss_kb();
+    eprintln!("allotd: {before} KB, {during} KB with 24 lists unread");
+    assert!(during < before + 200 * 1024, "allotd grew from {before} to {during} KB");
+    let cut = d.cmd(&["bjobs", "-u", "all", "-a"], &dir);
+    assert!(stderr(&cut).contains("this list is cut"), "{}", stderr(&cut));
+    let theirs = std::process::Command::new(common::allot())
+        .args(["bjobs", "-u", "all", "-a", "-w"])
+        .env("ALLOT_STATE_DIR", &d.state)
+        .current_dir("/")
+        .uid(alice.uid)
+        .gid(alice.gid)
+        .output()
+        .expect("bjobs");
+    assert!(theirs.status.success(), "{}", stderr(&theirs));
+    assert_eq!(stdout(&theirs).lines().count(), 30_001, "alice's list comes whole");
+    drop(unread);
+}

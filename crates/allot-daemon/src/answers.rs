@@ -1,0 +1,108 @@
+//! What allotd holds of answers not yet read: a long job list is written
+//! by the dispatcher at once, frame by frame, and each connection sends
+//! its frames as its command reads them. A command that asks and never
+//! reads would have allotd hold its whole list; so every frame held counts
+//! against its user's share ([`PER_UID`], 128 MiB: three lists of 100,000
+//! jobs) and against all users' ([`TOTAL`], 512 MiB) until it is written
+//! out. A list that would go past either is cut with an error saying so
+//! (the command says it; asked again once the others are read, it comes
+//! whole), and a connection whose reader takes nothing for
+//! [`crate::socket`]'s write timeout is closed, its frames freed.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// One user's unread answers, bytes.
+pub(crate) const PER_UID: usize = 128 << 20;
+/// Every user's, bytes.
+pub(crate) const TOTAL: usize = 512 << 20;
+
+/// The bytes of unread answers, by user and in all.
+#[derive(Default)]
+pub(crate) struct Budget {
+    held: Mutex<(BTreeMap<u32, usize>, usize)>,
+}
+
+/// A frame's bytes, counted until it is dropped (written out, or its
+/// connection gone).
+pub(crate) struct Held {
+    budget: Arc<Budget>,
+    uid: u32,
+    bytes: usize,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes for uid {}", self.bytes, self.uid)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.budget.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.1 = held.1.saturating_sub(self.bytes);
+        if let Some(n) = held.0.get_mut(&self.uid) {
+            *n = n.saturating_sub(self.bytes);
+            if *n == 0 {
+                held.0.remove(&self.uid);
+            }
+        }
+    }
+}
+
+impl Budget {
+    pub(crate) fn new() -> Arc<Budget> {
+        Arc::new(Budget::default())
+    }
+
+    /// Counts `bytes` of an answer to `uid`, or says why they may not be
+    /// held.
+    pub(crate) fn take(self: &Arc<Budget>, uid: u32, bytes: usize) -> Result<Held, String> {
+        self.take_within(uid, bytes, (PER_UID, TOTAL))
+    }
+
+    fn take_within(
+        self: &Arc<Budget>,
+        uid: u32,
+        bytes: usize,
+        (per_uid, total): (usize, usize),
+    ) -> Result<Held, String> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = held.0.get(&uid).copied().unwrap_or(0);
+        if mine + bytes > per_uid {
+            return Err(format!(
+                "uid {uid} has {} MiB of answers allotd sent and nobody read yet: this list is cut (read the \
+                 others, then ask again)",
+                mine >> 20
+            ));
+        }
+        if held.1 + bytes > total {
+            return Err(format!(
+                "allotd holds {} MiB of answers nobody read yet: this list is cut (ask again)",
+                held.1 >> 20
+            ));
+        }
+        held.1 += bytes;
+        *held.0.entry(uid).or_default() += bytes;
+        Ok(Held { budget: self.clone(), uid, bytes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unread_answers_are_bounded_per_user_and_in_all() {
+        let budget = Budget::new();
+        let limits = (100, 250);
+        let a: Vec<Held> = (0..10).map(|_| budget.take_within(1, 10, limits).expect("under")).collect();
+        assert!(budget.take_within(1, 1, limits).expect_err("over").contains("uid 1 has"));
+        let b: Vec<Held> = (0..10).map(|_| budget.take_within(2, 10, limits).expect("its own")).collect();
+        let c = budget.take_within(3, 50, limits).expect("room left");
+        assert!(budget.take_within(4, 1, limits).expect_err("full").contains("allotd holds"));
+        drop((a, c));
+        assert!(budget.take_within(4, 100, limits).is_ok(), "read, they count no more");
+        drop(b);
+    }
+}
