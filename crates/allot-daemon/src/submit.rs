@@ -25,6 +25,9 @@ pub(crate) fn submit(
             return Response::Submitted { job: j.number, queue, warning: None };
         }
     }
+    if let Err(why) = within_size(&s) {
+        return Response::Error(format!("bsub: {why}. Job not submitted."));
+    }
     if !caller.known {
         return Response::Error(format!(
             "bsub: uid {} has no user account on this host (no password database entry): a job runs as its owner. \
@@ -137,6 +140,48 @@ pub(crate) fn submit(
 
 /// A job that asks for mail on a host with no mail program: accepted,
 /// with the submitter told that its mail will not be sent.
+/// The most of a job's environment allotd takes: a process cannot be
+/// started with more than 2 MiB of arguments and environment together
+/// (Linux's ARG_MAX), so no job could use more.
+pub(crate) const MAX_ENV: usize = 1 << 20;
+/// The most a whole submission may take (its command or script, its
+/// environment, its dependency expression...): what the log keeps of each
+/// job, so that no user fills the state's disk with a few submissions.
+pub(crate) const MAX_SUBMISSION: usize = 2 << 20;
+
+/// Whether a submission is within [`MAX_ENV`] and [`MAX_SUBMISSION`].
+fn within_size(s: &allot_proto::Submit) -> Result<(), String> {
+    let env: usize = s.env.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+    if env > MAX_ENV {
+        return Err(format!(
+            "the job's environment is {:.1} MiB; at most {} MiB is taken (no process starts with more than 2 MiB \
+             of arguments and environment)",
+            env as f64 / f64::from(1 << 20),
+            MAX_ENV >> 20
+        ));
+    }
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut size = Count(0);
+    let _ = serde_json::to_writer(&mut size, s);
+    if size.0 > MAX_SUBMISSION {
+        return Err(format!(
+            "the submission is {:.1} MiB (its command or script, environment and options); at most {} MiB is taken",
+            size.0 as f64 / f64::from(1 << 20),
+            MAX_SUBMISSION >> 20
+        ));
+    }
+    Ok(())
+}
+
 fn mail_warning(state: &State, mail: Option<&allot_proto::MailAsked>) -> Option<String> {
     let asked = mail.filter(|m| m.begin || m.end)?;
     let option = if asked.begin { "-B" } else { "-N" };
