@@ -80,8 +80,10 @@ pub fn listen<T: From<TaskEvent> + Send + 'static>(state_dir: &Path, tx: mpsc::S
 
 /// An agent's local socket at `path`, for every user of the host (mode
 /// 0666: who connects comes from the kernel), each connection served by
-/// `serve` on a task of its own, at most `max` at once (one more is closed
-/// at once).
+/// `serve` on a task of its own, at most `max` at once and a quarter of
+/// them of one user, root's kept an eighth (`crate::caps`; one more is
+/// closed at once): one user holding connections cannot stop another's
+/// `blaunch` or commands.
 pub(crate) fn serve_local<F, Fut>(path: &Path, max: usize, serve: F) -> Result<(), String>
 where
     F: Fn(tokio::net::UnixStream) -> Fut + Send + 'static,
@@ -92,17 +94,18 @@ where
     let listener = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let open = std::sync::Arc::new(tokio::sync::Semaphore::new(max));
+    let caps = crate::caps::Caps::new(max, (max / 4).max(1), max / 8, nix::unistd::geteuid().as_raw());
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             };
-            let Ok(permit) = open.clone().try_acquire_owned() else { continue };
+            let Ok(uid) = stream.peer_cred().map(|c| c.uid()) else { continue };
+            let Ok(slot) = caps.take(uid) else { continue };
             let served = serve(stream);
             tokio::spawn(async move {
-                let _permit = permit;
+                let _slot = slot;
                 served.await;
             });
         }

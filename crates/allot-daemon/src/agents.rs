@@ -27,9 +27,54 @@ const MAX_HANDSHAKES: usize = 4096;
 /// How long an agent may take to take one message.
 const WRITE_WITHIN: Duration = Duration::from_secs(30);
 
+/// What allotd says of connections it refuses: one line a minute per peer
+/// address at most (then how many more it did not say), so that a peer
+/// that fails its handshake in a loop cannot fill the log. It remembers
+/// 4,096 addresses at most.
+#[derive(Default)]
+pub(crate) struct Quiet {
+    said: std::sync::Mutex<std::collections::BTreeMap<std::net::IpAddr, (std::time::Instant, u64)>>,
+}
+
+impl Quiet {
+    const EVERY: Duration = Duration::from_secs(60);
+
+    /// Says `line`, unless one was said of `peer` within the last minute.
+    pub(crate) fn say(&self, peer: std::net::IpAddr, line: &str) {
+        if let Some(line) = self.line(peer, line, std::time::Instant::now()) {
+            eprintln!("{line}");
+        }
+    }
+
+    fn line(&self, peer: std::net::IpAddr, line: &str, now: std::time::Instant) -> Option<String> {
+        let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, quiet)) = said.get_mut(&peer) {
+            if now.duration_since(*at) < Self::EVERY {
+                *quiet += 1;
+                return None;
+            }
+            let more = std::mem::take(quiet);
+            *at = now;
+            return Some(match more {
+                0 => line.to_string(),
+                n => format!("{line} (and {n} more from {peer} in the last minute, not said)"),
+            });
+        }
+        if said.len() >= 4096 {
+            said.retain(|_, (at, _)| now.duration_since(*at) < Self::EVERY);
+            if said.len() >= 4096 {
+                said.clear();
+            }
+        }
+        said.insert(peer, (now, 0));
+        Some(line.to_string())
+    }
+}
+
 /// Accepts agents until allotd stops.
 pub(crate) async fn listen(listener: TcpListener, config: Arc<rustls::ServerConfig>, tx: mpsc::Sender<Input>) {
     let acceptor = TlsAcceptor::from(config);
+    let quiet = Arc::new(Quiet::default());
     let conns = Arc::new(AtomicU64::new(0));
     let mut backoff = crate::socket::Backoff::default();
     // Connections not yet past their hello: at most MAX_HANDSHAKES at once
@@ -41,7 +86,7 @@ pub(crate) async fn listen(listener: TcpListener, config: Arc<rustls::ServerConf
                 backoff.reset();
                 let Ok(permit) = shaking.clone().try_acquire_owned() else { continue };
                 let conn = conns.fetch_add(1, Ordering::Relaxed) + 1;
-                tokio::spawn(connection(tcp, peer, conn, acceptor.clone(), tx.clone(), permit));
+                tokio::spawn(connection(tcp, (peer, quiet.clone()), conn, acceptor.clone(), tx.clone(), permit));
             }
             Err(e) => backoff.after("the agents' listener", &e).await,
         }
@@ -50,7 +95,7 @@ pub(crate) async fn listen(listener: TcpListener, config: Arc<rustls::ServerConf
 
 async fn connection(
     tcp: TcpStream,
-    peer: std::net::SocketAddr,
+    (peer, quiet): (std::net::SocketAddr, Arc<Quiet>),
     conn: u64,
     acceptor: TlsAcceptor,
     tx: mpsc::Sender<Input>,
@@ -60,7 +105,7 @@ async fn connection(
     let tls = match tokio::time::timeout(HELLO_WITHIN, acceptor.accept(tcp)).await {
         Ok(Ok(tls)) => tls,
         Ok(Err(e)) => {
-            eprintln!("allotd: agent connection from {peer} refused: {e}");
+            quiet.say(peer.ip(), &format!("allotd: agent connection from {peer} refused: {e}"));
             return;
         }
         Err(_) => return,
@@ -70,13 +115,18 @@ async fn connection(
     let hello = match tokio::time::timeout(HELLO_WITHIN, wire::read::<FromAgent>(&mut reader)).await {
         Ok(Ok(FromAgent::Hello(hello))) => hello,
         Ok(Ok(_)) | Ok(Err(_)) | Err(_) => {
-            eprintln!("allotd: agent connection from {peer}: no hello; closed");
+            quiet.say(peer.ip(), &format!("allotd: agent connection from {peer}: no hello; closed"));
             return;
         }
     };
     let host = hello.host.clone();
     if !allot_agent::tls::certificate_names(&cert, &host) {
-        eprintln!("allotd: agent connection from {peer} says it is {host}; its certificate does not name it; closed");
+        quiet.say(
+            peer.ip(),
+            &format!(
+                "allotd: agent connection from {peer} says it is {host}; its certificate does not name it; closed"
+            ),
+        );
         let why = format!("this certificate does not name host {host}");
         let _ = wire::write(&mut writer, &ToAgent::Refused { why }).await;
         return;
@@ -123,4 +173,24 @@ async fn connection(
     }
     reading.abort();
     let _ = tx.send(Input::Agent(AgentInput::Lost { conn, host, why: "closed".into() })).await;
+}
+
+#[cfg(test)]
+mod quiet_tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_failing_in_a_loop_is_said_once_a_minute() {
+        let quiet = Quiet::default();
+        let (a, b): (std::net::IpAddr, std::net::IpAddr) =
+            ("10.0.0.1".parse().expect("ip"), "10.0.0.2".parse().expect("ip"));
+        let t0 = std::time::Instant::now();
+        assert_eq!(quiet.line(a, "refused", t0).as_deref(), Some("refused"));
+        for k in 1..=1000 {
+            assert_eq!(quiet.line(a, "refused", t0 + Duration::from_millis(k)), None);
+        }
+        assert_eq!(quiet.line(b, "refused", t0).as_deref(), Some("refused"), "another peer is said");
+        let later = quiet.line(a, "refused", t0 + Duration::from_secs(61));
+        assert_eq!(later.as_deref(), Some("refused (and 1000 more from 10.0.0.1 in the last minute, not said)"));
+    }
 }

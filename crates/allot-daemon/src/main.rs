@@ -9,7 +9,6 @@ mod blaunch;
 mod cluster;
 mod cluster_view;
 mod config;
-mod conn_caps;
 mod control;
 mod degraded;
 mod history;

@@ -55,7 +55,10 @@ impl Backoff {
 
 pub(crate) async fn accept_loop(listener: UnixListener, tx: mpsc::Sender<Input>) {
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(REQUEST_BUDGET));
-    let caps = crate::conn_caps::Caps::new(allot_exec::inherit::open_files_limit(), nix::unistd::geteuid().as_raw());
+    let caps = allot_agent::caps::Caps::for_open_files(
+        allot_exec::inherit::open_files_limit(),
+        nix::unistd::geteuid().as_raw(),
+    );
     let mut backoff = Backoff::default();
     loop {
         let stream = match listener.accept().await {

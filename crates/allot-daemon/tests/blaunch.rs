@@ -352,3 +352,58 @@ fn a_tasks_output_past_its_spools_bound_is_dropped_and_said() {
     );
     assert!(text.contains("blaunch=0"), "the task's exit is its own");
 }
+
+/// One user holding 256 connections to a host's `blaunch` socket (all it
+/// served before) stops no other user's `blaunch`: one user holds a
+/// quarter of it at most. Connections by perl's IO::Socket::UNIX
+/// (perl-base), as that user.
+#[test]
+fn one_user_holding_an_agents_socket_stops_no_other_users_blaunch() {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let mallory = Throwaway::new("one_user_holding_an_agents_socket", "hm");
+    let alice = Throwaway::new("one_user_holding_an_agents_socket", "ha");
+    let dir = tempdir("blaunch-held");
+    let c = TestCluster::start(&dir, 1, (1, 30, 60));
+    let bin = links(&dir);
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    for p in [dir.to_path_buf(), dir.join("agents"), c.agent_state("host1"), bin.clone()] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let hold = r#"
+        use IO::Socket::UNIX; my ($path, $n) = @ARGV; my @s;
+        for (1..$n) { my $c = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path) or last; push @s, $c; }
+        print "opened ", scalar(@s), "\n"; STDOUT->flush; sleep 60;
+    "#;
+    let mut flood = std::process::Command::new("perl")
+        .args(["-e", hold])
+        .arg(allot_agent::tasks::socket_path(&c.agent_state("host1")))
+        .arg("256")
+        .uid(mallory.uid)
+        .gid(mallory.gid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("perl");
+    let mut said = String::new();
+    std::io::BufReader::new(flood.stdout.take().expect("stdout")).read_line(&mut said).expect("perl says");
+    assert_eq!(said.trim(), "opened 256");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = work.join("out");
+    let submitted = std::process::Command::new(common::allot())
+        .args(["bsub", "-o", out.to_str().expect("utf-8"), "blaunch host1 echo task ran"])
+        .env("ALLOT_STATE_DIR", &c.daemon().state)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&work)
+        .uid(alice.uid)
+        .gid(alice.gid)
+        .output()
+        .expect("bsub");
+    let id = submitted_id(&submitted);
+    c.daemon().wait_for(id, "DONE", &dir);
+    assert!(lines_of(&out).iter().any(|l| l == "task ran"), "{:?}", lines_of(&out));
+    let _ = flood.kill();
+    let _ = flood.wait();
+}

@@ -264,3 +264,41 @@ fn lists_nobody_reads_are_bounded() {
     assert_eq!(stdout(&theirs).lines().count(), 30_001, "alice's list comes whole");
     drop(unread);
 }
+
+/// Submissions that would fill the state's disk: an environment of 3 MiB
+/// and a command of 3 MiB, sent as any client may (bsub itself cannot:
+/// no process starts with such an environment), are refused with why, and
+/// the log does not grow by them.
+#[test]
+fn oversized_submissions_are_refused_and_not_logged() {
+    let dir = tempdir("hostile-submission");
+    let d = Daemon::start(&dir.join("state"));
+    let socket = d.state.join("allotd.sock");
+    let ask = |submit: allot_proto::Submit| -> String {
+        let mut client = allot_proto::Client::connect(&socket).expect("connect");
+        match client.call(allot_proto::Request::Submit(Box::new(submit))).expect("answered") {
+            allot_proto::Response::Error(e) => e,
+            other => panic!("accepted: {other:?}"),
+        }
+    };
+    let base = allot_proto::Submit {
+        slots: 1,
+        command: "true".into(),
+        cwd: dir.to_string_lossy().into_owned(),
+        ..Default::default()
+    };
+    let log = |d: &Daemon| {
+        let size = |f: &str| std::fs::metadata(d.state.join(f)).map_or(0, |m| m.len());
+        size("state.db") + size("state.db-wal")
+    };
+    let before = log(&d);
+    let env = allot_proto::Submit { env: vec![("BIG".into(), "x".repeat(3 << 20))], ..base.clone() };
+    let said = ask(env);
+    assert!(said.contains("the job's environment is 3.0 MiB; at most 1 MiB is taken"), "{said}");
+    let script = allot_proto::Submit { command: format!("# {}\ntrue", "x".repeat(3 << 20)), ..base };
+    let said = ask(script);
+    assert!(said.contains("the submission is 3.0 MiB") && said.contains("at most 2 MiB"), "{said}");
+    assert!(log(&d) < before + (1 << 20), "the log took nothing of them");
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+}
