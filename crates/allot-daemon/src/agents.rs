@@ -28,27 +28,29 @@ const MAX_HANDSHAKES: usize = 4096;
 const WRITE_WITHIN: Duration = Duration::from_secs(30);
 
 /// What allotd says of connections it refuses: one line a minute per peer
-/// address at most (then how many more it did not say), so that a peer
-/// that fails its handshake in a loop cannot fill the log. It remembers
-/// 4,096 addresses at most.
+/// address and reason at most (then how many more it did not say), so that
+/// a peer that fails its handshake in a loop cannot fill the log. It
+/// remembers 4,096 of them at most.
 #[derive(Default)]
 pub(crate) struct Quiet {
-    said: std::sync::Mutex<std::collections::BTreeMap<std::net::IpAddr, (std::time::Instant, u64)>>,
+    said: std::sync::Mutex<std::collections::BTreeMap<(std::net::IpAddr, &'static str), (std::time::Instant, u64)>>,
 }
 
 impl Quiet {
     const EVERY: Duration = Duration::from_secs(60);
 
-    /// Says `line`, unless one was said of `peer` within the last minute.
-    pub(crate) fn say(&self, peer: std::net::IpAddr, line: &str) {
-        if let Some(line) = self.line(peer, line, std::time::Instant::now()) {
+    /// Says `line`, unless one of this `reason` was said of `peer` within
+    /// the last minute.
+    pub(crate) fn say(&self, peer: std::net::IpAddr, reason: &'static str, line: &str) {
+        if let Some(line) = self.line((peer, reason), line, std::time::Instant::now()) {
             eprintln!("{line}");
         }
     }
 
-    fn line(&self, peer: std::net::IpAddr, line: &str, now: std::time::Instant) -> Option<String> {
+    fn line(&self, key: (std::net::IpAddr, &'static str), line: &str, now: std::time::Instant) -> Option<String> {
+        let peer = key.0;
         let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, quiet)) = said.get_mut(&peer) {
+        if let Some((at, quiet)) = said.get_mut(&key) {
             if now.duration_since(*at) < Self::EVERY {
                 *quiet += 1;
                 return None;
@@ -66,7 +68,7 @@ impl Quiet {
                 said.clear();
             }
         }
-        said.insert(peer, (now, 0));
+        said.insert(key, (now, 0));
         Some(line.to_string())
     }
 }
@@ -105,7 +107,7 @@ async fn connection(
     let tls = match tokio::time::timeout(HELLO_WITHIN, acceptor.accept(tcp)).await {
         Ok(Ok(tls)) => tls,
         Ok(Err(e)) => {
-            quiet.say(peer.ip(), &format!("allotd: agent connection from {peer} refused: {e}"));
+            quiet.say(peer.ip(), "handshake", &format!("allotd: agent connection from {peer} refused: {e}"));
             return;
         }
         Err(_) => return,
@@ -115,7 +117,7 @@ async fn connection(
     let hello = match tokio::time::timeout(HELLO_WITHIN, wire::read::<FromAgent>(&mut reader)).await {
         Ok(Ok(FromAgent::Hello(hello))) => hello,
         Ok(Ok(_)) | Ok(Err(_)) | Err(_) => {
-            quiet.say(peer.ip(), &format!("allotd: agent connection from {peer}: no hello; closed"));
+            quiet.say(peer.ip(), "hello", &format!("allotd: agent connection from {peer}: no hello; closed"));
             return;
         }
     };
@@ -123,6 +125,7 @@ async fn connection(
     if !allot_agent::tls::certificate_names(&cert, &host) {
         quiet.say(
             peer.ip(),
+            "name",
             &format!(
                 "allotd: agent connection from {peer} says it is {host}; its certificate does not name it; closed"
             ),
@@ -185,12 +188,13 @@ mod quiet_tests {
         let (a, b): (std::net::IpAddr, std::net::IpAddr) =
             ("10.0.0.1".parse().expect("ip"), "10.0.0.2".parse().expect("ip"));
         let t0 = std::time::Instant::now();
-        assert_eq!(quiet.line(a, "refused", t0).as_deref(), Some("refused"));
+        assert_eq!(quiet.line((a, "handshake"), "refused", t0).as_deref(), Some("refused"));
         for k in 1..=1000 {
-            assert_eq!(quiet.line(a, "refused", t0 + Duration::from_millis(k)), None);
+            assert_eq!(quiet.line((a, "handshake"), "refused", t0 + Duration::from_millis(k)), None);
         }
-        assert_eq!(quiet.line(b, "refused", t0).as_deref(), Some("refused"), "another peer is said");
-        let later = quiet.line(a, "refused", t0 + Duration::from_secs(61));
+        assert_eq!(quiet.line((b, "handshake"), "refused", t0).as_deref(), Some("refused"), "another peer is said");
+        assert_eq!(quiet.line((a, "name"), "named", t0).as_deref(), Some("named"), "another reason is said");
+        let later = quiet.line((a, "handshake"), "refused", t0 + Duration::from_secs(61));
         assert_eq!(later.as_deref(), Some("refused (and 1000 more from 10.0.0.1 in the last minute, not said)"));
     }
 }

@@ -10,9 +10,18 @@ use crate::running::owner_ids;
 use crate::serve::{Caller, may_act};
 use crate::state::State;
 
-/// `bpeek`'s answer: now, or from the agent of the host the job ran on.
+/// `bpeek`'s answer: now, read here off the dispatcher, or from the agent
+/// of the host the job ran on.
 pub enum Peek {
     Now(Response),
+    /// Read job `shown`'s output files here, as `user`, off the dispatcher
+    /// ([`read_here`]): they may be large, or on a slow file system.
+    Here {
+        shown: JobRef,
+        user: String,
+        out: OutputFile,
+        err: OutputFile,
+    },
     /// Ask `host`'s agent for job `job`'s (shown as `shown`) output files.
     Agent {
         host: String,
@@ -74,9 +83,24 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
         let user = j.record.spec.user.clone();
         return Ok(Peek::Agent { host: host.clone(), job: id.0, shown: id_shown, user, out, err });
     }
-    let output = allot_agent::peek::output_of(&out, &err, owner_ids(&j.record.spec.user))
-        .map_err(|e| format!("Job <{id_shown}>: {e}"))?;
-    Ok(Peek::Now(Response::Peek { job: id_shown, output }))
+    Ok(Peek::Here { shown: id_shown, user: j.record.spec.user.clone(), out, err })
+}
+
+/// [`Peek::Here`]: the files read (up to 4 MiB, on whatever file system
+/// the job wrote) and the owner looked up on a blocking thread, the answer
+/// sent to `reply` from there: a slow or huge `bpeek` stalls nobody.
+pub fn read_here(
+    (shown, user): (JobRef, String),
+    (out, err): (OutputFile, OutputFile),
+    reply: tokio::sync::oneshot::Sender<crate::serve::Answer>,
+) {
+    tokio::task::spawn_blocking(move || {
+        let response = match allot_agent::peek::output_of(&out, &err, owner_ids(&user)) {
+            Ok(output) => Response::Peek { job: shown, output },
+            Err(e) => Response::Error(format!("Job <{shown}>: {e}")),
+        };
+        let _ = reply.send(crate::serve::Answer::Response(response));
+    });
 }
 
 /// `bhist`: each job's events from the log. Without job ids, the jobs of

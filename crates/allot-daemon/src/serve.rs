@@ -304,6 +304,10 @@ pub(crate) fn handle_batch(
                     crate::cluster::peek(state, (host, job, shown, user), (out, err), reply);
                     continue;
                 }
+                history::Peek::Here { shown, user, out, err } => {
+                    history::read_here((shown, user), (out, err), reply);
+                    continue;
+                }
             },
             Request::History { jobs, user, finished } => {
                 history::history(state, &caller, &jobs, user.as_deref(), finished, t)
