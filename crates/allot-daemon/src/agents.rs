@@ -33,8 +33,11 @@ const WRITE_WITHIN: Duration = Duration::from_secs(30);
 /// remembers 4,096 of them at most.
 #[derive(Default)]
 pub(crate) struct Quiet {
-    said: std::sync::Mutex<std::collections::BTreeMap<(std::net::IpAddr, &'static str), (std::time::Instant, u64)>>,
+    said: std::sync::Mutex<std::collections::BTreeMap<Said, (std::time::Instant, u64)>>,
 }
+
+/// A peer address and a reason its connection was refused.
+type Said = (std::net::IpAddr, &'static str);
 
 impl Quiet {
     const EVERY: Duration = Duration::from_secs(60);
@@ -47,7 +50,7 @@ impl Quiet {
         }
     }
 
-    fn line(&self, key: (std::net::IpAddr, &'static str), line: &str, now: std::time::Instant) -> Option<String> {
+    fn line(&self, key: Said, line: &str, now: std::time::Instant) -> Option<String> {
         let peer = key.0;
         let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((at, quiet)) = said.get_mut(&key) {
