@@ -103,17 +103,35 @@ pub fn read_here(
     });
 }
 
+/// `bhist`'s jobs as the dispatcher knows them, to be read from the log
+/// on a thread of their own ([`answer_off`]): a history of 150,000 jobs is
+/// as many queries, which stalled every user for seconds on the
+/// dispatcher.
+pub(crate) struct Asked {
+    log: std::path::PathBuf,
+    jobs: Vec<AskedJob>,
+}
+
+struct AskedJob {
+    id: JobId,
+    /// An element's array: its submission is the array's.
+    first: Option<JobId>,
+    info: allot_proto::JobInfo,
+    spans: Option<Box<crate::unknown::Spans>>,
+}
+
 /// `bhist`: each job's events from the log. Without job ids, the jobs of
 /// `user` (the caller by default, `all` for everyone), finished ones only
-/// when `finished` asks for them.
-pub fn history(
+/// when `finished` asks for them. What the dispatcher knows of them; an
+/// unknown job is an error at once.
+pub(crate) fn ask(
     state: &State,
     caller: &Caller,
     refs: &[JobRef],
     user: Option<&str>,
     finished: bool,
     t: Time,
-) -> Response {
+) -> Result<Asked, Response> {
     let ids: Vec<JobId> = if refs.is_empty() {
         let user = user.unwrap_or(&caller.user);
         state
@@ -127,64 +145,149 @@ pub fn history(
         for &r in refs {
             let found = state.resolve(r);
             if found.is_empty() {
-                return Response::Error(format!("Job <{r}>: No matching job found"));
+                return Err(Response::Error(format!("Job <{r}>: No matching job found")));
             }
             ids.extend(found);
         }
         ids
     };
-    let mut out = Vec::with_capacity(ids.len());
+    let mut jobs = Vec::with_capacity(ids.len());
     for id in ids {
         let Some(j) = state.jobs.get(&id) else {
-            return Response::Error(format!("Job <{}>: No matching job found", state.job_ref(id)));
+            return Err(Response::Error(format!("Job <{}>: No matching job found", state.job_ref(id))));
         };
+        jobs.push(AskedJob {
+            id,
+            first: j.array.map(|(first, _)| first).filter(|&first| first != id),
+            info: state.info(id, j, t, &allot_proto::JobQuery::default()),
+            spans: j.unknown.clone(),
+        });
+    }
+    Ok(Asked { log: state.state_dir.join("state.db"), jobs })
+}
+
+/// Histories read at once: more are refused, so that many `bhist`s cannot
+/// take a thread and a connection each.
+const MAX_READING: usize = 2;
+static READING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Reads `asked`'s events on a thread with a read-only connection to the
+/// log and answers `reply` from there; the preempting jobs' numbers are
+/// asked of the dispatcher (`Input::JobRefs`), which alone knows them.
+pub(crate) fn answer_off(
+    asked: Asked,
+    reply: tokio::sync::oneshot::Sender<crate::serve::Answer>,
+    tx: tokio::sync::mpsc::Sender<crate::serve::Input>,
+) {
+    use std::sync::atomic::Ordering;
+    let answer = |r: Response| crate::serve::Answer::Response(r);
+    if READING.fetch_add(1, Ordering::SeqCst) >= MAX_READING {
+        READING.fetch_sub(1, Ordering::SeqCst);
+        let busy = format!("bhist: {MAX_READING} histories are being read; try again when they are done");
+        let _ = reply.send(answer(Response::Error(busy)));
+        return;
+    }
+    let spawned = std::thread::Builder::new().name("bhist".into()).spawn(move || {
+        let response = read(asked, &tx).unwrap_or_else(Response::Error);
+        READING.fetch_sub(1, Ordering::SeqCst);
+        let _ = reply.send(answer(response));
+    });
+    if let Err(e) = spawned {
+        READING.fetch_sub(1, Ordering::SeqCst);
+        eprintln!("allotd: bhist: cannot start its thread: {e}");
+    }
+}
+
+/// An event as read, before the dispatcher names the preempting jobs.
+enum Read {
+    Event(u64, HistoryEvent),
+    PreemptedBy(u64, JobId),
+}
+
+fn read(asked: Asked, tx: &tokio::sync::mpsc::Sender<crate::serve::Input>) -> Result<Response, String> {
+    let store = allot_store::Store::open_read_only(&asked.log).map_err(|e| e.to_string())?;
+    let mut read = Vec::with_capacity(asked.jobs.len());
+    let mut preemptors = Vec::new();
+    for job in &asked.jobs {
         let mut records = Vec::new();
         // An element's submission, and its limit's changes, are its array's
         // records.
-        if let Some((first, _)) = j.array.filter(|&(first, _)| first != id) {
-            match state.store.job_records(first) {
-                Ok(r) => records.extend(
-                    r.into_iter().filter(|(_, r)| matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. })),
-                ),
-                Err(e) => return Response::Error(e.to_string()),
-            }
+        if let Some(first) = job.first {
+            let r = store.job_records(first).map_err(|e| e.to_string())?;
+            records.extend(
+                r.into_iter().filter(|(_, r)| matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. })),
+            );
         }
-        match state.store.job_records(id) {
-            Ok(r) => records.extend(r),
-            Err(e) => return Response::Error(e.to_string()),
-        }
-        // A kill's reason shows with the end it brought.
-        let mut term = None;
-        let events = records
-            .into_iter()
-            .filter_map(|(at, r)| {
-                if let Record::Killed { term: t, .. } = &r {
-                    term = Some(*t);
-                }
-                // An end heard late shows when it was.
-                let at = match &r {
-                    Record::Finished { ran_until: Some(e), .. } => (*e).min(at.0),
-                    _ => at.0,
-                };
-                let e = match event(state, r)? {
-                    HistoryEvent::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished {
-                        exit,
-                        cpu_time,
-                        reason,
-                        term: term.take().map(|t| t.describe().to_string()),
-                    },
-                    e => e,
-                };
-                Some((at, e))
-            })
-            .collect();
-        let events = crate::unknown::with_spans(events, j.unknown.as_deref());
-        out.push(JobHistory { job: state.info(id, j, t, &allot_proto::JobQuery::default()), events });
+        records.extend(store.job_records(job.id).map_err(|e| e.to_string())?);
+        let events = events(records);
+        preemptors.extend(events.iter().filter_map(|e| match e {
+            Read::PreemptedBy(_, by) => Some(*by),
+            Read::Event(..) => None,
+        }));
+        read.push(events);
     }
-    Response::History(out)
+    preemptors.sort_unstable();
+    preemptors.dedup();
+    let refs: std::collections::BTreeMap<JobId, JobRef> = if preemptors.is_empty() {
+        Default::default()
+    } else {
+        let (ask, answer) = tokio::sync::oneshot::channel();
+        tx.blocking_send(crate::serve::Input::JobRefs(preemptors.clone(), ask)).map_err(|_| "allotd is stopping")?;
+        preemptors.into_iter().zip(answer.blocking_recv().map_err(|_| "allotd is stopping")?).collect()
+    };
+    let out = asked
+        .jobs
+        .into_iter()
+        .zip(read)
+        .map(|(job, events)| {
+            let events = events
+                .into_iter()
+                .map(|e| match e {
+                    Read::Event(at, e) => (at, e),
+                    Read::PreemptedBy(at, by) => {
+                        (at, HistoryEvent::Preempted { by: refs.get(&by).copied().unwrap_or(JobRef::job(by.0)) })
+                    }
+                })
+                .collect();
+            JobHistory { job: job.info, events: crate::unknown::with_spans(events, job.spans.as_deref()) }
+        })
+        .collect();
+    Ok(Response::History(out))
 }
 
-fn event(state: &State, r: Record) -> Option<HistoryEvent> {
+/// A job's records as `bhist` shows them.
+fn events(records: Vec<(Time, Record)>) -> Vec<Read> {
+    // A kill's reason shows with the end it brought.
+    let mut term = None;
+    records
+        .into_iter()
+        .filter_map(|(at, r)| {
+            if let Record::Killed { term: t, .. } = &r {
+                term = Some(*t);
+            }
+            // An end heard late shows when it was.
+            let at = match &r {
+                Record::Finished { ran_until: Some(e), .. } => (*e).min(at.0),
+                _ => at.0,
+            };
+            if let Record::Preempted { by, .. } = r {
+                return Some(Read::PreemptedBy(at, by));
+            }
+            let e = match event(r)? {
+                HistoryEvent::Finished { exit, cpu_time, reason, .. } => HistoryEvent::Finished {
+                    exit,
+                    cpu_time,
+                    reason,
+                    term: term.take().map(|t| t.describe().to_string()),
+                },
+                e => e,
+            };
+            Some(Read::Event(at, e))
+        })
+        .collect()
+}
+
+fn event(r: Record) -> Option<HistoryEvent> {
     Some(match r {
         Record::Submitted { record, .. } => HistoryEvent::Submitted {
             queue: record.spec.queue.unwrap_or_default(),
@@ -198,7 +301,6 @@ fn event(state: &State, r: Record) -> Option<HistoryEvent> {
         Record::Removed { .. } => HistoryEvent::Removed,
         Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
-        Record::Preempted { by, .. } => HistoryEvent::Preempted { by: state.job_ref(by) },
         Record::Resumed { .. } => HistoryEvent::ResumedBySystem,
         Record::Grown { alloc, .. } => HistoryEvent::Grown { hosts: alloc },
         Record::GrowFailed { alloc, .. } => HistoryEvent::GrowFailed { hosts: alloc },
@@ -207,7 +309,9 @@ fn event(state: &State, r: Record) -> Option<HistoryEvent> {
         Record::Modified { record, .. } => HistoryEvent::Modified { queue: record.spec.queue.unwrap_or_default() },
         Record::Requeued { hold, .. } => HistoryEvent::Requeued { hold },
         Record::ArrayLimit { limit, .. } => HistoryEvent::ArrayLimit { limit },
-        Record::HostChanged { .. }
+        // Named by the dispatcher ([`read`]).
+        Record::Preempted { .. }
+        | Record::HostChanged { .. }
         | Record::HostReach { .. }
         | Record::QueueChanged { .. }
         | Record::Reconfigured { .. }

@@ -76,6 +76,9 @@ pub enum Input {
     Committed(Box<crate::writer::Done>),
     /// An agent's connection said something (see `cluster`).
     Agent(crate::cluster::AgentInput),
+    /// The numbers of these jobs, as the commands show them (`bhist`, read
+    /// off the dispatcher, names the jobs that preempted).
+    JobRefs(Vec<allot_engine::JobId>, oneshot::Sender<Vec<allot_proto::JobRef>>),
 }
 
 pub(crate) fn now() -> Time {
@@ -164,6 +167,9 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                         Input::Request(m) => batch.push(*m),
                         Input::Metrics(reply) => {
                             let _ = reply.send(crate::metrics::render(&state));
+                        }
+                        Input::JobRefs(ids, reply) => {
+                            let _ = reply.send(ids.iter().map(|&id| state.job_ref(id)).collect());
                         }
                         Input::Measured(samples) => state.measured = Some(samples),
                         Input::Committed(done) => {
@@ -310,7 +316,13 @@ pub(crate) fn handle_batch(
                 }
             },
             Request::History { jobs, user, finished } => {
-                history::history(state, &caller, &jobs, user.as_deref(), finished, t)
+                match history::ask(state, &caller, &jobs, user.as_deref(), finished, t) {
+                    Ok(asked) => {
+                        history::answer_off(asked, reply, wake.clone());
+                        continue;
+                    }
+                    Err(response) => response,
+                }
             }
             Request::Queues => Response::Queues(views::queues(state)),
             Request::Hosts => Response::Hosts(views::hosts(state)),

@@ -302,3 +302,44 @@ fn oversized_submissions_are_refused_and_not_logged() {
     let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
     d.wait_for(job, "DONE", &dir);
 }
+
+/// `bhist -u all -a` of 30,000 jobs reads the log on a thread of its own:
+/// meanwhile `bjobs` and `bsub` are answered at once (on the dispatcher
+/// it was one query per job, and everyone waited).
+#[test]
+fn a_long_history_stalls_nobody() {
+    let dir = tempdir("hostile-bhist");
+    let d = Daemon::start(&dir.join("state"));
+    for _ in 0..30 {
+        submitted_id(&d.cmd(&["bsub", "-H", "-J", "many[1-1000]", "-o", "/dev/null", "true"], &dir));
+    }
+    let long = {
+        let (state, dir) = (d.state.clone(), dir.to_path_buf());
+        std::thread::spawn(move || {
+            let began = Instant::now();
+            let out = std::process::Command::new(common::allot())
+                .args(["bhist", "-u", "all", "-a"])
+                .env("ALLOT_STATE_DIR", state)
+                .current_dir(dir)
+                .output()
+                .expect("bhist");
+            (out, began.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let mut slowest = Duration::ZERO;
+    while !long.is_finished() {
+        let asked = Instant::now();
+        let out = d.cmd(&["bjobs", "-w", "1[1]"], &dir);
+        slowest = slowest.max(asked.elapsed());
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let (out, took) = long.join().expect("bhist ran");
+    assert!(out.status.success(), "{}", stderr(&out));
+    eprintln!("bhist of 30,000 jobs took {took:?}; the slowest bjobs meanwhile {slowest:?}");
+    assert_eq!(stdout(&out).lines().filter(|l| l.contains(" many[")).count(), 30_000, "every job");
+    // On the dispatcher, every bjobs waited for the whole history.
+    assert!(slowest < Duration::from_secs(1) && slowest < took / 2, "a bjobs waited {slowest:?} behind the history");
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+}
