@@ -80,8 +80,20 @@ pub(crate) fn submit(
             .unwrap_or_default(),
     };
     let closed = |q: &str| state.closed_queues.contains(q);
+    let (mut terms, mut named) = (0usize, 0usize);
     let resolved = allot_config::submission::resolve(&submission, &state.engine, &closed, &mut |target| {
-        resolve_target(state, &caller.user, target)
+        terms += 1;
+        if terms > MAX_DEP_TERMS {
+            return Err(format!("-w: more than {MAX_DEP_TERMS} jobs or names in one expression"));
+        }
+        let ids = resolve_target(state, &caller.user, target)?;
+        named += ids.len();
+        if named > MAX_DEP_JOBS {
+            return Err(format!(
+                "-w: the expression names more than {MAX_DEP_JOBS} jobs: name fewer (an array by its number)"
+            ));
+        }
+        Ok(ids)
     });
     let Resolved { spec, name, array } = match resolved {
         Ok(r) => r,
@@ -140,6 +152,16 @@ pub(crate) fn submit(
 
 /// A job that asks for mail on a host with no mail program: accepted,
 /// with the submitter told that its mail will not be sent.
+/// The most job ids and names one `-w` expression may hold, and the most
+/// jobs its names may match in all: each name is looked up among its
+/// user's jobs, and every job it matches is kept with the dependency, so
+/// both bound what one submission may cost allotd. LSF bounds a
+/// dependency expression's length likewise; these figures are ours, far
+/// above what a workflow writes (a step waits on a few jobs, or an array
+/// by its number, which counts as one).
+pub(crate) const MAX_DEP_TERMS: usize = 64;
+pub(crate) const MAX_DEP_JOBS: usize = 10_000;
+
 /// The most of a job's environment allotd takes: a process cannot be
 /// started with more than 2 MiB of arguments and environment together
 /// (Linux's ARG_MAX), so no job could use more.

@@ -343,3 +343,25 @@ fn a_long_history_stalls_nobody() {
     let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
     d.wait_for(job, "DONE", &dir);
 }
+
+/// A `-w` expression is bounded in the jobs and names it holds (64) and
+/// in the jobs its names match (10,000): past either it is refused, saying
+/// which, and allotd goes on.
+#[test]
+fn a_dependency_on_too_many_jobs_is_refused() {
+    let dir = tempdir("hostile-deps");
+    let d = Daemon::start(&dir.join("state"));
+    let one = submitted_id(&d.cmd(&["bsub", "-H", "-o", "/dev/null", "true"], &dir));
+    for _ in 0..11 {
+        submitted_id(&d.cmd(&["bsub", "-H", "-J", "big[1-1000]", "-o", "/dev/null", "true"], &dir));
+    }
+    let terms = vec![format!("done({one})"); 65].join(" && ");
+    let out = d.cmd(&["bsub", "-w", &terms, "true"], &dir);
+    assert!(stderr(&out).contains("-w: more than 64 jobs or names in one expression"), "{}", stderr(&out));
+    let out = d.cmd(&["bsub", "-w", "done(big*)", "true"], &dir);
+    assert!(stderr(&out).contains("-w: the expression names more than 10000 jobs"), "{}", stderr(&out));
+    // Within the bounds: taken.
+    submitted_id(&d.cmd(&["bsub", "-H", "-w", &vec![format!("done({one})"); 64].join(" && "), "true"], &dir));
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+}
