@@ -149,19 +149,7 @@ pub fn lsload_long(hosts: &[HostLoad]) -> String {
 mod tests {
     use super::*;
 
-    fn loaded(name: &str) -> HostLoad {
-        HostLoad {
-            name: name.into(),
-            status: "ok".into(),
-            host_type: Some("X86_64".into()),
-            model: None,
-            ncpus: 2,
-            maxmem: Some(24_064),
-            maxswp: Some(0),
-            resources: vec!["fast".into()],
-            load: Some(Load { r1m: 0.25, r15m: 1.0, ut: Some(0.05), procs: 3, mem: 900, swp: 0 }),
-        }
-    }
+    use crate::hosts_cmd::tests::loaded;
 
     fn host(name: &str) -> HostInfo {
         HostInfo {

@@ -115,24 +115,29 @@ fn render_lsload(hosts: &[HostLoad], wide: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use allot_proto::hosts::Load;
+
+    /// A host heard from, with a load: the host layouts' tests' sample.
+    pub(crate) fn loaded(name: &str) -> HostLoad {
+        HostLoad {
+            name: name.into(),
+            status: "ok".into(),
+            host_type: Some("X86_64".into()),
+            model: None,
+            ncpus: 2,
+            maxmem: Some(24_064),
+            maxswp: Some(0),
+            resources: vec!["fast".into()],
+            load: Some(Load { r1m: 0.25, r15m: 1.0, ut: Some(0.05), procs: 3, mem: 900, swp: 0 }),
+        }
+    }
 
     #[test]
     fn hosts_and_loads_in_lsfs_layout_with_what_is_not_known_as_a_dash() {
         let hosts = vec![
-            HostLoad {
-                name: "host1".into(),
-                status: "ok".into(),
-                host_type: Some("X86_64".into()),
-                model: None,
-                ncpus: 2,
-                maxmem: Some(24_064),
-                maxswp: Some(0),
-                resources: vec!["fast".into()],
-                load: Some(Load { r1m: 0.25, r15m: 1.0, ut: Some(0.05), procs: 3, mem: 900, swp: 0 }),
-            },
+            loaded("host1"),
             HostLoad { name: "host2".into(), status: "unavail".into(), ncpus: 2, ..HostLoad::default() },
         ];
         let table = render_lshosts(&hosts, false);

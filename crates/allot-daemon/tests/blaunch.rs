@@ -328,11 +328,7 @@ fn a_tasks_output_past_its_spools_bound_is_dropped_and_said() {
     let dir = tempdir("blaunch-spool-bound");
     let mut c = TestCluster::configured(&dir, 2, (1, 30, 60), "");
     c.agent_env.push(("ALLOT_TASK_SPOOL_MB".into(), "1".into()));
-    c.start_daemon();
-    c.start_agent("host1");
-    c.start_agent("host2");
-    c.wait_host("host1", "ok");
-    c.wait_host("host2", "ok");
+    c.start_all(2);
     let d = c.daemon();
     let bin = links(&dir);
     let out = dir.join("out");
@@ -359,7 +355,6 @@ fn a_tasks_output_past_its_spools_bound_is_dropped_and_said() {
 /// (perl-base), as that user.
 #[test]
 fn one_user_holding_an_agents_socket_stops_no_other_users_blaunch() {
-    use std::io::BufRead;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let mallory = Throwaway::new("one_user_holding_an_agents_socket", "hm");
@@ -378,18 +373,9 @@ fn one_user_holding_an_agents_socket_stops_no_other_users_blaunch() {
         for (1..$n) { my $c = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path) or last; push @s, $c; }
         print "opened ", scalar(@s), "\n"; STDOUT->flush; sleep 60;
     "#;
-    let mut flood = std::process::Command::new("perl")
-        .args(["-e", hold])
-        .arg(allot_agent::tasks::socket_path(&c.agent_state("host1")))
-        .arg("256")
-        .uid(mallory.uid)
-        .gid(mallory.gid)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("perl");
-    let mut said = String::new();
-    std::io::BufReader::new(flood.stdout.take().expect("stdout")).read_line(&mut said).expect("perl says");
-    assert_eq!(said.trim(), "opened 256");
+    let (mut flood, said) =
+        common::perl_as(&mallory, hold, &allot_agent::tasks::socket_path(&c.agent_state("host1")), 256);
+    assert_eq!(said, "opened 256");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let out = work.join("out");
     let submitted = std::process::Command::new(common::allot())

@@ -149,11 +149,7 @@ fn a_host_whose_clock_is_minutes_off_has_its_jobs_end_when_they_did() {
 fn a_rerunnable_job_lost_with_its_host_runs_again_elsewhere_and_its_first_run_is_ended() {
     let dir = tempdir("cluster-rerun");
     let mut c = TestCluster::configured(&dir, 2, (1, 2, 4), "RERUNNABLE = Y\n");
-    c.start_daemon();
-    c.start_agent("host1");
-    c.start_agent("host2");
-    c.wait_host("host1", "ok");
-    c.wait_host("host2", "ok");
+    c.start_all(2);
     let d = c.daemon();
     assert!(d.cmd(&["badmin", "hclose", "host2"], &dir).status.success());
     let runs = dir.join("runs");

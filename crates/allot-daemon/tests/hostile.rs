@@ -163,7 +163,6 @@ fn a_jobs_text_reaches_no_terminal_raw() {
 /// as that user, whose uid allotd sees by the peer credentials.
 #[test]
 fn one_user_holding_connections_open_stops_nobody_else() {
-    use std::io::BufRead;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let mallory = common::Throwaway::new("one_user_holding_connections_open_stops_nobody_else", "cm");
@@ -182,18 +181,8 @@ fn one_user_holding_connections_open_stops_nobody_else() {
         for my $c (IO::Select->new(@s)->can_read(1)) { my $b = ''; sysread($c, $b, 4096); $refused++ if $b =~ /the most one user may/; }
         print "opened ", scalar(@s), " refused $refused\n"; STDOUT->flush; sleep 30;
     "#;
-    let mut flood = std::process::Command::new("perl")
-        .args(["-e", hold])
-        .arg(d.state.join("allotd.sock"))
-        .arg("300")
-        .uid(mallory.uid)
-        .gid(mallory.gid)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("perl");
-    let mut said = String::new();
-    std::io::BufReader::new(flood.stdout.take().expect("stdout")).read_line(&mut said).expect("perl says");
-    assert_eq!(said.trim(), "opened 300 refused 44", "256 held, the rest told why");
+    let (mut flood, said) = common::perl_as(&mallory, hold, &d.state.join("allotd.sock"), 300);
+    assert_eq!(said, "opened 300 refused 44", "256 held, the rest told why");
     let as_alice = |args: &[&str]| {
         let began = Instant::now();
         let out = std::process::Command::new(common::allot())

@@ -37,14 +37,19 @@ impl TestCluster {
     /// and connected.
     pub fn start(dir: &Path, n: u32, timeouts: Timeouts) -> TestCluster {
         let mut c = TestCluster::configured(dir, n, timeouts, "");
-        c.start_daemon();
-        for k in 1..=n {
-            c.start_agent(&format!("host{k}"));
-        }
-        for k in 1..=n {
-            c.wait_host(&format!("host{k}"), "ok");
-        }
+        c.start_all(n);
         c
+    }
+
+    /// allotd and the agents of `host1` ... `hostN`, each waited for.
+    pub fn start_all(&mut self, n: u32) {
+        self.start_daemon();
+        for k in 1..=n {
+            self.start_agent(&format!("host{k}"));
+        }
+        for k in 1..=n {
+            self.wait_host(&format!("host{k}"), "ok");
+        }
     }
 
     /// The files only (configuration with `lsb_queues` added when not

@@ -329,3 +329,23 @@ pub fn job_output(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     text.find(REPORT_START).map(|at| text[..at].to_string())
 }
+
+/// `perl -e SCRIPT SOCKET N` as `user` (perl-base's IO::Socket::UNIX makes
+/// connections as that user, whose uid the daemon sees by the peer
+/// credentials), and the first line it prints; kill it when done.
+pub fn perl_as(user: &Throwaway, script: &str, socket: &Path, n: u32) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new("perl")
+        .args(["-e", script])
+        .arg(socket)
+        .arg(n.to_string())
+        .uid(user.uid)
+        .gid(user.gid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("perl (perl-base)");
+    let mut said = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut said).expect("perl says");
+    (child, said.trim().to_string())
+}
