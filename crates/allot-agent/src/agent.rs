@@ -522,11 +522,11 @@ impl Agent {
     async fn command(&mut self, a: crate::commands::Asked) {
         if !self.link.as_ref().is_some_and(|l| l.2) {
             let why = format!("allotd cannot be reached from host {} now (its agent is not connected)", self.opts.host);
-            let _ = a.reply.send(Some(vec![crate::commands::error_frame(&why)]));
+            let _ = a.reply.send(Some((vec![crate::commands::error_frame(&why)], None)));
             let _ = a.reply.send(None);
             return;
         }
-        let tag = self.commands.add(a.reply);
+        let tag = self.commands.add(a.uid, a.reply);
         self.send(&FromAgent::Command { tag, uid: a.uid, request: a.request }).await;
         if self.link.is_none() {
             self.commands.fail_all(&format!("host {}: lost allotd", self.opts.host));

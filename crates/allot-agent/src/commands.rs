@@ -35,38 +35,61 @@ pub fn socket_path(state_dir: &Path) -> PathBuf {
     allot_proto::paths::agent_socket(state_dir)
 }
 
+/// How long writing an answer to a command may take (it reading nothing
+/// meanwhile) before its connection is closed and what waits for it freed.
+const WRITE_STALL: Duration = Duration::from_secs(30);
+
+/// Frames of an answer on their way to a command, counted against its
+/// user's unread answers ([`crate::answers`]) until written.
+pub type Frames = (Vec<String>, Option<crate::answers::Held>);
+
 /// A command's request, for the agent's loop to carry to allotd.
 pub struct Asked {
     pub uid: u32,
     /// The request frame's JSON, as the command sent it.
     pub request: String,
     /// Where its answer's frames go; `None` after the last.
-    pub reply: mpsc::UnboundedSender<Option<Vec<String>>>,
+    pub reply: mpsc::UnboundedSender<Option<Frames>>,
 }
 
 /// The requests this agent carried to allotd whose answers are not all
-/// back, by tag.
+/// back, by tag, with whose they are; and what they hold unread.
 #[derive(Default)]
 pub struct Pending {
     next: u64,
-    waiting: std::collections::BTreeMap<u64, mpsc::UnboundedSender<Option<Vec<String>>>>,
+    waiting: std::collections::BTreeMap<u64, (u32, mpsc::UnboundedSender<Option<Frames>>)>,
+    unread: std::sync::Arc<crate::answers::Budget>,
 }
 
 impl Pending {
-    /// A request to carry: its tag.
-    pub fn add(&mut self, reply: mpsc::UnboundedSender<Option<Vec<String>>>) -> u64 {
+    /// A request of `uid` to carry: its tag.
+    pub fn add(&mut self, uid: u32, reply: mpsc::UnboundedSender<Option<Frames>>) -> u64 {
         self.next += 1;
-        self.waiting.insert(self.next, reply);
+        self.waiting.insert(self.next, (uid, reply));
         self.next
     }
 
-    /// Frames of request `tag`'s answer; the last when `done`.
+    /// Frames of request `tag`'s answer; the last when `done`. Past what
+    /// its user may have unread, the answer is cut with why, and the rest
+    /// dropped as it comes.
     pub fn answer(&mut self, tag: u64, frames: Vec<String>, done: bool) {
-        let Some(reply) = self.waiting.get(&tag) else { return };
-        if !frames.is_empty() && reply.send(Some(frames)).is_err() {
-            // The command is gone: the rest is dropped as it comes.
-            self.waiting.remove(&tag);
-            return;
+        let Some((uid, reply)) = self.waiting.get(&tag) else { return };
+        if !frames.is_empty() {
+            let bytes = frames.iter().map(|f| f.len() + 4).sum();
+            let sent = match self.unread.take(*uid, bytes) {
+                Ok(held) => reply.send(Some((frames, Some(held)))),
+                Err(why) => {
+                    let _ = reply.send(Some((vec![error_frame(&why)], None)));
+                    let _ = reply.send(None);
+                    self.waiting.remove(&tag);
+                    return;
+                }
+            };
+            if sent.is_err() {
+                // The command is gone: the rest is dropped as it comes.
+                self.waiting.remove(&tag);
+                return;
+            }
         }
         if done {
             let _ = reply.send(None);
@@ -76,8 +99,8 @@ impl Pending {
 
     /// allotd was lost: every command waiting is told `why`.
     pub fn fail_all(&mut self, why: &str) {
-        for (_, reply) in std::mem::take(&mut self.waiting) {
-            let _ = reply.send(Some(vec![error_frame(why)]));
+        for (_, (_, reply)) in std::mem::take(&mut self.waiting) {
+            let _ = reply.send(Some((vec![error_frame(why)], None)));
             let _ = reply.send(None);
         }
     }
@@ -120,8 +143,8 @@ async fn connection<T: From<Asked> + Send + 'static>(
         if tx.send(Asked { uid, request, reply }.into()).await.is_err() {
             return Ok(());
         }
-        while let Some(Some(frames)) = answer.recv().await {
-            write_frames(&mut stream, &frames).await?;
+        while let Some(Some((frames, _held))) = answer.recv().await {
+            tokio::time::timeout(WRITE_STALL, write_frames(&mut stream, &frames)).await??;
         }
     }
 }

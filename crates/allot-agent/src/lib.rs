@@ -7,6 +7,7 @@
 //! Without the `runtime` feature only what the commands need is built
 //! (`allot keygen`, the protocol's types): no async runtime, no TLS stack.
 
+pub mod answers;
 pub mod caps;
 pub mod keygen;
 pub mod testhost;

@@ -74,7 +74,7 @@ impl<'a, I: Iterator<Item = JobInfoRef<'a>>> Iterator for JobFrames<'a, I> {
 pub(crate) async fn write_job_list(
     state: &State,
     JobList { reply, caller, query }: JobList,
-    answers: &std::sync::Arc<crate::answers::Budget>,
+    answers: &std::sync::Arc<allot_agent::answers::Budget>,
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     if reply.send(Answer::Frames(rx)).is_err() {

@@ -4,7 +4,6 @@
 
 mod acct;
 mod agents;
-mod answers;
 mod blaunch;
 mod cluster;
 mod cluster_view;

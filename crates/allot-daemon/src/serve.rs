@@ -57,7 +57,7 @@ pub struct Message {
 pub enum Answer {
     Response(Response),
     /// Each frame with its bytes counted until written ([`crate::answers`]).
-    Frames(mpsc::UnboundedReceiver<(Vec<u8>, Option<crate::answers::Held>)>),
+    Frames(mpsc::UnboundedReceiver<(Vec<u8>, Option<allot_agent::answers::Held>)>),
     /// Frames as they come, at most so many held (`Attach`).
     Stream(mpsc::Receiver<Vec<u8>>),
 }
@@ -151,7 +151,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let answers = crate::answers::Budget::new();
+    let answers = allot_agent::answers::Budget::new();
     loop {
         tokio::select! {
             first = rx.recv() => {

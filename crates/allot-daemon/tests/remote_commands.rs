@@ -229,3 +229,62 @@ fn streams_come_whole_through_an_agent() {
         assert!(text.contains(&format!("line {i}\n")), "bpeek -f followed to the end: {text}");
     }
 }
+
+/// Lists nobody reads, through an agent: 24 connections to host2's agent
+/// ask for 30,000 jobs each and never read. What the agent holds for them
+/// is bounded (128 MiB of one user's unread answers): it grows by no more,
+/// the user's next list is cut with why, and another user's comes whole.
+#[test]
+fn lists_nobody_reads_through_an_agent_are_bounded() {
+    let dir = tempdir("remote-unread");
+    let c = cluster(&dir, |t| t, "ok");
+    let (mallory, alice) = (Throwaway::new("remote_unread", "um"), Throwaway::new("remote_unread", "ua"));
+    let work = work_dir(&dir);
+    for _ in 0..30 {
+        submitted_id(&on_host(&c, "host1", Some(&mallory), &["bsub", "-H", "-J", "many[1-1000]", "true"], &work));
+    }
+    let request = serde_json::to_string(&allot_proto::Envelope {
+        version: allot_proto::PROTOCOL_VERSION,
+        body: allot_proto::Request::Jobs(allot_proto::JobQuery {
+            user: Some("all".into()),
+            finished: true,
+            ..Default::default()
+        }),
+    })
+    .expect("json");
+    let ask = r#"
+        use IO::Socket::UNIX; my ($path, $n) = @ARGV; my $req = REQUEST; my @s;
+        for (1..$n) { my $c = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path) or last;
+            print $c pack("N", length($req)) . $req; push @s, $c; }
+        print "asked ", scalar(@s), "\n"; STDOUT->flush; sleep 60;
+    "#;
+    let pid = c.agent_pid("host2");
+    let rss = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = rss();
+    let socket = allot_agent::commands::socket_path(&c.agent_state("host2"));
+    // The request as a perl string literal.
+    let script = ask.replace("REQUEST", &format!("'{}'", request.replace('\'', "\\'")));
+    let (mut flood, said) = common::perl_as(&mallory, &script, &socket, 24);
+    assert_eq!(said, "asked 24");
+    // Once the lists asked have come (as fast as allotd writes them), the
+    // user's next one is cut.
+    eventually("mallory's next list is cut", || {
+        let cut = on_host(&c, "host2", Some(&mallory), &["bjobs", "-u", "all", "-a"], &work);
+        stderr(&cut).contains("this list is cut")
+    });
+    let during = rss();
+    eprintln!("host2's agent: {before} KB, {during} KB with 24 lists unread");
+    assert!(during < before + 200 * 1024, "the agent grew from {before} to {during} KB");
+    let whole = on_host(&c, "host2", Some(&alice), &["bjobs", "-u", "all", "-a", "-w"], &work);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    assert_eq!(stdout(&whole).lines().count(), 30_001, "alice's list comes whole");
+    let _ = flood.kill();
+    let _ = flood.wait();
+}

@@ -1,31 +1,32 @@
-//! What allotd holds of answers not yet read: a long job list is written
-//! by the dispatcher at once, frame by frame, and each connection sends
-//! its frames as its command reads them. A command that asks and never
-//! reads would have allotd hold its whole list; so every frame held counts
-//! against its user's share ([`PER_UID`], 128 MiB: three lists of 100,000
-//! jobs) and against all users' ([`TOTAL`], 512 MiB) until it is written
-//! out. A list that would go past either is cut with an error saying so
-//! (the command says it; asked again once the others are read, it comes
-//! whole), and a connection whose reader takes nothing for
-//! [`crate::socket`]'s write timeout is closed, its frames freed.
+//! What a daemon holds of answers not yet read: a long job list is
+//! written by allotd's dispatcher at once, frame by frame, and each
+//! connection sends its frames as its command reads them (an agent
+//! carrying a command from its host likewise). A command that asks and
+//! never reads would have the daemon hold its whole list; so every frame
+//! held counts against its user's share ([`PER_UID`], 128 MiB: three lists
+//! of 100,000 jobs) and against all users' ([`TOTAL`], 512 MiB) until it is
+//! written out. A list that would go past either is cut with an error
+//! saying so (the command says it; asked again once the others are read,
+//! it comes whole), and a connection whose reader takes nothing for a
+//! while (30 s) is closed, its frames freed.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// One user's unread answers, bytes.
-pub(crate) const PER_UID: usize = 128 << 20;
+pub const PER_UID: usize = 128 << 20;
 /// Every user's, bytes.
-pub(crate) const TOTAL: usize = 512 << 20;
+pub const TOTAL: usize = 512 << 20;
 
 /// The bytes of unread answers, by user and in all.
 #[derive(Default)]
-pub(crate) struct Budget {
+pub struct Budget {
     held: Mutex<(BTreeMap<u32, usize>, usize)>,
 }
 
 /// A frame's bytes, counted until it is dropped (written out, or its
 /// connection gone).
-pub(crate) struct Held {
+pub struct Held {
     budget: Arc<Budget>,
     uid: u32,
     bytes: usize,
@@ -51,13 +52,13 @@ impl Drop for Held {
 }
 
 impl Budget {
-    pub(crate) fn new() -> Arc<Budget> {
+    pub fn new() -> Arc<Budget> {
         Arc::new(Budget::default())
     }
 
     /// Counts `bytes` of an answer to `uid`, or says why they may not be
     /// held.
-    pub(crate) fn take(self: &Arc<Budget>, uid: u32, bytes: usize) -> Result<Held, String> {
+    pub fn take(self: &Arc<Budget>, uid: u32, bytes: usize) -> Result<Held, String> {
         self.take_within(uid, bytes, (PER_UID, TOTAL))
     }
 
