@@ -14,6 +14,7 @@ mod history;
 mod job_view;
 mod lists;
 mod metrics;
+mod names;
 mod numbers;
 mod remote;
 #[cfg(test)]

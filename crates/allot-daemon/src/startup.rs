@@ -100,6 +100,7 @@ pub(crate) fn open_state(
         decisions: Vec::new(),
         pass_was_full: false,
         requests: Default::default(),
+        names: Default::default(),
         deferred: Vec::new(),
         measured: None,
         accounts: Default::default(),

@@ -232,6 +232,8 @@ pub struct State {
     /// Submissions' request ids and the jobs they made, for as long as the
     /// jobs are known (see [`State::clean`]).
     pub requests: BTreeMap<String, JobId>,
+    /// The job table's jobs by owner and name, for `-w`'s names.
+    pub names: crate::names::Names,
     /// Running jobs' measures taken off the dispatcher, to record at the
     /// next tick (see `running::measure`).
     pub measured: Option<Vec<allot_agent::measure::Sample>>,
@@ -453,7 +455,9 @@ impl State {
                     .map_err(|e| refused(*job, e))?;
                 let env = self.intern(&record.env);
                 if let Some(j) = self.jobs.get_mut(job) {
+                    self.names.remove(&j.record.spec.user, &j.record.name, *job);
                     j.record = JobRecord { env, ..(**record).clone() };
+                    self.names.insert(&j.record.spec.user, &j.record.name, *job);
                 }
                 // A running job's warning goes before its new run limit.
                 if let Some(start) =
@@ -638,6 +642,7 @@ impl State {
                 pre_exec_failures: 0,
                 unknown: None,
             };
+            self.names.insert(&record.spec.user, &record.name, id);
             self.jobs.insert(id, info);
         }
         if let Some(indices) = indices {
@@ -647,6 +652,13 @@ impl State {
         let _ = self.numbers.give(number, job);
         if let Some(request) = &record.extras().request {
             self.requests.insert(request.clone(), job);
+        }
+    }
+
+    /// Job `id` leaves the job table (and the names' index).
+    fn forget(&mut self, id: JobId) {
+        if let Some(j) = self.jobs.remove(&id) {
+            self.names.remove(&j.record.spec.user, &j.record.name, id);
         }
     }
 
@@ -668,14 +680,14 @@ impl State {
             let Some(job) = self.jobs.get(&id).filter(|j| gone(j)) else { continue };
             match job.array {
                 None => {
-                    self.jobs.remove(&id);
+                    self.forget(id);
                     forgot = true;
                 }
                 Some((first, _)) => {
                     let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
                     if (0..size).all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone)) {
                         for k in 0..size {
-                            self.jobs.remove(&first.offset(k));
+                            self.forget(first.offset(k));
                         }
                         self.arrays.remove(&first);
                         forgot = true;

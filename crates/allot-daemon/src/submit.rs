@@ -229,16 +229,19 @@ fn resolve_target(state: &State, user: &str, target: DepTarget) -> Result<Vec<Jo
         DepTarget::Id(id) => by_ref(JobRef::job(id)),
         DepTarget::Element(id, index) => by_ref(JobRef { id, index }),
         DepTarget::Name(name) => {
+            // Among the user's jobs under the pattern's prefix (`names`),
+            // in id order as the job table lists them.
             let matches = |j: &crate::state::DaemonJob| {
                 allot_config::deps::name_matches(&name, &j.record.name)
                     || (j.array.is_some() && allot_config::deps::name_matches(&name, &j.display_name()))
             };
-            let ids: Vec<JobId> = state
-                .jobs
-                .iter()
-                .filter(|(_, j)| j.record.spec.user == user && matches(j))
-                .map(|(&id, _)| id)
+            let mut ids: Vec<JobId> = state
+                .names
+                .candidates(user, &name)
+                .map(|(_, id)| id)
+                .filter(|id| state.jobs.get(id).is_some_and(&matches))
                 .collect();
+            ids.sort_unstable();
             if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
         }
     }
