@@ -246,7 +246,7 @@ fn lists_nobody_reads_are_bounded() {
         .collect();
     // Once the lists asked are written (as fast as the dispatcher gets to
     // them), the user's next one is cut.
-    common::eventually("the next list is cut", || {
+    common::eventually_within("the next list is cut", Duration::from_secs(90), || {
         stderr(&d.cmd(&["bjobs", "-u", "all", "-a"], &dir)).contains("this list is cut")
     });
     let during = d.rss_kb();

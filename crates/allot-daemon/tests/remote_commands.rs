@@ -275,7 +275,7 @@ fn lists_nobody_reads_through_an_agent_are_bounded() {
     assert_eq!(said, "asked 24");
     // Once the lists asked have come (as fast as allotd writes them), the
     // user's next one is cut.
-    eventually("mallory's next list is cut", || {
+    common::eventually_within("mallory's next list is cut", std::time::Duration::from_secs(90), || {
         let cut = on_host(&c, "host2", Some(&mallory), &["bjobs", "-u", "all", "-a"], &work);
         stderr(&cut).contains("this list is cut")
     });

@@ -301,7 +301,13 @@ impl Drop for Throwaway {
 
 /// Waits until `check` holds, or fails with `what` after 20 s.
 pub fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    eventually_within(what, Duration::from_secs(20), check);
+}
+
+/// [`eventually`], waiting up to `within` (for what a loaded machine may
+/// take long to do).
+pub fn eventually_within(what: &str, within: Duration, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + within;
     while !check() {
         assert!(Instant::now() < deadline, "{what}");
         std::thread::sleep(Duration::from_millis(50));
