@@ -175,26 +175,41 @@ fn through_agent(socket: &str, mut request: LaunchRequest) -> anyhow::Result<Exi
 }
 
 /// What `blaunch` has had of its tasks: how many bytes of each one's
-/// output and error it wrote, and each one's exit.
+/// output and error it wrote, the furthest byte it has seen of each, and
+/// each one's exit.
 struct Tasks {
     written: Vec<[u64; 2]>,
+    seen: Vec<[u64; 2]>,
     exits: Vec<Option<i32>>,
+    /// Ends heard while bytes before them had not come, per task.
+    early_ends: Vec<u32>,
 }
+
+/// Ends heard before all of a task's output came, after which its output
+/// is taken as it is, what never came said lost: each resume sends a
+/// task's output again, whole and in order, and then its end.
+const EARLY_ENDS: u32 = 3;
 
 impl Tasks {
     fn new(n: usize) -> Tasks {
-        Tasks { written: vec![[0, 0]; n], exits: vec![None; n] }
+        Tasks { written: vec![[0, 0]; n], seen: vec![[0, 0]; n], exits: vec![None; n], early_ends: vec![0; n] }
     }
 
     /// Task `index`'s bytes from `offset`: the part not written yet is
-    /// written; bytes that never came (past what its host kept) are said
-    /// to be lost, never skipped silently.
+    /// written. A piece past bytes that have not come yet is not written:
+    /// a restarted agent sends its tasks' output from the start, and what
+    /// it sent before this `blaunch` had resumed its request is lost on
+    /// the way; the request's resume has it all sent again, in order
+    /// (`ToAgent::Resend`), and then the gap fills.
     fn output(&mut self, index: u32, stderr: bool, data: &[u8], offset: u64) {
-        let Some(w) = self.written.get_mut(index as usize) else { return };
-        let have = &mut w[usize::from(stderr)];
+        let (Some(w), Some(seen)) = (self.written.get_mut(index as usize), self.seen.get_mut(index as usize)) else {
+            return;
+        };
+        let k = usize::from(stderr);
+        seen[k] = seen[k].max(offset + data.len() as u64);
+        let have = &mut w[k];
         if offset > *have {
-            eprintln!("blaunch: {} bytes of task {index}'s output were lost", offset - *have);
-            *have = offset;
+            return;
         }
         let skip = (*have - offset) as usize;
         if skip >= data.len() {
@@ -210,8 +225,25 @@ impl Tasks {
         }
     }
 
+    /// Task `index` ended. Heard while some of its output has not come,
+    /// it is taken only after [`EARLY_ENDS`] such ends (the resume sends
+    /// the output again, then the end); then what never came is said to
+    /// be lost, never skipped silently.
     fn ended(&mut self, index: u32, exit: i32) {
-        if let Some(slot) = self.exits.get_mut(index as usize) {
+        let i = index as usize;
+        let (Some(w), Some(seen), Some(early)) = (self.written.get(i), self.seen.get(i), self.early_ends.get_mut(i))
+        else {
+            return;
+        };
+        let missing: u64 = (0..2).map(|k| seen[k].saturating_sub(w[k])).sum();
+        if missing > 0 {
+            *early += 1;
+            if *early <= EARLY_ENDS {
+                return;
+            }
+            eprintln!("blaunch: {missing} bytes of task {index}'s output were lost");
+        }
+        if let Some(slot) = self.exits.get_mut(i) {
             slot.get_or_insert(exit);
         }
     }
@@ -255,6 +287,34 @@ mod tests {
 
     fn words(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// A restarted agent's pieces that came before the gap was filled are
+    /// not written; the end heard meanwhile waits for the resend, which
+    /// fills the gap in order; an end after too many such is taken, the
+    /// bytes that never came said lost.
+    #[test]
+    fn a_piece_past_a_gap_waits_for_the_resend_and_so_does_the_end() {
+        let mut t = Tasks::new(2);
+        t.output(0, false, b"1\n", 0);
+        t.output(0, false, b"3\n", 4);
+        assert_eq!((t.written[0][0], t.seen[0][0]), (2, 6), "line 3 is not written before line 2");
+        t.ended(0, 0);
+        assert_eq!(t.exits[0], None, "the end waits: bytes are missing");
+        for (offset, data) in [(0, b"1\n"), (2, b"2\n"), (4, b"3\n")] {
+            t.output(0, false, data, offset);
+        }
+        assert_eq!(t.written[0][0], 6, "the resend filled the gap");
+        t.ended(0, 0);
+        assert_eq!(t.exits[0], Some(0));
+        // Never filled: taken after EARLY_ENDS ends, said lost.
+        t.output(1, true, b"x", 5);
+        for _ in 0..EARLY_ENDS {
+            t.ended(1, 3);
+        }
+        assert_eq!(t.exits[1], None);
+        t.ended(1, 3);
+        assert_eq!(t.exits[1], Some(3));
     }
 
     #[test]
