@@ -144,7 +144,7 @@ pub enum Event {
         joules: f64,
     },
     /// A running job really ended at this time, before the `Finish` or
-    /// `Requeue` that follows (heard late): see [`crate::late_end`].
+    /// `Requeue` that follows (heard late): see [`crate::run_end`].
     RanUntil {
         job: JobId,
         at: Time,
@@ -419,7 +419,7 @@ pub struct Engine {
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
-    /// Real ends of runs heard late ([`crate::late_end`]).
+    /// Real ends of runs heard late ([`crate::run_end`]).
     pub(crate) ran_until: BTreeMap<JobId, Time>,
     /// The jobs whose dependencies name a job.
     pub(crate) dependents: BTreeMap<JobId, BTreeSet<JobId>>,
@@ -741,69 +741,6 @@ impl Engine {
             let delta = mb - charge.memory;
             charge.memory = mb;
             self.fairshare.policies[*p].tree.add_memory(*leaf, delta);
-        }
-    }
-
-    /// A job ends (or a pending job is removed): its slots free up and its
-    /// usage moves to history.
-    fn finish(&mut self, id: JobId, t: Time, cpu_time: f64, exit: i32) {
-        let Some(mut job) = self.jobs.remove(&id) else { return };
-        self.dirty = true;
-        self.ended.insert(id, exit);
-        self.dep_changed.push(id);
-        match std::mem::replace(&mut job.state, JobState::Pending) {
-            JobState::Pending => self.remove_pending(id, &job),
-            running => self.release_running(id, &job, running, t, cpu_time),
-        }
-    }
-
-    /// A running job's slots free up and its usage moves to history.
-    /// `state` is the state the job ran in (taken out of it).
-    pub(crate) fn release_running(&mut self, id: JobId, job: &Job, state: JobState, t: Time, cpu_time: f64) {
-        let JobState::Running { start, alloc, charges, cpu_reported, memory, suspended, paused } = state else {
-            return;
-        };
-        if suspended.is_some() {
-            self.unbook_suspension(id, job, &alloc);
-        }
-        self.growing.remove(&id);
-        let start = start.after(paused);
-        self.dirty = true;
-        self.end_loans(id);
-        self.memory_in_use = (self.memory_in_use - memory).max(0.0);
-        self.mf_ended(id, t);
-        self.array_stops(id);
-        let slots: u32 = alloc.iter().map(|a| a.1).sum();
-        for &(h, n) in &alloc {
-            if let Some(e) = self.hosts[h as usize].per_queue.get_mut(&job.queue) {
-                e.0 = e.0.saturating_sub(n);
-            }
-        }
-        self.hold_hosts(job.res.as_deref(), job.exclusive, &alloc, false);
-        // Slots free before the end the predictions counted on.
-        self.invalidate_predictions();
-        let lambda = self.pool_lambda;
-        let q = &mut self.queues[job.queue];
-        q.accumulated.update(t.0, q.used, lambda);
-        q.used = q.used.saturating_sub(slots);
-        if let Some(u) = q.user_used.get_mut(job.user as usize) {
-            *u = u.saturating_sub(slots);
-        }
-        self.user_used[job.user as usize] = self.user_used[job.user as usize].saturating_sub(slots);
-        if let Some(end) = self.job_end(job, start) {
-            self.deadlines.remove(&(end, id));
-        }
-        if let Some(end) = self.expected_end(job, start) {
-            self.expected_ends.remove(&(end, id));
-        }
-        let extra_cpu = (cpu_time - cpu_reported).max(0.0);
-        let until = self.charged_until(id, start, t);
-        for (p, leaf, charge) in &charges {
-            let tree = &mut self.fairshare.policies[*p].tree;
-            if extra_cpu > 0.0 {
-                tree.add_cpu(*leaf, t, extra_cpu);
-            }
-            tree.finish_job(*leaf, charge, until);
         }
     }
 }

@@ -1,4 +1,4 @@
-//! A run's end heard late (allot_engine's `late_end`): its host was cut
+//! A run's end heard late (allot_engine's `run_end`): its host was cut
 //! off or allotd was down when it ended, so its `Finish` comes after the
 //! engine went on. `RanUntil` before it says when the run really ended,
 //! and the job's share account is charged until then: what it holds is
