@@ -579,13 +579,8 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         // started or after now.
         let skew = state.cluster.as_ref().and_then(|c| c.hosts.get(&host)).map_or(0, |l| l.skew);
         let ended_at = report.ended_at.saturating_add_signed(-skew);
-        let at = Time(ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
-        if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
-            out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
-        }
         let report = with_other_hosts(state, job, &host, report);
-        let finished = crate::running::finished_of(state, job, report);
-        out.push((at, crate::running::ended_at(state, finished, ended_at, at)));
+        crate::running::ended(state, job, report, ended_at, t, &mut out);
         let hosts = hosts_of(state, job);
         if let Some(c) = &mut state.cluster {
             c.unacked.insert(job, (attempt, host));

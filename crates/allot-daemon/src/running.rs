@@ -209,38 +209,42 @@ pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTree
     out
 }
 
-/// A job's end as its supervisor reported it.
-pub(crate) fn finished_of(state: &State, job: JobId, report: allot_exec::ExitReport) -> Record {
+/// A job's end as its supervisor reported it, on allotd's clock at
+/// `ended`, into `out`: TERM_MEMLIMIT first when the kernel ended it at its
+/// memory ceiling (as when allotd ends it), then its end. Both are logged
+/// when it ended, never before what the state has already seen nor after
+/// now (`t`); an end so heard late says when the run ended (`ran_until`,
+/// never before it started), and the job is charged until then.
+pub(crate) fn ended(
+    state: &State,
+    job: JobId,
+    report: allot_exec::ExitReport,
+    ended: u64,
+    t: Time,
+    out: &mut Vec<(Time, Record)>,
+) {
+    let at = Time(ended.clamp(state.clock.0, t.0.max(state.clock.0)));
+    if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
+        out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
+    }
     // A failed pre-execution command: pending again, or held once it has
     // failed MAX_PREEXEC_RETRY times; its code 99 ends the job.
     let pre_exec = (report.pre_exec_failed && report.exit != allot_exec::PRE_EXEC_ABORT).then(|| {
         let failures = state.jobs.get(&job).map_or(0, |j| j.pre_exec_failures) + 1;
         if failures >= state.max_preexec_retry { PreExecEnd::Hold } else { PreExecEnd::Retry }
     });
-    Record::Finished {
+    let started = state.jobs.get(&job).and_then(|j| j.start_time).unwrap_or(0);
+    let ran_until = Some(ended.max(started)).filter(|&e| e < at.0);
+    let finished = Record::Finished {
         job,
         exit: report.exit,
         cpu_time: report.cpu_time,
         max_mem_kb: report.max_rss_kb,
         reason: report.reason,
         pre_exec,
-        ran_until: None,
-    }
-}
-
-/// An end applied at `at` whose run really ended at `ended` (its host's
-/// time made allotd's): heard late when `ended` is before `at`, which the
-/// record says, so that the job is charged until then (never before it
-/// started).
-pub(crate) fn ended_at(state: &State, record: Record, ended: u64, at: Time) -> Record {
-    let started = record.job().and_then(|j| state.jobs.get(&j)).and_then(|j| j.start_time).unwrap_or(0);
-    match record {
-        Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec, .. } if ended < at.0 => {
-            let ran_until = Some(ended.max(started).min(at.0)).filter(|&e| e < at.0);
-            Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec, ran_until }
-        }
-        other => other,
-    }
+        ran_until,
+    };
+    out.push((at, finished));
 }
 
 /// Sends `sig` to a running job: through its host's agent, or here to its

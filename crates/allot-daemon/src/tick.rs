@@ -49,15 +49,8 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     let mut ends: Vec<(Time, Record)> = crate::cluster::collect(state, t);
     for id in look.into_iter().filter(|_| state.cluster.is_none()) {
         if let Some(report) = state.files.read_exit(id.0) {
-            let at = Time(report.ended_at.clamp(state.clock.0, t.0.max(state.clock.0)));
-            // The kernel ended it at its memory ceiling: TERM_MEMLIMIT, as
-            // when allotd ends it.
-            if report.oom_killed && state.jobs.get(&id).is_some_and(|j| j.killed.is_none()) {
-                ends.push((at, Record::Killed { job: id, term: allot_store::Term::MemLimit }));
-            }
             let ended = report.ended_at;
-            let finished = crate::running::finished_of(state, id, report);
-            ends.push((at, crate::running::ended_at(state, finished, ended, at)));
+            crate::running::ended(state, id, report, ended, t, &mut ends);
         }
     }
     ends.extend(orphans(state, heard).into_iter().map(|r| (t.max(state.clock), r)));
