@@ -10,8 +10,9 @@
 //! it comes whole), and a connection whose reader takes nothing for a
 //! while (30 s) is closed, its frames freed.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use crate::caps::{Taken, Tally};
 
 /// One user's unread answers, bytes.
 pub const PER_UID: usize = 128 << 20;
@@ -20,36 +21,11 @@ pub const TOTAL: usize = 512 << 20;
 
 /// The bytes of unread answers, by user and in all.
 #[derive(Default)]
-pub struct Budget {
-    held: Mutex<(BTreeMap<u32, usize>, usize)>,
-}
+pub struct Budget(Arc<Tally>);
 
 /// A frame's bytes, counted until it is dropped (written out, or its
 /// connection gone).
-pub struct Held {
-    budget: Arc<Budget>,
-    uid: u32,
-    bytes: usize,
-}
-
-impl std::fmt::Debug for Held {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} bytes for uid {}", self.bytes, self.uid)
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let mut held = self.budget.held.lock().unwrap_or_else(|p| p.into_inner());
-        held.1 = held.1.saturating_sub(self.bytes);
-        if let Some(n) = held.0.get_mut(&self.uid) {
-            *n = n.saturating_sub(self.bytes);
-            if *n == 0 {
-                held.0.remove(&self.uid);
-            }
-        }
-    }
-}
+pub type Held = Taken;
 
 impl Budget {
     pub fn new() -> Arc<Budget> {
@@ -58,34 +34,27 @@ impl Budget {
 
     /// Counts `bytes` of an answer to `uid`, or says why they may not be
     /// held.
-    pub fn take(self: &Arc<Budget>, uid: u32, bytes: usize) -> Result<Held, String> {
+    pub fn take(&self, uid: u32, bytes: usize) -> Result<Held, String> {
         self.take_within(uid, bytes, (PER_UID, TOTAL))
     }
 
-    fn take_within(
-        self: &Arc<Budget>,
-        uid: u32,
-        bytes: usize,
-        (per_uid, total): (usize, usize),
-    ) -> Result<Held, String> {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let mine = held.0.get(&uid).copied().unwrap_or(0);
-        if mine + bytes > per_uid {
-            return Err(format!(
-                "uid {uid} has {} MiB of answers allotd sent and nobody read yet: this list is cut (read the \
-                 others, then ask again)",
-                mine >> 20
-            ));
-        }
-        if held.1 + bytes > total {
-            return Err(format!(
-                "allotd holds {} MiB of answers nobody read yet: this list is cut (ask again)",
-                held.1 >> 20
-            ));
-        }
-        held.1 += bytes;
-        *held.0.entry(uid).or_default() += bytes;
-        Ok(Held { budget: self.clone(), uid, bytes })
+    fn take_within(&self, uid: u32, bytes: usize, (per_uid, total): (usize, usize)) -> Result<Held, String> {
+        self.0.take(uid, bytes, |mine, all| {
+            if mine + bytes > per_uid {
+                return Err(format!(
+                    "uid {uid} has {} MiB of answers allotd sent and nobody read yet: this list is cut (read the \
+                     others, then ask again)",
+                    mine >> 20
+                ));
+            }
+            if all + bytes > total {
+                return Err(format!(
+                    "allotd holds {} MiB of answers nobody read yet: this list is cut (ask again)",
+                    all >> 20
+                ));
+            }
+            Ok(())
+        })
     }
 }
 

@@ -26,37 +26,62 @@ pub struct Caps {
     headroom: usize,
     /// Who may use the headroom: root, and the user allotd runs as.
     privileged: [u32; 2],
-    held: Mutex<Held>,
+    held: Arc<Tally>,
 }
 
+/// How much of something each user holds, and all users together
+/// (connections here, bytes of unread answers in [`crate::answers`]).
 #[derive(Default)]
-struct Held {
-    by_uid: BTreeMap<u32, usize>,
-    all: usize,
+pub struct Tally(Mutex<(BTreeMap<u32, usize>, usize)>);
+
+/// `n` of a [`Tally`] held by `uid`; given back when dropped.
+pub struct Taken {
+    tally: Arc<Tally>,
+    uid: u32,
+    n: usize,
 }
 
 /// A connection counted; uncounted when dropped.
-pub struct Slot {
-    caps: Arc<Caps>,
-    uid: u32,
-}
+pub type Slot = Taken;
 
-impl std::fmt::Debug for Slot {
+impl std::fmt::Debug for Taken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "a connection of uid {}", self.uid)
+        write!(f, "{} held by uid {}", self.n, self.uid)
     }
 }
 
-impl Drop for Slot {
+impl Drop for Taken {
     fn drop(&mut self) {
-        let mut held = self.caps.held.lock().unwrap_or_else(|p| p.into_inner());
-        held.all = held.all.saturating_sub(1);
-        if let Some(n) = held.by_uid.get_mut(&self.uid) {
-            *n -= 1;
-            if *n == 0 {
-                held.by_uid.remove(&self.uid);
+        let mut held = self.tally.0.lock().unwrap_or_else(|p| p.into_inner());
+        held.1 = held.1.saturating_sub(self.n);
+        if let Some(mine) = held.0.get_mut(&self.uid) {
+            *mine = mine.saturating_sub(self.n);
+            if *mine == 0 {
+                held.0.remove(&self.uid);
             }
         }
+    }
+}
+
+impl Tally {
+    /// `n` more for `uid`, if `allowed` says so from what `uid` holds and
+    /// what all hold now (checked and taken at once).
+    pub fn take(
+        self: &Arc<Tally>,
+        uid: u32,
+        n: usize,
+        allowed: impl FnOnce(usize, usize) -> Result<(), String>,
+    ) -> Result<Taken, String> {
+        let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        allowed(held.0.get(&uid).copied().unwrap_or(0), held.1)?;
+        held.1 += n;
+        *held.0.entry(uid).or_default() += n;
+        Ok(Taken { tally: self.clone(), uid, n })
+    }
+
+    /// What all users hold now.
+    pub fn all(&self) -> usize {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).1
     }
 }
 
@@ -76,27 +101,25 @@ impl Caps {
             total,
             headroom: headroom.min(total),
             privileged: [0, daemon_uid],
-            held: Mutex::new(Held::default()),
+            held: Arc::default(),
         })
     }
 
     /// Counts a connection of `uid`, or says why it is refused.
     pub fn take(self: &Arc<Caps>, uid: u32) -> Result<Slot, String> {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         let privileged = self.privileged.contains(&uid);
-        let mine = held.by_uid.get(&uid).copied().unwrap_or(0);
-        if !privileged && mine >= self.per_uid {
-            return Err(format!(
-                "uid {uid} holds {mine} connections, the most one user may: this one is refused (close some)"
-            ));
-        }
         let room = if privileged { self.total } else { self.total - self.headroom };
-        if held.all >= room {
-            return Err(format!("{} connections are held, the most: this one is refused (try again)", held.all));
-        }
-        held.all += 1;
-        *held.by_uid.entry(uid).or_default() += 1;
-        Ok(Slot { caps: self.clone(), uid })
+        self.held.take(uid, 1, |mine, all| {
+            if !privileged && mine >= self.per_uid {
+                return Err(format!(
+                    "uid {uid} holds {mine} connections, the most one user may: this one is refused (close some)"
+                ));
+            }
+            if all >= room {
+                return Err(format!("{all} connections are held, the most: this one is refused (try again)"));
+            }
+            Ok(())
+        })
     }
 }
 
@@ -118,6 +141,6 @@ mod tests {
         drop(mine);
         assert!(caps.take(1000).is_ok(), "closed connections count no more");
         drop((others, root));
-        assert_eq!(caps.held.lock().expect("lock").all, 0);
+        assert_eq!(caps.held.all(), 0);
     }
 }
