@@ -30,26 +30,40 @@ pub const MAX_LISTED: usize = 20_000;
 
 /// Answers `query` for `caller` on a thread, through `reply`.
 pub(crate) fn acct(state: &State, caller: &Caller, query: AcctQuery, reply: tokio::sync::oneshot::Sender<Answer>) {
-    let scans: Arc<AtomicUsize> = state.acct_scans.clone();
-    if scans.fetch_add(1, Ordering::SeqCst) >= MAX_SCANS {
-        scans.fetch_sub(1, Ordering::SeqCst);
-        let busy = format!("bacct: {MAX_SCANS} accountings are being made; try again when they are done");
+    let path = state.state_dir.join("state.db");
+    let user = caller.user.clone();
+    let busy = format!("bacct: {MAX_SCANS} accountings are being made; try again when they are done");
+    on_thread(("bacct", MAX_SCANS, busy), state.acct_scans.clone(), reply, move || {
+        scan(&path, &user, &query).unwrap_or_else(Response::Error)
+    });
+}
+
+/// Answers `reply` with what `work` makes, on a thread `name` of its own
+/// (off the dispatcher), at most `max` at once as counted by `running`;
+/// one more is answered `busy` at once, so that many requests cannot take
+/// a thread and a connection to the log each.
+pub(crate) fn on_thread(
+    (name, max, busy): (&str, usize, String),
+    running: Arc<AtomicUsize>,
+    reply: tokio::sync::oneshot::Sender<Answer>,
+    work: impl FnOnce() -> Response + Send + 'static,
+) {
+    if running.fetch_add(1, Ordering::SeqCst) >= max {
+        running.fetch_sub(1, Ordering::SeqCst);
         let _ = reply.send(Answer::Response(Response::Error(busy)));
         return;
     }
-    let path = state.state_dir.join("state.db");
-    let user = caller.user.clone();
-    let spawned = std::thread::Builder::new().name("bacct".into()).spawn({
-        let scans = scans.clone();
+    let spawned = std::thread::Builder::new().name(name.into()).spawn({
+        let running = running.clone();
         move || {
-            let answer = scan(&path, &user, &query).unwrap_or_else(Response::Error);
-            scans.fetch_sub(1, Ordering::SeqCst);
+            let answer = work();
+            running.fetch_sub(1, Ordering::SeqCst);
             let _ = reply.send(Answer::Response(answer));
         }
     });
     if let Err(e) = spawned {
-        scans.fetch_sub(1, Ordering::SeqCst);
-        eprintln!("allotd: bacct: cannot start its thread: {e}");
+        running.fetch_sub(1, Ordering::SeqCst);
+        eprintln!("allotd: {name}: cannot start its thread: {e}");
     }
 }
 

@@ -169,33 +169,22 @@ pub(crate) fn ask(
 /// Histories read at once: more are refused, so that many `bhist`s cannot
 /// take a thread and a connection each.
 const MAX_READING: usize = 2;
-static READING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static READING: std::sync::LazyLock<std::sync::Arc<std::sync::atomic::AtomicUsize>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// Reads `asked`'s events on a thread with a read-only connection to the
-/// log and answers `reply` from there; the preempting jobs' numbers are
-/// asked of the dispatcher (`Input::JobRefs`), which alone knows them.
+/// log and answers `reply` from there (`acct::on_thread`); the preempting
+/// jobs' numbers are asked of the dispatcher (`Input::JobRefs`), which
+/// alone knows them.
 pub(crate) fn answer_off(
     asked: Asked,
     reply: tokio::sync::oneshot::Sender<crate::serve::Answer>,
     tx: tokio::sync::mpsc::Sender<crate::serve::Input>,
 ) {
-    use std::sync::atomic::Ordering;
-    let answer = |r: Response| crate::serve::Answer::Response(r);
-    if READING.fetch_add(1, Ordering::SeqCst) >= MAX_READING {
-        READING.fetch_sub(1, Ordering::SeqCst);
-        let busy = format!("bhist: {MAX_READING} histories are being read; try again when they are done");
-        let _ = reply.send(answer(Response::Error(busy)));
-        return;
-    }
-    let spawned = std::thread::Builder::new().name("bhist".into()).spawn(move || {
-        let response = read(asked, &tx).unwrap_or_else(Response::Error);
-        READING.fetch_sub(1, Ordering::SeqCst);
-        let _ = reply.send(answer(response));
+    let busy = format!("bhist: {MAX_READING} histories are being read; try again when they are done");
+    crate::acct::on_thread(("bhist", MAX_READING, busy), READING.clone(), reply, move || {
+        read(asked, &tx).unwrap_or_else(Response::Error)
     });
-    if let Err(e) = spawned {
-        READING.fetch_sub(1, Ordering::SeqCst);
-        eprintln!("allotd: bhist: cannot start its thread: {e}");
-    }
 }
 
 /// An event as read, before the dispatcher names the preempting jobs.
