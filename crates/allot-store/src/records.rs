@@ -170,7 +170,7 @@ pub enum Record {
         pre_exec: Option<PreExecEnd>,
         /// When it really ended, where that is before this record: its
         /// end was heard late (its host cut off, allotd down), and it is
-        /// charged until then (see `allot_engine`'s `late_end`).
+        /// charged until then (see `allot_engine`'s `run_end`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ran_until: Option<u64>,
     },
