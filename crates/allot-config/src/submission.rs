@@ -5,7 +5,7 @@
 //! come through [`resolve`]; only how `-w` names other jobs differs (the
 //! daemon's job table, the workload's own jobs), and the caller says it.
 
-use allot_engine::{ArrayShape, Dependency, Engine, JobId, JobSpec};
+use allot_engine::{ArrayShape, Dependency, Engine, JobId, JobSet, JobSpec};
 
 use crate::array::JobArray;
 use crate::deps::DepTarget;
@@ -132,8 +132,12 @@ pub fn resolve(
         Err((_, e)) if s.res_req.len() == 1 => return Err(at_column("-R", &e)),
         Err((i, e)) => return Err(at_column(&format!("-R (the {} one)", ordinal(i + 1)), &e)),
     };
-    let depends: Option<Dependency<Vec<JobId>>> = match s.depends.as_deref() {
-        Some(w) => Some(crate::deps::parse(w).map_err(|e| at_column("-w", &e))?.try_map(&mut |t| target(t))?),
+    let depends: Option<Dependency<JobSet>> = match s.depends.as_deref() {
+        Some(w) => Some(
+            crate::deps::parse(w)
+                .map_err(|e| at_column("-w", &e))?
+                .try_map(&mut |t| target(t).map(JobSet::from_ids))?,
+        ),
         None => None,
     };
     let max = engine.config().max_job_array_size;

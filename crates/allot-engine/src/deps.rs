@@ -21,9 +21,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Engine, JobId, JobState};
+use crate::job_set::JobSet;
 
 /// A dependency condition over targets `T`: job ids once resolved
-/// (`Vec<JobId>`: all the jobs of one name), ids or names as written.
+/// (a [`JobSet`]: all the jobs of one name), ids or names as written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Dependency<T> {
     Cond { kind: DepKind, target: T },
@@ -127,9 +128,9 @@ impl Engine {
     }
 
     /// Whether the condition holds now.
-    pub(crate) fn satisfied(&self, d: &Dependency<Vec<JobId>>) -> bool {
+    pub(crate) fn satisfied(&self, d: &Dependency<JobSet>) -> bool {
         match d {
-            Dependency::Cond { kind, target } => target.iter().all(|&id| self.seen(id).is_some_and(|s| kind.holds(s))),
+            Dependency::Cond { kind, target } => target.iter().all(|id| self.seen(id).is_some_and(|s| kind.holds(s))),
             Dependency::Not(d) => !self.satisfied(d),
             Dependency::And(ds) => ds.iter().all(|d| self.satisfied(d)),
             Dependency::Or(ds) => ds.iter().any(|d| self.satisfied(d)),
@@ -137,18 +138,14 @@ impl Engine {
     }
 
     /// A condition that does not hold though every job it names has ended.
-    pub(crate) fn never_satisfied(&self, d: &Dependency<Vec<JobId>>) -> bool {
+    pub(crate) fn never_satisfied(&self, d: &Dependency<JobSet>) -> bool {
         !self.satisfied(d)
-            && d.targets().into_iter().flatten().all(|&id| matches!(self.seen(id), Some(Seen::Ended(_)) | None))
+            && d.targets().into_iter().flatten().all(|id| matches!(self.seen(id), Some(Seen::Ended(_)) | None))
     }
 
     /// The first job a condition names that the engine never had.
-    pub(crate) fn unknown_target(&self, d: &Dependency<Vec<JobId>>) -> Option<JobId> {
-        d.targets()
-            .into_iter()
-            .flatten()
-            .copied()
-            .find(|&id| id.0 == 0 || id.0 >= self.next_id || self.seen(id).is_none())
+    pub(crate) fn unknown_target(&self, d: &Dependency<JobSet>) -> Option<JobId> {
+        d.targets().into_iter().flatten().find(|&id| id.0 == 0 || id.0 >= self.next_id || self.seen(id).is_none())
     }
 
     /// Jobs whose dependencies name a job whose state changed get their

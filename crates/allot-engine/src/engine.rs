@@ -286,7 +286,7 @@ pub(crate) struct Job {
     /// A pending job held by its owner or an administrator.
     pub(crate) held: bool,
     /// `bsub -w`, and whether the job waits for it now.
-    pub(crate) depends: Option<Dependency<Vec<JobId>>>,
+    pub(crate) depends: Option<Dependency<crate::job_set::JobSet>>,
     pub(crate) waiting: bool,
     /// The user-assigned job priority (`bsub -sp`; MAX_USER_PRIORITY / 2
     /// when not given, 0 when job priorities are not enabled).
@@ -685,7 +685,7 @@ impl Engine {
     /// A pending job joins its queue: dispatchable, or held, or waiting
     /// for its dependency or for room under its array's limit.
     pub(crate) fn add_pending(&mut self, id: JobId, job: &Job) {
-        for &target in job.depends.iter().flat_map(|d| d.targets()).flatten() {
+        for target in job.depends.iter().flat_map(|d| d.targets()).flatten() {
             self.dependents.entry(target).or_default().insert(id);
         }
         if job.held || job.waiting || !self.array_admits(id) {

@@ -36,6 +36,7 @@ pub mod explain;
 mod groups;
 mod handover;
 mod hosts;
+mod job_set;
 mod jobs;
 mod limits;
 pub mod model;
@@ -62,6 +63,7 @@ mod windows;
 
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection, Slots};
+pub use job_set::JobSet;
 pub use jobs::JobTable;
 pub use model::{
     ArrayShape, ComputeUnitSpec, EngineConfig, HostAttrs, HostPick, HostSpec, JobSpec, PreemptFor, PreemptionSpec,

@@ -366,7 +366,7 @@ pub struct JobSpec {
     pub group: Option<String>,
     /// `-w`, its job names resolved to the jobs of that name.
     #[serde(default)]
-    pub depends: Option<crate::deps::Dependency<Vec<crate::engine::JobId>>>,
+    pub depends: Option<crate::deps::Dependency<crate::job_set::JobSet>>,
     /// `-J "name[...]%limit"`: the submission is a job array of this shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<ArrayShape>,

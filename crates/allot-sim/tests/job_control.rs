@@ -173,13 +173,13 @@ fn a_hold_survives_a_reconfiguration() {
     assert_eq!(started(&e.schedule(Time(2))), Vec::<u64>::new());
 }
 
-use allot_engine::{CmpOp, DepKind, Dependency};
+use allot_engine::{CmpOp, DepKind, Dependency, JobSet};
 
-fn on(kind: DepKind, jobs: &[JobId]) -> Dependency<Vec<JobId>> {
-    Dependency::Cond { kind, target: jobs.to_vec() }
+fn on(kind: DepKind, jobs: &[JobId]) -> Dependency<JobSet> {
+    Dependency::Cond { kind, target: JobSet::from_ids(jobs.iter().copied()) }
 }
 
-fn submit_after(e: &mut Engine, t: u64, dep: Dependency<Vec<JobId>>) -> Result<JobId, Rejection> {
+fn submit_after(e: &mut Engine, t: u64, dep: Dependency<JobSet>) -> Result<JobId, Rejection> {
     let spec = JobSpec { depends: Some(dep), ..spec("a", "q", 1) };
     e.apply(Time(t), &Event::Submit(spec)).map(|id| id.expect("id"))
 }

@@ -1,0 +1,169 @@
+//! A set of job ids kept as runs of consecutive ids: what one term of a
+//! dependency names once resolved (`done(sim*)`: every job of that name,
+//! often thousands made in one loop, or an array's elements). In memory
+//! and in the event log it costs a pair of numbers per run, not a number
+//! per job.
+//!
+//! In the log a set is a list whose items are either an id (one job) or
+//! a pair `[first, last]` (every id from first to last). A plain list of
+//! ids, as earlier releases wrote, reads as the same set.
+
+use serde::de::{SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::engine::JobId;
+
+/// Job ids, sorted, each once, as inclusive runs `(first, last)` with a
+/// gap of at least one id between runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobSet {
+    runs: Vec<(JobId, JobId)>,
+}
+
+impl JobSet {
+    /// The set of `ids`, in any order, repeated or not.
+    pub fn from_ids(ids: impl IntoIterator<Item = JobId>) -> Self {
+        let mut ids: Vec<JobId> = ids.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut set = JobSet::default();
+        for id in ids {
+            set.push_run(id, id);
+        }
+        set
+    }
+
+    /// Adds the run `first..=last`, which starts past every id held.
+    fn push_run(&mut self, first: JobId, last: JobId) {
+        match self.runs.last_mut() {
+            Some((_, end)) if end.0.checked_add(1) == Some(first.0) => *end = last,
+            _ => self.runs.push((first, last)),
+        }
+    }
+
+    /// How many jobs.
+    pub fn len(&self) -> usize {
+        self.runs.iter().map(|(a, b)| (b.0 - a.0 + 1) as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// How many runs: what the set costs to keep.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Every id, in order.
+    pub fn iter(&self) -> impl Iterator<Item = JobId> + '_ {
+        self.runs.iter().flat_map(|&(a, b)| (a.0..=b.0).map(JobId))
+    }
+}
+
+impl<'a> IntoIterator for &'a JobSet {
+    type Item = JobId;
+    type IntoIter = Box<dyn Iterator<Item = JobId> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl Serialize for JobSet {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.runs.len()))?;
+        for &(a, b) in &self.runs {
+            match b.0 - a.0 {
+                0 => seq.serialize_element(&a.0)?,
+                // Two ids are no longer as a pair than as themselves.
+                1 => {
+                    seq.serialize_element(&a.0)?;
+                    seq.serialize_element(&b.0)?;
+                }
+                _ => seq.serialize_element(&[a.0, b.0])?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// One item of a set in the log: an id, or a run `[first, last]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Item {
+    One(u64),
+    Run([u64; 2]),
+}
+
+impl<'de> Deserialize<'de> for JobSet {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> Visitor<'de> for Items {
+            type Value = JobSet;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of job ids and [first, last] runs")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JobSet, A::Error> {
+                let mut set = JobSet::default();
+                let mut sorted = true;
+                while let Some(item) = seq.next_element::<Item>()? {
+                    let (a, b) = match item {
+                        Item::One(id) => (id, id),
+                        Item::Run([a, b]) if a <= b => (a, b),
+                        Item::Run([a, b]) => {
+                            return Err(serde::de::Error::custom(format!("a run of job ids from {a} down to {b}")));
+                        }
+                    };
+                    if set.runs.last().is_some_and(|&(_, end)| end.0 >= a) {
+                        sorted = false;
+                    }
+                    set.runs.push((JobId(a), JobId(b)));
+                }
+                if sorted {
+                    // Merge runs that touch: [1, 2, 3] as one run.
+                    let runs = std::mem::take(&mut set.runs);
+                    for (a, b) in runs {
+                        set.push_run(a, b);
+                    }
+                    Ok(set)
+                } else {
+                    let runs = std::mem::take(&mut set.runs);
+                    Ok(JobSet::from_ids(runs.into_iter().flat_map(|(a, b)| (a.0..=b.0).map(JobId))))
+                }
+            }
+        }
+        deserializer.deserialize_seq(Items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[u64]) -> JobSet {
+        JobSet::from_ids(v.iter().map(|&i| JobId(i)))
+    }
+
+    #[test]
+    fn consecutive_ids_are_one_run_in_memory_and_in_the_log() {
+        let set = JobSet::from_ids((1..=10_000).rev().map(JobId));
+        assert_eq!((set.len(), set.runs()), (10_000, 1));
+        assert_eq!(serde_json::to_string(&set).unwrap(), "[[1,10000]]");
+        let mixed = ids(&[9, 3, 4, 5, 6, 1, 7, 12, 13]);
+        assert_eq!(serde_json::to_string(&mixed).unwrap(), "[1,[3,7],9,12,13]");
+        assert_eq!(mixed.iter().map(|j| j.0).collect::<Vec<_>>(), [1, 3, 4, 5, 6, 7, 9, 12, 13]);
+        let back: JobSet = serde_json::from_str("[1,[3,7],9,12,13]").unwrap();
+        assert_eq!(back, mixed);
+    }
+
+    #[test]
+    fn a_plain_list_of_ids_as_earlier_releases_wrote_reads_as_the_same_set() {
+        let old: JobSet = serde_json::from_str("[4,5,6,7,2]").unwrap();
+        assert_eq!(old, ids(&[2, 4, 5, 6, 7]));
+        assert_eq!(old.runs(), 2);
+        let ordered: JobSet = serde_json::from_str("[1,2,3]").unwrap();
+        assert_eq!(ordered.runs(), 1);
+        assert!(serde_json::from_str::<JobSet>("[[9,3]]").is_err(), "a run that goes down is refused");
+    }
+}
