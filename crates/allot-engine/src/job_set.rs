@@ -149,20 +149,20 @@ mod tests {
     fn consecutive_ids_are_one_run_in_memory_and_in_the_log() {
         let set = JobSet::from_ids((1..=10_000).rev().map(JobId));
         assert_eq!((set.len(), set.runs()), (10_000, 1));
-        assert_eq!(serde_json::to_string(&set).unwrap(), "[[1,10000]]");
+        assert_eq!(serde_json::to_string(&set).expect("json"), "[[1,10000]]");
         let mixed = ids(&[9, 3, 4, 5, 6, 1, 7, 12, 13]);
-        assert_eq!(serde_json::to_string(&mixed).unwrap(), "[1,[3,7],9,12,13]");
+        assert_eq!(serde_json::to_string(&mixed).expect("json"), "[1,[3,7],9,12,13]");
         assert_eq!(mixed.iter().map(|j| j.0).collect::<Vec<_>>(), [1, 3, 4, 5, 6, 7, 9, 12, 13]);
-        let back: JobSet = serde_json::from_str("[1,[3,7],9,12,13]").unwrap();
+        let back: JobSet = serde_json::from_str("[1,[3,7],9,12,13]").expect("json");
         assert_eq!(back, mixed);
     }
 
     #[test]
     fn a_plain_list_of_ids_as_earlier_releases_wrote_reads_as_the_same_set() {
-        let old: JobSet = serde_json::from_str("[4,5,6,7,2]").unwrap();
+        let old: JobSet = serde_json::from_str("[4,5,6,7,2]").expect("json");
         assert_eq!(old, ids(&[2, 4, 5, 6, 7]));
         assert_eq!(old.runs(), 2);
-        let ordered: JobSet = serde_json::from_str("[1,2,3]").unwrap();
+        let ordered: JobSet = serde_json::from_str("[1,2,3]").expect("json");
         assert_eq!(ordered.runs(), 1);
         assert!(serde_json::from_str::<JobSet>("[[9,3]]").is_err(), "a run that goes down is refused");
     }
