@@ -322,14 +322,36 @@ const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(20);
 /// the first one made (never a second job) once allotd answers; if it
 /// does not within [`RETRY_FOR`], says plainly that the job may exist and
 /// how to check.
+///
+/// A submission refused for now by a pending threshold (MAX_PEND_JOBS,
+/// MAX_PEND_SLOTS) is sent again after the cluster's SUB_TRY_INTERVAL,
+/// saying so each time as LSF's bsub does ("User <u>: Pending job
+/// threshold reached. Retrying in 60 seconds..."), until `LSB_NTRIES`
+/// tries in all have been made (for ever without it).
 fn submit_once(submit: Submit) -> anyhow::Result<Response> {
     let request = submit.request.clone().unwrap_or_default();
+    let tries = match std::env::var("LSB_NTRIES") {
+        Ok(n) => Some(n.trim().parse::<u64>().map_err(|_| {
+            anyhow!("bsub: LSB_NTRIES={n}: expected a number of tries (a whole number). Job not submitted.")
+        })?),
+        Err(_) => None,
+    };
+    let mut tried = 0u64;
     let mut lost: Option<String> = None;
-    let until = std::time::Instant::now() + RETRY_FOR;
+    let mut until = std::time::Instant::now() + RETRY_FOR;
     loop {
         let answer = client().and_then(|mut c| Ok(c.call(Request::Submit(Box::new(submit.clone())))?));
         match answer {
             Ok(Response::Error(e)) => bail!("{e}"),
+            Ok(Response::Later { why, retry_after }) => {
+                tried += 1;
+                if tries.is_some_and(|n| tried >= n) {
+                    bail!("bsub: {why}. Job not submitted.");
+                }
+                eprintln!("{why}. Retrying in {retry_after} seconds...");
+                std::thread::sleep(std::time::Duration::from_secs(u64::from(retry_after)));
+                (lost, until) = (None, std::time::Instant::now() + RETRY_FOR);
+            }
             Ok(r) => return Ok(r),
             // Not even sent: allotd is not there.
             Err(e) if lost.is_none() && e.downcast_ref::<allot_proto::ClientError>().is_some_and(is_connect) => {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use allot_engine::model::{
     ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, Reserve, RunLimitSpec,
 };
+use allot_engine::pend_limits::{PendLimit, UserPendLimits};
 use allot_engine::resreq::Resource;
 
 use crate::model::{Config, HostRef};
@@ -65,6 +66,7 @@ impl Config {
                         pjob: q.pjob_limit,
                         qjob: q.qjob_limit,
                         hjob: q.hjob_limit,
+                        pend: pend_limit(q.max_pend_jobs, q.max_pend_slots),
                     },
                     run_limit: q
                         .runlimit
@@ -126,6 +128,9 @@ impl Config {
             user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),
             max_job_array_size: self.params.max_job_array_size,
             max_user_priority: self.params.max_user_priority,
+            user_pend_limits: self.user_pend_limits(),
+            pend_limits: pend_limit(self.params.max_pend_jobs, self.params.max_pend_slots),
+            sub_try_interval: self.params.sub_try_interval,
             parallel_sched_by_slot: self.params.parallel_sched_by_slot,
             resource_reserve_per_slot: self.params.resource_reserve_per_slot,
             compute_unit_types: self.params.compute_unit_types.clone(),
@@ -213,6 +218,34 @@ impl Config {
         }
         out
     }
+
+    /// The User section's MAX_PEND_JOBS and MAX_PEND_SLOTS: a row names
+    /// a user, a user group as a whole, `group@` (each of its members), or
+    /// `default` (each user with no row of their own), as LSF reads it.
+    fn user_pend_limits(&self) -> UserPendLimits {
+        let mut out = UserPendLimits::default();
+        for u in &self.user_limits {
+            let limit = pend_limit(u.max_pend_jobs, u.max_pend_slots);
+            if limit.is_none() {
+                continue;
+            }
+            if u.name == "default" {
+                out.default = limit;
+            } else if let Some(g) = u.name.strip_suffix('@') {
+                out.each_member.push((g.to_string(), limit));
+            } else if self.groups.is_group(&u.name) {
+                out.groups.push((u.name.clone(), limit));
+            } else {
+                out.users.insert(u.name.clone(), limit);
+            }
+        }
+        out
+    }
+}
+
+/// MAX_PEND_JOBS and MAX_PEND_SLOTS as the engine takes them.
+fn pend_limit(jobs: Option<u32>, slots: Option<u32>) -> PendLimit {
+    PendLimit { jobs: jobs.map(u64::from), slots: slots.map(u64::from) }
 }
 
 /// `all` and `others`: never first execution host candidates.

@@ -40,6 +40,12 @@ pub struct Params {
     pub max_job_array_size: u32,
     /// MAX_USER_PRIORITY: enables `bsub -sp` with priorities 1 to this.
     pub max_user_priority: Option<u32>,
+    /// MAX_PEND_JOBS and MAX_PEND_SLOTS: the whole cluster's pending jobs
+    /// and their slots; SUB_TRY_INTERVAL (60 s): how long `bsub` waits
+    /// before sending again a submission refused by a pending threshold.
+    pub max_pend_jobs: Option<u32>,
+    pub max_pend_slots: Option<u32>,
+    pub sub_try_interval: u32,
     /// JOB_ACCEPT_INTERVAL of lsb.params: the queues' that set none
     /// (spec 004: "in lsb.params or lsb.queues"; a queue's own wins, as
     /// LSF's queue parameters override the cluster's).
@@ -74,6 +80,9 @@ impl Default for Params {
             ncpu_enforce: false,
             max_job_array_size: crate::array::DEFAULT_MAX_ARRAY_SIZE,
             max_user_priority: None,
+            max_pend_jobs: None,
+            max_pend_slots: None,
+            sub_try_interval: 60,
             job_accept_interval: None,
             max_job_preempt: None,
             no_preempt_run_time: None,
@@ -144,6 +153,10 @@ pub struct Queue {
     pub pjob_limit: Option<f64>,
     pub qjob_limit: Option<u32>,
     pub hjob_limit: Option<u32>,
+    /// MAX_PEND_JOBS and MAX_PEND_SLOTS: the queue's pending jobs and
+    /// their slots, all users' together.
+    pub max_pend_jobs: Option<u32>,
+    pub max_pend_slots: Option<u32>,
     pub preemption: Preemption,
     pub requeue_exit_values: RequeueExitValues,
     pub job_accept_interval: Option<u32>,
@@ -189,6 +202,8 @@ impl Queue {
             pjob_limit: None,
             qjob_limit: None,
             hjob_limit: None,
+            max_pend_jobs: None,
+            max_pend_slots: None,
             preemption: Preemption::default(),
             requeue_exit_values: RequeueExitValues::default(),
             job_accept_interval: None,
@@ -230,6 +245,9 @@ pub struct UserLimits {
     pub name: String,
     pub max_jobs: Option<u32>,
     pub jl_p: Option<f64>,
+    /// MAX_PEND_JOBS and MAX_PEND_SLOTS.
+    pub max_pend_jobs: Option<u32>,
+    pub max_pend_slots: Option<u32>,
 }
 
 /// A host: from `lsb.hosts`, `lsf.cluster.<name>` or `allot.toml`.

@@ -116,6 +116,10 @@ pub enum ApplyError {
     /// The engine, or the job table, refused a change to one job.
     #[error("job {job}: {reason}")]
     Job { job: JobId, reason: String },
+    /// A submission refused for now: a pending threshold is reached
+    /// (`allot_engine::pend_limits`); the same may be taken later.
+    #[error("job {job}: {reason}")]
+    Later { job: JobId, reason: String },
     /// The configuration a record names does not load, or does not fit
     /// the jobs.
     #[error("{0}")]
@@ -126,9 +130,14 @@ impl ApplyError {
     /// What was refused, without the job's id (for its own user).
     pub fn reason(&self) -> &str {
         match self {
-            ApplyError::Job { reason, .. } => reason,
+            ApplyError::Job { reason, .. } | ApplyError::Later { reason, .. } => reason,
             ApplyError::Config(text) => text,
         }
+    }
+
+    /// Whether the same request may be taken later, unchanged.
+    pub fn retry_later(&self) -> bool {
+        matches!(self, ApplyError::Later { .. })
     }
 }
 
@@ -294,7 +303,10 @@ impl State {
                 if number < self.numbers.next() {
                     return Err(refused(*job, format!("job number {number} was given before")));
                 }
-                let id = self.engine.submit_at(&record.spec, t).map_err(|e| refused(*job, e))?;
+                let id = self.engine.submit_at(&record.spec, t).map_err(|e| match e.retry_later() {
+                    true => ApplyError::Later { job: *job, reason: e.to_string() },
+                    false => refused(*job, e),
+                })?;
                 if id != *job {
                     return Err(refused(*job, format!("replayed as job {id}")));
                 }

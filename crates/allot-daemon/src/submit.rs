@@ -143,6 +143,10 @@ pub(crate) fn submit(
         }),
     };
     if let Err(e) = state.apply(t, &record) {
+        if e.retry_later() {
+            let retry_after = state.engine.config().sub_try_interval.max(1);
+            return Response::Later { why: e.reason().to_string(), retry_after };
+        }
         return Response::Error(format!("{}. Job not submitted.", e.reason()));
     }
     records.push(record);

@@ -75,6 +75,7 @@ impl Engine {
             }
         }
         let mut job = self.admit(spec)?;
+        self.within_pend_limits(&job, spec.array.map_or(1, |a| u64::from(a.size)))?;
         job.submitted = t;
         let first = JobId(self.next_id);
         if let Some(shape) = spec.array {

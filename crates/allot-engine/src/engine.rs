@@ -407,6 +407,9 @@ pub struct Engine {
     pub(crate) users: Vec<String>,
     pub(crate) user_ids: BTreeMap<String, u32>,
     pub(crate) user_used: Vec<u32>,
+    /// The pending jobs and slots, in all, per user and per queue
+    /// ([`crate::pend_limits`]).
+    pub(crate) pend: crate::pend_limits::PendCounts,
     /// MB the running jobs hold, as last measured.
     pub(crate) memory_in_use: f64,
     pub(crate) jobs: JobTable<Job>,
@@ -585,6 +588,7 @@ impl Engine {
             users: Vec::new(),
             user_ids: BTreeMap::new(),
             user_used: Vec::new(),
+            pend: Default::default(),
             memory_in_use: 0.0,
             jobs: JobTable::new(1),
             next_id: 1,
@@ -688,6 +692,7 @@ impl Engine {
         for target in job.depends.iter().flat_map(|d| d.targets()).flatten() {
             self.dependents.entry(target).or_default().insert(id);
         }
+        self.count_pending(job.user, job.queue, job.slots, true);
         if job.held || job.waiting || !self.array_admits(id) {
             self.queues[job.queue].held += 1;
         } else {
@@ -701,6 +706,7 @@ impl Engine {
 
     /// A pending job leaves its queue.
     pub(crate) fn remove_pending(&mut self, id: JobId, job: &Job) {
+        self.count_pending(job.user, job.queue, job.slots, false);
         if job.held || job.waiting {
             let q = &mut self.queues[job.queue];
             q.held = q.held.saturating_sub(1);

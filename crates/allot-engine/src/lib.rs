@@ -41,6 +41,7 @@ mod jobs;
 mod limits;
 pub mod model;
 pub mod multifactor;
+pub mod pend_limits;
 pub(crate) mod placement;
 pub mod pools;
 mod predict;

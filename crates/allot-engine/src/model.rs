@@ -54,6 +54,9 @@ pub struct QueueLimits {
     pub pjob: Option<f64>,
     pub qjob: Option<u32>,
     pub hjob: Option<u32>,
+    /// MAX_PEND_JOBS and MAX_PEND_SLOTS of the queue, all its users'
+    /// pending jobs together ([`crate::pend_limits`]).
+    pub pend: crate::pend_limits::PendLimit,
 }
 
 /// RUNLIMIT = [default] maximum, in seconds.
@@ -218,6 +221,13 @@ pub struct EngineConfig {
     pub default_queues: Vec<String>,
     /// MAX_JOBS of `lsb.users`: job slots a user may hold at once.
     pub user_max_jobs: BTreeMap<String, u32>,
+    /// MAX_PEND_JOBS and MAX_PEND_SLOTS of `lsb.users`' User section and
+    /// of `lsb.params` (the whole cluster's), and SUB_TRY_INTERVAL: how
+    /// long a submission refused by one waits to be sent again
+    /// ([`crate::pend_limits`]).
+    pub user_pend_limits: crate::pend_limits::UserPendLimits,
+    pub pend_limits: crate::pend_limits::PendLimit,
+    pub sub_try_interval: u32,
     /// MAX_JOB_ARRAY_SIZE: the most elements a job array may have (1000).
     pub max_job_array_size: u32,
     /// MAX_USER_PRIORITY: user-assigned job priorities (`bsub -sp`) from 1
@@ -321,6 +331,9 @@ impl EngineConfig {
             hist_hours: factors.hist_hours,
             default_queues: vec!["normal".into()],
             user_max_jobs: BTreeMap::new(),
+            user_pend_limits: Default::default(),
+            pend_limits: Default::default(),
+            sub_try_interval: 60,
             max_job_array_size: 1000,
             max_user_priority: None,
             parallel_sched_by_slot: false,

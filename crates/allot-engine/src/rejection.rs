@@ -88,4 +88,20 @@ pub enum Rejection {
     BadRelease { job: JobId, host: String, have: u32 },
     #[error("job {job}: its first execution host `{host}` cannot be released")]
     FirstHostRelease { job: JobId, host: String },
+    /// A pending threshold (MAX_PEND_JOBS, MAX_PEND_SLOTS) of `who`
+    /// ("User <u>", "Group <g>", "Queue <q>"; empty: the cluster's) is
+    /// reached: [`crate::pend_limits`]. LSF's words.
+    #[error("{}Pending job{} threshold reached", if who.is_empty() { String::new() } else { format!("{who}: ") }, if *slots { " slot" } else { "" })]
+    PendingThreshold { who: String, slots: bool },
+    /// The submission alone asks more than a pending threshold allows.
+    #[error("{asked} {} are more than {who} pending threshold ({} {max}): it would never be taken", if *slots { "job slots" } else { "jobs" }, if *slots { "MAX_PEND_SLOTS" } else { "MAX_PEND_JOBS" })]
+    AbovePendingThreshold { who: String, asked: u64, max: u64, slots: bool },
+}
+
+impl Rejection {
+    /// Whether the same submission may be taken later, unchanged: LSF's
+    /// `bsub` sends it again (SUB_TRY_INTERVAL).
+    pub fn retry_later(&self) -> bool {
+        matches!(self, Rejection::PendingThreshold { .. })
+    }
 }

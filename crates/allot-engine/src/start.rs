@@ -55,6 +55,8 @@ impl Engine {
         let accept = self.queues[queue].spec.accept_interval();
         let per_host = self.queues[queue].per_host_limits;
         let (res, exclusive) = (job.res.clone(), job.exclusive);
+        // It leaves pending here, not through `remove_pending`.
+        self.count_pending(user, queue, asked, false);
         if self.drop_reservation(id).is_none() && !borrowed {
             if res.is_some() {
                 self.invalidate_predictions();

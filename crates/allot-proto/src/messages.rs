@@ -632,6 +632,14 @@ pub enum Response {
     Done,
     /// The request was refused; the message says why, and nothing changed.
     Error(String),
+    /// A submission refused for now, nothing of it kept: a pending
+    /// threshold is reached (MAX_PEND_JOBS, MAX_PEND_SLOTS). `bsub` sends
+    /// it again after `retry_after` seconds (SUB_TRY_INTERVAL), as LSF's
+    /// does.
+    Later {
+        why: String,
+        retry_after: u32,
+    },
 }
 
 #[cfg(test)]

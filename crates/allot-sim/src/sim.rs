@@ -8,7 +8,7 @@
 //! at its limit with exit 137 (killed).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Slots, Time};
 
@@ -84,6 +84,10 @@ pub struct Outcome {
     /// Runs that ended with a code of their queue's REQUEUE_EXIT_VALUES
     /// and went back to pending (each run is a record).
     pub requeued: u64,
+    /// Submissions refused for now by a pending threshold and sent again
+    /// SUB_TRY_INTERVAL later, as `bsub` sends them
+    /// (`allot_engine::pend_limits`).
+    pub retried: u64,
     /// Jobs suspended by preemption (each suspension once).
     pub preempted: u64,
 }
@@ -152,6 +156,8 @@ pub fn run(
     // What requeued jobs have left to run.
     let mut left: BTreeMap<JobId, u64> = BTreeMap::new();
     let mut next = 0;
+    // Refused for now by a pending threshold: sent again then.
+    let mut retries: BTreeSet<(u64, usize)> = BTreeSet::new();
     let mut named = Named::default();
     let mut last = 0u64;
     // At a report time: the share tables, and why the job asked about
@@ -170,7 +176,8 @@ pub fn run(
         let t_submit = w.jobs.get(next).map(|j| j.submit);
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let t_wake = engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
-        let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
+        let t_retry = retries.first().map(|&(t, _)| t);
+        let Some(t) = [t_submit, t_end, t_wake, t_retry].into_iter().flatten().min() else { break };
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
             engine.let_go_parked();
             report_at(engine, r, &named, &mut out);
@@ -211,14 +218,28 @@ pub fn run(
                 }
             }
         }
-        while let Some(job) = w.jobs.get(next).filter(|j| j.submit == t) {
+        // Those sent again first: they were refused before the new ones came.
+        let mut batch: Vec<usize> = Vec::new();
+        while let Some((_, i)) = retries.first().copied().filter(|&(rt, _)| rt == t) {
+            retries.pop_first();
+            batch.push(i);
+        }
+        while w.jobs.get(next).is_some_and(|j| j.submit == t) {
+            batch.push(next);
+            next += 1;
+        }
+        for i in batch {
+            let job = &w.jobs[i];
             // As allotd's bsub resolves it; `-w` names jobs of this workload.
             let resolved = allot_config::submission::resolve(&job.submission(), engine, &|_| false, &mut |target| {
                 named.target(&job.user, target)
             });
-            let submitted = resolved.and_then(|r| {
+            let submitted = resolved.map_err(|e| (e, false)).and_then(|r| {
                 let indices = r.array.map(|a| a.indices);
-                engine.apply(Time(t), &Event::Submit(r.spec)).map_err(|e| e.to_string()).map(|id| (id, r.name, indices))
+                engine
+                    .apply(Time(t), &Event::Submit(r.spec))
+                    .map_err(|e| (e.to_string(), e.retry_later()))
+                    .map(|id| (id, r.name, indices))
             });
             match submitted {
                 Ok((Some(first), name, indices)) => {
@@ -228,17 +249,20 @@ pub fn run(
                         None => vec![(0, first)],
                     };
                     for &(index, id) in &elements {
-                        pending.insert(id, (next, index));
+                        pending.insert(id, (i, index));
                     }
                     if opts.record_events {
-                        out.events.push((t, SimEvent::Submit { line: next, job: first.0 }));
+                        out.events.push((t, SimEvent::Submit { line: i, job: first.0 }));
                     }
                     named.add(job, name, elements);
                 }
                 Ok((None, ..)) => {}
-                Err(reason) => out.rejected.push(Rejected { id: job.id, line: job.line, reason }),
+                Err((_, true)) => {
+                    retries.insert((t + u64::from(engine.config().sub_try_interval.max(1)), i));
+                    out.retried += 1;
+                }
+                Err((reason, false)) => out.rejected.push(Rejected { id: job.id, line: job.line, reason }),
             }
-            next += 1;
         }
         progress(next as u64);
         if opts.record_events {

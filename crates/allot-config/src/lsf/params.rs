@@ -84,6 +84,13 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                     None => {}
                 },
                 "JOB_ACCEPT_INTERVAL" => p.job_accept_interval = value(diags, line, &key, v, uint),
+                "MAX_PEND_JOBS" => p.max_pend_jobs = value(diags, line, &key, v, uint),
+                "MAX_PEND_SLOTS" => p.max_pend_slots = value(diags, line, &key, v, uint),
+                "SUB_TRY_INTERVAL" => match value(diags, line, &key, v, uint) {
+                    Some(0) => diags.error(at(line, v), format!("{key}: expected seconds, at least 1")),
+                    Some(n) => p.sub_try_interval = n,
+                    None => {}
+                },
                 "LSB_NCPU_ENFORCE" => {
                     p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
                 }
@@ -250,10 +257,13 @@ pub fn shown(p: &Params) -> Vec<(&'static str, String)> {
         ("RESOURCE_RESERVE_PER_SLOT", yes_no(p.resource_reserve_per_slot)),
         ("RUN_JOB_FACTOR", f.run_job_factor.to_string()),
         ("RUN_TIME_FACTOR", f.run_time_factor.to_string()),
+        ("SUB_TRY_INTERVAL", p.sub_try_interval.to_string()),
     ];
     let optional = [
         ("COMPUTE_UNIT_TYPES", (!units.is_empty()).then(|| units.join(" "))),
         ("MAX_JOB_PREEMPT", p.max_job_preempt.map(|n| n.to_string())),
+        ("MAX_PEND_JOBS", p.max_pend_jobs.map(|n| n.to_string())),
+        ("MAX_PEND_SLOTS", p.max_pend_slots.map(|n| n.to_string())),
         ("MAX_USER_PRIORITY", p.max_user_priority.map(|n| n.to_string())),
         ("NO_PREEMPT_FINISH_TIME", p.no_preempt_finish_time.map(time)),
         ("NO_PREEMPT_RUN_TIME", p.no_preempt_run_time.map(time)),

@@ -179,6 +179,8 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         "PJOB_LIMIT" => q.pjob_limit = value(diags, line, key, v, number),
         "QJOB_LIMIT" => q.qjob_limit = value(diags, line, key, v, uint),
         "HJOB_LIMIT" => q.hjob_limit = value(diags, line, key, v, uint),
+        "MAX_PEND_JOBS" => q.max_pend_jobs = value(diags, line, key, v, uint),
+        "MAX_PEND_SLOTS" => q.max_pend_slots = value(diags, line, key, v, uint),
         "PREEMPTION" => q.preemption = value(diags, line, key, v, preemption).unwrap_or_default(),
         "REQUEUE_EXIT_VALUES" => {
             q.requeue_exit_values = value(diags, line, key, v, requeue_exit_values).unwrap_or_default()

@@ -1,5 +1,6 @@
 //! `lsb.users`: the UserGroup section (GROUP_NAME, GROUP_MEMBER,
-//! USER_SHARES) and the User section (USER_NAME, MAX_JOBS, JL/P).
+//! USER_SHARES) and the User section (USER_NAME, MAX_JOBS, JL/P,
+//! MAX_PEND_JOBS, MAX_PEND_SLOTS).
 
 use allot_engine::shares::assign::Member;
 use allot_engine::shares::{GroupTable, UserGroup};
@@ -65,7 +66,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
         } else if section.is("User") {
             let Some(t) = table(section, diags) else { continue };
             // JL/P of a user is read (and checked) but not applied.
-            t.warn_unapplied("User", &["USER_NAME", "MAX_JOBS"], diags);
+            t.warn_unapplied("User", &["USER_NAME", "MAX_JOBS", "MAX_PEND_JOBS", "MAX_PEND_SLOTS"], diags);
             for row in &t.rows {
                 let Some(name) = row.get(&t, "USER_NAME") else {
                     diags.error(t.header.loc(0), "User: expected a `USER_NAME` column");
@@ -74,7 +75,11 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (GroupTable, Vec<UserL
                 let field = |c: &str| row.get(&t, c).map(unparen).filter(|v| !v.is_empty());
                 let max_jobs = field("MAX_JOBS").and_then(|v| value(diags, row.line, "MAX_JOBS", v, uint));
                 let jl_p = field("JL/P").and_then(|v| value(diags, row.line, "JL/P", v, number));
-                limits.push(UserLimits { name: name.to_string(), max_jobs, jl_p });
+                let max_pend_jobs =
+                    field("MAX_PEND_JOBS").and_then(|v| value(diags, row.line, "MAX_PEND_JOBS", v, uint));
+                let max_pend_slots =
+                    field("MAX_PEND_SLOTS").and_then(|v| value(diags, row.line, "MAX_PEND_SLOTS", v, uint));
+                limits.push(UserLimits { name: name.to_string(), max_jobs, jl_p, max_pend_jobs, max_pend_slots });
             }
         } else {
             diags.warning(at(&section.begin, &section.name), format!("unknown section `{}`, ignored", section.name));
@@ -144,7 +149,16 @@ mod tests {
             },
             &mut d,
         );
-        assert_eq!(limits[0], UserLimits { name: "user1".into(), max_jobs: Some(10), jl_p: Some(2.0) });
+        assert_eq!(
+            limits[0],
+            UserLimits {
+                name: "user1".into(),
+                max_jobs: Some(10),
+                jl_p: Some(2.0),
+                max_pend_jobs: None,
+                max_pend_slots: None
+            }
+        );
         assert_eq!(limits[1].max_jobs, None);
         let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
         assert_eq!(
