@@ -8,6 +8,7 @@ mod blaunch;
 mod cluster;
 mod cluster_view;
 mod config;
+mod confirm;
 mod control;
 mod degraded;
 mod history;

@@ -99,6 +99,7 @@ pub(crate) fn open_state(
         last_exit_look: None,
         decisions: Vec::new(),
         pass_was_full: false,
+        unconfirmed: Default::default(),
         requests: Default::default(),
         names: Default::default(),
         deferred: Vec::new(),
@@ -125,6 +126,8 @@ pub(crate) fn open_state(
             )
         })?;
     }
+    // The last pass's decisions that the log does not have never happened.
+    state.undo_unconfirmed();
     eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
     crate::cluster::started(&mut state);
     match &state.cgroups {

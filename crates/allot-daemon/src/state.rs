@@ -238,6 +238,9 @@ pub struct State {
     /// on it; a replay leaves it), and whether that pass considered jobs.
     pub decisions: Vec<allot_engine::Decision>,
     pub pass_was_full: bool,
+    /// What the last pass decided that the log has not recorded yet
+    /// (`confirm`).
+    pub unconfirmed: crate::confirm::Unconfirmed,
     /// Submissions' request ids and the jobs they made, for as long as the
     /// jobs are known (see [`State::clean`]).
     pub requests: BTreeMap<String, JobId>,
@@ -279,6 +282,7 @@ impl State {
     /// Applies a record to the engine and the job table. Errors mean the
     /// log and the engine disagree (a replay of a different configuration).
     pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
+        self.confirm(record);
         self.apply_record(t, record)?;
         self.clock = self.clock.max(t);
         Ok(())
@@ -482,8 +486,10 @@ impl State {
             // replayed, it makes the pass the live one was.
             Record::Scheduled { full } => {
                 let passes = self.engine.passes();
+                self.before_pass(t);
                 self.decisions = if *full { self.engine.schedule_full(t) } else { self.engine.schedule(t) };
                 self.pass_was_full = self.engine.passes() > passes;
+                self.after_pass();
             }
             Record::Killed { job, term } => {
                 if let Some(j) = self

@@ -395,6 +395,11 @@ impl Engine {
         Ok(())
     }
 
+    /// Every job suspended by preemption, with the job that preempted it.
+    pub fn preempted_jobs(&self) -> Vec<(JobId, JobId)> {
+        self.suspended.iter().filter_map(|&id| Some((id, self.preempted_by(id)?))).collect()
+    }
+
     /// The job that preempted a suspended job, if `id` is one.
     pub fn preempted_by(&self, id: JobId) -> Option<JobId> {
         match self.jobs.get(&id).map(|j| &j.state) {

@@ -43,6 +43,20 @@ impl Engine {
         Ok(())
     }
 
+    /// Undoes a start this engine's pass made that the replayed log never
+    /// recorded (a later release's pass deciding otherwise than the one
+    /// that wrote the log): the job is pending again, having run for no
+    /// time, with what it had before the start (its preemptions).
+    pub fn unstart(&mut self, id: JobId, t: Time) -> Result<(), String> {
+        self.settle();
+        let preempted = self.jobs.get(&id).map(|j| j.preempted);
+        self.requeue(id, t, 0.0, false).map_err(|e| e.to_string())?;
+        if let (Some(j), Some(p)) = (self.jobs.get_mut(&id), preempted) {
+            j.preempted = p;
+        }
+        Ok(())
+    }
+
     /// Books a started job: hosts, limits, run-limit deadline, usage.
     /// What it takes of the free slots may move predicted starts
     /// ([`Engine::take_free`]); what it held reserved, given back for the
