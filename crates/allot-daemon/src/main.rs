@@ -11,6 +11,8 @@ mod config;
 mod confirm;
 mod control;
 mod degraded;
+#[cfg(test)]
+mod fixture_check;
 mod history;
 mod job_view;
 mod lists;
