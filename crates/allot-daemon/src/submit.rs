@@ -86,7 +86,7 @@ pub(crate) fn submit(
         if terms > MAX_DEP_TERMS {
             return Err(format!("-w: more than {MAX_DEP_TERMS} jobs or names in one expression"));
         }
-        let ids = resolve_target(state, &caller.user, target)?;
+        let ids = resolve_target(state, &caller.user, target, MAX_DEP_JOBS + 1 - named)?;
         named += ids.len();
         if named > MAX_DEP_JOBS {
             return Err(format!(
@@ -223,8 +223,9 @@ fn mail_warning(state: &State, mail: Option<&allot_proto::MailAsked>) -> Option<
 /// that name (`*` matching any text), as LSF resolves it; an array's id or
 /// name for every element of it, and `id[index]` or `name[index]` for one
 /// element. A name that matches none is an error, as is a job id the
-/// cluster never had.
-fn resolve_target(state: &State, user: &str, target: DepTarget) -> Result<Vec<JobId>, String> {
+/// cluster never had. A name's matches are looked for until there are
+/// `room` of them (past the bound, the caller refuses the expression).
+fn resolve_target(state: &State, user: &str, target: DepTarget, room: usize) -> Result<Vec<JobId>, String> {
     let by_ref = |r: JobRef| {
         let ids = state.resolve(r);
         if ids.is_empty() { Err(format!("-w: job <{r}> is not a job of this cluster")) } else { Ok(ids) }
@@ -244,6 +245,7 @@ fn resolve_target(state: &State, user: &str, target: DepTarget) -> Result<Vec<Jo
                 .candidates(user, &name)
                 .map(|(_, id)| id)
                 .filter(|id| state.jobs.get(id).is_some_and(&matches))
+                .take(room)
                 .collect();
             ids.sort_unstable();
             if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
