@@ -124,9 +124,31 @@ fn measure(exe: &Path, state: &Path, pid: u32, jobs: u64, connections: u64) -> a
 /// it, and whether every start came back; then the time of the command
 /// itself, `allot sim --from` run as a user runs it.
 pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::Result<ExitCode> {
-    use allot_sim::sim::{SimOptions, run};
     let w = allot_sim::input::read_workload(trace, &allot_sim::input::ReadOptions::default())?;
     w.machine.check().map_err(|(line, e)| anyhow!("{}:{line}: {e}", trace.display()))?;
+    let state = std::env::temp_dir().join(format!("allot-bench-replay-{}", std::process::id()));
+    written_log(&w, &trace.display().to_string(), fcfs, backfill, &state)?;
+    let t2 = Instant::now();
+    let h = allot_sim::history::History::read(&state)?;
+    let read = t2.elapsed().as_secs_f64();
+    let t3 = Instant::now();
+    let (replayed, engine) = allot_sim::replay::replay(&h, None)?;
+    let replay_secs = t3.elapsed().as_secs_f64();
+    replayed_report(&state, keep, read, replay_secs, replayed, engine, h)
+}
+
+/// `w` simulated on its machine (one queue `normal`, fairshare or FCFS,
+/// with slot reservation and backfill when asked) and written as
+/// allotd's event log into the fresh state directory `state`, with the
+/// configuration it ran on in `state/config`.
+pub(crate) fn written_log(
+    w: &allot_sim::workload::Workload,
+    name: &str,
+    fcfs: bool,
+    backfill: bool,
+    state: &Path,
+) -> anyhow::Result<()> {
+    use allot_sim::sim::{SimOptions, run};
     let policy = if fcfs { allot_sim::machine::Policy::Fcfs } else { allot_sim::machine::Policy::Fairshare };
     let machine = allot_sim::machine::default_engine(&w, policy);
     let mut hosts = String::new();
@@ -154,28 +176,35 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     let t0 = Instant::now();
     let mut engine = allot_engine::Engine::new(engine_config.clone());
     let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
-    let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+    let out = run(&mut engine, w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     let simulated = t0.elapsed().as_secs_f64();
-    let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(engine_config));
-    let state = std::env::temp_dir().join(format!("allot-bench-replay-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
-    std::fs::create_dir_all(&state)?;
+    let log = allot_sim::record::as_log(w, &out, &files, &allot_engine::Engine::new(engine_config));
+    let _ = std::fs::remove_dir_all(state);
+    std::fs::create_dir_all(state.join("config"))?;
+    for (file, text) in &files {
+        std::fs::write(state.join("config").join(file), text)?;
+    }
     let t1 = Instant::now();
     allot_store::Store::open(&state.join("state.db"))?.append(&log)?;
     let written = t1.elapsed().as_secs_f64();
     println!(
-        "{}: {} jobs simulated in {simulated:.2} s; written as allotd's log: {} records in {written:.2} s",
-        trace.display(),
+        "{name}: {} jobs simulated in {simulated:.2} s; written as allotd's log: {} records in {written:.2} s",
         out.records.len(),
         log.len()
     );
-    drop(log);
-    let t2 = Instant::now();
-    let h = allot_sim::history::History::read(&state)?;
-    let read = t2.elapsed().as_secs_f64();
-    let t3 = Instant::now();
-    let (replayed, engine) = allot_sim::replay::replay(&h, None)?;
-    let replay_secs = t3.elapsed().as_secs_f64();
+    Ok(())
+}
+
+/// The replay's figures, and the command's.
+fn replayed_report(
+    state: &Path,
+    keep: bool,
+    read: f64,
+    replay_secs: f64,
+    replayed: allot_sim::replay::Replayed,
+    engine: allot_engine::Engine,
+    h: allot_sim::history::History,
+) -> anyhow::Result<ExitCode> {
     // Let go with the process, as `allot sim --from` does.
     std::mem::forget((engine, h));
     let differences = replayed.differences();
@@ -197,7 +226,7 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     let t4 = Instant::now();
     let command = Command::new(std::env::current_exe()?)
         .args(["sim", "--from"])
-        .arg(&state)
+        .arg(state)
         .arg("--out")
         .arg(state.join("replay"))
         .output()
@@ -216,7 +245,7 @@ pub fn replay(trace: &Path, fcfs: bool, backfill: bool, keep: bool) -> anyhow::R
     if keep {
         println!("the log stays in {}", state.display());
     } else {
-        let _ = std::fs::remove_dir_all(&state);
+        let _ = std::fs::remove_dir_all(state);
     }
     Ok(if same { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }

@@ -2,6 +2,7 @@
 
 mod bacct;
 mod bench_cmd;
+mod bench_restart;
 mod bhist;
 mod bjobs;
 mod blaunch;
@@ -234,6 +235,22 @@ enum BenchCommand {
         #[arg(long)]
         keep: bool,
     },
+    /// How long allotd takes to come back on a long history: the trace
+    /// (repeated up to `--jobs`) written as allotd's event log, allotd
+    /// started on it and timed to its first answer.
+    Restart {
+        /// The trace (SWF, gzip-compressed or not).
+        trace: PathBuf,
+        /// Repeat the trace end to end up to this many jobs.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// How many times allotd is started on the log.
+        #[arg(long, default_value_t = 2)]
+        restarts: u32,
+        /// Keep the state directory written (it says where).
+        #[arg(long)]
+        keep: bool,
+    },
     /// allotd with a large backlog: submission rate over the protocol,
     /// `bjobs -u all` time and allotd's memory (a fresh daemon on its
     /// embedded defaults, removed afterwards).
@@ -309,6 +326,9 @@ fn main() -> ExitCode {
         Command::Stop => daemon_cmd::stop(),
         Command::Bench { command: BenchCommand::Replay { trace, fcfs, backfill, keep } } => {
             bench_cmd::replay(&trace, fcfs, backfill, keep)
+        }
+        Command::Bench { command: BenchCommand::Restart { trace, jobs, restarts, keep } } => {
+            bench_restart::restart(&trace, jobs, restarts, keep)
         }
         Command::Bench { command: BenchCommand::Daemon { jobs, connections, keep } } => {
             bench_cmd::daemon(jobs, connections, keep)

@@ -8,12 +8,18 @@ use std::path::Path;
 
 use allot_engine::{Engine, Time};
 use allot_exec::JobFiles;
-use allot_store::{Record, Store};
+use allot_store::{Record, RecordStream, Store};
 use anyhow::{Context, anyhow};
 
 use crate::config::{Loaded, Source};
 use crate::state::State;
 use allot_agent::supervisors::Supervisors;
+
+/// How much later than CLEAN_PERIOD a restart's replay forgets a finished
+/// job. The live daemon forgets one at its next tick past CLEAN_PERIOD,
+/// and a later record names only jobs it still had; the first tick after
+/// the replay forgets the rest.
+const REPLAY_CLEAN_LAG: u64 = 86_400;
 
 /// The state in `state_dir`, its log replayed, running on `current` (its
 /// `loaded` form) from `t`.
@@ -26,17 +32,15 @@ pub(crate) fn open_state(
 ) -> anyhow::Result<State> {
     let store = Store::open(&state_dir.join("state.db"))?;
     let files = JobFiles::new(state_dir)?;
-    let mut replayed = Vec::new();
-    let mut seqs = Vec::new();
-    store.replay(|seq, t, r| {
-        seqs.push(seq);
-        replayed.push((t, r));
-    })?;
+    // The log is read as it is replayed, decoded on a thread of its own a
+    // batch ahead: what allotd holds of it is a few batches, not the whole
+    // history.
+    let mut stream = RecordStream::open(&state_dir.join("state.db"), i64::MAX)?;
+    let mut batch = stream.next().transpose()?.unwrap_or_default();
+    let first = batch.first().map(|(t0, r)| (*t0, r));
     // The log replays under the configuration it starts with.
-    let initial = match replayed.first() {
-        Some((_, Record::Reconfigured { config_dir, files })) => {
-            Source { dir: config_dir.clone(), files: files.clone() }
-        }
+    let initial = match first.map(|(_, r)| r) {
+        Some(Record::Reconfigured { config_dir, files }) => Source { dir: config_dir.clone(), files: files.clone() },
         _ => current.clone(),
     };
     let loaded = if initial == current {
@@ -115,20 +119,36 @@ pub(crate) fn open_state(
         c.cpus_open = cpus_found_for;
     }
     // Hosts with agents take no work until their agent says hello.
-    state.sync_hosts(replayed.first().map_or(t, |(t0, _)| *t0));
-    for ((t, r), seq) in replayed.iter().zip(&seqs) {
-        state.apply(*t, r).map_err(|e| {
-            anyhow!(
-                "replaying the event log {}: record {seq} ({}): {e}. This allotd cannot take up this log; \
-                 the log is left as it is: report this with the log, or move it aside to start with no jobs",
-                state_dir.join("state.db").display(),
-                r.kind(),
-            )
-        })?;
+    state.sync_hosts(batch.first().map_or(t, |(t0, _)| *t0));
+    let mut replayed = 0u64;
+    let mut cleaned = 0u64;
+    while !batch.is_empty() {
+        for (t, r) in &batch {
+            replayed += 1;
+            // The jobs that ended long before go as the replay passes
+            // them, as the live daemon forgot them, but a day later than
+            // it did: what a record names was known when it was written.
+            if t.0 >= cleaned + 3600 {
+                state.clean(t.0.saturating_sub(REPLAY_CLEAN_LAG));
+                cleaned = t.0;
+            }
+            state.apply(*t, r).map_err(|e| {
+                anyhow!(
+                    "replaying the event log {}: record {replayed} ({}): {e}. This allotd cannot take up this log; \
+                     the log is left as it is: report this with the log, or move it aside to start with no jobs",
+                    state_dir.join("state.db").display(),
+                    r.kind(),
+                )
+            })?;
+        }
+        // Let go of on the reading thread.
+        stream.done_with(batch);
+        batch = stream.next().transpose()?.unwrap_or_default();
     }
+    drop(stream);
     // The last pass's decisions that the log does not have never happened.
     state.undo_unconfirmed();
-    eprintln!("allotd: {} records replayed, {} jobs", replayed.len(), state.jobs.len());
+    eprintln!("allotd: {replayed} records replayed, {} jobs", state.jobs.len());
     crate::cluster::started(&mut state);
     match &state.cgroups {
         Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
@@ -145,7 +165,7 @@ pub(crate) fn open_state(
     let current = current.keeping_found(&state.source);
     // Started on another configuration than the log's last: it applies as
     // `badmin reconfig` would, or allotd does not start.
-    if replayed.is_empty() || state.source != current {
+    if replayed == 0 || state.source != current {
         if state.source != current {
             let warnings = state
                 .reconfigure(t, current.clone())
