@@ -150,7 +150,7 @@ pub(crate) fn written_log(
 ) -> anyhow::Result<()> {
     use allot_sim::sim::{SimOptions, run};
     let policy = if fcfs { allot_sim::machine::Policy::Fcfs } else { allot_sim::machine::Policy::Fairshare };
-    let machine = allot_sim::machine::default_engine(&w, policy);
+    let machine = allot_sim::machine::default_engine(w, policy);
     let mut hosts = String::new();
     for h in &machine.hosts {
         hosts.push_str(&format!("[[hosts]]\nname = \"{}\"\nncpus = {}\n\n", h.name, h.slots));
