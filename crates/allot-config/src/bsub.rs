@@ -194,6 +194,21 @@ fn words(input: &mut &str) -> ModalResult<Vec<String>> {
     repeat(0.., winnow::combinator::terminated(word, blanks)).parse_next(input)
 }
 
+/// A `#BSUB` line's words, as [`split_words`] splits them, up to a word
+/// that begins with an unquoted `#`: from there to the line's end is a
+/// comment, as a shell reads it (`#BSUB -W 1:00   # wall-clock limit`;
+/// `-J "run#1"` and `-J run#1` keep their `#`).
+fn directive_words(input: &mut &str) -> ModalResult<Vec<String>> {
+    blanks.parse_next(input)?;
+    let words = repeat(
+        0..,
+        winnow::combinator::preceded(winnow::combinator::not('#'), winnow::combinator::terminated(word, blanks)),
+    )
+    .parse_next(input)?;
+    winnow::combinator::opt(('#', winnow::token::rest)).parse_next(input)?;
+    Ok(words)
+}
+
 /// Splits a command line as a POSIX shell would: blanks separate words;
 /// `'...'` is literal; `"..."` allows `\"` and `\\`; `\x` outside quotes is `x`.
 pub fn split_words(line: &str) -> Result<Vec<String>, BsubError> {
@@ -371,7 +386,9 @@ pub fn script_directives(script: &str) -> Result<BsubOptions, BsubError> {
             continue;
         }
         let located = |error| BsubError::Script { line: i + 1, error: Box::new(error) };
-        let line_words = split_words(rest).map_err(located)?;
+        let line_words = parse_all(directive_words, rest)
+            .map_err(|e| BsubError::Quoting { column: e.offset + 1, message: e.message })
+            .map_err(located)?;
         // Each line alone, so its own error names its line.
         let parsed = parse(&line_words).map_err(located)?;
         if !parsed.command.is_empty() {
@@ -700,6 +717,19 @@ mod script_tests {
         let cli = parse_line("-q short -J mine").expect("cli");
         let o = cli.or_script(s);
         assert_eq!((o.queue.as_deref(), o.name.as_deref(), o.run_limit), (Some("short"), Some("mine"), Some(1800)));
+    }
+
+    /// Script shapes seen in the wild: comments after a value, a line that
+    /// is only a comment, `#` inside a value.
+    #[test]
+    fn text_after_a_hash_that_begins_a_word_is_a_comment() {
+        let script = "#!/bin/bash\n#BSUB -W 1:00   # wall-clock limit\n#BSUB -q normal\t#queue\n\
+                      #BSUB    # nothing but a comment\n#BSUB -J \"run#1\" # quoted\n#BSUB -P proj#7\n\
+                      #BSUB -o out.%J #  -e is not read\n";
+        let s = script_directives(script).expect("parses");
+        assert_eq!((s.run_limit, s.queue.as_deref()), (Some(3600), Some("normal")));
+        assert_eq!((s.name.as_deref(), s.project.as_deref()), (Some("run#1"), Some("proj#7")));
+        assert_eq!((s.output.clone(), s.error.clone()), (Some(("out.%J".to_string(), false)), None));
     }
 
     #[test]
