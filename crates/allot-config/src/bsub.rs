@@ -18,6 +18,8 @@ pub enum BsubError {
     Quoting { column: usize, message: String },
     #[error("{0}: unknown option")]
     UnknownOption(String),
+    #[error("{0}: an option of LSF's that this allot does not have")]
+    NotKnown(String),
     #[error("{0}: expected a value after it")]
     MissingValue(String),
     #[error("-n {0}: expected `min[,max]` processors, whole numbers of at least 1")]
@@ -226,7 +228,10 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
     // options of their own (see [`crate::getopt`]).
     // Its options, and which of them this allot acts on, are its table's.
     let table = &crate::lsf_commands::BSUB;
-    let args = &table.split(args).map_err(BsubError::UnknownOption)?;
+    let args = &table.split(args).map_err(|name| match table.not_known.contains(&name.as_str()) {
+        true => BsubError::NotKnown(name),
+        false => BsubError::UnknownOption(name),
+    })?;
     let mut o = BsubOptions::default();
     let mut i = 0;
     while i < args.len() {
@@ -730,6 +735,17 @@ mod script_tests {
         assert_eq!((s.run_limit, s.queue.as_deref()), (Some(3600), Some("normal")));
         assert_eq!((s.name.as_deref(), s.project.as_deref()), (Some("run#1"), Some("proj#7")));
         assert_eq!((s.output.clone(), s.error.clone()), (Some(("out.%J".to_string(), false)), None));
+    }
+
+    /// An LSF option allot lacks is refused by its whole name, never
+    /// read as a shorter one with its value run on.
+    #[test]
+    fn an_option_allot_lacks_is_refused_by_its_whole_name() {
+        for (line, name) in [("-nnodes 1 true", "-nnodes"), ("-gpu num=1 true", "-gpu"), ("-ptl 10 true", "-ptl")] {
+            let err = parse_line(line).expect_err("refused");
+            assert_eq!(err.to_string(), format!("{name}: an option of LSF's that this allot does not have"));
+        }
+        assert_eq!(parse_line("-n4 true").expect("-n 4").slots, Some(SlotRange { min: 4, max: 4 }));
     }
 
     #[test]

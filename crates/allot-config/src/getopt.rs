@@ -13,7 +13,11 @@ use crate::lsf_commands::Opt;
 /// first word that is no option (or `--`) ends the options: it and what
 /// follows are left as they are (`bsub`'s command). `Err`: the word with
 /// an unknown option.
-pub fn split(args: &[String], opts: &[Opt], operands_end: bool) -> Result<Vec<String>, String> {
+///
+/// An option of `whole` (LSF's options this allot does not know) is
+/// refused by its whole name, never read as shorter ones run together
+/// (`-nnodes 1` is not `-n nodes 1`).
+pub fn split(args: &[String], opts: &[Opt], whole: &[&str], operands_end: bool) -> Result<Vec<String>, String> {
     let find = |name: &str| opts.iter().find(|o| o.name == name);
     let is_flag = |name: &str| find(name).is_some_and(|o| o.value.is_none());
     let takes_value = |name: &str| find(name).is_some_and(|o| o.value.is_some());
@@ -43,6 +47,9 @@ pub fn split(args: &[String], opts: &[Opt], operands_end: bool) -> Result<Vec<St
                 out.push(v.clone());
             }
             continue;
+        }
+        if whole.contains(&a.as_str()) {
+            return Err(a.clone());
         }
         let letters: Vec<char> = a[1..].chars().collect();
         let mut k = 0;

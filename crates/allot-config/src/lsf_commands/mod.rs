@@ -90,7 +90,7 @@ impl CommandDoc {
     /// `args` read as getopt reads them with this table (see
     /// [`crate::getopt::split`]).
     pub fn split(&self, args: &[String]) -> Result<Vec<String>, String> {
-        crate::getopt::split(args, self.options, self.operands_end)
+        crate::getopt::split(args, self.options, self.not_known, self.operands_end)
     }
 
     /// The synopsis, one line per form, as the usage and the man page
