@@ -62,13 +62,36 @@ pub struct Live {
     pub heard: Option<Instant>,
     pub resources: Option<Resources>,
     pub load: Option<Load>,
-    /// How far its clock is ahead of allotd's, seconds.
+    /// How far its clock is ahead of allotd's, seconds: the largest of
+    /// the last [`SKEW_SAMPLES`] measures (`skews`), each its clock as
+    /// sent less allotd's as heard.
     pub skew: i64,
+    pub skews: std::collections::VecDeque<i64>,
 }
+
+/// How many of a host's last clock measures its skew is taken from.
+const SKEW_SAMPLES: usize = 8;
 
 impl Live {
     pub fn reach(&self) -> Reach {
         self.reach.unwrap_or(Reach::Unavail)
+    }
+
+    /// A measure of its clock: `clock` as its agent sent it, heard at
+    /// `now`. A message's time on the way (a stopped agent's heartbeat
+    /// sent seconds after it was stamped, a slow link) can only make a
+    /// measure lower than the skew, never higher: the skew is the largest
+    /// recent one, so that a delayed heartbeat does not move a host's
+    /// ends late (a step of its clock ages out in a few heartbeats).
+    pub fn clock_heard(&mut self, clock: u64, now: u64, fresh: bool) {
+        if fresh {
+            self.skews.clear();
+        }
+        self.skews.push_back(clock as i64 - now as i64);
+        while self.skews.len() > SKEW_SAMPLES {
+            self.skews.pop_front();
+        }
+        self.skew = self.skews.iter().copied().max().unwrap_or(0);
     }
 }
 
@@ -256,7 +279,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 FromAgent::Hello(_) | FromAgent::Command { .. } => {}
                 FromAgent::Heartbeat(beat) => {
                     let beat_jobs: Vec<JobId> = beat.usage.iter().map(|u| JobId(u.0)).collect();
-                    live.skew = beat.clock as i64 - crate::serve::now().0 as i64;
+                    live.clock_heard(beat.clock, crate::serve::now().0, false);
                     live.load = Some(beat.load);
                     for (job, cpu, mem) in beat.usage {
                         let hosts = c.usage.entry(JobId(job)).or_default();
@@ -381,8 +404,10 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     live.link = Some((conn, link));
     live.heard = Some(Instant::now());
     // A clock of 0 is none said.
-    live.skew =
-        if hello.resources.clock == 0 { 0 } else { hello.resources.clock as i64 - crate::serve::now().0 as i64 };
+    match hello.resources.clock {
+        0 => (live.skew, live.skews) = (0, Default::default()),
+        clock => live.clock_heard(clock, crate::serve::now().0, true),
+    }
     if live.skew.abs() > 60 {
         eprintln!("allotd: host {host}: its clock is {} s off allotd's", live.skew);
     }
@@ -690,5 +715,26 @@ pub(crate) fn acknowledge(state: &mut State, ended: &[JobId]) {
                 c.send(&h, ToAgent::EndTasks { job: job.0, attempt });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod skew_tests {
+    use super::Live;
+
+    /// A heartbeat stamped before its agent was stopped 7 s and heard after
+    /// does not make the host's clock 7 s behind; a real step back ages
+    /// out.
+    #[test]
+    fn a_late_heartbeat_does_not_move_the_skew() {
+        let mut live = Live::default();
+        live.clock_heard(1_000, 1_000, true);
+        live.clock_heard(1_005, 1_005, false);
+        live.clock_heard(1_005, 1_012, false);
+        assert_eq!(live.skew, 0);
+        for k in 0..8 {
+            live.clock_heard(1_020 + k, 1_050 + k, false);
+        }
+        assert_eq!(live.skew, -30, "a clock 30 s behind, heard 8 times");
     }
 }
