@@ -79,8 +79,7 @@ fn signal(state: &mut State, id: JobId, shown: JobRef, sig: Signal) -> Result<()
     }
 }
 
-fn signal_of(name: Option<&str>) -> Result<Signal, String> {
-    let Some(name) = name else { return Ok(Signal::SIGKILL) };
+fn signal_of(name: &str) -> Result<Signal, String> {
     signal_named(name).map_err(|()| format!("-s {name}: unknown signal"))
 }
 
@@ -94,7 +93,11 @@ pub(crate) fn signal_named(name: &str) -> Result<Signal, ()> {
 
 const FINISHED: &str = "Job has already finished";
 
-/// `bkill`: a pending job is removed; a running one gets the signal.
+/// `bkill`: a pending job is removed; a running one gets the signal
+/// (`-s`), or by default, as LSF's `bkill` ends a job, SIGINT, then
+/// SIGTERM, then SIGKILL, JOB_TERMINATE_INTERVAL apart
+/// (`running::terminate`, which ends jobs at their limits the same way):
+/// a job that catches the first two has that long to clean up.
 pub fn kill(
     state: &mut State,
     caller: &Caller,
@@ -103,7 +106,7 @@ pub fn kill(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let sig = match signal_of(signal_name) {
+    let sig = match signal_name.map(signal_of).transpose() {
         Ok(s) => s,
         Err(e) => return Response::Error(e),
     };
@@ -115,12 +118,19 @@ pub fn kill(
         }
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
-            if matches!(sig, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT) {
+            if sig.is_none_or(|s| matches!(s, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT)) {
                 let owner = state.jobs.get(&id).is_some_and(|j| j.record.spec.user == by);
                 let term = if owner { Term::Owner } else { Term::Admin };
                 keep(state, t, records, Record::Killed { job: id, term }).map_err(|e| format!("Job <{shown}>: {e}"))?;
             }
-            signal(state, id, shown, sig)
+            match sig {
+                Some(sig) => signal(state, id, shown, sig),
+                None => {
+                    state.terminating.entry(id).or_insert((0, std::time::Instant::now()));
+                    crate::running::terminate(state);
+                    Ok(())
+                }
+            }
         }
         JobStatus::Done | JobStatus::Exit => Err(format!("Job <{shown}>: {FINISHED}")),
     })

@@ -495,11 +495,12 @@ fn a_job_over_two_hosts_is_told_its_whole_allocation_first_host_first() {
 
 /// REQUEUE_EXIT_VALUES: a job ending with one of its queue's codes goes
 /// back to pending and runs again; one that `bkill` ended does not, even
-/// with a code in the list.
+/// with a code in the list (130: `sleep` ends at bkill's first signal,
+/// SIGINT).
 #[test]
 fn jobs_exiting_with_a_requeue_value_run_again() {
     let dir = tempdir("requeue-exit");
-    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nREQUEUE_EXIT_VALUES = 3 EXCLUDE(137)\nEnd Queue\n";
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nREQUEUE_EXIT_VALUES = 3 EXCLUDE(130)\nEnd Queue\n";
     let config = config_dir(&dir, &[("allot.toml", ONE_HOST), ("lsb.queues", queue)]);
     let d = Daemon::start_with(&dir.join("state"), Some(&config));
     let marker = dir.join("ran-once");
@@ -512,7 +513,7 @@ fn jobs_exiting_with_a_requeue_value_run_again() {
     assert!(d.cmd(&["bkill", &killed.to_string()], &dir).status.success());
     d.wait_for(killed, "EXIT", &dir);
     let ended = stdout(&d.cmd(&["bhist", "-l", &killed.to_string()], &dir));
-    assert!(ended.contains("Exited with exit code 137"), "a listed code, yet not requeued: {ended}");
+    assert!(ended.contains("Exited with exit code 130"), "a listed code, yet not requeued: {ended}");
     let history = stdout(&d.cmd(&["bhist", "-l", &twice.to_string()], &dir));
     assert!(history.contains("Exited with exit code 3") && history.contains("Done successfully"), "{history}");
 }

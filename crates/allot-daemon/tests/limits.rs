@@ -151,6 +151,48 @@ fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
     });
 }
 
+/// `bkill` ends a running job as LSF's does: SIGINT, then SIGTERM, then
+/// SIGKILL, JOB_TERMINATE_INTERVAL apart, so that a job catching the first
+/// two has the time to clean up; `bkill -s KILL` kills at once.
+#[test]
+fn bkill_sends_int_then_term_then_kill() {
+    use allot_proto::{Client, Request, Response};
+    let dir = tempdir("limits-bkill");
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 2\n"),
+            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
+            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 2\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let signals = dir.join("signals");
+    let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
+    let submit = trapping(&signals, &dir, 600);
+    let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(submit))).expect("answer") else {
+        panic!()
+    };
+    d.wait_for(job, "RUN", &dir);
+    // Its traps are set once it runs a moment.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let killed = std::time::Instant::now();
+    assert!(d.cmd(&["bkill", &job.to_string()], &dir).status.success());
+    d.wait_for(job, "EXIT", &dir);
+    let took = killed.elapsed();
+    assert_eq!(std::fs::read_to_string(&signals).expect("trapped"), "INT\nTERM\n", "INT, TERM, then KILL");
+    assert!(took >= std::time::Duration::from_secs(4), "two intervals of 2 s before SIGKILL: {took:?}");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    assert!(long.contains("Exited with exit code 137") && long.contains("TERM_OWNER"), "{long}");
+    // -s KILL: at once.
+    let other = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep", "60"], &dir));
+    d.wait_for(other, "RUN", &dir);
+    let killed = std::time::Instant::now();
+    assert!(d.cmd(&["bkill", "-s", "KILL", &other.to_string()], &dir).status.success());
+    d.wait_for(other, "EXIT", &dir);
+    assert!(killed.elapsed() < std::time::Duration::from_secs(2), "{:?}", killed.elapsed());
+}
+
 /// A queue's JOB_WARNING_ACTION and JOB_ACTION_WARNING_TIME warn its jobs
 /// that ask for no warning of their own; a warning action that is no
 /// signal is refused at its line.

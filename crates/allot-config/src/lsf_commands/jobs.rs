@@ -45,7 +45,7 @@ pub(super) const BKILL: CommandDoc = CommandDoc {
     summary: "sends signals to kill, suspend or resume jobs",
     synopsis: &["[job_ID ... | 0]"],
     description: "Kills the named jobs (0: all of the caller's): SIGINT, SIGTERM, then SIGKILL to a running \
-                  job's processes; a pending job ends at once. With -s, sends that signal only. An \
+                  job's processes, JOB_TERMINATE_INTERVAL (10 s) apart; a pending job ends at once. With -s, sends that signal only. An \
                   administrator may name anyone's jobs.",
     options: &[valued("-s", "signal", "", "Send this signal (a name such as STOP or KILL, or a number) instead.")],
     operands_end: false,
