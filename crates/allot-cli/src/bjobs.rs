@@ -389,7 +389,8 @@ fn default(a: &Args, jobs: &[JobInfo], header: bool) -> String {
 }
 
 /// `bjobs -A`: per job array, its elements by state. Arrays with an
-/// unfinished element, or every array with `-a`.
+/// unfinished element, or every array with `-a` or named by its ID (as
+/// `bjobs ID` shows a finished job it still knows).
 fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
     // Arrays in id order, each with its spec and owner and counts of
     // PEND DONE RUN EXIT SSUSP USUSP PSUSP.
@@ -407,7 +408,8 @@ fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
         };
         row.2[col] += 1;
     }
-    rows.retain(|_, (_, _, n)| a.all || n[0] + n[2] + n[4] + n[5] + n[6] > 0);
+    let named = !a.query.jobs.is_empty();
+    rows.retain(|_, (_, _, n)| a.all || named || n[0] + n[2] + n[4] + n[5] + n[6] > 0);
     if rows.is_empty() {
         return "No job array found\n".into();
     }
@@ -667,6 +669,11 @@ pub(crate) mod tests {
             all,
             "5       sims[1-10:3] alice      4    1    1    1    0     0     0     1\n\
              11      old[1-2]    alice      1    0    0    0    1     0     0     0\n"
+        );
+        assert_eq!(
+            render(&args(&["-A", "-noheader", "11"]), &jobs.iter().filter(|j| j.id == 11).cloned().collect::<Vec<_>>()),
+            "11      old[1-2]    alice      1    0    0    0    1     0     0     0\n",
+            "a finished array named by its ID, as `bjobs 11` shows it"
         );
         assert_eq!(render(&args(&["-A"]), &[job(9, JobStatus::Run)]), "No job array found\n");
         assert!(args(&["-A"]).query.finished && args(&["-A"]).query.arrays, "the daemon sends every element");

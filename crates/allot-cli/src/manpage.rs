@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(complete("bsub -q normal ls -e"), "", "ls's own options are ls's");
         assert_eq!(complete("bsub -o -e"), "", "a value");
         assert_eq!(complete("bkill -"), "-h -V -s");
-        assert_eq!(complete("/usr/bin/bqueues -"), "-l -r -h -V");
+        assert_eq!(complete("/usr/bin/bqueues -"), "-l -r -w -h -V");
     }
 
     fn which(name: &str) -> Result<std::path::PathBuf, ()> {

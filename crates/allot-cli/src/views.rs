@@ -30,18 +30,27 @@ pub fn bqueues(args: &[String]) -> anyhow::Result<ExitCode> {
             &blocks.join("-------------------------------------------------------------------------------\n\n"),
         )?;
     } else {
-        crate::lsf::emit(&queue_table(&queues))?;
+        crate::lsf::emit(&queue_table(&queues, flags.contains(&"-w")))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn queue_table(queues: &[&QueueInfo]) -> String {
-    let mut out = String::from("QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP\n");
+/// `bqueues`' table. As LSF shows it, a queue name longer than its
+/// column (15) is cut and ends with `*`; with `-w` (`wide`) it is shown
+/// whole and the column widens to the longest.
+fn queue_table(queues: &[&QueueInfo], wide: bool) -> String {
+    let width = if wide { queues.iter().map(|q| q.name.chars().count()).max().unwrap_or(0).max(15) } else { 15 };
+    let mut out = format!("{:<width$} PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP\n", "QUEUE_NAME");
     for q in queues {
+        let name = if q.name.chars().count() > width {
+            format!("{}*", q.name.chars().take(width - 1).collect::<String>())
+        } else {
+            q.name.clone()
+        };
         let _ = writeln!(
             out,
-            "{:<15} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5}",
-            q.name,
+            "{:<width$} {:>4}  {:<14} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5} {:>5}",
+            name,
             q.priority,
             q.status,
             dash(q.max),
@@ -306,6 +315,25 @@ mod tests {
         assert_eq!(names(condense(&hosts, &[], false)), ["lone", "enclosure1"]);
         assert_eq!(names(condense(&hosts, &[], true)), ["a1", "a2", "lone"]);
         assert_eq!(names(condense(&hosts, &["a2", "enclosure1"], false)), ["a2", "enclosure1"]);
+    }
+
+    /// A queue name past 15 characters is cut with `*`, as LSF's
+    /// `bqueues` shows it; `-w` shows it whole.
+    #[test]
+    fn bqueues_cuts_long_names_and_w_shows_them_whole() {
+        let q = |name: &str| QueueInfo {
+            name: name.into(),
+            priority: 30,
+            status: "Open:Active".into(),
+            ..QueueInfo::default()
+        };
+        let (long, short) = (q("a_very_long_queue_name"), q("normal"));
+        let narrow = queue_table(&[&long, &short], false);
+        assert!(narrow.lines().nth(1).is_some_and(|l| l.starts_with("a_very_long_qu* ")), "{narrow}");
+        let wide = queue_table(&[&long, &short], true);
+        assert!(wide.starts_with("QUEUE_NAME             PRIO"), "{wide}");
+        assert!(wide.lines().nth(1).is_some_and(|l| l.starts_with("a_very_long_queue_name   30")), "{wide}");
+        assert!(wide.lines().nth(2).is_some_and(|l| l.starts_with("normal                   30")), "{wide}");
     }
 
     #[test]

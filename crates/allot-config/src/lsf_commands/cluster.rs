@@ -11,10 +11,11 @@ pub(super) const BQUEUES: CommandDoc = CommandDoc {
     options: &[
         flag("-l", "", "Long: each queue's parameters, limits, users, hosts and share table."),
         flag("-r", "", "With -l: every level of the share tree, not the top one only."),
+        flag("-w", "", "Wide: queue names whole, not cut at 15 characters."),
     ],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-alloc", "-json", "-m", "-o", "-u", "-w"],
+    not_known: &["-alloc", "-json", "-m", "-o", "-u"],
 };
 
 pub(super) const BHOSTS: CommandDoc = CommandDoc {
