@@ -15,7 +15,7 @@
 //! and     := unary ("&&" unary)*
 //! unary   := "!" unary | "(" expr ")" | operand [op operand]
 //! op      := "==" | "=" | "!=" | ">=" | "<=" | ">" | "<"
-//! operand := number | "'" text "'" | "\"" text "\"" | name
+//! operand := number [KB|MB|GB|TB] | "'" text "'" | "\"" text "\"" | name
 //! ```
 //!
 //! A compound requirement gives different requirements to parts of a
@@ -276,8 +276,23 @@ fn cmp_op(input: &mut &str) -> ModalResult<CmpOp> {
     alt((crate::deps::cmp_op, "=".value(CmpOp::Eq))).parse_next(input)
 }
 
+/// A size unit after a number, as a factor to MB: `select[mem>100MB]`
+/// compares in MB, the unit of `mem`, `swp` and `tmp`, as LSF reads it
+/// (`2GB` is 2048); `rusage[mem=...]` takes the same units.
+fn size_unit(input: &mut &str) -> ModalResult<f64> {
+    let unit = alt(("KB", "K", "MB", "M", "GB", "G", "TB", "T")).parse_next(input)?;
+    Ok(match &unit[..1] {
+        "K" => 1.0 / 1024.0,
+        "G" => 1024.0,
+        "T" => 1024.0 * 1024.0,
+        _ => 1.0,
+    })
+}
+
 fn operand(input: &mut &str) -> ModalResult<Operand> {
     alt((
+        terminated((float, size_unit), winnow::combinator::not(one_of(name_char)))
+            .map(|(n, scale): (f64, f64)| Operand::Num(n * scale)),
         terminated(float, winnow::combinator::not(one_of(name_char))).map(Operand::Num),
         delimited('\'', take_till(0.., '\''), cut_err('\'').context(expected("a closing `'`")))
             .map(|s: &str| Operand::Str(s.to_string())),
@@ -308,13 +323,7 @@ fn rusage(input: &mut &str) -> ModalResult<f64> {
     }
     let _ = cut_err(ws('=')).context(expected("`=`")).parse_next(input)?;
     let amount: f64 = cut_err(float).context(expected("an amount of memory")).parse_next(input)?;
-    let unit = opt(alt(("KB", "K", "MB", "M", "GB", "G", "TB", "T"))).parse_next(input)?;
-    let scale = match unit.map(|u| &u[..1]) {
-        Some("K") => 1.0 / 1024.0,
-        Some("G") => 1024.0,
-        Some("T") => 1024.0 * 1024.0,
-        _ => 1.0,
-    };
+    let scale = opt(size_unit).parse_next(input)?.unwrap_or(1.0);
     if !(amount >= 0.0 && amount.is_finite()) {
         return fail_at(input, &at, "rusage", "a memory amount of 0 or more");
     }
@@ -475,6 +484,14 @@ mod tests {
         assert_eq!(parse("span[ptile=3]").expect("parses").span, Some(Span::Ptile(3)));
         assert_eq!(parse("rusage[mem=500]").expect("parses").rusage_mem, Some(500.0));
         assert_eq!(parse("rusage[mem=2GB]").expect("parses").rusage_mem, Some(2048.0));
+        // A size in a select compares in MB, as LSF reads it.
+        for (text, mb) in [("mem>100MB", 100.0), ("mem>2GB", 2048.0), ("mem > 512KB", 0.5), ("mem>=1T", 1048576.0)] {
+            assert_eq!(
+                parse(&format!("select[{text}]")).expect("parses").select,
+                Some(cmp("mem", if text.contains(">=") { CmpOp::Ge } else { CmpOp::Gt }, Operand::Num(mb))),
+                "{text}"
+            );
+        }
         assert_eq!(
             parse("order[-slots:maxmem]").expect("parses").order,
             [OrderKey { name: "slots".into(), reverse: true }, OrderKey { name: "maxmem".into(), reverse: false }]
