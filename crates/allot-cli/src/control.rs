@@ -50,25 +50,37 @@ fn flags_and_ids(cmd: &str, args: &[String]) -> anyhow::Result<(Vec<&'static str
     Ok((flags, job_ids(cmd, &words)?))
 }
 
-/// `bresize release [-c] [-rnc] "1*hostA 2*hostB hostC" jobid` and
-/// `bresize cancel jobid` (spec 004, "Job Allocations that Grow and
-/// Shrink"): a host without `n*` releases all of the job's slots there.
+/// `bresize release [-c] [-rnc command | -rncn] "1*hostA 2*hostB hostC"
+/// jobid` and `bresize cancel jobid` (spec 004, "Job Allocations that
+/// Grow and Shrink"), with LSF's options: a host without `n*` releases all
+/// of the job's slots there; `-rnc` names the notification command of
+/// this release (instead of the job's), `-rncn` runs none.
 pub fn bresize(args: &[String]) -> anyhow::Result<ExitCode> {
-    let usage = "bresize: expected `release [-c] [-rnc] \"1*hostA 2*hostB hostC\" jobid` or `cancel jobid`";
+    let usage = "bresize: expected `release [-c] [-rnc command | -rncn] \"1*hostA 2*hostB hostC\" jobid` or \
+                 `cancel jobid`";
     let (sub, rest) = args.split_first().ok_or_else(|| anyhow!(usage))?;
-    let (mut cancel, mut notify, mut words) = (false, true, Vec::new());
-    for a in rest {
+    let (mut cancel, mut notify, mut command, mut words) = (false, true, None, Vec::new());
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
         match a.as_str() {
             "-c" if sub == "release" => cancel = true,
-            "-rnc" if sub == "release" => notify = false,
+            "-rncn" if sub == "release" => notify = false,
+            "-rnc" if sub == "release" => {
+                let cmd = it.next().ok_or_else(|| anyhow!("bresize release: -rnc: expected a command after it"))?;
+                command = Some(cmd.clone());
+            }
             o if o.starts_with('-') => bail!("bresize {sub}: {o}: unknown option"),
             w => words.push(w),
         }
     }
+    if command.is_some() && !notify {
+        bail!("bresize release: -rnc and -rncn: one or the other");
+    }
     let (action, id) = match (sub.as_str(), &words[..]) {
         ("cancel", [id]) => (allot_proto::ResizeAction::Cancel, *id),
         ("release", [hosts, id]) => {
-            (allot_proto::ResizeAction::Release { hosts: release_hosts(hosts)?, cancel, notify }, *id)
+            let hosts = release_hosts(hosts)?;
+            (allot_proto::ResizeAction::Release { hosts, cancel, notify, command }, *id)
         }
         _ => bail!(usage),
     };

@@ -92,10 +92,12 @@ fn command_of(state: &State, job: JobId) -> Option<String> {
     j.record.extras().resize_notify.clone().or_else(|| state.resize_notify.get(j.record.spec.app.as_deref()?).cloned())
 }
 
-/// Starts the job's notification command for `change`; `false` when it
-/// has none to run (or cannot be run here), the change then standing.
-pub(crate) fn notify(state: &mut State, job: JobId, change: Change) -> bool {
-    let Some(cmd) = command_of(state, job) else { return false };
+/// Starts the job's notification command for `change` (`command`, when
+/// the request names one for this change: `bresize release -rnc`);
+/// `false` when it has none to run (or cannot be run here), the change
+/// then standing.
+pub(crate) fn notify(state: &mut State, job: JobId, change: Change, command: Option<String>) -> bool {
+    let Some(cmd) = command.or_else(|| command_of(state, job)) else { return false };
     let (event, hosts) = match &change {
         Change::Grow(alloc) => ("grow", alloc.iter().map(|(h, n)| format!("{h} {n}")).collect::<Vec<_>>()),
         Change::Shrink { release, .. } => {
@@ -262,7 +264,7 @@ pub(crate) fn request(
         }
         match action {
             ResizeAction::Cancel => keep(state, t, records, Record::ResizeCancelled { job }),
-            ResizeAction::Release { hosts, cancel, notify: run } => {
+            ResizeAction::Release { hosts, cancel, notify: run, command } => {
                 let mut release = Vec::with_capacity(hosts.len());
                 for (h, n) in &hosts {
                     let i =
@@ -270,7 +272,7 @@ pub(crate) fn request(
                     release.push((i, n.map(Slots)));
                 }
                 state.engine.check_shrink(job, &release, cancel).map_err(|e| format!("Job <{r}>: {e}"))?;
-                if run && notify(state, job, Change::Shrink { release: hosts.clone(), cancel }) {
+                if run && notify(state, job, Change::Shrink { release: hosts.clone(), cancel }, command) {
                     return Ok(());
                 }
                 keep(state, t, records, Record::Shrunk { job, release: hosts, cancel })

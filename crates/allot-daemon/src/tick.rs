@@ -120,7 +120,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                 let alloc: Vec<(String, u32)> =
                     alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n.0)).collect();
                 apply_all(state, vec![(t, Record::Grown { job, alloc: alloc.clone() })], &mut stamped);
-                crate::resize::notify(state, job, crate::resize::Change::Grow(alloc));
+                crate::resize::notify(state, job, crate::resize::Change::Grow(alloc), None);
             }
             // LSF's default SUSPEND and RESUME actions for a preempted
             // job: SIGSTOP and SIGCONT. A job its user or an

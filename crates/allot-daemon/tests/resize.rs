@@ -73,6 +73,19 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
     let hosts = stdout(&d.cmd(&["bhosts"], &dir));
     let row: Vec<&str> = hosts.lines().find(|l| l.starts_with("hostB")).expect("hostB").split_whitespace().collect();
     assert_eq!(row[4], "1", "{hosts}");
+    // LSF's options: -rnc names this release's command, -rncn runs none.
+    let missing = d.cmd(&["bresize", "release", "-rnc"], &dir);
+    assert!(stderr(&missing).contains("-rnc: expected a command after it"), "{}", stderr(&missing));
+    let both = d.cmd(&["bresize", "release", "-rnc", "true", "-rncn", "1*hostB", &job.to_string()], &dir);
+    assert!(stderr(&both).contains("one or the other"), "{}", stderr(&both));
+    let mine = format!("echo mine $LSB_RESIZE_EVENT $LSB_RESIZE_HOSTS >> {}", log.display());
+    let out = d.cmd(&["bresize", "release", "-rnc", &mine, "1*hostB", &job.to_string()], &dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    eventually("this release's own command is told, the job's is not", || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|l| l.contains("mine shrink hostB 1\n") && l.matches("shrink hostB 1 0").count() == 1)
+            && stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir)).matches("released slot(s)").count() == 2
+    });
     // Not resizable: a plain job.
     let plain = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "sleep 60"], &dir));
     d.wait_for(plain, "RUN", &dir);

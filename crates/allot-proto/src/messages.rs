@@ -388,11 +388,18 @@ impl JobStatus {
 /// What `bresize` asks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ResizeAction {
-    /// `release [-c] [-rnc] "1*hostA 2*hostB hostC"`: slots on each host
-    /// (`None`: all of the job's there); `cancel`: its pending resize
-    /// request first; `notify`: run its notification command (not with
-    /// `-rnc`).
-    Release { hosts: Vec<(String, Option<u32>)>, cancel: bool, notify: bool },
+    /// `release [-c] [-rnc command | -rncn] "1*hostA 2*hostB hostC"`:
+    /// slots on each host (`None`: all of the job's there); `cancel`: its
+    /// pending resize request first; `notify`: run a notification command
+    /// (not with `-rncn`): `command` (`-rnc`) for this release, else the
+    /// job's own.
+    Release {
+        hosts: Vec<(String, Option<u32>)>,
+        cancel: bool,
+        notify: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+    },
     /// `cancel`: its pending resize request.
     Cancel,
 }

@@ -165,12 +165,21 @@ pub(super) const BLAUNCH: CommandDoc = CommandDoc {
 pub(super) const BRESIZE: CommandDoc = CommandDoc {
     name: "bresize",
     summary: "releases slots from a running job, or cancels its pending resize",
-    synopsis: &["release [-c] [-rnc] \"1*hostA 2*hostB hostC\" job_ID", "cancel job_ID"],
+    synopsis: &[
+        "release [-c] [-rnc resize_notification_cmd | -rncn] \"1*hostA 2*hostB hostC\" job_ID",
+        "cancel job_ID",
+    ],
     description: "release gives back slots of a running job (a host without n* all of the job's slots \
                   there); cancel withdraws the job's pending request for more.",
     options: &[
         flag("-c", "", "With release: cancel the job's pending resize request too."),
-        flag("-rnc", "", "With release: do not run the job's resize notification command."),
+        valued(
+            "-rnc",
+            "resize_notification_cmd",
+            "",
+            "With release: run this as the notification command of this release, instead of the job's.",
+        ),
+        flag("-rncn", "", "With release: run no resize notification command for this release."),
     ],
     operands_end: false,
     synopsis_has_options: true,
