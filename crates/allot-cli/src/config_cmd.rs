@@ -4,9 +4,19 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Prints every diagnostic of `dir` and a summary; fails on any error.
+/// `allot config check DIR`: the directory as allotd reads it, its
+/// errors and warnings located, and then what came from allot's
+/// defaults because no file defines it (this machine as the one host; the
+/// queue `normal`).
 pub fn check(dir: &Path) -> anyhow::Result<ExitCode> {
-    match allot_config::load_dir(dir) {
-        Ok((config, warnings)) => {
+    let loaded = allot_config::load::read_dir(dir).and_then(|files| {
+        let files = allot_config::detected::this_machine(files);
+        let defaulted_hosts = files.iter().any(|(n, _)| n == allot_config::detected::THIS_MACHINE);
+        let has_queues = files.iter().any(|(n, t)| n.ends_with("lsb.queues") && t.contains("Begin Queue"));
+        allot_config::load::load_texts(&files).map(|(c, w)| (c, w, defaulted_hosts, !has_queues))
+    });
+    match loaded {
+        Ok((config, warnings, defaulted_hosts, defaulted_queues)) => {
             eprint!("{warnings}");
             println!(
                 "{}: ok: {} queues, {} fairshare policies, {} hosts, {} user groups, {} warnings",
@@ -17,6 +27,18 @@ pub fn check(dir: &Path) -> anyhow::Result<ExitCode> {
                 config.groups.iter().count(),
                 warnings.warnings().count(),
             );
+            if defaulted_hosts {
+                let h = &config.hosts[0];
+                println!(
+                    "hosts: no file names one: this machine, {} ({} CPUs), from allot's defaults",
+                    h.name,
+                    h.cpus()
+                );
+            }
+            if defaulted_queues {
+                let names: Vec<&str> = config.queues.iter().map(|q| q.name.as_str()).collect();
+                println!("queues: no lsb.queues defines one: {}, from allot's defaults", names.join(" "));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(diags) => {

@@ -235,6 +235,9 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     }
     let lsb_hosts = get("lsb.hosts").map(|src| hosts::read(&src, diags)).unwrap_or_default();
     config.hosts = validate::merge_hosts(all_hosts, &lsb_hosts.hosts, diags);
+    if config.hosts.is_empty() {
+        config.hosts.extend(crate::detected::machine_host(texts));
+    }
     config.cpus_found_for = crate::detected::undetermined(&config.hosts);
     crate::detected::apply(&mut config.hosts, &crate::detected::found(texts));
     config.host_groups = lsb_hosts.groups;

@@ -110,8 +110,11 @@ impl Source {
     }
 
     /// Reads the files of `dir`; an unreadable file is an error, located.
+    /// A directory that names no host runs on this machine, as the
+    /// embedded defaults do (`allot_config::detected::this_machine`).
     pub fn read(dir: &Path) -> Result<Source, String> {
         let files = allot_config::load::read_dir(dir).map_err(|d| d.to_string())?;
+        let files = allot_config::detected::this_machine(files);
         Ok(Source { dir: Some(dir.display().to_string()), files })
     }
 

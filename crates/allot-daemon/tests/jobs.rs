@@ -751,3 +751,25 @@ fn mail_at_start_and_end_through_the_mail_program() {
     );
     d.wait_for(submitted_id(&out), "DONE", &dir);
 }
+
+/// A configuration directory holding only `allot.toml` (to turn a setting
+/// on) runs on this machine, as the embedded defaults do, not on 0 hosts
+/// where every job would wait; a restart takes it up the same.
+#[test]
+fn a_configuration_naming_no_host_runs_jobs_on_this_machine() {
+    let dir = tempdir("no-hosts");
+    let config = config_dir(&dir, &[("allot.toml", "[daemon]\nusage_interval = 5\n")]);
+    let state = dir.join("state");
+    let d = Daemon::start_with(&state, Some(&config));
+    let job = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    let this = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname").trim().to_string();
+    let hosts = stdout(&d.cmd(&["bhosts", "-w"], &dir));
+    assert!(hosts.lines().nth(1).is_some_and(|l| l.starts_with(&this)), "{hosts}");
+    assert!(d.cmd(&["stop"], &dir).status.success());
+    drop(d);
+    let d = Daemon::start_with(&state, Some(&config));
+    d.wait_for(job, "DONE", &dir);
+    let again = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
+    d.wait_for(again, "DONE", &dir);
+}
