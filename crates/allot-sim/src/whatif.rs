@@ -37,7 +37,15 @@ pub struct Side {
     pub share_error: Option<f64>,
     pub users: BTreeMap<String, Figures>,
     pub queues: BTreeMap<String, Figures>,
+    /// The history's submissions this configuration refused, and why,
+    /// most common first (at most [`REASONS_SHOWN`]): its figures count
+    /// only the rest, which a reader must know first.
+    pub rejected: u64,
+    pub rejected_why: Vec<(String, u64)>,
 }
+
+/// How many reasons for refusals a side names.
+const REASONS_SHOWN: usize = 3;
 
 /// A job whose wait changed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -137,6 +145,13 @@ fn side(config: &str, r: &Replayed, engine: &Engine) -> Side {
     let mut outcome = crate::sim::Outcome { records: r.outcome.records.clone(), ..Default::default() };
     outcome.records.extend(r.running.iter().cloned());
     let summary = crate::report::summary_of(config, r.first_submit, 0, &outcome, engine);
+    let mut why: BTreeMap<&str, u64> = BTreeMap::new();
+    for rejected in &r.outcome.rejected {
+        *why.entry(rejected.reason.as_str()).or_default() += 1;
+    }
+    let mut why: Vec<(String, u64)> = why.into_iter().map(|(w, n)| (w.to_string(), n)).collect();
+    why.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    why.truncate(REASONS_SHOWN);
     Side {
         config: config.to_string(),
         all: figures(runs.values(), horizon),
@@ -144,6 +159,8 @@ fn side(config: &str, r: &Replayed, engine: &Engine) -> Side {
         share_error: summary["share_error"]["mean_distance"].as_f64(),
         users: group(&|j| &j.user),
         queues: group(&|j| &j.queue),
+        rejected: r.outcome.rejected.len() as u64,
+        rejected_why: why,
     }
 }
 
@@ -179,6 +196,21 @@ fn wait(w: Option<u64>) -> String {
 pub fn table(w: &WhatIf) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "before: {}\nafter:  {}\n", w.before.config, w.after.config);
+    for (name, s) in [("before", &w.before), ("after", &w.after)] {
+        if s.rejected == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{name}: {} of {} submissions refused by this configuration; the figures below count only the rest:",
+            s.rejected,
+            s.rejected + s.all.jobs
+        );
+        for (why, n) in &s.rejected_why {
+            let _ = writeln!(out, "  {n} refused: {why}");
+        }
+        out.push('\n');
+    }
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
     let err = |x: Option<f64>| x.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
     let _ = writeln!(out, "{:<22} {:>14} {:>14}", "", "before", "after");
@@ -310,6 +342,35 @@ mod tests {
 
     fn run(user: &str, submit: u64, wait: Option<u64>, run: u64) -> FirstRun {
         FirstRun { user: user.into(), queue: "normal".into(), submit, wait, run }
+    }
+
+    /// A configuration that refused the history's submissions says so
+    /// first, with why, before figures that count only the rest.
+    #[test]
+    fn refusals_come_first_with_why() {
+        let side = |rejected: u64, why: Vec<(String, u64)>| Side {
+            config: "c".into(),
+            all: Figures { jobs: 0, ..Figures::default() },
+            utilization: 0.0,
+            share_error: None,
+            users: BTreeMap::new(),
+            queues: BTreeMap::new(),
+            rejected,
+            rejected_why: why,
+        };
+        let w = WhatIf {
+            before: side(0, Vec::new()),
+            after: side(12, vec![("queue `short` does not exist".into(), 9), ("-n 64: too many".into(), 3)]),
+            moved: Vec::new(),
+        };
+        let text = table(&w);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[3],
+            "after: 12 of 12 submissions refused by this configuration; the figures below count only the rest:"
+        );
+        assert_eq!(lines[4..6], ["  9 refused: queue `short` does not exist", "  3 refused: -n 64: too many"]);
+        assert!(lines[7].trim_start().starts_with("before"), "then the table: {text}");
     }
 
     /// Mean and nearest-rank 95th percentile of waits, bounded slowdown
