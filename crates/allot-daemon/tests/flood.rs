@@ -143,18 +143,7 @@ fn one_user_floods_for_a_minute_and_another_is_answered_promptly() {
         flooder(&mallory, "send", &socket, &[&plain]),
         flooder(&mallory, "send", &socket, &[&plain, &named, &huge]),
     ];
-    let as_alice = |args: &[&str]| {
-        let asked = Instant::now();
-        let out = Command::new(common::allot())
-            .args(args)
-            .env("ALLOT_STATE_DIR", &d.state)
-            .current_dir("/")
-            .uid(alice.uid)
-            .gid(alice.gid)
-            .output()
-            .expect("allot runs");
-        (out, asked.elapsed())
-    };
+    let as_alice = |args: &[&str]| d.timed_as(&alice, args);
     let (mut waits, mut submitted) = (Vec::new(), 0usize);
     while began.elapsed() < FLOOD {
         let (out, took) = as_alice(&["bsub", "-H", "-o", "/dev/null", "true"]);

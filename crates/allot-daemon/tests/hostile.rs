@@ -164,7 +164,6 @@ fn a_jobs_text_reaches_no_terminal_raw() {
 #[test]
 fn one_user_holding_connections_open_stops_nobody_else() {
     use std::os::unix::fs::PermissionsExt;
-    use std::os::unix::process::CommandExt;
     let mallory = common::Throwaway::new("one_user_holding_connections_open_stops_nobody_else", "cm");
     let alice = common::Throwaway::new("one_user_holding_connections_open_stops_nobody_else", "ca");
     let dir = tempdir("hostile-connections");
@@ -192,18 +191,7 @@ fn one_user_holding_connections_open_stops_nobody_else() {
     let per_uid = 256.min((nofile / 2).clamp(256, 65_536) / 4);
     let (mut flood, said) = common::perl_as(&mallory, hold, &d.state.join("allotd.sock"), 300);
     assert_eq!(said, format!("opened 300 refused {}", 300 - per_uid), "{per_uid} held, the rest told why");
-    let as_alice = |args: &[&str]| {
-        let began = Instant::now();
-        let out = std::process::Command::new(common::allot())
-            .args(args)
-            .env("ALLOT_STATE_DIR", &d.state)
-            .current_dir("/")
-            .uid(alice.uid)
-            .gid(alice.gid)
-            .output()
-            .expect("allot runs");
-        (out, began.elapsed())
-    };
+    let as_alice = |args: &[&str]| d.timed_as(&alice, args);
     let (listed, took) = as_alice(&["bjobs"]);
     assert!(listed.status.success() || stderr(&listed).contains("No unfinished job found"), "{}", stderr(&listed));
     assert!(took < Duration::from_secs(1), "alice's bjobs took {took:?}");

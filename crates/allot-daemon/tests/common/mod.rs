@@ -189,6 +189,22 @@ pub fn test_user(name: &str) -> (u32, u32) {
 }
 
 impl Daemon {
+    /// The `allot` command run as a throwaway user from `/`, and how long
+    /// it took (its start included).
+    pub fn timed_as(&self, user: &Throwaway, args: &[&str]) -> (Output, Duration) {
+        use std::os::unix::process::CommandExt;
+        let began = Instant::now();
+        let out = Command::new(allot())
+            .args(args)
+            .env("ALLOT_STATE_DIR", &self.state)
+            .current_dir("/")
+            .uid(user.uid)
+            .gid(user.gid)
+            .output()
+            .expect("allot runs");
+        (out, began.elapsed())
+    }
+
     /// The `allot` command run as another user.
     pub fn cmd_as(&self, user: (u32, u32), args: &[&str], cwd: &Path) -> Output {
         use std::os::unix::process::CommandExt;
