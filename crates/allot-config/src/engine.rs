@@ -155,7 +155,7 @@ impl Config {
                 .collect(),
             multifactor: self.multifactor_policy().and_then(|policy| {
                 // validate() made sure there are associations.
-                let tree = self.account_tree(users).ok()?;
+                let (tree, from_policy) = self.associations(users).ok()?;
                 let s = &self.settings;
                 Some(allot_engine::model::MultifactorSpec {
                     policy,
@@ -164,6 +164,7 @@ impl Config {
                     half_life: s.half_life,
                     reset: s.usage_reset,
                     billing: s.billing,
+                    from_policy,
                 })
             }),
             memory_adjustment: self.settings.memory_adjustment_threshold,

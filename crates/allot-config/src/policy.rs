@@ -145,8 +145,17 @@ impl Config {
         &self,
         users: impl IntoIterator<Item = String>,
     ) -> Result<allot_engine::multifactor::AccountTree, String> {
+        self.associations(users).map(|(tree, _)| tree)
+    }
+
+    /// [`Config::account_tree`], and the fairshare policy whose share tree
+    /// it was made from (`None`: `[priority] accounts`).
+    pub fn associations(
+        &self,
+        users: impl IntoIterator<Item = String>,
+    ) -> Result<(allot_engine::multifactor::AccountTree, Option<String>), String> {
         if let Some(tree) = &self.accounts {
-            return Ok(tree.clone());
+            return Ok((tree.clone(), None));
         }
         let policies = self.fairshare_policies();
         let default = self.default_queues();
@@ -157,6 +166,7 @@ impl Config {
             .ok_or("no associations: name a `sacctmgr dump` file in allot.toml ([priority] accounts) or give a queue FAIRSHARE")?;
         let tree = self.share_tree(policy, users);
         allot_engine::multifactor::AccountTree::from_share_tree(&tree)
+            .map(|t| (t, Some(policy.name.clone())))
             .map_err(|e| format!("the share tree of `{}` as associations: {e}", policy.name))
     }
 }

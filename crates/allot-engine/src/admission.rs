@@ -167,6 +167,7 @@ impl Engine {
             self.fairshare.admit_to(&spec.user, &queue_name, &partitions, outside, spec.group.as_deref())?;
         let accounts = admission.accounts.iter().map(|(p, leaves)| (*p, leaves[0])).collect();
         let account = spec.group.clone().or_else(|| spec.project.clone());
+        self.mf_place(&spec.user);
         let assoc = self.mf_assoc(&spec.user, account.as_deref())?;
         if let Some(id) = spec.depends.as_ref().and_then(|d| self.unknown_target(d)) {
             return Err(Rejection::UnknownDependency(id));

@@ -273,6 +273,12 @@ pub struct MultifactorSpec {
     pub half_life: u64,
     pub reset: crate::multifactor::ledger::ResetPeriod,
     pub billing: crate::multifactor::ledger::Billing,
+    /// The LSF fairshare policy whose share tree the associations were
+    /// made from (no `[priority] accounts` file): a user it places by
+    /// `default` at their first submission gets an association then
+    /// ([`crate::Engine`]'s `mf_place`). `None`: the account file's
+    /// associations are all there are.
+    pub from_policy: Option<String>,
 }
 
 /// What allot takes from an application profile.

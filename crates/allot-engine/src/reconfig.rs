@@ -128,6 +128,7 @@ impl Engine {
             Err(_) => Vec::new(),
         };
         // A job whose association went waits with a fair-share factor of 0.
+        self.mf_place(&user);
         job.assoc = self.mf_assoc(&user, job.account.as_deref()).ok().flatten();
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => {

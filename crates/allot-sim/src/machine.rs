@@ -52,6 +52,7 @@ pub fn multifactor(w: &Workload, policy: FairsharePolicy) -> MultifactorSpec {
         half_life: 7 * 86_400,
         reset: ResetPeriod::None,
         billing: Billing::default(),
+        from_policy: None,
     }
 }
 

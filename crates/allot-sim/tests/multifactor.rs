@@ -333,3 +333,33 @@ fn flux_half_life_decay_and_periodic_reset() {
     assert_eq!((alice, carol), (0.0, 0.0));
     assert_eq!(next, [c2.0], "tied: the first submitted");
 }
+
+/// Without an account file the associations are the default queue's
+/// share tree, and `USER_SHARES[[default, 1]]` covers every user, as in
+/// LSF: users no file names (root on the embedded defaults, a site's new
+/// users) get an association at their first submission, are ranked by
+/// their usage, and a reconfiguration keeps them.
+#[test]
+fn default_in_the_share_tree_gives_every_user_an_association() {
+    let toml = "[priority]\npolicy = \"slurm-classic\"\nmax_wait = 1000\n[priority.weights]\nfair_share = 10000\n";
+    let queues = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n";
+    let files = [("lsb.hosts", ONE_CPU), ("lsb.queues", queues), ("allot.toml", toml)];
+    let mut e = engine_from(&files);
+    let long = submit(&mut e, Time(0), by("root", None));
+    assert_eq!(pass(&mut e, Time(0)), [long.0]);
+    let again = submit(&mut e, Time(100), by("root", None));
+    let other = submit(&mut e, Time(110), by("newcomer", None));
+    assert_eq!(pass(&mut e, Time(900)), Vec::<u64>::new(), "the slot is busy");
+    let (p_root, _) = e.multifactor_priority(again).expect("root is ranked");
+    let (p_new, _) = e.multifactor_priority(other).expect("newcomer is ranked");
+    assert!(p_new > p_root, "the one without usage first: newcomer {p_new}, root {p_root}");
+    end(&mut e, Time(1000), long);
+    assert_eq!(pass(&mut e, Time(1000)), [other.0]);
+    e.reconfigure(Time(1001), allot_sim::testing::engine_config_from(&files)).expect("reconfigured");
+    assert_eq!(pass(&mut e, Time(1002)), Vec::<u64>::new(), "newcomer's job holds the slot");
+    assert!(e.multifactor_priority(again).is_some(), "root's pending job keeps its association");
+    // A named account file is all there is: a user it lacks is refused.
+    let mut named = engine("slurm-classic", "fair_share = 1\n");
+    let refused = named.apply(Time(0), &Event::Submit(by("root", None))).expect_err("no association");
+    assert!(matches!(refused, Rejection::NoAssociation { .. }), "{refused}");
+}

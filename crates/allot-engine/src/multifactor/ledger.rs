@@ -122,6 +122,13 @@ impl Ledger {
         Ledger { half_life, reset, base: Time(0), worth: vec![0.0; assocs], period: Time(0), running: BTreeMap::new() }
     }
 
+    /// Room for `assocs` associations (one added: nothing charged yet).
+    pub fn grow(&mut self, assocs: usize) {
+        if self.worth.len() < assocs {
+            self.worth.resize(assocs, 0.0);
+        }
+    }
+
     /// `2^(-dt/h)`: what a unit recorded `dt` seconds before is worth
     /// (`dt` may be negative: worth grows back in time).
     fn decay(&self, dt: f64) -> f64 {

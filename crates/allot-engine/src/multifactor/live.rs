@@ -90,6 +90,48 @@ impl MfState {
 }
 
 impl Engine {
+    /// A user without an association, where the associations were made
+    /// from an LSF share tree (no `[priority] accounts` file): the user is
+    /// placed in that tree as `default` places them (`USER_SHARES[[default,
+    /// 1]]` covers every user), and gets a user association under the
+    /// account of the group they are placed in (the root account at the
+    /// top), with the shares `default` gives, as the tree's named users
+    /// have. A user the tree does not place, or places in a group charged
+    /// collectively, gets none (and is refused, as before).
+    pub(crate) fn mf_place(&mut self, user: &str) {
+        use crate::shares::{NodeId, NodeKind};
+        let Some(policy) = self.mf.as_ref().and_then(|mf| mf.spec.from_policy.clone()) else { return };
+        if self.mf.as_ref().is_some_and(|mf| !mf.spec.tree.user_assocs(user).is_empty()) {
+            return;
+        }
+        let Some(p) = self.fairshare.policies.iter_mut().find(|p| p.tree.policy() == policy) else { return };
+        let mut adds: Vec<(Option<String>, u32)> = Vec::new();
+        for leaf in p.tree.place(user) {
+            if !matches!(p.tree.kind(leaf), NodeKind::User(n) if n == user) {
+                continue;
+            }
+            let account = match p.tree.parent(leaf).filter(|&up| up != NodeId::ROOT) {
+                None => None,
+                Some(up) => match p.tree.kind(up) {
+                    NodeKind::Group { name, subtree: true } => Some(name.clone()),
+                    _ => continue,
+                },
+            };
+            adds.push((account, p.tree.shares(leaf)));
+        }
+        let Some(mf) = self.mf.as_mut() else { return };
+        for (account, shares) in adds {
+            let into = match &account {
+                Some(name) => mf.spec.tree.account(name),
+                None => Some(AssocId::ROOT),
+            };
+            let added = into.map(|a| mf.spec.tree.add_user(a, user, super::RawShares::Count(shares)));
+            if let Some(Ok(_)) = added {
+                mf.ledger.grow(mf.spec.tree.len());
+            }
+        }
+    }
+
     /// The association a job of `user` is charged to (module docs);
     /// `None` without a multifactor policy.
     pub(crate) fn mf_assoc(&self, user: &str, account: Option<&str>) -> Result<Option<AssocId>, Rejection> {
