@@ -70,7 +70,11 @@ fn queue_table(queues: &[&QueueInfo], wide: bool) -> String {
 /// the top level of its share tree (every level with `-r`), users and
 /// hosts.
 fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> String {
-    let mut out = format!("QUEUE: {}\n\nPARAMETERS/STATISTICS\n", q.name);
+    let mut out = format!("QUEUE: {}\n", q.name);
+    if !q.description.is_empty() {
+        let _ = writeln!(out, "  -- {}", q.description);
+    }
+    out.push_str("\nPARAMETERS/STATISTICS\n");
     out.push_str("PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV\n");
     let _ = writeln!(
         out,

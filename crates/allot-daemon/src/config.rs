@@ -49,7 +49,7 @@ pub struct Loaded {
     pub rerunnable_queues: std::collections::BTreeSet<String>,
     /// How each queue's jobs run: NICE and JOB_STARTER, for the queues
     /// that set either.
-    pub queue_exec: std::collections::BTreeMap<String, QueueExec>,
+    pub queue_extras: std::collections::BTreeMap<String, QueueExtras>,
     /// Each application profile's RESIZE_NOTIFY_CMD, where it has one.
     pub resize_notify: std::collections::BTreeMap<String, String>,
     /// `[cluster]`: agents on the hosts, with `tls` made absolute
@@ -80,16 +80,35 @@ fn params_shown(p: &allot_config::model::Params) -> Vec<(String, String)> {
     allot_config::lsf::params::shown(p).into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// How a queue's jobs are run on their hosts.
+/// What a queue's configuration says that the engine does not keep: how
+/// its jobs are run on their hosts, and what `bqueues -l` shows of it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QueueExec {
+pub struct QueueExtras {
     /// NICE: the `nice` value its jobs start with.
     pub nice: i32,
     /// JOB_STARTER, as written.
     pub job_starter: Option<String>,
+    /// DESCRIPTION.
+    pub description: String,
+    /// HOSTS as LSF's `bqueues -l` shows them: a host group as `name/`,
+    /// each entry as written (`~`, `!`, `+n`); empty: all hosts.
+    pub hosts: Vec<String>,
 }
 
-impl QueueExec {
+/// One entry of a queue's HOSTS as `bqueues -l` shows it.
+fn host_shown(config: &allot_config::model::Config, h: &allot_config::model::HostRef) -> String {
+    let group = config.host_groups.iter().any(|g| g.name == h.name);
+    format!(
+        "{}{}{}{}{}",
+        if h.exclude { "~" } else { "" },
+        h.name,
+        if group { "/" } else { "" },
+        if h.first_exec { "!" } else { "" },
+        h.preference.map(|n| format!("+{n}")).unwrap_or_default()
+    )
+}
+
+impl QueueExtras {
     /// The command a job of this queue runs: `command` in the job
     /// starter's place for it (`%USRCMD`, each occurrence), or after the
     /// starter when it names no place (lsb.queues, JOB_STARTER: "By
@@ -138,7 +157,7 @@ impl Source {
                 }),
                 queue_warnings: Default::default(),
                 rerunnable_queues: Default::default(),
-                queue_exec: Default::default(),
+                queue_extras: Default::default(),
                 resize_notify: Default::default(),
                 cluster: None,
                 cpus_found_for: Default::default(),
@@ -173,11 +192,19 @@ impl Source {
                 })
                 .collect(),
             rerunnable_queues: config.queues.iter().filter(|q| q.rerunnable).map(|q| q.name.clone()).collect(),
-            queue_exec: config
+            queue_extras: config
                 .queues
                 .iter()
-                .map(|q| (q.name.clone(), QueueExec { nice: q.nice, job_starter: q.job_starter.clone() }))
-                .filter(|(_, e)| *e != QueueExec::default())
+                .map(|q| {
+                    let extras = QueueExtras {
+                        nice: q.nice,
+                        job_starter: q.job_starter.clone(),
+                        description: q.description.clone(),
+                        hosts: q.hosts.iter().map(|h| host_shown(&config, h)).collect(),
+                    };
+                    (q.name.clone(), extras)
+                })
+                .filter(|(_, e)| *e != QueueExtras::default())
                 .collect(),
             resize_notify: config
                 .applications

@@ -54,7 +54,7 @@ pub(crate) fn open_state(
         (loaded.usage_interval, loaded.clean_period, loaded.terminate_interval);
     let queue_warnings = loaded.queue_warnings.clone();
     let rerunnable_queues = loaded.rerunnable_queues.clone();
-    let queue_exec = loaded.queue_exec.clone();
+    let queue_extras = loaded.queue_extras.clone();
     let resize_notify = loaded.resize_notify.clone();
     let cluster = loaded.cluster.clone();
     let cpus_found_for = loaded.cpus_found_for.clone();
@@ -93,7 +93,7 @@ pub(crate) fn open_state(
         warnings: Default::default(),
         queue_warnings,
         rerunnable_queues,
-        queue_exec,
+        queue_extras,
         resize_notify,
         notifying: Vec::new(),
         finished: Default::default(),

@@ -215,7 +215,7 @@ pub struct State {
     pub rerunnable_queues: BTreeSet<String>,
     /// Each queue's NICE and JOB_STARTER (queues that set neither are not
     /// here).
-    pub queue_exec: BTreeMap<String, crate::config::QueueExec>,
+    pub queue_extras: BTreeMap<String, crate::config::QueueExtras>,
     /// Each application profile's RESIZE_NOTIFY_CMD, and the resize
     /// notification commands running now ([`crate::resize`]).
     pub resize_notify: BTreeMap<String, String>,
@@ -546,7 +546,7 @@ impl State {
         self.configured_at = t.0;
         self.queue_warnings = loaded.queue_warnings;
         self.rerunnable_queues = loaded.rerunnable_queues;
-        self.queue_exec = loaded.queue_exec;
+        self.queue_extras = loaded.queue_extras;
         self.resize_notify = loaded.resize_notify;
         self.source = source;
         Ok(loaded.warnings)
@@ -725,9 +725,9 @@ impl State {
 
     /// How a job runs by its queue (its queue now: `bswitch` may have
     /// moved it): NICE and JOB_STARTER.
-    pub fn exec_of(&self, id: JobId, j: &DaemonJob) -> crate::config::QueueExec {
+    pub fn exec_of(&self, id: JobId, j: &DaemonJob) -> crate::config::QueueExtras {
         let queue = self.engine.job_queue(id).or(j.record.spec.queue.as_deref());
-        queue.and_then(|q| self.queue_exec.get(q)).cloned().unwrap_or_default()
+        queue.and_then(|q| self.queue_extras.get(q)).cloned().unwrap_or_default()
     }
 
     /// The one shared copy of an environment (see [`State::envs`]).

@@ -49,7 +49,7 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
         .map(|(q, ..)| {
             let [pend, run, ususp, rsv, ssusp] = slots.get(q.name.as_str()).copied().unwrap_or_default();
             let susp = ususp + ssusp;
-            let exec = state.queue_exec.get(&q.name).cloned().unwrap_or_default();
+            let exec = state.queue_extras.get(&q.name).cloned().unwrap_or_default();
             QueueInfo {
                 name: q.name.clone(),
                 priority: q.priority,
@@ -68,12 +68,15 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
                 susp,
                 ssusp,
                 users: q.users.clone(),
-                // As bqueues -l shows it: none, or all (empty).
+                // As bqueues -l shows it: as written (a group as
+                // `name/`), none, or all (empty).
                 hosts: match &q.hosts {
                     Some(named) if named.is_empty() => vec!["none".into()],
+                    Some(_) if !exec.hosts.is_empty() => exec.hosts.clone(),
                     Some(named) => named.clone(),
                     None => Vec::new(),
                 },
+                description: exec.description.clone(),
                 policy: q.policy.clone(),
                 run_limit: q.run_limit.map(|r| (r.default, r.max)),
                 slot_pool: q.slot_pool.clone(),

@@ -222,3 +222,36 @@ fn lsf_layouts_of_a_known_cluster() {
         insta::assert_snapshot!(name, text, &args.join(" "));
     }
 }
+
+/// `bqueues -l` as LSF shows a queue (spec 000's slot pool example): its
+/// DESCRIPTION under its name, and its HOSTS as written, a host group as
+/// `groupA/`, not the group's hosts.
+#[test]
+fn bqueues_l_shows_the_description_and_host_groups_as_written() {
+    let dir = tempdir("bqueues-l");
+    let config = config_dir(
+        &dir,
+        &[
+            (
+                "allot.toml",
+                "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n\n\
+                 [[hosts]]\nname = \"hostC\"\nncpus = 2\n",
+            ),
+            ("lsb.hosts", "Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ngroupA (hostA hostB)\nEnd HostGroup\n"),
+            (
+                "lsb.queues",
+                "Begin Queue\nQUEUE_NAME = queue1\nPRIORITY = 50\nDESCRIPTION = Jobs of the pool\nHOSTS = groupA hostC+1\n\
+                 End Queue\n\nBegin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n",
+            ),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let long = stdout(&d.cmd(&["bqueues", "-l", "queue1"], &dir));
+    assert!(long.starts_with("QUEUE: queue1\n  -- Jobs of the pool\n\nPARAMETERS/STATISTICS\n"), "{long}");
+    assert!(long.contains("USERS: all users\nHOSTS:  groupA/ hostC+1\n"), "{long}");
+    let plain = stdout(&d.cmd(&["bqueues", "-l", "normal"], &dir));
+    assert!(
+        plain.starts_with("QUEUE: normal\n\nPARAMETERS/STATISTICS\n") && plain.contains("HOSTS:  all\n"),
+        "{plain}"
+    );
+}

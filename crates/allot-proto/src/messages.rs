@@ -511,6 +511,9 @@ pub struct QueueInfo {
     /// Slots its pending jobs hold reserved (RSV; they count in PEND too).
     #[serde(default)]
     pub rsv: u32,
+    /// DESCRIPTION.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
     /// NICE and JOB_STARTER.
     #[serde(default)]
     pub nice: i32,
