@@ -87,12 +87,12 @@ fn columns(s: [u64; 6]) -> [u64; 7] {
 /// job's is at once.
 fn event_line(e: &HistoryEvent, running: bool, requeue: &mut bool) -> String {
     match e {
-        HistoryEvent::Submitted { queue, from_host, cwd } => {
+        HistoryEvent::Submitted { queue, from_host, cwd, .. } => {
             // The submitter's directory may name anything, a newline too.
             let cwd = allot_proto::text::escaped(cwd);
             format!("Submitted from host <{from_host}>, to Queue <{queue}>, CWD <{cwd}>;")
         }
-        HistoryEvent::Started { hosts } => {
+        HistoryEvent::Started { hosts, .. } => {
             let slots: u32 = hosts.iter().map(|(_, n)| n).sum();
             let names: Vec<String> = hosts.iter().map(crate::lsf::exec_host).map(|h| h.into_owned()).collect();
             let names = names.join("> <");
@@ -162,6 +162,23 @@ fn long(h: &JobHistory, now: u64) -> String {
     let mut running = false;
     for (at, e) in &h.events {
         let _ = writeln!(out, "{}: {}", long_time(*at), event_line(e, running, &mut requeue));
+        // As spec 004 shows an interruptible backfill job's: the job's
+        // own limit under its submission, the limit its start cut it to
+        // after its dispatch.
+        match e {
+            HistoryEvent::Submitted { run_limit: Some(limit), from_host, .. } => {
+                let _ = writeln!(out, " RUNLIMIT\n {:.1} min of {from_host}", *limit as f64 / 60.0);
+            }
+            HistoryEvent::Started { backfill_limit: Some(limit), .. } => {
+                let _ = writeln!(
+                    out,
+                    "{}: Interruptible backfill runtime limit is {:.1} minutes;",
+                    long_time(*at),
+                    *limit as f64 / 60.0
+                );
+            }
+            _ => {}
+        }
         match e {
             HistoryEvent::Started { .. } => running = true,
             HistoryEvent::Finished { .. } | HistoryEvent::Removed => running = false,
@@ -322,11 +339,16 @@ mod tests {
     use super::*;
 
     fn submitted() -> HistoryEvent {
-        HistoryEvent::Submitted { queue: "normal".into(), from_host: "hostA".into(), cwd: "/tmp".into() }
+        HistoryEvent::Submitted {
+            queue: "normal".into(),
+            from_host: "hostA".into(),
+            cwd: "/tmp".into(),
+            run_limit: None,
+        }
     }
 
     fn started() -> HistoryEvent {
-        HistoryEvent::Started { hosts: vec![("hostA".into(), 1)] }
+        HistoryEvent::Started { hosts: vec![("hostA".into(), 1)], backfill_limit: None }
     }
 
     #[test]

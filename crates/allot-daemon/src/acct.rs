@@ -130,7 +130,7 @@ fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response,
                     l.queue = record.spec.queue.clone().unwrap_or_default();
                 }
             }
-            Record::Started { job, alloc } => {
+            Record::Started { job, alloc, .. } => {
                 if let Some(l) = live.get_mut(&job) {
                     l.started = Some((t.0, alloc));
                 }

@@ -282,8 +282,9 @@ fn event(r: Record) -> Option<HistoryEvent> {
             queue: record.spec.queue.unwrap_or_default(),
             from_host: record.from_host,
             cwd: record.cwd,
+            run_limit: record.spec.run_limit,
         },
-        Record::Started { alloc, .. } => HistoryEvent::Started { hosts: alloc },
+        Record::Started { alloc, backfill_limit, .. } => HistoryEvent::Started { hosts: alloc, backfill_limit },
         Record::Finished { exit, cpu_time, reason, .. } => {
             HistoryEvent::Finished { exit, cpu_time, reason, term: None }
         }

@@ -321,7 +321,7 @@ impl State {
                     .apply(t, &Event::ArrayLimit { array: *job, limit: *limit })
                     .map_err(|e| refused(*job, e))?;
             }
-            Record::Started { job, alloc } => {
+            Record::Started { job, alloc, .. } => {
                 let idx: Option<Vec<(HostIdx, Slots)>> =
                     alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, Slots(*n)))).collect();
                 let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;

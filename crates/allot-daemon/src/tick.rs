@@ -105,7 +105,8 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
                 let alloc: Vec<(String, u32)> =
                     alloc.iter().map(|&(h, n)| (state.engine.host_name(h).to_string(), n.0)).collect();
                 starts.push((job, alloc.clone()));
-                apply_all(state, vec![(t, Record::Started { job, alloc })], &mut stamped);
+                let backfill_limit = state.engine.backfill_limit(job);
+                apply_all(state, vec![(t, Record::Started { job, alloc, backfill_limit })], &mut stamped);
             }
             Decision::Kill { job, reason } => {
                 let term = match reason {

@@ -579,6 +579,15 @@ fn interruptible_backfill_jobs_show_their_cut_run_limit() {
         shown.contains("RUNLIMIT\n 119.") || shown.contains("RUNLIMIT\n 120.0 min"),
         "the 2 hours to the predicted start, not 180 or 300 minutes: {shown}"
     );
+    // bhist -l as spec 004 shows it: the job's own limit under its
+    // submission, the cut one after its dispatch.
+    let history = stdout(&d.cmd(&["bhist", "-l", &lazy.to_string()], &dir));
+    assert!(history.contains(" RUNLIMIT\n 300.0 min of "), "{history}");
+    assert!(
+        history.contains(": Interruptible backfill runtime limit is 119.")
+            || history.contains(": Interruptible backfill runtime limit is 120.0 minutes;"),
+        "{history}"
+    );
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
 }
 

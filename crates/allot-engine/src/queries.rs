@@ -111,6 +111,11 @@ impl Engine {
     pub fn job_run_limit(&self, id: JobId) -> Option<u64> {
         self.jobs.get(&id).and_then(|j| self.job_limit(j))
     }
+    /// The run limit an interruptible backfill start cut a running job's
+    /// to, seconds (`None`: it was not cut).
+    pub fn backfill_limit(&self, id: JobId) -> Option<u64> {
+        self.jobs.get(&id).and_then(|j| j.backfill_limit)
+    }
     /// Whether a running job ending with `exit` goes back to pending by
     /// its queue's REQUEUE_EXIT_VALUES (automatic job requeue; a code in
     /// EXCLUDE(...) requeues too, the job not kept off the host it ran on).

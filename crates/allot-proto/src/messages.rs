@@ -418,9 +418,16 @@ pub enum HistoryEvent {
         queue: String,
         from_host: String,
         cwd: String,
+        /// `-W`, seconds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_limit: Option<u64>,
     },
     Started {
         hosts: Vec<(String, u32)>,
+        /// An interruptible backfill start: the run limit it was cut to,
+        /// seconds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        backfill_limit: Option<u64>,
     },
     Finished {
         exit: i32,

@@ -217,7 +217,7 @@ impl Fold {
             runs.get_mut(&job).and_then(|r| r.last_mut()).filter(|r| r.end.is_none())
         }
         match r {
-            Record::Started { job, alloc } => {
+            Record::Started { job, alloc, .. } => {
                 let run = RecordedRun {
                     start: t,
                     hosts: hosts_text(alloc.iter().map(|(h, n)| (h.as_str(), *n))),

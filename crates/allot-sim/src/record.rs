@@ -64,7 +64,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
             SimEvent::Pass => log.push((t, Record::Scheduled { full: false })),
             SimEvent::Start { job, alloc } => {
                 let alloc = alloc.iter().map(|&(h, n)| (engine.host_name(h).to_string(), n.0)).collect();
-                log.push((t, Record::Started { job: JobId(*job), alloc }));
+                log.push((t, Record::Started { job: JobId(*job), alloc, backfill_limit: None }));
                 // What it reports as it starts.
                 let mb = line_of.get(job).and_then(|&l| w.jobs[l].memory_mb);
                 if let Some(mb) = mb {

@@ -39,7 +39,7 @@ fn submitted(job: u64) -> Record {
 /// (none), and leaves the slot free.
 #[test]
 fn a_run_of_under_a_second_started_later_in_its_second_still_ends() {
-    let start = |job| Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)] };
+    let start = |job| Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)], backfill_limit: None };
     let end = |job| Record::Finished {
         job: JobId(job),
         exit: 0,
@@ -86,7 +86,7 @@ fn a_start_the_replay_cannot_make_is_a_difference() {
         (Time(0), Record::Reconfigured { config_dir: Some("two".into()), files: files(2) }),
         (Time(0), submitted(1)),
         (Time(0), Record::Scheduled { full: true }),
-        (Time(0), Record::Started { job: JobId(1), alloc: vec![("h1".into(), 1)] }),
+        (Time(0), Record::Started { job: JobId(1), alloc: vec![("h1".into(), 1)], backfill_limit: None }),
     ];
     let h = History::from_records("hand-written".into(), log).expect("a history");
     let queue = "Begin Queue\nQUEUE_NAME = other\nPRIORITY = 30\nEnd Queue\n";
@@ -126,7 +126,7 @@ fn a_log_read_from_disk_replays_as_the_same_records_in_memory() {
         let t = 10 * job;
         log.push((Time(t), submitted(job)));
         log.push((Time(t), Record::Scheduled { full: false }));
-        log.push((Time(t), Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)] }));
+        log.push((Time(t), Record::Started { job: JobId(job), alloc: vec![("h1".into(), 1)], backfill_limit: None }));
         log.push((Time(t + 15), end(job)));
     }
     allot_store::Store::open(&path).expect("store").append(&log).expect("written");

@@ -347,8 +347,11 @@ mod tests {
         {
             let mut s = Store::open(&path).expect("open");
             s.append(&[(Time(1), submitted(1)), (Time(1), submitted(2))]).expect("append");
-            s.append(&[(Time(2), Record::Started { job: JobId(1), alloc: vec![("hostA".into(), 1)] })])
-                .expect("append");
+            s.append(&[(
+                Time(2),
+                Record::Started { job: JobId(1), alloc: vec![("hostA".into(), 1)], backfill_limit: None },
+            )])
+            .expect("append");
             s.append(&[(
                 Time(5),
                 Record::Finished {
@@ -393,7 +396,10 @@ mod tests {
         let records: Vec<(Time, Record)> = (1..=7000u64)
             .map(|k| match k % 3 {
                 0 => (Time(k), submitted(k)),
-                1 => (Time(k), Record::Started { job: JobId(k), alloc: vec![(format!("host{k}"), 1)] }),
+                1 => (
+                    Time(k),
+                    Record::Started { job: JobId(k), alloc: vec![(format!("host{k}"), 1)], backfill_limit: None },
+                ),
                 _ => (Time(k), Record::Scheduled { full: k % 2 == 0 }),
             })
             .collect();

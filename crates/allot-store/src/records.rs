@@ -149,8 +149,15 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         typed: Option<Box<allot_config::submission::Submission>>,
     },
-    /// A job started on these hosts (name, slots).
-    Started { job: JobId, alloc: Vec<(String, u32)> },
+    /// A job started on these hosts (name, slots); an interruptible
+    /// backfill start, with the run limit it cut the job's to (seconds),
+    /// for `bhist`.
+    Started {
+        job: JobId,
+        alloc: Vec<(String, u32)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        backfill_limit: Option<u64>,
+    },
     /// A job ended with an exit code, having used this much CPU (s).
     Finished {
         job: JobId,
