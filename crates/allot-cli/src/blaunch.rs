@@ -77,6 +77,78 @@ pub fn blaunch(args: &[String]) -> anyhow::Result<ExitCode> {
     launch(args).map_err(|e| anyhow::anyhow!("blaunch: {e:#}"))
 }
 
+/// `lsgrun [-p] [-m "host ..." | -f host_file] command [argument ...]`
+/// (spec 004's `bsub -n 10 'lsgrun -p -m "$LSB_HOSTS" myjob'`): the
+/// command once per host named, a host named twice running it twice, as
+/// `blaunch -z` runs it; one host after another, or all at once with
+/// `-p`. Within a job only, on hosts of its allocation: allot has no
+/// remote execution daemon (LSF's RES) outside jobs. Without `-m` or
+/// `-f`: each slot of the allocation. Exits with the first failing run's
+/// code, 0 when every run exits 0.
+pub fn lsgrun(args: &[String]) -> anyhow::Result<ExitCode> {
+    let run = || -> anyhow::Result<ExitCode> {
+        let (parallel, hosts, command) = lsgrun_args(args)?;
+        let hosts = match hosts {
+            Some(h) => h,
+            None => std::env::var("LSB_HOSTS").unwrap_or_default().split_whitespace().map(str::to_string).collect(),
+        };
+        if hosts.is_empty() {
+            bail!("no host: name them (-m, -f), or run within a job");
+        }
+        let on = |hosts: &[String]| {
+            let mut words = vec!["-z".to_string(), hosts.join(" ")];
+            words.extend(command.iter().cloned());
+            launch(&words)
+        };
+        if parallel {
+            return on(&hosts);
+        }
+        let mut failed = None;
+        for h in &hosts {
+            let code = on(std::slice::from_ref(h))?;
+            if code != ExitCode::SUCCESS && failed.is_none() {
+                failed = Some(code);
+            }
+        }
+        Ok(failed.unwrap_or(ExitCode::SUCCESS))
+    };
+    run().map_err(|e| anyhow::anyhow!("lsgrun: {e:#}"))
+}
+
+/// `lsgrun`'s options: `-p`, the hosts (`-m`, `-f`), and the command.
+fn lsgrun_args(args: &[String]) -> anyhow::Result<(bool, Option<Vec<String>>, Vec<String>)> {
+    let table = allot_config::lsf_commands::command("lsgrun").ok_or_else(|| anyhow::anyhow!("no table"))?;
+    let words = table.split(args).map_err(|o| anyhow::anyhow!("{o}: unknown option"))?;
+    let (mut parallel, mut hosts, mut i) = (false, None, 0);
+    while i < words.len() {
+        match words[i].as_str() {
+            "-p" => parallel = true,
+            "-m" | "-f" => {
+                let value =
+                    words.get(i + 1).ok_or_else(|| anyhow::anyhow!("{}: expected a value after it", words[i]))?;
+                let list = if words[i] == "-f" {
+                    std::fs::read_to_string(value).map_err(|e| anyhow::anyhow!("-f {value}: {e}"))?
+                } else {
+                    value.clone()
+                };
+                hosts = Some(list.split_whitespace().map(str::to_string).collect());
+                i += 1;
+            }
+            "--" => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let command = words[i.min(words.len())..].to_vec();
+    if command.is_empty() {
+        bail!("no command: usage: lsgrun [-p] [-m \"host_name ...\" | -f host_file] command [argument ...]");
+    }
+    Ok((parallel, hosts, command))
+}
+
 fn launch(args: &[String]) -> anyhow::Result<ExitCode> {
     let env = |k: &str| std::env::var(k).ok();
     let (Some(job), Some(attempt)) =

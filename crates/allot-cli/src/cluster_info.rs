@@ -1,6 +1,7 @@
 //! The commands that describe the cluster, as LSF lays them out: `lsid`,
-//! `lsclusters [-w]`, `bparams [-a]`, `badmin showconf mbd` and `badmin
-//! showstatus`. One answer from allotd ([`ClusterInfo`]) feeds them all.
+//! `lsclusters [-w]`, `bparams [-a]`, `badmin showconf mbd`, `badmin
+//! showstatus` and `bmgroup`. One answer from allotd ([`ClusterInfo`])
+//! feeds them all.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -178,6 +179,7 @@ mod tests {
                 ("MBD_SLEEP_TIME".into(), "20".into()),
             ],
             dirs: vec![("LSB_SHAREDIR".into(), "/var/lib/allot".into()), ("LSF_ENVDIR".into(), "/etc/allot".into())],
+            host_groups: Vec::new(),
         }
     }
 
@@ -215,5 +217,51 @@ mod tests {
              LSF_ENVDIR = /etc/allot\n"
         );
         insta::assert_snapshot!(showstatus_text(&c));
+    }
+}
+
+/// `bmgroup [-w] [host_group ...]`: the host groups of `lsb.hosts` and
+/// their hosts, as LSF lists them (`GROUP_NAME HOSTS`); a group name cut
+/// at 13 characters with `*` unless `-w`.
+pub fn bmgroup(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, names) = crate::lsf::flags_and_names("bmgroup", args)?;
+    let c = ask()?;
+    if let Some(missing) = names.iter().find(|n| !c.host_groups.iter().any(|(g, _)| g == *n)) {
+        bail!("{missing}: No such user/host group");
+    }
+    let shown: Vec<&(String, Vec<String>)> =
+        c.host_groups.iter().filter(|(g, _)| names.is_empty() || names.contains(&g.as_str())).collect();
+    if shown.is_empty() {
+        println!("No host group found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::lsf::emit(&host_groups_text(&shown, flags.contains(&"-w")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn host_groups_text(groups: &[&(String, Vec<String>)], wide: bool) -> String {
+    let mut out = String::from("GROUP_NAME    HOSTS\n");
+    for (g, hosts) in groups {
+        let name = if !wide && g.chars().count() > 13 {
+            format!("{}*", g.chars().take(12).collect::<String>())
+        } else {
+            g.clone()
+        };
+        let _ = writeln!(out, "{name:<13} {}", hosts.iter().map(|h| format!("{h} ")).collect::<String>().trim_end());
+    }
+    out
+}
+
+#[cfg(test)]
+mod bmgroup_tests {
+    #[test]
+    fn host_groups_as_lsf_lists_them() {
+        let a = ("groupA".to_string(), vec!["hostA".to_string(), "hostB".to_string()]);
+        let long = ("a_very_long_group_name".to_string(), vec!["hostC".to_string()]);
+        assert_eq!(
+            super::host_groups_text(&[&a, &long], false),
+            "GROUP_NAME    HOSTS\ngroupA        hostA hostB\na_very_long_* hostC\n"
+        );
+        assert!(super::host_groups_text(&[&long], true).contains("\na_very_long_group_name hostC\n"));
     }
 }

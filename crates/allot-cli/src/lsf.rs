@@ -91,6 +91,8 @@ fn dispatch(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
     match cmd {
         "bsub" => bsub(args),
         "blaunch" => crate::blaunch::blaunch(args),
+        "lsgrun" => crate::blaunch::lsgrun(args),
+        "bmgroup" => crate::cluster_info::bmgroup(args),
         "lshosts" => crate::hosts_cmd::lshosts(args),
         "lsload" => crate::hosts_cmd::lsload(args),
         "bjobs" => crate::bjobs::bjobs(args),

@@ -63,5 +63,6 @@ pub(crate) fn cluster(state: &State) -> ClusterInfo {
         pid: std::process::id(),
         params: state.params.clone(),
         dirs,
+        host_groups: config.host_groups.iter().map(|(g, hosts)| (g.clone(), hosts.clone())).collect(),
     }
 }

@@ -78,6 +78,36 @@ fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
     assert!(stderr(&outside).contains("blaunch: not within a job"), "{}", stderr(&outside));
 }
 
+/// spec 004's `bsub -n 10 'lsgrun -p -m "$LSB_HOSTS" myjob'`: `lsgrun`
+/// runs its command once per host named (each slot with `$LSB_HOSTS`),
+/// all at once with `-p`, one after another without, through the agents;
+/// outside a job it is refused.
+#[test]
+fn lsgrun_runs_its_command_on_each_host_named() {
+    let dir = tempdir("lsgrun");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let out = dir.join("out");
+    let script = "lsgrun -p -m \"$LSB_HOSTS\" 'echo slot on $(hostname)'; echo parallel=$?; \
+                  lsgrun -m \"host2 host1\" 'echo one on $(hostname)'; echo sequential=$?; \
+                  lsgrun -m host2 'exit 4'; echo failed=$?";
+    let id = bsub_with(d, &bin, &dir, &["-n", "4", "-R", "span[ptile=2]", "-o", out.to_str().expect("utf-8"), script]);
+    d.wait_for(id, "DONE", &dir);
+    let text = lines_of(&out);
+    assert_eq!(text.iter().filter(|l| l.starts_with("slot on ")).count(), 4, "one per slot: {text:?}");
+    let ones: Vec<&String> = text.iter().filter(|l| l.starts_with("one on ")).collect();
+    assert_eq!(ones.len(), 2, "{text:?}");
+    if root() {
+        assert_eq!(ones, ["one on host2", "one on host1"], "one host after the other, in order: {text:?}");
+    }
+    for said in ["parallel=0", "sequential=0", "failed=4"] {
+        assert!(text.contains(&said.to_string()), "{said}: {text:?}");
+    }
+    let outside = d.cmd(&["lsgrun", "-m", "host1", "true"], &dir);
+    assert!(stderr(&outside).contains("lsgrun: not within a job"), "{}", stderr(&outside));
+}
+
 /// A 4-slot job on host1 and host2 whose first process runs a task on
 /// host2 through `blaunch`, both sleeping: its id, and the two processes.
 fn a_job_with_a_task_on_host2(d: &Daemon, dir: &Path) -> (u64, Vec<i32>) {

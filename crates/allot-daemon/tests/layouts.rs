@@ -249,6 +249,9 @@ fn bqueues_l_shows_the_description_and_host_groups_as_written() {
     let long = stdout(&d.cmd(&["bqueues", "-l", "queue1"], &dir));
     assert!(long.starts_with("QUEUE: queue1\n  -- Jobs of the pool\n\nPARAMETERS/STATISTICS\n"), "{long}");
     assert!(long.contains("USERS: all users\nHOSTS:  groupA/ hostC+1\n"), "{long}");
+    // bmgroup lists the host group and its hosts.
+    let groups = stdout(&d.cmd(&["bmgroup"], &dir));
+    assert_eq!(groups, "GROUP_NAME    HOSTS\ngroupA        hostA hostB\n");
     let plain = stdout(&d.cmd(&["bqueues", "-l", "normal"], &dir));
     assert!(
         plain.starts_with("QUEUE: normal\n\nPARAMETERS/STATISTICS\n") && plain.contains("HOSTS:  all\n"),

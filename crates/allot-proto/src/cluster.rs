@@ -45,4 +45,7 @@ pub struct ClusterInfo {
     pub params: Vec<(String, String)>,
     /// Where things are, by LSF's names (`LSF_ENVDIR`, `LSB_SHAREDIR`...).
     pub dirs: Vec<(String, String)>,
+    /// Host groups (`lsb.hosts`), each with its hosts, in name order.
+    #[serde(default)]
+    pub host_groups: Vec<(String, Vec<String>)>,
 }

@@ -56,6 +56,17 @@ pub(super) const BUGROUP: CommandDoc = CommandDoc {
     not_known: &["-r", "-w"],
 };
 
+pub(super) const BMGROUP: CommandDoc = CommandDoc {
+    name: "bmgroup",
+    summary: "displays information about host groups",
+    synopsis: &["[host_group ...]"],
+    description: "Lists the host groups of lsb.hosts and their hosts.",
+    options: &[flag("-w", "", "Wide: group names whole, not cut at 13 characters.")],
+    operands_end: false,
+    synopsis_has_options: false,
+    not_known: &["-l", "-r", "-cu"],
+};
+
 pub(super) const BUSERS: CommandDoc = CommandDoc {
     name: "busers",
     summary: "displays information about users and user groups",

@@ -141,6 +141,25 @@ pub(super) const BHIST: CommandDoc = CommandDoc {
     not_known: &["-b", "-C", "-D", "-f", "-J", "-m", "-n", "-p", "-q", "-r", "-S", "-s", "-T", "-w"],
 };
 
+pub(super) const LSGRUN: CommandDoc = CommandDoc {
+    name: "lsgrun",
+    summary: "runs a task on a set of hosts of a job",
+    synopsis: &["command [argument ...]"],
+    description: "Within a job only: runs the command once on each host named (a host named twice, twice: \
+                  -m \"$LSB_HOSTS\" runs it on each of the job's slots), through blaunch, one host after \
+                  another, or all at once with -p. Without -m or -f, on each slot of the job's allocation. \
+                  allot has no remote execution outside jobs: hosts not of the job's allocation are refused. \
+                  Exits 0 when every run does, else with the first failing run's code.",
+    options: &[
+        flag("-p", "", "All hosts at once, not one after another."),
+        valued("-m", "\"host_name ...\"", "", "Run on these hosts."),
+        valued("-f", "host_file", "", "Run on the hosts listed in the file."),
+    ],
+    operands_end: true,
+    synopsis_has_options: false,
+    not_known: &["-n", "-R", "-P", "-S", "-v", "-i"],
+};
+
 pub(super) const BLAUNCH: CommandDoc = CommandDoc {
     name: "blaunch",
     summary: "launches parallel tasks on the hosts of a job's allocation",

@@ -177,6 +177,8 @@ const ALL: &[CommandDoc] = &[
     cluster::BADMIN,
     cluster::BSLOTS,
     jobs::BLAUNCH,
+    jobs::LSGRUN,
+    cluster::BMGROUP,
     cluster::LSHOSTS,
     cluster::LSLOAD,
     jobs::BRESIZE,
