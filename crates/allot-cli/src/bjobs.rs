@@ -552,6 +552,7 @@ pub(crate) mod tests {
             term_reason: None,
             mem_limit_kb: None,
             resize_request: None,
+            description: None,
         }
     }
 

@@ -178,7 +178,8 @@ mod tests {
         assert!(plain.contains("bsub: submits a job to allot.\n"), "{plain}");
         assert!(plain.contains("one category (resource, schedule, limit, properties,\nio, notify)"), "{plain}");
         assert!(
-            plain.contains("\n  -Jd \"job_description\"\n        A free-text description of the job. Not supported")
+            plain.contains("\n  -g job_group_name\n        The job group the job belongs to. Not supported"),
+            "{plain}"
         );
         let app = text(&["-app"]).expect("-app");
         assert_eq!(app, "  -app application_profile\n        An application profile of lsb.applications.\n");

@@ -52,6 +52,11 @@ pub(crate) fn long(j: &JobInfo) -> String {
     let mut out = String::new();
     let project = j.project.as_deref().unwrap_or("default");
     let priority = j.priority.map(|p| format!(" Job Priority <{p}>,")).unwrap_or_default();
+    // `-Jd`, after the project, as LSF shows it.
+    let priority = match &j.description {
+        Some(d) => format!(" Job Description <{d}>,{priority}"),
+        None => priority,
+    };
     let _ = writeln!(
         out,
         "\nJob <{}>, Job Name <{}>, User <{}>, Project <{project}>,{priority} Status <{}>, Queue <{}>, Command <{}>",

@@ -210,10 +210,10 @@ mod tests {
         assert!(bsub.contains(".TP\n\\fB\\-n\\fR \\fImin_tasks[,max_tasks]\\fR\nSlots to run on"), "{bsub}");
         assert!(bsub.contains(".SH NOT SUPPORTED\n"), "{bsub}");
         let refused = &bsub[bsub.find(".SH NOT SUPPORTED").expect("section")..];
-        assert!(refused.contains("\\fB\\-Jd\\fR \\fI\"job_description\"\\fR\n"), "{refused}");
+        assert!(refused.contains("\\fB\\-g\\fR \\fIjob_group_name\\fR\n"), "{refused}");
         assert!(refused.contains("\\-pack"), "{refused}");
         let options = &bsub[bsub.find(".SH OPTIONS").expect("options")..bsub.find(".SH NOT").expect("not")];
-        assert!(!options.contains("\\fB\\-Jd\\fR"), "a refused option is not among what bsub does");
+        assert!(!options.contains("\\fB\\-g\\fR"), "a refused option is not among what bsub does");
         // No line begins as a roff request by accident.
         for page in allot_config::lsf_commands::all().iter().map(|c| super::page(c, "1")) {
             for line in page.lines().filter(|l| l.starts_with('.') || l.starts_with('\'')) {

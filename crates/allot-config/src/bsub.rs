@@ -51,6 +51,8 @@ pub enum BsubError {
     BadSizeLimit { option: &'static str, value: String },
     #[error("-wt {0}: expected `[hours:]minutes`")]
     BadWarningTime(String),
+    #[error("-Jd: the description has {0} characters; at most {MAX_DESCRIPTION} are taken")]
+    LongDescription(usize),
     #[error("-u {0}: expected a mail address or user name: no blanks, not starting with `-`")]
     BadMailUser(String),
     #[error("-env: column {column}: {message}")]
@@ -125,6 +127,9 @@ pub struct BsubOptions {
     /// `-E` and `-Ep`: the pre- and post-execution commands.
     pub pre_exec: Option<String>,
     pub post_exec: Option<String>,
+    /// `-Jd`: a free-text description of the job (at most 4094
+    /// characters, as LSF takes).
+    pub description: Option<String>,
     /// `-env`: which of the submission environment's variables the job
     /// gets (all, without it).
     pub env: Option<crate::env_option::EnvOption>,
@@ -315,6 +320,13 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             "-u" if !mail_user_valid(&value) => return Err(BsubError::BadMailUser(value)),
             "-u" => o.mail_user = Some(value),
             "-Ep" => o.post_exec = Some(value),
+            "-Jd" => {
+                let n = value.chars().count();
+                if n > MAX_DESCRIPTION {
+                    return Err(BsubError::LongDescription(n));
+                }
+                o.description = Some(value)
+            }
             "-env" => {
                 let parsed = crate::env_option::EnvOption::parse(&value)
                     .map_err(|e| BsubError::BadEnv { column: e.offset + 1, message: e.message })?;
@@ -380,6 +392,9 @@ pub fn size_limit_kb(option: &'static str, v: &str, default_unit: &str) -> Resul
     Ok(kb.ceil() as u64)
 }
 
+/// The longest `-Jd` LSF takes.
+pub const MAX_DESCRIPTION: usize = 4094;
+
 /// The `#BSUB` lines of a job script, as options: each line's words after
 /// `#BSUB` are options as `bsub` takes them (anywhere in the script, as
 /// LSF reads them); an error names the script's line.
@@ -438,6 +453,7 @@ impl BsubOptions {
             mail_end: self.mail_end || script.mail_end,
             mail_user: self.mail_user.or(script.mail_user),
             post_exec: self.post_exec.or(script.post_exec),
+            description: self.description.or(script.description),
             process_limits: {
                 let mut limits = script.process_limits;
                 limits.retain(|(p, _)| self.process_limits.iter().all(|(q, _)| q != p));
@@ -780,7 +796,11 @@ mod script_tests {
         assert_eq!((o.output, o.error), (Some(("out".into(), true)), Some(("err".into(), true))));
         assert_eq!(o.rerunnable, Some(false));
         assert_eq!(o.run_limit, Some(600));
-        assert!(o.other.contains(&("-Jd".to_string(), Some("note".to_string()))), "{:?}", o.other);
+        assert_eq!(o.description.as_deref(), Some("note"), "-Jd, not -J d");
+        assert_eq!(
+            parse_line(&format!("-Jd {} true", "x".repeat(MAX_DESCRIPTION + 1))).expect_err("too long").to_string(),
+            "-Jd: the description has 4095 characters; at most 4094 are taken"
+        );
         assert_eq!(o.command, ["run", "-xK"], "the command's own words are its own");
         let o = parse_line("-Kxq normal -o o.%J true").expect("parses");
         assert_eq!((o.wait, o.exclusive, o.queue.as_deref()), (true, true, Some("normal")));

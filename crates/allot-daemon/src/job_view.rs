@@ -115,6 +115,7 @@ impl State {
             term_reason: j.killed.filter(|_| !j.status.unfinished()).map(allot_store::Term::describe),
             mem_limit_kb: r.extras().mem_limit_kb,
             resize_request: self.engine.resize_request(id),
+            description: if brief { None } else { r.extras().description.as_deref() },
             exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd().display().to_string())),
         }
     }

@@ -161,6 +161,7 @@ mod tests {
             term_reason: None,
             mem_limit_kb: None,
             resize_request: None,
+            description: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

@@ -773,3 +773,18 @@ fn a_configuration_naming_no_host_runs_jobs_on_this_machine() {
     let again = submitted_id(&d.cmd(&["bsub", "-o", "/dev/null", "true"], &dir));
     d.wait_for(again, "DONE", &dir);
 }
+
+/// `bsub -Jd`: the job's description, which `bjobs -l` shows after its
+/// project, as LSF does, with control characters escaped like all a
+/// submitter writes.
+#[test]
+fn a_jobs_description_shows_in_bjobs_l() {
+    let dir = tempdir("description");
+    let d = Daemon::start(&dir.join("state"));
+    let job = submitted_id(&d.cmd(&["bsub", "-H", "-Jd", "sweep of\x1b[2J runs", "-o", "/dev/null", "true"], &dir));
+    let long = stdout(&d.cmd(&["bjobs", "-l", &job.to_string()], &dir));
+    let flat = long.replace("\n                     ", "");
+    assert!(flat.contains("Project <default>, Job Description <sweep of\\e[2J runs>, Status <PSUSP>"), "{long}");
+    let plain = submitted_id(&d.cmd(&["bsub", "-H", "-o", "/dev/null", "true"], &dir));
+    assert!(!stdout(&d.cmd(&["bjobs", "-l", &plain.to_string()], &dir)).contains("Job Description"));
+}

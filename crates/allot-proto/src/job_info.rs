@@ -76,6 +76,8 @@ pub struct JobInfo {
     /// A running autoresizable job's pending resize request: how many
     /// more slots it asks.
     pub resize_request: Option<u32>,
+    /// `-Jd`: its description.
+    pub description: Option<String>,
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -121,6 +123,7 @@ struct JobInfoWire(
     Option<String>,
     Option<u64>,
     #[serde(default)] Option<u32>,
+    #[serde(default)] Option<String>,
 );
 
 /// What came from a submitter, shown with its control characters
@@ -171,6 +174,7 @@ impl From<JobInfoWire> for JobInfo {
             term_reason: opt(w.27),
             mem_limit_kb: w.28,
             resize_request: w.29,
+            description: opt(w.30),
         }
     }
 }
@@ -216,6 +220,7 @@ pub struct JobInfoRef<'a> {
     pub term_reason: Option<&'a str>,
     pub mem_limit_kb: Option<u64>,
     pub resize_request: Option<u32>,
+    pub description: Option<&'a str>,
 }
 
 impl JobInfoRef<'_> {
@@ -251,6 +256,7 @@ impl JobInfoRef<'_> {
             term_reason: self.term_reason.map(str::to_string),
             mem_limit_kb: self.mem_limit_kb,
             resize_request: self.resize_request,
+            description: self.description.map(str::to_string),
         }
     }
 }
@@ -258,7 +264,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(30)?;
+        let mut t = s.serialize_tuple(31)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -289,6 +295,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.term_reason)?;
         t.serialize_element(&self.mem_limit_kb)?;
         t.serialize_element(&self.resize_request)?;
+        t.serialize_element(&self.description)?;
         t.end()
     }
 }
@@ -327,6 +334,7 @@ impl JobInfo {
             term_reason: self.term_reason.as_deref(),
             mem_limit_kb: self.mem_limit_kb,
             resize_request: self.resize_request,
+            description: self.description.as_deref(),
         }
     }
 
@@ -373,6 +381,7 @@ mod tests {
             term_reason: Some("TERM_RUNLIMIT: job killed after reaching LSF run time limit".into()),
             mem_limit_kb: Some(976_563),
             resize_request: Some(2),
+            description: Some("a sweep".into()),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");

@@ -85,6 +85,9 @@ pub struct Submit {
     /// `-Ep`: the post-execution command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_exec: Option<String>,
+    /// `-Jd`: the job's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// `-C -D -F -S -v`: the per-process limits.
     #[serde(default, skip_serializing_if = "crate::ProcessLimits::is_empty")]
     pub limits: crate::ProcessLimits,

@@ -105,6 +105,9 @@ pub struct JobExtras {
     /// did not say runs with, `allot_exec::inherit::DEFAULT_UMASK`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub umask: Option<u32>,
+    /// `-Jd`: its description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 impl JobRecord {
@@ -123,6 +126,7 @@ impl JobRecord {
             interactive: None,
             input: None,
             umask: None,
+            description: None,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }

@@ -212,7 +212,7 @@ const OPTIONS: &[super::Opt] = &[
         "io",
         "The job's standard input from this file (%J and %I as -o's), opened as the job's user.",
     ),
-    refused(valued("-Jd", "\"job_description\"", "properties", "A free-text description of the job.")),
+    valued("-Jd", "\"job_description\"", "properties", "A free-text description of the job (bjobs -l shows it)."),
     refused(valued("-g", "job_group_name", "properties", "The job group the job belongs to.")),
     refused(valued("-L", "login_shell", "properties", "Start the job through this login shell.")),
     refused(flag("-hl", "limit", "Enforce the memory limit per host rather than per job.")),
