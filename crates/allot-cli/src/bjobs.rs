@@ -90,6 +90,14 @@ enum Field {
     RunTimeLimit,
     Mem,
     MaxMem,
+    Description,
+    ExitReason,
+    MemLimit,
+    FirstHost,
+    NexecHost,
+    JobPriority,
+    EstimatedRunTime,
+    ExecCwd,
 }
 
 /// Field names as `-o` takes them, and their column headers.
@@ -114,7 +122,14 @@ const FIELDS: &[(&str, Field, &str)] = &[
     ("cpu_used", Field::CpuUsed, "CPU_USED"),
     ("proj_name", Field::Project, "PROJ_NAME"),
     ("project", Field::Project, "PROJ_NAME"),
-    ("exec_cwd", Field::Cwd, "EXEC_CWD"),
+    ("exec_cwd", Field::ExecCwd, "EXEC_CWD"),
+    ("job_description", Field::Description, "JOB_DESCRIPTION"),
+    ("exit_reason", Field::ExitReason, "EXIT_REASON"),
+    ("memlimit", Field::MemLimit, "MEMLIMIT"),
+    ("first_host", Field::FirstHost, "FIRST_HOST"),
+    ("nexec_host", Field::NexecHost, "NEXEC_HOST"),
+    ("job_priority", Field::JobPriority, "JOB_PRIORITY"),
+    ("estimated_run_time", Field::EstimatedRunTime, "ESTIMATED_RUN_TIME"),
     ("sub_cwd", Field::Cwd, "SUB_CWD"),
     ("runtimelimit", Field::RunTimeLimit, "RUNTIMELIMIT"),
     ("mem", Field::Mem, "MEM"),
@@ -464,6 +479,21 @@ fn value(j: &JobInfo, f: Field) -> String {
         Field::RunTimeLimit => j.run_limit.map_or_else(dash, minutes),
         Field::Mem => j.mem_kb.map_or_else(dash, mbytes),
         Field::MaxMem => j.max_mem_kb.map_or_else(dash, mbytes),
+        Field::Description => j.description.clone().unwrap_or_else(dash),
+        // Why it ended: killed (TERM_...), or could not start.
+        Field::ExitReason => j.term_reason.clone().or_else(|| j.exit_reason.clone()).unwrap_or_else(dash),
+        Field::MemLimit => j.mem_limit_kb.map_or_else(dash, mbytes),
+        Field::FirstHost => j.exec_hosts.first().map_or_else(dash, |(h, _)| h.clone()),
+        Field::NexecHost => {
+            if j.exec_hosts.is_empty() {
+                dash()
+            } else {
+                j.exec_hosts.len().to_string()
+            }
+        }
+        Field::JobPriority => j.priority.map_or_else(dash, |p| p.to_string()),
+        Field::EstimatedRunTime => j.estimated_run_time.map_or_else(dash, |s| s.to_string()),
+        Field::ExecCwd => j.exec_cwd.clone().unwrap_or_else(dash),
     }
 }
 
@@ -617,6 +647,18 @@ pub(crate) mod tests {
             "7,alice,118.2 second(s)\n8,alice,-\n"
         );
         assert!(parse(&["-o".into(), "jobid colour".into()]).is_err_and(|e| e.to_string().contains("`colour`")));
+        // More of LSF's fields: what ended it, its description, its hosts.
+        let mut ended = job(9, JobStatus::Exit);
+        ended.term_reason = Some("TERM_OWNER: job killed by owner".into());
+        ended.description = Some("nightly".into());
+        ended.mem_limit_kb = Some(2048);
+        assert_eq!(
+            render(
+                &args(&["-noheader", "-o", "exit_reason job_description memlimit first_host nexec_host delimiter='|'"]),
+                &[ended, job(8, JobStatus::Pend)]
+            ),
+            "TERM_OWNER: job killed by owner|nightly|2 Mbytes|hostA|1\n-|-|-|-|-\n"
+        );
     }
 
     #[test]
