@@ -14,8 +14,12 @@
 //!   `ceil(remaining / units still allowed)` (this is what makes the spec's
 //!   `-n 64 cu[maxcus=3]` pass over enclosure2's 10 free slots for
 //!   enclosure1, enclosure3 and enclosure4). With `usablecuslots=u`, a unit
-//!   with fewer than `u` available is used only as the last one, for what
-//!   remains.
+//!   with fewer than `u` available is not considered at all, the last one
+//!   included ("Only hosts with 4 or more slots available ... are
+//!   considered"); the last unit used may give fewer than `u`, when the job
+//!   needs no more. (The spec's `-n 1,140 cu[usablecuslots=20]` answer ends
+//!   on enclosure2, with 10 free, but its own table gives that answer no
+//!   way to add up: see `tests/compute_units.rs`.)
 //! - With `balance`, the job (its minimum, when `-n` is a range) goes over
 //!   the fewest units (at most `maxcus`) that can each take `n / k` slots,
 //!   `n % k` of them one more ("to within one slot"); the larger shares go
@@ -188,7 +192,7 @@ impl Engine {
             if unit.avail < share_floor && !last {
                 continue;
             }
-            if cu.usablecuslots.is_some_and(|u| unit.avail < u) && !last {
+            if cu.usablecuslots.is_some_and(|u| unit.avail < u) {
                 continue;
             }
             let take = unit.avail.min(need);

@@ -288,6 +288,11 @@ fn ordering_and_minimum_slots_over_hosts() {
     // giving at least 4 but the last.
     let a = place(&mut host_units(&[3, 6, 2, 5, 8], ""), "cuq", 16, 16, "cu[usablecuslots=4]").expect("placed");
     assert_eq!(a, pairs(&[("host2", 6), ("host4", 5), ("host5", 5)]));
+    // A host with fewer than 4 free is not considered even as the last: 2
+    // more are needed after 10 and 4, and host3's 2 would do, but the
+    // spec considers only hosts with 4 or more; host4 gives them.
+    let a = place(&mut host_units(&[10, 4, 2, 8], ""), "cuq", 16, 16, "cu[usablecuslots=4]").expect("placed");
+    assert_eq!(a, pairs(&[("host1", 10), ("host2", 4), ("host4", 2)]));
     // With rusage[mem=1000] per slot, a host with 10 slots and 2000 MB has
     // 2 usable slots, and is not considered.
     let per_slot = "RESOURCE_RESERVE_PER_SLOT = Y\n";
