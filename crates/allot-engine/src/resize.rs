@@ -16,8 +16,13 @@
 //! according to the submission time of the original job"); in a fairshare
 //! queue too (the requests' users' priorities fall as they grow, through
 //! the charges below, which orders their regular jobs). A request takes
-//! free slots, as many as it can up to the maximum, never on the job's
-//! first execution host, within the job's queue and user limits (QJOB,
+//! free slots, as many as it can up to the maximum, on the job's own
+//! hosts too (spec 004: a job of `-n 1,4` on one 2-CPU, 4-slot host
+//! "eventually will use up to 4 slots"), but never on its first execution
+//! host when one was named with `!` (`-m "hostA!"`, or the queue's
+//! HOSTS: "When a first execution host is specified ... LSF does not
+//! include the first execution host ... in a job resize allocation
+//! request"), within the job's queue and user limits (QJOB,
 //! UJOB and PJOB/HJOB limits, MAX_JOBS, a slot pool's entitlement: "Slots
 //! are only added ... if the job does not violate any resource limits");
 //! each host gives it no more than its CPUs unless PARALLEL_SCHED_BY_SLOT
@@ -126,10 +131,20 @@ impl Engine {
         if want == 0 {
             return None;
         }
-        // Its first execution host is kept out.
-        let taken: BTreeMap<u32, u32> = alloc.first().map(|&(h, _)| (h, u32::MAX)).into_iter().collect();
+        // Its first execution host is kept out when one was named (module
+        // docs).
+        let named = job.picks.as_ref().is_some_and(|p| !p.first.is_empty())
+            || !self.queues[job.queue].first_hosts.is_empty();
+        let taken: BTreeMap<u32, u32> =
+            alloc.first().filter(|_| named).map(|&(h, _)| (h, u32::MAX)).into_iter().collect();
         let mut part = job.clone();
         part.slots = 1;
+        // What it adds is no first execution host: its candidates do not
+        // bind the grow, only its other `-m` hosts.
+        if let Some(p) = part.picks.as_ref().filter(|p| !p.first.is_empty()) {
+            let picks = crate::placement::Picks { first: Vec::new(), ..(**p).clone() };
+            part.picks = Some(std::sync::Arc::new(picks));
+        }
         let ask = Ask { min: 1, max: want, view: View::Free, released: None, taken: Some(&taken) };
         self.settle();
         let added = match self.place(&part, t, &ask) {

@@ -96,18 +96,22 @@ fn a_resize_request_goes_before_the_queue_s_pending_jobs() {
     assert!(e.is_pending(waiting));
 }
 
+/// spec 004: "When a first execution host is specified ... LSF does not
+/// include the first execution host ... in a job resize allocation
+/// request": named with `!`, it is kept out.
 #[test]
-fn the_first_execution_host_is_kept_out_of_a_resize() {
+fn a_first_execution_host_named_is_kept_out_of_a_resize() {
     let on = |host: &str, n: u32| JobSpec {
         res_req: Some(allot_config::resreq::parse(&format!("select[hname=={host}]")).expect("valid")),
         ..spec("b", n, n, None)
     };
-    // Blockers on half of h1 and all of h2: the -n 2,4 job starts on h1's
-    // other 2.
+    // Blockers on half of h1 and all of h2: the -n 2,4 job, h1 its first
+    // execution host, starts on h1's other 2.
     let mut e = engine(&[4, 2], "");
     let b1 = submit(&mut e, 0, on("h1", 2));
     let b2 = submit(&mut e, 0, on("h2", 2));
-    let job = submit(&mut e, 0, spec("u", 2, 4, Some("grow")));
+    let picks = allot_config::engine::parse_host_picks("h1! h2").expect("valid");
+    let job = submit(&mut e, 0, JobSpec { hosts: picks, ..spec("u", 2, 4, Some("grow")) });
     assert_eq!(starts(&e.schedule(Time(0))), [b1, b2, job]);
     assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(2))]));
     // h1's 2 free again: its first execution host, kept out.
@@ -115,6 +119,25 @@ fn the_first_execution_host_is_kept_out_of_a_resize() {
     assert!(grows(&e.schedule(Time(3))).is_empty());
     finish(&mut e, 4, b2);
     assert_eq!(grows(&e.schedule(Time(4))), [(job, vec![(1, 2)])]);
+}
+
+/// spec 004: "if an autoresizable job requests 1 to 4 slots, on a 2 CPUs 4
+/// slots box, an autoresizable job eventually will use up to 4 slots":
+/// it starts on 2 (an allocation request is constrained by the CPUs) and
+/// grows on the same host, which no `!` named its first.
+#[test]
+fn an_autoresizable_job_grows_on_its_own_host_as_the_spec_s_example() {
+    let cluster = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\nh1 ! LINUX 1 () 2\nEnd Host\n";
+    let mxj = "Begin Host\nHOST_NAME MXJ\nh1 4\nEnd Host\n";
+    let q = "Begin Queue\nQUEUE_NAME = q\nPRIORITY = 30\nEnd Queue\n";
+    let mut e =
+        engine_from(&[("lsf.cluster.c", cluster), ("lsb.hosts", mxj), ("lsb.queues", q), ("lsb.applications", APPS)]);
+    let job = submit(&mut e, 0, spec("u", 1, 4, Some("grow")));
+    assert_eq!(starts(&e.schedule(Time(0))), [job]);
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(2))]), "its 2 CPUs to start");
+    let grown = grows(&e.schedule_full(Time(60)));
+    assert_eq!(grown, [(job, vec![(0, 2)])], "2 more on the same host");
+    assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(0), Slots(4))]), "eventually 4 slots");
 }
 
 #[test]
@@ -218,11 +241,11 @@ fn a_failed_grow_gives_its_slots_back_and_is_tried_again_a_cycle_later() {
     let d = e.schedule(Time(5));
     let (_, added) = grows(&d).pop().expect("grew");
     let alloc: Vec<(HostIdx, Slots)> = added.iter().map(|&(h, n)| (HostIdx(h), Slots(n))).collect();
-    assert_eq!(added, [(0, 1)], "h1, its first host h2 kept out");
+    assert_eq!(added, [(0, 1), (1, 1)], "h1's slot, and one more of its own host h2");
     e.apply(Time(6), &Event::GrowFailed { job, alloc }).expect("given back");
     assert_eq!(e.job_alloc(job), Some(vec![(HostIdx(1), Slots(1))]));
     assert!(grows(&e.schedule_full(Time(7))).is_empty(), "not before a cycle");
-    assert_eq!(grows(&e.schedule_full(Time(66))), [(job, vec![(0, 1)])]);
+    assert_eq!(grows(&e.schedule_full(Time(66))), [(job, vec![(0, 1), (1, 1)])]);
 }
 
 #[test]
