@@ -277,9 +277,11 @@ fn default_queues(fairshare: bool) -> String {
     format!("Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\n{shares}End Queue\n")
 }
 
-/// The parameters of `lsf.conf` the specification names whose behaviour
-/// allot does not have (CPU binding of parallel jobs, spec 004).
-const LSF_CONF_NOT_APPLIED: &[&str] = &["LSB_BIND_JOB", "LSB_BIND_CPU_LIST"];
+/// The parameters of `lsf.conf` that change scheduling whose behaviour
+/// allot does not have: CPU binding of parallel jobs (spec 004), and what
+/// a host's CPUs count (EGO_DEFINE_NCPUS: procs, cores or threads; allot
+/// counts a host's `ncpus`, else the logical CPUs its agent finds).
+const LSF_CONF_NOT_APPLIED: &[&str] = &["LSB_BIND_JOB", "LSB_BIND_CPU_LIST", "EGO_DEFINE_NCPUS"];
 
 /// `lsf.conf` is `KEY=VALUE` lines with no sections; allot reads
 /// LSB_NCPU_ENFORCE and LSB_MAILPROG (the mail program, as written) from

@@ -390,9 +390,15 @@ fn a_host_group_that_contains_itself_is_refused_and_resolves() {
 
 #[test]
 fn the_specs_lsf_conf_parameters_allot_does_not_apply_are_warned_about() {
-    let conf = "LSF_LOGDIR=/var/log/lsf\nLSB_NCPU_ENFORCE=1\nLSB_BIND_JOB=Y\n";
+    let conf = "LSF_LOGDIR=/var/log/lsf\nLSB_NCPU_ENFORCE=1\nLSB_BIND_JOB=Y\nEGO_DEFINE_NCPUS=cores\n";
     let (config, d) = load(&[("lsf.conf", conf)]);
-    assert_eq!(d, ["lsf.conf:3:1: warning: `LSB_BIND_JOB` is not applied by allot, ignored"]);
+    assert_eq!(
+        d,
+        [
+            "lsf.conf:3:1: warning: `LSB_BIND_JOB` is not applied by allot, ignored",
+            "lsf.conf:4:1: warning: `EGO_DEFINE_NCPUS` is not applied by allot, ignored"
+        ]
+    );
     assert!(config.params.ncpu_enforce);
 }
 

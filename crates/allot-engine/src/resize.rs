@@ -133,8 +133,8 @@ impl Engine {
         }
         // Its first execution host is kept out when one was named (module
         // docs).
-        let named = job.picks.as_ref().is_some_and(|p| !p.first.is_empty())
-            || !self.queues[job.queue].first_hosts.is_empty();
+        let named =
+            job.picks.as_ref().is_some_and(|p| !p.first.is_empty()) || !self.queues[job.queue].first_hosts.is_empty();
         let taken: BTreeMap<u32, u32> =
             alloc.first().filter(|_| named).map(|&(h, _)| (h, u32::MAX)).into_iter().collect();
         let mut part = job.clone();
