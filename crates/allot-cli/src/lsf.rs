@@ -257,6 +257,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         pre_exec: o.pre_exec.clone(),
         post_exec: o.post_exec.clone(),
         description: o.description.clone(),
+        login_shell: o.login_shell.clone(),
         env: match &o.env {
             Some(only) => only.apply(std::env::vars()),
             None => std::env::vars().collect(),

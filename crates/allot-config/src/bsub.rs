@@ -53,6 +53,8 @@ pub enum BsubError {
     BadWarningTime(String),
     #[error("-Jd: the description has {0} characters; at most {MAX_DESCRIPTION} are taken")]
     LongDescription(usize),
+    #[error("-L {0}: expected the login shell's absolute path")]
+    LoginShell(String),
     #[error("-u {0}: expected a mail address or user name: no blanks, not starting with `-`")]
     BadMailUser(String),
     #[error("-env: column {column}: {message}")]
@@ -130,6 +132,9 @@ pub struct BsubOptions {
     /// `-Jd`: a free-text description of the job (at most 4094
     /// characters, as LSF takes).
     pub description: Option<String>,
+    /// `-L`: the login shell the job's command runs under, an absolute
+    /// path (as LSF requires).
+    pub login_shell: Option<String>,
     /// `-env`: which of the submission environment's variables the job
     /// gets (all, without it).
     pub env: Option<crate::env_option::EnvOption>,
@@ -334,6 +339,12 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             }
             "-rnc" => o.resize_notify = Some(value),
             "-i" => o.input = Some(value),
+            "-L" => {
+                if !value.starts_with('/') {
+                    return Err(BsubError::LoginShell(value));
+                }
+                o.login_shell = Some(value)
+            }
             "-wt" => o.warning_time = Some(run_limit(&value).ok_or_else(|| BsubError::BadWarningTime(value.clone()))?),
             _ => o.other.push((arg.to_string(), Some(value))),
         }
@@ -454,6 +465,7 @@ impl BsubOptions {
             mail_user: self.mail_user.or(script.mail_user),
             post_exec: self.post_exec.or(script.post_exec),
             description: self.description.or(script.description),
+            login_shell: self.login_shell.or(script.login_shell),
             process_limits: {
                 let mut limits = script.process_limits;
                 limits.retain(|(p, _)| self.process_limits.iter().all(|(q, _)| q != p));

@@ -112,3 +112,13 @@ fn per_process_limits_are_sizes_by_option() {
     let limits: Vec<(&str, &str)> = merged.process_limits.iter().map(|(p, v)| (*p, v.as_str())).collect();
     assert_eq!(limits, [("-C", "10"), ("-F", "30")]);
 }
+
+/// `#BSUB -L /bin/bash`, as job scripts in the wild write it, is taken;
+/// a shell not named by its absolute path is refused at its line.
+#[test]
+fn a_scripts_login_shell_is_taken() {
+    let s = script_directives("#!/bin/bash\n#BSUB -L /bin/bash   # login shell\n#BSUB -q normal\n").expect("parses");
+    assert_eq!(s.login_shell.as_deref(), Some("/bin/bash"));
+    let err = script_directives("#BSUB -L bash\n").expect_err("refused");
+    assert_eq!(err.to_string(), "job script line 1: -L bash: expected the login shell's absolute path");
+}

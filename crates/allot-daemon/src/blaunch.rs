@@ -72,6 +72,8 @@ fn send_tasks(state: &mut State, origin: &str, Launch { tag, request: l }: Launc
             input: None,
             mail: None,
             umask: j.record.extras().umask.unwrap_or(allot_exec::inherit::DEFAULT_UMASK),
+            // A task runs as blaunch says (under /bin/sh), not the job's -L.
+            login_shell: None,
         };
         let task = ToAgent::Task {
             origin: origin.to_string(),

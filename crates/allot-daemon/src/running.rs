@@ -408,6 +408,7 @@ pub(crate) fn exec_spec(
         interactive: r.extras().interactive.clone(),
         input,
         umask: r.extras().umask.unwrap_or(allot_exec::inherit::DEFAULT_UMASK),
+        login_shell: r.extras().login_shell.clone(),
     })
 }
 

@@ -135,6 +135,7 @@ pub(crate) fn submit(
                     pre_exec: s.pre_exec,
                     post_exec: s.post_exec,
                     description: s.description,
+                    login_shell: s.login_shell,
                     interactive: s.interactive,
                     input: s.input,
                     umask: s.umask.map(|m| m & 0o777).filter(|&m| m != allot_exec::inherit::DEFAULT_UMASK),

@@ -788,3 +788,26 @@ fn a_jobs_description_shows_in_bjobs_l() {
     let plain = submitted_id(&d.cmd(&["bsub", "-H", "-o", "/dev/null", "true"], &dir));
     assert!(!stdout(&d.cmd(&["bjobs", "-l", &plain.to_string()], &dir)).contains("Job Description"));
 }
+
+/// `bsub -L /bin/bash` (and `#BSUB -L`, as job scripts in the wild write
+/// it): the job's command runs under that login shell, its environment
+/// set up as a login sets it up; a shell not named by its absolute path is
+/// refused, as LSF refuses it.
+#[test]
+fn a_job_runs_under_the_login_shell_it_names() {
+    let dir = tempdir("login-shell");
+    let d = Daemon::start(&dir.join("state"));
+    let out = dir.join("out");
+    let job = submitted_id(&d.cmd(
+        &["bsub", "-L", "/bin/bash", "-o", out.to_str().expect("utf-8"), "shopt -q login_shell && echo login"],
+        &dir,
+    ));
+    d.wait_for(job, "DONE", &dir);
+    assert_eq!(job_output(&out).as_deref(), Some("login\n"));
+    let refused = d.cmd(&["bsub", "-L", "bash", "true"], &dir);
+    assert!(stderr(&refused).contains("-L bash: expected the login shell's absolute path"), "{}", stderr(&refused));
+    let plain = dir.join("plain");
+    let job = submitted_id(&d.cmd(&["bsub", "-o", plain.to_str().expect("utf-8"), "echo $0"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    assert_eq!(job_output(&plain).as_deref(), Some("/bin/sh\n"), "without -L, /bin/sh as before");
+}

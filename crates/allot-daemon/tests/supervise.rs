@@ -34,6 +34,7 @@ fn spec(dir: &Path, job: u64, command: &str) -> ExecSpec {
         interactive: None,
         input: None,
         umask: allot_exec::inherit::DEFAULT_UMASK,
+        login_shell: None,
     }
 }
 

@@ -156,6 +156,11 @@ pub struct ExecSpec {
     /// output files are made with); see [`inherit`].
     #[serde(default = "default_umask")]
     pub umask: u32,
+    /// `-L`: the login shell its command runs under, as `SHELL -l -c
+    /// COMMAND`, so that its environment is set up as a login sets it up
+    /// (the shell's profile files); `None`: `/bin/sh -c`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_shell: Option<String>,
 }
 
 fn default_umask() -> u32 {
@@ -396,6 +401,7 @@ mod tests {
             input: None,
             mail: None,
             umask: inherit::DEFAULT_UMASK,
+            login_shell: None,
         }
     }
 

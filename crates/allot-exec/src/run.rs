@@ -65,7 +65,8 @@ fn job_command(
             source,
         })
     };
-    let direct = plain_words(command);
+    // A login shell runs every command itself (its profile first).
+    let direct = plain_words(command).filter(|_| spec.login_shell.is_none());
     let mut cmd = match &direct {
         Some(words) => {
             let mut c = Command::new(words[0]);
@@ -73,7 +74,10 @@ fn job_command(
             c
         }
         None => {
-            let mut c = Command::new("/bin/sh");
+            let mut c = Command::new(spec.login_shell.as_deref().unwrap_or("/bin/sh"));
+            if spec.login_shell.is_some() {
+                c.arg("-l");
+            }
             c.arg("-c").arg(command);
             c
         }
@@ -120,7 +124,8 @@ fn job_command(
         }
     }
     crate::inherit::start_clean(&mut cmd, spec.umask);
-    let program = direct.as_ref().map_or("/bin/sh", |w| w[0]).to_string();
+    let shell = spec.login_shell.as_deref().unwrap_or("/bin/sh");
+    let program = direct.as_ref().map_or(shell, |w| w[0]).to_string();
     Ok((cmd, program))
 }
 

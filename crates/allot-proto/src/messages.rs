@@ -88,6 +88,10 @@ pub struct Submit {
     /// `-Jd`: the job's description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// `-L`: the login shell the job's command runs under (an absolute
+    /// path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_shell: Option<String>,
     /// `-C -D -F -S -v`: the per-process limits.
     #[serde(default, skip_serializing_if = "crate::ProcessLimits::is_empty")]
     pub limits: crate::ProcessLimits,

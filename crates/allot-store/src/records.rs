@@ -108,6 +108,9 @@ pub struct JobExtras {
     /// `-Jd`: its description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// `-L`: the login shell its command runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_shell: Option<String>,
 }
 
 impl JobRecord {
@@ -127,6 +130,7 @@ impl JobRecord {
             input: None,
             umask: None,
             description: None,
+            login_shell: None,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }

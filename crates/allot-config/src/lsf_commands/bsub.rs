@@ -214,7 +214,13 @@ const OPTIONS: &[super::Opt] = &[
     ),
     valued("-Jd", "\"job_description\"", "properties", "A free-text description of the job (bjobs -l shows it)."),
     refused(valued("-g", "job_group_name", "properties", "The job group the job belongs to.")),
-    refused(valued("-L", "login_shell", "properties", "Start the job through this login shell.")),
+    valued(
+        "-L",
+        "login_shell",
+        "properties",
+        "Run the job's command under this login shell (an absolute path), which sets up its environment as a \
+         login does.",
+    ),
     refused(flag("-hl", "limit", "Enforce the memory limit per host rather than per job.")),
 ];
 
