@@ -325,3 +325,24 @@ fn the_simulator_grows_an_autoresizable_workload_job() {
          2,u,q,0,0,100,4,h2*2 h1*2,0,\n"
     );
 }
+
+/// Where the seeds disagree (README, "Where the specification disagrees
+/// with itself"): spec 004 gives a pending resize request "a higher
+/// priority" than the queue's pending jobs; spec 000 says LSF "treats
+/// pending resize allocation requests as a regular job and enforces the
+/// fairshare user priority policy". allot follows 004 for the order, and
+/// 000 through the charges: the grow goes first even against a user of
+/// higher dynamic priority, and lowers its owner's priority as it grows.
+#[test]
+fn a_resize_request_goes_before_a_higher_priority_users_pending_job() {
+    let mut e = engine(&[1, 1], "FAIRSHARE = USER_SHARES[[default, 1]]");
+    let blocker = submit(&mut e, 0, spec("b", 1, 1, None));
+    let job = submit(&mut e, 0, spec("heavy", 1, 2, Some("grow")));
+    assert_eq!(starts(&e.schedule(Time(0))), [blocker, job]);
+    let light = submit(&mut e, 1, spec("light", 1, 1, None));
+    assert!(starts(&e.schedule(Time(100))).is_empty(), "both hosts busy");
+    finish(&mut e, 200, blocker);
+    let d = e.schedule(Time(200));
+    assert_eq!(grows(&d), [(job, vec![(0, 1)])], "the grow first, onto the slot the blocker left: {d:?}");
+    assert!(e.is_pending(light), "light waits though its user has no usage");
+}

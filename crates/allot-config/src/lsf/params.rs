@@ -279,6 +279,24 @@ pub fn shown(p: &Params) -> Vec<(&'static str, String)> {
 mod tests {
     use super::*;
 
+    /// Where the seeds disagree (README): spec 004 says both "! indicates
+    /// the default compute unit type" and "The default is the compute
+    /// unit type listed first". allot takes the `!` type when there is
+    /// one, else the first (the two agree when `!` marks the first).
+    #[test]
+    fn the_default_compute_unit_type_is_the_marked_one_else_the_first() {
+        let read_types = |types: &str| {
+            let text = format!("Begin Parameters\nCOMPUTE_UNIT_TYPES = {types}\nEnd Parameters\n");
+            let mut d = Diagnostics::default();
+            let p = read(&Source { name: "lsb.params", text: &text }, &mut d);
+            assert!(!d.has_errors(), "{d}");
+            p.default_compute_unit_type
+        };
+        assert_eq!(read_types("enclosure! rack").as_deref(), Some("enclosure"));
+        assert_eq!(read_types("enclosure rack!").as_deref(), Some("rack"));
+        assert_eq!(read_types("enclosure rack").as_deref(), Some("enclosure"));
+    }
+
     fn params(text: &str) -> (Params, Diagnostics) {
         let mut d = Diagnostics::default();
         let p = read(&Source { name: "lsb.params", text }, &mut d);
