@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Prints every diagnostic of `dir` and a summary; fails on any error.
 /// `allot config check DIR`: the directory as allotd reads it, its
 /// errors and warnings located, and then what came from allot's
 /// defaults because no file defines it (this machine as the one host; the
@@ -12,11 +11,12 @@ pub fn check(dir: &Path) -> anyhow::Result<ExitCode> {
     let loaded = allot_config::load::read_dir(dir).and_then(|files| {
         let files = allot_config::detected::this_machine(files);
         let defaulted_hosts = files.iter().any(|(n, _)| n == allot_config::detected::THIS_MACHINE);
-        let has_queues = files.iter().any(|(n, t)| n.ends_with("lsb.queues") && t.contains("Begin Queue"));
-        allot_config::load::load_texts(&files).map(|(c, w)| (c, w, defaulted_hosts, !has_queues))
+        allot_config::load::load_texts(&files).map(|(c, w)| (c, w, defaulted_hosts))
     });
     match loaded {
-        Ok((config, warnings, defaulted_hosts, defaulted_queues)) => {
+        Ok((config, warnings, defaulted_hosts)) => {
+            // The loader's own mark: what no file defined.
+            let defaulted_queues = config.queues.iter().all(|q| q.loc.file == allot_config::load::DEFAULTS);
             eprint!("{warnings}");
             println!(
                 "{}: ok: {} queues, {} fairshare policies, {} hosts, {} user groups, {} warnings",

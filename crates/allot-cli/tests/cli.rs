@@ -639,3 +639,23 @@ fn hostile_traces_are_refused_or_skipped_never_run_away() {
     assert!(stdout(&out).contains("2 jobs ran, 1 skipped"), "{}", stdout(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `allot config check` says what came from allot's defaults: the hosts
+/// and queue of a directory that defines none, and not the queues of one
+/// whose `lsb.queues` defines them (its section names in any case).
+#[test]
+fn config_check_says_what_came_from_the_defaults() {
+    let dir = tempdir("check-defaults");
+    std::fs::write(dir.join("allot.toml"), "[daemon]\nusage_interval = 5\n").expect("write");
+    let out = allot(&["config", "check", dir.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("\nhosts: no file names one: this machine, "), "{said}");
+    assert!(said.contains("\nqueues: no lsb.queues defines one: normal, from allot's defaults\n"), "{said}");
+    std::fs::write(dir.join("allot.toml"), "[[hosts]]\nname = \"a\"\nncpus = 2\n").expect("write");
+    std::fs::write(dir.join("lsb.queues"), "begin queue\nQUEUE_NAME = short\nPRIORITY = 40\nend queue\n")
+        .expect("write");
+    let out = allot(&["config", "check", dir.to_str().expect("path")]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && !said.contains("hosts:") && !said.contains("queues:"), "{said}");
+}

@@ -252,7 +252,7 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         // and `allot config check` show it), under fairshare unless host
         // partitions hold the fairshare.
         let text = default_queues(config.partitions.is_empty());
-        config.queues = queues::read(&Source { name: "lsb.queues", text: &text }, diags);
+        config.queues = queues::read(&Source { name: DEFAULTS, text: &text }, diags);
     }
     if let Some(src) = get("lsb.applications") {
         config.applications = crate::lsf::applications::read(&src, diags);
@@ -268,6 +268,10 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     }
     config
 }
+
+/// Where what a configuration does not define comes from, as its
+/// locations name it (the queue a configuration without one gets).
+pub const DEFAULTS: &str = "(allot's defaults)";
 
 /// The queue a configuration without one gets, as `lsb.queues` text: the
 /// embedded defaults' (`normal`, PRIORITY 30), under their fairshare
