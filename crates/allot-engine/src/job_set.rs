@@ -24,22 +24,21 @@ pub struct JobSet {
 impl JobSet {
     /// The set of `ids`, in any order, repeated or not.
     pub fn from_ids(ids: impl IntoIterator<Item = JobId>) -> Self {
-        let mut ids: Vec<JobId> = ids.into_iter().collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let mut set = JobSet::default();
-        for id in ids {
-            set.push_run(id, id);
-        }
-        set
+        Self::from_runs(ids.into_iter().map(|id| (id, id)).collect())
     }
 
-    /// Adds the run `first..=last`, which starts past every id held.
-    fn push_run(&mut self, first: JobId, last: JobId) {
-        match self.runs.last_mut() {
-            Some((_, end)) if end.0.checked_add(1) == Some(first.0) => *end = last,
-            _ => self.runs.push((first, last)),
+    /// The set of the runs `first..=last`, in any order, overlapping,
+    /// touching or not: sorted, and merged where they meet.
+    fn from_runs(mut runs: Vec<(JobId, JobId)>) -> Self {
+        runs.sort_unstable();
+        let mut set = JobSet::default();
+        for (first, last) in runs {
+            match set.runs.last_mut() {
+                Some((_, end)) if end.0.saturating_add(1) >= first.0 => *end = (*end).max(last),
+                _ => set.runs.push((first, last)),
+            }
         }
+        set
     }
 
     /// How many jobs.
@@ -105,32 +104,18 @@ impl<'de> Deserialize<'de> for JobSet {
                 f.write_str("a list of job ids and [first, last] runs")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JobSet, A::Error> {
-                let mut set = JobSet::default();
-                let mut sorted = true;
+                let mut runs = Vec::new();
                 while let Some(item) = seq.next_element::<Item>()? {
-                    let (a, b) = match item {
-                        Item::One(id) => (id, id),
-                        Item::Run([a, b]) if a <= b => (a, b),
+                    runs.push(match item {
+                        Item::One(id) => (JobId(id), JobId(id)),
+                        Item::Run([a, b]) if a <= b => (JobId(a), JobId(b)),
                         Item::Run([a, b]) => {
                             return Err(serde::de::Error::custom(format!("a run of job ids from {a} down to {b}")));
                         }
-                    };
-                    if set.runs.last().is_some_and(|&(_, end)| end.0 >= a) {
-                        sorted = false;
-                    }
-                    set.runs.push((JobId(a), JobId(b)));
+                    });
                 }
-                if sorted {
-                    // Merge runs that touch: [1, 2, 3] as one run.
-                    let runs = std::mem::take(&mut set.runs);
-                    for (a, b) in runs {
-                        set.push_run(a, b);
-                    }
-                    Ok(set)
-                } else {
-                    let runs = std::mem::take(&mut set.runs);
-                    Ok(JobSet::from_ids(runs.into_iter().flat_map(|(a, b)| (a.0..=b.0).map(JobId))))
-                }
+                // [1, 2, 3] as one run; a plain list in any order too.
+                Ok(JobSet::from_runs(runs))
             }
         }
         deserializer.deserialize_seq(Items)
@@ -165,5 +150,7 @@ mod tests {
         let ordered: JobSet = serde_json::from_str("[1,2,3]").expect("json");
         assert_eq!(ordered.runs(), 1);
         assert!(serde_json::from_str::<JobSet>("[[9,3]]").is_err(), "a run that goes down is refused");
+        let overlapping: JobSet = serde_json::from_str("[[5,9],[1,6],12,[10,11]]").expect("json");
+        assert_eq!(serde_json::to_string(&overlapping).expect("json"), "[[1,12]]");
     }
 }
