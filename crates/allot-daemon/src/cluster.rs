@@ -62,10 +62,8 @@ pub struct Live {
     pub heard: Option<Instant>,
     pub resources: Option<Resources>,
     pub load: Option<Load>,
-    /// How far its clock is ahead of allotd's, seconds: the largest of
-    /// the last [`SKEW_SAMPLES`] measures (`skews`), each its clock as
-    /// sent less allotd's as heard.
-    pub skew: i64,
+    /// Its last [`SKEW_SAMPLES`] clock measures, each its clock as sent
+    /// less allotd's as heard ([`Live::skew`]).
     pub skews: std::collections::VecDeque<i64>,
 }
 
@@ -91,7 +89,12 @@ impl Live {
         while self.skews.len() > SKEW_SAMPLES {
             self.skews.pop_front();
         }
-        self.skew = self.skews.iter().copied().max().unwrap_or(0);
+    }
+
+    /// How far its clock is ahead of allotd's, seconds: the largest of its
+    /// recent measures ([`Live::clock_heard`]); 0 when none was said.
+    pub fn skew(&self) -> i64 {
+        self.skews.iter().copied().max().unwrap_or(0)
     }
 }
 
@@ -405,11 +408,11 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     live.heard = Some(Instant::now());
     // A clock of 0 is none said.
     match hello.resources.clock {
-        0 => (live.skew, live.skews) = (0, Default::default()),
+        0 => live.skews.clear(),
         clock => live.clock_heard(clock, crate::serve::now().0, true),
     }
-    if live.skew.abs() > 60 {
-        eprintln!("allotd: host {host}: its clock is {} s off allotd's", live.skew);
+    if live.skew().abs() > 60 {
+        eprintln!("allotd: host {host}: its clock is {} s off allotd's", live.skew());
     }
     if c.cpus_open.contains(&host) && hello.resources.ncpus > 0 {
         c.cpus_heard.insert(host.clone(), hello.resources.ncpus);
@@ -602,7 +605,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         // minutes still has its jobs end when they did (the skew is
         // measured at each hello and heartbeat), and never before they
         // started or after now.
-        let skew = state.cluster.as_ref().and_then(|c| c.hosts.get(&host)).map_or(0, |l| l.skew);
+        let skew = state.cluster.as_ref().and_then(|c| c.hosts.get(&host)).map_or(0, Live::skew);
         let ended_at = report.ended_at.saturating_add_signed(-skew);
         let report = with_other_hosts(state, job, &host, report);
         crate::running::ended(state, job, report, ended_at, t, &mut out);
@@ -731,10 +734,10 @@ mod skew_tests {
         live.clock_heard(1_000, 1_000, true);
         live.clock_heard(1_005, 1_005, false);
         live.clock_heard(1_005, 1_012, false);
-        assert_eq!(live.skew, 0);
+        assert_eq!(live.skew(), 0);
         for k in 0..8 {
             live.clock_heard(1_020 + k, 1_050 + k, false);
         }
-        assert_eq!(live.skew, -30, "a clock 30 s behind, heard 8 times");
+        assert_eq!(live.skew(), -30, "a clock 30 s behind, heard 8 times");
     }
 }

@@ -47,8 +47,9 @@ pub struct Loaded {
     pub queue_warnings: std::collections::BTreeMap<String, (String, u64)>,
     /// The queues with RERUNNABLE = Y.
     pub rerunnable_queues: std::collections::BTreeSet<String>,
-    /// How each queue's jobs run: NICE and JOB_STARTER, for the queues
-    /// that set either.
+    /// What each queue's configuration says beyond the engine's: how its
+    /// jobs run (NICE, JOB_STARTER) and what `bqueues -l` shows of it
+    /// (DESCRIPTION, HOSTS as written), for the queues that set any.
     pub queue_extras: std::collections::BTreeMap<String, QueueExtras>,
     /// Each application profile's RESIZE_NOTIFY_CMD, where it has one.
     pub resize_notify: std::collections::BTreeMap<String, String>,

@@ -213,8 +213,9 @@ pub struct State {
     pub queue_warnings: BTreeMap<String, (String, u64)>,
     /// The queues with RERUNNABLE = Y.
     pub rerunnable_queues: BTreeSet<String>,
-    /// Each queue's NICE and JOB_STARTER (queues that set neither are not
-    /// here).
+    /// What each queue's configuration says beyond the engine's: NICE,
+    /// JOB_STARTER, DESCRIPTION, HOSTS as written (queues that set none of
+    /// them are not here).
     pub queue_extras: BTreeMap<String, crate::config::QueueExtras>,
     /// Each application profile's RESIZE_NOTIFY_CMD, and the resize
     /// notification commands running now ([`crate::resize`]).
