@@ -86,8 +86,9 @@ pub fn blaunch(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `-f`: each slot of the allocation. Exits with the first failing run's
 /// code, 0 when every run exits 0.
 pub fn lsgrun(args: &[String]) -> anyhow::Result<ExitCode> {
+    let words = crate::lsf::split_options("lsgrun", args)?;
     let run = || -> anyhow::Result<ExitCode> {
-        let (parallel, hosts, command) = lsgrun_args(args)?;
+        let (parallel, hosts, command) = lsgrun_args(&words)?;
         let hosts = match hosts {
             Some(h) => h,
             None => std::env::var("LSB_HOSTS").unwrap_or_default().split_whitespace().map(str::to_string).collect(),
@@ -115,10 +116,9 @@ pub fn lsgrun(args: &[String]) -> anyhow::Result<ExitCode> {
     run().map_err(|e| anyhow::anyhow!("lsgrun: {e:#}"))
 }
 
-/// `lsgrun`'s options: `-p`, the hosts (`-m`, `-f`), and the command.
-fn lsgrun_args(args: &[String]) -> anyhow::Result<(bool, Option<Vec<String>>, Vec<String>)> {
-    let table = allot_config::lsf_commands::command("lsgrun").ok_or_else(|| anyhow::anyhow!("no table"))?;
-    let words = table.split(args).map_err(|o| anyhow::anyhow!("{o}: unknown option"))?;
+/// `lsgrun`'s options, as getopt split them: `-p`, the hosts (`-m`,
+/// `-f`), and the command.
+fn lsgrun_args(words: &[String]) -> anyhow::Result<(bool, Option<Vec<String>>, Vec<String>)> {
     let (mut parallel, mut hosts, mut i) = (false, None, 0);
     while i < words.len() {
         match words[i].as_str() {
