@@ -106,16 +106,9 @@ impl Engine {
         if c.member_of.len() <= user as usize {
             c.member_of.resize(user as usize + 1, None);
         }
-        let groups = &self.config.user_pend_limits.groups;
+        let config = &self.config;
         let name = &self.users[user as usize];
-        let member_of = c.member_of[user as usize].get_or_insert_with(|| {
-            groups
-                .iter()
-                .enumerate()
-                .filter(|(_, (g, _))| self.config.groups.contains(g, name))
-                .map(|(i, _)| i)
-                .collect()
-        });
+        let member_of = c.member_of[user as usize].get_or_insert_with(|| pend_groups(config, name).collect());
         for &g in member_of.iter() {
             change(at(&mut c.groups, g));
         }
@@ -135,16 +128,22 @@ impl Engine {
             });
         let own = own.unwrap_or(limits.default);
         check(own, c.users.get(job.user as usize).copied().unwrap_or_default(), add, || format!("User <{user}>"))?;
-        for (i, (g, limit)) in limits.groups.iter().enumerate() {
-            if self.config.groups.contains(g, user) {
-                check(*limit, c.groups.get(i).copied().unwrap_or_default(), add, || format!("Group <{g}>"))?;
-            }
+        for i in pend_groups(&self.config, user) {
+            let (g, limit) = &limits.groups[i];
+            check(*limit, c.groups.get(i).copied().unwrap_or_default(), add, || format!("Group <{g}>"))?;
         }
         let queue = &self.queues[job.queue];
         let in_queue = c.queues.get(job.queue).copied().unwrap_or_default();
         check(queue.spec.limits.pend, in_queue, add, || format!("Queue <{}>", queue.spec.name))?;
         check(self.config.pend_limits, c.total, add, String::new)
     }
+}
+
+/// The groups of [`UserPendLimits::groups`] `user` belongs to, by their
+/// place there.
+fn pend_groups<'a>(config: &'a crate::model::EngineConfig, user: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let groups = &config.user_pend_limits.groups;
+    (0..groups.len()).filter(move |&i| config.groups.contains(&groups[i].0, user))
 }
 
 /// Refused when `now + add` passes either of `limit`'s thresholds: for
