@@ -12,6 +12,18 @@ use std::time::{Duration, Instant};
 use allot_proto::{Client, Request, Response, Submit};
 use anyhow::{Context, anyhow, bail};
 
+/// A process's resident memory now and at most (VmRSS, VmHWM), MiB.
+pub(crate) fn memory_mib(pid: u32) -> anyhow::Result<[f64; 2]> {
+    let status = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/status")))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map_or(0, |v| v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0))
+    };
+    Ok(["VmRSS:", "VmHWM:"].map(|f| field(f) as f64 / 1024.0))
+}
+
 pub fn daemon(jobs: u64, connections: u64, keep: bool) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
     let allotd = exe.with_file_name("allotd");
@@ -99,19 +111,8 @@ fn measure(exe: &Path, state: &Path, pid: u32, jobs: u64, connections: u64) -> a
         times[0],
         times[4]
     );
-    let status = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/status")))?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map_or(0, |v| v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0))
-    };
-    println!(
-        "allotd memory: {:.0} MiB resident now, {:.0} MiB at most ({} pending jobs)",
-        field("VmRSS:") as f64 / 1024.0,
-        field("VmHWM:") as f64 / 1024.0,
-        jobs
-    );
+    let [now, most] = memory_mib(pid)?;
+    println!("allotd memory: {now:.0} MiB resident now, {most:.0} MiB at most ({jobs} pending jobs)");
     Ok(ExitCode::SUCCESS)
 }
 

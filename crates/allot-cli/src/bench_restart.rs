@@ -89,13 +89,8 @@ fn timed_start(state: &Path, k: u32) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let took = began.elapsed().as_secs_f64();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
-    let peak = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .unwrap_or(0);
-    println!("restart {k}: allotd answered after {took:.2} s, {:.0} MiB resident at most", peak as f64 / 1024.0);
+    let [_, peak] = crate::bench_cmd::memory_mib(child.id())?;
+    println!("restart {k}: allotd answered after {took:.2} s, {peak:.0} MiB resident at most");
     let stopped = Command::new(&exe).arg("stop").env("ALLOT_STATE_DIR", state).output()?;
     if !stopped.status.success() {
         let _ = child.kill();
