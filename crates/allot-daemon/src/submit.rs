@@ -146,7 +146,7 @@ pub(crate) fn submit(
     };
     if let Err(e) = state.apply(t, &record) {
         if e.retry_later() {
-            let retry_after = state.engine.config().sub_try_interval.max(1);
+            let retry_after = state.engine.sub_try_interval();
             return Response::Later { why: e.reason().to_string(), retry_after };
         }
         return Response::Error(format!("{}. Job not submitted.", e.reason()));

@@ -86,6 +86,13 @@ fn at(list: &mut Vec<Pend>, i: usize) -> &mut Pend {
 }
 
 impl Engine {
+    /// How long a submission refused by a threshold waits before it is
+    /// sent again, seconds: SUB_TRY_INTERVAL, at least 1 (a configuration
+    /// built by hand may leave it 0).
+    pub fn sub_try_interval(&self) -> u32 {
+        self.config.sub_try_interval.max(1)
+    }
+
     /// A job of `user` in `queue` asking `slots` became pending (`up`)
     /// or stopped being pending (it started, ended, or was changed).
     pub(crate) fn count_pending(&mut self, user: u32, queue: usize, slots: u32, up: bool) {

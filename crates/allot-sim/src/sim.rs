@@ -258,7 +258,7 @@ pub fn run(
                 }
                 Ok((None, ..)) => {}
                 Err((_, true)) => {
-                    retries.insert((t + u64::from(engine.config().sub_try_interval.max(1)), i));
+                    retries.insert((t + u64::from(engine.sub_try_interval()), i));
                     out.retried += 1;
                 }
                 Err((reason, false)) => out.rejected.push(Rejected { id: job.id, line: job.line, reason }),
