@@ -37,9 +37,8 @@ pub(crate) fn open_state(
     // history.
     let mut stream = RecordStream::open(&state_dir.join("state.db"), i64::MAX)?;
     let mut batch = stream.next().transpose()?.unwrap_or_default();
-    let first = batch.first().map(|(t0, r)| (*t0, r));
     // The log replays under the configuration it starts with.
-    let initial = match first.map(|(_, r)| r) {
+    let initial = match batch.first().map(|(_, r)| r) {
         Some(Record::Reconfigured { config_dir, files }) => Source { dir: config_dir.clone(), files: files.clone() },
         _ => current.clone(),
     };
