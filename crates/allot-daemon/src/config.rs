@@ -225,7 +225,7 @@ impl Source {
 
     /// `LSB_CONFDIR`, `LSF_CONFDIR` and `LSF_ENVDIR` of the directory, by
     /// its lsf.conf as read (see `allot_config::load::conf_dirs`).
-    fn conf_dirs(&self) -> Vec<(String, String)> {
+    pub fn conf_dirs(&self) -> Vec<(String, String)> {
         let Some(dir) = self.dir.as_deref() else { return Vec::new() };
         let conf = self.files.iter().find(|(n, _)| n == "lsf.conf").map_or("", |(_, t)| t.as_str());
         let (confdir, lsb_confdir) = allot_config::load::conf_dirs(Path::new(dir), conf);

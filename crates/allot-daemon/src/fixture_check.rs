@@ -125,7 +125,14 @@ fn this_release_takes_up_the_state_an_earlier_one_wrote() {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).expect("work dir");
     std::fs::copy(fixture.join("state.db"), work.join("state.db")).expect("the fixture's log");
-    let config = fixture.join("config");
+    // The configuration from another directory than the one the log
+    // names, as on any machine but the one that wrote the fixture.
+    let config = work.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    for f in std::fs::read_dir(fixture.join("config")).expect("the fixture's config") {
+        let f = f.expect("entry");
+        std::fs::copy(f.path(), config.join(f.file_name())).expect("copied");
+    }
     let current = Source::read(&config).expect("configuration");
     let loaded = current.load().expect("loads");
     let t = Time(T0 + 100);

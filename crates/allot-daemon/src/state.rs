@@ -520,6 +520,15 @@ impl State {
     /// errors, or a queue that holds jobs and would be gone). Closed hosts
     /// and queues that are still there stay closed. Returns the warnings.
     pub fn reconfigure(&mut self, t: Time, source: Source) -> Result<String, String> {
+        // The same files read from another directory (the configuration
+        // moved, or a restart from another checkout): the same
+        // configuration, so nothing the engine holds (reservations, its
+        // timers) is rebuilt; only the directory named changes.
+        if source.dir.is_some() && self.source.dir.is_some() && source.files == self.source.files {
+            self.conf_dirs = source.conf_dirs();
+            self.source = source;
+            return Ok(String::new());
+        }
         let loaded = source.load()?;
         self.engine.reconfigure(t, loaded.engine).map_err(|e| e.to_string())?;
         self.closed_hosts.retain(|h| self.engine.host_index(h).is_some());
