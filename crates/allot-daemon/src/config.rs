@@ -10,7 +10,7 @@ use allot_engine::model::EngineConfig;
 
 /// Where a configuration comes from: `dir` and its files' texts, or
 /// (`dir` is `None`) the embedded defaults.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Source {
     pub dir: Option<String>,
     pub files: Vec<(String, String)>,

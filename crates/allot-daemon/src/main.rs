@@ -29,6 +29,9 @@ mod running;
 mod serve;
 #[cfg(test)]
 mod sim_compare;
+mod snapshot;
+#[cfg(test)]
+mod snapshot_check;
 mod socket;
 mod startup;
 mod state;

@@ -55,7 +55,15 @@ const HOSTS: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname =
 /// One thing that happens to the cluster.
 #[derive(Clone, Debug)]
 enum Op {
-    Submit { queue: u8, slots: u32, max: u32, limit: Option<u64>, dep: Option<(u8, usize)>, array: u8, flags: u8 },
+    Submit {
+        queue: u8,
+        slots: u32,
+        max: u32,
+        limit: Option<u64>,
+        dep: Option<(u8, usize)>,
+        array: u8,
+        flags: u8,
+    },
     Kill(usize),
     Stop(usize),
     Resume(usize),
@@ -69,6 +77,8 @@ enum Op {
     Reconfig,
     Wait(u64),
     Restart,
+    /// The restarted twin takes a snapshot: its next restart starts there.
+    Snapshot,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -88,6 +98,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Reconfig),
         2 => (1u64..400).prop_map(Op::Wait),
         2 => Just(Op::Restart),
+        2 => Just(Op::Snapshot),
     ]
 }
 
@@ -134,7 +145,7 @@ impl Twin {
     }
 
     /// Everything the commands and the engine show, as text.
-    pub(crate) fn snapshot(&self, t: Time) -> String {
+    pub(crate) fn view(&self, t: Time) -> String {
         let s = &self.state;
         let query = JobQuery { reasons: true, arrays: true, ..JobQuery::default() };
         let mut out = String::new();
@@ -200,7 +211,7 @@ pub(crate) fn settle(
     }
     steady.tick(t, wake);
     restarted.tick(t, wake);
-    let (a, b) = (steady.snapshot(t), restarted.snapshot(t));
+    let (a, b) = (steady.view(t), restarted.view(t));
     prop_assert!(a == b, "{step}\n{}", differences(&a, &b));
     Ok(())
 }
@@ -281,6 +292,12 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             restarted.state.flush().expect("flushed");
             let fresh = open(&restarted.dir, &config, t, &wake);
             restarted.state = fresh;
+        } else if let Op::Snapshot = op {
+            crate::snapshot::force(&mut twins[1].state);
+            twins[1].state.flush().expect("flushed with a snapshot");
+            let store = &twins[1].state.store;
+            let at = store.last_snapshot().expect("read").map(|s| s.seq as u64);
+            prop_assert_eq!(at, Some(store.len().expect("len")), "a snapshot of every record");
         } else if let Op::Wait(secs) = op {
             t = Time(t.0 + secs);
         } else if let Op::End(k, exit) = op {
@@ -331,7 +348,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                         Some(Request::HostControl { host: ["hostA", "hostB"][h as usize].into(), open })
                     }
                     Op::Reconfig => Some(Request::Reconfig),
-                    Op::End(..) | Op::Wait(_) | Op::Restart => None,
+                    Op::End(..) | Op::Wait(_) | Op::Restart | Op::Snapshot => None,
                 };
                 if let Some(request) = request {
                     answers.push(twin.request(request, t));

@@ -31,13 +31,17 @@ const CONFIG: &str = "[cluster]\nlisten = \"127.0.0.1:1\"\ntls = \"tls\"\nheartb
 
 #[derive(Clone, Debug)]
 enum Op {
-    Submit { slots: u32, host: Option<u8> },
+    Submit {
+        slots: u32,
+        host: Option<u8>,
+    },
     Hello(u8),
     Lost(u8),
     End(usize, i32),
     Kill(usize),
     Wait(u64),
-    Restart,
+    /// A stop and a start, from a snapshot taken first if `true`.
+    Restart(bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -48,7 +52,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0usize..64, prop_oneof![Just(0), Just(1)]).prop_map(|(k, e)| Op::End(k, e)),
         1 => (0usize..64).prop_map(Op::Kill),
         1 => (1u64..100).prop_map(Op::Wait),
-        2 => Just(Op::Restart),
+        2 => any::<bool>().prop_map(Op::Restart),
     ]
 }
 
@@ -93,8 +97,11 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         t = Time(t.0 + 7);
         let mut answers = Vec::new();
         match *op {
-            Op::Restart => {
+            Op::Restart(snapshot) => {
                 let (twin, links) = &mut twins[1];
+                if snapshot {
+                    crate::snapshot::force(&mut twin.state);
+                }
                 twin.state.flush().expect("flushed");
                 twin.state = open(&twin.dir, &config, t, &wake);
                 // A restarted allotd waits (on the wall clock) for its
@@ -214,10 +221,10 @@ fn an_end_after_a_restart_and_a_reconnect_replays() {
         Op::Hello(1),
         Op::Submit { slots: 1, host: Some(1) },
         Op::Lost(1),
-        Op::Restart,
+        Op::Restart(true),
         Op::Hello(1),
         Op::End(0, 0),
-        Op::Restart,
+        Op::Restart(false),
     ];
     check(&ops).expect("replays");
 }

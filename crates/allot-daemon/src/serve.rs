@@ -221,6 +221,9 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(&socket);
     // Everything handed to the writer is written, and what waited for it
     // (the last answers, the shutdown's own) done, before allotd goes.
+    // With a snapshot of the state as it stops: the next start replays
+    // nothing.
+    crate::snapshot::force(&mut state);
     let (told, drained) = std::sync::mpsc::channel();
     let _ = crate::writer::write(&mut state, Vec::new(), crate::writer::After::Drained(told), &tx);
     while drained.try_recv().is_err() {

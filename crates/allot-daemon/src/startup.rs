@@ -32,14 +32,31 @@ pub(crate) fn open_state(
 ) -> anyhow::Result<State> {
     let store = Store::open(&state_dir.join("state.db"))?;
     let files = JobFiles::new(state_dir)?;
+    // The latest snapshot, and the configuration it was taken on; one this
+    // allotd cannot take up is passed over for the whole log.
+    let snapshot = store.last_snapshot()?.and_then(|s| match crate::snapshot::read(&s) {
+        Ok(saved) => Some((s.seq, saved)),
+        Err(why) => {
+            eprintln!(
+                "allotd: the snapshot of the state at record {} is not taken up ({why}): the whole log is replayed",
+                s.seq
+            );
+            None
+        }
+    });
     // The log is read as it is replayed, decoded on a thread of its own a
     // batch ahead: what allotd holds of it is a few batches, not the whole
     // history.
-    let mut stream = RecordStream::open(&state_dir.join("state.db"), i64::MAX)?;
+    let after = snapshot.as_ref().map_or(0, |(seq, _)| *seq);
+    let mut stream = RecordStream::open_range(&state_dir.join("state.db"), after, i64::MAX)?;
     let mut batch = stream.next().transpose()?.unwrap_or_default();
-    // The log replays under the configuration it starts with.
-    let initial = match batch.first().map(|(_, r)| r) {
-        Some(Record::Reconfigured { config_dir, files }) => Source { dir: config_dir.clone(), files: files.clone() },
+    // The log replays under the configuration it starts with (or the
+    // snapshot was taken on).
+    let initial = match (&snapshot, batch.first().map(|(_, r)| r)) {
+        (Some((_, saved)), _) => saved.source.clone(),
+        (None, Some(Record::Reconfigured { config_dir, files })) => {
+            Source { dir: config_dir.clone(), files: files.clone() }
+        }
         _ => current.clone(),
     };
     let loaded = if initial == current {
@@ -111,14 +128,30 @@ pub(crate) fn open_state(
         cluster: None,
         write_failure: None,
         writer: None,
+        since_snapshot: 0,
     };
     let hosts: Vec<String> = state.engine.hosts().map(|h| h.0.to_string()).collect();
     state.cluster = cluster.map(|c| crate::cluster::Cluster::new(c, hosts.into_iter()));
     if let Some(c) = &mut state.cluster {
         c.cpus_open = cpus_found_for;
     }
-    // Hosts with agents take no work until their agent says hello.
-    state.sync_hosts(batch.first().map_or(t, |(t0, _)| *t0));
+    let from_snapshot = snapshot.is_some();
+    match snapshot {
+        Some((seq, saved)) => {
+            crate::snapshot::restore(&mut state, saved).map_err(|why| {
+                anyhow!(
+                    "the snapshot of the state at record {} in {} does not read: {why}. Report this with the log; \
+                     to start from the whole log instead, delete the snapshot with \
+                     sqlite3 {} 'DELETE FROM snapshots'",
+                    seq,
+                    state_dir.join("state.db").display(),
+                    state_dir.join("state.db").display(),
+                )
+            })?;
+        }
+        // Hosts with agents take no work until their agent says hello.
+        None => state.sync_hosts(batch.first().map_or(t, |(t0, _)| *t0)),
+    }
     let mut replayed = 0u64;
     let mut cleaned = 0u64;
     while !batch.is_empty() {
@@ -164,7 +197,7 @@ pub(crate) fn open_state(
     let current = current.keeping_found(&state.source);
     // Started on another configuration than the log's last: it applies as
     // `badmin reconfig` would, or allotd does not start.
-    if replayed == 0 || state.source != current {
+    if (replayed == 0 && !from_snapshot) || state.source != current {
         if state.source != current {
             let warnings = state
                 .reconfigure(t, current.clone())

@@ -14,6 +14,7 @@ use allot_store::{Env, JobRecord, Record, Store};
 use crate::config::Source;
 
 /// What the daemon knows of a job beyond the engine.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct DaemonJob {
     /// As submitted; its environment is shared with every job submitted
     /// with the same one (see [`State::envs`]).
@@ -261,6 +262,8 @@ pub struct State {
     pub write_failure: Option<crate::degraded::WriteFailure>,
     /// The log's writer thread (see `writer`); `None` writes in place.
     pub writer: Option<crate::writer::Writer>,
+    /// Records written since the last snapshot ([`crate::snapshot`]).
+    pub since_snapshot: u64,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -767,14 +770,15 @@ impl State {
     /// Makes records (already applied, at their own times, in this order)
     /// durable in one commit, after the deferred ones.
     pub fn record_stamped(&mut self, stamped: Vec<(Time, Record)>) -> Result<(), allot_store::StoreError> {
-        if stamped.is_empty() && self.deferred.is_empty() {
+        if stamped.is_empty() && self.deferred.is_empty() && self.since_snapshot != u64::MAX {
             return Ok(());
         }
         // On an error nothing is written, and the state is no longer the
         // log's: the caller stops, or takes the state up from the log again.
         let mut all = std::mem::take(&mut self.deferred);
         all.extend(stamped);
-        self.store.append(&all).map(|_| ())
+        let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self)).flatten();
+        self.store.append_with(&all, snapshot.map(|s| (all.len(), s))).map(|_| ())
     }
 
     /// Keeps records (already applied) to be written with the next commit

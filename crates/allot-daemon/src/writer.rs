@@ -16,7 +16,7 @@ use std::path::Path;
 
 use allot_engine::{JobId, Time};
 use allot_proto::Response;
-use allot_store::{Record, Store, StoreError};
+use allot_store::{Record, Snapshot, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::serve::{Answer, Input};
@@ -39,6 +39,8 @@ struct Job {
     epoch: u64,
     records: Vec<(Time, Record)>,
     after: After,
+    /// A snapshot of the state after the first `n` of `records`.
+    snapshot: Option<(usize, Snapshot)>,
 }
 
 /// A write done: its epoch, how it went, and what waited for it.
@@ -81,15 +83,24 @@ impl Writer {
                     .map(|j| Done { epoch: j.epoch, result: Err(failed_why(&failed)), after: j.after })
                     .collect();
                 let mut fresh = fresh;
-                let records: Vec<(Time, Record)> =
-                    fresh.iter_mut().flat_map(|j| std::mem::take(&mut j.records)).collect();
-                let result = if records.is_empty() {
+                // The last snapshot among them, placed after its job's
+                // records (and those of the jobs before).
+                let mut snapshot = None;
+                let mut records: Vec<(Time, Record)> = Vec::new();
+                for j in &mut fresh {
+                    let before = records.len();
+                    records.append(&mut j.records);
+                    if let Some((n, s)) = j.snapshot.take() {
+                        snapshot = Some((before + n, s));
+                    }
+                }
+                let result = if records.is_empty() && snapshot.is_none() {
                     Ok(())
                 } else {
                     if let Some(d) = delay {
                         std::thread::sleep(d);
                     }
-                    store.append(&records).map(|_| ()).map_err(|e| e.why_not_written())
+                    store.append_with(&records, snapshot).map(|_| ()).map_err(|e| e.why_not_written())
                 };
                 if let (Err(why), Some(last)) = (&result, fresh.last()) {
                     failed = Some((last.epoch, why.clone()));
@@ -110,9 +121,9 @@ impl Writer {
         Ok(Writer { tx, epoch: 0 })
     }
 
-    fn send(&self, records: Vec<(Time, Record)>, after: After) {
+    fn send(&self, records: Vec<(Time, Record)>, after: After, snapshot: Option<(usize, Snapshot)>) {
         // The writer ends only with allotd.
-        let _ = self.tx.send(Job { epoch: self.epoch, records, after });
+        let _ = self.tx.send(Job { epoch: self.epoch, records, after, snapshot });
     }
 }
 
@@ -141,10 +152,12 @@ pub(crate) fn write(
     wake: &mpsc::Sender<Input>,
 ) -> Option<String> {
     match state.writer.as_ref() {
-        Some(w) => {
+        Some(_) => {
             let mut all = std::mem::take(&mut state.deferred);
             all.extend(stamped);
-            w.send(all, after);
+            let snapshot = crate::snapshot::due(state, all.len()).then(|| crate::snapshot::take(state)).flatten();
+            let snapshot = snapshot.map(|s| (all.len(), s));
+            state.writer.as_ref().expect("matched").send(all, after, snapshot);
             None
         }
         None => {

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use crate::engine::{Engine, JobId, JobState};
 
 /// What the engine keeps of one array.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ArrayState {
     pub(crate) size: u32,
     pub(crate) limit: Option<u32>,

@@ -35,7 +35,7 @@ use crate::model::EngineConfig;
 use crate::resreq::{CuPref, CuReq, ResReq, Span};
 
 /// A compute unit: its type (an index into COMPUTE_UNIT_TYPES) and hosts.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct CuState {
     pub(crate) ty: usize,
     pub(crate) hosts: Vec<u32>,

@@ -53,7 +53,7 @@ use crate::skip::{Backlog, Failed, HopeKey};
 use crate::slots::SlotIndex;
 use crate::time::Time;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum UnitKind {
     Fcfs,
     Fairshare {
@@ -65,7 +65,7 @@ pub(crate) enum UnitKind {
 }
 
 /// A pending job's place in its unit (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Place {
     pub(crate) priority: std::cmp::Reverse<u32>,
     pub(crate) id: JobId,
@@ -77,7 +77,7 @@ impl Place {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Unit {
     pub(crate) queues: Vec<usize>,
     pub(crate) kind: UnitKind,
@@ -86,6 +86,7 @@ pub(crate) struct Unit {
     /// Fairshare units: pending jobs per account, in [`Place`] order.
     pub(crate) by_account: BTreeMap<NodeId, BTreeSet<Place>>,
     /// What each account (`None`: the FCFS jobs) has pending, in sum.
+    #[serde(with = "crate::snapshot::pairs")]
     pub(crate) backlogs: BTreeMap<Option<NodeId>, Backlog>,
 }
 

@@ -23,12 +23,12 @@ pub(crate) type EndKey = (Time, JobId);
 /// Most ends in a run: one that grows past it is split in two.
 const RUN: usize = 64;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ExpectedEnds {
     runs: Vec<Run>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Run {
     ends: Vec<(EndKey, SlotsBySet)>,
     /// Slots over `ends` per host set, indexed by the set.

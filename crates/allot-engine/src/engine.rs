@@ -227,7 +227,7 @@ pub(crate) type Alloc = SmallVec<[(u32, u32); 2]>;
 /// The accounts a running job is charged to: almost always one.
 pub(crate) type Charges = SmallVec<[(usize, NodeId, JobCharge); 1]>;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum JobState {
     Pending,
     /// `memory`: MB it holds as last measured ([`Event::Memory`]);
@@ -245,7 +245,7 @@ pub(crate) enum JobState {
 }
 
 /// A job the engine holds: pending or running. Finished jobs leave.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Job {
     pub(crate) user: u32,
     pub(crate) queue: usize,
@@ -319,6 +319,7 @@ impl Job {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct QueueState {
     pub(crate) spec: QueueSpec,
     pub(crate) host_set: usize,
@@ -375,6 +376,10 @@ impl QueueState {
 /// Its fields, by what they hold: the cluster as configured (hosts,
 /// queues, policies), the users and jobs, what is due when, and the
 /// reservations; then four groups that decide nothing (see `lib.rs`).
+///
+/// The whole of it is what a snapshot of the state keeps
+/// ([`Engine::snapshot`]), but for a pass's working memory.
+#[derive(Serialize, Deserialize)]
 pub struct Engine {
     // The cluster.
     pub(crate) config: EngineConfig,
@@ -465,6 +470,7 @@ pub struct Engine {
     pub(crate) caches: Caches,
     pub(crate) counters: Counters,
     pub(crate) switches: Switches,
+    #[serde(skip)]
     pub(crate) scratch: Scratch,
 }
 

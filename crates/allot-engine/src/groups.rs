@@ -7,7 +7,7 @@ use crate::shares::NodeId;
 
 /// What the engine counts, for reports and benchmarks: nothing is decided
 /// by them. Kept across a reconfiguration.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Counters {
     /// Passes that considered jobs (not those that found nothing changed).
     pub(crate) passes: u64,
@@ -26,7 +26,7 @@ pub(crate) struct Counters {
 /// Where the engine may work two ways to the same decisions: the faster
 /// way by default, each switch off only in the tests that check just
 /// that. Kept across a reconfiguration.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Switches {
     /// Expiring reservations park ([`crate::handover`]) rather than let
     /// go at once ([`Engine::set_handover`]).
@@ -79,6 +79,7 @@ impl Scratch {
 /// cache may be bypassed, a switch does it for the tests that check so
 /// ([`Switches::ask_index`] for the asks that may succeed). Not kept
 /// across a reconfiguration: the engine built again derives afresh.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Caches {
     /// Counts of reservations given up (slots freed) and of changes that
     /// may move predicted starts: what a pass remembers of failures

@@ -25,7 +25,7 @@ use crate::time::Time;
 
 /// A reservation given up whose hosts still hold it (module docs): since
 /// this pass, or an earlier one when kept parked.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Parked {
     id: JobId,
     /// The host set all its hosts are in (and in no other).

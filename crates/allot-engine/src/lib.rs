@@ -57,6 +57,7 @@ mod run_end;
 pub mod shares;
 mod skip;
 pub mod slots;
+mod snapshot;
 mod start;
 mod switch;
 pub mod time;

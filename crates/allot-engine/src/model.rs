@@ -8,7 +8,7 @@ use crate::shares::{FairshareSet, GroupTable};
 
 /// A host: its job slots (MXJ, or its CPUs), CPUs, and what resource
 /// requirements read of it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HostSpec {
     pub name: String,
     pub slots: u32,
@@ -25,7 +25,7 @@ impl HostSpec {
 
 /// What `select`, `order`, `same` and `rusage` read of a host
 /// ([`crate::resreq`]).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HostAttrs {
     pub host_type: Option<String>,
     pub model: Option<String>,
@@ -38,7 +38,7 @@ pub struct HostAttrs {
 
 /// PROCLIMIT = [minimum [default]] maximum (spec 004, "Limiting the Number
 /// of Processors Allocated"), already checked: 1 <= min <= default <= max.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcLimit {
     pub min: u32,
     pub default: u32,
@@ -48,7 +48,7 @@ pub struct ProcLimit {
 /// Per-queue job slot limits (spec 000/`lsb.queues`): UJOB_LIMIT per user,
 /// PJOB_LIMIT per processor of each host, QJOB_LIMIT for the queue,
 /// HJOB_LIMIT per host.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QueueLimits {
     pub ujob: Option<u32>,
     pub pjob: Option<f64>,
@@ -60,13 +60,13 @@ pub struct QueueLimits {
 }
 
 /// RUNLIMIT = [default] maximum, in seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunLimitSpec {
     pub default: Option<u64>,
     pub max: u64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QueueSpec {
     pub name: String,
     pub priority: i32,
@@ -121,7 +121,7 @@ pub struct QueueSpec {
 /// A queue's PREEMPTION: `PREEMPTIVE[q[+pref] ...]`, `PREEMPTABLE[q ...]`;
 /// `None`, not said; an empty list, every queue of lower (higher)
 /// priority.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PreemptionSpec {
     pub preemptive: Option<Vec<(String, Option<u32>)>>,
     pub preemptable: Option<Vec<String>>,
@@ -129,7 +129,7 @@ pub struct PreemptionSpec {
 
 /// A time as NO_PREEMPT_RUN_TIME and NO_PREEMPT_FINISH_TIME give it:
 /// seconds, or a share of the job's run time estimate (else run limit).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PreemptTime {
     Seconds(u64),
     Percent(f64),
@@ -137,7 +137,7 @@ pub enum PreemptTime {
 
 /// PREEMPT_FOR and the other preemption parameters of `lsb.params`: how
 /// the jobs to preempt are chosen ([`crate::preempt`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PreemptFor {
     /// MAX_JOB_PREEMPT: a job preempted so many times is not preempted
     /// again (a queue's own wins).
@@ -161,7 +161,7 @@ pub struct PreemptFor {
 
 /// A queue's reservation policy (spec 004, "Reserving Processors",
 /// "Reserving Memory for Pending Parallel Jobs").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reserve {
     /// MAX_RESERVE_TIME[n]: n MBD_SLEEP_TIME cycles.
     pub cycles: u32,
@@ -205,7 +205,7 @@ impl QueueSpec {
 }
 
 /// Everything the engine schedules with.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct EngineConfig {
     pub hosts: Vec<HostSpec>,
     /// Queues in configuration order.
@@ -264,7 +264,7 @@ pub struct EngineConfig {
 }
 
 /// What the multifactor policies schedule with.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MultifactorSpec {
     pub policy: crate::multifactor::FairsharePolicy,
     pub tree: crate::multifactor::AccountTree,
@@ -282,7 +282,7 @@ pub struct MultifactorSpec {
 }
 
 /// What allot takes from an application profile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AppSpec {
     pub run_limit: Option<u64>,
     pub runtime: Option<u64>,
@@ -295,7 +295,7 @@ pub struct AppSpec {
 }
 
 /// RESIZABLE_JOBS = Y | auto.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Resizable {
     Yes,
     Auto,
@@ -303,7 +303,7 @@ pub enum Resizable {
 
 /// A compute unit: its type and its hosts (a coarser unit's are those of
 /// the units it contains), in the order the configuration lists them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ComputeUnitSpec {
     pub name: String,
     pub cu_type: String,

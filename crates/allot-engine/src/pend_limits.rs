@@ -32,7 +32,7 @@ use crate::engine::{Engine, Job};
 use crate::rejection::Rejection;
 
 /// MAX_PEND_JOBS and MAX_PEND_SLOTS of one consumer; `None` is unlimited.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PendLimit {
     pub jobs: Option<u64>,
     pub slots: Option<u64>,
@@ -45,7 +45,7 @@ impl PendLimit {
 }
 
 /// The User section's pending thresholds.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UserPendLimits {
     /// Users by name.
     pub users: BTreeMap<String, PendLimit>,
@@ -59,7 +59,7 @@ pub struct UserPendLimits {
 }
 
 /// Pending jobs and their slots.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Pend {
     pub jobs: u64,
     pub slots: u64,
@@ -67,7 +67,7 @@ pub(crate) struct Pend {
 
 /// What is pending now: in all, per user (by number), per queue and per
 /// group of [`UserPendLimits::groups`] (by its place there).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PendCounts {
     total: Pend,
     users: Vec<Pend>,

@@ -38,7 +38,7 @@ use crate::time::Time;
 /// for the rest of it ("once LSF selects a first execution host for the
 /// current job, the other first execution host candidates become
 /// unavailable to the current job").
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Picks {
     /// As given, to resolve again after a reconfiguration.
     pub(crate) given: Vec<HostPick>,

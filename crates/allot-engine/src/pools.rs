@@ -58,7 +58,7 @@ pub fn entitlements(total: u64, queues: &[PoolQueue]) -> Vec<u64> {
 
 /// Slot usage accumulated with exponential decay: `d acc / dt = slots -
 /// lambda acc`, brought up to date at each change of the queue's slots.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Accumulated {
     value: f64,
     at: u64,

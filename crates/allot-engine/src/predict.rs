@@ -21,7 +21,7 @@ use crate::time::Time;
 /// Sums over all reservations that a pass asks for again and again, kept
 /// until what they hold (`rsv_changes`) or their predictions (`rsv_epoch`)
 /// change.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RsvIndex {
     /// `rsv_changes` when `total` was summed.
     total_at: Option<u64>,

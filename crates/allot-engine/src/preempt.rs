@@ -63,7 +63,7 @@ use crate::reserve::{Ask, Released};
 use crate::time::Time;
 
 /// Since when, and by which job, a running job is preempted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Suspension {
     pub(crate) since: Time,
     pub(crate) by: JobId,

@@ -144,7 +144,7 @@ impl Ask<'_> {
 }
 
 /// What a pending job holds reserved.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Reservation {
     pub(crate) queue: usize,
     pub(crate) user: u32,

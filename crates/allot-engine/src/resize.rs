@@ -53,7 +53,7 @@ use crate::reserve::{Ask, View};
 use crate::time::Time;
 
 /// A resizable job's state.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Resize {
     /// Autoresizable: it grows by itself up to its maximum.
     pub(crate) auto: bool,

@@ -36,7 +36,7 @@ const PLACE_MIN: Place = Place { priority: std::cmp::Reverse(u32::MAX), id: JobI
 /// another tells about by what they ask ([`ask_of`]), the others
 /// apart, in [`Place`] order, so that a pass visits only the jobs whose
 /// ask may still succeed ([`Engine::next_live`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Backlog {
     other: u32,
     /// The other jobs, per queue, slots asked and own run limit (`None`:

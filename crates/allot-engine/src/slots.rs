@@ -5,7 +5,7 @@
 //! hosts, one summary word per 4,096).
 
 /// Free slots of the hosts of one host set, in host order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SlotIndex {
     free: Vec<u32>,
     total: u64,
@@ -79,7 +79,7 @@ impl SlotIndex {
 
 /// A set of host indexes as bits: insertion, removal and emptiness in
 /// constant time, iteration in host order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct HostBits {
     words: Vec<u64>,
     len: usize,

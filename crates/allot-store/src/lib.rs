@@ -13,9 +13,11 @@
 pub mod effects;
 mod read;
 mod records;
+mod snapshots;
 
 pub use read::{Glance, RecordStream};
 pub use records::{Env, JobExtras, JobRecord, PreExecEnd, Reach, Record, Term};
+pub use snapshots::Snapshot;
 
 use std::path::Path;
 
@@ -138,6 +140,7 @@ impl Store {
             Some(_) => {}
         }
         store.conn.execute_batch("CREATE INDEX IF NOT EXISTS events_job ON events (job)")?;
+        store.conn.execute_batch(snapshots::SNAPSHOTS_TABLE)?;
         Ok(store)
     }
 
@@ -202,18 +205,7 @@ impl Store {
     /// Appends records in one transaction; when this returns, they are
     /// durable. Returns the sequence number of the last.
     pub fn append(&mut self, records: &[(Time, Record)]) -> Result<u64, StoreError> {
-        let tx = self.conn.transaction()?;
-        let mut last = 0;
-        {
-            let mut insert = tx.prepare_cached("INSERT INTO events (time, record, job) VALUES (?1, ?2, ?3)")?;
-            for (t, r) in records {
-                let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
-                insert.execute(params![t.0 as i64, text, r.job().map(|j| j.0 as i64)])?;
-                last = tx.last_insert_rowid() as u64;
-            }
-        }
-        tx.commit()?;
-        Ok(last)
+        self.append_with(records, None)
     }
 
     /// Every record in order, with its sequence number and time, decoded
@@ -283,13 +275,13 @@ fn decode(seq: i64, text: &[u8]) -> Result<Record, StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use allot_engine::JobSpec;
 
     /// A test's state database, in a directory of its own removed when
     /// the test passes (a failed test's stays, to look at).
-    struct Scratch {
+    pub(crate) struct Scratch {
         dir: std::path::PathBuf,
         db: std::path::PathBuf,
     }
@@ -316,14 +308,14 @@ mod tests {
         }
     }
 
-    fn temp(name: &str) -> Scratch {
+    pub(crate) fn temp(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("allot-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");
         Scratch { db: dir.join("state.db"), dir }
     }
 
-    fn submitted(job: u64) -> Record {
+    pub(crate) fn submitted(job: u64) -> Record {
         let record = JobRecord {
             spec: JobSpec { user: "alice".into(), queue: Some("normal".into()), slots: 1, ..JobSpec::default() },
             name: "sleep".into(),

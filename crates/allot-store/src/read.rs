@@ -169,15 +169,22 @@ impl RecordStream {
     /// The records of the log at `path` up to `last` (its records after
     /// are left out: allotd may be appending), read-only.
     pub fn open(path: &Path, last: i64) -> Result<RecordStream, StoreError> {
+        RecordStream::open_range(path, 0, last)
+    }
+
+    /// The records after `after` up to `last`: a restart's replay after a
+    /// snapshot.
+    pub fn open_range(path: &Path, after: i64, last: i64) -> Result<RecordStream, StoreError> {
         let path = path.to_path_buf();
         let (tx, rx) = mpsc::sync_channel(8);
         let (spent_tx, spent_rx) = mpsc::channel::<Batch>();
         let reader = std::thread::Builder::new().name("allot-stream".into()).spawn(move || {
             let read = |tx: &mpsc::SyncSender<_>| -> Result<(), StoreError> {
                 let store = Store::open_read_only(&path)?;
-                let mut stmt =
-                    store.conn.prepare("SELECT seq, time, record FROM events WHERE seq <= ?1 ORDER BY seq")?;
-                let mut rows = stmt.query(params![last])?;
+                let mut stmt = store
+                    .conn
+                    .prepare("SELECT seq, time, record FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")?;
+                let mut rows = stmt.query(params![after, last])?;
                 let mut batch = Vec::with_capacity(BATCH / 2);
                 while let Some(row) = rows.next()? {
                     let (seq, t, text) = row_parts(row)?;

@@ -46,7 +46,7 @@ impl Default for Billing {
 }
 
 /// What a running job holds.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Held {
     pub slots: u32,
     pub memory_gb: f64,
@@ -93,7 +93,7 @@ impl ResetPeriod {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Running {
     assoc: AssocId,
     rate: f64,
@@ -106,7 +106,7 @@ struct Running {
 /// association (`worth * 2^(-(t - base)/h)` at `t`), so that reading all
 /// of it costs one `exp2`; `base` moves up when adding would otherwise
 /// scale values past `2^32`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Ledger {
     half_life: u64,
     reset: ResetPeriod,

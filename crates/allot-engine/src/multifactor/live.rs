@@ -64,7 +64,7 @@ impl PartialEq for Ranked {
 
 impl Eq for Ranked {}
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct MfState {
     pub(crate) spec: MultifactorSpec,
     /// What the queue and job size factors divide by (the configuration's

@@ -60,7 +60,7 @@ pub enum RawShares {
     Parent,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Assoc {
     pub account: String,
     /// `None` on an account.
@@ -89,12 +89,13 @@ pub enum TreeError {
 /// Accounts under `root` and the users in them. Parents come before their
 /// children (ids grow down the tree); children keep the order they were
 /// added in, which is the tree order of `sshare` and the last tie-break.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AccountTree {
     assocs: Vec<Assoc>,
     accounts: BTreeMap<String, AssocId>,
     users: BTreeMap<String, Vec<AssocId>>,
     /// What every computation walks, made once after the last change.
+    #[serde(skip)]
     layout: std::sync::OnceLock<Layout>,
 }
 

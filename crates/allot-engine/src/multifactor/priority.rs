@@ -158,7 +158,7 @@ pub struct JobInputs {
 }
 
 /// The cluster-wide maxima the factors divide by.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Maxima {
     pub queue_priority: i64,
     pub total_slots: u64,

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Who a share assignment names.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ShareTarget {
     /// One user.
     User(String),
@@ -21,7 +21,7 @@ pub enum ShareTarget {
 }
 
 /// `[target, shares]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ShareAssignment {
     pub target: ShareTarget,
     pub shares: u32,
@@ -45,7 +45,7 @@ impl std::fmt::Display for ShareAssignment {
 }
 
 /// A member of a user group, as `lsb.users` GROUP_MEMBER lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Member {
     User(String),
     Group(String),
@@ -54,7 +54,7 @@ pub enum Member {
 }
 
 /// One `lsb.users` UserGroup row.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UserGroup {
     pub name: String,
     pub members: Vec<Member>,
@@ -65,7 +65,7 @@ pub struct UserGroup {
 
 /// All user groups, in configuration order, indexed so that membership is
 /// a short walk up from a user's own groups rather than a scan of members.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GroupTable {
     groups: Vec<UserGroup>,
     by_name: BTreeMap<String, usize>,

@@ -3,7 +3,7 @@
 use super::usage::Usage;
 
 /// The weighting factors of `lsb.params`, with the spec's defaults.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LsfFactors {
     /// CPU_TIME_FACTOR (0.7).
     pub cpu_time_factor: f64,

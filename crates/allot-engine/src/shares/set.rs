@@ -9,14 +9,14 @@ use super::tree::{NodeId, ShareError, ShareTree};
 
 /// What a policy covers: some queues (queue-level and cross-queue
 /// fairshare) or some hosts (host-partition fairshare).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Scope {
     Queues(Vec<String>),
     Hosts(BTreeSet<String>),
 }
 
 /// One policy: its scope and its share tree.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PolicyState {
     pub scope: Scope,
     pub tree: ShareTree,
@@ -30,7 +30,7 @@ pub struct Admission {
 }
 
 /// The cluster's fairshare policies, in configuration order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FairshareSet {
     pub policies: Vec<PolicyState>,
 }

@@ -21,7 +21,7 @@ use super::usage::{JobCharge, NodeUsage, Usage};
 use crate::time::Time;
 
 /// A node of one share tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NodeId(pub u32);
 
 impl NodeId {
@@ -32,7 +32,7 @@ impl NodeId {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum NodeKind {
     Root,
     /// A user's own share account.
@@ -61,14 +61,14 @@ pub enum ShareError {
 }
 
 /// Where the users of a level come from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 enum Scope {
     Everyone,
     MembersOf(String),
 }
 
 /// The share assignment that divides an inner node among its children.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Level {
     assignments: Vec<ShareAssignment>,
     scope: Scope,
@@ -76,10 +76,11 @@ struct Level {
     /// (a user, a collective group, `others`); `None` for `default`/`group@`.
     fixed: Vec<Option<NodeId>>,
     /// Per-user leaves made through `default` or `group@`, by (assignment, user).
+    #[serde(with = "crate::snapshot::pairs")]
     per_user: BTreeMap<(usize, String), NodeId>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Node {
     kind: NodeKind,
     parent: Option<NodeId>,
@@ -95,7 +96,7 @@ struct Node {
 }
 
 /// One fairshare policy's share tree with its usage.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ShareTree {
     policy: String,
     nodes: Vec<Node>,

@@ -50,7 +50,7 @@ impl Usage {
 }
 
 /// A sum of values that each decay as `exp(-lambda * age)`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Decaying {
     value: f64,
     at: f64,
@@ -68,7 +68,7 @@ impl Decaying {
 }
 
 /// `rate * t + base`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Linear {
     rate: f64,
     base: f64,
@@ -81,7 +81,7 @@ impl Linear {
 }
 
 /// What a running job charges to its share account.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobCharge {
     /// Slots the job holds.
     pub slots: u32,
@@ -103,7 +103,7 @@ pub struct JobCharge {
 }
 
 /// Usage accumulated at one node; see the module docs for the encoding.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct NodeUsage {
     started: u32,
     reserved: u32,

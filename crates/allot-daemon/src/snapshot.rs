@@ -1,0 +1,207 @@
+//! Snapshots of allotd's state ([`allot_store::Snapshot`]): the engine and
+//! what the daemon keeps that records build (the job table, arrays, job
+//! numbers, closed hosts and queues, the hosts' reach as logged, the last
+//! pass's decisions), written with the log's records in one transaction.
+//! A restart takes up the latest and replays only the records after it,
+//! so its time follows the state's size, not the history's.
+//!
+//! What a snapshot leaves out is what a replay does not build either: the
+//! configuration's derived settings (loaded again from the snapshot's
+//! configuration, as a replay loads its log's), and what lives only while
+//! allotd runs (connections, supervisors, timers of signals being sent).
+//! The `-w` index of names is built again from the jobs.
+//!
+//! When: after [`EVERY_RECORDS`] records, or after as many records as the
+//! state holds jobs if that is more (a snapshot's cost grows with the jobs,
+//! and is so spread over as many records), and when allotd stops.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use allot_engine::{Decision, Engine, JobId, Time};
+use allot_store::{Env, Reach, Snapshot};
+use serde::{Deserialize, Serialize};
+
+use crate::config::Source;
+use crate::confirm::Unconfirmed;
+use crate::numbers::Numbers;
+use crate::state::{DaemonJob, State};
+
+/// How a snapshot's body is written: JSON of [`Saved`]. A release that
+/// changes what it holds takes a new number; a restart on a snapshot of
+/// another number replays the whole log instead.
+pub(crate) const FORMAT: i64 = 1;
+
+/// Records after which a snapshot is taken, at the least.
+pub(crate) const EVERY_RECORDS: u64 = 20_000;
+
+/// The snapshot as written: borrowed from the state.
+#[derive(Serialize)]
+struct Saving<'a> {
+    engine: &'a Engine,
+    source: &'a Source,
+    configured_at: u64,
+    closed_queues: &'a BTreeSet<String>,
+    closed_hosts: &'a BTreeSet<String>,
+    /// The jobs' environments, once each; a job names its by position.
+    envs: Vec<Env>,
+    jobs: Vec<(JobId, u32, &'a DaemonJob)>,
+    arrays: &'a BTreeMap<JobId, Vec<u32>>,
+    numbers: &'a Numbers,
+    running: &'a BTreeSet<JobId>,
+    pending_kills: Vec<(JobId, i32)>,
+    warnings: &'a BTreeMap<JobId, (u64, String)>,
+    finished: &'a BTreeSet<(u64, JobId)>,
+    clock: Time,
+    decisions: &'a [Decision],
+    pass_was_full: bool,
+    unconfirmed: &'a Unconfirmed,
+    requests: &'a BTreeMap<String, JobId>,
+    reach: Vec<(String, Option<Reach>)>,
+}
+
+/// The snapshot as read.
+#[derive(Deserialize)]
+pub(crate) struct Saved {
+    engine: Engine,
+    pub(crate) source: Source,
+    configured_at: u64,
+    closed_queues: BTreeSet<String>,
+    closed_hosts: BTreeSet<String>,
+    envs: Vec<Env>,
+    jobs: Vec<(JobId, u32, DaemonJob)>,
+    arrays: BTreeMap<JobId, Vec<u32>>,
+    numbers: Numbers,
+    running: BTreeSet<JobId>,
+    pending_kills: Vec<(JobId, i32)>,
+    warnings: BTreeMap<JobId, (u64, String)>,
+    finished: BTreeSet<(u64, JobId)>,
+    clock: Time,
+    decisions: Vec<Decision>,
+    pass_was_full: bool,
+    unconfirmed: Unconfirmed,
+    requests: BTreeMap<String, JobId>,
+    reach: Vec<(String, Option<Reach>)>,
+}
+
+/// Counts `n` records handed to the log; whether a snapshot is due with
+/// them.
+pub(crate) fn due(state: &mut State, n: usize) -> bool {
+    state.since_snapshot = state.since_snapshot.saturating_add(n as u64);
+    state.since_snapshot >= EVERY_RECORDS.max(state.jobs.len() as u64)
+}
+
+/// The next write takes a snapshot (allotd stops).
+pub(crate) fn force(state: &mut State) {
+    state.since_snapshot = u64::MAX;
+}
+
+/// The state's snapshot, with every record applied so far; `None` (said
+/// on stderr) if it cannot be written, and the log goes on without.
+pub(crate) fn take(state: &mut State) -> Option<Snapshot> {
+    state.since_snapshot = 0;
+    match encode(state) {
+        Ok(body) => Some(Snapshot { seq: 0, time: state.clock, format: FORMAT, body }),
+        Err(e) => {
+            eprintln!("allotd: no snapshot of the state taken: {e}");
+            None
+        }
+    }
+}
+
+fn encode(state: &mut State) -> Result<Vec<u8>, String> {
+    // Each job's environment is shared with its like ([`State::envs`]):
+    // written once, by position, and taken out of the jobs meanwhile.
+    let none: Env = Env::from(Vec::new());
+    let mut envs: Vec<Env> = Vec::new();
+    let mut position: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut of_job = Vec::with_capacity(state.jobs.len());
+    for j in state.jobs.values_mut() {
+        let env = std::mem::replace(&mut j.record.env, none.clone());
+        let at = *position.entry(std::sync::Arc::as_ptr(&env) as *const () as usize).or_insert_with(|| {
+            envs.push(env.clone());
+            (envs.len() - 1) as u32
+        });
+        of_job.push(at);
+    }
+    let reach = match &state.cluster {
+        Some(c) => c.hosts.iter().map(|(h, live)| (h.clone(), live.reach)).collect(),
+        None => Vec::new(),
+    };
+    let saving = Saving {
+        engine: &state.engine,
+        source: &state.source,
+        configured_at: state.configured_at,
+        closed_queues: &state.closed_queues,
+        closed_hosts: &state.closed_hosts,
+        envs,
+        jobs: state.jobs.iter().zip(&of_job).map(|((&id, j), &e)| (id, e, j)).collect(),
+        arrays: &state.arrays,
+        numbers: &state.numbers,
+        running: &state.running,
+        pending_kills: state.pending_kills.iter().map(|(&id, &s)| (id, s as i32)).collect(),
+        warnings: &state.warnings,
+        finished: &state.finished,
+        clock: state.clock,
+        decisions: &state.decisions,
+        pass_was_full: state.pass_was_full,
+        unconfirmed: &state.unconfirmed,
+        requests: &state.requests,
+        reach,
+    };
+    let body = serde_json::to_vec(&saving).map_err(|e| e.to_string());
+    let Saving { envs, .. } = saving;
+    for (j, e) in state.jobs.values_mut().zip(of_job) {
+        j.record.env = envs[e as usize].clone();
+    }
+    body
+}
+
+/// A snapshot read, to take up once a state is made on its configuration
+/// (`source`); `Err` if this allotd cannot read it.
+pub(crate) fn read(snapshot: &Snapshot) -> Result<Saved, String> {
+    if snapshot.format != FORMAT {
+        return Err(format!("it is written in format {}, this allotd reads {FORMAT}", snapshot.format));
+    }
+    serde_json::from_slice(&snapshot.body).map_err(|e| e.to_string())
+}
+
+/// Takes up a snapshot into `state`, made on the snapshot's configuration
+/// with no jobs.
+pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
+    if saved.source != state.source {
+        return Err("its configuration is not the one it names".into());
+    }
+    state.engine = saved.engine.restored();
+    state.configured_at = saved.configured_at;
+    state.closed_queues = saved.closed_queues;
+    state.closed_hosts = saved.closed_hosts;
+    state.envs = saved.envs.iter().cloned().collect();
+    let shared: Vec<Env> = saved.envs.iter().map(|e| state.envs.get(e).cloned().unwrap_or_else(|| e.clone())).collect();
+    for (id, env, mut job) in saved.jobs {
+        job.record.env = shared.get(env as usize).cloned().ok_or_else(|| format!("job {id}: no environment {env}"))?;
+        state.names.insert(&job.record.spec.user, &job.record.name, id);
+        state.jobs.insert(id, job);
+    }
+    state.arrays = saved.arrays;
+    state.numbers = saved.numbers;
+    state.running = saved.running;
+    for (id, s) in saved.pending_kills {
+        let signal = nix::sys::signal::Signal::try_from(s).map_err(|e| format!("job {id}: signal {s}: {e}"))?;
+        state.pending_kills.insert(id, signal);
+    }
+    state.warnings = saved.warnings;
+    state.finished = saved.finished;
+    state.clock = saved.clock;
+    state.decisions = saved.decisions;
+    state.pass_was_full = saved.pass_was_full;
+    state.unconfirmed = saved.unconfirmed;
+    state.requests = saved.requests;
+    if let Some(c) = &mut state.cluster {
+        for (host, reach) in saved.reach {
+            if let Some(live) = c.hosts.get_mut(&host) {
+                live.reach = reach;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! A restart from a snapshot: the state it gives back is the one the whole
+//! log gives, even with the records before the snapshot gone (so the
+//! snapshot, not the log, gave it); a snapshot this allotd cannot read is
+//! passed over for the whole log.
+
+use std::path::{Path, PathBuf};
+
+use allot_engine::{JobId, Time};
+use allot_exec::ExitReport;
+use allot_proto::{Request, Submit};
+use tokio::sync::mpsc;
+
+use crate::replay_check::{Twin, open, twins};
+use crate::serve::Input;
+
+const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\n\
+                      End Queue\n\nBegin Queue\nQUEUE_NAME = wide\nPRIORITY = 20\n\
+                      SLOT_RESERVE = MAX_RESERVE_TIME[50]\nBACKFILL = Y\nEnd Queue\n";
+const HOSTS: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n";
+
+fn submit(twin: &mut Twin, t: Time, args: Submit) {
+    let cwd = std::env::temp_dir().display().to_string();
+    let answer = twin.request(Request::Submit(Box::new(Submit { command: "sleep 100".into(), cwd, ..args })), t);
+    assert!(answer.contains("Submitted"), "{answer}");
+}
+
+fn end(twin: &mut Twin, job: u64, exit: i32, t: Time) {
+    let report = ExitReport { exit, cpu_time: 1.5, max_rss_kb: 100, ended_at: t.0, ..Default::default() };
+    twin.state.files.write_report(job, &report).expect("report");
+    twin.state.supervisors_ended.insert(JobId(job));
+}
+
+/// Both twins live through the same: jobs that end (fairshare usage), a
+/// wide job's reservation, an array, a dependency, a held job, a closed
+/// host.
+fn live(twins: &mut [Twin; 2], wake: &mpsc::Sender<Input>, t0: u64) {
+    let q = |name: &str| Some(name.to_string());
+    for twin in twins.iter_mut() {
+        for _ in 0..3 {
+            submit(twin, Time(t0 + 1), Submit { queue: q("normal"), ..Submit::default() });
+        }
+        twin.tick(Time(t0 + 2), wake);
+        end(twin, 1, 0, Time(t0 + 10));
+        end(twin, 2, 3, Time(t0 + 10));
+        twin.tick(Time(t0 + 10), wake);
+        submit(twin, Time(t0 + 11), Submit { queue: q("wide"), slots: 4, run_limit: Some(600), ..Submit::default() });
+        twin.tick(Time(t0 + 12), wake);
+        submit(twin, Time(t0 + 13), Submit { name: q("sweep[1-4]"), ..Submit::default() });
+        submit(twin, Time(t0 + 13), Submit { depends: q("done(3)"), ..Submit::default() });
+        submit(twin, Time(t0 + 13), Submit { hold: true, ..Submit::default() });
+        twin.request(Request::HostControl { host: "hostB".into(), open: false }, Time(t0 + 14));
+        twin.tick(Time(t0 + 14), wake);
+    }
+}
+
+fn root(name: &str) -> (PathBuf, PathBuf) {
+    let root = std::env::temp_dir().join(format!("allot-snapshot-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), HOSTS).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), QUEUES).expect("lsb.queues");
+    (root, config)
+}
+
+fn sql(dir: &Path, statement: &str) -> usize {
+    let conn = rusqlite::Connection::open(dir.join("state.db")).expect("the log");
+    conn.execute(statement, []).expect(statement)
+}
+
+/// The twins, each restarted: after a tick, the same state, and both carry
+/// on alike.
+fn same_after_restart(twins: &mut [Twin; 2], config: &Path, wake: &mpsc::Sender<Input>, t: Time) {
+    let dir = twins[1].dir.clone();
+    twins[1].state = open(&dir, config, t, wake);
+    for twin in twins.iter_mut() {
+        twin.tick(t, wake);
+    }
+    let (a, b) = (twins[0].view(t), twins[1].view(t));
+    assert!(a == b, "{}", crate::replay_check::differences(&a, &b));
+    for twin in twins.iter_mut() {
+        end(twin, 3, 0, Time(t.0 + 5));
+        twin.tick(Time(t.0 + 5), wake);
+    }
+    let (a, b) = (twins[0].view(Time(t.0 + 5)), twins[1].view(Time(t.0 + 5)));
+    assert!(a == b, "{}", crate::replay_check::differences(&a, &b));
+    // What was at stake: the wide job's reservation and the usage charged.
+    assert!(a.contains(r#""name":"wide","priority":20"#) && a.contains(r#""rsv":2"#), "{a}");
+    assert!(a.contains(r#""cpu_time":4.49"#), "{a}");
+}
+
+#[test]
+fn a_restart_from_a_snapshot_needs_none_of_the_log_before_it() {
+    let (root, config) = root("only");
+    let (wake, _heard) = mpsc::channel::<Input>(1 << 12);
+    let t0 = 1_700_000_000;
+    let mut twins = twins(&root, &config, Time(t0), &wake);
+    live(&mut twins, &wake, t0);
+    crate::snapshot::force(&mut twins[1].state);
+    twins[1].state.flush().expect("flushed with a snapshot");
+    let dir = twins[1].dir.clone();
+    drop(std::mem::replace(&mut twins[1].state, open(&dir, &config, Time(t0 + 15), &wake)));
+    // Every record the snapshot holds, gone: only it can give them back.
+    let gone = sql(&dir, "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM snapshots)");
+    assert!(gone > 10, "{gone} records before the snapshot");
+    same_after_restart(&mut twins, &config, &wake, Time(t0 + 20));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_snapshot_this_allotd_cannot_read_is_passed_over_for_the_whole_log() {
+    let (root, config) = root("other");
+    let (wake, _heard) = mpsc::channel::<Input>(1 << 12);
+    let t0 = 1_700_000_000;
+    let mut twins = twins(&root, &config, Time(t0), &wake);
+    live(&mut twins, &wake, t0);
+    crate::snapshot::force(&mut twins[1].state);
+    twins[1].state.flush().expect("flushed with a snapshot");
+    let dir = twins[1].dir.clone();
+    assert_eq!(sql(&dir, "UPDATE snapshots SET format = 999, body = x'00'"), 1);
+    same_after_restart(&mut twins, &config, &wake, Time(t0 + 20));
+    let _ = std::fs::remove_dir_all(&root);
+}
