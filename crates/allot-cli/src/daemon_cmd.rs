@@ -92,13 +92,38 @@ pub fn stop() -> anyhow::Result<ExitCode> {
         println!("allotd is not running");
         return Ok(ExitCode::SUCCESS);
     };
+    let pid = holder(&paths::state_dir());
     match client.call(Request::Shutdown)? {
         Response::Done => {
+            wait_for_the_last_write(pid);
             println!("allotd stopped");
             Ok(ExitCode::SUCCESS)
         }
         Response::Error(e) => bail!("{e}"),
         other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+/// The pid of the allotd that holds `state_dir` (in its lock's file),
+/// where this user may read it (root, and whoever runs their own allotd).
+fn holder(state_dir: &std::path::Path) -> Option<i32> {
+    std::fs::read_to_string(paths::state_lock(state_dir)).ok()?.trim().parse().ok()
+}
+
+/// Once allotd has answered a shutdown, it still writes what waited and a
+/// snapshot of the state: done when its process has ended. Waits for that
+/// (a minute at most).
+fn wait_for_the_last_write(pid: Option<i32>) {
+    let Some(pid) = pid.filter(|&p| p > 0) else { return };
+    let began = std::time::Instant::now();
+    while began.elapsed() < std::time::Duration::from_secs(60) {
+        // Gone, or a zombie its parent has not reaped yet.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+        if matches!(state, None | Some("Z" | "X")) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

@@ -35,6 +35,7 @@ mod snapshot_check;
 mod socket;
 mod startup;
 mod state;
+mod state_lock;
 mod submit;
 
 mod terminal;

@@ -103,6 +103,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let metrics = current_loaded.metrics;
     // Before anything of the state is touched: a second allotd on the same
     // state would launch the first one's jobs again.
+    let _lock = crate::state_lock::take(&state_dir)?;
     let socket = allot_proto::paths::socket(&state_dir);
     if UnixStream::connect(&socket).await.is_ok() {
         return Err(anyhow!("another allotd already listens on {}", socket.display()));

@@ -11,9 +11,11 @@
 //! allotd runs (connections, supervisors, timers of signals being sent).
 //! The `-w` index of names is built again from the jobs.
 //!
-//! When: after [`EVERY_RECORDS`] records, or after as many records as the
-//! state holds jobs if that is more (a snapshot's cost grows with the jobs,
-//! and is so spread over as many records), and when allotd stops.
+//! When: [`EVERY_RECORDS`] records after the last one, or, if the last one
+//! held more jobs than that, as many records as it held jobs (a snapshot's
+//! cost grows with the jobs, and is so spread over as many records); and
+//! when allotd stops. A restart after a kill -9 so replays at most that
+//! many records after the snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -83,24 +85,55 @@ pub(crate) struct Saved {
     reach: Vec<(String, Option<Reach>)>,
 }
 
+/// When the next snapshot is due: records counted since the last one,
+/// and how many make it due.
+#[derive(Debug)]
+pub struct Due {
+    since: u64,
+    at: u64,
+}
+
+impl Default for Due {
+    fn default() -> Self {
+        Due { since: 0, at: EVERY_RECORDS }
+    }
+}
+
 /// Counts `n` records handed to the log; whether a snapshot is due with
 /// them.
 pub(crate) fn due(state: &mut State, n: usize) -> bool {
-    state.since_snapshot = state.since_snapshot.saturating_add(n as u64);
-    state.since_snapshot >= EVERY_RECORDS.max(state.jobs.len() as u64)
+    let d = &mut state.snapshots;
+    d.since = d.since.saturating_add(n as u64);
+    d.since >= d.at
 }
 
 /// The next write takes a snapshot (allotd stops).
 pub(crate) fn force(state: &mut State) {
-    state.since_snapshot = u64::MAX;
+    state.snapshots.at = 0;
+}
+
+/// Whether the next write takes a snapshot though it writes no record.
+pub(crate) fn forced(state: &State) -> bool {
+    state.snapshots.at == 0
 }
 
 /// The state's snapshot, with every record applied so far; `None` (said
 /// on stderr) if it cannot be written, and the log goes on without.
 pub(crate) fn take(state: &mut State) -> Option<Snapshot> {
-    state.since_snapshot = 0;
+    // The next after as many records as this one holds jobs, at least:
+    // its cost, which grows with the jobs, spread over them.
+    state.snapshots = Due { since: 0, at: EVERY_RECORDS.max(state.jobs.len() as u64) };
+    let began = std::time::Instant::now();
     match encode(state) {
-        Ok(body) => Some(Snapshot { seq: 0, time: state.clock, format: FORMAT, body }),
+        Ok(body) => {
+            let took = began.elapsed().as_secs_f64() * 1000.0;
+            let mib = body.len() as f64 / f64::from(1 << 20);
+            eprintln!(
+                "allotd: a snapshot of the state ({} jobs, {mib:.1} MiB) taken in {took:.0} ms",
+                state.jobs.len()
+            );
+            Some(Snapshot { seq: 0, time: state.clock, format: FORMAT, body })
+        }
         Err(e) => {
             eprintln!("allotd: no snapshot of the state taken: {e}");
             None

@@ -128,14 +128,14 @@ pub(crate) fn open_state(
         cluster: None,
         write_failure: None,
         writer: None,
-        since_snapshot: 0,
+        snapshots: Default::default(),
     };
     let hosts: Vec<String> = state.engine.hosts().map(|h| h.0.to_string()).collect();
     state.cluster = cluster.map(|c| crate::cluster::Cluster::new(c, hosts.into_iter()));
     if let Some(c) = &mut state.cluster {
         c.cpus_open = cpus_found_for;
     }
-    let from_snapshot = snapshot.is_some();
+    let from_snapshot = snapshot.as_ref().map(|(seq, _)| *seq);
     match snapshot {
         Some((seq, saved)) => {
             crate::snapshot::restore(&mut state, saved).map_err(|why| {
@@ -180,7 +180,13 @@ pub(crate) fn open_state(
     drop(stream);
     // The last pass's decisions that the log does not have never happened.
     state.undo_unconfirmed();
-    eprintln!("allotd: {replayed} records replayed, {} jobs", state.jobs.len());
+    match from_snapshot {
+        Some(seq) => eprintln!(
+            "allotd: the snapshot of the state at record {seq} taken up, {replayed} records after it replayed, {} jobs",
+            state.jobs.len()
+        ),
+        None => eprintln!("allotd: {replayed} records replayed, {} jobs", state.jobs.len()),
+    }
     crate::cluster::started(&mut state);
     match &state.cgroups {
         Some(c) => eprintln!("allotd: jobs run and are measured in cgroup v2, under {}", c.base().display()),
@@ -197,7 +203,7 @@ pub(crate) fn open_state(
     let current = current.keeping_found(&state.source);
     // Started on another configuration than the log's last: it applies as
     // `badmin reconfig` would, or allotd does not start.
-    if (replayed == 0 && !from_snapshot) || state.source != current {
+    if (replayed == 0 && from_snapshot.is_none()) || state.source != current {
         if state.source != current {
             let warnings = state
                 .reconfigure(t, current.clone())

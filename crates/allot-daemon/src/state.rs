@@ -262,8 +262,8 @@ pub struct State {
     pub write_failure: Option<crate::degraded::WriteFailure>,
     /// The log's writer thread (see `writer`); `None` writes in place.
     pub writer: Option<crate::writer::Writer>,
-    /// Records written since the last snapshot ([`crate::snapshot`]).
-    pub since_snapshot: u64,
+    /// When the next snapshot of the state is due ([`crate::snapshot`]).
+    pub snapshots: crate::snapshot::Due,
 }
 
 /// Scheduling pass times: how many passes, their total and the last.
@@ -770,7 +770,7 @@ impl State {
     /// Makes records (already applied, at their own times, in this order)
     /// durable in one commit, after the deferred ones.
     pub fn record_stamped(&mut self, stamped: Vec<(Time, Record)>) -> Result<(), allot_store::StoreError> {
-        if stamped.is_empty() && self.deferred.is_empty() && self.since_snapshot != u64::MAX {
+        if stamped.is_empty() && self.deferred.is_empty() && !crate::snapshot::forced(self) {
             return Ok(());
         }
         // On an error nothing is written, and the state is no longer the

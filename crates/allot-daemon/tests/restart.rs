@@ -9,7 +9,8 @@ use common::{Daemon, ONE_HOST, allotd, config_dir, eventually, queues, stderr, s
 
 /// `bsub -J A true; bsub -w 'done(A)' true; allot stop; allot start`: the
 /// dependent job's start replays (its dependency was met by a pass the
-/// replay does not run), and allotd carries on.
+/// replay does not run), and allotd carries on. The stop wrote a snapshot
+/// of the state, which the start takes up.
 #[test]
 fn a_dependency_met_before_a_restart_replays() {
     let dir = tempdir("restart-deps");
@@ -25,6 +26,10 @@ fn a_dependency_met_before_a_restart_replays() {
     let d = Daemon::start(&state);
     d.wait_for(a, "DONE", &dir);
     d.wait_for(b, "DONE", &dir);
+    // The stop left a snapshot of everything: the start replayed nothing.
+    let log = d.log();
+    let taken_up = log.lines().rev().find(|l| l.contains("replayed")).unwrap_or_default();
+    assert!(taken_up.contains("taken up, 0 records after it replayed, 2 jobs"), "{log}");
     let c = submitted_id(&d.cmd(&["bsub", "-w", "done(A)", "true"], &dir));
     d.wait_for(c, "DONE", &dir);
 }
@@ -136,4 +141,36 @@ fn the_same_request_again_gets_the_same_job() {
     let jobs = stdout(&d.cmd(&["bjobs", "-a", "-noheader"], &dir));
     assert_eq!(jobs.lines().count(), 2, "{jobs}");
     assert!(d.cmd(&["bkill", "0"], &dir).status.success());
+}
+
+/// A second allotd started on a state directory while the first runs
+/// (or still writes its last records and snapshot) waits for it, never
+/// running beside it, and takes over once it has stopped: from the
+/// snapshot the stop wrote, with nothing to replay after it.
+#[test]
+fn a_second_allotd_waits_for_the_first_to_stop() {
+    let dir = tempdir("restart-lock");
+    let state = dir.join("state");
+    let d = Daemon::start(&state);
+    let job = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    d.wait_for(job, "DONE", &dir);
+    let second_log = dir.join("second.log");
+    let mut second = Command::new(allotd())
+        .env_remove("LSF_ENVDIR")
+        .env("ALLOT_STATE_DIR", &state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&second_log).expect("log"))
+        .spawn()
+        .expect("a second allotd");
+    let log = || std::fs::read_to_string(&second_log).unwrap_or_default();
+    eventually("the second allotd waits", || log().contains("waiting for it to stop"));
+    assert!(!log().contains("replayed"), "{}", log());
+    // The first goes on alone meanwhile.
+    d.wait_for(job, "DONE", &dir);
+    assert!(d.cmd(&["stop"], &dir).status.success());
+    eventually("the second allotd takes over", || log().contains("replayed"));
+    assert!(log().contains("taken up, 0 records after it replayed, 1 jobs"), "{}", log());
+    d.wait_for(job, "DONE", &dir);
+    assert!(d.cmd(&["stop"], &dir).status.success());
+    assert!(second.wait().expect("it ends").success(), "{}", log());
 }

@@ -47,6 +47,12 @@ fn passwd_home() -> Option<PathBuf> {
     nix::unistd::User::from_uid(nix::unistd::geteuid()).ok().flatten().map(|u| u.dir)
 }
 
+/// The lock allotd holds on its state directory while it runs (see
+/// allotd's `state_lock`): `allot stop` waits for it to be let go.
+pub fn state_lock(state: &Path) -> PathBuf {
+    state.join("allotd.lock")
+}
+
 pub fn socket(state: &Path) -> PathBuf {
     state.join("allotd.sock")
 }
