@@ -22,7 +22,7 @@ use allot_store::Record;
 use crate::state::State;
 
 /// What the last pass decided that the log has not yet confirmed.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Unconfirmed {
     at: Time,
     decisions: Vec<Decision>,

@@ -19,7 +19,7 @@ use crate::state::State;
 
 /// The numbers given, as runs: from `(number, id)` on, submission
 /// `number + k` has first id `id + k`, until the next run.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Numbers {
     runs: Vec<(u64, JobId)>,
     next: u64,

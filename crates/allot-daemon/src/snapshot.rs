@@ -36,39 +36,16 @@ pub(crate) const FORMAT: i64 = 1;
 /// Records after which a snapshot is taken, at the least.
 pub(crate) const EVERY_RECORDS: u64 = 20_000;
 
-/// The snapshot as written: borrowed from the state.
-#[derive(Serialize)]
-struct Saving<'a> {
-    engine: &'a Engine,
-    source: &'a Source,
-    configured_at: u64,
-    closed_queues: &'a BTreeSet<String>,
-    closed_hosts: &'a BTreeSet<String>,
-    /// The jobs' environments, once each; a job names its by position.
-    envs: Vec<Env>,
-    jobs: Vec<(JobId, u32, &'a DaemonJob)>,
-    arrays: &'a BTreeMap<JobId, Vec<u32>>,
-    numbers: &'a Numbers,
-    running: &'a BTreeSet<JobId>,
-    pending_kills: Vec<(JobId, i32)>,
-    warnings: &'a BTreeMap<JobId, (u64, String)>,
-    finished: &'a BTreeSet<(u64, JobId)>,
-    clock: Time,
-    decisions: &'a [Decision],
-    pass_was_full: bool,
-    unconfirmed: &'a Unconfirmed,
-    requests: &'a BTreeMap<String, JobId>,
-    reach: Vec<(String, Option<Reach>)>,
-}
-
-/// The snapshot as read.
-#[derive(Deserialize)]
+/// A snapshot: the state's parts it keeps, as taken (a copy, written out
+/// on the log's writer thread, [`encode`]) and as read.
+#[derive(Serialize, Deserialize)]
 pub(crate) struct Saved {
     engine: Engine,
     pub(crate) source: Source,
     configured_at: u64,
     closed_queues: BTreeSet<String>,
     closed_hosts: BTreeSet<String>,
+    /// The jobs' environments, once each; a job names its by position.
     envs: Vec<Env>,
     jobs: Vec<(JobId, u32, DaemonJob)>,
     arrays: BTreeMap<JobId, Vec<u32>>,
@@ -117,76 +94,72 @@ pub(crate) fn forced(state: &State) -> bool {
     state.snapshots.at == 0
 }
 
-/// The state's snapshot, with every record applied so far; `None` (said
-/// on stderr) if it cannot be written, and the log goes on without.
-pub(crate) fn take(state: &mut State) -> Option<Snapshot> {
+/// The state's snapshot, with every record applied so far: a copy of its
+/// parts, which the log's writer writes out ([`encode`]) so that the
+/// dispatcher spends only the copy's time on it.
+pub(crate) fn take(state: &mut State) -> Box<Saved> {
     // The next after as many records as this one holds jobs, at least:
     // its cost, which grows with the jobs, spread over them.
     state.snapshots = Due { since: 0, at: EVERY_RECORDS.max(state.jobs.len() as u64) };
+    let reach = match &state.cluster {
+        Some(c) => c.hosts.iter().map(|(h, live)| (h.clone(), live.reach)).collect(),
+        None => Vec::new(),
+    };
+    Box::new(Saved {
+        engine: state.engine.clone(),
+        source: state.source.clone(),
+        configured_at: state.configured_at,
+        closed_queues: state.closed_queues.clone(),
+        closed_hosts: state.closed_hosts.clone(),
+        envs: Vec::new(),
+        jobs: state.jobs.iter().map(|(&id, j)| (id, 0, j.clone())).collect(),
+        arrays: state.arrays.clone(),
+        numbers: state.numbers.clone(),
+        running: state.running.clone(),
+        pending_kills: state.pending_kills.iter().map(|(&id, &s)| (id, s as i32)).collect(),
+        warnings: state.warnings.clone(),
+        finished: state.finished.clone(),
+        clock: state.clock,
+        decisions: state.decisions.clone(),
+        pass_was_full: state.pass_was_full,
+        unconfirmed: state.unconfirmed.clone(),
+        requests: state.requests.clone(),
+        reach,
+    })
+}
+
+/// A snapshot taken, written out; `None` (said on stderr) if it cannot be,
+/// and the log goes on without.
+pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     let began = std::time::Instant::now();
-    match encode(state) {
+    // Each job's environment is shared with its like ([`State::envs`]):
+    // written once, by position.
+    let none: Env = Env::from(Vec::new());
+    let mut position: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut envs = Vec::new();
+    for (_, at, j) in &mut saved.jobs {
+        let env = std::mem::replace(&mut j.record.env, none.clone());
+        *at = *position.entry(std::sync::Arc::as_ptr(&env) as *const () as usize).or_insert_with(|| {
+            envs.push(env);
+            (envs.len() - 1) as u32
+        });
+    }
+    saved.envs = envs;
+    match serde_json::to_vec(&*saved) {
         Ok(body) => {
             let took = began.elapsed().as_secs_f64() * 1000.0;
             let mib = body.len() as f64 / f64::from(1 << 20);
             eprintln!(
-                "allotd: a snapshot of the state ({} jobs, {mib:.1} MiB) taken in {took:.0} ms",
-                state.jobs.len()
+                "allotd: a snapshot of the state ({} jobs, {mib:.1} MiB) written out in {took:.0} ms",
+                saved.jobs.len()
             );
-            Some(Snapshot { seq: 0, time: state.clock, format: FORMAT, body })
+            Some(Snapshot { seq: 0, time: saved.clock, format: FORMAT, body })
         }
         Err(e) => {
             eprintln!("allotd: no snapshot of the state taken: {e}");
             None
         }
     }
-}
-
-fn encode(state: &mut State) -> Result<Vec<u8>, String> {
-    // Each job's environment is shared with its like ([`State::envs`]):
-    // written once, by position, and taken out of the jobs meanwhile.
-    let none: Env = Env::from(Vec::new());
-    let mut envs: Vec<Env> = Vec::new();
-    let mut position: BTreeMap<usize, u32> = BTreeMap::new();
-    let mut of_job = Vec::with_capacity(state.jobs.len());
-    for j in state.jobs.values_mut() {
-        let env = std::mem::replace(&mut j.record.env, none.clone());
-        let at = *position.entry(std::sync::Arc::as_ptr(&env) as *const () as usize).or_insert_with(|| {
-            envs.push(env.clone());
-            (envs.len() - 1) as u32
-        });
-        of_job.push(at);
-    }
-    let reach = match &state.cluster {
-        Some(c) => c.hosts.iter().map(|(h, live)| (h.clone(), live.reach)).collect(),
-        None => Vec::new(),
-    };
-    let saving = Saving {
-        engine: &state.engine,
-        source: &state.source,
-        configured_at: state.configured_at,
-        closed_queues: &state.closed_queues,
-        closed_hosts: &state.closed_hosts,
-        envs,
-        jobs: state.jobs.iter().zip(&of_job).map(|((&id, j), &e)| (id, e, j)).collect(),
-        arrays: &state.arrays,
-        numbers: &state.numbers,
-        running: &state.running,
-        pending_kills: state.pending_kills.iter().map(|(&id, &s)| (id, s as i32)).collect(),
-        warnings: &state.warnings,
-        finished: &state.finished,
-        clock: state.clock,
-        decisions: &state.decisions,
-        pass_was_full: state.pass_was_full,
-        unconfirmed: &state.unconfirmed,
-        requests: &state.requests,
-        reach,
-    };
-    let body = serde_json::to_vec(&saving).map_err(|e| e.to_string());
-    let Saving { envs, .. } = saving;
-    for (j, e) in state.jobs.values_mut().zip(of_job) {
-        j.record.env = envs[e as usize].clone();
-    }
-    body
 }
 
 /// A snapshot read, to take up once a state is made on its configuration

@@ -14,7 +14,7 @@ use allot_store::{Env, JobRecord, Record, Store};
 use crate::config::Source;
 
 /// What the daemon knows of a job beyond the engine.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct DaemonJob {
     /// As submitted; its environment is shared with every job submitted
     /// with the same one (see [`State::envs`]).
@@ -777,7 +777,8 @@ impl State {
         // log's: the caller stops, or takes the state up from the log again.
         let mut all = std::mem::take(&mut self.deferred);
         all.extend(stamped);
-        let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self)).flatten();
+        let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self));
+        let snapshot = snapshot.and_then(crate::snapshot::encode);
         self.store.append_with(&all, snapshot.map(|s| (all.len(), s))).map(|_| ())
     }
 

@@ -16,7 +16,9 @@ use std::path::Path;
 
 use allot_engine::{JobId, Time};
 use allot_proto::Response;
-use allot_store::{Record, Snapshot, Store, StoreError};
+use allot_store::{Record, Store, StoreError};
+
+use crate::snapshot::{Saved, encode};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::serve::{Answer, Input};
@@ -39,8 +41,9 @@ struct Job {
     epoch: u64,
     records: Vec<(Time, Record)>,
     after: After,
-    /// A snapshot of the state after the first `n` of `records`.
-    snapshot: Option<(usize, Snapshot)>,
+    /// A snapshot of the state after the first `n` of `records`, to write
+    /// out here.
+    snapshot: Option<(usize, Box<Saved>)>,
 }
 
 /// A write done: its epoch, how it went, and what waited for it.
@@ -90,7 +93,7 @@ impl Writer {
                 for j in &mut fresh {
                     let before = records.len();
                     records.append(&mut j.records);
-                    if let Some((n, s)) = j.snapshot.take() {
+                    if let Some((n, s)) = j.snapshot.take().and_then(|(n, s)| Some((n, encode(s)?))) {
                         snapshot = Some((before + n, s));
                     }
                 }
@@ -121,7 +124,7 @@ impl Writer {
         Ok(Writer { tx, epoch: 0 })
     }
 
-    fn send(&self, records: Vec<(Time, Record)>, after: After, snapshot: Option<(usize, Snapshot)>) {
+    fn send(&self, records: Vec<(Time, Record)>, after: After, snapshot: Option<(usize, Box<Saved>)>) {
         // The writer ends only with allotd.
         let _ = self.tx.send(Job { epoch: self.epoch, records, after, snapshot });
     }
@@ -155,8 +158,7 @@ pub(crate) fn write(
         Some(_) => {
             let mut all = std::mem::take(&mut state.deferred);
             all.extend(stamped);
-            let snapshot = crate::snapshot::due(state, all.len()).then(|| crate::snapshot::take(state)).flatten();
-            let snapshot = snapshot.map(|s| (all.len(), s));
+            let snapshot = crate::snapshot::due(state, all.len()).then(|| (all.len(), crate::snapshot::take(state)));
             state.writer.as_ref().expect("matched").send(all, after, snapshot);
             None
         }

@@ -319,7 +319,7 @@ impl Job {
     }
 }
 
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct QueueState {
     pub(crate) spec: QueueSpec,
     pub(crate) host_set: usize,
@@ -379,7 +379,7 @@ impl QueueState {
 ///
 /// The whole of it is what a snapshot of the state keeps
 /// ([`Engine::snapshot`]), but for a pass's working memory.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub struct Engine {
     // The cluster.
     pub(crate) config: EngineConfig,

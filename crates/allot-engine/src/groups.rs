@@ -67,6 +67,14 @@ pub(crate) struct Scratch {
     pub(crate) failed: crate::skip::Failed,
 }
 
+/// A copy of the engine (a snapshot's, taken on the dispatcher and written
+/// out on the log's writer) has a working memory of its own, empty.
+impl Clone for Scratch {
+    fn clone(&self) -> Scratch {
+        Scratch::new(self.selectors.len())
+    }
+}
+
 impl Scratch {
     pub(crate) fn new(policies: usize) -> Scratch {
         Scratch { selectors: vec![None; policies], ..Default::default() }
@@ -79,7 +87,7 @@ impl Scratch {
 /// cache may be bypassed, a switch does it for the tests that check so
 /// ([`Switches::ask_index`] for the asks that may succeed). Not kept
 /// across a reconfiguration: the engine built again derives afresh.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Caches {
     /// Counts of reservations given up (slots freed) and of changes that
     /// may move predicted starts: what a pass remembers of failures

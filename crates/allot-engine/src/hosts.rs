@@ -15,7 +15,7 @@ use crate::time::Time;
 /// Host set index and slots: what an allocation holds in each host set.
 pub(crate) type SlotsBySet = SmallVec<[(u32, u32); 2]>;
 
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct HostState {
     pub(crate) name: String,
     pub(crate) slots: u32,

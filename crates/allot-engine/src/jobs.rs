@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use crate::engine::JobId;
 
 /// What is kept of each job, by its id.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct JobTable<T> {
     base: u64,
     slots: VecDeque<Option<T>>,
