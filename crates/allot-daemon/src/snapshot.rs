@@ -60,6 +60,9 @@ pub(crate) struct Saved {
     unconfirmed: Unconfirmed,
     requests: BTreeMap<String, JobId>,
     reach: Vec<(String, Option<Reach>)>,
+    /// How long the dispatcher took to copy it, ms.
+    #[serde(skip)]
+    copied_in: f64,
 }
 
 /// When the next snapshot is due: records counted since the last one,
@@ -101,11 +104,12 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
     // The next after as many records as this one holds jobs, at least:
     // its cost, which grows with the jobs, spread over them.
     state.snapshots = Due { since: 0, at: EVERY_RECORDS.max(state.jobs.len() as u64) };
+    let began = std::time::Instant::now();
     let reach = match &state.cluster {
         Some(c) => c.hosts.iter().map(|(h, live)| (h.clone(), live.reach)).collect(),
         None => Vec::new(),
     };
-    Box::new(Saved {
+    let mut saved = Box::new(Saved {
         engine: state.engine.clone(),
         source: state.source.clone(),
         configured_at: state.configured_at,
@@ -125,7 +129,10 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
         unconfirmed: state.unconfirmed.clone(),
         requests: state.requests.clone(),
         reach,
-    })
+        copied_in: 0.0,
+    });
+    saved.copied_in = began.elapsed().as_secs_f64() * 1000.0;
+    saved
 }
 
 /// A snapshot taken, written out; `None` (said on stderr) if it cannot be,
@@ -150,8 +157,9 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
             let took = began.elapsed().as_secs_f64() * 1000.0;
             let mib = body.len() as f64 / f64::from(1 << 20);
             eprintln!(
-                "allotd: a snapshot of the state ({} jobs, {mib:.1} MiB) written out in {took:.0} ms",
-                saved.jobs.len()
+                "allotd: a snapshot of the state ({} jobs, {mib:.1} MiB): copied in {:.0} ms, written out in {took:.0} ms",
+                saved.jobs.len(),
+                saved.copied_in
             );
             Some(Snapshot { seq: 0, time: saved.clock, format: FORMAT, body })
         }
