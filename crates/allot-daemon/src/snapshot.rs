@@ -170,6 +170,18 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     }
 }
 
+/// Says why a snapshot was not written, if it was not: the records with it
+/// were, and the next snapshot is tried as due.
+pub(crate) fn not_written(failed: Option<allot_store::StoreError>) {
+    if let Some(e) = failed {
+        eprintln!(
+            "allotd: a snapshot of the state was not written ({}): the records with it were, and a restart \
+             replays them after the snapshot before",
+            e.why_not_written()
+        );
+    }
+}
+
 /// A snapshot read, to take up once a state is made on its configuration
 /// (`source`); `Err` if this allotd cannot read it.
 pub(crate) fn read(snapshot: &Snapshot) -> Result<Saved, String> {

@@ -779,7 +779,9 @@ impl State {
         all.extend(stamped);
         let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self));
         let snapshot = snapshot.and_then(crate::snapshot::encode);
-        self.store.append_with(&all, snapshot.map(|s| (all.len(), s))).map(|_| ())
+        let (_, failed) = self.store.append_with(&all, snapshot.map(|s| (all.len(), s)))?;
+        crate::snapshot::not_written(failed);
+        Ok(())
     }
 
     /// Keeps records (already applied) to be written with the next commit

@@ -103,7 +103,8 @@ impl Writer {
                     if let Some(d) = delay {
                         std::thread::sleep(d);
                     }
-                    store.append_with(&records, snapshot).map(|_| ()).map_err(|e| e.why_not_written())
+                    let written = store.append_with(&records, snapshot);
+                    written.map(|(_, failed)| crate::snapshot::not_written(failed)).map_err(|e| e.why_not_written())
                 };
                 if let (Err(why), Some(last)) = (&result, fresh.last()) {
                     failed = Some((last.epoch, why.clone()));

@@ -205,7 +205,7 @@ impl Store {
     /// Appends records in one transaction; when this returns, they are
     /// durable. Returns the sequence number of the last.
     pub fn append(&mut self, records: &[(Time, Record)]) -> Result<u64, StoreError> {
-        self.append_with(records, None)
+        self.append_with(records, None).map(|(last, _)| last)
     }
 
     /// Every record in order, with its sequence number and time, decoded

@@ -33,15 +33,17 @@ pub struct Snapshot {
 }
 
 impl Store {
-    /// Appends `records` in one transaction with, when given, a snapshot of
-    /// the state after the first `n` of them (its `seq` is set here). The
-    /// earlier snapshots go in the same transaction. Returns the sequence
-    /// number of the last record.
+    /// Appends `records` in one transaction, then, when given, a snapshot
+    /// of the state after the first `n` of them in a second (with its
+    /// position, `seq`, set here; the earlier snapshots go in it). Returns
+    /// the sequence number of the last record, and why the snapshot was
+    /// not written if it was not: the records are durable all the same
+    /// (a snapshot that does not fit on a full disk fails nothing else).
     pub fn append_with(
         &mut self,
         records: &[(Time, Record)],
         snapshot: Option<(usize, Snapshot)>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(u64, Option<StoreError>), StoreError> {
         let tx = self.conn.transaction()?;
         let mut last: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
         let mut snapshot_seq = (snapshot.as_ref().is_some_and(|(n, _)| *n == 0)).then_some(last);
@@ -56,15 +58,24 @@ impl Store {
                 }
             }
         }
-        if let (Some((_, s)), Some(seq)) = (&snapshot, snapshot_seq) {
-            tx.execute(
-                "INSERT OR REPLACE INTO snapshots (seq, time, format, body) VALUES (?1, ?2, ?3, ?4)",
-                params![seq, s.time.0 as i64, s.format, s.body],
-            )?;
-            tx.execute("DELETE FROM snapshots WHERE seq <> ?1", params![seq])?;
-        }
         tx.commit()?;
-        Ok(last as u64)
+        let failed = match (&snapshot, snapshot_seq) {
+            (Some((_, s)), Some(seq)) => self.write_snapshot(seq, s).err(),
+            _ => None,
+        };
+        Ok((last as u64, failed))
+    }
+
+    /// Snapshot `s`, at record `seq`, in place of the earlier ones.
+    fn write_snapshot(&mut self, seq: i64, s: &Snapshot) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO snapshots (seq, time, format, body) VALUES (?1, ?2, ?3, ?4)",
+            params![seq, s.time.0 as i64, s.format, s.body],
+        )?;
+        tx.execute("DELETE FROM snapshots WHERE seq <> ?1", params![seq])?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// The latest snapshot, if there is one.
