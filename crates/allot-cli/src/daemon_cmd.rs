@@ -24,8 +24,13 @@ pub fn start(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     }
     let log = log_file(&state.join("allotd.log"))?;
     let mut cmd = std::process::Command::new(&allotd);
-    if let Some(dir) = config {
-        cmd.arg("--config").arg(dir);
+    match config {
+        Some(dir) => {
+            cmd.arg("--config").arg(dir);
+        }
+        None => {
+            cmd.arg("--config").arg(default_tree(&state)?);
+        }
     }
     use std::os::unix::process::CommandExt;
     let mut child = cmd.stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log).process_group(0).spawn()?;
@@ -47,6 +52,21 @@ pub fn start(config: Option<&Path>) -> anyhow::Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Err(anyhow!("allotd did not answer within 10 s: see {}", state.join("allotd.log").display()))
+}
+
+/// With no configuration: the embedded defaults as an LSF configuration
+/// tree in the state directory's `conf` (written the first time, then
+/// left for the administrator to edit; `allot_config::default_tree`).
+fn default_tree(state: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let conf = state.join("conf");
+    let me =
+        nix::unistd::User::from_uid(nix::unistd::geteuid()).ok().flatten().map_or_else(|| "root".into(), |u| u.name);
+    let written = allot_config::default_tree::write_default_tree(&conf, state, &me)
+        .with_context(|| format!("cannot write the default configuration in {}", conf.display()))?;
+    if written {
+        println!("the default configuration is written in {} (edit it, then `badmin reconfig`)", conf.display());
+    }
+    Ok(conf)
 }
 
 /// `allot start --test-hosts N`: allotd on a test cluster of N hosts on

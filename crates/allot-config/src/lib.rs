@@ -20,6 +20,7 @@ pub mod acct_time;
 pub mod array;
 pub mod assoc_usage;
 pub mod bsub;
+pub mod default_tree;
 pub mod defaults;
 pub mod deps;
 pub mod detected;

@@ -155,7 +155,7 @@ fn layout_of(dir: &Path, lsf_conf: &str) -> Layout {
 }
 
 /// One `KEY=VALUE` of an `lsf.conf` text, unquoted.
-fn lsf_conf_value(text: &str, key: &str) -> Option<String> {
+pub fn lsf_conf_value(text: &str, key: &str) -> Option<String> {
     let src = Source { name: "lsf.conf", text };
     let lines = logical_lines(&src);
     let first = lines.first().cloned()?;

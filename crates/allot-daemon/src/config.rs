@@ -224,15 +224,22 @@ impl Source {
     }
 
     /// `LSB_CONFDIR`, `LSF_CONFDIR` and `LSF_ENVDIR` of the directory, by
-    /// its lsf.conf as read (see `allot_config::load::conf_dirs`).
+    /// its lsf.conf as read (see `allot_config::load::conf_dirs`), and its
+    /// `LSF_UNIT_FOR_LIMITS`.
     pub fn conf_dirs(&self) -> Vec<(String, String)> {
         let Some(dir) = self.dir.as_deref() else { return Vec::new() };
         let conf = self.files.iter().find(|(n, _)| n == "lsf.conf").map_or("", |(_, t)| t.as_str());
         let (confdir, lsb_confdir) = allot_config::load::conf_dirs(Path::new(dir), conf);
-        [("LSB_CONFDIR", lsb_confdir), ("LSF_CONFDIR", confdir), ("LSF_ENVDIR", dir.into())]
-            .into_iter()
-            .map(|(k, p)| (k.to_string(), p.display().to_string()))
-            .collect()
+        let mut out: Vec<(String, String)> =
+            [("LSB_CONFDIR", lsb_confdir), ("LSF_CONFDIR", confdir), ("LSF_ENVDIR", dir.into())]
+                .into_iter()
+                .map(|(k, p)| (k.to_string(), p.display().to_string()))
+                .collect();
+        // The unit of limits given without one, as the commands read it
+        // (LSF's default: KB).
+        let unit = allot_config::load::lsf_conf_value(conf, "LSF_UNIT_FOR_LIMITS").filter(|u| !u.is_empty());
+        out.push(("LSF_UNIT_FOR_LIMITS".into(), unit.unwrap_or_else(|| "KB".into())));
+        out
     }
 
     /// This source with the CPUs the agents found that `current` kept (a
