@@ -72,7 +72,6 @@ fn within(window: Option<(u64, u64)>, t: Option<u64>) -> bool {
 }
 
 fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response, String> {
-    let store = Store::open_read_only(path).map_err(|e| format!("bacct: {e}"))?;
     let users: Vec<&str> = if q.users.is_empty() { vec![caller] } else { q.users.iter().map(String::as_str).collect() };
     let all_users = users.contains(&"all");
     let mut live: BTreeMap<JobId, AcctRun> = BTreeMap::new();
@@ -95,8 +94,10 @@ fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response,
             }
         }
     };
-    store
-        .replay(|_, t, record| match record {
+    // The log's archives too (`allot_store::history_dir`).
+    Store::scan_all(path, &[], |_, t, glance| {
+        let allot_store::Glance::Record(record) = glance else { return };
+        match record {
             Record::Submitted { job, number, record, .. } => {
                 let number = number.unwrap_or(job.0);
                 if !all_users && !users.contains(&record.spec.user.as_str()) {
@@ -156,8 +157,9 @@ fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response,
                 }
             }
             _ => {}
-        })
-        .map_err(|e| format!("bacct: {e}"))?;
+        }
+    })
+    .map_err(|e| format!("bacct: {e}"))?;
     if too_many {
         return Err(format!(
             "bacct -l: more than {MAX_LISTED} jobs; name fewer (-u, -q, -S, -D, -C or job ids), or ask for the summary"

@@ -194,7 +194,10 @@ enum Read {
 }
 
 fn read(asked: Asked, tx: &tokio::sync::mpsc::Sender<crate::serve::Input>) -> Result<Response, String> {
-    let store = allot_store::Store::open_read_only(&asked.log).map_err(|e| e.to_string())?;
+    // The log's archives too (`allot_store::history_dir`): a job pending
+    // for long has its first records there.
+    let log = allot_store::LogReader::open(&asked.log).map_err(|e| e.to_string())?;
+    let records_of = |job| log.job_records(job).map_err(|e| e.to_string());
     let mut read = Vec::with_capacity(asked.jobs.len());
     let mut preemptors = Vec::new();
     for job in &asked.jobs {
@@ -202,12 +205,12 @@ fn read(asked: Asked, tx: &tokio::sync::mpsc::Sender<crate::serve::Input>) -> Re
         // An element's submission, and its limit's changes, are its array's
         // records.
         if let Some(first) = job.first {
-            let r = store.job_records(first).map_err(|e| e.to_string())?;
+            let r = records_of(first)?;
             records.extend(
                 r.into_iter().filter(|(_, r)| matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. })),
             );
         }
-        records.extend(store.job_records(job.id).map_err(|e| e.to_string())?);
+        records.extend(records_of(job.id)?);
         let events = events(records);
         preemptors.extend(events.iter().filter_map(|e| match e {
             Read::PreemptedBy(_, by) => Some(*by),

@@ -127,7 +127,8 @@ impl History {
         let path = if state_dir.is_dir() { state_dir.join("state.db") } else { state_dir.to_path_buf() };
         let mut fold = Fold::default();
         let mut last = 0;
-        Store::open_read_only(&path)?.scan(&["Submitted", "Scheduled"], |seq, t, glance| {
+        // The log's archives too, first (`allot_store::history_dir`).
+        Store::scan_all(&path, &["Submitted", "Scheduled"], |seq, t, glance| {
             last = seq;
             match glance {
                 Glance::Record(r) => fold.add(t, r.name(), Some(&r)),

@@ -10,11 +10,13 @@
 //! survives the process being killed (kill -9) and the machine losing
 //! power.
 
+mod archive;
 pub mod effects;
 mod read;
 mod records;
 mod snapshots;
 
+pub use archive::{LogReader, history_dir, log_files};
 pub use read::{Glance, RecordStream};
 pub use records::{Env, JobExtras, JobRecord, PreExecEnd, Reach, Record, Term};
 pub use snapshots::Snapshot;
@@ -220,12 +222,17 @@ impl Store {
 
     /// The records about one job, in order, with their times.
     pub fn job_records(&self, job: JobId) -> Result<Vec<(Time, Record)>, StoreError> {
+        Ok(self.job_records_seq(job)?.into_iter().map(|(_, t, r)| (t, r)).collect())
+    }
+
+    /// [`Store::job_records`] with each record's sequence number.
+    pub fn job_records_seq(&self, job: JobId) -> Result<Vec<(i64, Time, Record)>, StoreError> {
         let mut stmt = self.conn.prepare_cached("SELECT seq, time, record FROM events WHERE job = ?1 ORDER BY seq")?;
         let mut rows = stmt.query(params![job.0 as i64])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let (seq, t, text) = row_parts(row)?;
-            out.push((t, decode(seq, text)?));
+            out.push((seq, t, decode(seq, text)?));
         }
         Ok(out)
     }

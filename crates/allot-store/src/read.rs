@@ -173,28 +173,34 @@ impl RecordStream {
     }
 
     /// The records after `after` up to `last`: a restart's replay after a
-    /// snapshot.
+    /// snapshot. The log's archives are read first, as one with it.
     pub fn open_range(path: &Path, after: i64, last: i64) -> Result<RecordStream, StoreError> {
         let path = path.to_path_buf();
         let (tx, rx) = mpsc::sync_channel(8);
         let (spent_tx, spent_rx) = mpsc::channel::<Batch>();
         let reader = std::thread::Builder::new().name("allot-stream".into()).spawn(move || {
             let read = |tx: &mpsc::SyncSender<_>| -> Result<(), StoreError> {
-                let store = Store::open_read_only(&path)?;
-                let mut stmt = store
-                    .conn
-                    .prepare("SELECT seq, time, record FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")?;
-                let mut rows = stmt.query(params![after, last])?;
+                // The archives, then the log, each record once
+                // (`archive`).
+                let mut seen = after;
                 let mut batch = Vec::with_capacity(BATCH / 2);
-                while let Some(row) = rows.next()? {
-                    let (seq, t, text) = row_parts(row)?;
-                    batch.push((t, decode(seq, text)?));
-                    if batch.len() == BATCH / 2 {
-                        if tx.send(Ok(std::mem::take(&mut batch))).is_err() {
-                            // Its reader has stopped.
-                            return Ok(());
+                for file in crate::log_files(&path) {
+                    let store = Store::open_read_only(&file)?;
+                    let mut stmt = store
+                        .conn
+                        .prepare("SELECT seq, time, record FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")?;
+                    let mut rows = stmt.query(params![seen, last])?;
+                    while let Some(row) = rows.next()? {
+                        let (seq, t, text) = row_parts(row)?;
+                        seen = seq;
+                        batch.push((t, decode(seq, text)?));
+                        if batch.len() == BATCH / 2 {
+                            if tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+                                // Its reader has stopped.
+                                return Ok(());
+                            }
+                            spent_rx.try_iter().for_each(drop);
                         }
-                        spent_rx.try_iter().for_each(drop);
                     }
                 }
                 if !batch.is_empty() {
