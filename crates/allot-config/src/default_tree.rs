@@ -36,7 +36,8 @@ pub fn default_tree(envdir: &Path, sharedir: &Path, admin: &str) -> Vec<(PathBuf
         "{head}Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\n\
          DESCRIPTION = The default queue: every user has an equal share.\nEnd Queue\n"
     );
-    let params = format!("{head}Begin Parameters\nDEFAULT_QUEUE = normal\nEnd Parameters\n");
+    // LSF's installed MAX_JOB_NUM (its built-in default is 1000).
+    let params = format!("{head}Begin Parameters\nDEFAULT_QUEUE = normal\nMAX_JOB_NUM = 10000\nEnd Parameters\n");
     let batch = lsb_confdir.join(name).join("configdir");
     vec![
         (envdir.join("lsf.conf"), conf),

@@ -20,6 +20,12 @@ pub struct Params {
     /// JOB_TERMINATE_INTERVAL (10 s): between the SIGINT, SIGTERM and
     /// SIGKILL that end a job at a limit.
     pub job_terminate_interval: u64,
+    /// MAX_JOB_NUM (1000, LSF's where lsb.params does not set it; the
+    /// tree `allot start` writes sets LSF's installed 10000): the finished
+    /// jobs the event log holds before allotd archives what a snapshot of
+    /// the state holds (`allot_store`'s `archive`), as LSF switches
+    /// `lsb.events`. 0: never archived.
+    pub max_job_num: u64,
     /// MAX_PREEXEC_RETRY (5): how many times a job's pre-execution
     /// command (`bsub -E`) is tried before the job is held. 5 is LSF 9's
     /// default; LSF 10's is unlimited, with which a command that always
@@ -70,6 +76,7 @@ impl Default for Params {
             mbd_sleep_time: 60,
             clean_period: 3600,
             job_terminate_interval: 10,
+            max_job_num: DEFAULT_MAX_JOB_NUM,
             max_preexec_retry: DEFAULT_MAX_PREEXEC_RETRY,
             default_queue: Vec::new(),
             parallel_sched_by_slot: false,
@@ -418,3 +425,6 @@ impl Config {
 
 /// The name of a cluster whose configuration has no `lsf.cluster.<name>`.
 pub const DEFAULT_CLUSTER_NAME: &str = "allot";
+
+/// MAX_JOB_NUM where lsb.params does not set it: LSF's.
+pub const DEFAULT_MAX_JOB_NUM: u64 = 1000;

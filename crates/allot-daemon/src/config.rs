@@ -37,6 +37,8 @@ pub struct Loaded {
     pub terminate_interval: u64,
     /// MAX_PREEXEC_RETRY.
     pub max_preexec_retry: u32,
+    /// MAX_JOB_NUM: finished jobs between the log's archivings.
+    pub max_job_num: u64,
     /// `lsb.params` in force, by name (`bparams -a`).
     pub params: Vec<(String, String)>,
     /// The mail program jobs' mail goes through: lsf.conf's LSB_MAILPROG,
@@ -151,6 +153,7 @@ impl Source {
                 clean_period: allot_config::model::Params::default().clean_period,
                 terminate_interval: allot_config::model::Params::default().job_terminate_interval,
                 max_preexec_retry: allot_config::model::DEFAULT_MAX_PREEXEC_RETRY,
+                max_job_num: allot_config::model::DEFAULT_MAX_JOB_NUM,
                 mail_prog: mail_program(None),
                 params: params_shown(&allot_config::model::Params {
                     default_queue: vec!["normal".into()],
@@ -182,6 +185,7 @@ impl Source {
             clean_period: config.params.clean_period,
             terminate_interval: config.params.job_terminate_interval,
             max_preexec_retry: config.params.max_preexec_retry,
+            max_job_num: config.params.max_job_num,
             params: params_shown(&config.params),
             mail_prog: mail_program(config.mail_prog.as_deref()),
             queue_warnings: config

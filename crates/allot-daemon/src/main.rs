@@ -36,6 +36,7 @@ mod socket;
 mod startup;
 mod state;
 mod state_lock;
+mod state_log;
 mod submit;
 
 mod terminal;

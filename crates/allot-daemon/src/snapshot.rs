@@ -63,20 +63,39 @@ pub(crate) struct Saved {
     /// How long the dispatcher took to copy it, ms.
     #[serde(skip)]
     copied_in: f64,
+    /// Whether the log is archived once it is written.
+    #[serde(skip)]
+    pub(crate) archive: bool,
 }
 
 /// When the next snapshot is due: records counted since the last one,
-/// and how many make it due.
+/// and how many make it due; finished jobs counted since the log was last
+/// archived, and how many (MAX_JOB_NUM, 0: never) make a snapshot due
+/// after which it is archived again (`allot_store`'s `archive`). The
+/// count starts again at a restart: the log is archived after at least
+/// MAX_JOB_NUM jobs.
 #[derive(Debug)]
 pub struct Due {
     since: u64,
     at: u64,
+    finished: u64,
+    pub(crate) max_job_num: u64,
 }
 
-impl Default for Due {
-    fn default() -> Self {
-        Due { since: 0, at: EVERY_RECORDS }
+impl Due {
+    pub(crate) fn with_max_job_num(max_job_num: u64) -> Due {
+        Due { since: 0, at: EVERY_RECORDS, finished: 0, max_job_num }
     }
+}
+
+/// Counts a job finished (its record applied).
+pub(crate) fn finished(state: &mut State) {
+    state.snapshots.finished += 1;
+}
+
+/// Whether the log is due to be archived after the next snapshot.
+fn archive_due(d: &Due) -> bool {
+    d.max_job_num > 0 && d.finished >= d.max_job_num
 }
 
 /// Counts `n` records handed to the log; whether a snapshot is due with
@@ -84,7 +103,7 @@ impl Default for Due {
 pub(crate) fn due(state: &mut State, n: usize) -> bool {
     let d = &mut state.snapshots;
     d.since = d.since.saturating_add(n as u64);
-    d.since >= d.at
+    d.since >= d.at || archive_due(d)
 }
 
 /// The next write takes a snapshot (allotd stops).
@@ -103,7 +122,10 @@ pub(crate) fn forced(state: &State) -> bool {
 pub(crate) fn take(state: &mut State) -> Box<Saved> {
     // The next after as many records as this one holds jobs, at least:
     // its cost, which grows with the jobs, spread over them.
-    state.snapshots = Due { since: 0, at: EVERY_RECORDS.max(state.jobs.len() as u64) };
+    let archive = archive_due(&state.snapshots);
+    let finished = if archive { 0 } else { state.snapshots.finished };
+    let at = EVERY_RECORDS.max(state.jobs.len() as u64);
+    state.snapshots = Due { since: 0, at, finished, max_job_num: state.snapshots.max_job_num };
     let began = std::time::Instant::now();
     let reach = match &state.cluster {
         Some(c) => c.hosts.iter().map(|(h, live)| (h.clone(), live.reach)).collect(),
@@ -130,6 +152,7 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
         requests: state.requests.clone(),
         reach,
         copied_in: 0.0,
+        archive,
     });
     saved.copied_in = began.elapsed().as_secs_f64() * 1000.0;
     saved
@@ -167,6 +190,26 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
             eprintln!("allotd: no snapshot of the state taken: {e}");
             None
         }
+    }
+}
+
+/// After a snapshot was written: the log archived if it was due to be,
+/// in `store` at `log` (said on stderr; a failure archives nothing and
+/// loses nothing, and the next snapshot tries again).
+pub(crate) fn archive_if_due(archive: bool, store: &mut allot_store::Store, log: &std::path::Path) {
+    if !archive {
+        return;
+    }
+    let archived = store.snapshot_seq().and_then(|seq| match seq {
+        Some(seq) => store.archive_through(seq, log).map(|p| Some((seq, p))),
+        None => Ok(None),
+    });
+    match archived {
+        Ok(Some((seq, path))) => {
+            eprintln!("allotd: the event log's records up to {seq} archived in {}", path.display())
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("allotd: the event log was not archived: {e}"),
     }
 }
 

@@ -128,7 +128,7 @@ pub(crate) fn open_state(
         cluster: None,
         write_failure: None,
         writer: None,
-        snapshots: Default::default(),
+        snapshots: crate::snapshot::Due::with_max_job_num(loaded.max_job_num),
     };
     let hosts: Vec<String> = state.engine.hosts().map(|h| h.0.to_string()).collect();
     state.cluster = cluster.map(|c| crate::cluster::Cluster::new(c, hosts.into_iter()));

@@ -288,6 +288,9 @@ impl State {
     pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
         self.confirm(record);
         self.apply_record(t, record)?;
+        if matches!(record, Record::Finished { .. } | Record::Removed { .. }) {
+            crate::snapshot::finished(self);
+        }
         self.clock = self.clock.max(t);
         Ok(())
     }
@@ -554,6 +557,7 @@ impl State {
         self.clean_period = loaded.clean_period;
         self.terminate_interval = loaded.terminate_interval;
         self.max_preexec_retry = loaded.max_preexec_retry;
+        self.snapshots.max_job_num = loaded.max_job_num;
         self.params = loaded.params;
         self.mail_prog = loaded.mail_prog;
         self.configured_at = t.0;
@@ -752,51 +756,5 @@ impl State {
                 env.clone()
             }
         }
-    }
-
-    /// Applies records and makes them durable in one commit.
-    pub fn commit(&mut self, t: Time, records: Vec<Record>) -> Result<(), String> {
-        for r in &records {
-            self.apply(t, r).map_err(|e| e.to_string())?;
-        }
-        self.record(t, records).map_err(|e| e.to_string())
-    }
-
-    /// Makes records (already applied) durable in one commit.
-    pub fn record(&mut self, t: Time, records: Vec<Record>) -> Result<(), allot_store::StoreError> {
-        self.record_stamped(records.into_iter().map(|r| (t, r)).collect())
-    }
-
-    /// Makes records (already applied, at their own times, in this order)
-    /// durable in one commit, after the deferred ones.
-    pub fn record_stamped(&mut self, stamped: Vec<(Time, Record)>) -> Result<(), allot_store::StoreError> {
-        if stamped.is_empty() && self.deferred.is_empty() && !crate::snapshot::forced(self) {
-            return Ok(());
-        }
-        // On an error nothing is written, and the state is no longer the
-        // log's: the caller stops, or takes the state up from the log again.
-        let mut all = std::mem::take(&mut self.deferred);
-        all.extend(stamped);
-        let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self));
-        let snapshot = snapshot.and_then(crate::snapshot::encode);
-        let (_, failed) = self.store.append_with(&all, snapshot.map(|s| (all.len(), s)))?;
-        crate::snapshot::not_written(failed);
-        Ok(())
-    }
-
-    /// Keeps records (already applied) to be written with the next commit
-    /// instead of one of their own: passes that decided nothing to act on
-    /// (see [`Record::Scheduled`]). Nothing was acted on because of them,
-    /// so a crash that loses them loses nothing anybody saw happen; a stop
-    /// writes them.
-    pub fn defer(&mut self, stamped: Vec<(Time, Record)>) {
-        self.deferred.extend(stamped);
-    }
-
-    /// Writes the deferred records, in place (allotd's stop has them
-    /// written by its writer, see `serve::run`).
-    #[cfg(test)]
-    pub fn flush(&mut self) -> Result<(), allot_store::StoreError> {
-        self.record_stamped(Vec::new())
     }
 }

@@ -64,6 +64,7 @@ impl Writer {
     /// The writer thread, with a connection of its own to the log.
     pub(crate) fn start(path: &Path, wake: mpsc::Sender<Input>) -> Result<Writer, StoreError> {
         let mut store = Store::open(path)?;
+        let log = path.to_path_buf();
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let delay = test_delay();
         let spawned = std::thread::Builder::new().name("log writer".into()).spawn(move || {
@@ -89,12 +90,17 @@ impl Writer {
                 // The last snapshot among them, placed after its job's
                 // records (and those of the jobs before).
                 let mut snapshot = None;
+                let mut archive = false;
                 let mut records: Vec<(Time, Record)> = Vec::new();
                 for j in &mut fresh {
                     let before = records.len();
                     records.append(&mut j.records);
-                    if let Some((n, s)) = j.snapshot.take().and_then(|(n, s)| Some((n, encode(s)?))) {
-                        snapshot = Some((before + n, s));
+                    if let Some((n, s)) = j.snapshot.take() {
+                        let due = s.archive;
+                        if let Some(s) = encode(s) {
+                            snapshot = Some((before + n, s));
+                            archive = due;
+                        }
                     }
                 }
                 let result = if records.is_empty() && snapshot.is_none() {
@@ -104,7 +110,13 @@ impl Writer {
                         std::thread::sleep(d);
                     }
                     let written = store.append_with(&records, snapshot);
-                    written.map(|(_, failed)| crate::snapshot::not_written(failed)).map_err(|e| e.why_not_written())
+                    written
+                        .map(|(_, failed)| {
+                            let archive = archive && failed.is_none();
+                            crate::snapshot::not_written(failed);
+                            crate::snapshot::archive_if_due(archive, &mut store, &log);
+                        })
+                        .map_err(|e| e.why_not_written())
                 };
                 if let (Err(why), Some(last)) = (&result, fresh.last()) {
                     failed = Some((last.epoch, why.clone()));

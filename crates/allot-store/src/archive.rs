@@ -76,7 +76,15 @@ impl Store {
         std::fs::File::open(&partial).and_then(|f| f.sync_all()).map_err(file_error("cannot sync"))?;
         std::fs::rename(&partial, &path).map_err(file_error("cannot rename into"))?;
         std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(file_error("cannot sync"))?;
-        self.conn.execute("DELETE FROM events WHERE seq <= ?1", params![seq])?;
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM events WHERE seq <= ?1", params![seq])?;
+        // Where the numbers go on from (`Store::append_with`).
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('archived_through', ?1) \
+             ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)",
+            params![seq],
+        )?;
+        tx.commit()?;
         Ok(path)
     }
 
@@ -152,12 +160,18 @@ mod tests {
         assert_eq!(archived, history_dir(&log).join("events.1.db"));
         assert_eq!(store.len().expect("len"), 4, "the log keeps what is after");
         store.append(&[(Time(11), submitted(11))]).expect("append");
-        store.archive_through(8, &log).expect("archived");
+        store.archive_through(11, &log).expect("archived");
+        assert!(store.is_empty().expect("empty"));
+        // Numbered on from the last, the log emptied.
+        store.append(&[(Time(12), submitted(12))]).expect("append");
+        let mut seqs = Vec::new();
+        store.replay(|seq, _, _| seqs.push(seq)).expect("replay");
+        assert_eq!(seqs, [12]);
         assert_eq!(
             log_files(&log),
             [history_dir(&log).join("events.1.db"), history_dir(&log).join("events.2.db"), log.to_path_buf()]
         );
-        assert_eq!(jobs_read(&log), (1..=11).collect::<Vec<_>>());
+        assert_eq!(jobs_read(&log), (1..=12).collect::<Vec<_>>());
         let mut scanned = Vec::new();
         Store::scan_all(&log, &[], |seq, _, g| {
             if let Glance::Record(r) = g {
@@ -165,7 +179,7 @@ mod tests {
             }
         })
         .expect("scan");
-        assert_eq!(scanned, (1..=11).map(|j| (j as i64, Some(j))).collect::<Vec<_>>());
+        assert_eq!(scanned, (1..=12).map(|j| (j as i64, Some(j))).collect::<Vec<_>>());
         let three = LogReader::open(&log).expect("open").job_records(allot_engine::JobId(3)).expect("found");
         assert_eq!(three.len(), 1, "in the first archive");
         // After the records after the first archive, from the second on.
@@ -174,7 +188,7 @@ mod tests {
             .flat_map(|b| b.expect("batch"))
             .filter_map(|(_, r)| r.job().map(|j| j.0))
             .collect();
-        assert_eq!(after, [8, 9, 10, 11]);
+        assert_eq!(after, [8, 9, 10, 11, 12]);
     }
 
     #[test]

@@ -45,14 +45,22 @@ impl Store {
         snapshot: Option<(usize, Snapshot)>,
     ) -> Result<(u64, Option<StoreError>), StoreError> {
         let tx = self.conn.transaction()?;
-        let mut last: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
+        // Numbers go on from the last record, archived or not: an emptied
+        // log would otherwise number from 1 again.
+        let mut last: i64 = tx.query_row(
+            "SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0), \
+             COALESCE((SELECT value FROM meta WHERE key = 'archived_through'), 0))",
+            [],
+            |r| r.get(0),
+        )?;
         let mut snapshot_seq = (snapshot.as_ref().is_some_and(|(n, _)| *n == 0)).then_some(last);
         {
-            let mut insert = tx.prepare_cached("INSERT INTO events (time, record, job) VALUES (?1, ?2, ?3)")?;
+            let mut insert =
+                tx.prepare_cached("INSERT INTO events (seq, time, record, job) VALUES (?1, ?2, ?3, ?4)")?;
             for (k, (t, r)) in records.iter().enumerate() {
                 let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
-                insert.execute(params![t.0 as i64, text, r.job().map(|j| j.0 as i64)])?;
-                last = tx.last_insert_rowid();
+                last += 1;
+                insert.execute(params![last, t.0 as i64, text, r.job().map(|j| j.0 as i64)])?;
                 if snapshot.as_ref().is_some_and(|(n, _)| *n == k + 1) {
                     snapshot_seq = Some(last);
                 }
@@ -76,6 +84,11 @@ impl Store {
         tx.execute("DELETE FROM snapshots WHERE seq <> ?1", params![seq])?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// The latest snapshot's position, if there is one.
+    pub fn snapshot_seq(&self) -> Result<Option<i64>, StoreError> {
+        Ok(self.conn.query_row("SELECT MAX(seq) FROM snapshots", [], |r| r.get(0))?)
     }
 
     /// The latest snapshot, if there is one.

@@ -46,6 +46,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                 "ENABLE_HIST_RUN_TIME" => f.enable_hist_run_time = value(diags, line, &key, v, yes_no).unwrap_or(false),
                 "MBD_SLEEP_TIME" => p.mbd_sleep_time = value(diags, line, &key, v, uint).unwrap_or(p.mbd_sleep_time),
                 "CLEAN_PERIOD" => p.clean_period = value(diags, line, &key, v, uint).map_or(p.clean_period, u64::from),
+                "MAX_JOB_NUM" => p.max_job_num = value(diags, line, &key, v, uint).map_or(p.max_job_num, u64::from),
                 "MAX_PREEXEC_RETRY" => match value(diags, line, &key, v, uint) {
                     Some(0) => diags.error(at(line, v), format!("{key}: expected a number of tries, at least 1")),
                     Some(n) => p.max_preexec_retry = n,
@@ -251,6 +252,7 @@ pub fn shown(p: &Params) -> Vec<(&'static str, String)> {
         ("JOB_TERMINATE_INTERVAL", p.job_terminate_interval.to_string()),
         ("LSB_NCPU_ENFORCE", u8::from(p.ncpu_enforce).to_string()),
         ("MAX_JOB_ARRAY_SIZE", p.max_job_array_size.to_string()),
+        ("MAX_JOB_NUM", p.max_job_num.to_string()),
         ("MAX_PREEXEC_RETRY", p.max_preexec_retry.to_string()),
         ("MBD_SLEEP_TIME", p.mbd_sleep_time.to_string()),
         ("PARALLEL_SCHED_BY_SLOT", yes_no(p.parallel_sched_by_slot)),

@@ -1,0 +1,61 @@
+//! Making applied records durable: in place (the tests that drive the
+//! dispatcher, a daemon starting), with a snapshot of the state when one
+//! is due ([`crate::snapshot`]); allotd's writer thread does the same
+//! (`writer`).
+
+use allot_engine::Time;
+use allot_store::Record;
+
+use crate::state::State;
+
+impl State {
+    /// Applies records and makes them durable in one commit.
+    pub fn commit(&mut self, t: Time, records: Vec<Record>) -> Result<(), String> {
+        for r in &records {
+            self.apply(t, r).map_err(|e| e.to_string())?;
+        }
+        self.record(t, records).map_err(|e| e.to_string())
+    }
+
+    /// Makes records (already applied) durable in one commit.
+    pub fn record(&mut self, t: Time, records: Vec<Record>) -> Result<(), allot_store::StoreError> {
+        self.record_stamped(records.into_iter().map(|r| (t, r)).collect())
+    }
+
+    /// Makes records (already applied, at their own times, in this order)
+    /// durable in one commit, after the deferred ones.
+    pub fn record_stamped(&mut self, stamped: Vec<(Time, Record)>) -> Result<(), allot_store::StoreError> {
+        if stamped.is_empty() && self.deferred.is_empty() && !crate::snapshot::forced(self) {
+            return Ok(());
+        }
+        // On an error nothing is written, and the state is no longer the
+        // log's: the caller stops, or takes the state up from the log again.
+        let mut all = std::mem::take(&mut self.deferred);
+        all.extend(stamped);
+        let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self));
+        let archive = snapshot.as_ref().is_some_and(|s| s.archive);
+        let snapshot = snapshot.and_then(crate::snapshot::encode);
+        let written = snapshot.is_some();
+        let (_, failed) = self.store.append_with(&all, snapshot.map(|s| (all.len(), s)))?;
+        let archive = archive && written && failed.is_none();
+        crate::snapshot::not_written(failed);
+        crate::snapshot::archive_if_due(archive, &mut self.store, &self.state_dir.join("state.db"));
+        Ok(())
+    }
+
+    /// Keeps records (already applied) to be written with the next commit
+    /// instead of one of their own: passes that decided nothing to act on
+    /// (see [`Record::Scheduled`]). Nothing was acted on because of them,
+    /// so a crash that loses them loses nothing anybody saw happen; a stop
+    /// writes them.
+    pub fn defer(&mut self, stamped: Vec<(Time, Record)>) {
+        self.deferred.extend(stamped);
+    }
+
+    /// Writes the deferred records, in place (allotd's stop has them
+    /// written by its writer, see `serve::run`).
+    #[cfg(test)]
+    pub fn flush(&mut self) -> Result<(), allot_store::StoreError> {
+        self.record_stamped(Vec::new())
+    }
+}
