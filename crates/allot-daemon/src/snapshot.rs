@@ -193,23 +193,36 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     }
 }
 
-/// After a snapshot was written: the log archived if it was due to be,
-/// in `store` at `log` (said on stderr; a failure archives nothing and
-/// loses nothing, and the next snapshot tries again).
-pub(crate) fn archive_if_due(archive: bool, store: &mut allot_store::Store, log: &std::path::Path) {
-    if !archive {
-        return;
+/// After a write whose snapshot was due to be archived (and was
+/// written): archiving starts, up to that snapshot (`target`).
+pub(crate) fn archive_from(archive: bool, store: &allot_store::Store, target: &mut Option<i64>) {
+    if archive {
+        *target = store.snapshot_seq().ok().flatten().or(*target);
     }
-    let archived = store.snapshot_seq().and_then(|seq| match seq {
-        Some(seq) => store.archive_through(seq, log).map(|p| Some((seq, p))),
-        None => Ok(None),
-    });
-    match archived {
-        Ok(Some((seq, path))) => {
-            eprintln!("allotd: the event log's records up to {seq} archived in {}", path.display())
+}
+
+/// A step of the log's archiving, after a write (`Store::archive_step`):
+/// `None` once nothing is left to archive. Said on stderr; a failure
+/// archives nothing more and loses nothing, and the next archiving tries
+/// again.
+pub(crate) fn archive_step(target: &mut Option<i64>, store: &mut allot_store::Store, log: &std::path::Path) {
+    let Some(upto) = *target else { return };
+    match store.archive_step(upto, log) {
+        Ok((made, done)) => {
+            if let Some(path) = made {
+                eprintln!(
+                    "allotd: the event log's first records, up to {upto} at most, archived in {}",
+                    path.display()
+                );
+            }
+            if done {
+                *target = None;
+            }
         }
-        Ok(None) => {}
-        Err(e) => eprintln!("allotd: the event log was not archived: {e}"),
+        Err(e) => {
+            eprintln!("allotd: the event log was not archived: {e}");
+            *target = None;
+        }
     }
 }
 

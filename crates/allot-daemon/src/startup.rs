@@ -211,7 +211,9 @@ pub(crate) fn open_state(
             eprint!("{warnings}");
         }
         let record = Record::Reconfigured { config_dir: current.dir.clone(), files: current.files.clone() };
-        state.record(t, vec![record]).context("cannot write the event log")?;
+        // Written here, with no snapshot (nor archive) taken: those wait
+        // for the writer thread's first write.
+        state.store.append(&[(t, record)]).context("cannot write the event log")?;
     }
     Ok(state)
 }

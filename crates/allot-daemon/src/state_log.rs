@@ -39,7 +39,12 @@ impl State {
         let (_, failed) = self.store.append_with(&all, snapshot.map(|s| (all.len(), s)))?;
         let archive = archive && written && failed.is_none();
         crate::snapshot::not_written(failed);
-        crate::snapshot::archive_if_due(archive, &mut self.store, &self.state_dir.join("state.db"));
+        // Without a writer thread, every step at once.
+        let mut target = None;
+        crate::snapshot::archive_from(archive, &self.store, &mut target);
+        while target.is_some() {
+            crate::snapshot::archive_step(&mut target, &mut self.store, &self.state_dir.join("state.db"));
+        }
         Ok(())
     }
 

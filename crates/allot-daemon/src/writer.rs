@@ -69,6 +69,8 @@ impl Writer {
         let delay = test_delay();
         let spawned = std::thread::Builder::new().name("log writer".into()).spawn(move || {
             let mut failed: Option<(u64, String)> = None;
+            // The last record still to archive (`snapshot::archive_step`).
+            let mut archiving: Option<i64> = None;
             while let Ok(first) = rx.recv() {
                 // Every job waiting now, in one commit (one fsync): what
                 // the dispatcher handed over while the last one was
@@ -114,7 +116,7 @@ impl Writer {
                         .map(|(_, failed)| {
                             let archive = archive && failed.is_none();
                             crate::snapshot::not_written(failed);
-                            crate::snapshot::archive_if_due(archive, &mut store, &log);
+                            crate::snapshot::archive_from(archive, &store, &mut archiving);
                         })
                         .map_err(|e| e.why_not_written())
                 };
@@ -127,6 +129,9 @@ impl Writer {
                         return;
                     }
                 }
+                // A step of archiving, once what waited is answered: the
+                // answers do not wait for it.
+                crate::snapshot::archive_step(&mut archiving, &mut store, &log);
             }
         });
         spawned.map_err(|e| StoreError::File {

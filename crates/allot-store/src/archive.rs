@@ -44,7 +44,34 @@ pub fn log_files(log: &Path) -> Vec<PathBuf> {
     archives.into_iter().map(|(_, p)| p).chain([log.to_path_buf()]).collect()
 }
 
+/// Records moved in one archive at the most: a long log (one written
+/// before archives, its first archiving) goes in steps, so that no step
+/// holds the log's writer long.
+pub const ARCHIVE_STEP: i64 = 200_000;
+
 impl Store {
+    /// The last record archived (0: none).
+    pub fn archived_through(&self) -> Result<i64, StoreError> {
+        let found: Option<i64> =
+            self.conn.query_row("SELECT value FROM meta WHERE key = 'archived_through'", [], |r| r.get(0)).ok();
+        Ok(found.unwrap_or(0))
+    }
+
+    /// One step towards archiving the records up to `target`: at most
+    /// [`ARCHIVE_STEP`] of them, into a new archive. Returns the archive
+    /// made, if any, and whether `target` is reached.
+    pub fn archive_step(&mut self, target: i64, log: &Path) -> Result<(Option<PathBuf>, bool), StoreError> {
+        self.archive_step_by(target, log, ARCHIVE_STEP)
+    }
+
+    fn archive_step_by(&mut self, target: i64, log: &Path, step: i64) -> Result<(Option<PathBuf>, bool), StoreError> {
+        let first: Option<i64> = self.conn.query_row("SELECT MIN(seq) FROM events", [], |r| r.get(0))?;
+        let Some(first) = first.filter(|&f| f <= target) else { return Ok((None, true)) };
+        let upto = target.min(first - 1 + step);
+        let path = self.archive_through(upto, log)?;
+        Ok((Some(path), upto == target))
+    }
+
     /// Moves the records up to `seq` out of this log, at `log`, into a new
     /// archive (module docs). Returns the archive's path.
     pub fn archive_through(&mut self, seq: i64, log: &Path) -> Result<PathBuf, StoreError> {
@@ -189,6 +216,28 @@ mod tests {
             .filter_map(|(_, r)| r.job().map(|j| j.0))
             .collect();
         assert_eq!(after, [8, 9, 10, 11, 12]);
+    }
+
+    #[test]
+    fn a_long_log_is_archived_in_steps() {
+        let log = temp("archive-steps");
+        let mut store = Store::open(&log).expect("open");
+        let records: Vec<(Time, Record)> = (1..=10).map(|j| (Time(j), submitted(j))).collect();
+        store.append(&records).expect("append");
+        let mut steps = 0;
+        loop {
+            let (made, done) = store.archive_step_by(9, &log, 4).expect("a step");
+            steps += usize::from(made.is_some());
+            if done {
+                break;
+            }
+        }
+        assert_eq!(steps, 3, "1-4, 5-8, 9");
+        assert_eq!(store.archived_through().expect("read"), 9);
+        assert_eq!(store.len().expect("len"), 1);
+        assert_eq!(log_files(&log).len(), 4);
+        assert_eq!(jobs_read(&log), (1..=10).collect::<Vec<_>>());
+        assert_eq!(store.archive_step_by(9, &log, 4).expect("nothing left"), (None, true));
     }
 
     #[test]
