@@ -195,9 +195,15 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
 
 /// After a write whose snapshot was due to be archived (and was
 /// written): archiving starts, up to that snapshot (`target`).
-pub(crate) fn archive_from(archive: bool, store: &allot_store::Store, target: &mut Option<i64>) {
-    if archive {
-        *target = store.snapshot_seq().ok().flatten().or(*target);
+/// Kept in the log, so that a restart goes on with it.
+pub(crate) fn archive_from(archive: bool, store: &mut allot_store::Store, target: &mut Option<i64>) {
+    if !archive {
+        return;
+    }
+    let Ok(Some(seq)) = store.snapshot_seq() else { return };
+    match store.set_archive_target(seq) {
+        Ok(()) => *target = Some(seq),
+        Err(e) => eprintln!("allotd: the event log was not archived: {e}"),
     }
 }
 

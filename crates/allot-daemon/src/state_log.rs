@@ -41,7 +41,7 @@ impl State {
         crate::snapshot::not_written(failed);
         // Without a writer thread, every step at once.
         let mut target = None;
-        crate::snapshot::archive_from(archive, &self.store, &mut target);
+        crate::snapshot::archive_from(archive, &mut self.store, &mut target);
         while target.is_some() {
             crate::snapshot::archive_step(&mut target, &mut self.store, &self.state_dir.join("state.db"));
         }

@@ -69,8 +69,9 @@ impl Writer {
         let delay = test_delay();
         let spawned = std::thread::Builder::new().name("log writer".into()).spawn(move || {
             let mut failed: Option<(u64, String)> = None;
-            // The last record still to archive (`snapshot::archive_step`).
-            let mut archiving: Option<i64> = None;
+            // The last record still to archive (`snapshot::archive_step`),
+            // from before a restart too.
+            let mut archiving: Option<i64> = store.archive_target().ok().flatten();
             while let Ok(first) = rx.recv() {
                 // Every job waiting now, in one commit (one fsync): what
                 // the dispatcher handed over while the last one was
@@ -116,7 +117,7 @@ impl Writer {
                         .map(|(_, failed)| {
                             let archive = archive && failed.is_none();
                             crate::snapshot::not_written(failed);
-                            crate::snapshot::archive_from(archive, &store, &mut archiving);
+                            crate::snapshot::archive_from(archive, &mut store, &mut archiving);
                         })
                         .map_err(|e| e.why_not_written())
                 };

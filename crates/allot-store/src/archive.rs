@@ -57,6 +57,25 @@ impl Store {
         Ok(found.unwrap_or(0))
     }
 
+    /// Archiving is to go on up to `seq`, across a restart
+    /// ([`Store::archive_target`]).
+    pub fn set_archive_target(&mut self, seq: i64) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('archive_target', ?1) \
+             ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)",
+            params![seq],
+        )?;
+        Ok(())
+    }
+
+    /// The last record still to archive, if archiving has not reached it.
+    pub fn archive_target(&self) -> Result<Option<i64>, StoreError> {
+        let target: Option<i64> =
+            self.conn.query_row("SELECT value FROM meta WHERE key = 'archive_target'", [], |r| r.get(0)).ok();
+        let done = self.archived_through()?;
+        Ok(target.filter(|&t| t > done))
+    }
+
     /// One step towards archiving the records up to `target`: at most
     /// [`ARCHIVE_STEP`] of them, into a new archive. Returns the archive
     /// made, if any, and whether `target` is reached.
@@ -85,7 +104,10 @@ impl Store {
         let next = log_files(log).len() as u64;
         let path = dir.join(format!("events.{next}.db"));
         let partial = dir.join(format!(".events.{next}.db.partial"));
-        let _ = std::fs::remove_file(&partial);
+        // One left by a move cut short, with its journal.
+        for leftover in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(dir.join(format!(".events.{next}.db.partial{leftover}")));
+        }
         // Made with the log's schema, then filled from it.
         drop(Store::open(&partial)?);
         self.conn.execute("ATTACH DATABASE ?1 AS archive", params![partial.display().to_string()])?;
@@ -224,6 +246,11 @@ mod tests {
         let mut store = Store::open(&log).expect("open");
         let records: Vec<(Time, Record)> = (1..=10).map(|j| (Time(j), submitted(j))).collect();
         store.append(&records).expect("append");
+        store.set_archive_target(9).expect("target");
+        drop(store);
+        // A restart goes on with it.
+        let mut store = Store::open(&log).expect("reopen");
+        assert_eq!(store.archive_target().expect("read"), Some(9));
         let mut steps = 0;
         loop {
             let (made, done) = store.archive_step_by(9, &log, 4).expect("a step");
@@ -234,6 +261,7 @@ mod tests {
         }
         assert_eq!(steps, 3, "1-4, 5-8, 9");
         assert_eq!(store.archived_through().expect("read"), 9);
+        assert_eq!(store.archive_target().expect("read"), None, "reached");
         assert_eq!(store.len().expect("len"), 1);
         assert_eq!(log_files(&log).len(), 4);
         assert_eq!(jobs_read(&log), (1..=10).collect::<Vec<_>>());
