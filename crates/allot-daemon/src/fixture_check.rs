@@ -26,10 +26,10 @@ use crate::serve::Input;
 use crate::startup::open_state;
 use crate::state::State;
 
-const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\n\
+pub(crate) const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\n\
                       End Queue\n\nBegin Queue\nQUEUE_NAME = wide\nPRIORITY = 20\n\
                       SLOT_RESERVE = MAX_RESERVE_TIME[50]\nBACKFILL = Y\nEnd Queue\n";
-const HOSTS: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n";
+pub(crate) const HOSTS: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n";
 /// When the fixture's jobs were submitted; it was taken up at `T0 + 100`.
 const T0: u64 = 1_700_000_000;
 
@@ -60,13 +60,13 @@ fn jobs_of(state: &State) -> String {
     out
 }
 
-fn submit(twin: &mut Twin, t: Time, args: Submit) {
+pub(crate) fn submit(twin: &mut Twin, t: Time, args: Submit) {
     let cwd = std::env::temp_dir().display().to_string();
     let answer = twin.request(Request::Submit(Box::new(Submit { command: "sleep 100".into(), cwd, ..args })), t);
     assert!(answer.contains("Submitted"), "{answer}");
 }
 
-fn end(twin: &mut Twin, job: u64, exit: i32, t: Time) {
+pub(crate) fn end(twin: &mut Twin, job: u64, exit: i32, t: Time) {
     let report = ExitReport { exit, cpu_time: 1.5, max_rss_kb: 100, ended_at: t.0, ..Default::default() };
     twin.state.files.write_report(job, &report).expect("report");
     twin.state.supervisors_ended.insert(JobId(job));

@@ -5,30 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use allot_engine::{JobId, Time};
-use allot_exec::ExitReport;
+use allot_engine::Time;
 use allot_proto::{Request, Submit};
 use tokio::sync::mpsc;
 
 use crate::replay_check::{Twin, open, twins};
 use crate::serve::Input;
 
-const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\n\
-                      End Queue\n\nBegin Queue\nQUEUE_NAME = wide\nPRIORITY = 20\n\
-                      SLOT_RESERVE = MAX_RESERVE_TIME[50]\nBACKFILL = Y\nEnd Queue\n";
-const HOSTS: &str = "[[hosts]]\nname = \"hostA\"\nncpus = 2\n\n[[hosts]]\nname = \"hostB\"\nncpus = 2\n";
-
-fn submit(twin: &mut Twin, t: Time, args: Submit) {
-    let cwd = std::env::temp_dir().display().to_string();
-    let answer = twin.request(Request::Submit(Box::new(Submit { command: "sleep 100".into(), cwd, ..args })), t);
-    assert!(answer.contains("Submitted"), "{answer}");
-}
-
-fn end(twin: &mut Twin, job: u64, exit: i32, t: Time) {
-    let report = ExitReport { exit, cpu_time: 1.5, max_rss_kb: 100, ended_at: t.0, ..Default::default() };
-    twin.state.files.write_report(job, &report).expect("report");
-    twin.state.supervisors_ended.insert(JobId(job));
-}
+use crate::fixture_check::{HOSTS, QUEUES, end, submit};
 
 /// Both twins live through the same: jobs that end (fairshare usage), a
 /// wide job's reservation, an array, a dependency, a held job, a closed
@@ -89,15 +73,22 @@ fn same_after_restart(twins: &mut [Twin; 2], config: &Path, wake: &mpsc::Sender<
     assert!(a.contains(r#""cpu_time":4.4"#), "three jobs of 1.5 s, decayed a little: {a}");
 }
 
-#[test]
-fn a_restart_from_a_snapshot_needs_none_of_the_log_before_it() {
-    let (root, config) = root("only");
-    let (wake, _heard) = mpsc::channel::<Input>(1 << 12);
+/// The twins after [`live`], in `root(name)`, the restarted one with a
+/// snapshot of all of it.
+fn snapshotted(name: &str, wake: &mpsc::Sender<Input>) -> (PathBuf, PathBuf, [Twin; 2], u64) {
+    let (root, config) = root(name);
     let t0 = 1_700_000_000;
-    let mut twins = twins(&root, &config, Time(t0), &wake);
-    live(&mut twins, &wake, t0);
+    let mut twins = twins(&root, &config, Time(t0), wake);
+    live(&mut twins, wake, t0);
     crate::snapshot::force(&mut twins[1].state);
     twins[1].state.flush().expect("flushed with a snapshot");
+    (root, config, twins, t0)
+}
+
+#[test]
+fn a_restart_from_a_snapshot_needs_none_of_the_log_before_it() {
+    let (wake, _heard) = mpsc::channel::<Input>(1 << 12);
+    let (root, config, mut twins, t0) = snapshotted("only", &wake);
     let dir = twins[1].dir.clone();
     drop(std::mem::replace(&mut twins[1].state, open(&dir, &config, Time(t0 + 15), &wake)));
     // Every record the snapshot holds, gone: only it can give them back.
@@ -109,13 +100,8 @@ fn a_restart_from_a_snapshot_needs_none_of_the_log_before_it() {
 
 #[test]
 fn a_snapshot_this_allotd_cannot_read_is_passed_over_for_the_whole_log() {
-    let (root, config) = root("other");
     let (wake, _heard) = mpsc::channel::<Input>(1 << 12);
-    let t0 = 1_700_000_000;
-    let mut twins = twins(&root, &config, Time(t0), &wake);
-    live(&mut twins, &wake, t0);
-    crate::snapshot::force(&mut twins[1].state);
-    twins[1].state.flush().expect("flushed with a snapshot");
+    let (root, config, mut twins, t0) = snapshotted("other", &wake);
     let dir = twins[1].dir.clone();
     assert_eq!(sql(&dir, "UPDATE snapshots SET format = 999, body = x'00'"), 1);
     same_after_restart(&mut twins, &config, &wake, Time(t0 + 20));
