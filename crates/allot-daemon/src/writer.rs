@@ -91,7 +91,8 @@ impl Writer {
                     .collect();
                 let mut fresh = fresh;
                 // The last snapshot among them, placed after its job's
-                // records (and those of the jobs before).
+                // records (and those of the jobs before): written out once
+                // the records are committed and answered.
                 let mut snapshot = None;
                 let mut archive = false;
                 let mut records: Vec<(Time, Record)> = Vec::new();
@@ -99,39 +100,46 @@ impl Writer {
                     let before = records.len();
                     records.append(&mut j.records);
                     if let Some((n, s)) = j.snapshot.take() {
-                        let due = s.archive;
-                        if let Some(s) = encode(s) {
-                            snapshot = Some((before + n, s));
-                            archive = due;
-                        }
+                        archive |= s.archive;
+                        snapshot = Some((before + n, s));
                     }
                 }
-                let result = if records.is_empty() && snapshot.is_none() {
-                    Ok(())
+                let result = if records.is_empty() {
+                    store.last_seq().map_err(|e| e.why_not_written())
                 } else {
                     if let Some(d) = delay {
                         std::thread::sleep(d);
                     }
-                    let written = store.append_with(&records, snapshot);
-                    written
-                        .map(|(_, failed)| {
-                            let archive = archive && failed.is_none();
-                            crate::snapshot::not_written(failed);
-                            crate::snapshot::archive_from(archive, &mut store, &mut archiving);
-                        })
-                        .map_err(|e| e.why_not_written())
+                    store.append(&records).map(|last| last as i64).map_err(|e| e.why_not_written())
                 };
+                // The record the snapshot follows.
+                let snapshot = match &result {
+                    Ok(last) => snapshot.map(|(n, s)| (last - (records.len() - n) as i64, s)),
+                    Err(_) => None,
+                };
+                let result = result.map(|_| ());
                 if let (Err(why), Some(last)) = (&result, fresh.last()) {
                     failed = Some((last.epoch, why.clone()));
                 }
+                // The snapshot (and a step of archiving) once what waited
+                // is answered, so that the answers do not wait for it; but
+                // before allotd's stop is told everything is written.
+                let stopping = fresh.iter().any(|j| matches!(j.after, After::Drained(_)));
+                let snapshot = if stopping {
+                    write_out(&mut store, snapshot, archive, &mut archiving);
+                    None
+                } else {
+                    snapshot
+                };
                 done.extend(fresh.into_iter().map(|j| Done { epoch: j.epoch, result: result.clone(), after: j.after }));
                 for d in done {
                     if wake.blocking_send(Input::Committed(Box::new(d))).is_err() {
                         return;
                     }
                 }
-                // A step of archiving, once what waited is answered: the
-                // answers do not wait for it.
+                if !stopping {
+                    write_out(&mut store, snapshot, archive, &mut archiving);
+                }
                 crate::snapshot::archive_step(&mut archiving, &mut store, &log);
             }
         });
@@ -147,6 +155,16 @@ impl Writer {
         // The writer ends only with allotd.
         let _ = self.tx.send(Job { epoch: self.epoch, records, after, snapshot });
     }
+}
+
+/// Writes out a snapshot taken at record `seq`, and starts archiving up to
+/// it if it was due to be (`snapshot::archive_from`).
+fn write_out(store: &mut Store, snapshot: Option<(i64, Box<Saved>)>, archive: bool, archiving: &mut Option<i64>) {
+    let Some((seq, saved)) = snapshot else { return };
+    let written = encode(saved).map(|s| store.write_snapshot(seq, &s));
+    let archive = archive && matches!(written, Some(Ok(())));
+    crate::snapshot::not_written(written.and_then(Result::err));
+    crate::snapshot::archive_from(archive, store, archiving);
 }
 
 fn failed_why(failed: &Option<(u64, String)>) -> String {

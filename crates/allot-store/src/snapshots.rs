@@ -20,6 +20,11 @@ pub(crate) const SNAPSHOTS_TABLE: &str = "CREATE TABLE IF NOT EXISTS snapshots (
     format INTEGER NOT NULL,
     body BLOB NOT NULL)";
 
+/// The last record's number: numbers go on from it, archived or not (an
+/// emptied log would otherwise number from 1 again).
+const LAST_SEQ: &str = "SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0), \
+                        COALESCE((SELECT value FROM meta WHERE key = 'archived_through'), 0))";
+
 /// A snapshot to write, or as read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
@@ -45,14 +50,7 @@ impl Store {
         snapshot: Option<(usize, Snapshot)>,
     ) -> Result<(u64, Option<StoreError>), StoreError> {
         let tx = self.conn.transaction()?;
-        // Numbers go on from the last record, archived or not: an emptied
-        // log would otherwise number from 1 again.
-        let mut last: i64 = tx.query_row(
-            "SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0), \
-             COALESCE((SELECT value FROM meta WHERE key = 'archived_through'), 0))",
-            [],
-            |r| r.get(0),
-        )?;
+        let mut last: i64 = tx.query_row(LAST_SEQ, [], |r| r.get(0))?;
         let mut snapshot_seq = (snapshot.as_ref().is_some_and(|(n, _)| *n == 0)).then_some(last);
         {
             let mut insert =
@@ -74,8 +72,13 @@ impl Store {
         Ok((last as u64, failed))
     }
 
+    /// The last record's number, archived or not (0: none).
+    pub fn last_seq(&self) -> Result<i64, StoreError> {
+        Ok(self.conn.query_row(LAST_SEQ, [], |r| r.get(0))?)
+    }
+
     /// Snapshot `s`, at record `seq`, in place of the earlier ones.
-    fn write_snapshot(&mut self, seq: i64, s: &Snapshot) -> Result<(), StoreError> {
+    pub fn write_snapshot(&mut self, seq: i64, s: &Snapshot) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT OR REPLACE INTO snapshots (seq, time, format, body) VALUES (?1, ?2, ?3, ?4)",
