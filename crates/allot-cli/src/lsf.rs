@@ -182,7 +182,8 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
     if let Some(opt) = not_yet(&o) {
         bail!("bsub: {opt}: not supported by this allot yet. Job not submitted.");
     }
-    let unit = std::env::var("LSF_UNIT_FOR_LIMITS").unwrap_or_else(|_| "KB".into());
+    let envdir = std::env::var_os("LSF_ENVDIR").map(std::path::PathBuf::from);
+    let unit = allot_config::bsub::limits_unit(std::env::var("LSF_UNIT_FOR_LIMITS").ok(), envdir.as_deref());
     let mem_limit_kb = o
         .mem_limit
         .take()

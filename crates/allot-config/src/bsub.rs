@@ -368,6 +368,17 @@ pub fn utc_of_local(local: u64, now: u64, offset: &dyn Fn(u64) -> i64) -> u64 {
     local.saturating_add_signed(-offset(guess))
 }
 
+/// The unit of limits given without one, as LSF's commands find it:
+/// `LSF_UNIT_FOR_LIMITS` of their environment (`from_env`), else of the
+/// `lsf.conf` in `envdir` (LSF_ENVDIR), else KB.
+pub fn limits_unit(from_env: Option<String>, envdir: Option<&std::path::Path>) -> String {
+    let of_conf = || {
+        let text = std::fs::read_to_string(envdir?.join("lsf.conf")).ok()?;
+        crate::load::lsf_conf_value(&text, "LSF_UNIT_FOR_LIMITS")
+    };
+    from_env.filter(|u| !u.is_empty()).or_else(|| of_conf().filter(|u| !u.is_empty())).unwrap_or_else(|| "KB".into())
+}
+
 /// `-M`'s limit in KB: a number in `default_unit` (LSF_UNIT_FOR_LIMITS:
 /// `KB`, `MB`, `GB`, `TB`, `PB`, `EB`), or with its own unit (`10GB`,
 /// `512M`).
@@ -730,3 +741,20 @@ mod tests {
 #[cfg(test)]
 #[path = "bsub_script_tests.rs"]
 mod script_tests;
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_of_limits_comes_from_the_environment_then_lsf_conf_then_kb() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(limits_unit(None, Some(dir.path())), "KB", "no lsf.conf");
+        std::fs::write(dir.path().join("lsf.conf"), "LSF_UNIT_FOR_LIMITS=MB\n").expect("lsf.conf");
+        assert_eq!(limits_unit(None, Some(dir.path())), "MB");
+        assert_eq!(limits_unit(Some("GB".into()), Some(dir.path())), "GB", "the environment first");
+        assert_eq!(limits_unit(Some(String::new()), Some(dir.path())), "MB", "set empty is unset");
+        assert_eq!(limits_unit(None, None), "KB");
+        assert_eq!(mem_limit_kb("2", &limits_unit(None, Some(dir.path()))).expect("2 MB"), 2048);
+    }
+}

@@ -20,8 +20,8 @@ pub fn default_tree(envdir: &Path, sharedir: &Path, admin: &str) -> Vec<(PathBuf
     let lsb_confdir = envdir.join("lsbatch");
     let head = "# allot's embedded defaults, written by `allot start`: edit them, then run `badmin reconfig`.\n";
     let conf = format!(
-        "{head}LSF_CONFDIR={}\nLSB_CONFDIR={}\nLSB_SHAREDIR={}\n# Limits given without a unit are in KB: allot's commands take\n\
-         # LSF_UNIT_FOR_LIMITS from their environment, and KB without it.\n\
+        "{head}LSF_CONFDIR={}\nLSB_CONFDIR={}\nLSB_SHAREDIR={}\n# Limits given without a unit: allot's commands take LSF_UNIT_FOR_LIMITS\n\
+         # from their environment, else from $LSF_ENVDIR/lsf.conf, else KB.\n\
          LSF_UNIT_FOR_LIMITS=KB\n",
         envdir.display(),
         lsb_confdir.display(),
