@@ -26,9 +26,8 @@ pub fn history_dir(log: &Path) -> PathBuf {
     log.with_file_name("history")
 }
 
-/// The files that hold the log at `log`: its archives, oldest first, then
-/// itself.
-pub fn log_files(log: &Path) -> Vec<PathBuf> {
+/// The archives of the log at `log`, by number, oldest first.
+fn archives(log: &Path) -> Vec<(u64, PathBuf)> {
     let mut archives: Vec<(u64, PathBuf)> = std::fs::read_dir(history_dir(log))
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -41,7 +40,13 @@ pub fn log_files(log: &Path) -> Vec<PathBuf> {
         })
         .unwrap_or_default();
     archives.sort();
-    archives.into_iter().map(|(_, p)| p).chain([log.to_path_buf()]).collect()
+    archives
+}
+
+/// The files that hold the log at `log`: its archives, oldest first, then
+/// itself.
+pub fn log_files(log: &Path) -> Vec<PathBuf> {
+    archives(log).into_iter().map(|(_, p)| p).chain([log.to_path_buf()]).collect()
 }
 
 /// Records moved in one archive at the most: a long log (one written
@@ -101,7 +106,8 @@ impl Store {
             move |source| StoreError::File { path, what, source }
         };
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(file_error("cannot create"))?;
-        let next = log_files(log).len() as u64;
+        // After the newest: the oldest may have been deleted.
+        let next = archives(log).last().map_or(1, |(n, _)| n + 1);
         let path = dir.join(format!("events.{next}.db"));
         let partial = dir.join(format!(".events.{next}.db.partial"));
         // One left by a move cut short, with its journal.
@@ -266,6 +272,12 @@ mod tests {
         assert_eq!(log_files(&log).len(), 4);
         assert_eq!(jobs_read(&log), (1..=10).collect::<Vec<_>>());
         assert_eq!(store.archive_step_by(9, &log, 4).expect("nothing left"), (None, true));
+        // The oldest archive deleted by the administrator: the next one
+        // is numbered after the newest, never over it.
+        std::fs::remove_file(history_dir(&log).join("events.1.db")).expect("deleted");
+        let made = store.archive_through(10, &log).expect("archived");
+        assert_eq!(made, history_dir(&log).join("events.4.db"));
+        assert_eq!(jobs_read(&log), (5..=10).collect::<Vec<_>>());
     }
 
     #[test]
