@@ -1,7 +1,8 @@
 //! Snapshots of allotd's state ([`allot_store::Snapshot`]): the engine and
 //! what the daemon keeps that records build (the job table, arrays, job
 //! numbers, closed hosts and queues, the hosts' reach as logged, the last
-//! pass's decisions), written with the log's records in one transaction.
+//! pass's decisions), copied on the dispatcher and written out, after the
+//! records they include, on the log's writer thread ([`write_out`]).
 //! A restart takes up the latest and replays only the records after it,
 //! so its time follows the state's size, not the history's.
 //!
@@ -120,10 +121,10 @@ pub(crate) fn forced(state: &State) -> bool {
 /// parts, which the log's writer writes out ([`encode`]) so that the
 /// dispatcher spends only the copy's time on it.
 pub(crate) fn take(state: &mut State) -> Box<Saved> {
-    // The next after as many records as this one holds jobs, at least:
-    // its cost, which grows with the jobs, spread over them.
     let archive = archive_due(&state.snapshots);
     let finished = if archive { 0 } else { state.snapshots.finished };
+    // The next after as many records as this one holds jobs, at least:
+    // its cost, which grows with the jobs, spread over them.
     let at = EVERY_RECORDS.max(state.jobs.len() as u64);
     state.snapshots = Due { since: 0, at, finished, max_job_num: state.snapshots.max_job_num };
     let began = std::time::Instant::now();
@@ -193,17 +194,32 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     }
 }
 
-/// After a write whose snapshot was due to be archived (and was
-/// written): archiving starts, up to that snapshot (`target`).
-/// Kept in the log, so that a restart goes on with it.
-pub(crate) fn archive_from(archive: bool, store: &mut allot_store::Store, target: &mut Option<i64>) {
-    if !archive {
+/// Writes out a snapshot taken at record `seq` (once that record is
+/// committed), and, if it was due to be archived (`archive`), starts
+/// archiving up to it (`archiving`; kept in the log, so that a restart goes
+/// on with it). Said on stderr if it cannot: the records are durable all
+/// the same, and the next snapshot is tried as due.
+pub(crate) fn write_out(
+    store: &mut allot_store::Store,
+    snapshot: Option<(i64, Box<Saved>)>,
+    archive: bool,
+    archiving: &mut Option<i64>,
+) {
+    let Some((seq, saved)) = snapshot else { return };
+    let Some(s) = encode(saved) else { return };
+    if let Err(e) = store.write_snapshot(seq, &s) {
+        eprintln!(
+            "allotd: a snapshot of the state was not written ({}): the records with it were, and a restart \
+             replays them after the snapshot before",
+            e.why_not_written()
+        );
         return;
     }
-    let Ok(Some(seq)) = store.snapshot_seq() else { return };
-    match store.set_archive_target(seq) {
-        Ok(()) => *target = Some(seq),
-        Err(e) => eprintln!("allotd: the event log was not archived: {e}"),
+    if archive {
+        match store.set_archive_target(seq) {
+            Ok(()) => *archiving = Some(seq),
+            Err(e) => eprintln!("allotd: the event log was not archived: {e}"),
+        }
     }
 }
 
@@ -232,18 +248,6 @@ pub(crate) fn archive_step(target: &mut Option<i64>, store: &mut allot_store::St
     }
 }
 
-/// Says why a snapshot was not written, if it was not: the records with it
-/// were, and the next snapshot is tried as due.
-pub(crate) fn not_written(failed: Option<allot_store::StoreError>) {
-    if let Some(e) = failed {
-        eprintln!(
-            "allotd: a snapshot of the state was not written ({}): the records with it were, and a restart \
-             replays them after the snapshot before",
-            e.why_not_written()
-        );
-    }
-}
-
 /// A snapshot read, to take up once a state is made on its configuration
 /// (`source`); `Err` if this allotd cannot read it.
 pub(crate) fn read(snapshot: &Snapshot) -> Result<Saved, String> {
@@ -263,8 +267,7 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
     state.configured_at = saved.configured_at;
     state.closed_queues = saved.closed_queues;
     state.closed_hosts = saved.closed_hosts;
-    state.envs = saved.envs.iter().cloned().collect();
-    let shared: Vec<Env> = saved.envs.iter().map(|e| state.envs.get(e).cloned().unwrap_or_else(|| e.clone())).collect();
+    let shared: Vec<Env> = saved.envs.iter().map(|e| state.intern(e)).collect();
     for (id, env, mut job) in saved.jobs {
         job.record.env = shared.get(env as usize).cloned().ok_or_else(|| format!("job {id}: no environment {env}"))?;
         state.names.insert(&job.record.spec.user, &job.record.name, id);

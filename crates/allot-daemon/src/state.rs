@@ -748,7 +748,7 @@ impl State {
     }
 
     /// The one shared copy of an environment (see [`State::envs`]).
-    fn intern(&mut self, env: &Env) -> Env {
+    pub(crate) fn intern(&mut self, env: &Env) -> Env {
         match self.envs.get(env) {
             Some(shared) => shared.clone(),
             None => {

@@ -33,15 +33,11 @@ impl State {
         let mut all = std::mem::take(&mut self.deferred);
         all.extend(stamped);
         let snapshot = crate::snapshot::due(self, all.len()).then(|| crate::snapshot::take(self));
+        let last = self.store.append(&all)? as i64;
+        // As the writer thread does (`writer`), every step at once.
         let archive = snapshot.as_ref().is_some_and(|s| s.archive);
-        let snapshot = snapshot.and_then(crate::snapshot::encode);
-        let written = snapshot.is_some();
-        let (_, failed) = self.store.append_with(&all, snapshot.map(|s| (all.len(), s)))?;
-        let archive = archive && written && failed.is_none();
-        crate::snapshot::not_written(failed);
-        // Without a writer thread, every step at once.
         let mut target = None;
-        crate::snapshot::archive_from(archive, &mut self.store, &mut target);
+        crate::snapshot::write_out(&mut self.store, snapshot.map(|s| (last, s)), archive, &mut target);
         while target.is_some() {
             crate::snapshot::archive_step(&mut target, &mut self.store, &self.state_dir.join("state.db"));
         }

@@ -18,7 +18,7 @@ use allot_engine::{JobId, Time};
 use allot_proto::Response;
 use allot_store::{Record, Store, StoreError};
 
-use crate::snapshot::{Saved, encode};
+use crate::snapshot::{Saved, write_out};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::serve::{Answer, Input};
@@ -157,16 +157,6 @@ impl Writer {
     }
 }
 
-/// Writes out a snapshot taken at record `seq`, and starts archiving up to
-/// it if it was due to be (`snapshot::archive_from`).
-fn write_out(store: &mut Store, snapshot: Option<(i64, Box<Saved>)>, archive: bool, archiving: &mut Option<i64>) {
-    let Some((seq, saved)) = snapshot else { return };
-    let written = encode(saved).map(|s| store.write_snapshot(seq, &s));
-    let archive = archive && matches!(written, Some(Ok(())));
-    crate::snapshot::not_written(written.and_then(Result::err));
-    crate::snapshot::archive_from(archive, store, archiving);
-}
-
 fn failed_why(failed: &Option<(u64, String)>) -> String {
     failed.as_ref().map_or_else(String::new, |(_, why)| why.clone())
 }
@@ -191,20 +181,18 @@ pub(crate) fn write(
     after: After,
     wake: &mpsc::Sender<Input>,
 ) -> Option<String> {
-    match state.writer.as_ref() {
-        Some(_) => {
-            let mut all = std::mem::take(&mut state.deferred);
-            all.extend(stamped);
-            let snapshot = crate::snapshot::due(state, all.len()).then(|| (all.len(), crate::snapshot::take(state)));
-            state.writer.as_ref().expect("matched").send(all, after, snapshot);
-            None
-        }
-        None => {
-            let result = state.record_stamped(stamped).map_err(|e| e.why_not_written());
-            // Without a writer there is one epoch.
-            finish(state, Done { epoch: 0, result, after }, wake)
-        }
+    if state.writer.is_none() {
+        let result = state.record_stamped(stamped).map_err(|e| e.why_not_written());
+        // Without a writer there is one epoch.
+        return finish(state, Done { epoch: 0, result, after }, wake);
     }
+    let mut all = std::mem::take(&mut state.deferred);
+    all.extend(stamped);
+    let snapshot = crate::snapshot::due(state, all.len()).then(|| (all.len(), crate::snapshot::take(state)));
+    if let Some(w) = &state.writer {
+        w.send(all, after, snapshot);
+    }
+    None
 }
 
 /// Does what waited for a write. `Some(why)`: a write of the state as it

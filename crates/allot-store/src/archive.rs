@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::{Store, StoreError};
 
@@ -55,30 +55,37 @@ pub fn log_files(log: &Path) -> Vec<PathBuf> {
 pub const ARCHIVE_STEP: i64 = 200_000;
 
 impl Store {
+    /// A number kept in `meta` (`archived_through`, `archive_target`).
+    fn meta(&self, key: &str) -> Result<Option<i64>, StoreError> {
+        let found = self.conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0));
+        Ok(found.optional()?)
+    }
+
+    /// Raises a number kept in `meta` to `value`, never lowers it.
+    fn raise_meta(conn: &rusqlite::Connection, key: &str, value: i64) -> Result<(), StoreError> {
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+             ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
     /// The last record archived (0: none).
     pub fn archived_through(&self) -> Result<i64, StoreError> {
-        let found: Option<i64> =
-            self.conn.query_row("SELECT value FROM meta WHERE key = 'archived_through'", [], |r| r.get(0)).ok();
-        Ok(found.unwrap_or(0))
+        Ok(self.meta("archived_through")?.unwrap_or(0))
     }
 
     /// Archiving is to go on up to `seq`, across a restart
     /// ([`Store::archive_target`]).
     pub fn set_archive_target(&mut self, seq: i64) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('archive_target', ?1) \
-             ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)",
-            params![seq],
-        )?;
-        Ok(())
+        Store::raise_meta(&self.conn, "archive_target", seq)
     }
 
     /// The last record still to archive, if archiving has not reached it.
     pub fn archive_target(&self) -> Result<Option<i64>, StoreError> {
-        let target: Option<i64> =
-            self.conn.query_row("SELECT value FROM meta WHERE key = 'archive_target'", [], |r| r.get(0)).ok();
         let done = self.archived_through()?;
-        Ok(target.filter(|&t| t > done))
+        Ok(self.meta("archive_target")?.filter(|&t| t > done))
     }
 
     /// One step towards archiving the records up to `target`: at most
@@ -112,7 +119,7 @@ impl Store {
         let partial = dir.join(format!(".events.{next}.db.partial"));
         // One left by a move cut short, with its journal.
         for leftover in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(dir.join(format!(".events.{next}.db.partial{leftover}")));
+            let _ = std::fs::remove_file(format!("{}{leftover}", partial.display()));
         }
         // Made with the log's schema, then filled from it.
         drop(Store::open(&partial)?);
@@ -133,12 +140,8 @@ impl Store {
         std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(file_error("cannot sync"))?;
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM events WHERE seq <= ?1", params![seq])?;
-        // Where the numbers go on from (`Store::append_with`).
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('archived_through', ?1) \
-             ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)",
-            params![seq],
-        )?;
+        // Where the numbers go on from (`Store::append`).
+        Store::raise_meta(&tx, "archived_through", seq)?;
         tx.commit()?;
         Ok(path)
     }

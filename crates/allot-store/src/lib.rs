@@ -205,9 +205,22 @@ impl Store {
     }
 
     /// Appends records in one transaction; when this returns, they are
-    /// durable. Returns the sequence number of the last.
+    /// durable. Returns the sequence number of the last (the last before
+    /// them, given none); numbers go on across archives.
     pub fn append(&mut self, records: &[(Time, Record)]) -> Result<u64, StoreError> {
-        self.append_with(records, None).map(|(last, _)| last)
+        let tx = self.conn.transaction()?;
+        let mut last: i64 = tx.query_row(snapshots::LAST_SEQ, [], |r| r.get(0))?;
+        {
+            let mut insert =
+                tx.prepare_cached("INSERT INTO events (seq, time, record, job) VALUES (?1, ?2, ?3, ?4)")?;
+            for (t, r) in records {
+                let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
+                last += 1;
+                insert.execute(params![last, t.0 as i64, text, r.job().map(|j| j.0 as i64)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(last as u64)
     }
 
     /// Every record in order, with its sequence number and time, decoded

@@ -1,15 +1,16 @@
 //! Snapshots of the state beside the log: what a restart takes up instead
 //! of the records before them. A snapshot is the state after the records up
-//! to its `seq` were applied, written in the same transaction as the last
-//! of them, so it is never ahead of the log nor behind what it says. Only
-//! the latest is kept. Its body is the daemon's to write and read (this
+//! to its `seq` were applied, written in a transaction of its own once they
+//! are committed, so it is never ahead of the log; one lost (a crash
+//! before it, a full disk) leaves the one before, and the records after
+//! it are replayed. Only the latest is kept. Its body is the daemon's to write and read (this
 //! crate knows its bytes only); `format` says which daemon can read it, and
 //! one that cannot replays the whole log instead, as before snapshots.
 
 use allot_engine::Time;
 use rusqlite::{OptionalExtension, params};
 
-use crate::{Record, Store, StoreError};
+use crate::{Store, StoreError};
 
 /// The table, made when a log is opened; a log without it (written before
 /// snapshots) gets it then, and an older allot opening a log with it reads
@@ -22,7 +23,7 @@ pub(crate) const SNAPSHOTS_TABLE: &str = "CREATE TABLE IF NOT EXISTS snapshots (
 
 /// The last record's number: numbers go on from it, archived or not (an
 /// emptied log would otherwise number from 1 again).
-const LAST_SEQ: &str = "SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0), \
+pub(crate) const LAST_SEQ: &str = "SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0), \
                         COALESCE((SELECT value FROM meta WHERE key = 'archived_through'), 0))";
 
 /// A snapshot to write, or as read.
@@ -38,40 +39,6 @@ pub struct Snapshot {
 }
 
 impl Store {
-    /// Appends `records` in one transaction, then, when given, a snapshot
-    /// of the state after the first `n` of them in a second (with its
-    /// position, `seq`, set here; the earlier snapshots go in it). Returns
-    /// the sequence number of the last record, and why the snapshot was
-    /// not written if it was not: the records are durable all the same
-    /// (a snapshot that does not fit on a full disk fails nothing else).
-    pub fn append_with(
-        &mut self,
-        records: &[(Time, Record)],
-        snapshot: Option<(usize, Snapshot)>,
-    ) -> Result<(u64, Option<StoreError>), StoreError> {
-        let tx = self.conn.transaction()?;
-        let mut last: i64 = tx.query_row(LAST_SEQ, [], |r| r.get(0))?;
-        let mut snapshot_seq = (snapshot.as_ref().is_some_and(|(n, _)| *n == 0)).then_some(last);
-        {
-            let mut insert =
-                tx.prepare_cached("INSERT INTO events (seq, time, record, job) VALUES (?1, ?2, ?3, ?4)")?;
-            for (k, (t, r)) in records.iter().enumerate() {
-                let text = serde_json::to_string(r).map_err(|source| StoreError::Corrupt { seq: -1, source })?;
-                last += 1;
-                insert.execute(params![last, t.0 as i64, text, r.job().map(|j| j.0 as i64)])?;
-                if snapshot.as_ref().is_some_and(|(n, _)| *n == k + 1) {
-                    snapshot_seq = Some(last);
-                }
-            }
-        }
-        tx.commit()?;
-        let failed = match (&snapshot, snapshot_seq) {
-            (Some((_, s)), Some(seq)) => self.write_snapshot(seq, s).err(),
-            _ => None,
-        };
-        Ok((last as u64, failed))
-    }
-
     /// The last record's number, archived or not (0: none).
     pub fn last_seq(&self) -> Result<i64, StoreError> {
         Ok(self.conn.query_row(LAST_SEQ, [], |r| r.get(0))?)
@@ -87,11 +54,6 @@ impl Store {
         tx.execute("DELETE FROM snapshots WHERE seq <> ?1", params![seq])?;
         tx.commit()?;
         Ok(())
-    }
-
-    /// The latest snapshot's position, if there is one.
-    pub fn snapshot_seq(&self) -> Result<Option<i64>, StoreError> {
-        Ok(self.conn.query_row("SELECT MAX(seq) FROM snapshots", [], |r| r.get(0))?)
     }
 
     /// The latest snapshot, if there is one.
@@ -123,6 +85,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Record;
     use crate::tests::{submitted, temp};
 
     fn snapshot(body: &str) -> Snapshot {
@@ -135,11 +98,11 @@ mod tests {
         let mut store = Store::open(&path).expect("open");
         assert_eq!(store.last_snapshot().expect("read"), None);
         let records: Vec<(Time, Record)> = (1..=5).map(|j| (Time(j), submitted(j))).collect();
-        store.append_with(&records, Some((3, snapshot("three")))).expect("append");
+        store.append(&records).expect("append");
+        store.write_snapshot(3, &snapshot("three")).expect("snapshot");
         let s = store.last_snapshot().expect("read").expect("one");
         assert_eq!((s.seq, s.time, s.format, s.body.as_slice()), (3, Time(50), 1, b"three".as_slice()));
-        // None of the records, after the 5: the snapshot is at the 5th.
-        store.append_with(&[], Some((0, snapshot("five")))).expect("append");
+        store.write_snapshot(5, &snapshot("five")).expect("snapshot");
         let s = store.last_snapshot().expect("read").expect("one");
         assert_eq!((s.seq, s.body.as_slice()), (5, b"five".as_slice()));
         let count: i64 = store.conn.query_row("SELECT COUNT(*) FROM snapshots", [], |r| r.get(0)).expect("count");
@@ -154,7 +117,8 @@ mod tests {
     fn a_log_with_snapshots_still_opens_read_only() {
         let path = temp("snapshots-ro");
         let mut store = Store::open(&path).expect("open");
-        store.append_with(&[(Time(1), submitted(1))], Some((1, snapshot("one")))).expect("append");
+        store.append(&[(Time(1), submitted(1))]).expect("append");
+        store.write_snapshot(1, &snapshot("one")).expect("snapshot");
         let ro = Store::open_read_only(&path).expect("read-only");
         assert_eq!(ro.last_snapshot().expect("read").map(|s| s.seq), Some(1));
     }
