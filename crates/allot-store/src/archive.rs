@@ -197,8 +197,17 @@ impl LogReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::{submitted, temp};
+    use crate::tests::{Scratch, submitted, temp};
     use crate::{Glance, Record, RecordStream, Time};
+
+    /// A log at a scratch path holding jobs 1 to `n`'s submissions.
+    fn log_of(name: &str, n: u64) -> (Scratch, Store) {
+        let log = temp(name);
+        let mut store = Store::open(&log).expect("open");
+        let records: Vec<(Time, Record)> = (1..=n).map(|j| (Time(j), submitted(j))).collect();
+        store.append(&records).expect("append");
+        (log, store)
+    }
 
     fn jobs_read(log: &Path) -> Vec<u64> {
         let mut out = Vec::new();
@@ -210,10 +219,7 @@ mod tests {
 
     #[test]
     fn archived_records_are_read_with_the_log_as_one() {
-        let log = temp("archive");
-        let mut store = Store::open(&log).expect("open");
-        let records: Vec<(Time, Record)> = (1..=10).map(|j| (Time(j), submitted(j))).collect();
-        store.append(&records).expect("append");
+        let (log, mut store) = log_of("archive", 10);
         let archived = store.archive_through(6, &log).expect("archived");
         assert_eq!(archived, history_dir(&log).join("events.1.db"));
         assert_eq!(store.len().expect("len"), 4, "the log keeps what is after");
@@ -251,10 +257,7 @@ mod tests {
 
     #[test]
     fn a_long_log_is_archived_in_steps() {
-        let log = temp("archive-steps");
-        let mut store = Store::open(&log).expect("open");
-        let records: Vec<(Time, Record)> = (1..=10).map(|j| (Time(j), submitted(j))).collect();
-        store.append(&records).expect("append");
+        let (log, mut store) = log_of("archive-steps", 10);
         store.set_archive_target(9).expect("target");
         drop(store);
         // A restart goes on with it.
@@ -285,10 +288,7 @@ mod tests {
 
     #[test]
     fn a_move_cut_short_is_read_once() {
-        let log = temp("archive-cut");
-        let mut store = Store::open(&log).expect("open");
-        let records: Vec<(Time, Record)> = (1..=5).map(|j| (Time(j), submitted(j))).collect();
-        store.append(&records).expect("append");
+        let (log, store) = log_of("archive-cut", 5);
         drop(store);
         // The archive written, the log not yet cut: every record is in both.
         std::fs::create_dir_all(history_dir(&log)).expect("history");
