@@ -181,10 +181,15 @@ impl RecordStream {
         let reader = std::thread::Builder::new().name("allot-stream".into()).spawn(move || {
             let read = |tx: &mpsc::SyncSender<_>| -> Result<(), StoreError> {
                 // The archives, then the log, each record once
-                // (`archive`).
+                // (`archive`); the archives not at all when all they hold
+                // is before `after` (a restart from a snapshot).
                 let mut seen = after;
                 let mut batch = Vec::with_capacity(BATCH / 2);
-                for file in crate::log_files(&path) {
+                let files = match Store::open_read_only(&path)?.archived_through()? {
+                    archived if archived <= after => vec![path.clone()],
+                    _ => crate::log_files(&path),
+                };
+                for file in files {
                     let store = Store::open_read_only(&file)?;
                     let mut stmt = store
                         .conn
