@@ -53,6 +53,11 @@ impl Diagnostics {
         self.0.push(Diagnostic { severity: Severity::Warning, loc, message: message.into() });
     }
 
+    /// How many errors have been said so far.
+    pub fn error_count(&self) -> usize {
+        self.errors().count()
+    }
+
     pub fn has_errors(&self) -> bool {
         self.0.iter().any(|d| d.severity == Severity::Error)
     }

@@ -168,6 +168,7 @@ impl Config {
                 })
             }),
             memory_adjustment: self.settings.memory_adjustment_threshold,
+            alloc_limits: self.resource_limits.clone(),
             preempt_for: {
                 let has = |k: &str| self.params.preempt_for.iter().any(|w| w == k);
                 allot_engine::model::PreemptFor {

@@ -12,8 +12,17 @@ use crate::model::{Config, Host};
 use crate::{settings, validate};
 
 /// The files of a configuration directory that allot reads.
-pub const FILES: &[&str] =
-    &["lsb.params", "lsf.conf", "lsf.shared", "lsb.users", "lsb.hosts", "lsb.queues", "lsb.applications", "allot.toml"];
+pub const FILES: &[&str] = &[
+    "lsb.params",
+    "lsf.conf",
+    "lsf.shared",
+    "lsb.users",
+    "lsb.hosts",
+    "lsb.queues",
+    "lsb.applications",
+    "lsb.resources",
+    "allot.toml",
+];
 
 /// Reads `dir`. On success, the configuration and its warnings; on any
 /// error, every diagnostic found (errors and warnings), and nothing else.
@@ -256,6 +265,13 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     }
     if let Some(src) = get("lsb.applications") {
         config.applications = crate::lsf::applications::read(&src, diags);
+    }
+    if let Some(src) = get("lsb.resources") {
+        let unit = get("lsf.conf").and_then(|c| lsf_conf_value(c.text, "LSF_UNIT_FOR_LIMITS"));
+        let per_unit = crate::lsf::resources::mb_per_unit(unit.as_deref());
+        let (limits, named) = crate::lsf::resources::read(&src, per_unit, diags);
+        config.resource_limits = limits;
+        validate::limit_names(&config, &named, diags);
     }
     validate::validate(&mut config, diags);
     // A multifactor policy ranks associations: it needs some.

@@ -402,6 +402,8 @@ pub struct Config {
     pub host_groups: Vec<HostGroup>,
     pub partitions: Vec<HostPartition>,
     pub compute_units: Vec<ComputeUnit>,
+    /// `lsb.resources`' Limit sections.
+    pub resource_limits: Vec<allot_engine::alloc_limits::LimitSpec>,
     pub settings: AllotSettings,
     /// The associations of `[priority] accounts`, when named.
     pub accounts: Option<allot_engine::multifactor::AccountTree>,

@@ -110,7 +110,7 @@ impl Config {
         })
     }
 
-    fn is_host_or_group(&self, name: &str) -> bool {
+    pub(crate) fn is_host_or_group(&self, name: &str) -> bool {
         name.eq_ignore_ascii_case("all")
             || name.eq_ignore_ascii_case("none")
             || name.eq_ignore_ascii_case("others")
@@ -120,6 +120,21 @@ impl Config {
 
     pub fn queue(&self, name: &str) -> Option<&Queue> {
         self.queues.iter().find(|q| q.name == name)
+    }
+}
+
+/// The queues and hosts `lsb.resources`' limits name must be there (a
+/// host name may be a host group's).
+pub fn limit_names(config: &Config, named: &crate::lsf::resources::Named, diags: &mut Diagnostics) {
+    for (q, loc) in &named.queues {
+        if config.queue(q).is_none() {
+            diags.error(loc.clone(), format!("Limit: queue `{q}` is not defined in lsb.queues"));
+        }
+    }
+    for (h, loc) in &named.hosts {
+        if !config.is_host_or_group(h) || h.eq_ignore_ascii_case("none") || h.eq_ignore_ascii_case("others") {
+            diags.error(loc.clone(), format!("Limit: `{h}` is neither a host nor a host group"));
+        }
     }
 }
 

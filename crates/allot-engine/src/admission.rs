@@ -186,7 +186,7 @@ impl Engine {
         if let Some(b) = spec.begin_time {
             self.wakeups.insert(crate::time::Time(b));
         }
-        Ok(Job {
+        let mut job = Job {
             user,
             queue,
             slots: min,
@@ -204,6 +204,8 @@ impl Engine {
             cpu_limit: spec.cpu_limit,
             group: spec.group.clone(),
             app: spec.app.clone(),
+            project: spec.project.clone(),
+            host_limited: false,
             accounts,
             state: JobState::Pending,
             held: spec.hold,
@@ -219,7 +221,9 @@ impl Engine {
             resize,
             preempted: 0,
             begin: spec.begin_time.map(crate::time::Time),
-        })
+        };
+        job.host_limited = self.host_limited(&job);
+        Ok(job)
     }
 
     /// The slots a job of application profile `app` runs on in `queue`

@@ -695,7 +695,7 @@ impl Engine {
         let own = own.is_some();
         if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
             let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..self.start_ask(job) };
-            match self.place(job, t, &ask) {
+            match self.place(job, t, &ask).filter(|a| self.alloc_within_limits(job, a).is_ok()) {
                 Some(alloc) => {
                     out.push(self.start(id, alloc, t, false));
                     return Ok(());
@@ -720,7 +720,7 @@ impl Engine {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
                 let ask = Ask { view: View::Backfill { until }, ..self.start_ask(job) };
-                if let Some(alloc) = self.place(job, t, &ask) {
+                if let Some(alloc) = self.place(job, t, &ask).filter(|a| self.alloc_within_limits(job, a).is_ok()) {
                     let job = job.clone();
                     let mut until = until;
                     if interruptible.is_some() {

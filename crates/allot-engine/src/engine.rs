@@ -279,6 +279,13 @@ pub(crate) struct Job {
     pub(crate) group: Option<String>,
     /// Its application profile (`-app`), whose PROCLIMIT binds it too.
     pub(crate) app: Option<String>,
+    /// `-P`: its project ([`crate::alloc_limits`]).
+    #[serde(default)]
+    pub(crate) project: Option<String>,
+    /// Whether a resource allocation limit that names hosts covers it:
+    /// placement looks at each host's room under it.
+    #[serde(default)]
+    pub(crate) host_limited: bool,
     /// The queue-level policy account, or the partition accounts, the job
     /// may be charged to.
     pub(crate) accounts: Vec<(usize, NodeId)>,
@@ -313,9 +320,10 @@ pub(crate) struct Job {
 
 impl Job {
     /// Whether placement needs more than free slots in host order: a
-    /// resource requirement, or hosts named by `-m` or the queue's HOSTS.
+    /// resource requirement, hosts named by `-m` or the queue's HOSTS,
+    /// `-x`, or a resource allocation limit on some hosts.
     pub(crate) fn constrained(&self) -> bool {
-        self.res.is_some() || self.picks.is_some() || self.exclusive
+        self.res.is_some() || self.picks.is_some() || self.exclusive || self.host_limited
     }
 }
 
@@ -465,6 +473,8 @@ pub struct Engine {
     /// A reservation given up whose hosts still hold it, within a pass
     /// or, kept parked, between passes ([`crate::handover`]).
     pub(crate) parked: Option<crate::handover::Parked>,
+    /// `lsb.resources`' limits and what each bucket holds.
+    pub(crate) alloc_limits: crate::alloc_limits::AllocLimits,
 
     // What decides nothing.
     pub(crate) caches: Caches,
@@ -580,6 +590,12 @@ impl Engine {
         let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
         let slot_memory = crate::shares::priority::ClusterMemory::slot_memory_of(&config.hosts);
         let mf = config.multifactor.as_ref().map(|spec| crate::multifactor::live::MfState::new(&config, spec));
+        let alloc_limits = crate::alloc_limits::AllocLimits::new(
+            &config.alloc_limits,
+            &queues.iter().map(|q| q.spec.name.clone()).collect::<Vec<_>>(),
+            &hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(),
+            &config.host_groups,
+        );
         Engine {
             hosts,
             host_sets,
@@ -614,6 +630,7 @@ impl Engine {
             reservations: BTreeMap::new(),
             rsv_hosts: crate::slots::HostBits::default(),
             parked: None,
+            alloc_limits,
             switches: Switches::default(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),

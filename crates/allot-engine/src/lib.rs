@@ -24,6 +24,7 @@
 //!   total order.
 
 mod admission;
+pub mod alloc_limits;
 mod arrays;
 mod compound;
 mod control;

@@ -162,7 +162,7 @@ impl Engine {
         if let Some(&max) = self.config.user_max_jobs.get(user).or_else(|| self.config.user_max_jobs.get("default")) {
             room = room.min(max.saturating_sub(self.user_used[job.user as usize]));
         }
-        room
+        room.min(self.alloc_limits_room(job))
     }
 
     /// What a start of `job` asks for: `-n min,max` taking no more than
@@ -253,6 +253,7 @@ impl Engine {
                 over!(PendingReason::UserLimit { limit: max });
             }
         }
+        self.alloc_limits_over(job, &mut out, first_only);
         out
     }
 }

@@ -261,6 +261,8 @@ pub struct EngineConfig {
     /// FAIRSHARE_ADJUSTMENT_FACTOR.
     pub memory_adjustment: Option<f64>,
     pub preempt_for: PreemptFor,
+    /// `lsb.resources`' Limit sections ([`crate::alloc_limits`]).
+    pub alloc_limits: Vec<crate::alloc_limits::LimitSpec>,
 }
 
 /// What the multifactor policies schedule with.
@@ -352,6 +354,7 @@ impl EngineConfig {
             multifactor: None,
             memory_adjustment: None,
             preempt_for: PreemptFor::default(),
+            alloc_limits: Vec::new(),
         }
     }
 }

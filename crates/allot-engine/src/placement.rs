@@ -202,6 +202,9 @@ impl Engine {
                 0
             };
         }
+        if job.host_limited && cap > 0 {
+            cap = self.host_limit_cap(h, job, cap);
+        }
         cap
     }
 

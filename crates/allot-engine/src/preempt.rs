@@ -218,6 +218,7 @@ impl Engine {
             return None;
         }
         let alloc = self.place(job, t, &Ask { released: Some(&released), ..self.start_ask(job) })?;
+        self.alloc_within_limits(job, &alloc).ok()?;
         let chosen = self.choose_victims(&alloc, &candidates, &held, free_without)?;
         for &v in &chosen {
             self.suspend(v, id, t);
@@ -280,6 +281,7 @@ impl Engine {
         let origin = start.after(*paused);
         let (alloc, user) = (alloc.clone(), job.user);
         self.uncount_ends(id, origin);
+        self.book_limits(id, false);
         self.book_suspension(id, &alloc, user);
         self.mf_ended(id, t);
         let Some(job) = self.jobs.get_mut(&id) else { return };
@@ -289,6 +291,7 @@ impl Engine {
         for (p, leaf, charge) in std::mem::take(charges) {
             self.fairshare.policies[p].tree.finish_job(leaf, &charge, t);
         }
+        self.book_limits(id, true);
         self.growing.remove(&id);
         self.dirty = true;
     }
@@ -310,7 +313,7 @@ impl Engine {
             let room = alloc.iter().all(|&(h, n)| {
                 let host = &self.hosts[h as usize];
                 host.up && host.used - host.suspended + n <= host.slots
-            });
+            }) && self.resume_within_limits(id);
             if room && since == t {
                 // Preempted in this very pass, one too many: resumed at
                 // the next.
@@ -325,12 +328,14 @@ impl Engine {
     /// Resumes suspended job `id` at `t`: its run limit moves on by the
     /// time it was suspended, and it is charged again from `t`.
     fn resume(&mut self, id: JobId, t: Time) {
+        self.book_limits(id, false);
         let Some(job) = self.jobs.get_mut(&id) else { return };
         let JobState::Running { start, alloc, suspended, paused, memory, .. } = &mut job.state else { return };
         let Some(s) = suspended.take() else { return };
         *paused += t.0.saturating_sub(s.since.0);
         let (origin, alloc, memory, user) = (start.after(*paused), alloc.clone(), *memory, job.user);
         self.unbook(id, &alloc, user);
+        self.book_limits(id, true);
         let Some(job) = self.jobs.get(&id) else { return };
         let limit = self.job_limit(job).map(|l| l.saturating_sub(t.0 - origin.0));
         if let (_, Some(e)) = self.count_ends(id, origin) {

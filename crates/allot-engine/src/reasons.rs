@@ -1,5 +1,6 @@
 //! Why a pending job is not running (for `bjobs -p`).
 
+use crate::alloc_limits::{LimitReason, LimitResource};
 use crate::dispatch::UnitKind;
 use crate::engine::{Engine, JobId, JobState};
 use crate::time::Time;
@@ -42,6 +43,10 @@ pub enum PendingReason {
     Deadline,
     /// Its begin time (`bsub -b`) has not come.
     BeginTime,
+    /// A resource allocation limit of `lsb.resources` is reached
+    /// ([`crate::alloc_limits`]): its name, the kind of consumer it
+    /// names, and the resource.
+    AllocLimit { name: String, kind: LimitReason, resource: LimitResource },
 }
 
 impl std::fmt::Display for PendingReason {
@@ -78,6 +83,35 @@ impl std::fmt::Display for PendingReason {
             PendingReason::ResReq => write!(f, "Not enough hosts meet the job's resource requirements"),
             PendingReason::Deadline => write!(f, "The job cannot finish before its termination deadline"),
             PendingReason::BeginTime => write!(f, "The job has a specified start time"),
+            PendingReason::AllocLimit { name, kind, resource } => {
+                let on = match kind {
+                    LimitReason::User => "user or user group",
+                    LimitReason::Queue => "queue",
+                    LimitReason::Project => "project",
+                    LimitReason::App => "application profile",
+                    LimitReason::Host => "host and/or host group",
+                    LimitReason::Cluster => "",
+                };
+                let what = match resource {
+                    LimitResource::Slots => "slot",
+                    LimitResource::Mem => "mem",
+                    LimitResource::Jobs => "",
+                };
+                // LSF's words: "JOBS limit defined for the queue has been
+                // reached", "Resource (slot) limit defined on queue has
+                // been reached", "... cluster wide ...".
+                match (resource, kind) {
+                    (LimitResource::Jobs, LimitReason::Cluster) => write!(f, "JOBS limit defined cluster-wide"),
+                    (LimitResource::Jobs, LimitReason::Host) => write!(f, "JOBS limit defined on host or host group"),
+                    (LimitResource::Jobs, LimitReason::User) => {
+                        write!(f, "JOBS limit defined for the user or user group")
+                    }
+                    (LimitResource::Jobs, _) => write!(f, "JOBS limit defined for the {on}"),
+                    (_, LimitReason::Cluster) => write!(f, "Resource ({what}) limit defined cluster wide"),
+                    (_, _) => write!(f, "Resource ({what}) limit defined on {on}"),
+                }?;
+                write!(f, " has been reached (Limit {name})")
+            }
         }
     }
 }
@@ -119,7 +153,7 @@ impl Engine {
             return Some(PendingReason::NotEnoughSlots { need: job.slots, free: usable });
         }
         if job.constrained() && self.place(job, t, &crate::reserve::Ask::start(job)).is_none() {
-            return Some(PendingReason::ResReq);
+            return Some(self.host_limits_reason(job).unwrap_or(PendingReason::ResReq));
         }
         let unit = &self.units[self.queue_unit[job.queue]];
         if let UnitKind::Fairshare { policy } = unit.kind {

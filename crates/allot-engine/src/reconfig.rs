@@ -69,6 +69,7 @@ impl Engine {
         for (id, job) in old_jobs.iter().filter(|(_, j)| !running(j)) {
             next.adopt(id, job.clone(), &old_hosts, &old_queues);
         }
+        next.rebook_limits();
         next.dirty = true;
         *self = next;
         Ok(())
@@ -130,6 +131,7 @@ impl Engine {
         // A job whose association went waits with a fair-share factor of 0.
         self.mf_place(&user);
         job.assoc = self.mf_assoc(&user, job.account.as_deref()).ok().flatten();
+        job.host_limited = self.host_limited(&job);
         match std::mem::replace(&mut job.state, JobState::Pending) {
             JobState::Pending => {
                 // "Pending jobs with no processor requirements use the new

@@ -147,7 +147,7 @@ impl Engine {
         }
         let ask = Ask { min: 1, max: want, view: View::Free, released: None, taken: Some(&taken) };
         self.settle();
-        let added = match self.place(&part, t, &ask) {
+        let added = match self.place(&part, t, &ask).filter(|a| self.grows_within_limits(&part, a)) {
             Some(a) => a,
             None => self.grow_by_backfill(id, &part, &taken, want, t)?,
         };
@@ -177,7 +177,7 @@ impl Engine {
         let until = self.job_end(part, start.after(*paused)).filter(|&end| end > t)?;
         self.predict_reservations(t);
         let ask = Ask { min: 1, max: want, view: View::Backfill { until }, released: None, taken: Some(taken) };
-        let added = self.place(part, t, &ask)?;
+        let added = self.place(part, t, &ask).filter(|a| self.grows_within_limits(part, a))?;
         self.borrow(id, part, &added, until);
         Some(added)
     }
@@ -310,6 +310,7 @@ impl Engine {
             }
         }
         new.retain(|e| e.1 > 0);
+        self.book_limits(id, false);
         let holds = |a: &Alloc, h: u32| a.iter().any(|e| e.0 == h);
         // Hosts it gains, or leaves.
         let changed: Vec<u32> =
@@ -363,6 +364,7 @@ impl Engine {
             *c = charges;
             *alloc = new.clone();
         }
+        self.book_limits(id, true);
         self.mf_ended(id, t);
         self.mf_started(id, &new, t);
         self.invalidate_predictions();

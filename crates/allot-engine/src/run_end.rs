@@ -57,6 +57,7 @@ impl Engine {
         let JobState::Running { start, alloc, charges, cpu_reported, memory, suspended, paused } = state else {
             return;
         };
+        self.unbook_limits(job, &alloc, suspended.is_some());
         if suspended.is_some() {
             self.unbook_suspension(id, job, &alloc);
         }

@@ -123,6 +123,7 @@ impl Engine {
                 paused: 0,
             };
         }
+        self.book_limits(id, true);
         self.array_starts(id);
         self.dep_changed.push(id);
         self.track_growth(id);

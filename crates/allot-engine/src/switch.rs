@@ -52,6 +52,7 @@ impl Engine {
             self.uncount_ends(id, origin);
         }
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
+        self.book_limits(id, false);
         self.move_slots(&alloc, old.user, from, to, t);
         // The queue tree's charge, with its run time, to the new tree.
         let (old_policy, new_policy) = (self.queues[from].policy, self.queues[to].policy);
@@ -94,6 +95,7 @@ impl Engine {
         new.backfill_limit = old.backfill_limit;
         new.begin = old.begin;
         self.jobs.insert(id, new);
+        self.book_limits(id, true);
         if counted {
             self.recount_ends(id, origin, t);
         }

@@ -6,6 +6,7 @@ pub mod hosts;
 pub mod params;
 pub mod queues;
 pub mod read;
+pub mod resources;
 pub mod shared;
 pub mod shares;
 pub mod text;
