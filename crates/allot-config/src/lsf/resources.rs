@@ -321,7 +321,7 @@ mod tests {
                 "lsb.resources:15:9: error: Limit: `hostZ` is neither a host nor a host group",
             ]
         );
-        let twice = "Begin Limit\nNAME = a\nJOBS = 1\nEnd Limit\nBegin Limit\nNAME a SLOTS\na 1\nEnd Limit\n";
+        let twice = "Begin Limit\nNAME = a\nJOBS = 1\nEnd Limit\nBegin Limit\nNAME SLOTS\na 1\nEnd Limit\n";
         assert_eq!(
             said(&[("lsb.resources", twice)]),
             ["lsb.resources:7:1: error: Limit `a` is already defined at lsb.resources:2:1"]
