@@ -93,6 +93,7 @@ fn dispatch(cmd: &str, args: &[String]) -> anyhow::Result<ExitCode> {
         "blaunch" => crate::blaunch::blaunch(args),
         "lsgrun" => crate::blaunch::lsgrun(args),
         "bmgroup" => crate::cluster_info::bmgroup(args),
+        "blimits" => crate::blimits::blimits(args),
         "lshosts" => crate::hosts_cmd::lshosts(args),
         "lsload" => crate::hosts_cmd::lsload(args),
         "bjobs" => crate::bjobs::bjobs(args),

@@ -6,6 +6,7 @@ mod bench_restart;
 mod bhist;
 mod bjobs;
 mod blaunch;
+mod blimits;
 mod bslots;
 mod clock;
 mod cluster_cmd;

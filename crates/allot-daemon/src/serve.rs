@@ -353,6 +353,7 @@ pub(crate) fn handle_batch(
                 continue;
             }
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
+            Request::Limits { all } => Response::Limits(views::limits(&state.engine, all)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
                 if !is_admin(state, &caller) =>
             {

@@ -5,7 +5,9 @@
 //! slots. The workload has placement strings, slot ranges, a PROCLIMIT
 //! default, `-m`, job arrays (with running element limits), dependencies
 //! by name, by id and on an array's element, several users under
-//! fairshare, and a queue that reserves and backfills.
+//! fairshare, a queue that reserves and backfills, and resource
+//! allocation limits (per user of a queue, jobs per host, slots per
+//! project).
 //!
 //! allotd's jobs do not run: their supervisors are only noted, and a job
 //! ends when the test writes its exit report at the time the simulator
@@ -49,6 +51,28 @@ PRIORITY = 40
 SLOT_RESERVE = MAX_RESERVE_TIME[20]
 BACKFILL = Y
 End Queue
+";
+
+/// Resource allocation limits that bind: per user in the reserving
+/// queue, jobs per host on h4, slots per project of two projects.
+const LIMITS: &str = "\
+Begin Limit
+NAME = wide_each
+PER_USER = all
+QUEUES = wide
+SLOTS = 14
+End Limit
+
+Begin Limit
+NAME      PER_HOST  JOBS
+h4_jobs   h4        2
+End Limit
+
+Begin Limit
+NAME = projects
+PER_PROJECT = p0 p1
+SLOTS = 4
+End Limit
 ";
 
 /// Users every Debian machine has, so that allotd (as root) finds their
@@ -108,7 +132,7 @@ fn workload(n: usize, seed: u64) -> String {
             9 if !theirs.is_empty() => format!("-w \"ended(j{})\"", theirs[next(theirs.len() as u64) as usize]),
             10 => "-R \"span[hosts=1]\" -n 3".to_string(),
             13 => format!("-x -n {}", 1 + next(2)),
-            _ => format!("-n {}", 1 + next(4)),
+            _ => format!("-n {} -P p{}", 1 + next(4), next(3)),
         };
         let bsub = bsub.replace('"', "\\\"");
         lines.push(format!(r#"{{"submit": {t}, "user": "{user}", "runtime": {runtime}, "bsub": "{bsub}"}}"#));
@@ -254,17 +278,21 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
 }
 
 /// Compares the two on a workload of `n` jobs from `seed`; whether a job
-/// of the reserving queue passed an earlier one (backfilled).
-fn compare(n: usize, seed: u64) -> bool {
+/// of the reserving queue passed an earlier one (backfilled), and whether
+/// the limits changed a decision (the simulator without them differs).
+fn compare(n: usize, seed: u64) -> (bool, bool) {
     let root = std::env::temp_dir().join(format!("allot-sim-compare-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let config = root.join("config");
     std::fs::create_dir_all(&config).expect("config");
     std::fs::write(config.join("allot.toml"), HOSTS).expect("allot.toml");
     std::fs::write(config.join("lsb.queues"), QUEUES).expect("lsb.queues");
+    std::fs::write(config.join("lsb.resources"), LIMITS).expect("lsb.resources");
     let text = workload(n, seed);
     let sim = through_sim(&config, &text);
     let daemon = through_allotd(&root, &config, &text);
+    std::fs::remove_file(config.join("lsb.resources")).expect("lsb.resources");
+    let limited = through_sim(&config, &text) != sim;
     let _ = std::fs::remove_dir_all(&root);
     assert!(sim.len() >= n, "every job ran in the simulator");
     // A later job of the reserving queue started before an earlier one
@@ -280,11 +308,14 @@ fn compare(n: usize, seed: u64) -> bool {
         assert_eq!(Some(s), daemon.get(key), "seed {seed}, job {key:?}: the simulator, then allotd\n{text}");
     }
     assert_eq!(sim, daemon, "seed {seed}");
-    wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1))
+    (wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1)), limited)
 }
 
 #[test]
 fn allotd_and_the_simulator_make_the_same_decisions() {
-    let backfilled = (1..=16).filter(|&seed| compare(150, seed)).count();
+    let runs: Vec<(bool, bool)> = (1..=16).map(|seed| compare(150, seed)).collect();
+    let backfilled = runs.iter().filter(|r| r.0).count();
     assert!(backfilled >= 8, "the workloads exercise backfill: {backfilled} of 16");
+    let limited = runs.iter().filter(|r| r.1).count();
+    assert!(limited >= 8, "the workloads meet the limits: {limited} of 16");
 }

@@ -334,6 +334,26 @@ pub fn users(state: &State, caller: &str, asked: &[String]) -> Vec<UserInfo> {
         .collect()
 }
 
+/// `blimits`: every limit's buckets in use (and with `all`, the limits
+/// with none).
+pub fn limits(engine: &allot_engine::Engine, all: bool) -> Vec<allot_proto::LimitInfo> {
+    engine
+        .limit_usage(all)
+        .into_iter()
+        .map(|u| allot_proto::LimitInfo {
+            name: u.name,
+            users: u.users,
+            queues: u.queues,
+            hosts: u.hosts,
+            projects: u.projects,
+            apps: u.apps,
+            slots: (u.used.slots, u.slots),
+            mem: (u.used.mem, u.mem),
+            jobs: (u.used.jobs, u.jobs),
+        })
+        .collect()
+}
+
 /// `bslots [-R "select"]`: the engine's backfill windows, on the hosts
 /// the requirement selects. Only a select string is taken, as LSF's
 /// bslots takes.

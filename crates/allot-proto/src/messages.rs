@@ -271,6 +271,11 @@ pub enum Request {
     Users {
         users: Vec<String>,
     },
+    /// `blimits`: what each resource allocation limit's buckets hold
+    /// (`all`: every limit, those with nothing in use too).
+    Limits {
+        all: bool,
+    },
     /// `bjobs -p -l`, `allot explain`: everything that holds a pending job.
     Explain {
         job: JobRef,
@@ -548,6 +553,24 @@ pub struct GroupInfo {
     pub shares: String,
 }
 
+/// One bucket of a resource allocation limit (`lsb.resources`), as
+/// `blimits` shows it: the limit's name; its consumers of each kind
+/// (`None`: the limit names none of that kind; the one consumer the
+/// bucket counts alone, else what the limit names); what is in use and
+/// the bound of each resource it limits (MEM in MB).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitInfo {
+    pub name: String,
+    pub users: Option<String>,
+    pub queues: Option<String>,
+    pub hosts: Option<String>,
+    pub projects: Option<String>,
+    pub apps: Option<String>,
+    pub slots: (u32, Option<u32>),
+    pub mem: (f64, Option<f64>),
+    pub jobs: (u32, Option<u32>),
+}
+
 /// A user's job slots by state, and MAX_JOBS.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserInfo {
@@ -635,6 +658,7 @@ pub enum Response {
     Priorities(LivePriorities),
     Groups(Vec<GroupInfo>),
     Users(Vec<UserInfo>),
+    Limits(Vec<LimitInfo>),
     /// `Explain`: the engine's explanation (`allot_engine::explain::
     /// Explanation`), as JSON: the engine's type does not cross the wire.
     Explained(serde_json::Value),

@@ -78,6 +78,28 @@ pub(super) const BUSERS: CommandDoc = CommandDoc {
     not_known: &["-alloc", "-o", "-w"],
 };
 
+pub(super) const BLIMITS: CommandDoc = CommandDoc {
+    name: "blimits",
+    summary: "displays information about resource allocation limits of running jobs",
+    synopsis: &["[-a] [-w] [-n limit_name ...] [-u user_name] [-q queue_name] [-m host_name] [-P project_name] \
+                 [-A application_name]"],
+    description: "Shows what each Limit section of lsb.resources holds now: one row per consumer counted (a \
+                  PER_USER limit has one per user with jobs running), USED/LIMIT for each resource it limits.",
+    options: &[
+        flag("-a", "", "Every limit, those with nothing in use too."),
+        flag("-w", "", "Wide: no name is cut."),
+        valued("-n", "limit_name ...", "", "These limits only."),
+        valued("-u", "user_name", "", "Limits that cover this user."),
+        valued("-q", "queue_name", "", "Limits that cover this queue."),
+        valued("-m", "host_name", "", "Limits that cover this host."),
+        valued("-P", "project_name", "", "Limits that cover this project."),
+        valued("-A", "application_name", "", "Limits that cover this application profile."),
+    ],
+    operands_end: false,
+    synopsis_has_options: true,
+    not_known: &["-c", "-o", "-gl", "-fwd", "-C", "-Lp"],
+};
+
 pub(super) const BADMIN: CommandDoc = CommandDoc {
     name: "badmin",
     summary: "administrative tool for allot",

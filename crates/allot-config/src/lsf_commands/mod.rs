@@ -186,6 +186,7 @@ const ALL: &[CommandDoc] = &[
     cluster::LSID,
     cluster::LSCLUSTERS,
     jobs::BACCT,
+    cluster::BLIMITS,
 ];
 
 #[cfg(test)]
