@@ -31,8 +31,9 @@ use crate::state::{DaemonJob, State};
 
 /// How a snapshot's body is written: JSON of [`Saved`]. A release that
 /// changes what it holds takes a new number; a restart on a snapshot of
-/// another number replays the whole log instead.
-pub(crate) const FORMAT: i64 = 1;
+/// another number replays the whole log instead. Format 2: the engine
+/// holds the resource allocation limits and what they count.
+pub(crate) const FORMAT: i64 = 2;
 
 /// Records after which a snapshot is taken, at the least.
 pub(crate) const EVERY_RECORDS: u64 = 20_000;

@@ -41,6 +41,9 @@
 //!   not start (LSF warns of the same kind of false failure for
 //!   HOSTLIMIT_PER_JOB).
 //! - Reservations are not counted: a limit bounds what runs.
+//! - A job a limit stops does not preempt to get past it: preemption
+//!   frees slots on hosts, not room under a limit. A pass starts pending
+//!   jobs before it resumes suspended ones, under limits as on hosts.
 //!
 //! Where several limits hold, each applies: "the most restrictive limit
 //! is used". A job a limit stops pends with LSF's reason for the kind of

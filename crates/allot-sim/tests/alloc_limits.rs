@@ -212,3 +212,93 @@ fn a_new_limit_counts_the_running_jobs() {
     pass(&mut e, Time(7));
     assert!(e.job_alloc(more).is_some());
 }
+
+/// A job suspended by preemption holds no SLOTS under a limit (its slots
+/// went to the job that preempted it) but still counts under JOBS; it is
+/// resumed only when it fits its limits again.
+#[test]
+fn preempted_jobs_give_up_their_slots_but_not_their_jobs() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 2\nhostB 2\nEnd Host\n";
+    let queues = queue("high", 40, "PREEMPTION = PREEMPTIVE[low]") + &queue("low", 20, "");
+    let limits = "Begin Limit\nNAME = low2\nQUEUES = low\nSLOTS = 2\nEnd Limit\n\
+                  Begin Limit\nNAME = lowjobs\nQUEUES = low\nJOBS = 3\nEnd Limit\n";
+    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues), ("lsb.resources", limits)]);
+    let low = |user: &str| JobSpec { queue: Some("low".into()), ..spec(user, 1) };
+    let on_a = |mut s: JobSpec| {
+        s.hosts = vec![allot_engine::model::HostPick { name: "hostA".into(), first: false, preference: None }];
+        s
+    };
+    let j1 = submit(&mut e, on_a(low("ann")));
+    let j2 = submit(&mut e, on_a(low("ann")));
+    pass(&mut e, Time(0));
+    let high = submit(&mut e, on_a(JobSpec { queue: Some("high".into()), ..spec("bob", 2) }));
+    pass(&mut e, Time(1));
+    assert!(e.job_alloc(high).is_some(), "it preempts both");
+    assert_eq!(e.preempted_jobs().len(), 2);
+    // Their slots no longer count: another low job starts on hostB.
+    let j3 = submit(&mut e, low("ann"));
+    pass(&mut e, Time(2));
+    assert_eq!(on_hosts(&e, &[j3]), [("hostB".to_string(), 1)]);
+    // But JOBS counts the suspended ones: 3 of 3.
+    let j4 = submit(&mut e, low("ann"));
+    pass(&mut e, Time(3));
+    assert_eq!(reason(&e, j4), "JOBS limit defined for the queue has been reached (Limit lowjobs)");
+    // The preemptor ends: one of the two fits the slot limit again.
+    end(&mut e, Time(4), high);
+    pass(&mut e, Time(4));
+    assert_eq!(e.preempted_jobs().len(), 1, "1 + 1 of 2 slots; the other waits");
+    // j3 ends: the pass starts j4 (3 jobs, 2 slots) before it resumes,
+    // as it does with a host's slots; the suspended one waits for it.
+    end(&mut e, Time(5), j3);
+    pass(&mut e, Time(5));
+    assert!(e.job_alloc(j4).is_some());
+    assert_eq!(e.preempted_jobs().len(), 1);
+    end(&mut e, Time(6), j4);
+    pass(&mut e, Time(6));
+    assert!(e.preempted_jobs().is_empty());
+    assert!(e.job_alloc(j1).is_some() && e.job_alloc(j2).is_some());
+}
+
+/// APPS and PER_APP cover the jobs of those profiles only; a job with no
+/// profile is in none.
+#[test]
+fn application_profile_limits() {
+    let apps =
+        "Begin Application\nNAME = fluent\nEnd Application\n\nBegin Application\nNAME = abaqus\nEnd Application\n";
+    let queues = queue("normal", 30, "");
+    let limits = "Begin Limit\nNAME = lic\nPER_APP = all\nJOBS = 1\nEnd Limit\n";
+    let mut e = engine_from(&[
+        ("allot.toml", HOSTS),
+        ("lsb.queues", &queues),
+        ("lsb.applications", apps),
+        ("lsb.resources", limits),
+    ]);
+    let app = |a: Option<&str>| JobSpec { app: a.map(str::to_string), ..spec("ann", 1) };
+    let fluent = submit_n(&mut e, 2, &app(Some("fluent")));
+    let abaqus = submit_n(&mut e, 2, &app(Some("abaqus")));
+    let none = submit_n(&mut e, 2, &app(None));
+    pass(&mut e, Time(0));
+    let running = |js: &[JobId]| js.iter().filter(|&&j| e.job_alloc(j).is_some()).count();
+    assert_eq!((running(&fluent), running(&abaqus), running(&none)), (1, 1, 2));
+    assert_eq!(reason(&e, fluent[1]), "JOBS limit defined for the application profile has been reached (Limit lic)");
+    let usage = e.limit_usage(false);
+    let apps: Vec<(Option<String>, u32)> = usage.iter().map(|u| (u.apps.clone(), u.used.jobs)).collect();
+    assert_eq!(apps, [(Some("abaqus".into()), 1), (Some("fluent".into()), 1)]);
+}
+
+/// A snapshot of the engine keeps what the limits hold: after a restore
+/// they bind as before.
+#[test]
+fn limits_survive_a_snapshot() {
+    let mut e = engine("Begin Limit\nNAME = each\nPER_USER = all\nSLOTS = 1\nEnd Limit\n");
+    let first = submit(&mut e, spec("ann", 1));
+    pass(&mut e, Time(0));
+    let json = serde_json::to_string(&e).expect("serializes");
+    let mut back: Engine = serde_json::from_str::<Engine>(&json).expect("deserializes").restored();
+    let second = submit(&mut back, spec("ann", 1));
+    pass(&mut back, Time(1));
+    assert!(back.job_alloc(second).is_none(), "ann holds her 1 slot");
+    end(&mut back, Time(2), first);
+    pass(&mut back, Time(2));
+    assert!(back.job_alloc(second).is_some());
+}
