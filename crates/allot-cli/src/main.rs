@@ -104,7 +104,7 @@ enum Command {
         live: bool,
     },
     /// The fair-share of the multifactor policies (slurm-classic,
-    /// slurm-fairtree, slurm-tickets, flux-accounting), as Slurm's `sshare -l`.
+    /// slurm-fairtree, slurm-tickets, flux-accounting, flux), as Slurm's `sshare -l`.
     Sshare(MultifactorArgs),
     /// The multi-factor priority (spec 002) of the pending jobs a usage
     /// file lists, each factor weighted, as Slurm's `sprio`.
@@ -274,6 +274,8 @@ enum PolicyArg {
     SlurmFairtree,
     SlurmTickets,
     FluxAccounting,
+    /// Spec 002's fair-share factor (0.5: perfectly served).
+    Flux,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -377,6 +379,7 @@ fn main() -> ExitCode {
                     PolicyArg::SlurmFairtree => Policy::Multifactor(F::FairTree),
                     PolicyArg::SlurmTickets => Policy::Multifactor(F::Tickets),
                     PolicyArg::FluxAccounting => Policy::Multifactor(F::Flux),
+                    PolicyArg::Flux => Policy::Multifactor(F::FluxSpec),
                 }
             }),
             out,

@@ -86,7 +86,7 @@ pub fn charged(config_dir: &Path, usage_file: &Path, command: &str) -> anyhow::R
     };
     let Some(policy) = config.multifactor_policy() else {
         bail!(
-            "{}: [priority] policy is `{}`: {command} shows slurm-classic, slurm-fairtree, slurm-tickets and flux-accounting (`allot shares` shows LSF's share tables)",
+            "{}: [priority] policy is `{}`: {command} shows slurm-classic, slurm-fairtree, slurm-tickets, flux-accounting and flux (`allot shares` shows LSF's share tables)",
             config_dir.display(),
             config.settings.policy
         );

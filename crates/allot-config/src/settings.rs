@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [priority]
-//! policy = "lsf"              # or slurm-classic, slurm-fairtree, slurm-tickets, flux-accounting
+//! policy = "lsf"              # or slurm-classic, slurm-fairtree, slurm-tickets, flux-accounting, flux
 //! accounts = "assoc.cfg"      # a `sacctmgr dump` file (relative to this directory)
 //! dampening = 1               # slurm-classic's FairShareDampeningFactor
 //! half_life = "7d"            # usage half-life (s, m, h, d, w; 0: no decay)
@@ -173,7 +173,7 @@ pub fn line_col(file: &str, text: &str, offset: usize) -> Location {
 }
 
 /// The policies `[priority] policy` may name.
-pub const POLICIES: &[&str] = &["lsf", "slurm-classic", "slurm-fairtree", "slurm-tickets", "flux-accounting"];
+pub const POLICIES: &[&str] = &["lsf", "slurm-classic", "slurm-fairtree", "slurm-tickets", "flux-accounting", "flux"];
 
 pub fn read(name: &str, text: &str, diags: &mut Diagnostics) -> (AllotSettings, Vec<Host>) {
     let file: File = match toml::from_str(text) {
@@ -526,7 +526,7 @@ mod tests {
         read("allot.toml", "[priority]\npolicy = \"slurm-fair-tree\"\n", &mut d);
         assert_eq!(
             d.0[0].to_string(),
-            "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, `slurm-classic`, `slurm-fairtree`, `slurm-tickets`, `flux-accounting`, found `slurm-fair-tree`"
+            "allot.toml:2:10: error: [priority] policy: expected one of `lsf`, `slurm-classic`, `slurm-fairtree`, `slurm-tickets`, `flux-accounting`, `flux`, found `slurm-fair-tree`"
         );
         let mut d = Diagnostics::default();
         read("allot.toml", "[daemon]\nmetrics = \"localhost\"\n", &mut d);

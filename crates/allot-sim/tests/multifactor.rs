@@ -363,3 +363,22 @@ fn default_in_the_share_tree_gives_every_user_an_association() {
     let refused = named.apply(Time(0), &Event::Submit(by("root", None))).expect_err("no association");
     assert!(matches!(refused, Rejection::NoAssociation { .. }), "{refused}");
 }
+
+/// `policy = "flux"`: spec 002's factor in the dispatch pass. With no
+/// usage every user is under-served (1.0); a user who used everything is
+/// over-served and below 0.5, and waits behind the others.
+#[test]
+fn flux_policy_factors_in_the_pass() {
+    let mut e = engine("flux", "fair_share = 10000");
+    assert_eq!(e.multifactor_policy(), Some("flux"));
+    let alice_first = submit(&mut e, Time(0), by("alice", None));
+    assert_eq!(pass(&mut e, Time(0)), [alice_first.0]);
+    let alice = submit(&mut e, Time(10), by("alice", None));
+    let carol = submit(&mut e, Time(20), by("carol", None));
+    let _ = pass(&mut e, Time(100));
+    let f = |j| e.multifactor_priority(j).expect("priority").1.fair_share;
+    assert_eq!(f(carol), 1.0);
+    assert!(f(alice) < 0.5, "{}", f(alice));
+    e.apply(Time(200), &Event::Finish { job: alice_first, cpu_time: 0.0, exit: 0 }).expect("ends");
+    assert_eq!(pass(&mut e, Time(200)), [carol.0], "carol, under-served, before alice who asked first");
+}

@@ -372,6 +372,22 @@ pub enum FairsharePolicy {
     Tickets,
     /// flux-accounting's weighted tree.
     Flux,
+    /// Spec 002's fair-share factor (Flux's "Job Priority Plugin"): "A
+    /// value of 0.5 represents a perfectly serviced account. 0.0 is
+    /// over-serviced; 1.0 is under-serviced", and "for accounts at the
+    /// same level, the fair-share factor will be proportional to the
+    /// degree of being over or under serviced", from usage decayed by a
+    /// half-life. The spec gives no formula. allot computes `F = 2^(-U/S)`:
+    /// an association's own share of the usage `U` against its share of
+    /// the machine `S` (its shares divided down the tree, as "child
+    /// accounts ... further divide the shares of their parent"). That is
+    /// 0.5 where usage matches shares at any depth, 1 with no usage, and
+    /// falls towards 0 with over-service, in order of the degree. (Slurm
+    /// classic's `UE` would mix in the parent's usage, and give a
+    /// perfectly served user below its account 0.31.) flux-accounting's own ranking ([`FairsharePolicy::Flux`],
+    /// `rank/N`) reads otherwise: a perfectly served user may get anything
+    /// from 1.0 down, and two identical users different values.
+    FluxSpec,
 }
 
 impl FairsharePolicy {
@@ -383,6 +399,7 @@ impl FairsharePolicy {
             "slurm-fairtree" => Some(FairsharePolicy::FairTree),
             "slurm-tickets" => Some(FairsharePolicy::Tickets),
             "flux-accounting" => Some(FairsharePolicy::Flux),
+            "flux" => Some(FairsharePolicy::FluxSpec),
             _ => None,
         }
     }
@@ -393,6 +410,7 @@ impl FairsharePolicy {
             FairsharePolicy::FairTree => "slurm-fairtree",
             FairsharePolicy::Tickets => "slurm-tickets",
             FairsharePolicy::Flux => "flux-accounting",
+            FairsharePolicy::FluxSpec => "flux",
         }
     }
 }
@@ -456,7 +474,8 @@ pub fn compute(policy: FairsharePolicy, tree: &AccountTree, usage: &[f64], pendi
     rows[0].norm_shares = 1.0;
     rows[0].effective_usage = rows[0].norm_usage;
     match policy {
-        FairsharePolicy::Classic { dampening } => classic::compute(tree, &mut rows, dampening),
+        FairsharePolicy::Classic { dampening } => classic::compute(tree, &mut rows, dampening, true),
+        FairsharePolicy::FluxSpec => classic::compute(tree, &mut rows, 1.0, false),
         FairsharePolicy::Tickets => tickets::compute(tree, &mut rows, &tree.active(pending)),
         FairsharePolicy::FairTree => ranked::compute(tree, &mut rows, ranked::Ties::FairTree),
         FairsharePolicy::Flux => ranked::compute(tree, &mut rows, ranked::Ties::Flux),

@@ -113,6 +113,49 @@ fn tickets_reproduce_the_multifactor2_example() {
     assert_eq!(row(ex.users[0]).factor, Some(0.0));
 }
 
+/// Spec 002: "A value of 0.5 represents a perfectly serviced account.
+/// 0.0 is over-serviced; 1.0 is under-serviced", and at one level the
+/// factor follows the degree of being over or under serviced. Two banks
+/// of 3 and 1 shares; in each, users of equal shares.
+#[test]
+fn flux_follows_spec_002s_fair_share_factor() {
+    let c = RawShares::Count;
+    let mut t = AccountTree::new();
+    let a = t.add_account(AssocId::ROOT, "A", c(3)).expect("");
+    let b = t.add_account(AssocId::ROOT, "B", c(1)).expect("");
+    let (a1, a2, a3) = (
+        t.add_user(a, "a1", c(1)).expect(""),
+        t.add_user(a, "a2", c(1)).expect(""),
+        t.add_user(a, "a3", c(1)).expect(""),
+    );
+    let (b1, b2) = (t.add_user(b, "b1", c(1)).expect(""), t.add_user(b, "b2", c(1)).expect(""));
+    let factor = |usage: &[(AssocId, f64)], policy: FairsharePolicy| {
+        let mut u = vec![0.0; t.len()];
+        for &(a, x) in usage {
+            u[a.0 as usize] = x;
+        }
+        let rows = compute(policy, &t, &u, &[]);
+        move |a: AssocId| rows[a.0 as usize].factor.expect("a user's factor")
+    };
+    // Every user used exactly their share of the machine (A's 3/4 in
+    // thirds, B's 1/4 in halves): each is perfectly served, 0.5.
+    let served = [(a1, 25.0), (a2, 25.0), (a3, 25.0), (b1, 12.5), (b2, 12.5)];
+    let f = factor(&served, FairsharePolicy::FluxSpec);
+    for u in [a1, a2, a3, b1, b2] {
+        assert_close(Some(f(u)), 0.5, 1e-12, "perfectly served");
+    }
+    // flux-accounting's ranking gives the same users 1.0 down to 0.2, and
+    // identical users different values: it does not read the spec so.
+    let ranked = factor(&served, FairsharePolicy::Flux);
+    assert!(ranked(a1) != ranked(a2) && [a1, a2, a3, b1, b2].iter().any(|&u| ranked(u) == 1.0));
+    // No usage: under-served, 1.0. Over-served towards 0, under towards
+    // 1, in order of the degree.
+    let f = factor(&[(a1, 60.0), (a2, 20.0), (a3, 0.0), (b1, 10.0), (b2, 10.0)], FairsharePolicy::FluxSpec);
+    assert_eq!(f(a3), 1.0);
+    assert!(f(a1) < 0.5 && f(a1) < f(a2) && f(a2) < f(a3), "{} {} {}", f(a1), f(a2), f(a3));
+    assert_close(Some(f(b1)), f(b2), 1e-12, "identical users, identical values");
+}
+
 /// flux-accounting's documented example ("Fair-Share Calculation"): the
 /// weights and the users' fair-share values.
 #[test]
@@ -306,6 +349,7 @@ fn edge_cases_give_numbers_in_range() {
         FairsharePolicy::FairTree,
         FairsharePolicy::Tickets,
         FairsharePolicy::Flux,
+        FairsharePolicy::FluxSpec,
     ];
     let no_usage = vec![0.0; t.len()];
     let mut some = vec![0.0; t.len()];
@@ -329,7 +373,9 @@ fn edge_cases_give_numbers_in_range() {
                 let f = |u: AssocId| rows[u.0 as usize].factor.expect("a user's factor");
                 // Zero shares: the lowest factor there is.
                 match policy {
-                    FairsharePolicy::Classic { .. } => assert_eq!((f(u1), f(u2)), (0.0, 0.0), "{policy:?}"),
+                    FairsharePolicy::Classic { .. } | FairsharePolicy::FluxSpec => {
+                        assert_eq!((f(u1), f(u2)), (0.0, 0.0), "{policy:?}")
+                    }
                     FairsharePolicy::Tickets => assert_eq!((f(u1), f(u2)), (0.0, 0.0), "{policy:?}"),
                     FairsharePolicy::FairTree | FairsharePolicy::Flux => {
                         assert!(f(u1) <= 1.0 / 3.0 && f(u3) > f(u2), "{policy:?}")
