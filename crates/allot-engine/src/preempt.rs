@@ -25,9 +25,11 @@
 //! - MINI_JOB: each job's slots count in full, so no more jobs are
 //!   preempted than it takes to free enough ("preempting only enough
 //!   parallel jobs to start the high-priority parallel job");
-//! - OPTIMAL_MINI_JOB: as MINI_JOB, the jobs with the most slots on the
-//!   host first: the fewest jobs ("based on the least number of jobs that
-//!   will be suspended").
+//! - OPTIMAL_MINI_JOB: the fewest jobs over the whole placement ("based on
+//!   the least number of jobs that will be suspended"): again and again
+//!   the job that frees the most of what its hosts still lack, all its
+//!   hosts counted (a parallel job over two hosts that lack slots may
+//!   free both at once), the first in order among equals.
 //!
 //! Slots freed on other hosts by a job preempted for one count there. A
 //! job preempted (SSUSP) keeps its slots: other jobs see them in use, the
@@ -237,6 +239,9 @@ impl Engine {
         free_without: impl Fn(u32, u32) -> u32,
     ) -> Option<Vec<JobId>> {
         let pf = self.config.preempt_for;
+        if pf.optimal_mini_job {
+            return fewest_victims(alloc, candidates, held, free_without);
+        }
         let mut chosen: Vec<usize> = Vec::new();
         let mut freed: BTreeMap<u32, u32> = BTreeMap::new();
         for &(h, n) in alloc {
@@ -247,12 +252,9 @@ impl Engine {
                 continue;
             }
             let on = |c: &Candidate| c.alloc.iter().filter(|a| a.0 == h).map(|a| a.1).sum::<u32>();
-            let mut here: Vec<usize> = (0..candidates.len())
+            let here: Vec<usize> = (0..candidates.len())
                 .filter(|&i| !candidates[i].suspended && !chosen.contains(&i) && on(&candidates[i]) > 0)
                 .collect();
-            if pf.optimal_mini_job {
-                here.sort_by_key(|&i| std::cmp::Reverse(on(&candidates[i])));
-            }
             for i in here {
                 if lacking == 0 {
                     break;
@@ -260,7 +262,7 @@ impl Engine {
                 let c = &candidates[i];
                 chosen.push(i);
                 // Without MINI_JOB each preempted job counts as one slot.
-                lacking = if pf.mini_job || pf.optimal_mini_job { lacking.saturating_sub(on(c)) } else { lacking - 1 };
+                lacking = if pf.mini_job { lacking.saturating_sub(on(c)) } else { lacking - 1 };
                 for &(h2, n2) in &c.alloc {
                     *freed.entry(h2).or_default() += n2;
                 }
@@ -412,4 +414,47 @@ impl Engine {
             _ => None,
         }
     }
+}
+
+/// OPTIMAL_MINI_JOB's choice (module docs): what each host of `alloc`
+/// lacks, then the candidates that free the most of it, all hosts
+/// counted, until nothing is lacking; `None` when they cannot.
+fn fewest_victims(
+    alloc: &[(u32, u32)],
+    candidates: &[Candidate],
+    held: &BTreeMap<u32, (u32, u32)>,
+    free_without: impl Fn(u32, u32) -> u32,
+) -> Option<Vec<JobId>> {
+    let mut lacking: BTreeMap<u32, u32> = alloc
+        .iter()
+        .map(|&(h, n)| (h, n.saturating_sub(free_without(h, held.get(&h).map_or(0, |x| x.1)))))
+        .filter(|&(_, l)| l > 0)
+        .collect();
+    let frees = |c: &Candidate, lacking: &BTreeMap<u32, u32>| -> u32 {
+        c.alloc.iter().map(|&(h, n)| lacking.get(&h).map_or(0, |&l| l.min(n))).sum()
+    };
+    let mut chosen: Vec<JobId> = Vec::new();
+    let mut left: Vec<&Candidate> = candidates.iter().filter(|c| !c.suspended).collect();
+    while !lacking.is_empty() {
+        // The first in order among those that free the most.
+        let (best, most) = left
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, frees(c, &lacking)))
+            .fold((0, 0), |(bi, bm), (i, m)| if m > bm { (i, m) } else { (bi, bm) });
+        if most == 0 {
+            return None;
+        }
+        let c = left.remove(best);
+        for &(h, n) in &c.alloc {
+            if let Some(l) = lacking.get_mut(&h) {
+                *l = l.saturating_sub(n);
+                if *l == 0 {
+                    lacking.remove(&h);
+                }
+            }
+        }
+        chosen.push(c.id);
+    }
+    Some(chosen)
 }

@@ -91,6 +91,54 @@ fn optimal_mini_job_preempts_the_fewest_jobs() {
     assert_eq!(started, [high]);
 }
 
+/// Across two hosts of 4 slots, full of `low` jobs: J1 of 4 slots, 2 on
+/// each host (`span[ptile=2]`); J2 and J3 of 1 slot on hostA; J4 of 2 on
+/// hostB. A `high` job of 4 slots, 2 per host, comes. Without MINI_JOB
+/// one job per slot lacking: J3 and J2 on hostA, then J4 and J1 on hostB
+/// (4). MINI_JOB preempts only enough on each host in turn: J3, J2, J4
+/// (3). OPTIMAL_MINI_JOB the fewest: J1 alone frees 2 on each (1).
+#[test]
+fn across_two_hosts_each_mode_preempts_as_many_as_it_says() {
+    let hosts = "Begin Host\nHOST_NAME MXJ\nhostA 4\nhostB 4\nEnd Host\n";
+    let queues = queue("high", 40, "PREEMPTION = PREEMPTIVE") + &queue("low", 20, "");
+    for (params, expect) in
+        [("", vec![3, 2, 4, 1]), ("PREEMPT_FOR = MINI_JOB", vec![3, 2, 4]), ("PREEMPT_FOR = OPTIMAL_MINI_JOB", vec![1])]
+    {
+        let mut e = engine(hosts, &queues, params);
+        let on = |host: &str, n: u32, r: Option<&str>| JobSpec {
+            user: "u".into(),
+            queue: Some("low".into()),
+            slots: n,
+            hosts: if host.is_empty() {
+                Vec::new()
+            } else {
+                vec![allot_engine::model::HostPick { name: host.into(), first: false, preference: None }]
+            },
+            res_req: r.map(|r| allot_config::resreq::parse(r).expect("resreq")),
+            ..JobSpec::default()
+        };
+        let mut jobs = Vec::new();
+        for spec in [on("", 4, Some("span[ptile=2]")), on("hostA", 1, None), on("hostA", 1, None), on("hostB", 2, None)]
+        {
+            jobs.push(e.apply(Time(0), &Event::Submit(spec)).expect("accepted").expect("id"));
+            e.schedule(Time(0));
+        }
+        assert_eq!(e.preempted_jobs().len(), 0);
+        assert!(jobs.iter().all(|&j| e.job_alloc(j).is_some()), "{params}: the low jobs fill both hosts");
+        let spec = JobSpec {
+            user: "v".into(),
+            queue: Some("high".into()),
+            slots: 4,
+            res_req: Some(allot_config::resreq::parse("span[ptile=2]").expect("resreq")),
+            ..JobSpec::default()
+        };
+        let high = e.apply(Time(10), &Event::Submit(spec)).expect("accepted").expect("id");
+        let (suspended, _, started) = sorted(&e.schedule(Time(10)));
+        let want: Vec<JobId> = expect.iter().map(|&k| jobs[k - 1]).collect();
+        assert_eq!((suspended, started), (want, vec![high]), "{params}");
+    }
+}
+
 #[test]
 fn a_sequential_job_preempts_one_job_whatever_the_keywords() {
     for params in ["", "PREEMPT_FOR = MINI_JOB", "PREEMPT_FOR = OPTIMAL_MINI_JOB"] {
