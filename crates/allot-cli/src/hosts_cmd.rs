@@ -34,6 +34,42 @@ enum Layout {
     Long,
 }
 
+/// `bhosts -s` (`reserved`: with what jobs hold) and `lsload -s`: the
+/// numeric resources hosts share, those named only if any are.
+pub(crate) fn shared(cmd: &str, names: &[&str], reserved: bool) -> anyhow::Result<ExitCode> {
+    let Response::SharedResources(all) = call(Request::SharedResources)? else { bail!("{cmd}: unexpected answer") };
+    if let Some(missing) = names.iter().find(|n| !all.iter().any(|r| r.name == **n)) {
+        bail!("{cmd}: {missing}: Unknown resource name");
+    }
+    let shown: Vec<&allot_proto::SharedResourceInfo> =
+        all.iter().filter(|r| names.is_empty() || names.contains(&r.name.as_str())).collect();
+    if shown.is_empty() {
+        println!("No resource found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    emit(&shared_text(&shown, reserved))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// LSF's layouts: `RESOURCE TOTAL RESERVED LOCATION` (bhosts -s) and
+/// `RESOURCE VALUE LOCATION` (lsload -s).
+fn shared_text(rows: &[&allot_proto::SharedResourceInfo], reserved: bool) -> String {
+    let mut out = if reserved {
+        String::from("RESOURCE                 TOTAL       RESERVED       LOCATION\n")
+    } else {
+        String::from("RESOURCE                                VALUE       LOCATION\n")
+    };
+    for r in rows {
+        let hosts = r.hosts.join(" ");
+        if reserved {
+            let _ = writeln!(out, "{:<20} {:>10.1} {:>14.1}       {hosts}", r.name, r.total, r.reserved);
+        } else {
+            let _ = writeln!(out, "{:<36} {:>9.1}       {hosts}", r.name, r.total);
+        }
+    }
+    out
+}
+
 /// Megabytes as LSF shows them: `900M`, `23.5G`.
 pub(crate) fn mem(mb: Option<u64>) -> String {
     match mb {
@@ -73,6 +109,10 @@ fn render_lshosts(hosts: &[HostLoad], wide: bool) -> String {
 }
 
 pub fn lsload(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, names) = flags_and_names("lsload", args)?;
+    if flags.contains(&"-s") {
+        return shared("lsload", &names, false);
+    }
     let text = match hosts("lsload", args)? {
         (hosts, Layout::Long) => crate::host_long::lsload_long(&hosts),
         (hosts, Layout::Short { wide }) => render_lsload(&hosts, wide),
@@ -153,6 +193,31 @@ pub(crate) mod tests {
             "HOST_NAME       status  r15s   r1m  r15m   ut    pg  ls    it   tmp   swp   mem\n\
              host1                ok     -   0.2   1.0   5%     -   -     -     -    0M  900M\n\
              host2           unavail     -     -     -    -     -   -     -     -     -     -\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod shared_tests {
+    use super::*;
+
+    #[test]
+    fn shared_resources_as_lsf_lists_them() {
+        let lic = allot_proto::SharedResourceInfo {
+            name: "licA".into(),
+            total: 2.0,
+            reserved: 1.0,
+            hosts: vec!["hostA".into(), "hostB".into()],
+        };
+        assert_eq!(
+            shared_text(&[&lic], true),
+            "RESOURCE                 TOTAL       RESERVED       LOCATION\n\
+             licA                        2.0            1.0       hostA hostB\n"
+        );
+        assert_eq!(
+            shared_text(&[&lic], false),
+            "RESOURCE                                VALUE       LOCATION\n\
+             licA                                       2.0       hostA hostB\n"
         );
     }
 }

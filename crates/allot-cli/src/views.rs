@@ -148,6 +148,9 @@ fn queue_long(q: &QueueInfo, policies: &[PolicyShares], recursive: bool) -> Stri
 /// shows as named.
 pub fn bhosts(args: &[String]) -> anyhow::Result<ExitCode> {
     let (flags, names) = flags_and_names("bhosts", args)?;
+    if flags.contains(&"-s") {
+        return crate::hosts_cmd::shared("bhosts", &names, true);
+    }
     let Response::Hosts(hosts) = call(Request::Hosts)? else { bail!("bhosts: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !hosts.iter().any(|h| h.name == **n)) {
         bail!("{missing}: Bad host name, host group name or cluster name");

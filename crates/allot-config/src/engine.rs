@@ -169,6 +169,8 @@ impl Config {
             }),
             memory_adjustment: self.settings.memory_adjustment_threshold,
             alloc_limits: self.resource_limits.clone(),
+            shared_resources: self.shared_resources.clone(),
+            not_consumable: self.not_consumable.clone(),
             preempt_for: {
                 let has = |k: &str| self.params.preempt_for.iter().any(|w| w == k);
                 allot_engine::model::PreemptFor {

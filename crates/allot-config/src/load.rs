@@ -205,6 +205,8 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     // This cluster (see `shared::this_cluster`), and its cluster file
     // alone: another cluster's hosts are not this cluster's.
     let shared = get("lsf.shared").map(|src| crate::lsf::shared::read(&src, diags)).unwrap_or_default();
+    config.not_consumable =
+        get("lsf.shared").map(|src| crate::lsf::shared::not_consumable(&src, diags)).unwrap_or_default();
     let cluster_files: Vec<(&String, &String)> =
         texts.iter().filter(|(n, _)| file_name(n).starts_with("lsf.cluster.")).map(|(n, t)| (n, t)).collect();
     let file_names: Vec<String> =
@@ -214,7 +216,9 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     let mut all_hosts: Vec<Host> = Vec::new();
     for ((name, text), named) in cluster_files.iter().zip(&file_names) {
         if config.cluster_name.as_ref() == Some(named) {
-            all_hosts.extend(cluster::read(&Source { name, text }, diags));
+            let (hosts, shared) = cluster::read(&Source { name, text }, diags);
+            all_hosts.extend(hosts);
+            config.shared_resources.extend(shared);
         } else {
             let this = config.cluster_name.as_deref().unwrap_or_default();
             diags.warning(

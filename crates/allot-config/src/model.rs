@@ -404,6 +404,10 @@ pub struct Config {
     pub compute_units: Vec<ComputeUnit>,
     /// `lsb.resources`' Limit sections.
     pub resource_limits: Vec<allot_engine::alloc_limits::LimitSpec>,
+    /// Numeric resources several hosts share (the cluster file's
+    /// ResourceMap), and `lsf.shared`'s resources that are not consumable.
+    pub shared_resources: Vec<allot_engine::shared_res::SharedSpec>,
+    pub not_consumable: Vec<String>,
     pub settings: AllotSettings,
     /// The associations of `[priority] accounts`, when named.
     pub accounts: Option<allot_engine::multifactor::AccountTree>,

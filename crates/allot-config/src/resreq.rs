@@ -4,7 +4,10 @@
 //! resreq  := [expr] section*            (a leading bare expression is select)
 //! section := "select" "[" expr "]"      (several select sections all hold)
 //!          | "order" "[" key (":" key)* "]"          key := ["-"] name
-//!          | "rusage" "[" "mem" "=" amount "]"       amount := number [KB|MB|GB|TB]
+//!          | "rusage" "[" usage ("," usage)* "]"
+//! usage   := item (":" item)*
+//! item    := name "=" amount | "duration=" n ["m"|"h"] | "decay=" ("0"|"1")
+//!                                        amount := number [KB|MB|GB|TB]
 //!          | "span" "[" ("hosts=1" | "hosts=-1" | "ptile=" ptile) "]"
 //!          | "same" "[" name (":" name)* "]"
 //!          | "cu" "[" cukey (":" cukey)* "]"
@@ -30,9 +33,12 @@
 //! term.
 //!
 //! Blanks may separate tokens. `order`, `rusage`, `span`, `same` and `cu`
-//! may each be given once. `rusage` reserves memory only (the one
-//! consumable resource allot tracks); another resource in it is an error,
-//! not ignored. `same[type:model]` with `ptile='!'` is refused, as the spec
+//! may each be given once. `rusage` reserves memory (`mem`, MB unless a
+//! unit says otherwise) and site-defined numeric resources (a license,
+//! scratch space); `duration` (minutes, or with `h` hours) and `decay`
+//! apply to the site's resources of their usage string, `mem` being held
+//! for the whole run. A resource named twice, or `||` alternatives, is
+//! an error. `same[type:model]` with `ptile='!'` is refused, as the spec
 //! says. Errors carry the byte offset where the string went wrong.
 
 use winnow::ModalResult;
@@ -43,7 +49,7 @@ use winnow::prelude::*;
 use winnow::stream::Stream;
 use winnow::token::{one_of, take_till, take_while};
 
-use allot_engine::resreq::{CmpOp, CompoundTerm, CuPref, CuReq, Expr, Operand, OrderKey, ResReq, Span};
+use allot_engine::resreq::{CmpOp, CompoundTerm, CuPref, CuReq, Expr, Operand, OrderKey, ResReq, ResUse, Span};
 
 use crate::lsf::values::{ValueError, parse_all};
 
@@ -155,7 +161,7 @@ fn fail_at<'a, O>(
 enum Section {
     Select(Expr),
     Order(Vec<OrderKey>),
-    Rusage(f64),
+    Rusage((Option<f64>, Vec<ResUse>)),
     Span(Span),
     Same(Vec<String>),
     Cu(CuReq),
@@ -192,7 +198,11 @@ fn resreq(input: &mut &str) -> ModalResult<ResReq> {
                 false
             }
             Section::Order(k) => !std::mem::replace(&mut r.order, k).is_empty(),
-            Section::Rusage(m) => r.rusage_mem.replace(m).is_some(),
+            Section::Rusage((m, uses)) => {
+                let twice = r.rusage_mem.is_some() || !r.rusage.is_empty();
+                (r.rusage_mem, r.rusage) = (m, uses);
+                twice
+            }
             Section::Span(s) => r.span.replace(s).is_some(),
             Section::Same(n) => !std::mem::replace(&mut r.same, n).is_empty(),
             Section::Cu(c) => r.cu.replace(c).is_some(),
@@ -314,20 +324,76 @@ fn order(input: &mut &str) -> ModalResult<Vec<OrderKey>> {
     .parse_next(input)
 }
 
-/// `mem=amount`, in MB.
-fn rusage(input: &mut &str) -> ModalResult<f64> {
-    let at = input.checkpoint();
-    let key = name.parse_next(input)?;
-    if key != "mem" {
-        return fail_at(input, &at, "rusage", "mem=MB (allot reserves memory only)");
+/// An `rusage` section's usage strings: MB of `mem`, and the
+/// site-defined resources with their duration and decay.
+fn rusage(input: &mut &str) -> ModalResult<(Option<f64>, Vec<ResUse>)> {
+    let start = input.checkpoint();
+    let mut mem: Option<f64> = None;
+    let mut uses: Vec<ResUse> = Vec::new();
+    loop {
+        let (m, mut group, duration, decay) = usage_string(input)?;
+        if m.is_some() && mem.replace(m.unwrap_or(0.0)).is_some() {
+            return fail_at(input, &start, "rusage", "each resource at most once");
+        }
+        for u in &mut group {
+            (u.duration, u.decay) = (duration, decay && duration.is_some());
+        }
+        if group.iter().any(|u| uses.iter().any(|x| x.name == u.name)) {
+            return fail_at(input, &start, "rusage", "each resource at most once");
+        }
+        uses.extend(group);
+        if opt(ws(',')).parse_next(input)?.is_none() {
+            break;
+        }
     }
-    let _ = cut_err(ws('=')).context(expected("`=`")).parse_next(input)?;
-    let amount: f64 = cut_err(float).context(expected("an amount of memory")).parse_next(input)?;
-    let scale = opt(size_unit).parse_next(input)?.unwrap_or(1.0);
-    if !(amount >= 0.0 && amount.is_finite()) {
-        return fail_at(input, &at, "rusage", "a memory amount of 0 or more");
+    if ws("||").parse_peek(*input).is_ok() {
+        return fail_here("rusage", "one usage string (allot takes no `||` alternatives)");
     }
-    Ok(amount * scale)
+    Ok((mem, uses))
+}
+
+/// One usage string: `name=amount` items, `duration=` and `decay=`,
+/// separated by `:`.
+#[allow(clippy::type_complexity)]
+fn usage_string(input: &mut &str) -> ModalResult<(Option<f64>, Vec<ResUse>, Option<u64>, bool)> {
+    let (mut mem, mut uses, mut duration, mut decay) = (None, Vec::new(), None, false);
+    loop {
+        let at = input.checkpoint();
+        let key = ws(name).context(expected("a resource name")).parse_next(input)?;
+        let _ = cut_err(ws('=')).context(expected("`=`")).parse_next(input)?;
+        match key {
+            "duration" => {
+                let n: u64 = cut_err(dec_uint).context(expected("a duration in minutes")).parse_next(input)?;
+                let unit = opt(alt(('h', 'm'))).parse_next(input)?;
+                duration = Some(if unit == Some('h') { n * 3600 } else { n * 60 });
+            }
+            "decay" => {
+                decay = cut_err(alt(('0'.value(false), '1'.value(true))))
+                    .context(expected("decay=0 or decay=1"))
+                    .parse_next(input)?;
+            }
+            _ => {
+                let amount: f64 = cut_err(float).context(expected("an amount")).parse_next(input)?;
+                let scale = if key == "mem" { opt(size_unit).parse_next(input)?.unwrap_or(1.0) } else { 1.0 };
+                if !(amount >= 0.0 && amount.is_finite()) {
+                    return fail_at(input, &at, "rusage", "an amount of 0 or more");
+                }
+                if key == "mem" {
+                    if mem.replace(amount * scale).is_some() {
+                        return fail_at(input, &at, "rusage", "each resource at most once");
+                    }
+                } else if uses.iter().any(|u: &ResUse| u.name == key) {
+                    return fail_at(input, &at, "rusage", "each resource at most once");
+                } else {
+                    uses.push(ResUse { name: key.to_string(), amount, duration: None, decay: false });
+                }
+            }
+        }
+        if opt(ws(':')).parse_next(input)?.is_none() {
+            break;
+        }
+    }
+    Ok((mem, uses, duration, decay))
 }
 
 fn span(input: &mut &str) -> ModalResult<Span> {
@@ -512,6 +578,29 @@ mod tests {
         assert_eq!(parse("select[!fast && 'x'!=type]").expect("parses").text, "select[!fast && 'x'!=type]");
     }
 
+    /// `rusage` takes site-defined resources beside `mem`, each usage
+    /// string with its own duration (minutes, or hours) and decay.
+    #[test]
+    fn rusage_of_site_resources() {
+        let r = parse("rusage[mem=2GB:licA=1:duration=10:decay=1, scratch=50:duration=2h]").expect("parses");
+        assert_eq!(r.rusage_mem, Some(2048.0));
+        assert_eq!(
+            r.rusage,
+            [
+                ResUse { name: "licA".into(), amount: 1.0, duration: Some(600), decay: true },
+                ResUse { name: "scratch".into(), amount: 50.0, duration: Some(7200), decay: false },
+            ]
+        );
+        let c = parse("1*{select[type==X86_64]rusage[licA=1]} + {select[type==any]}").expect("the spec's compound");
+        assert_eq!(c.terms[0].res.rusage[0].name, "licA");
+        // The job's amount of a resource stands; the queue's others join.
+        let job = parse("rusage[licA=2]").expect("job");
+        let queue = parse("rusage[licA=1:licB=1]").expect("queue");
+        let both = ResReq::combine(Some(&job), Some(&queue)).expect("combined");
+        let amounts: Vec<(&str, f64)> = both.rusage.iter().map(|u| (u.name.as_str(), u.amount)).collect();
+        assert_eq!(amounts, [("licA", 2.0), ("licB", 1.0)]);
+    }
+
     #[test]
     fn errors_say_where() {
         let err = |s: &str| parse(s).expect_err(s);
@@ -520,8 +609,11 @@ mod tests {
         assert!(err("select[type==LINUX").message.contains("`]`"), "{}", err("select[type==LINUX").message);
         assert_eq!(err("span[hosts=2]").offset, 11);
         assert!(err("span[hosts=2]").message.starts_with("span: expected hosts=1 or hosts=-1"));
-        assert_eq!(err("rusage[licA=1]").offset, 7);
-        assert!(err("rusage[licA=1]").message.contains("memory only"));
+        assert_eq!(err("rusage[licA=x]").offset, 12);
+        assert_eq!(err("rusage[licA=1:licA=2]").offset, 14);
+        assert!(err("rusage[licA=1:licA=2]").message.contains("at most once"));
+        assert_eq!(err("rusage[licA=1:duration=x]").offset, 23);
+        assert!(err("rusage[licA=1 || licB=1]").message.contains("no `||`"));
         assert_eq!(err("span[ptile=0]").offset, 12);
         assert_eq!(err("same[type] same[model]").offset, 11);
         assert_eq!(err("span[ptile='!',LINUX:2] same[type:model]").offset, 40);

@@ -1,7 +1,8 @@
-//! `lsb.resources` limits through the installed commands, as ordinary
-//! users meet them: a slot limit on a host and a JOBS limit per user hold
-//! jobs pending with LSF's reasons, `blimits` shows what each holds, and
-//! an end lets the next job start.
+//! `lsb.resources` limits and shared resources through the installed
+//! commands, as ordinary users meet them: a slot limit on a host and a
+//! JOBS limit per user hold jobs pending with LSF's reasons, `blimits`
+//! shows what each holds, and an end lets the next job start; a license
+//! count the hosts share bounds the jobs that reserve one (`bhosts -s`).
 
 mod common;
 
@@ -66,4 +67,43 @@ fn limits_hold_users_jobs_and_blimits_shows_them() {
     for j in [a1, a2, c1] {
         let _ = d.cmd(&["bkill", &j.to_string()], &dir);
     }
+}
+
+/// A license count the hosts share (the cluster file's ResourceMap),
+/// through the commands: a throwaway user's job that holds one shows in
+/// `bhosts -s`, and the next such job waits for it; a job asking for a
+/// resource no host has is refused at `bsub`, named.
+#[test]
+fn a_shared_license_through_the_commands() {
+    let user = Throwaway::new("shared_license", "sl");
+    let dir = tempdir("shared-license");
+    let cluster = "Begin Host\nHOSTNAME model type server RESOURCES ncpus\nhostA ! ! 1 () 4\nEnd Host\n\n\
+                   Begin ResourceMap\nRESOURCENAME LOCATION\nlicA (1@[all])\nEnd ResourceMap\n";
+    let config = config_dir(&dir, &[("lsf.cluster.test", cluster), ("lsb.queues", QUEUES)]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let sub = |r: &str| d.cmd_as(user.ids(), &["bsub", "-o", "/dev/null", "-R", r, "sleep", "60"], "/".as_ref());
+    let (first, second) = (submitted_id(&sub("rusage[licA=1]")), submitted_id(&sub("rusage[licA=1]")));
+    let status = |job: u64| {
+        let out = stdout(&d.cmd(&["bjobs", "-noheader", &job.to_string()], &dir));
+        out.split_whitespace().nth(2).unwrap_or_default().to_string()
+    };
+    eventually("the first runs", || status(first) == "RUN");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(status(second), "PEND", "one license");
+    let shown = stdout(&d.cmd_as(user.ids(), &["bhosts", "-s"], "/".as_ref()));
+    assert_eq!(
+        shown,
+        "RESOURCE                 TOTAL       RESERVED       LOCATION\n\
+         licA                        1.0            1.0       hostA\n"
+    );
+    let refused = d.cmd_as(user.ids(), &["bsub", "-R", "rusage[licZ=1]", "true"], "/".as_ref());
+    assert!(!refused.status.success());
+    assert!(
+        common::stderr(&refused).contains("rusage[licZ]: no host has this resource"),
+        "{}",
+        common::stderr(&refused)
+    );
+    assert!(d.cmd(&["bkill", &first.to_string()], &dir).status.success());
+    eventually("the second runs once the license is back", || status(second) == "RUN");
+    let _ = d.cmd(&["bkill", &second.to_string()], &dir);
 }

@@ -411,6 +411,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether `job` may start on `alloc` at `t`: within every limit, and
+    /// with enough of every site resource it asks.
+    pub(crate) fn may_start_on(&self, job: &Job, alloc: &[(u32, u32)], t: crate::time::Time) -> bool {
+        self.alloc_within_limits(job, alloc).is_ok() && self.alloc_within_resources(job, alloc, t).is_ok()
+    }
+
     /// Whether running job `job` stays within every limit when it grows
     /// by `added` (a resize request).
     pub(crate) fn grows_within_limits(&self, job: &Job, added: &[(u32, u32)]) -> bool {
@@ -421,6 +427,9 @@ impl Engine {
                 Some(e) => e.1 += n,
                 None => grown.push((h, n)),
             }
+        }
+        if !self.grows_within_resources(job, alloc, &grown) {
+            return false;
         }
         let before = self.uses_of(job, alloc, false);
         self.uses_of(job, &grown, false).into_iter().all(|(key, u)| {

@@ -68,26 +68,37 @@ impl Engine {
     /// (or per slot), and for a compound requirement each term's on the
     /// entries of its slots, in order (module docs).
     pub(crate) fn rusage_by_entry(&self, res: Option<&ResReq>, alloc: &[(u32, u32)]) -> Vec<f64> {
-        let Some(res) = res.filter(|r| !r.terms.is_empty()) else {
-            let mem = res.and_then(|r| r.rusage_mem).unwrap_or(0.0);
-            return alloc.iter().map(|&(_, n)| self.rusage_on_host(mem, n)).collect();
-        };
-        let mut terms = res.terms.iter();
-        let mut term = terms.next();
-        let mut left = term.map_or(0, |x| x.slots);
+        let Some(res) = res else { return vec![0.0; alloc.len()] };
         alloc
             .iter()
-            .map(|&(_, n)| {
-                let mem = term.and_then(|x| x.res.rusage_mem).unwrap_or(0.0);
-                left = left.saturating_sub(n);
-                if left == 0 {
-                    term = terms.next();
-                    left = term.map_or(u32::MAX, |x| x.slots);
-                }
-                self.rusage_on_host(mem, n)
-            })
+            .zip(entry_terms(res, alloc))
+            .map(|(&(_, n), r)| self.rusage_on_host(r.rusage_mem.unwrap_or(0.0), n))
             .collect()
     }
+}
+
+/// The requirement each entry of `alloc` is placed under: `res` itself,
+/// or for a compound requirement the term whose slots the entry holds
+/// (the terms' slots in order, as placement gives them).
+pub(crate) fn entry_terms<'a>(res: &'a ResReq, alloc: &[(u32, u32)]) -> Vec<&'a ResReq> {
+    if res.terms.is_empty() {
+        return vec![res; alloc.len()];
+    }
+    let mut terms = res.terms.iter();
+    let mut term = terms.next();
+    let mut left = term.map_or(0, |x| x.slots);
+    alloc
+        .iter()
+        .map(|&(_, n)| {
+            let r = term.map_or(res, |x| &x.res);
+            left = left.saturating_sub(n);
+            if left == 0 {
+                term = terms.next();
+                left = term.map_or(u32::MAX, |x| x.slots);
+            }
+            r
+        })
+        .collect()
 }
 
 /// An allocation with each host once, at its first place, its slots

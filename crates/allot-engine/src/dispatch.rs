@@ -294,6 +294,7 @@ impl Engine {
             self.dirty = true;
         }
         self.refresh_dependents();
+        self.resource_clock(t);
         let expired = self.expire_reservations(t);
         if !expired.is_empty() {
             self.dirty = true;
@@ -695,7 +696,7 @@ impl Engine {
         let own = own.is_some();
         if (own && !too_few) || (!own && job.slots < failed.start[job.queue]) {
             let ask = Ask { view: if own { View::Own(id) } else { View::Free }, ..self.start_ask(job) };
-            match self.place(job, t, &ask).filter(|a| self.alloc_within_limits(job, a).is_ok()) {
+            match self.place(job, t, &ask).filter(|a| self.may_start_on(job, a, t)) {
                 Some(alloc) => {
                     out.push(self.start(id, alloc, t, false));
                     return Ok(());
@@ -720,7 +721,7 @@ impl Engine {
                 self.predict_reservations(t);
                 let job = self.jobs.get(&id).ok_or(())?;
                 let ask = Ask { view: View::Backfill { until }, ..self.start_ask(job) };
-                if let Some(alloc) = self.place(job, t, &ask).filter(|a| self.alloc_within_limits(job, a).is_ok()) {
+                if let Some(alloc) = self.place(job, t, &ask).filter(|a| self.may_start_on(job, a, t)) {
                     let job = job.clone();
                     let mut until = until;
                     if interruptible.is_some() {

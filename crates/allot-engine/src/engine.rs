@@ -475,6 +475,8 @@ pub struct Engine {
     pub(crate) parked: Option<crate::handover::Parked>,
     /// `lsb.resources`' limits and what each bucket holds.
     pub(crate) alloc_limits: crate::alloc_limits::AllocLimits,
+    /// Site resources' instances and what jobs hold of them.
+    pub(crate) resources: crate::shared_res::Instances,
 
     // What decides nothing.
     pub(crate) caches: Caches,
@@ -596,6 +598,23 @@ impl Engine {
             &hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>(),
             &config.host_groups,
         );
+        let numbers: Vec<(String, Vec<(String, f64)>)> = config
+            .hosts
+            .iter()
+            .map(|h| {
+                let nums = h
+                    .attrs
+                    .resources
+                    .iter()
+                    .filter_map(|(n, r)| match r {
+                        crate::resreq::Resource::Num(v) => Some((n.clone(), *v)),
+                        _ => None,
+                    })
+                    .collect();
+                (h.name.clone(), nums)
+            })
+            .collect();
+        let resources = crate::shared_res::Instances::new(&config.shared_resources, &numbers, &config.not_consumable);
         Engine {
             hosts,
             host_sets,
@@ -631,6 +650,7 @@ impl Engine {
             rsv_hosts: crate::slots::HostBits::default(),
             parked: None,
             alloc_limits,
+            resources,
             switches: Switches::default(),
             rsv_expiry: BTreeSet::new(),
             rsv_cooldown: Vec::new(),

@@ -55,6 +55,7 @@ pub mod reserve;
 mod resize;
 pub mod resreq;
 mod run_end;
+pub mod shared_res;
 pub mod shares;
 mod skip;
 pub mod slots;

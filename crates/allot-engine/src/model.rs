@@ -263,6 +263,10 @@ pub struct EngineConfig {
     pub preempt_for: PreemptFor,
     /// `lsb.resources`' Limit sections ([`crate::alloc_limits`]).
     pub alloc_limits: Vec<crate::alloc_limits::LimitSpec>,
+    /// Site resources shared by several hosts, and the resources a job may
+    /// not ask in `rusage` ([`crate::shared_res`]).
+    pub shared_resources: Vec<crate::shared_res::SharedSpec>,
+    pub not_consumable: Vec<String>,
 }
 
 /// What the multifactor policies schedule with.
@@ -355,6 +359,8 @@ impl EngineConfig {
             memory_adjustment: None,
             preempt_for: PreemptFor::default(),
             alloc_limits: Vec::new(),
+            shared_resources: Vec::new(),
+            not_consumable: Vec::new(),
         }
     }
 }

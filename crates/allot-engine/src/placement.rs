@@ -205,6 +205,9 @@ impl Engine {
         if job.host_limited && cap > 0 {
             cap = self.host_limit_cap(h, job, cap);
         }
+        if cap > 0 && !matches!(ask.view, View::Reserve(_)) && job.res.as_ref().is_some_and(|r| !r.rusage.is_empty()) {
+            cap = self.resource_cap(h, job, t, cap);
+        }
         cap
     }
 
@@ -453,7 +456,10 @@ impl Engine {
                 a.maxmem?;
                 Value::Num(free_mem(host))
             }
-            _ => a.resources.get(name)?.value(),
+            _ => match self.resource_left(h, name) {
+                Some(left) => Value::Num(left),
+                None => a.resources.get(name)?.value(),
+            },
         })
     }
 
@@ -462,6 +468,7 @@ impl Engine {
     /// that kind; `cu[...]` names a compute unit type, and `excl` only
     /// where the queue allows it.
     pub(crate) fn check_res(&self, r: &ResReq, queue: usize) -> Result<(), Rejection> {
+        self.check_rusage(r)?;
         for term in &r.terms {
             self.check_res(&term.res, queue)?;
         }

@@ -220,7 +220,9 @@ impl Engine {
             return None;
         }
         let alloc = self.place(job, t, &Ask { released: Some(&released), ..self.start_ask(job) })?;
-        self.alloc_within_limits(job, &alloc).ok()?;
+        if !self.may_start_on(job, &alloc, t) {
+            return None;
+        }
         let chosen = self.choose_victims(&alloc, &candidates, &held, free_without)?;
         for &v in &chosen {
             self.suspend(v, id, t);

@@ -70,6 +70,7 @@ impl Engine {
             next.adopt(id, job.clone(), &old_hosts, &old_queues);
         }
         next.rebook_limits();
+        next.rehold_resources();
         next.dirty = true;
         *self = next;
         Ok(())

@@ -365,6 +365,11 @@ impl Engine {
             *alloc = new.clone();
         }
         self.book_limits(id, true);
+        if let Some(JobState::Running { start, .. }) = self.jobs.get(&id).map(|j| &j.state) {
+            // Its resources as its allocation now asks, held from its start.
+            let start = *start;
+            self.hold_resources(id, start);
+        }
         self.mf_ended(id, t);
         self.mf_started(id, &new, t);
         self.invalidate_predictions();

@@ -36,6 +36,10 @@ pub struct ResReq {
     /// its slots with RESOURCE_RESERVE_PER_SLOT=y).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rusage_mem: Option<f64>,
+    /// `rusage[name=n]` of site-defined numeric resources (licenses,
+    /// scratch space: [`crate::shared_res`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rusage: Vec<ResUse>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
     /// `same[a:b]`: every host of the allocation has the same value of
@@ -49,6 +53,19 @@ pub struct ResReq {
     /// sections above are then empty ([`crate::placement`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub terms: Vec<CompoundTerm>,
+}
+
+/// `rusage[name=amount:duration=d:decay=1]` of one site-defined resource:
+/// held from the job's start for `duration` seconds (for its whole run
+/// without), decreasing linearly to nothing over it with `decay`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResUse {
+    pub name: String,
+    pub amount: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub decay: bool,
 }
 
 /// One term of a compound requirement: `slots*{requirement}`.
@@ -285,6 +302,13 @@ impl ResReq {
             select,
             order: if job.order.is_empty() { queue.order.clone() } else { job.order.clone() },
             rusage_mem: job.rusage_mem.or(queue.rusage_mem),
+            // The job's amount of a resource stands; the queue's others join.
+            rusage: job
+                .rusage
+                .iter()
+                .chain(queue.rusage.iter().filter(|q| !job.rusage.iter().any(|j| j.name == q.name)))
+                .cloned()
+                .collect(),
             span: job.span.clone().or_else(|| queue.span.clone()),
             same,
             cu: job.cu.clone().or_else(|| queue.cu.clone()),
@@ -298,6 +322,7 @@ impl ResReq {
             || self.select.is_some()
             || !self.order.is_empty()
             || self.rusage_mem.is_some()
+            || !self.rusage.is_empty()
             || !matches!(self.span, None | Some(Span::Any))
             || !self.same.is_empty()
             || self.cu.is_some()

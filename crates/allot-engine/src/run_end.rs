@@ -58,6 +58,7 @@ impl Engine {
             return;
         };
         self.unbook_limits(job, &alloc, suspended.is_some());
+        self.release_resources(id);
         if suspended.is_some() {
             self.unbook_suspension(id, job, &alloc);
         }

@@ -276,6 +276,8 @@ pub enum Request {
     Limits {
         all: bool,
     },
+    /// `bhosts -s`, `lsload -s`: the numeric resources hosts share.
+    SharedResources,
     /// `bjobs -p -l`, `allot explain`: everything that holds a pending job.
     Explain {
         job: JobRef,
@@ -571,6 +573,16 @@ pub struct LimitInfo {
     pub jobs: (u32, Option<u32>),
 }
 
+/// A numeric resource several hosts share (a license count): its total,
+/// what running jobs hold of it now, and its hosts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedResourceInfo {
+    pub name: String,
+    pub total: f64,
+    pub reserved: f64,
+    pub hosts: Vec<String>,
+}
+
 /// A user's job slots by state, and MAX_JOBS.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserInfo {
@@ -659,6 +671,7 @@ pub enum Response {
     Groups(Vec<GroupInfo>),
     Users(Vec<UserInfo>),
     Limits(Vec<LimitInfo>),
+    SharedResources(Vec<SharedResourceInfo>),
     /// `Explain`: the engine's explanation (`allot_engine::explain::
     /// Explanation`), as JSON: the engine's type does not cross the wire.
     Explained(serde_json::Value),

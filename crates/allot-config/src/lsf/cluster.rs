@@ -1,7 +1,11 @@
 //! `lsf.cluster.<name>`: the Host section (HOSTNAME, model, type, server,
 //! RESOURCES, and allot's `ncpus` and `maxmem` columns, which stand for what
 //! LSF detects at run time) and ResourceMap (string and numeric resources
-//! by host: `(hg1@[hostA hostB] hg2@[hostD])`).
+//! by host: `(hg1@[hostA hostB] hg2@[hostD])`). A string value is each of
+//! its hosts'; a number over several hosts (`10@[hostA hostB]`,
+//! `10@[all]`) is one instance they share (a license count), and over one
+//! host or `[default]` each host's own
+//! ([`allot_engine::shared_res`]).
 
 use winnow::ascii::multispace0;
 use winnow::combinator::{cut_err, delimited, preceded, repeat, terminated};
@@ -14,6 +18,7 @@ use super::text::{Source, sections, table, unparen};
 use super::values::{name, number, uint};
 use crate::diag::Diagnostics;
 use crate::model::Host;
+use allot_engine::shared_res::SharedSpec;
 
 /// Sections of a cluster file that carry nothing allot uses.
 const IGNORED: &[&str] = &["Cluster", "ClusterAdmins", "Parameters", "RemoteClusters"];
@@ -37,8 +42,10 @@ fn location_list<'a>(input: &mut &'a str) -> ModalResult<Vec<(&'a str, Vec<&'a s
     repeat(0.., terminated(preceded(multispace0, location_entry), multispace0)).parse_next(input)
 }
 
-/// Reads the hosts of a cluster file, in order, with their resources.
-pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Host> {
+/// Reads the hosts of a cluster file, in order, with their resources, and
+/// the numeric resources its hosts share.
+pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (Vec<Host>, Vec<SharedSpec>) {
+    let mut shared: Vec<SharedSpec> = Vec::new();
     let mut hosts: Vec<Host> = Vec::new();
     let secs = sections(src, diags);
     for section in &secs {
@@ -83,14 +90,21 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Host> {
                 };
                 let Some(entries) = value(diags, row.line, "LOCATION", unparen(loc), location_list) else { continue };
                 for (val, on) in entries {
-                    for h in
-                        hosts.iter_mut().filter(|h| on.iter().any(|n| n.eq_ignore_ascii_case("all") || *n == h.name))
-                    {
-                        match super::values::parse_all(number, val) {
-                            Ok(n) => {
+                    let all = on.iter().any(|n| n.eq_ignore_ascii_case("all"));
+                    let each = on.iter().any(|n| n.eq_ignore_ascii_case("default"));
+                    let num = super::values::parse_all(number, val).ok();
+                    if let (Some(total), false, true) = (num, each, all || on.len() > 1) {
+                        let hosts = (!all).then(|| on.iter().map(|n| n.to_string()).collect());
+                        shared.push(SharedSpec { name: res.to_string(), total, hosts });
+                        continue;
+                    }
+                    let covers = |h: &Host| all || each || on.iter().any(|n| *n == h.name);
+                    for h in hosts.iter_mut().filter(|h| covers(h)) {
+                        match num {
+                            Some(n) => {
                                 h.numbers.insert(res.to_string(), n);
                             }
-                            Err(_) => {
+                            None => {
                                 h.strings.insert(res.to_string(), val.to_string());
                             }
                         }
@@ -101,7 +115,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<Host> {
             diags.warning(at(&section.begin, &section.name), format!("unknown section `{}`, ignored", section.name));
         }
     }
-    hosts
+    (hosts, shared)
 }
 
 #[cfg(test)]
@@ -114,7 +128,7 @@ mod tests {
         let text = "Begin Host\nHOSTNAME model type server r1m mem swp RESOURCES ncpus maxmem\n\
                     hostA PC1133 LINUX 1 3.5 () () (linux fast scratch=100) 4 8192\nhostB ! SGI 1 () () () () ! ()\nEnd Host\n\
                     Begin ResourceMap\nRESOURCENAME LOCATION\nhgconnect (hg1@[hostA] hg2@[hostB])\nEnd ResourceMap\n";
-        let hosts = read(&Source { name: "lsf.cluster.c", text }, &mut d);
+        let (hosts, _) = read(&Source { name: "lsf.cluster.c", text }, &mut d);
         assert!(d.0.is_empty(), "{d}");
         assert_eq!(hosts[0].model.as_deref(), Some("PC1133"));
         assert_eq!((hosts[0].ncpus, hosts[0].maxmem), (Some(4), Some(8192)));

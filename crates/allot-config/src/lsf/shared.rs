@@ -1,6 +1,7 @@
 //! `lsf.shared`: the clusters' names, from its Cluster section
-//! (`ClusterName` and, ignored, `Servers`). Its other sections (HostType,
-//! HostModel, Resource) declare the names LSF's hosts and resources use;
+//! (`ClusterName` and, ignored, `Servers`), and from its Resource section
+//! which resources a job may not reserve ([`not_consumable`]). Its other
+//! sections (HostType, HostModel) declare the names LSF's hosts use;
 //! allot takes those names as the cluster file writes them, so they are
 //! read past in silence.
 //!
@@ -37,6 +38,34 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<(String, Location)
         }
     }
     names
+}
+
+/// The resources of the Resource section a job may not ask in `rusage`:
+/// Boolean and String ones, and those with CONSUMABLE=N (LSF's default for
+/// a site's numeric resource is consumable). A row of another TYPE is an
+/// error, where it is written.
+pub fn not_consumable(src: &Source<'_>, diags: &mut Diagnostics) -> Vec<String> {
+    let mut out = Vec::new();
+    for section in sections(src, &mut Diagnostics::default()).iter().filter(|s| s.is("Resource")) {
+        let Some(t) = table(section, diags) else { continue };
+        for row in &t.rows {
+            let Some(name) = row.get(&t, "RESOURCENAME") else {
+                diags.error(t.header.loc(0), "Resource: expected a `RESOURCENAME` column");
+                break;
+            };
+            let kind = row.get(&t, "TYPE").map(super::text::unparen).unwrap_or("Numeric").trim();
+            let consumable = row.get(&t, "CONSUMABLE").map(super::text::unparen).unwrap_or("").trim();
+            match kind.to_ascii_lowercase().as_str() {
+                "numeric" if !consumable.eq_ignore_ascii_case("n") => {}
+                "numeric" | "boolean" | "string" => out.push(name.to_string()),
+                _ => diags.error(
+                    at(row.line, kind),
+                    format!("Resource `{name}`: TYPE: expected Numeric, Boolean or String, found `{kind}`"),
+                ),
+            }
+        }
+    }
+    out
 }
 
 /// This cluster's name, from lsf.shared's names (`shared`, in order) and

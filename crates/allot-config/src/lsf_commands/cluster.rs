@@ -28,10 +28,11 @@ pub(super) const BHOSTS: CommandDoc = CommandDoc {
         flag("-l", "", "Long: one block per host."),
         flag("-w", "", "Wide: no name is cut."),
         flag("-X", "", "Every host on its own row, condensed compute units too."),
+        flag("-s", "", "The numeric resources hosts share (licenses): total, what jobs hold, where."),
     ],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-a", "-alloc", "-e", "-json", "-o", "-R", "-s", "-x"],
+    not_known: &["-a", "-alloc", "-e", "-json", "-o", "-R", "-x"],
 };
 
 pub(super) const BHPART: CommandDoc = CommandDoc {
@@ -160,10 +161,11 @@ pub(super) const LSLOAD: CommandDoc = CommandDoc {
     options: &[
         flag("-w", "", "Wide: no name is cut."),
         flag("-l", "", "Long: every load index (io too), no name cut."),
+        flag("-s", "", "The numeric resources hosts share, with their values and hosts."),
     ],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-E", "-gpu", "-I", "-json", "-N", "-o", "-R", "-s"],
+    not_known: &["-E", "-gpu", "-I", "-json", "-N", "-o", "-R"],
 };
 
 pub(super) const BPARAMS: CommandDoc = CommandDoc {
