@@ -86,8 +86,81 @@ fn wanted(r: &LimitInfo, q: &LimitsQuery) -> bool {
 
 /// LSF's layout: `INTERNAL RESOURCE LIMITS:`, then NAME, the consumer
 /// columns (APPS where a limit names profiles), SLOTS, MEM, TMP, SWP
-/// and JOBS; names cut at 12 characters unless `wide`.
+/// and JOBS; names cut at 12 characters unless `wide`. The rows of limits
+/// with RESOURCE follow under `EXTERNAL RESOURCE LIMITS:`, a column for
+/// each site resource named.
 fn limits_text(rows: &[&LimitInfo], wide: bool) -> String {
+    let internal: Vec<&LimitInfo> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.resources.is_empty() || r.slots.1.is_some() || r.mem.1.is_some() || r.jobs.1.is_some())
+        .collect();
+    let external: Vec<&LimitInfo> = rows.iter().copied().filter(|r| !r.resources.is_empty()).collect();
+    let mut out = String::new();
+    if !internal.is_empty() {
+        out.push_str(&internal_text(&internal, wide));
+    }
+    if !external.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&external_text(&external, wide));
+    }
+    out
+}
+
+/// A row's consumer columns (APPS when `apps`), names cut unless `wide`.
+fn consumers(r: &LimitInfo, apps: bool, wide: bool) -> Vec<String> {
+    let name = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"), 12, wide).into_owned();
+    let mut cells = vec![cut(&r.name, 12, wide).into_owned(), name(&r.users), name(&r.queues), name(&r.hosts)];
+    cells.push(name(&r.projects));
+    if apps {
+        cells.push(name(&r.apps));
+    }
+    cells
+}
+
+/// Cells padded to 13 columns, the line's end trimmed.
+fn line(cells: Vec<String>) -> String {
+    let mut s = String::new();
+    for c in cells {
+        let _ = write!(s, "{c:<13}");
+    }
+    s.trim_end().to_string()
+}
+
+/// `EXTERNAL RESOURCE LIMITS:`: the consumer columns, then each site
+/// resource any row limits, `USED/LIMIT` or `-`.
+fn external_text(rows: &[&LimitInfo], wide: bool) -> String {
+    let apps = rows.iter().any(|r| r.apps.is_some());
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        for (n, _, _) in &r.resources {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+    }
+    let mut head: Vec<String> = ["NAME", "USERS", "QUEUES", "HOSTS", "PROJECTS"].map(String::from).to_vec();
+    if apps {
+        head.push("APPS".into());
+    }
+    head.extend(names.iter().map(|n| n.to_string()));
+    let mut out = format!("EXTERNAL RESOURCE LIMITS:\n\n{}\n", line(head));
+    for r in rows {
+        let mut cells = consumers(r, apps, wide);
+        for n in &names {
+            cells.push(match r.resources.iter().find(|x| x.0 == *n) {
+                Some((_, used, bound)) => format!("{}/{}", mb(*used), mb(*bound)),
+                None => "-".into(),
+            });
+        }
+        let _ = writeln!(out, "{}", line(cells));
+    }
+    out
+}
+
+fn internal_text(rows: &[&LimitInfo], wide: bool) -> String {
     let apps = rows.iter().any(|r| r.apps.is_some());
     let mut out = String::from("INTERNAL RESOURCE LIMITS:\n\n");
     let mut head = vec!["NAME", "USERS", "QUEUES", "HOSTS", "PROJECTS"];
@@ -95,21 +168,9 @@ fn limits_text(rows: &[&LimitInfo], wide: bool) -> String {
         head.push("APPS");
     }
     head.extend(["SLOTS", "MEM", "TMP", "SWP", "JOBS"]);
-    let line = |cells: Vec<String>| -> String {
-        let mut s = String::new();
-        for c in cells {
-            let _ = write!(s, "{c:<13}");
-        }
-        s.trim_end().to_string()
-    };
     let _ = writeln!(out, "{}", line(head.iter().map(|h| h.to_string()).collect()));
     for r in rows {
-        let name = |v: &Option<String>| cut(v.as_deref().unwrap_or("-"), 12, wide).into_owned();
-        let mut cells = vec![cut(&r.name, 12, wide).into_owned(), name(&r.users), name(&r.queues), name(&r.hosts)];
-        cells.push(name(&r.projects));
-        if apps {
-            cells.push(name(&r.apps));
-        }
+        let mut cells = consumers(r, apps, wide);
         let used = |u: String, l: Option<String>| l.map_or("-".to_string(), |l| format!("{u}/{l}"));
         cells.push(used(r.slots.0.to_string(), r.slots.1.map(|l| l.to_string())));
         cells.push(used(mb(r.mem.0), r.mem.1.map(mb)));
@@ -140,7 +201,24 @@ mod tests {
             slots: (2, Some(4)),
             mem: (400.0, Some(1000.0)),
             jobs: (2, None),
+            resources: Vec::new(),
         }
+    }
+
+    #[test]
+    fn resource_limits_show_as_external() {
+        let lic = LimitInfo {
+            resources: vec![("licA".into(), 1.0, 2.0)],
+            slots: (0, None),
+            mem: (0.0, None),
+            ..row("lic", None, None)
+        };
+        assert_eq!(
+            limits_text(&[&lic], false),
+            "EXTERNAL RESOURCE LIMITS:\n\n\
+             NAME         USERS        QUEUES       HOSTS        PROJECTS     licA\n\
+             lic          -            -            -            -            1/2\n"
+        );
     }
 
     #[test]

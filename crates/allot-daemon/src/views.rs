@@ -350,6 +350,7 @@ pub fn limits(engine: &allot_engine::Engine, all: bool) -> Vec<allot_proto::Limi
             slots: (u.used.slots, u.slots),
             mem: (u.used.mem, u.mem),
             jobs: (u.used.jobs, u.jobs),
+            resources: u.resources,
         })
         .collect()
 }

@@ -23,7 +23,11 @@
 //! - MEM: the memory its `rusage[mem]` holds there, MB (a percentage is
 //!   of each host's memory, and LSF takes one only with PER_HOST);
 //! - JOBS: 1 if it holds anything there, "running and suspended (RUN,
-//!   SSUSP, USUSP)" jobs alike.
+//!   SSUSP, USUSP)" jobs alike;
+//! - RESOURCE (`[licA,2] ...`): what its `rusage` holds there of each
+//!   site resource named ([`crate::shared_res`]; an instance the hosts
+//!   share counted once, on the job's first host that reaches it), held
+//!   while suspended as the resource itself is.
 //!
 //! Choices where LSF's documents are silent, as its users would expect:
 //! - A job suspended by preemption holds no SLOTS and no MEM under a
@@ -57,6 +61,7 @@ use smallvec::SmallVec;
 
 use crate::engine::{Engine, Job, JobId, JobState};
 use crate::reasons::PendingReason;
+use crate::shared_res::Amounts;
 
 /// Which consumers of one kind a limit covers, and how it counts them
 /// (module docs).
@@ -123,6 +128,9 @@ pub struct LimitSpec {
     pub slots_per_processor: Option<f64>,
     pub mem: Option<Amount>,
     pub jobs: Option<u32>,
+    /// RESOURCE: site resources and the most the consumers may hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<(String, f64)>,
 }
 
 /// A bucket's "every consumer together".
@@ -139,16 +147,22 @@ pub(crate) struct Key {
     app: Option<String>,
 }
 
-/// What a bucket holds, or what a job adds to one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// What a bucket holds, or what a job adds to one: with `res`, the
+/// amounts of its limit's RESOURCE names, in order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Use {
     pub slots: u32,
     pub mem: f64,
     pub jobs: u32,
+    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
+    pub res: Amounts,
 }
 
 impl Use {
-    fn add(&mut self, o: Use, sign: bool) {
+    fn add(&mut self, o: &Use, sign: bool) {
+        if self.res.len() < o.res.len() {
+            self.res.resize(o.res.len(), 0.0);
+        }
         if sign {
             self.slots += o.slots;
             self.mem += o.mem;
@@ -158,10 +172,27 @@ impl Use {
             self.mem = (self.mem - o.mem).max(0.0);
             self.jobs = self.jobs.saturating_sub(o.jobs);
         }
+        for (a, b) in self.res.iter_mut().zip(&o.res) {
+            *a = if sign { *a + b } else { (*a - b).max(0.0) };
+        }
     }
 
     fn is_empty(&self) -> bool {
-        self.slots == 0 && self.jobs == 0 && self.mem < MEM_EPSILON
+        self.slots == 0 && self.jobs == 0 && self.mem < MEM_EPSILON && self.res.iter().all(|x| *x < MEM_EPSILON)
+    }
+
+    /// `self` less `o`, none below 0.
+    fn less(&self, o: &Use) -> Use {
+        let mut res = self.res.clone();
+        for (a, b) in res.iter_mut().zip(&o.res) {
+            *a = (*a - b).max(0.0);
+        }
+        Use {
+            slots: self.slots.saturating_sub(o.slots),
+            mem: (self.mem - o.mem).max(0.0),
+            jobs: self.jobs.saturating_sub(o.jobs),
+            res,
+        }
     }
 }
 
@@ -202,6 +233,7 @@ pub enum LimitResource {
     Slots,
     Mem,
     Jobs,
+    Resource(String),
 }
 
 /// One bucket as `blimits` shows it: its limit's name, its consumers
@@ -219,6 +251,8 @@ pub struct LimitUsage {
     pub slots: Option<u32>,
     pub mem: Option<f64>,
     pub jobs: Option<u32>,
+    /// RESOURCE: each name with what is held and the bound.
+    pub resources: Vec<(String, f64, f64)>,
 }
 
 impl AllocLimits {
@@ -289,24 +323,31 @@ impl Engine {
             return out;
         }
         let mems = self.rusage_by_entry(job.res.as_deref(), alloc);
-        let held = |n: u32, mem: f64| {
-            if suspended { Use { slots: 0, mem: 0.0, jobs: 1 } } else { Use { slots: n, mem, jobs: 1 } }
+        // Site resources stay held while suspended; slots and memory not.
+        let held = |n: u32, mem: f64, res: Amounts| {
+            if suspended { Use { slots: 0, mem: 0.0, jobs: 1, res } } else { Use { slots: n, mem, jobs: 1, res } }
         };
         for r in 0..self.alloc_limits.rules.len() {
             let Some(key) = self.bucket_of(r, job) else { continue };
             let rule = &self.alloc_limits.rules[r];
-            let on = alloc.iter().zip(&mems).filter(|((h, _), _)| rule.hosts[*h as usize]);
+            let names = &rule.spec.resources;
+            let site =
+                if names.is_empty() { vec![Amounts::new(); alloc.len()] } else { self.site_amounts(job, alloc, names) };
+            let on = alloc.iter().zip(&mems).zip(site).filter(|(((h, _), _), _)| rule.hosts[*h as usize]);
             if matches!(rule.spec.hosts, Scope::Each(_)) {
-                for (&(h, n), &mem) in on {
-                    out.push((Key { host: h, ..key.clone() }, held(n, mem)));
+                for ((&(h, n), &mem), res) in on {
+                    out.push((Key { host: h, ..key.clone() }, held(n, mem, res)));
                 }
             } else {
-                let (mut n, mut mem, mut any) = (0, 0.0, false);
-                for (&(_, k), &m) in on {
+                let (mut n, mut mem, mut res, mut any) = (0, 0.0, Amounts::from_elem(0.0, names.len()), false);
+                for ((&(_, k), &m), site) in on {
                     (n, mem, any) = (n + k, mem + m, true);
+                    for (a, b) in res.iter_mut().zip(&site) {
+                        *a += b;
+                    }
                 }
                 if any {
-                    out.push((key, held(n, mem)));
+                    out.push((key, held(n, mem, res)));
                 }
             }
         }
@@ -331,7 +372,7 @@ impl Engine {
     fn book_uses(&mut self, uses: Uses, add: bool) {
         for (key, u) in uses {
             let e = self.alloc_limits.used.entry(key.clone()).or_default();
-            e.add(u, add);
+            e.add(&u, add);
             if e.is_empty() {
                 self.alloc_limits.used.remove(&key);
             }
@@ -366,8 +407,9 @@ impl Engine {
     }
 
     /// The first resource of bucket `key` that `add` more would pass.
-    fn limit_passed(&self, key: &Key, add: Use) -> Option<LimitResource> {
-        let now = self.alloc_limits.used.get(key).copied().unwrap_or_default();
+    fn limit_passed(&self, key: &Key, add: &Use) -> Option<LimitResource> {
+        let zero = Use::default();
+        let now = self.alloc_limits.used.get(key).unwrap_or(&zero);
         let (slots, mem, jobs) = self.bounds(key);
         if slots.is_some_and(|s| add.slots > 0 && now.slots + add.slots > s) {
             return Some(LimitResource::Slots);
@@ -377,6 +419,13 @@ impl Engine {
         }
         if jobs.is_some_and(|j| add.jobs > 0 && now.jobs + add.jobs > j) {
             return Some(LimitResource::Jobs);
+        }
+        let names = &self.alloc_limits.rules[key.rule as usize].spec.resources;
+        for (i, (name, bound)) in names.iter().enumerate() {
+            let (more, held) = (add.res.get(i).copied().unwrap_or(0.0), now.res.get(i).copied().unwrap_or(0.0));
+            if more > 0.0 && held + more > bound + MEM_EPSILON {
+                return Some(LimitResource::Resource(name.clone()));
+            }
         }
         None
     }
@@ -404,11 +453,19 @@ impl Engine {
     /// would pass, if not.
     pub(crate) fn alloc_within_limits(&self, job: &Job, alloc: &[(u32, u32)]) -> Result<(), PendingReason> {
         for (key, u) in self.uses_of(job, alloc, false) {
-            if let Some(what) = self.limit_passed(&key, u) {
+            if let Some(what) = self.limit_passed(&key, &u) {
                 return Err(self.limit_pending(&key, what));
             }
         }
         Ok(())
+    }
+
+    /// The least `job` takes of site resource `name`: its `rusage`
+    /// amount on one host (on each slot with RESOURCE_RESERVE_PER_SLOT=y
+    /// and a host's own instance; once for a shared one).
+    fn least_amount(&self, job: &Job, name: &str) -> f64 {
+        let Some(u) = job.res.as_deref().and_then(|r| r.rusage.iter().find(|u| u.name == name)) else { return 0.0 };
+        u.amount
     }
 
     /// Whether `job` may start on `alloc` at `t`: within every limit, and
@@ -433,13 +490,8 @@ impl Engine {
         }
         let before = self.uses_of(job, alloc, false);
         self.uses_of(job, &grown, false).into_iter().all(|(key, u)| {
-            let had = before.iter().find(|(k, _)| *k == key).map_or(Use::default(), |x| x.1);
-            let more = Use {
-                slots: u.slots.saturating_sub(had.slots),
-                mem: (u.mem - had.mem).max(0.0),
-                jobs: u.jobs.saturating_sub(had.jobs),
-            };
-            self.limit_passed(&key, more).is_none()
+            let had = before.iter().find(|(k, _)| *k == key).map_or(Use::default(), |x| x.1.clone());
+            self.limit_passed(&key, &u.less(&had)).is_none()
         })
     }
 
@@ -448,8 +500,12 @@ impl Engine {
         let Some(job) = self.jobs.get(&id) else { return false };
         let JobState::Running { alloc, .. } = &job.state else { return false };
         let full = self.uses_of(job, alloc, false);
-        // What it holds suspended is counted already: the JOBS.
-        full.iter().all(|(key, u)| self.limit_passed(key, Use { jobs: 0, ..*u }).is_none())
+        // What it holds suspended is counted already: the JOBS and the
+        // site resources.
+        full.iter().all(|(key, u)| {
+            let more = Use { jobs: 0, res: Amounts::from_elem(0.0, u.res.len()), ..u.clone() };
+            self.limit_passed(key, &more).is_none()
+        })
     }
 
     /// The limits that name no hosts and already stop `job` wherever it
@@ -457,13 +513,15 @@ impl Engine {
     pub(crate) fn alloc_limits_over(&self, job: &Job, out: &mut Vec<PendingReason>, first_only: bool) {
         let mem = crate::reserve::rusage_mem(job);
         let least_mem = if self.config.resource_reserve_per_slot { mem * f64::from(job.slots) } else { mem };
-        let least = Use { slots: job.slots, mem: least_mem, jobs: 1 };
         for r in 0..self.alloc_limits.rules.len() {
             if self.alloc_limits.rules[r].spec.hosts != Scope::Any {
                 continue;
             }
             let Some(key) = self.bucket_of(r, job) else { continue };
-            if let Some(what) = self.limit_passed(&key, least) {
+            let res =
+                self.alloc_limits.rules[r].spec.resources.iter().map(|(n, _)| self.least_amount(job, n)).collect();
+            let least = Use { slots: job.slots, mem: least_mem, jobs: 1, res };
+            if let Some(what) = self.limit_passed(&key, &least) {
                 out.push(self.limit_pending(&key, what));
                 if first_only {
                     return;
@@ -502,10 +560,25 @@ impl Engine {
             if matches!(rule.spec.hosts, Scope::Each(_)) {
                 key.host = h;
             }
-            let now = self.alloc_limits.used.get(&key).copied().unwrap_or_default();
+            let zero = Use::default();
+            let now = self.alloc_limits.used.get(&key).unwrap_or(&zero);
             let (slots, mb, jobs) = self.bounds(&key);
             if jobs.is_some_and(|j| now.jobs >= j) {
                 return 0;
+            }
+            for (i, (name, bound)) in rule.spec.resources.iter().enumerate() {
+                let (amount, shared) = self.site_amount_on(h, job, name);
+                if amount <= 0.0 {
+                    continue;
+                }
+                let left = (bound - now.res.get(i).copied().unwrap_or(0.0) + MEM_EPSILON).max(0.0);
+                cap = if !shared && self.config.resource_reserve_per_slot {
+                    cap.min((left / amount).floor().min(f64::from(u32::MAX)) as u32)
+                } else if left >= amount {
+                    cap
+                } else {
+                    0
+                };
             }
             if let Some(s) = slots {
                 cap = cap.min(s.saturating_sub(now.slots));
@@ -549,7 +622,8 @@ impl Engine {
             if matches!(rule.spec.hosts, Scope::Each(_)) {
                 key.host = h;
             }
-            let what = self.limit_passed(&key, Use { slots: 1, mem: mem.max(0.0), jobs: 1 });
+            let res = rule.spec.resources.iter().map(|(n, _)| self.site_amount_on(h, job, n).0).collect();
+            let what = self.limit_passed(&key, &Use { slots: 1, mem: mem.max(0.0), jobs: 1, res });
             if let Some(what) = what {
                 return Some(self.limit_pending(&key, what));
             }
@@ -566,7 +640,7 @@ impl Engine {
             let mut any = false;
             for (key, used) in self.alloc_limits.used.range(first_key(r)..first_key(r + 1)) {
                 any = true;
-                out.push(self.usage_row(rule, Some(key), *used));
+                out.push(self.usage_row(rule, Some(key), used.clone()));
             }
             if all && !any {
                 out.push(self.usage_row(rule, None, Use::default()));
@@ -590,7 +664,14 @@ impl Engine {
             Some(key) => self.bounds(key),
             None => (spec.slots, spec.mem.and_then(|m| if let Amount::Mb(x) = m { Some(x) } else { None }), spec.jobs),
         };
+        let resources = spec
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(i, (n, bound))| (n.clone(), used.res.get(i).copied().unwrap_or(0.0), *bound))
+            .collect();
         LimitUsage {
+            resources,
             name: spec.name.clone(),
             users: shown(&spec.users, k.as_ref().and_then(|k| own(k.user, &|u| self.users[u as usize].clone()))),
             queues: shown(

@@ -95,6 +95,7 @@ impl std::fmt::Display for PendingReason {
                 let what = match resource {
                     LimitResource::Slots => "slot",
                     LimitResource::Mem => "mem",
+                    LimitResource::Resource(name) => name.as_str(),
                     LimitResource::Jobs => "",
                 };
                 // LSF's words: "JOBS limit defined for the queue has been

@@ -94,6 +94,9 @@ pub(crate) struct Instances {
 /// One resource a job would take from one instance.
 type Need = (u32, f64, ResUse);
 
+/// Amounts of a limit's RESOURCE names, in its order.
+pub(crate) type Amounts = smallvec::SmallVec<[f64; 2]>;
+
 impl Instances {
     /// The instances of `shared` and of every host's own numeric
     /// resources (`hosts`: names and their numeric values).
@@ -195,6 +198,47 @@ impl Engine {
             }
         }
         Some(out)
+    }
+
+    /// Per entry of `alloc`, what `job` holds there of each of `names`
+    /// under its `rusage` (a shared instance's amount on the first entry
+    /// that reaches it): what a limit's RESOURCE counts.
+    pub(crate) fn site_amounts(&self, job: &Job, alloc: &[(u32, u32)], names: &[(String, f64)]) -> Vec<Amounts> {
+        let Some(res) = job.res.as_deref() else { return vec![Amounts::from_elem(0.0, names.len()); alloc.len()] };
+        let mut seen: Vec<u32> = Vec::new();
+        let mut out = Vec::with_capacity(alloc.len());
+        for (&(h, n), r) in alloc.iter().zip(crate::compound::entry_terms(res, alloc)) {
+            let mut row = Amounts::new();
+            for (name, _) in names {
+                let u = r.rusage.iter().find(|u| &u.name == name);
+                let i = self.resources.by_host[h as usize].get(name).copied();
+                row.push(match (u, i) {
+                    (Some(u), Some(i)) if self.resources.insts[i as usize].shared => {
+                        if seen.contains(&i) {
+                            0.0
+                        } else {
+                            seen.push(i);
+                            u.amount
+                        }
+                    }
+                    (Some(u), Some(_)) => self.rusage_on_host(u.amount, n),
+                    _ => 0.0,
+                });
+            }
+            out.push(row);
+        }
+        out
+    }
+
+    /// What host `h` would take of `name` for `job` holding one slot
+    /// there: its `rusage` amount (shared or the host's own), 0 without.
+    pub(crate) fn site_amount_on(&self, h: u32, job: &Job, name: &str) -> (f64, bool) {
+        let Some(u) = job.res.as_deref().and_then(|r| r.rusage.iter().find(|u| u.name == name)) else {
+            return (0.0, false);
+        };
+        let shared =
+            self.resources.by_host[h as usize].get(name).is_some_and(|&i| self.resources.insts[i as usize].shared);
+        (u.amount, shared)
     }
 
     /// How many slots host `h` may give `job` under its `rusage` of site

@@ -571,6 +571,9 @@ pub struct LimitInfo {
     pub slots: (u32, Option<u32>),
     pub mem: (f64, Option<f64>),
     pub jobs: (u32, Option<u32>),
+    /// RESOURCE: each site resource with what is held and the bound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<(String, f64, f64)>,
 }
 
 /// A numeric resource several hosts share (a license count): its total,

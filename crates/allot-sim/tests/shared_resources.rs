@@ -125,3 +125,39 @@ fn asking_what_cannot_be_reserved_is_refused() {
     assert!(refused(&mut e, "rusage[load15=1]").contains("rusage[load15]: the resource is not consumable"));
     assert!(refused(&mut e, "rusage[bigmem=1]").contains("not consumable"));
 }
+
+/// A Limit's RESOURCE bounds what its consumers hold of a site resource:
+/// one license per user of the two, whatever is left of the count.
+#[test]
+fn a_limits_resource_bounds_each_users_licenses() {
+    let queues = queue("normal", 30, "");
+    let limits = "Begin Limit\nNAME = lic\nPER_USER = all\nRESOURCE = [licA,1]\nEnd Limit\n";
+    let mut e = engine_from(&[
+        ("lsf.cluster.test", CLUSTER),
+        ("lsf.shared", SHARED),
+        ("lsb.queues", &queues),
+        ("lsb.resources", limits),
+    ]);
+    let by = |user: &str| JobSpec { user: user.into(), ..job(1, "rusage[licA=1]") };
+    let ann: Vec<JobId> = (0..2).map(|_| submit(&mut e, Time(0), by("ann"))).collect();
+    let bob = submit(&mut e, Time(0), by("bob"));
+    pass(&mut e, Time(0));
+    assert_eq!((running(&e, &ann), running(&e, &[bob])), (1, 1));
+    assert_eq!(
+        e.pending_reason(ann[1], Time(0)).map(|r| r.to_string()).as_deref(),
+        Some("Resource (licA) limit defined on user or user group has been reached (Limit lic)")
+    );
+    let usage = e.limit_usage(false);
+    assert_eq!(
+        usage.iter().map(|u| u.resources.clone()).collect::<Vec<_>>(),
+        vec![vec![("licA".to_string(), 1.0, 1.0)]; 2]
+    );
+    // A job that asks no license is not bound by it.
+    let plain = submit(
+        &mut e,
+        Time(0),
+        JobSpec { user: "ann".into(), queue: Some("normal".into()), slots: 1, ..JobSpec::default() },
+    );
+    pass(&mut e, Time(0));
+    assert!(e.job_alloc(plain).is_some());
+}

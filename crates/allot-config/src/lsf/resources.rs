@@ -25,16 +25,8 @@ const KINDS: [(&str, &str); 5] = [
 ];
 
 /// Limit parameters LSF has whose behaviour allot does not.
-const NOT_APPLIED: &[&str] = &[
-    "RESOURCE",
-    "SWP",
-    "TMP",
-    "LIC_PROJECTS",
-    "PER_LIC_PROJECT",
-    "ELIGIBLE_PEND_JOBS",
-    "INELIGIBLE",
-    "JOBS_PER_SCHED_CYCLE",
-];
+const NOT_APPLIED: &[&str] =
+    &["SWP", "TMP", "LIC_PROJECTS", "PER_LIC_PROJECT", "ELIGIBLE_PEND_JOBS", "INELIGIBLE", "JOBS_PER_SCHED_CYCLE"];
 
 /// What the Limit sections name that other files define: queues and
 /// hosts, where they are written.
@@ -143,6 +135,13 @@ fn limit(
                 _ => diags.error(loc, format!("{raw_key}: expected a number above 0, found `{v}`")),
             },
             "MEM" => spec.mem = mem(v, mb_per_unit, raw_key, loc, diags),
+            "RESOURCE" => match super::values::parse_all(resource_list, v) {
+                Ok(list) => spec.resources = list,
+                Err(e) => diags.error(
+                    line.loc(super::text::offset_in(&line.text, v) + e.offset),
+                    format!("{raw_key}: {}", e.message),
+                ),
+            },
             _ if NOT_APPLIED.contains(&key.as_str()) => {
                 diags.warning(loc, format!("Limit `{}`: `{raw_key}` is not applied by allot, ignored", spec.name));
             }
@@ -164,12 +163,18 @@ fn limit(
             ),
         );
     }
-    let unlimited =
-        spec.slots.is_none() && spec.slots_per_processor.is_none() && spec.mem.is_none() && spec.jobs.is_none();
+    let unlimited = spec.slots.is_none()
+        && spec.slots_per_processor.is_none()
+        && spec.mem.is_none()
+        && spec.jobs.is_none()
+        && spec.resources.is_empty();
     if unlimited && diags.error_count() == errors {
         diags.warning(
             begin,
-            format!("Limit `{}` limits nothing allot applies (SLOTS, SLOTS_PER_PROCESSOR, MEM, JOBS)", spec.name),
+            format!(
+                "Limit `{}` limits nothing allot applies (SLOTS, SLOTS_PER_PROCESSOR, MEM, JOBS, RESOURCE)",
+                spec.name
+            ),
         );
     }
     (diags.error_count() == errors).then_some(spec)
@@ -177,6 +182,26 @@ fn limit(
 
 fn kind_word(k: usize) -> &'static str {
     ["users", "queues", "hosts", "projects", "application profiles"][k]
+}
+
+/// RESOURCE's `[name,amount] ...`.
+fn resource_list(input: &mut &str) -> winnow::ModalResult<Vec<(String, f64)>> {
+    use winnow::Parser;
+    use winnow::ascii::{float, multispace0};
+    use winnow::combinator::{cut_err, delimited, preceded, repeat, separated_pair};
+    use winnow::error::{StrContext, StrContextValue};
+    let expected = |what: &'static str| StrContext::Expected(StrContextValue::Description(what));
+    let pair = delimited(
+        ('[', multispace0),
+        cut_err(separated_pair(
+            super::values::name.context(expected("a resource name")),
+            (multispace0, ',', multispace0).context(expected("`,` and an amount")),
+            float.context(expected("an amount")),
+        )),
+        cut_err((multispace0, ']')).context(expected("`]`")),
+    )
+    .map(|(n, a): (&str, f64)| (n.to_string(), a));
+    repeat(1.., preceded(multispace0, pair)).parse_next(input)
 }
 
 /// A consumer list: names, `all`, `~name`s.
@@ -299,6 +324,17 @@ mod tests {
     }
 
     #[test]
+    fn resource_limits_read_their_pairs() {
+        let l = limits("Begin Limit\nNAME = lic\nRESOURCE = [licA,2] [ licB , 0.5 ]\nEnd Limit\n");
+        assert_eq!(l[0].resources, [("licA".to_string(), 2.0), ("licB".to_string(), 0.5)]);
+        let t = limits("Begin Limit\nNAME RESOURCE\nlic ([licA,2])\nEnd Limit\n");
+        assert_eq!(t[0].resources, [("licA".to_string(), 2.0)]);
+        let mut d = Diagnostics::default();
+        read(&Source { name: "lsb.resources", text: "Begin Limit\nRESOURCE = [licA 2]\nEnd Limit\n" }, 1.0, &mut d);
+        assert_eq!(d.0[0].to_string(), "lsb.resources:2:18: error: RESOURCE: expected `,` and an amount, found `2]`");
+    }
+
+    #[test]
     fn mistakes_are_named_where_they_are() {
         let text = "Begin Limit\nNAME = a\nUSERS = ann\nPER_USER = bob\nSLOTS = two\nSWP = 10\nFOO = 1\nEnd Limit\n\
                     Begin Limit\nNAME = c\nEnd Limit\n\
@@ -315,7 +351,7 @@ mod tests {
                 "lsb.resources:6:7: warning: Limit `a`: `SWP` is not applied by allot, ignored",
                 "lsb.resources:7:1: error: unknown Limit parameter `FOO`",
                 "lsb.resources:10:1: warning: Limit `c` limits nothing allot applies (SLOTS, \
-                 SLOTS_PER_PROCESSOR, MEM, JOBS)",
+                 SLOTS_PER_PROCESSOR, MEM, JOBS, RESOURCE)",
                 "lsb.resources:18:7: warning: section `HostExport` is not applied by allot, ignored",
                 "lsb.resources:14:10: error: Limit: queue `nowhere` is not defined in lsb.queues",
                 "lsb.resources:15:9: error: Limit: `hostZ` is neither a host nor a host group",
