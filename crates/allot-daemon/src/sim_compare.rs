@@ -7,7 +7,8 @@
 //! by name, by id and on an array's element, several users under
 //! fairshare, a queue that reserves and backfills, and resource
 //! allocation limits (per user of a queue, jobs per host, slots per
-//! project).
+//! project, licenses per user), and a license count the hosts share,
+//! reserved for the whole run or for a duration.
 //!
 //! allotd's jobs do not run: their supervisors are only noted, and a job
 //! ends when the test writes its exit report at the time the simulator
@@ -73,7 +74,16 @@ NAME = projects
 PER_PROJECT = p0 p1
 SLOTS = 4
 End Limit
+
+Begin Limit
+NAME = licenses
+PER_USER = all
+RESOURCE = [licA,2]
+End Limit
 ";
+
+/// Three licenses the hosts share.
+const LICENSES: &str = "Begin ResourceMap\nRESOURCENAME LOCATION\nlicA (3@[all])\nEnd ResourceMap\n";
 
 /// Users every Debian machine has, so that allotd (as root) finds their
 /// accounts when it launches their jobs.
@@ -101,7 +111,7 @@ fn workload(n: usize, seed: u64) -> String {
         let user = USERS[next(3) as usize];
         let runtime = 30 + next(400);
         let theirs: Vec<usize> = named.iter().filter(|(u, _)| *u == user).map(|&(_, j)| j).collect();
-        let bsub = match next(16) {
+        let bsub = match next(18) {
             // Small jobs of the reserving queue, with limits: what backfills.
             14 | 15 => format!("-q wide -n {} -W {}", 1 + next(2), runtime + 10),
             11 => {
@@ -131,6 +141,8 @@ fn workload(n: usize, seed: u64) -> String {
             }
             9 if !theirs.is_empty() => format!("-w \"ended(j{})\"", theirs[next(theirs.len() as u64) as usize]),
             10 => "-R \"span[hosts=1]\" -n 3".to_string(),
+            16 => format!("-R \"rusage[licA=1:duration={}]\"", 1 + next(5)),
+            17 => "-n 2 -R \"rusage[licA=1]\"".to_string(),
             13 => format!("-x -n {}", 1 + next(2)),
             _ => format!("-n {} -P p{}", 1 + next(4), next(3)),
         };
@@ -288,6 +300,7 @@ fn compare(n: usize, seed: u64) -> (bool, bool) {
     std::fs::write(config.join("allot.toml"), HOSTS).expect("allot.toml");
     std::fs::write(config.join("lsb.queues"), QUEUES).expect("lsb.queues");
     std::fs::write(config.join("lsb.resources"), LIMITS).expect("lsb.resources");
+    std::fs::write(config.join("lsf.cluster.cmp"), LICENSES).expect("lsf.cluster.cmp");
     let text = workload(n, seed);
     let sim = through_sim(&config, &text);
     let daemon = through_allotd(&root, &config, &text);
