@@ -5,6 +5,7 @@ mod bench_cmd;
 mod bench_restart;
 mod bhist;
 mod bjobs;
+mod bjobs_format;
 mod blaunch;
 mod blimits;
 mod bslots;

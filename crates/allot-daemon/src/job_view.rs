@@ -117,6 +117,30 @@ impl State {
             resize_request: self.engine.resize_request(id),
             description: if brief { None } else { r.extras().description.as_deref() },
             exec_cwd: (!brief && j.start_time.is_some()).then(|| Cow::Owned(j.cwd().display().to_string())),
+            detail: q.detail.then(|| Cow::Owned(self.detail_of(id, j))),
+        }
+    }
+
+    /// A job's submission options, as `bjobs -o` shows them.
+    fn detail_of(&self, id: JobId, j: &DaemonJob) -> allot_proto::JobDetail {
+        let (r, x) = (&j.record, j.record.extras());
+        let (min, max) = self.engine.job_slots(id).unwrap_or((r.spec.slots.max(1), r.spec.max_slots.unwrap_or(1)));
+        allot_proto::JobDetail {
+            app: r.spec.app.clone(),
+            user_group: r.spec.group.clone(),
+            input: x.input.clone(),
+            output: r.output.as_ref().map(|o| o.0.clone()),
+            error: r.error.as_ref().map(|e| e.0.clone()),
+            min_slots: min,
+            max_slots: max.max(min),
+            res_req: self.engine.job_res_text(id).or_else(|| r.spec.res_req.as_ref().map(|q| q.text.clone())),
+            begin_time: r.spec.begin_time,
+            term_time: r.spec.term_time,
+            pre_exec: x.pre_exec.clone(),
+            post_exec: x.post_exec.clone(),
+            resize_notify: x.resize_notify.clone(),
+            limits: x.limits,
+            warning: x.warning.clone(),
         }
     }
 }

@@ -151,6 +151,12 @@ impl Engine {
         self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Running { .. }))
     }
     /// The queue a job (pending or running) is in.
+    /// The resource requirement a job in the engine is placed by (its
+    /// own with its queue's), as written.
+    pub fn job_res_text(&self, id: JobId) -> Option<String> {
+        self.jobs.get(&id)?.res.as_ref().map(|r| r.text.clone())
+    }
+
     pub fn job_queue(&self, id: JobId) -> Option<&str> {
         self.jobs.get(&id).map(|j| self.queues[j.queue].spec.name.as_str())
     }

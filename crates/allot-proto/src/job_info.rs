@@ -78,6 +78,58 @@ pub struct JobInfo {
     pub resize_request: Option<u32>,
     /// `-Jd`: its description.
     pub description: Option<String>,
+    /// Its submission's options, when the query asked for them.
+    pub detail: Option<Box<JobDetail>>,
+}
+
+/// What `bjobs -o` shows of a job beyond the job lists (asked with
+/// [`crate::JobQuery::detail`]): its submission's options.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    /// `-app`, `-G`.
+    pub app: Option<String>,
+    pub user_group: Option<String>,
+    /// `-i`, `-o`, `-e` as written.
+    pub input: Option<String>,
+    pub output: Option<String>,
+    pub error: Option<String>,
+    /// `-n min,max` (after PROCLIMIT's default).
+    pub min_slots: u32,
+    pub max_slots: u32,
+    /// The resource requirement it is placed by (its `-R` with its queue's
+    /// RES_REQ), as written.
+    pub res_req: Option<String>,
+    /// `-b` and `-t`, seconds since the epoch.
+    pub begin_time: Option<u64>,
+    pub term_time: Option<u64>,
+    /// `-E`, `-Ep`, `-rnc`.
+    pub pre_exec: Option<String>,
+    pub post_exec: Option<String>,
+    pub resize_notify: Option<String>,
+    /// `-C -D -F -S -v`, KB.
+    pub limits: crate::ProcessLimits,
+    /// `-wa` and `-wt` (seconds).
+    pub warning: Option<(String, u64)>,
+}
+
+impl JobDetail {
+    /// With its submitter's text escaped ([`shown`]).
+    fn shown(self) -> JobDetail {
+        let opt = |t: Option<String>| t.map(shown);
+        JobDetail {
+            app: opt(self.app),
+            user_group: opt(self.user_group),
+            input: opt(self.input),
+            output: opt(self.output),
+            error: opt(self.error),
+            res_req: opt(self.res_req),
+            pre_exec: opt(self.pre_exec),
+            post_exec: opt(self.post_exec),
+            resize_notify: opt(self.resize_notify),
+            warning: self.warning.map(|(s, t)| (shown(s), t)),
+            ..self
+        }
+    }
 }
 
 /// What a pending job holds reserved (`bjobs -l`): since when (seconds
@@ -124,6 +176,7 @@ struct JobInfoWire(
     Option<u64>,
     #[serde(default)] Option<u32>,
     #[serde(default)] Option<String>,
+    #[serde(default)] Option<Box<JobDetail>>,
 );
 
 /// What came from a submitter, shown with its control characters
@@ -175,6 +228,7 @@ impl From<JobInfoWire> for JobInfo {
             mem_limit_kb: w.28,
             resize_request: w.29,
             description: opt(w.30),
+            detail: w.31.map(|d| Box::new(d.shown())),
         }
     }
 }
@@ -221,6 +275,7 @@ pub struct JobInfoRef<'a> {
     pub mem_limit_kb: Option<u64>,
     pub resize_request: Option<u32>,
     pub description: Option<&'a str>,
+    pub detail: Option<Cow<'a, JobDetail>>,
 }
 
 impl JobInfoRef<'_> {
@@ -257,6 +312,7 @@ impl JobInfoRef<'_> {
             mem_limit_kb: self.mem_limit_kb,
             resize_request: self.resize_request,
             description: self.description.map(str::to_string),
+            detail: self.detail.as_deref().map(|d| Box::new(d.clone())),
         }
     }
 }
@@ -264,7 +320,7 @@ impl JobInfoRef<'_> {
 impl Serialize for JobInfoRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(31)?;
+        let mut t = s.serialize_tuple(32)?;
         t.serialize_element(&self.id)?;
         t.serialize_element(&self.index)?;
         t.serialize_element(&self.array)?;
@@ -296,6 +352,7 @@ impl Serialize for JobInfoRef<'_> {
         t.serialize_element(&self.mem_limit_kb)?;
         t.serialize_element(&self.resize_request)?;
         t.serialize_element(&self.description)?;
+        t.serialize_element(&self.detail)?;
         t.end()
     }
 }
@@ -335,6 +392,7 @@ impl JobInfo {
             mem_limit_kb: self.mem_limit_kb,
             resize_request: self.resize_request,
             description: self.description.as_deref(),
+            detail: self.detail.as_deref().map(Cow::Borrowed),
         }
     }
 

@@ -178,6 +178,10 @@ pub struct JobQuery {
     /// much less to copy and send.
     #[serde(default)]
     pub brief: bool,
+    /// With each job's submission options ([`crate::JobDetail`]: `bjobs
+    /// -o`'s fields beyond the lists').
+    #[serde(default)]
+    pub detail: bool,
 }
 
 /// How allotd's refusal of terminal input typed faster than it passes it

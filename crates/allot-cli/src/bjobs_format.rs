@@ -1,0 +1,218 @@
+//! `bjobs -o` and `-json`: the fields LSF's `bjobs -o` documents, their
+//! headers and widths, and each job's value of each.
+
+use std::fmt::Write as _;
+
+use allot_proto::JobInfo;
+use anyhow::{anyhow, bail};
+
+use crate::job_long::{mbytes, minutes};
+use crate::lsf::{cut, exec_hosts, lsf_time};
+
+/// `-o "field[:width] ... [delimiter='x']"`.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Format {
+    /// The field, its column header, its width.
+    pub(crate) fields: Vec<(Field, &'static str, Option<usize>)>,
+    pub(crate) delimiter: Option<String>,
+}
+
+/// The `-o` fields, with LSF's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field {
+    JobId,
+    JobIndex,
+    Stat,
+    User,
+    Queue,
+    JobName,
+    Command,
+    FromHost,
+    ExecHost,
+    SubmitTime,
+    StartTime,
+    FinishTime,
+    ExitCode,
+    Slots,
+    PendReason,
+    CpuUsed,
+    Project,
+    Cwd,
+    RunTimeLimit,
+    Mem,
+    MaxMem,
+    Description,
+    ExitReason,
+    MemLimit,
+    FirstHost,
+    NexecHost,
+    JobPriority,
+    EstimatedRunTime,
+    ExecCwd,
+}
+
+/// Field names as `-o` takes them, and their column headers.
+const FIELDS: &[(&str, Field, &str)] = &[
+    ("jobid", Field::JobId, "JOBID"),
+    ("jobindex", Field::JobIndex, "JOBINDEX"),
+    ("stat", Field::Stat, "STAT"),
+    ("user", Field::User, "USER"),
+    ("queue", Field::Queue, "QUEUE"),
+    ("job_name", Field::JobName, "JOB_NAME"),
+    ("name", Field::JobName, "JOB_NAME"),
+    ("command", Field::Command, "COMMAND"),
+    ("from_host", Field::FromHost, "FROM_HOST"),
+    ("exec_host", Field::ExecHost, "EXEC_HOST"),
+    ("submit_time", Field::SubmitTime, "SUBMIT_TIME"),
+    ("start_time", Field::StartTime, "START_TIME"),
+    ("finish_time", Field::FinishTime, "FINISH_TIME"),
+    ("exit_code", Field::ExitCode, "EXIT_CODE"),
+    ("slots", Field::Slots, "SLOTS"),
+    ("nreq_slot", Field::Slots, "NREQ_SLOT"),
+    ("pend_reason", Field::PendReason, "PEND_REASON"),
+    ("cpu_used", Field::CpuUsed, "CPU_USED"),
+    ("proj_name", Field::Project, "PROJ_NAME"),
+    ("project", Field::Project, "PROJ_NAME"),
+    ("exec_cwd", Field::ExecCwd, "EXEC_CWD"),
+    ("job_description", Field::Description, "JOB_DESCRIPTION"),
+    ("exit_reason", Field::ExitReason, "EXIT_REASON"),
+    ("memlimit", Field::MemLimit, "MEMLIMIT"),
+    ("first_host", Field::FirstHost, "FIRST_HOST"),
+    ("nexec_host", Field::NexecHost, "NEXEC_HOST"),
+    ("job_priority", Field::JobPriority, "JOB_PRIORITY"),
+    ("estimated_run_time", Field::EstimatedRunTime, "ESTIMATED_RUN_TIME"),
+    ("sub_cwd", Field::Cwd, "SUB_CWD"),
+    ("runtimelimit", Field::RunTimeLimit, "RUNTIMELIMIT"),
+    ("mem", Field::Mem, "MEM"),
+    ("max_mem", Field::MaxMem, "MAX_MEM"),
+];
+
+/// The fields of `bjobs -json` without `-o`.
+pub(crate) const DEFAULT_FIELDS: &[&str] =
+    &["jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name", "submit_time"];
+
+fn header_of(name: &str) -> &'static str {
+    FIELDS.iter().find(|(n, _, _)| *n == name).map_or("", |(_, _, h)| h)
+}
+
+pub(crate) fn parse_format(text: &str) -> anyhow::Result<Format> {
+    let mut fields = Vec::new();
+    let mut delimiter = None;
+    for spec in text.split_whitespace() {
+        if let Some(d) = spec.strip_prefix("delimiter=") {
+            let d = d.trim_matches(|c| c == '\'' || c == '"');
+            delimiter = Some(d.to_string());
+            continue;
+        }
+        let mut parts = spec.split(':');
+        let name = parts.next().unwrap_or("").to_ascii_lowercase();
+        let field = FIELDS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, f, _)| *f)
+            .ok_or_else(|| anyhow!("bjobs: -o: unknown field `{name}`"))?;
+        let width = match parts.next() {
+            Some(w) if !w.is_empty() => {
+                Some(w.parse::<usize>().map_err(|_| anyhow!("bjobs: -o: {spec}: expected a width after `:`"))?)
+            }
+            _ => None,
+        };
+        fields.push((field, header_of(&name), width));
+    }
+    if fields.is_empty() {
+        bail!("bjobs: -o: name at least one field");
+    }
+    Ok(Format { fields, delimiter })
+}
+
+
+/// One field's value, as `-o` and `-json` show it (`-` when none).
+pub(crate) fn value(j: &JobInfo, f: Field) -> String {
+    let dash = || "-".to_string();
+    match f {
+        Field::JobId => j.id.to_string(),
+        Field::JobIndex => j.index.to_string(),
+        Field::Stat => j.status.as_str().to_string(),
+        Field::User => j.user.clone(),
+        Field::Queue => j.queue.clone(),
+        Field::JobName => j.name.clone(),
+        Field::Command => j.command.clone(),
+        Field::FromHost => j.from_host.clone(),
+        Field::ExecHost => {
+            let hosts = exec_hosts(j);
+            if hosts.is_empty() { dash() } else { hosts.join(":") }
+        }
+        Field::SubmitTime => lsf_time(j.submit_time),
+        Field::StartTime => j.start_time.map_or_else(dash, lsf_time),
+        Field::FinishTime => j.end_time.map_or_else(dash, lsf_time),
+        Field::ExitCode => j.exit_code.map_or_else(dash, |c| c.to_string()),
+        Field::Slots => j.slots.to_string(),
+        Field::PendReason => j.pending_reason.clone().unwrap_or_else(dash),
+        Field::CpuUsed => j.cpu_time.map_or_else(dash, |c| format!("{c:.1} second(s)")),
+        Field::Project => j.project.clone().unwrap_or_else(|| "default".into()),
+        Field::Cwd => j.cwd.clone(),
+        Field::RunTimeLimit => j.run_limit.map_or_else(dash, minutes),
+        Field::Mem => j.mem_kb.map_or_else(dash, mbytes),
+        Field::MaxMem => j.max_mem_kb.map_or_else(dash, mbytes),
+        Field::Description => j.description.clone().unwrap_or_else(dash),
+        // Why it ended: killed (TERM_...), or could not start.
+        Field::ExitReason => j.term_reason.clone().or_else(|| j.exit_reason.clone()).unwrap_or_else(dash),
+        Field::MemLimit => j.mem_limit_kb.map_or_else(dash, mbytes),
+        Field::FirstHost => j.exec_hosts.first().map_or_else(dash, |(h, _)| h.clone()),
+        Field::NexecHost => {
+            if j.exec_hosts.is_empty() {
+                dash()
+            } else {
+                j.exec_hosts.len().to_string()
+            }
+        }
+        Field::JobPriority => j.priority.map_or_else(dash, |p| p.to_string()),
+        Field::EstimatedRunTime => j.estimated_run_time.map_or_else(dash, |s| s.to_string()),
+        Field::ExecCwd => j.exec_cwd.clone().unwrap_or_else(dash),
+    }
+}
+
+pub(crate) fn custom(f: &Format, jobs: &[JobInfo], with_header: bool) -> String {
+    let mut out = String::new();
+    let row = |cells: Vec<String>| -> String {
+        match &f.delimiter {
+            Some(d) => cells.join(d),
+            None => cells
+                .iter()
+                .zip(&f.fields)
+                .map(|(c, (_, _, w))| match w {
+                    Some(w) => format!("{:<w$}", cut(c, *w, false), w = *w),
+                    None => c.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+        .trim_end()
+        .to_string()
+    };
+    if with_header {
+        let _ = writeln!(out, "{}", row(f.fields.iter().map(|(_, h, _)| h.to_string()).collect()));
+    }
+    for j in jobs {
+        let _ = writeln!(out, "{}", row(f.fields.iter().map(|(g, _, _)| value(j, *g)).collect()));
+    }
+    out
+}
+
+/// `bjobs -json`: LSF's layout, every value a string, fields in the order
+/// asked.
+pub(crate) fn json(f: &Format, jobs: &[JobInfo]) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let mut out = format!("{{\n  \"COMMAND\":\"bjobs\",\n  \"JOBS\":{},\n  \"RECORDS\":[\n", jobs.len());
+    for (k, j) in jobs.iter().enumerate() {
+        out.push_str("    {\n");
+        for (n, (g, h, _)) in f.fields.iter().enumerate() {
+            let comma = if n + 1 < f.fields.len() { "," } else { "" };
+            let _ = writeln!(out, "      {}:{}{comma}", q(h), q(&value(j, *g)));
+        }
+        out.push_str(if k + 1 < jobs.len() { "    },\n" } else { "    }\n" });
+    }
+    out.push_str("  ]\n}\n");
+    out
+}
+
