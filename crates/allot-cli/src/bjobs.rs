@@ -122,9 +122,9 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
     }
     a.query.arrays = a.arrays;
     a.query.brief = !a.long && a.format.is_none() && !a.arrays;
-    a.query.reasons = a.reasons
-        || a.long
-        || a.format.as_ref().is_some_and(|f| f.fields.iter().any(|(g, _, _)| *g == Field::PendReason));
+    let asks = |want: &dyn Fn(Field) -> bool| a.format.as_ref().is_some_and(|f| f.fields.iter().any(|g| want(g.0)));
+    a.query.reasons = a.reasons || a.long || asks(&|g| matches!(g, Field::PendReason | Field::EstimatedStartTime));
+    a.query.detail = asks(&|g| g.detail());
     Ok(a)
 }
 

@@ -49,6 +49,61 @@ pub(crate) enum Field {
     JobPriority,
     EstimatedRunTime,
     ExecCwd,
+    UserGroup,
+    Application,
+    JobGroup,
+    ServiceClass,
+    PreExecCommand,
+    PostExecCommand,
+    ResizeCommand,
+    InputFile,
+    OutputFile,
+    ErrorFile,
+    MinReqProc,
+    MaxReqProc,
+    NallocSlot,
+    SpecifiedStartTime,
+    SpecifiedTerminateTime,
+    EstimatedStartTime,
+    RunTime,
+    PendTime,
+    EffectiveResreq,
+    CombinedResreq,
+    FileLimit,
+    CoreLimit,
+    StackLimit,
+    WarningAction,
+    ActionWarningTime,
+}
+
+impl Field {
+    /// Whether its value is among a job's submission options
+    /// (`JobQuery::detail`).
+    pub(crate) fn detail(self) -> bool {
+        use Field::*;
+        matches!(
+            self,
+            UserGroup
+                | Application
+                | PreExecCommand
+                | PostExecCommand
+                | ResizeCommand
+                | InputFile
+                | OutputFile
+                | ErrorFile
+                | MinReqProc
+                | MaxReqProc
+                | SpecifiedStartTime
+                | SpecifiedTerminateTime
+                | EffectiveResreq
+                | CombinedResreq
+                | FileLimit
+                | CoreLimit
+                | StackLimit
+                | WarningAction
+                | ActionWarningTime
+        )
+    }
 }
 
 /// Field names as `-o` takes them, and their column headers.
@@ -85,6 +140,100 @@ const FIELDS: &[(&str, Field, &str)] = &[
     ("runtimelimit", Field::RunTimeLimit, "RUNTIMELIMIT"),
     ("mem", Field::Mem, "MEM"),
     ("max_mem", Field::MaxMem, "MAX_MEM"),
+    ("user_group", Field::UserGroup, "USER_GROUP"),
+    ("ugroup", Field::UserGroup, "USER_GROUP"),
+    ("application", Field::Application, "APPLICATION"),
+    ("app", Field::Application, "APPLICATION"),
+    ("job_group", Field::JobGroup, "JOB_GROUP"),
+    ("jgroup", Field::JobGroup, "JOB_GROUP"),
+    ("service_class", Field::ServiceClass, "SERVICE_CLASS"),
+    ("sla", Field::ServiceClass, "SERVICE_CLASS"),
+    ("pre_exec_command", Field::PreExecCommand, "PRE_EXEC_COMMAND"),
+    ("pre_cmd", Field::PreExecCommand, "PRE_EXEC_COMMAND"),
+    ("post_exec_command", Field::PostExecCommand, "POST_EXEC_COMMAND"),
+    ("post_cmd", Field::PostExecCommand, "POST_EXEC_COMMAND"),
+    ("resize_notification_command", Field::ResizeCommand, "RESIZE_NOTIFICATION_COMMAND"),
+    ("resize_cmd", Field::ResizeCommand, "RESIZE_NOTIFICATION_COMMAND"),
+    ("input_file", Field::InputFile, "INPUT_FILE"),
+    ("output_file", Field::OutputFile, "OUTPUT_FILE"),
+    ("error_file", Field::ErrorFile, "ERROR_FILE"),
+    ("min_req_proc", Field::MinReqProc, "MIN_REQ_PROC"),
+    ("max_req_proc", Field::MaxReqProc, "MAX_REQ_PROC"),
+    ("nalloc_slot", Field::NallocSlot, "NALLOC_SLOT"),
+    ("specified_start_time", Field::SpecifiedStartTime, "SPECIFIED_START_TIME"),
+    ("sstart_time", Field::SpecifiedStartTime, "SPECIFIED_START_TIME"),
+    ("specified_terminate_time", Field::SpecifiedTerminateTime, "SPECIFIED_TERMINATE_TIME"),
+    ("sterminate_time", Field::SpecifiedTerminateTime, "SPECIFIED_TERMINATE_TIME"),
+    ("estimated_start_time", Field::EstimatedStartTime, "ESTIMATED_START_TIME"),
+    ("estart_time", Field::EstimatedStartTime, "ESTIMATED_START_TIME"),
+    ("run_time", Field::RunTime, "RUN_TIME"),
+    ("pend_time", Field::PendTime, "PEND_TIME"),
+    ("effective_resreq", Field::EffectiveResreq, "EFFECTIVE_RESREQ"),
+    ("eresreq", Field::EffectiveResreq, "EFFECTIVE_RESREQ"),
+    ("combined_resreq", Field::CombinedResreq, "COMBINED_RESREQ"),
+    ("cresreq", Field::CombinedResreq, "COMBINED_RESREQ"),
+    ("filelimit", Field::FileLimit, "FILELIMIT"),
+    ("corelimit", Field::CoreLimit, "CORELIMIT"),
+    ("stacklimit", Field::StackLimit, "STACKLIMIT"),
+    ("warning_action", Field::WarningAction, "WARNING_ACTION"),
+    ("warn_act", Field::WarningAction, "WARNING_ACTION"),
+    ("action_warning_time", Field::ActionWarningTime, "ACTION_WARNING_TIME"),
+    ("warn_time", Field::ActionWarningTime, "ACTION_WARNING_TIME"),
+];
+
+/// Fields LSF's `bjobs -o` documents whose values allot does not keep
+/// (process ids, swap, CPU peaks and efficiencies, what a forwarding
+/// cluster, a GPU, an energy meter or a license scheduler would say):
+/// named, they are refused by name rather than shown empty.
+const NOT_KEPT: &[&str] = &[
+    "pids",
+    "swap",
+    "swaplimit",
+    "avg_mem",
+    "cpu_peak",
+    "cpu_efficiency",
+    "mem_efficiency",
+    "average_cpu_efficiency",
+    "cpu_peak_reached_duration",
+    "idle_factor",
+    "exception_status",
+    "forward_cluster",
+    "forward_time",
+    "srcjobid",
+    "dstjobid",
+    "source_cluster",
+    "energy",
+    "gpfsio",
+    "licproject",
+    "gpu_num",
+    "gpu_mode",
+    "gpu_alloc",
+    "host_file",
+    "dependency",
+    "processlimit",
+    "threadlimit",
+    "plimit",
+    "eplimit",
+    "effective_plimit",
+    "effective_eplimit",
+    "plimit_remain",
+    "eplimit_remain",
+    "ependtime",
+    "ipendtime",
+    "pendstate",
+    "time_left",
+    "%complete",
+    "ru_utime",
+    "ru_stime",
+    "alloc_slot",
+    "ask_hosts",
+    "exec_home",
+    "output_dir",
+    "network_req",
+    "interactive",
+    "exclusive",
+    "charged_saap",
+    "block",
 ];
 
 /// The fields of `bjobs -json` without `-o`.
@@ -106,11 +255,12 @@ pub(crate) fn parse_format(text: &str) -> anyhow::Result<Format> {
         }
         let mut parts = spec.split(':');
         let name = parts.next().unwrap_or("").to_ascii_lowercase();
-        let field = FIELDS
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, f, _)| *f)
-            .ok_or_else(|| anyhow!("bjobs: -o: unknown field `{name}`"))?;
+        let field = FIELDS.iter().find(|(n, _, _)| *n == name).map(|(_, f, _)| *f).ok_or_else(|| {
+            match NOT_KEPT.contains(&name.as_str()) {
+                true => anyhow!("bjobs: -o: field `{name}`: allot does not keep it"),
+                false => anyhow!("bjobs: -o: unknown field `{name}`"),
+            }
+        })?;
         let width = match parts.next() {
             Some(w) if !w.is_empty() => {
                 Some(w.parse::<usize>().map_err(|_| anyhow!("bjobs: -o: {spec}: expected a width after `:`"))?)
@@ -124,7 +274,6 @@ pub(crate) fn parse_format(text: &str) -> anyhow::Result<Format> {
     }
     Ok(Format { fields, delimiter })
 }
-
 
 /// One field's value, as `-o` and `-json` show it (`-` when none).
 pub(crate) fn value(j: &JobInfo, f: Field) -> String {
@@ -169,6 +318,50 @@ pub(crate) fn value(j: &JobInfo, f: Field) -> String {
         Field::JobPriority => j.priority.map_or_else(dash, |p| p.to_string()),
         Field::EstimatedRunTime => j.estimated_run_time.map_or_else(dash, |s| s.to_string()),
         Field::ExecCwd => j.exec_cwd.clone().unwrap_or_else(dash),
+        // allot has no job groups (`bsub -g`) and no service classes.
+        Field::JobGroup | Field::ServiceClass => dash(),
+        Field::NallocSlot => match j.exec_hosts.iter().map(|h| h.1).sum::<u32>() {
+            0 => dash(),
+            n => n.to_string(),
+        },
+        Field::EstimatedStartTime => j.reserved.as_ref().and_then(|r| r.predicted_start).map_or_else(dash, lsf_time),
+        Field::RunTime => j
+            .start_time
+            .map_or_else(dash, |s| format!("{} second(s)", j.end_time.unwrap_or_else(now).saturating_sub(s))),
+        Field::PendTime => j.start_time.unwrap_or_else(now).saturating_sub(j.submit_time).to_string(),
+        f => detail_value(j, f).unwrap_or_else(dash),
+    }
+}
+
+/// Seconds since the epoch now.
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// A field of the job's submission options ([`Field::detail`]).
+fn detail_value(j: &JobInfo, f: Field) -> Option<String> {
+    let d = j.detail.as_deref()?;
+    let kb = |v: Option<u64>| v.map(mbytes);
+    match f {
+        Field::UserGroup => d.user_group.clone(),
+        Field::Application => d.app.clone(),
+        Field::PreExecCommand => d.pre_exec.clone(),
+        Field::PostExecCommand => d.post_exec.clone(),
+        Field::ResizeCommand => d.resize_notify.clone(),
+        Field::InputFile => d.input.clone(),
+        Field::OutputFile => d.output.clone(),
+        Field::ErrorFile => d.error.clone(),
+        Field::MinReqProc => Some(d.min_slots.to_string()),
+        Field::MaxReqProc => Some(d.max_slots.to_string()),
+        Field::SpecifiedStartTime => d.begin_time.map(lsf_time),
+        Field::SpecifiedTerminateTime => d.term_time.map(lsf_time),
+        Field::EffectiveResreq | Field::CombinedResreq => d.res_req.clone(),
+        Field::FileLimit => kb(d.limits.file_kb),
+        Field::CoreLimit => kb(d.limits.core_kb),
+        Field::StackLimit => kb(d.limits.stack_kb),
+        Field::WarningAction => d.warning.as_ref().map(|w| w.0.clone()),
+        Field::ActionWarningTime => d.warning.as_ref().map(|w| minutes(w.1)),
+        _ => None,
     }
 }
 
@@ -215,4 +408,3 @@ pub(crate) fn json(f: &Format, jobs: &[JobInfo]) -> String {
     out.push_str("  ]\n}\n");
     out
 }
-
