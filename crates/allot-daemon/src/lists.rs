@@ -162,6 +162,7 @@ mod tests {
             mem_limit_kb: None,
             resize_request: None,
             description: None,
+            detail: None,
         };
         // Split as allotd splits a long list: whole frames, then the rest.
         let jobs = vec![job; JOBS_PER_FRAME + 1];

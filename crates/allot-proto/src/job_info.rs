@@ -440,6 +440,14 @@ mod tests {
             mem_limit_kb: Some(976_563),
             resize_request: Some(2),
             description: Some("a sweep".into()),
+            detail: Some(Box::new(JobDetail {
+                app: Some("fluent".into()),
+                output: Some("out.%J".into()),
+                min_slots: 1,
+                max_slots: 2,
+                warning: Some(("USR1".into(), 300)),
+                ..JobDetail::default()
+            })),
         };
         let text = serde_json::to_string(&job).expect("json");
         assert!(text.starts_with("[7,3,\"sims[1-10]\",\"alice\",\"Exit\",\"normal\""), "{text}");
