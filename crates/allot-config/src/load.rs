@@ -214,11 +214,12 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     let shared_names: Vec<String> = shared.iter().map(|(n, _)| n.clone()).collect();
     config.cluster_name = crate::lsf::shared::this_cluster(&shared_names, &file_names);
     let mut all_hosts: Vec<Host> = Vec::new();
+    let mut counts: Vec<(allot_engine::shared_res::SharedSpec, Location)> = Vec::new();
     for ((name, text), named) in cluster_files.iter().zip(&file_names) {
         if config.cluster_name.as_ref() == Some(named) {
-            let (hosts, shared) = cluster::read(&Source { name, text }, diags);
+            let (hosts, instances) = cluster::read(&Source { name, text }, diags);
             all_hosts.extend(hosts);
-            config.shared_resources.extend(shared);
+            counts.extend(instances);
         } else {
             let this = config.cluster_name.as_deref().unwrap_or_default();
             diags.warning(
@@ -250,6 +251,14 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
     config.hosts = validate::merge_hosts(all_hosts, &lsb_hosts.hosts, diags);
     if config.hosts.is_empty() {
         config.hosts.extend(crate::detected::machine_host(texts));
+    }
+    // A count shared by hosts names hosts of this cluster.
+    for (s, loc) in counts {
+        let unknown = s.hosts.iter().flatten().find(|h| !config.hosts.iter().any(|x| x.name == **h));
+        match unknown {
+            Some(h) => diags.error(loc, format!("ResourceMap `{}`: `{h}` is not a host of this cluster", s.name)),
+            None => config.shared_resources.push(s),
+        }
     }
     config.cpus_found_for = crate::detected::undetermined(&config.hosts);
     crate::detected::apply(&mut config.hosts, &crate::detected::found(texts));

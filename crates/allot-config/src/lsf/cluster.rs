@@ -16,7 +16,7 @@ use winnow::{ModalResult, Parser};
 use super::read::{at, value};
 use super::text::{Source, sections, table, unparen};
 use super::values::{name, number, uint};
-use crate::diag::Diagnostics;
+use crate::diag::{Diagnostics, Location};
 use crate::model::Host;
 use allot_engine::shared_res::SharedSpec;
 
@@ -43,9 +43,9 @@ fn location_list<'a>(input: &mut &'a str) -> ModalResult<Vec<(&'a str, Vec<&'a s
 }
 
 /// Reads the hosts of a cluster file, in order, with their resources, and
-/// the numeric resources its hosts share.
-pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (Vec<Host>, Vec<SharedSpec>) {
-    let mut shared: Vec<SharedSpec> = Vec::new();
+/// the numeric resources its hosts share (each where it is written).
+pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (Vec<Host>, Vec<(SharedSpec, Location)>) {
+    let mut shared: Vec<(SharedSpec, Location)> = Vec::new();
     let mut hosts: Vec<Host> = Vec::new();
     let secs = sections(src, diags);
     for section in &secs {
@@ -95,7 +95,7 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> (Vec<Host>, Vec<Shared
                     let num = super::values::parse_all(number, val).ok();
                     if let (Some(total), false, true) = (num, each, all || on.len() > 1) {
                         let hosts = (!all).then(|| on.iter().map(|n| n.to_string()).collect());
-                        shared.push(SharedSpec { name: res.to_string(), total, hosts });
+                        shared.push((SharedSpec { name: res.to_string(), total, hosts }, at(row.line, val)));
                         continue;
                     }
                     let covers = |h: &Host| all || each || on.iter().any(|n| *n == h.name);
@@ -137,6 +137,33 @@ mod tests {
         assert_eq!(hosts[0].strings["hgconnect"], "hg1");
         assert_eq!(hosts[1].strings["hgconnect"], "hg2");
         assert_eq!((hosts[1].model.as_deref(), hosts[1].ncpus), (None, None));
+    }
+
+    /// A number over several hosts (or `all`) is one count they share; over
+    /// `default` each host's own; a shared count naming a host the cluster
+    /// does not have is an error where it is written.
+    #[test]
+    fn numbers_over_several_hosts_are_shared_and_their_hosts_checked() {
+        let text = "Begin Host\nHOSTNAME model type server RESOURCES\nhostA ! ! 1 ()\nhostB ! ! 1 ()\nEnd Host\n\
+                    Begin ResourceMap\nRESOURCENAME LOCATION\nlicA (2@[hostA hostB])\nlicB (5@[all])\n\
+                    scratch (50@[default])\nEnd ResourceMap\n";
+        let mut d = Diagnostics::default();
+        let (hosts, shared) = read(&Source { name: "lsf.cluster.c", text }, &mut d);
+        assert!(d.0.is_empty(), "{d}");
+        let specs: Vec<SharedSpec> = shared.into_iter().map(|(s, _)| s).collect();
+        assert_eq!(
+            specs,
+            [
+                SharedSpec { name: "licA".into(), total: 2.0, hosts: Some(vec!["hostA".into(), "hostB".into()]) },
+                SharedSpec { name: "licB".into(), total: 5.0, hosts: None },
+            ]
+        );
+        assert!(hosts.iter().all(|h| h.numbers["scratch"] == 50.0 && !h.numbers.contains_key("licA")));
+        let bad = text.replace("2@[hostA hostB]", "2@[hostA hostZ]");
+        let texts = vec![("lsf.cluster.c".to_string(), bad)];
+        let d = crate::load::load_texts(&texts).expect_err("hostZ");
+        let msgs: Vec<String> = d.0.iter().map(|x| x.to_string()).collect();
+        assert_eq!(msgs, ["lsf.cluster.c:8:7: error: ResourceMap `licA`: `hostZ` is not a host of this cluster"]);
     }
 
     #[test]
