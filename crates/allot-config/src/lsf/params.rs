@@ -158,8 +158,10 @@ fn preempt_jobtype(p: &mut Params, diags: &mut Diagnostics, line: &super::text::
 
 /// PREEMPT_FOR's keywords: MINI_JOB, OPTIMAL_MINI_JOB and LEAST_RUN_TIME
 /// choose the jobs preempted; GROUP_JLP, GROUP_MAX, HOST_JLU and USER_JLP
-/// change how limits allot does not have count (lsb.resources and user
-/// group limits), so they are read and said not to apply.
+/// would let a job preempt to get under a slot limit (counting only
+/// running jobs against it), which allot's preemption never does (a job a
+/// limit stops does not preempt: `allot_engine::alloc_limits`), so they
+/// are read and said not to apply.
 fn preempt_for(p: &mut Params, diags: &mut Diagnostics, line: &super::text::Line, v: &str) {
     const APPLIED: [&str; 3] = ["MINI_JOB", "OPTIMAL_MINI_JOB", "LEAST_RUN_TIME"];
     const NOT_APPLIED: [&str; 4] = ["GROUP_JLP", "GROUP_MAX", "HOST_JLU", "USER_JLP"];
@@ -171,7 +173,7 @@ fn preempt_for(p: &mut Params, diags: &mut Diagnostics, line: &super::text::Line
         } else if NOT_APPLIED.contains(&upper.as_str()) {
             diags.warning(
                 at(line, w),
-                format!("PREEMPT_FOR: `{w}` is not applied: allot has no lsb.resources or user group slot limits"),
+                format!("PREEMPT_FOR: `{w}` is not applied: allot never preempts to get a job under a slot limit"),
             );
         } else {
             diags.error(
@@ -339,8 +341,8 @@ mod tests {
         assert_eq!(
             d,
             [
-                "lsb.params:2:39: warning: PREEMPT_FOR: `GROUP_MAX` is not applied: allot has no lsb.resources or \
-                 user group slot limits",
+                "lsb.params:2:39: warning: PREEMPT_FOR: `GROUP_MAX` is not applied: allot never preempts to get a \
+                 job under a slot limit",
                 "lsb.params:2:49: error: PREEMPT_FOR: unknown keyword `BOGUS` (expected MINI_JOB, OPTIMAL_MINI_JOB, \
                  LEAST_RUN_TIME or GROUP_JLP, GROUP_MAX, HOST_JLU, USER_JLP)",
                 "lsb.params:3:28: warning: PREEMPT_JOBTYPE: `EXCLUSIVE` is not applied: allot never preempts \
@@ -366,8 +368,8 @@ mod tests {
         );
         assert_eq!(
             d.to_string().trim(),
-            "lsb.params:13:15: warning: PREEMPT_FOR: `GROUP_JLP` is not applied: allot has no lsb.resources or user \
-             group slot limits"
+            "lsb.params:13:15: warning: PREEMPT_FOR: `GROUP_JLP` is not applied: allot never preempts to get a job \
+             under a slot limit"
         );
         assert_eq!((p.clean_period, p.job_terminate_interval, p.max_preexec_retry), (600, 3, 2));
         // As `bparams -a` lists them: by name, what the file set and the
