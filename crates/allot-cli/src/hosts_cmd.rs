@@ -34,8 +34,10 @@ enum Layout {
     Long,
 }
 
-/// `bhosts -s` (`reserved`: with what jobs hold) and `lsload -s`: the
-/// numeric resources hosts share, those named only if any are.
+/// `bhosts -s` (`reserved`: with what jobs hold), `lsload -s` and
+/// `lshosts -s`: the numeric resources hosts share (all static, so both
+/// of the latter show their configured values), those named only if any
+/// are.
 pub(crate) fn shared(cmd: &str, names: &[&str], reserved: bool) -> anyhow::Result<ExitCode> {
     let Response::SharedResources(all) = call(Request::SharedResources)? else { bail!("{cmd}: unexpected answer") };
     if let Some(missing) = names.iter().find(|n| !all.iter().any(|r| r.name == **n)) {
@@ -80,6 +82,10 @@ pub(crate) fn mem(mb: Option<u64>) -> String {
 }
 
 pub fn lshosts(args: &[String]) -> anyhow::Result<ExitCode> {
+    let (flags, names) = flags_and_names("lshosts", args)?;
+    if flags.contains(&"-s") {
+        return shared("lshosts", &names, false);
+    }
     let text = match hosts("lshosts", args)? {
         (hosts, Layout::Long) => crate::host_long::lshosts_long(&hosts),
         (hosts, Layout::Short { wide }) => render_lshosts(&hosts, wide),

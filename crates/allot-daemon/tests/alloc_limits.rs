@@ -96,6 +96,14 @@ fn a_shared_license_through_the_commands() {
         "RESOURCE                 TOTAL       RESERVED       LOCATION\n\
          licA                        1.0            1.0       hostA\n"
     );
+    for cmd in ["lshosts", "lsload"] {
+        assert_eq!(
+            stdout(&d.cmd_as(user.ids(), &[cmd, "-s"], "/".as_ref())),
+            "RESOURCE                                VALUE       LOCATION\n\
+             licA                                       1.0       hostA\n",
+            "{cmd} -s"
+        );
+    }
     let refused = d.cmd_as(user.ids(), &["bsub", "-R", "rusage[licZ=1]", "true"], "/".as_ref());
     assert!(!refused.status.success());
     assert!(

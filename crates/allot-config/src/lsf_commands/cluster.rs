@@ -146,10 +146,14 @@ pub(super) const LSHOSTS: CommandDoc = CommandDoc {
     synopsis: &["[host_name ...]"],
     description: "Lists each host's type, model, CPUs, memory and swap, as its agent reports them (this \
                   machine's own without agents). Figures allot does not measure show as `-'.",
-    options: &[flag("-w", "", "Wide: no name is cut."), flag("-l", "", "Long: one block per host.")],
+    options: &[
+        flag("-w", "", "Wide: no name is cut."),
+        flag("-l", "", "Long: one block per host."),
+        flag("-s", "", "The static numeric resources hosts share, with their values and hosts."),
+    ],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-gpu", "-json", "-o", "-R", "-s", "-T"],
+    not_known: &["-gpu", "-json", "-o", "-R", "-T"],
 };
 
 pub(super) const LSLOAD: CommandDoc = CommandDoc {
