@@ -632,8 +632,10 @@ impl Engine {
     /// Each slot pool's division for this pass ([`crate::pools`]).
     fn divide_pools(&mut self, t: Time) {
         for (_, members) in &self.pools {
-            let free = self.free_in(self.queues[members[0]].host_set);
-            let total = free + members.iter().map(|&q| u64::from(self.queues[q].used)).sum::<u64>();
+            // "The total number of slots in each pool is constant": its
+            // hosts' job slots, whatever queues out of the pool hold of
+            // them (spec 000).
+            let total = self.queues[members[0]].capacity;
             let usage = |q: usize| {
                 let qs = &self.queues[q];
                 let share = qs.spec.slot_pool.as_ref().map_or(1, |p| p.1.max(1));
@@ -659,7 +661,8 @@ impl Engine {
             let ents = entitlements(total, &queues);
             for (i, (&q, e)) in order.iter().zip(ents).enumerate() {
                 self.queues[q].entitled = Some(e);
-                self.queues[q].pool_ahead = order[..i].to_vec();
+                self.queues[q].pool_ahead =
+                    order[..i].iter().copied().filter(|&a| !self.outsider_between(q, a)).collect();
             }
         }
     }

@@ -21,6 +21,19 @@
 //! share, largest first (ties as in the first round): the spec gives the
 //! last slot of its second phase to Roma "again", and so that phase
 //! settles at 11 and 4 instead of trading a slot back and forth.
+//!
+//! "The total number of slots in each pool is constant": the job slots of
+//! its hosts, whatever queues out of any pool hold of them. A queue ahead
+//! in the first round's order keeps the free slots it is still entitled
+//! to from the pool's other queues, but not from one dispatched before a
+//! queue out of the pool on its hosts that is itself dispatched before
+//! the holder (dispatch order: higher priority, then configuration
+//! order): that queue would take them first ("LSF dispatches as many
+//! jobs from the non-pool queues as it can"), so keeping them would only
+//! give them away. So in the spec's two-pool example Pisa, above Milano
+//! and Parma, keeps its 5 while their jobs come out of Venezia's and
+//! Bologna's, below them, which still keep their shares from each other:
+//! 5, 3, 3, 2, 2.
 
 /// One queue of a pool as the division sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,6 +92,25 @@ impl Accumulated {
     pub fn update(&mut self, t: u64, slots: u32, lambda: f64) {
         self.value = self.at(t, slots, lambda);
         self.at = t;
+    }
+}
+
+impl crate::engine::Engine {
+    /// Whether a queue out of any pool that shares pool queue `holder`'s
+    /// hosts is dispatched after queue `q` and before `holder` (module
+    /// docs).
+    pub(crate) fn outsider_between(&self, q: usize, holder: usize) -> bool {
+        let rank = |i: usize| (std::cmp::Reverse(self.queues[i].spec.priority), i);
+        let (from, to) = (rank(q), rank(holder));
+        let me = &self.queues[holder];
+        let mine = &self.host_sets[me.host_set].0;
+        self.queues.iter().enumerate().any(|(o, other)| {
+            other.pool.is_none()
+                && from < rank(o)
+                && rank(o) < to
+                && (other.host_set == me.host_set
+                    || self.host_sets[other.host_set].0.iter().any(|h| mine.binary_search(h).is_ok()))
+        })
     }
 }
 
