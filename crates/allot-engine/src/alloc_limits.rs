@@ -547,19 +547,27 @@ impl Engine {
         room
     }
 
+    /// The limits that name host `h` and cover `job`, each with the
+    /// bucket the job would be counted in there.
+    fn host_buckets<'a>(&'a self, h: u32, job: &'a Job) -> impl Iterator<Item = (&'a Rule, Key)> + 'a {
+        (0..self.alloc_limits.rules.len()).filter_map(move |r| {
+            let rule = &self.alloc_limits.rules[r];
+            if rule.spec.hosts == Scope::Any || !rule.hosts[h as usize] {
+                return None;
+            }
+            let mut key = self.bucket_of(r, job)?;
+            if matches!(rule.spec.hosts, Scope::Each(_)) {
+                key.host = h;
+            }
+            Some((rule, key))
+        })
+    }
+
     /// How many slots host `h` may give `job` under the limits that name
     /// hosts (`cap` at most); 0 when one of them has no room there.
     pub(crate) fn host_limit_cap(&self, h: u32, job: &Job, mut cap: u32) -> u32 {
         let mem = crate::reserve::rusage_mem(job);
-        for r in 0..self.alloc_limits.rules.len() {
-            let rule = &self.alloc_limits.rules[r];
-            if rule.spec.hosts == Scope::Any || !rule.hosts[h as usize] {
-                continue;
-            }
-            let Some(mut key) = self.bucket_of(r, job) else { continue };
-            if matches!(rule.spec.hosts, Scope::Each(_)) {
-                key.host = h;
-            }
+        for (rule, key) in self.host_buckets(h, job) {
             let zero = Use::default();
             let now = self.alloc_limits.used.get(&key).unwrap_or(&zero);
             let (slots, mb, jobs) = self.bounds(&key);
@@ -613,15 +621,7 @@ impl Engine {
         }
         let h = members[0];
         let mem = crate::reserve::rusage_mem(job);
-        for r in 0..self.alloc_limits.rules.len() {
-            let rule = &self.alloc_limits.rules[r];
-            if rule.spec.hosts == Scope::Any || !rule.hosts[h as usize] {
-                continue;
-            }
-            let Some(mut key) = self.bucket_of(r, job) else { continue };
-            if matches!(rule.spec.hosts, Scope::Each(_)) {
-                key.host = h;
-            }
+        for (rule, key) in self.host_buckets(h, job) {
             let res = rule.spec.resources.iter().map(|(n, _)| self.site_amount_on(h, job, n).0).collect();
             let what = self.limit_passed(&key, &Use { slots: 1, mem: mem.max(0.0), jobs: 1, res });
             if let Some(what) = what {
