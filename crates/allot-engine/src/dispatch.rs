@@ -642,9 +642,11 @@ impl Engine {
                 qs.accumulated.at(t.0, qs.used, self.pool_lambda) / f64::from(share)
             };
             let mut order = members.clone();
+            let share = |q: usize| self.queues[q].spec.slot_pool.as_ref().map_or(0, |p| p.1);
             order.sort_by(|&a, &b| {
-                usage(a)
-                    .total_cmp(&usage(b))
+                share(b)
+                    .cmp(&share(a))
+                    .then(usage(a).total_cmp(&usage(b)))
                     .then(self.queues[b].spec.priority.cmp(&self.queues[a].spec.priority))
                     .then(a.cmp(&b))
             });

@@ -13,14 +13,19 @@
 //! 1 of the 4 left, then the last slot goes "to queue Roma again": 11 and
 //! 4.
 //!
-//! The first round takes the queues in order of accumulated slot usage,
-//! decayed over time, per unit of share: the queue that used least for its
-//! share first, then higher priority, then configuration order. At first
-//! that is priority order; as queues run, the ones that have not get
-//! their turn (the spec's round-robin example). Later rounds take them by
-//! share, largest first (ties as in the first round): the spec gives the
-//! last slot of its second phase to Roma "again", and so that phase
-//! settles at 11 and 4 instead of trading a slot back and forth.
+//! The first round takes the queues by share, largest first ("LSF orders
+//! the queues within each pool based on the shares the queues are
+//! entitled to"); among equal shares, by accumulated slot usage, decayed
+//! over time, least first ("the accumulation of slots in use by the queue
+//! is used in ordering the queues"); then higher priority, then
+//! configuration order. So queues of different shares keep the spec's
+//! rounding (8, 5, 2 of 15; 11, 7, 3 of 21) as jobs come and go, where
+//! ordering them by usage per share would make the one the rounding cut
+//! short look least served and trade a slot round (8/4/3, 7/5/3); and
+//! queues of equal shares take turns as they accumulate usage (the spec's
+//! round-robin example). Later rounds take them the same way: the spec
+//! gives the last slot of its second phase to Roma "again", and so that
+//! phase settles at 11 and 4.
 //!
 //! "The total number of slots in each pool is constant": the job slots of
 //! its hosts, whatever queues out of any pool hold of them. A queue ahead
