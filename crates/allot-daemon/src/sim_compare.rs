@@ -7,8 +7,9 @@
 //! by name, by id and on an array's element, several users under
 //! fairshare, a queue that reserves and backfills, and resource
 //! allocation limits (per user of a queue, jobs per host, slots per
-//! project, licenses per user), and a license count the hosts share,
-//! reserved for the whole run or for a duration.
+//! project, licenses per user), a license count the hosts share,
+//! reserved for the whole run or for a duration, and a slot pool of two
+//! queues.
 //!
 //! allotd's jobs do not run: their supervisors are only noted, and a job
 //! ends when the test writes its exit report at the time the simulator
@@ -51,6 +52,22 @@ QUEUE_NAME = wide
 PRIORITY = 40
 SLOT_RESERVE = MAX_RESERVE_TIME[20]
 BACKFILL = Y
+End Queue
+
+Begin Queue
+QUEUE_NAME = pa
+PRIORITY = 25
+SLOT_POOL = p
+SLOT_SHARE = 60
+HOSTS = h1 h2
+End Queue
+
+Begin Queue
+QUEUE_NAME = pb
+PRIORITY = 24
+SLOT_POOL = p
+SLOT_SHARE = 40
+HOSTS = h1 h2
 End Queue
 ";
 
@@ -111,7 +128,7 @@ fn workload(n: usize, seed: u64) -> String {
         let user = USERS[next(3) as usize];
         let runtime = 30 + next(400);
         let theirs: Vec<usize> = named.iter().filter(|(u, _)| *u == user).map(|&(_, j)| j).collect();
-        let bsub = match next(18) {
+        let bsub = match next(20) {
             // Small jobs of the reserving queue, with limits: what backfills.
             14 | 15 => format!("-q wide -n {} -W {}", 1 + next(2), runtime + 10),
             11 => {
@@ -142,6 +159,7 @@ fn workload(n: usize, seed: u64) -> String {
             9 if !theirs.is_empty() => format!("-w \"ended(j{})\"", theirs[next(theirs.len() as u64) as usize]),
             10 => "-R \"span[hosts=1]\" -n 3".to_string(),
             16 => format!("-R \"rusage[licA=1:duration={}]\"", 1 + next(5)),
+            18 | 19 => format!("-q p{} -n {}", if next(2) == 0 { "a" } else { "b" }, 1 + next(2)),
             17 => "-n 2 -R \"rusage[licA=1]\"".to_string(),
             13 => format!("-x -n {}", 1 + next(2)),
             _ => format!("-n {} -P p{}", 1 + next(4), next(3)),
