@@ -39,6 +39,14 @@ pub fn check(dir: &Path) -> anyhow::Result<ExitCode> {
                 let names: Vec<&str> = config.queues.iter().map(|q| q.name.as_str()).collect();
                 println!("queues: no lsb.queues defines one: {}, from allot's defaults", names.join(" "));
             }
+            if !config.resource_limits.is_empty() {
+                let names: Vec<&str> = config.resource_limits.iter().map(|l| l.name.as_str()).collect();
+                println!("limits (lsb.resources): {}", names.join(" "));
+            }
+            for s in &config.shared_resources {
+                let hosts = s.hosts.as_ref().map_or("all hosts".to_string(), |h| h.join(" "));
+                println!("shared resource {}: {} on {hosts}", s.name, s.total);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(diags) => {

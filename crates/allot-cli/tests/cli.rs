@@ -658,4 +658,15 @@ fn config_check_says_what_came_from_the_defaults() {
     let out = allot(&["config", "check", dir.to_str().expect("path")]);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success() && !said.contains("hosts:") && !said.contains("queues:"), "{said}");
+    // The limits of lsb.resources and the counts the hosts share are named.
+    std::fs::write(dir.join("lsb.resources"), "Begin Limit\nNAME = two\nPER_USER = all\nSLOTS = 2\nEnd Limit\n")
+        .expect("write");
+    std::fs::write(
+        dir.join("lsf.cluster.c"),
+        "Begin ResourceMap\nRESOURCENAME LOCATION\nlicA (4@[all])\nEnd ResourceMap\n",
+    )
+    .expect("write");
+    let out = allot(&["config", "check", dir.to_str().expect("path")]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("\nlimits (lsb.resources): two\nshared resource licA: 4 on all hosts\n"), "{said}");
 }
