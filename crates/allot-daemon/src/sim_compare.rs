@@ -8,8 +8,9 @@
 //! fairshare, a queue that reserves and backfills, and resource
 //! allocation limits (per user of a queue, jobs per host, slots per
 //! project, licenses per user), a license count the hosts share,
-//! reserved for the whole run or for a duration, and a slot pool of two
-//! queues.
+//! reserved for the whole run or for a duration, a slot pool of two
+//! queues, and autoresizable jobs that grow as slots free (compared by
+//! the hosts they hold at their end).
 //!
 //! allotd's jobs do not run: their supervisors are only noted, and a job
 //! ends when the test writes its exit report at the time the simulator
@@ -99,6 +100,9 @@ RESOURCE = [licA,2]
 End Limit
 ";
 
+/// An application profile whose jobs grow as slots free.
+const APPS: &str = "Begin Application\nNAME = grow\nRESIZABLE_JOBS = auto\nEnd Application\n";
+
 /// Three licenses the hosts share.
 const LICENSES: &str = "Begin ResourceMap\nRESOURCENAME LOCATION\nlicA (3@[all])\nEnd ResourceMap\n";
 
@@ -128,7 +132,7 @@ fn workload(n: usize, seed: u64) -> String {
         let user = USERS[next(3) as usize];
         let runtime = 30 + next(400);
         let theirs: Vec<usize> = named.iter().filter(|(u, _)| *u == user).map(|&(_, j)| j).collect();
-        let bsub = match next(20) {
+        let bsub = match next(21) {
             // Small jobs of the reserving queue, with limits: what backfills.
             14 | 15 => format!("-q wide -n {} -W {}", 1 + next(2), runtime + 10),
             11 => {
@@ -160,6 +164,7 @@ fn workload(n: usize, seed: u64) -> String {
             10 => "-R \"span[hosts=1]\" -n 3".to_string(),
             16 => format!("-R \"rusage[licA=1:duration={}]\"", 1 + next(5)),
             18 | 19 => format!("-q p{} -n {}", if next(2) == 0 { "a" } else { "b" }, 1 + next(2)),
+            20 => format!("-app grow -n 1,{}", 2 + next(4)),
             17 => "-n 2 -R \"rusage[licA=1]\"".to_string(),
             13 => format!("-x -n {}", 1 + next(2)),
             _ => format!("-n {} -P p{}", 1 + next(4), next(3)),
@@ -220,18 +225,19 @@ fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
 /// no array).
 type Key = (u64, u32);
 
-/// Each job's (start, hosts as jobs.csv writes them): through the
-/// simulator.
-fn through_sim(config: &std::path::Path, text: &str) -> BTreeMap<Key, (u64, String)> {
+/// Each job's (start, hosts as jobs.csv writes them: a job that grew
+/// with all it held): through the simulator; and how many grows it made.
+fn through_sim(config: &std::path::Path, text: &str) -> (BTreeMap<Key, (u64, String)>, usize) {
     let files = allot_config::load::read_dir(config).expect("config");
     let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let mut engine = allot_sim::testing::engine_from(&refs);
     let w = allot_sim::jsonl::read(text);
     assert!(w.skipped.is_empty(), "{:?}", w.skipped);
-    let opts = SimOptions { let_go_each_pass: true, ..SimOptions::default() };
+    let opts = SimOptions { let_go_each_pass: true, record_events: true, ..SimOptions::default() };
     let out = allot_sim::sim::run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     assert!(out.rejected.is_empty(), "{:?}", out.rejected);
-    out.records.iter().map(|r| ((r.id, r.index), (r.start, r.hosts.clone()))).collect()
+    let grows = out.events.iter().filter(|e| matches!(e.1, allot_sim::sim::SimEvent::Grow { .. })).count();
+    (out.records.iter().map(|r| ((r.id, r.index), (r.start, r.hosts.clone()))).collect(), grows)
 }
 
 /// The same through allotd, moving its clock from event to event as the
@@ -295,12 +301,11 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
         for (&id, j) in &twin.state.jobs {
             if let (Some(start), true) = (j.start_time, twin.state.running.contains(&id)) {
                 let key = key_of[&id];
-                if started.contains_key(&key) {
-                    continue;
-                }
+                // Its hosts as they are now: a job that grew holds more.
                 let hosts: Vec<String> = j.alloc.iter().map(|(h, n)| format!("{h}*{n}")).collect();
-                started.insert(key, (start, hosts.join(" ")));
-                ends.insert((start + runtime[&key.0], id));
+                if started.insert(key, (start, hosts.join(" "))).is_none() {
+                    ends.insert((start + runtime[&key.0], id));
+                }
             }
         }
     }
@@ -308,9 +313,10 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
 }
 
 /// Compares the two on a workload of `n` jobs from `seed`; whether a job
-/// of the reserving queue passed an earlier one (backfilled), and whether
-/// the limits changed a decision (the simulator without them differs).
-fn compare(n: usize, seed: u64) -> (bool, bool) {
+/// of the reserving queue passed an earlier one (backfilled), whether the
+/// limits changed a decision (the simulator without them differs), and
+/// whether an autoresizable job grew.
+fn compare(n: usize, seed: u64) -> (bool, bool, bool) {
     let root = std::env::temp_dir().join(format!("allot-sim-compare-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let config = root.join("config");
@@ -319,11 +325,12 @@ fn compare(n: usize, seed: u64) -> (bool, bool) {
     std::fs::write(config.join("lsb.queues"), QUEUES).expect("lsb.queues");
     std::fs::write(config.join("lsb.resources"), LIMITS).expect("lsb.resources");
     std::fs::write(config.join("lsf.cluster.cmp"), LICENSES).expect("lsf.cluster.cmp");
+    std::fs::write(config.join("lsb.applications"), APPS).expect("lsb.applications");
     let text = workload(n, seed);
-    let sim = through_sim(&config, &text);
+    let (sim, grows) = through_sim(&config, &text);
     let daemon = through_allotd(&root, &config, &text);
     std::fs::remove_file(config.join("lsb.resources")).expect("lsb.resources");
-    let limited = through_sim(&config, &text) != sim;
+    let limited = through_sim(&config, &text).0 != sim;
     let _ = std::fs::remove_dir_all(&root);
     assert!(sim.len() >= n, "every job ran in the simulator");
     // A later job of the reserving queue started before an earlier one
@@ -339,14 +346,16 @@ fn compare(n: usize, seed: u64) -> (bool, bool) {
         assert_eq!(Some(s), daemon.get(key), "seed {seed}, job {key:?}: the simulator, then allotd\n{text}");
     }
     assert_eq!(sim, daemon, "seed {seed}");
-    (wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1)), limited)
+    (wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1)), limited, grows > 0)
 }
 
 #[test]
 fn allotd_and_the_simulator_make_the_same_decisions() {
-    let runs: Vec<(bool, bool)> = (1..=16).map(|seed| compare(150, seed)).collect();
+    let runs: Vec<(bool, bool, bool)> = (1..=16).map(|seed| compare(150, seed)).collect();
     let backfilled = runs.iter().filter(|r| r.0).count();
     assert!(backfilled >= 8, "the workloads exercise backfill: {backfilled} of 16");
     let limited = runs.iter().filter(|r| r.1).count();
     assert!(limited >= 8, "the workloads meet the limits: {limited} of 16");
+    let grew = runs.iter().filter(|r| r.2).count();
+    assert!(grew >= 4, "autoresizable jobs grow: in {grew} of 16");
 }
