@@ -60,6 +60,7 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use crate::engine::{Engine, Job, JobId, JobState};
+use crate::placement::cap_by_amount;
 use crate::reasons::PendingReason;
 use crate::shared_res::Amounts;
 
@@ -460,14 +461,6 @@ impl Engine {
         Ok(())
     }
 
-    /// The least `job` takes of site resource `name`: its `rusage`
-    /// amount on one host (on each slot with RESOURCE_RESERVE_PER_SLOT=y
-    /// and a host's own instance; once for a shared one).
-    fn least_amount(&self, job: &Job, name: &str) -> f64 {
-        let Some(u) = job.res.as_deref().and_then(|r| r.rusage.iter().find(|u| u.name == name)) else { return 0.0 };
-        u.amount
-    }
-
     /// Whether `job` may start on `alloc` at `t`: within every limit, and
     /// with enough of every site resource it asks.
     pub(crate) fn may_start_on(&self, job: &Job, alloc: &[(u32, u32)], t: crate::time::Time) -> bool {
@@ -518,8 +511,12 @@ impl Engine {
                 continue;
             }
             let Some(key) = self.bucket_of(r, job) else { continue };
-            let res =
-                self.alloc_limits.rules[r].spec.resources.iter().map(|(n, _)| self.least_amount(job, n)).collect();
+            let res = self.alloc_limits.rules[r]
+                .spec
+                .resources
+                .iter()
+                .map(|(n, _)| crate::shared_res::rusage_amount(job, n))
+                .collect();
             let least = Use { slots: job.slots, mem: least_mem, jobs: 1, res };
             if let Some(what) = self.limit_passed(&key, &least) {
                 out.push(self.limit_pending(&key, what));
@@ -580,26 +577,14 @@ impl Engine {
                     continue;
                 }
                 let left = (bound - now.res.get(i).copied().unwrap_or(0.0) + MEM_EPSILON).max(0.0);
-                cap = if !shared && self.config.resource_reserve_per_slot {
-                    cap.min((left / amount).floor().min(f64::from(u32::MAX)) as u32)
-                } else if left >= amount {
-                    cap
-                } else {
-                    0
-                };
+                cap = cap_by_amount(cap, left, amount, !shared && self.config.resource_reserve_per_slot);
             }
             if let Some(s) = slots {
                 cap = cap.min(s.saturating_sub(now.slots));
             }
             if let (Some(m), true) = (mb, mem > 0.0) {
                 let left = (m - now.mem + MEM_EPSILON).max(0.0);
-                cap = if self.config.resource_reserve_per_slot {
-                    cap.min((left / mem).floor().min(f64::from(u32::MAX)) as u32)
-                } else if left >= mem {
-                    cap
-                } else {
-                    0
-                };
+                cap = cap_by_amount(cap, left, mem, self.config.resource_reserve_per_slot);
             }
         }
         cap

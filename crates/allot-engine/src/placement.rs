@@ -194,13 +194,7 @@ impl Engine {
         let mem = rusage_mem(job);
         if mem > 0.0 && !matches!(ask.view, View::Reserve(_)) {
             let free = free_mem(host) + rel_mem + rsv_mem;
-            cap = if self.config.resource_reserve_per_slot {
-                cap.min((free / mem).floor().min(f64::from(u32::MAX)) as u32)
-            } else if free >= mem {
-                cap
-            } else {
-                0
-            };
+            cap = cap_by_amount(cap, free, mem, self.config.resource_reserve_per_slot);
         }
         if job.host_limited && cap > 0 {
             cap = self.host_limit_cap(h, job, cap);
@@ -503,6 +497,20 @@ impl Engine {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// At most `cap` slots of a host where `left` remains of something a job
+/// takes `amount` of (`rusage[mem]`, a site resource, a limit's room):
+/// per slot (`per_slot`), as many slots as `left` holds amounts; else
+/// once for the host, all of `cap` or none.
+pub(crate) fn cap_by_amount(cap: u32, left: f64, amount: f64, per_slot: bool) -> u32 {
+    if per_slot && amount > 0.0 {
+        cap.min((left / amount).floor().max(0.0).min(f64::from(u32::MAX)) as u32)
+    } else if left >= amount {
+        cap
+    } else {
+        0
     }
 }
 

@@ -233,12 +233,13 @@ impl Engine {
     /// What host `h` would take of `name` for `job` holding one slot
     /// there: its `rusage` amount (shared or the host's own), 0 without.
     pub(crate) fn site_amount_on(&self, h: u32, job: &Job, name: &str) -> (f64, bool) {
-        let Some(u) = job.res.as_deref().and_then(|r| r.rusage.iter().find(|u| u.name == name)) else {
+        let amount = rusage_amount(job, name);
+        if amount <= 0.0 {
             return (0.0, false);
-        };
+        }
         let shared =
             self.resources.by_host[h as usize].get(name).is_some_and(|&i| self.resources.insts[i as usize].shared);
-        (u.amount, shared)
+        (amount, shared)
     }
 
     /// How many slots host `h` may give `job` under its `rusage` of site
@@ -250,13 +251,8 @@ impl Engine {
             let Some(&i) = self.resources.by_host[h as usize].get(&u.name) else { return 0 };
             let inst = &self.resources.insts[i as usize];
             let left = inst.total - inst.held(t) + 1e-9;
-            cap = if !inst.shared && self.config.resource_reserve_per_slot && u.amount > 0.0 {
-                cap.min((left / u.amount).floor().max(0.0).min(f64::from(u32::MAX)) as u32)
-            } else if left >= u.amount {
-                cap
-            } else {
-                0
-            };
+            let per_slot = !inst.shared && self.config.resource_reserve_per_slot;
+            cap = crate::placement::cap_by_amount(cap, left, u.amount, per_slot);
         }
         cap
     }
@@ -357,4 +353,10 @@ impl Engine {
             self.hold_resources(id, start);
         }
     }
+}
+
+/// The amount of site resource `name` a job's `rusage` asks (the least it
+/// takes: once, on one host); 0 without.
+pub(crate) fn rusage_amount(job: &Job, name: &str) -> f64 {
+    job.res.as_deref().and_then(|r| r.rusage.iter().find(|u| u.name == name)).map_or(0.0, |u| u.amount)
 }
