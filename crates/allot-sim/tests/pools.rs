@@ -5,8 +5,31 @@ use allot_engine::shares::priority::PriorityInputs;
 use allot_engine::{Engine, Event, JobSpec, PendingReason, Time};
 use allot_sim::jsonl;
 use allot_sim::report::share_tables_json;
-use allot_sim::sim::{SimOptions, run};
+use allot_sim::sim::{Outcome, SimOptions, run};
 use allot_sim::testing::engine_from;
+
+/// Slots `queue`'s jobs held on average from `w0` to `w1`.
+fn average_slots(out: &Outcome, queue: &str, (w0, w1): (u64, u64)) -> f64 {
+    let slot_seconds: u64 = out
+        .records
+        .iter()
+        .filter(|r| r.queue == queue)
+        .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
+        .sum();
+    slot_seconds as f64 / (w1 - w0) as f64
+}
+
+/// Each queue's average slots over `window` within `within` of what is
+/// expected of it; every average said when one is not.
+fn assert_averages(out: &Outcome, window: (u64, u64), expected: &[(&str, f64)], within: f64) {
+    let averages: Vec<f64> = expected.iter().map(|(q, _)| average_slots(out, q, window)).collect();
+    for ((q, expect), average) in expected.iter().zip(&averages) {
+        assert!(
+            (average - expect).abs() <= within,
+            "{q}: {average:.2} slots on average, {expect} expected: {averages:.2?}"
+        );
+    }
+}
 
 fn queue(name: &str, priority: i32, pool: &str, share: u32, hosts: &str) -> String {
     format!(
@@ -151,13 +174,7 @@ fn thirteen_queues_take_turns_over_time() {
     let (w0, w1) = (10_000u64, 60_000u64);
     let pool_a = POOL_A.iter().map(|q| q.0).zip([11.0, 7.0, 3.0]);
     for (q, expect) in pool_a.chain(POOL_B.iter().map(|(n, _)| (*n, 2.1))) {
-        let slot_seconds: u64 = out
-            .records
-            .iter()
-            .filter(|r| r.queue == q)
-            .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
-            .sum();
-        let average = slot_seconds as f64 / (w1 - w0) as f64;
+        let average = average_slots(&out, q, (w0, w1));
         assert!((average - expect).abs() <= 0.25, "{q}: {average:.2} slots on average, share {expect:.2}");
     }
 }
@@ -197,13 +214,7 @@ fn a_non_pool_queue_takes_what_it_can_and_the_pool_divides_the_rest() {
     assert_eq!(milano_start, [0, 0, 0, 0], "the non-pool queue dispatches all it can at once");
     let (w0, w1) = (5_000u64, 40_000u64);
     for (q, expect) in [("Pisa", 5.0), ("Venezia", 3.0), ("Bologna", 3.0)] {
-        let ss: u64 = out
-            .records
-            .iter()
-            .filter(|r| r.queue == q)
-            .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
-            .sum();
-        let average = ss as f64 / (w1 - w0) as f64;
+        let average = average_slots(&out, q, (w0, w1));
         assert!((average - expect).abs() <= 0.35, "{q}: {average:.2} slots on average, {expect} expected");
     }
 }
@@ -228,13 +239,7 @@ fn phase_two_settles_at_11_and_4_as_jobs_come_and_go() {
     let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
     let (w0, w1) = (3_600u64, 20_000u64);
     for (q, expect) in [("Roma", 11.0), ("Genova", 4.0)] {
-        let slot_seconds: u64 = out
-            .records
-            .iter()
-            .filter(|r| r.queue == q)
-            .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
-            .sum();
-        let average = slot_seconds as f64 / (w1 - w0) as f64;
+        let average = average_slots(&out, q, (w0, w1));
         assert!((average - expect).abs() <= 0.1, "{q}: {average:.2} slots on average, {expect} expected");
     }
 }
@@ -339,26 +344,12 @@ fn a_pools_queue_above_the_queues_out_of_it_keeps_its_share_over_time() {
     let w = jsonl::read(&lines);
     let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
     let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
-    let (w0, w1) = (3_600u64, 30_000u64);
-    let expected = [("Pisa", 5.0), ("Milano", 3.0), ("Parma", 3.0), ("Venezia", 2.0), ("Bologna", 2.0)];
-    let averages: Vec<f64> = expected
-        .iter()
-        .map(|(q, _)| {
-            let slot_seconds: u64 = out
-                .records
-                .iter()
-                .filter(|r| r.queue == *q)
-                .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
-                .sum();
-            slot_seconds as f64 / (w1 - w0) as f64
-        })
-        .collect();
-    for ((q, expect), average) in expected.iter().zip(&averages) {
-        assert!(
-            (average - expect).abs() <= 0.35,
-            "{q}: {average:.2} slots on average, {expect} expected: {averages:.2?}"
-        );
-    }
+    assert_averages(
+        &out,
+        (3_600u64, 30_000u64),
+        &[("Pisa", 5.0), ("Milano", 3.0), ("Parma", 3.0), ("Venezia", 2.0), ("Bologna", 2.0)],
+        0.35,
+    );
 }
 
 /// spec 000 phase 1 over time: the three queues keep jobs pending while
@@ -380,24 +371,5 @@ fn phase_one_settles_at_8_5_2_as_jobs_come_and_go() {
     let w = jsonl::read(&lines);
     let mut e = roma_verona_genova();
     let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
-    let (w0, w1) = (3_600u64, 20_000u64);
-    let expected = [("Roma", 8.0), ("Verona", 5.0), ("Genova", 2.0)];
-    let averages: Vec<f64> = expected
-        .iter()
-        .map(|(q, _)| {
-            let ss: u64 = out
-                .records
-                .iter()
-                .filter(|r| r.queue == *q)
-                .map(|r| r.end.min(w1).saturating_sub(r.start.max(w0)) * u64::from(r.slots))
-                .sum();
-            ss as f64 / (w1 - w0) as f64
-        })
-        .collect();
-    for ((q, expect), average) in expected.iter().zip(&averages) {
-        assert!(
-            (average - expect).abs() <= 0.2,
-            "{q}: {average:.2} slots on average, {expect} expected: {averages:.2?}"
-        );
-    }
+    assert_averages(&out, (3_600u64, 20_000u64), &[("Roma", 8.0), ("Verona", 5.0), ("Genova", 2.0)], 0.2);
 }
