@@ -89,6 +89,8 @@ pub(crate) struct Instances {
     now: Time,
     /// Site resources a job may not ask in `rusage`.
     not_consumable: Vec<String>,
+    /// The jobs that hold any.
+    holders: std::collections::BTreeSet<JobId>,
 }
 
 /// One resource a job would take from one instance.
@@ -181,7 +183,7 @@ impl Engine {
     /// What each entry of `alloc` takes under `res` (each entry its
     /// term's), by instance; `None` when a host lacks a resource asked.
     fn needs(&self, res: Option<&ResReq>, alloc: &[(u32, u32)]) -> Option<Vec<Need>> {
-        let Some(res) = res else { return Some(Vec::new()) };
+        let Some(res) = res.filter(|r| asks_site(r)) else { return Some(Vec::new()) };
         let terms = crate::compound::entry_terms(res, alloc);
         let mut out: Vec<Need> = Vec::new();
         for (&(h, n), r) in alloc.iter().zip(terms) {
@@ -297,6 +299,9 @@ impl Engine {
         let JobState::Running { alloc, .. } = &job.state else { return };
         let Some(needs) = self.needs(job.res.as_deref(), alloc) else { return };
         self.resources.now = self.resources.now.max(t);
+        if !needs.is_empty() {
+            self.resources.holders.insert(id);
+        }
         for (i, amount, u) in needs {
             let hold = Hold { amount, start: t, duration: u.duration, decay: u.decay };
             self.resources.insts[i as usize].holds.insert(id, hold);
@@ -312,6 +317,10 @@ impl Engine {
 
     /// A job that ends gives back what it holds.
     pub(crate) fn release_resources(&mut self, id: JobId) {
+        // Most jobs hold none: no instance to look at.
+        if !self.resources.holders.remove(&id) {
+            return;
+        }
         for inst in &mut self.resources.insts {
             inst.holds.remove(&id);
         }
@@ -359,4 +368,9 @@ impl Engine {
 /// takes: once, on one host); 0 without.
 pub(crate) fn rusage_amount(job: &Job, name: &str) -> f64 {
     job.res.as_deref().and_then(|r| r.rusage.iter().find(|u| u.name == name)).map_or(0.0, |u| u.amount)
+}
+
+/// Whether a requirement asks for any site resource (in a term too).
+fn asks_site(r: &ResReq) -> bool {
+    !r.rusage.is_empty() || r.terms.iter().any(|t| !t.res.rusage.is_empty())
 }
