@@ -354,19 +354,7 @@ pub(crate) fn handle_batch(
             }
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Limits { all } => Response::Limits(views::limits(&state.engine, all)),
-            Request::SharedResources => Response::SharedResources(
-                state
-                    .engine
-                    .shared_usage()
-                    .into_iter()
-                    .map(|u| allot_proto::SharedResourceInfo {
-                        name: u.name,
-                        total: u.total,
-                        reserved: u.reserved,
-                        hosts: u.hosts,
-                    })
-                    .collect(),
-            ),
+            Request::SharedResources => Response::SharedResources(views::shared_resources(&state.engine)),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
                 if !is_admin(state, &caller) =>
             {

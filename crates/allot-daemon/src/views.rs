@@ -355,6 +355,16 @@ pub fn limits(engine: &allot_engine::Engine, all: bool) -> Vec<allot_proto::Limi
         .collect()
 }
 
+/// `bhosts -s`, `lsload -s`, `lshosts -s`: the counts hosts share and what
+/// running jobs hold of them.
+pub fn shared_resources(engine: &allot_engine::Engine) -> Vec<allot_proto::SharedResourceInfo> {
+    engine
+        .shared_usage()
+        .into_iter()
+        .map(|u| allot_proto::SharedResourceInfo { name: u.name, total: u.total, reserved: u.reserved, hosts: u.hosts })
+        .collect()
+}
+
 /// `bslots [-R "select"]`: the engine's backfill windows, on the hosts
 /// the requirement selects. Only a select string is taken, as LSF's
 /// bslots takes.
