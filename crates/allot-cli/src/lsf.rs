@@ -265,6 +265,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
             None => std::env::vars().collect(),
         },
         project: o.project,
+        job_group: o.job_group,
         estimated_run_time: o.estimated_run_time,
         depends: o.depends.clone(),
         priority: o.priority,

@@ -34,6 +34,8 @@ pub enum BsubError {
     BadPriority(String),
     #[error("-uf {0}: expected a user factor, a number from 0 to 1")]
     BadUserFactor(String),
+    #[error("-g: {0}")]
+    BadJobGroup(String),
     #[error("-c {0}: expected `[hours:]minutes[/host]`")]
     BadCpuLimit(String),
     #[error("-t {0}: expected `[[[year:]month:]day:]hour:minute`")]
@@ -83,6 +85,8 @@ pub struct BsubOptions {
     pub group: Option<String>,
     /// `-P`.
     pub project: Option<String>,
+    /// `-g`: the job group's path.
+    pub job_group: Option<String>,
     /// `-J`.
     pub name: Option<String>,
     /// `-R`, each occurrence.
@@ -305,6 +309,10 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
                 o.user_factor = Some(f.ok_or_else(|| BsubError::BadUserFactor(value.clone()))?);
             }
             "-P" => o.project = Some(value),
+            "-g" => {
+                allot_engine::job_groups::check_path(&value).map_err(|e| BsubError::BadJobGroup(e.to_string()))?;
+                o.job_group = Some(value)
+            }
             "-J" => o.name = Some(value),
             "-R" => o.res_req.push(value),
             "-m" => o.hosts = Some(value),
@@ -452,6 +460,7 @@ impl BsubOptions {
             run_limit: self.run_limit.or(script.run_limit),
             group: self.group.or(script.group),
             project: self.project.or(script.project),
+            job_group: self.job_group.or(script.job_group),
             name: self.name.or(script.name),
             res_req: if self.res_req.is_empty() { script.res_req } else { self.res_req },
             hosts: self.hosts.or(script.hosts),

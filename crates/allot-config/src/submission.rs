@@ -68,6 +68,9 @@ pub struct Submission {
     pub user_factor: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// `-g`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_group: Option<String>,
     /// `-ar`: autoresizable; `-rnc`: its resize notification command.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub auto_resize: bool,
@@ -174,6 +177,7 @@ pub fn resolve(
         qos: s.qos.clone(),
         user_factor: s.user_factor,
         project: s.project.clone(),
+        job_group: s.job_group.clone(),
         auto_resize: s.auto_resize,
         hold: s.hold,
         begin_time: s.begin_time,

@@ -69,6 +69,7 @@ pub(crate) fn submit(
         qos: s.qos.clone(),
         user_factor: s.user_factor,
         project: s.project.clone(),
+        job_group: s.job_group.clone(),
         auto_resize: s.auto_resize,
         hold: s.hold,
         begin_time: s.begin_time,

@@ -77,6 +77,7 @@ impl Engine {
         let mut job = self.admit(spec)?;
         self.within_pend_limits(&job, spec.array.map_or(1, |a| u64::from(a.size)))?;
         job.submitted = t;
+        self.join_job_group(&job);
         let first = JobId(self.next_id);
         if let Some(shape) = spec.array {
             self.arrays.insert(first, crate::arrays::ArrayState::new(shape.size, shape.limit));
@@ -181,6 +182,9 @@ impl Engine {
             }
             (Some(p), Some(_)) => p,
         };
+        if let Some(g) = &spec.job_group {
+            self.may_join_group(g, &spec.user)?;
+        }
         let user = self.user_id(&spec.user);
         // A pass when it may begin (`-b`).
         if let Some(b) = spec.begin_time {
@@ -205,6 +209,7 @@ impl Engine {
             group: spec.group.clone(),
             app: spec.app.clone(),
             project: spec.project.clone(),
+            job_group: spec.job_group.as_deref().map(|g| crate::job_groups::normal(g).to_string()),
             host_limited: false,
             accounts,
             state: JobState::Pending,

@@ -40,6 +40,7 @@ impl Engine {
             return Err(Rejection::NotPending(id));
         }
         let mut job = self.admit(spec)?;
+        self.join_job_group(&job);
         let old = self.take_pending(id)?;
         job.held = old.held;
         job.submitted = old.submitted;
@@ -120,6 +121,7 @@ impl Engine {
             return Err(Rejection::NotFinished(id));
         }
         let mut job = self.admit(spec)?;
+        self.join_job_group(&job);
         job.held = hold;
         job.submitted = t;
         self.ended.remove(&id);

@@ -207,6 +207,8 @@ pub enum Event {
     },
     /// `bresize cancel`: a resizable job's pending resize request goes.
     ResizeCancel(JobId),
+    /// `bgadd`, `bgmod`, `bgdel` ([`crate::job_groups`]).
+    JobGroup(crate::job_groups::JobGroupChange),
     /// A grow ([`Decision::Grow`]) whose notification command failed: its
     /// slots go back and the request is tried again later.
     GrowFailed {
@@ -282,6 +284,9 @@ pub(crate) struct Job {
     /// `-P`: its project ([`crate::alloc_limits`]).
     #[serde(default)]
     pub(crate) project: Option<String>,
+    /// `-g`: its job group's path ([`crate::job_groups`]).
+    #[serde(default)]
+    pub(crate) job_group: Option<String>,
     /// Whether a resource allocation limit that names hosts covers it:
     /// placement looks at each host's room under it.
     #[serde(default)]
@@ -475,6 +480,9 @@ pub struct Engine {
     pub(crate) parked: Option<crate::handover::Parked>,
     /// `lsb.resources`' limits and what each bucket holds.
     pub(crate) alloc_limits: crate::alloc_limits::AllocLimits,
+    /// The job groups ([`crate::job_groups`]).
+    #[serde(default)]
+    pub(crate) job_groups: crate::job_groups::JobGroups,
     /// Site resources' instances and what jobs hold of them.
     pub(crate) resources: crate::shared_res::Instances,
 
@@ -650,6 +658,7 @@ impl Engine {
             rsv_hosts: crate::slots::HostBits::default(),
             parked: None,
             alloc_limits,
+            job_groups: Default::default(),
             resources,
             switches: Switches::default(),
             rsv_expiry: BTreeSet::new(),
@@ -715,6 +724,7 @@ impl Engine {
             Event::Shrink { job, release, cancel } => self.shrink(*job, release, *cancel, t).map(|()| None),
             Event::ResizeCancel(job) => self.cancel_resize(*job).map(|()| None),
             Event::GrowFailed { job, alloc } => self.grow_failed(*job, alloc, t).map(|()| None),
+            Event::JobGroup(change) => self.change_job_group(change).map(|()| None).map_err(Rejection::from),
         }
     }
 

@@ -37,6 +37,7 @@ pub mod explain;
 mod groups;
 mod handover;
 mod hosts;
+pub mod job_groups;
 mod job_set;
 mod jobs;
 mod limits;

@@ -206,6 +206,9 @@ impl Engine {
                 over!(PendingReason::ArrayLimit);
             }
         }
+        if let Some(group) = self.job_group_full(job) {
+            over!(PendingReason::JobGroupLimit { group });
+        }
         let q = &self.queues[job.queue];
         let l = &q.spec.limits;
         // Other jobs' reservations count as slots in use.

@@ -427,6 +427,9 @@ pub struct JobSpec {
     /// to charge when `-G` does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// `-g`: the job group (a path from `/`; [`crate::job_groups`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_group: Option<String>,
     /// `-ar`: autoresizable (its application profile must be resizable;
     /// [`crate::resize`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

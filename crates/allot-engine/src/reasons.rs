@@ -34,6 +34,9 @@ pub enum PendingReason {
     DependencyNever,
     /// As many elements of its job array run as its `%limit` allows.
     ArrayLimit,
+    /// As many jobs run under its job group (or a group above it) as the
+    /// group's job limit allows (`bgadd -L`).
+    JobGroupLimit { group: String },
     /// The queue's PROCLIMIT changed and the job's `-n` is outside it.
     ProcLimit,
     /// Enough slots are free, but not on hosts its resource requirements
@@ -79,6 +82,9 @@ impl std::fmt::Display for PendingReason {
             PendingReason::Dependency => write!(f, "Job dependency condition not satisfied"),
             PendingReason::DependencyNever => write!(f, "Dependency condition invalid or never satisfied"),
             PendingReason::ArrayLimit => write!(f, "The job array has reached its running element limit"),
+            PendingReason::JobGroupLimit { group } => {
+                write!(f, "The specified job group has reached its job limit (job group <{group}>)")
+            }
             PendingReason::ProcLimit => write!(f, "Job no longer satisfies PROCLIMIT configuration"),
             PendingReason::ResReq => write!(f, "Not enough hosts meet the job's resource requirements"),
             PendingReason::Deadline => write!(f, "The job cannot finish before its termination deadline"),

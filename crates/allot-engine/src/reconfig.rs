@@ -69,6 +69,8 @@ impl Engine {
         for (id, job) in old_jobs.iter().filter(|(_, j)| !running(j)) {
             next.adopt(id, job.clone(), &old_hosts, &old_queues);
         }
+        next.job_groups = std::mem::take(&mut self.job_groups);
+        next.recount_job_groups();
         next.rebook_limits();
         next.rehold_resources();
         next.dirty = true;

@@ -15,6 +15,8 @@ pub enum Rejection {
     UserNotAllowed { user: String, queue: String },
     #[error(transparent)]
     Shares(#[from] ShareError),
+    #[error("-g: {0}")]
+    JobGroup(#[from] crate::job_groups::JobGroupError),
     #[error("-n {min},{max}: the minimum exceeds the maximum")]
     BadSlotRange { min: u32, max: u32 },
     #[error("-n {slots}: queue `{queue}` has {available} job slots on its hosts")]

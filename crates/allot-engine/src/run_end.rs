@@ -69,6 +69,7 @@ impl Engine {
         self.memory_in_use = (self.memory_in_use - memory).max(0.0);
         self.mf_ended(id, t);
         self.array_stops(id);
+        self.job_group_stops(job);
         let slots: u32 = alloc.iter().map(|a| a.1).sum();
         for &(h, n) in &alloc {
             if let Some(e) = self.hosts[h as usize].per_queue.get_mut(&job.queue) {

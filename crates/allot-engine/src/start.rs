@@ -126,6 +126,7 @@ impl Engine {
         self.book_limits(id, true);
         self.hold_resources(id, t);
         self.array_starts(id);
+        self.job_group_starts(id);
         self.dep_changed.push(id);
         self.track_growth(id);
     }

@@ -38,6 +38,9 @@ pub struct Submit {
     /// `-P`.
     #[serde(default)]
     pub project: Option<String>,
+    /// `-g`: the job group's path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_group: Option<String>,
     /// `-We`, seconds: the run time the user expects.
     #[serde(default)]
     pub estimated_run_time: Option<u64>,

@@ -89,6 +89,7 @@ pub fn read(text: &str) -> Workload {
                     exit: 0,
                     priority: opts.priority,
                     project: opts.project,
+                    job_group: opts.job_group,
                     qos: opts.qos,
                     user_factor: opts.user_factor,
                 };

@@ -275,6 +275,7 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
         auto_resize: false,
         app: None,
         project: None,
+        job_group: None,
         qos: None,
         user_factor: None,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },

@@ -52,6 +52,8 @@ pub struct WorkloadJob {
     pub priority: Option<u32>,
     /// `bsub -P`.
     pub project: Option<String>,
+    /// `bsub -g`.
+    pub job_group: Option<String>,
     /// `bsub -qos` and `-uf` (multifactor policies).
     pub qos: Option<String>,
     pub user_factor: Option<f64>,
@@ -102,6 +104,7 @@ impl WorkloadJob {
             qos: self.qos.clone(),
             user_factor: self.user_factor,
             project: self.project.clone(),
+            job_group: self.job_group.clone(),
             auto_resize: self.auto_resize,
             hold: false,
             begin_time: None,

@@ -213,7 +213,13 @@ const OPTIONS: &[super::Opt] = &[
         "The job's standard input from this file (%J and %I as -o's), opened as the job's user.",
     ),
     valued("-Jd", "\"job_description\"", "properties", "A free-text description of the job (bjobs -l shows it)."),
-    refused(valued("-g", "job_group_name", "properties", "The job group the job belongs to.")),
+    valued(
+        "-g",
+        "job_group_name",
+        "properties",
+        "The job group the job belongs to, by its full path (/A/B); made, with the groups above it, when it does \
+         not exist. Its job limit (bgadd -L) caps the jobs started under it.",
+    ),
     valued(
         "-L",
         "login_shell",

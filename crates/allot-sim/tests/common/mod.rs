@@ -114,6 +114,7 @@ pub fn wjob(n: u64, user: &str, submit: u64, slots: u32, runtime: u64, limit: Op
         exit: 0,
         priority: None,
         project: None,
+        job_group: None,
         qos: None,
         user_factor: None,
     }
