@@ -90,6 +90,10 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
                 a.query.queue = Some(value(i)?);
                 i += 1;
             }
+            "-g" => {
+                a.query.job_group = Some(value(i)?);
+                i += 1;
+            }
             "-J" => {
                 a.name = Some(value(i)?);
                 i += 1;
@@ -124,7 +128,8 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
     a.query.brief = !a.long && a.format.is_none() && !a.arrays;
     let asks = |want: &dyn Fn(Field) -> bool| a.format.as_ref().is_some_and(|f| f.fields.iter().any(|g| want(g.0)));
     a.query.reasons = a.reasons || a.long || asks(&|g| matches!(g, Field::PendReason | Field::EstimatedStartTime));
-    a.query.detail = asks(&|g| g.detail());
+    // `-l` shows the job group.
+    a.query.detail = a.long || asks(&|g| g.detail());
     Ok(a)
 }
 

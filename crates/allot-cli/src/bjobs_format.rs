@@ -102,6 +102,7 @@ impl Field {
                 | StackLimit
                 | WarningAction
                 | ActionWarningTime
+                | JobGroup
         )
     }
 }
@@ -318,8 +319,8 @@ pub(crate) fn value(j: &JobInfo, f: Field) -> String {
         Field::JobPriority => j.priority.map_or_else(dash, |p| p.to_string()),
         Field::EstimatedRunTime => j.estimated_run_time.map_or_else(dash, |s| s.to_string()),
         Field::ExecCwd => j.exec_cwd.clone().unwrap_or_else(dash),
-        // allot has no job groups (`bsub -g`) and no service classes.
-        Field::JobGroup | Field::ServiceClass => dash(),
+        // allot has no service classes.
+        Field::ServiceClass => dash(),
         Field::NallocSlot => match j.exec_hosts.iter().map(|h| h.1).sum::<u32>() {
             0 => dash(),
             n => n.to_string(),
@@ -361,6 +362,7 @@ fn detail_value(j: &JobInfo, f: Field) -> Option<String> {
         Field::StackLimit => kb(d.limits.stack_kb),
         Field::WarningAction => d.warning.as_ref().map(|w| w.0.clone()),
         Field::ActionWarningTime => d.warning.as_ref().map(|w| minutes(w.1)),
+        Field::JobGroup => d.job_group.clone(),
         _ => None,
     }
 }

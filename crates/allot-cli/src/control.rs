@@ -114,13 +114,18 @@ fn release_hosts(spec: &str) -> anyhow::Result<Vec<(String, Option<u32>)>> {
 /// bkill [-s signal] jobid ... | 0
 pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
     let args = &crate::lsf::split_options("bkill", args)?;
-    let mut signal = None;
+    let (mut signal, mut job_group) = (None, None);
     let mut words = Vec::new();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "-s" => {
                 signal = Some(args.get(i + 1).ok_or_else(|| anyhow!("bkill: -s: expected a signal after it"))?.clone());
+                i += 1;
+            }
+            "-g" => {
+                job_group =
+                    Some(args.get(i + 1).ok_or_else(|| anyhow!("bkill: -g: expected a job group after it"))?.clone());
                 i += 1;
             }
             o if o.starts_with('-') => bail!("bkill: {o}: unknown option"),
@@ -130,7 +135,7 @@ pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
     }
     let jobs = job_ids("bkill", &words)?;
     let signaled = signal.is_some();
-    let response = call(Request::Kill { jobs, signal })?;
+    let response = call(Request::Kill { jobs, signal, job_group })?;
     if matches!(&response, Response::Each(r) if r.is_empty()) {
         println!("No unfinished job found");
         return Ok(ExitCode::SUCCESS);
@@ -143,14 +148,31 @@ pub fn bkill(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `bstop jobid ... | 0`: pending jobs are held (PSUSP), running ones
 /// stopped (USUSP).
 pub fn bstop(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (_, jobs) = flags_and_ids("bstop", args)?;
-    report("bstop", call(Request::Suspend { jobs, stop: true })?, |id| format!("Job <{id}> is being stopped"))
+    let (job_group, rest) = group_option("bstop", args)?;
+    let (_, jobs) = flags_and_ids("bstop", &rest)?;
+    let asked = Request::Suspend { jobs, stop: true, job_group };
+    report("bstop", call(asked)?, |id| format!("Job <{id}> is being stopped"))
+}
+
+/// `-g job_group_name` taken out of the arguments.
+fn group_option(cmd: &str, args: &[String]) -> anyhow::Result<(Option<String>, Vec<String>)> {
+    let (mut group, mut rest) = (None, Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-g" => group = Some(it.next().ok_or_else(|| anyhow!("{cmd}: -g: expected a job group after it"))?.clone()),
+            _ => rest.push(a.clone()),
+        }
+    }
+    Ok((group, rest))
 }
 
 /// `bresume jobid ... | 0`.
 pub fn bresume(args: &[String]) -> anyhow::Result<ExitCode> {
-    let (_, jobs) = flags_and_ids("bresume", args)?;
-    report("bresume", call(Request::Suspend { jobs, stop: false })?, |id| format!("Job <{id}> is being resumed"))
+    let (job_group, rest) = group_option("bresume", args)?;
+    let (_, jobs) = flags_and_ids("bresume", &rest)?;
+    let asked = Request::Suspend { jobs, stop: false, job_group };
+    report("bresume", call(asked)?, |id| format!("Job <{id}> is being resumed"))
 }
 
 /// `bswitch queue jobid ... | 0`: pending jobs to another queue.

@@ -178,7 +178,7 @@ mod tests {
         assert!(plain.contains("bsub: submits a job to allot.\n"), "{plain}");
         assert!(plain.contains("one category (resource, schedule, limit, properties,\nio, notify)"), "{plain}");
         assert!(
-            plain.contains("\n  -g job_group_name\n        The job group the job belongs to. Not supported"),
+            plain.contains("\n  -hl\n        Enforce the memory limit per host rather than per job. Not supported"),
             "{plain}"
         );
         let app = text(&["-app"]).expect("-app");

@@ -113,13 +113,17 @@ impl Session {
             let interrupted = INTERRUPTED.swap(false, Ordering::SeqCst);
             let quit = QUIT.swap(false, Ordering::SeqCst);
             if (interrupted || quit) && !reached {
-                let _ = crate::lsf::call(Request::Kill { jobs: vec![JobRef::job(job)], signal: None });
+                let _ = crate::lsf::call(Request::Kill { jobs: vec![JobRef::job(job)], signal: None, job_group: None });
                 say(&format!("<<Job <{job}> is killed before it started>>"));
                 return Ok(ExitCode::from(130));
             }
             if interrupted || quit {
                 let signal = if interrupted { "INT" } else { "QUIT" };
-                let _ = crate::lsf::call(Request::Kill { jobs: vec![JobRef::job(job)], signal: Some(signal.into()) });
+                let _ = crate::lsf::call(Request::Kill {
+                    jobs: vec![JobRef::job(job)],
+                    signal: Some(signal.into()),
+                    job_group: None,
+                });
             }
             if RESIZED.swap(false, Ordering::SeqCst) {
                 if let Some(r) = &relay {

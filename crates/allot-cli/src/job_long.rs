@@ -51,6 +51,11 @@ fn reserved_lines(r: &allot_proto::ReservedInfo) -> String {
 pub(crate) fn long(j: &JobInfo) -> String {
     let mut out = String::new();
     let project = j.project.as_deref().unwrap_or("default");
+    // `-g`, after the project, as LSF shows it.
+    let project = match j.detail.as_deref().and_then(|d| d.job_group.as_deref()) {
+        Some(g) => format!("{project}>, Job Group <{g}"),
+        None => project.to_string(),
+    };
     let priority = j.priority.map(|p| format!(" Job Priority <{p}>,")).unwrap_or_default();
     // `-Jd`, after the project, as LSF shows it.
     let priority = match &j.description {

@@ -22,6 +22,7 @@ mod host_long;
 mod hosts_cmd;
 mod install_cmd;
 mod interactive;
+mod job_groups_cmd;
 mod job_long;
 mod lsf;
 mod manpage;

@@ -210,10 +210,10 @@ mod tests {
         assert!(bsub.contains(".TP\n\\fB\\-n\\fR \\fImin_tasks[,max_tasks]\\fR\nSlots to run on"), "{bsub}");
         assert!(bsub.contains(".SH NOT SUPPORTED\n"), "{bsub}");
         let refused = &bsub[bsub.find(".SH NOT SUPPORTED").expect("section")..];
-        assert!(refused.contains("\\fB\\-g\\fR \\fIjob_group_name\\fR\n"), "{refused}");
+        assert!(refused.contains("\\fB\\-hl\\fR\n"), "{refused}");
         assert!(refused.contains("\\-pack"), "{refused}");
         let options = &bsub[bsub.find(".SH OPTIONS").expect("options")..bsub.find(".SH NOT").expect("not")];
-        assert!(!options.contains("\\fB\\-g\\fR"), "a refused option is not among what bsub does");
+        assert!(!options.contains("\\fB\\-hl\\fR"), "a refused option is not among what bsub does");
         // No line begins as a roff request by accident.
         for page in allot_config::lsf_commands::all().iter().map(|c| super::page(c, "1")) {
             for line in page.lines().filter(|l| l.starts_with('.') || l.starts_with('\'')) {
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(complete("bsub -q normal -e"), "-env -e -eo");
         assert_eq!(complete("bsub -q normal ls -e"), "", "ls's own options are ls's");
         assert_eq!(complete("bsub -o -e"), "", "a value");
-        assert_eq!(complete("bkill -"), "-h -V -s");
+        assert_eq!(complete("bkill -"), "-h -V -s -g");
         assert_eq!(complete("/usr/bin/bqueues -"), "-l -r -w -h -V");
     }
 

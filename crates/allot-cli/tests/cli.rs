@@ -400,7 +400,7 @@ fn install_links_makes_the_commands_callable_by_name() {
     let out = allot(&["install-links", dir.to_str().expect("utf-8")]);
     assert!(out.status.success(), "{}", stderr(&out));
     let names = "allot bsub bjobs bkill bstop bresume bswitch bmod brequeue bpeek bhist bqueues bhosts bhpart bugroup \
-                 busers badmin bslots blaunch lsgrun bmgroup lshosts lsload bresize bparams lsid lsclusters bacct blimits";
+                 busers badmin bslots blaunch lsgrun bmgroup lshosts lsload bresize bparams lsid lsclusters bacct blimits bgadd bgmod bgdel bjgroup";
     assert!(stdout(&out).starts_with(&format!("{}: {names}\n", dir.display())), "{}", stdout(&out));
     for name in names.split(' ') {
         assert!(dir.join(name).exists(), "{name}");

@@ -123,7 +123,7 @@ fn every_command_answers_h_and_v_and_shows_its_usage_after_an_unknown_option() {
     assert_eq!(bad_topic.status.code(), Some(1));
     assert_eq!(text(&bad_topic.stderr), "bsub: -h -nosuch: no such option or category\n");
     // A refused option says so, and submits nothing (no allotd is asked).
-    let refused = run(allot, &["bsub", "-g", "/mygroup", "true"]);
+    let refused = run(allot, &["bsub", "-hl", "true"]);
     assert_eq!(refused.status.code(), Some(1));
-    assert_eq!(text(&refused.stderr), "bsub: -g: not supported by this allot yet. Job not submitted.\n");
+    assert_eq!(text(&refused.stderr), "bsub: -hl: not supported by this allot yet. Job not submitted.\n");
 }

@@ -177,7 +177,7 @@ pub fn resolve(
         qos: s.qos.clone(),
         user_factor: s.user_factor,
         project: s.project.clone(),
-        job_group: s.job_group.clone(),
+        job_group: s.job_group.as_deref().map(|g| allot_engine::job_groups::normal(g).to_string()),
         auto_resize: s.auto_resize,
         hold: s.hold,
         begin_time: s.begin_time,

@@ -15,24 +15,29 @@ use crate::state::{DaemonJob, State};
 
 /// The jobs a request names, each with the id it has here if there is
 /// one: a reference to an array names each of its elements; `0` names
-/// every job of the caller that `mine` selects, oldest first.
+/// every job of the caller that `mine` selects, oldest first. With a job
+/// group (`-g`), only the jobs of that group (not of its subgroups, as
+/// LSF's `bkill -g` does): another job is not found.
 fn targets(
     state: &State,
     caller: &Caller,
-    refs: &[JobRef],
+    (refs, group): (&[JobRef], Option<&str>),
     mine: impl Fn(&DaemonJob) -> bool,
 ) -> Vec<(JobRef, Option<JobId>)> {
+    let group = group.map(allot_engine::job_groups::normal);
+    let in_group = |j: &DaemonJob| group.is_none_or(|g| j.record.spec.job_group.as_deref() == Some(g));
     if refs == [JobRef::job(0)] {
         return state
             .jobs
             .iter()
-            .filter(|(_, j)| j.record.spec.user == caller.user && mine(j))
+            .filter(|(_, j)| j.record.spec.user == caller.user && mine(j) && in_group(j))
             .map(|(id, j)| (j.job_ref(), Some(*id)))
             .collect();
     }
     let mut out = Vec::with_capacity(refs.len());
     for &r in refs {
-        let ids = state.resolve(r);
+        let ids: Vec<JobId> =
+            state.resolve(r).into_iter().filter(|id| state.jobs.get(id).is_some_and(in_group)).collect();
         if ids.is_empty() {
             out.push((r, None));
         }
@@ -40,6 +45,9 @@ fn targets(
     }
     out
 }
+
+/// The jobs a request names, and the job group it limits them to.
+pub(crate) type Named<'a> = (&'a [JobRef], Option<&'a str>);
 
 /// Runs `act` on each job the caller may act on; the answer holds each
 /// job's outcome. `act` gets the job's id here and its name to show.
@@ -101,7 +109,7 @@ const FINISHED: &str = "Job has already finished";
 pub fn kill(
     state: &mut State,
     caller: &Caller,
-    refs: &[JobRef],
+    refs: Named<'_>,
     signal_name: Option<&str>,
     t: Time,
     records: &mut Vec<Record>,
@@ -143,7 +151,7 @@ pub fn kill(
 pub fn suspend(
     state: &mut State,
     caller: &Caller,
-    refs: &[JobRef],
+    refs: Named<'_>,
     stop: bool,
     t: Time,
     records: &mut Vec<Record>,
@@ -238,7 +246,7 @@ pub fn switch(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let targets = targets(state, caller, refs, |j| j.status.unfinished());
+    let targets = targets(state, caller, (refs, None), |j| j.status.unfinished());
     each(state, caller, targets, |state, id, shown, status| {
         modify_job(state, id, shown, status, t, records, true, |r| r.spec.queue = Some(queue.to_string()))
     })
@@ -275,7 +283,7 @@ pub fn modify(
             return Response::Each(vec![(job, Ok(()))]);
         }
     }
-    let targets = targets(state, caller, &[job], |_| true);
+    let targets = targets(state, caller, (&[job], None), |_| true);
     each(state, caller, targets, |state, id, shown, status| {
         modify_job(state, id, shown, status, t, records, false, |r| apply_changes(r, changes))
     })
@@ -346,7 +354,7 @@ pub fn requeue(
         JobStatus::Exit => states.exit,
         JobStatus::Pend | JobStatus::Psusp => false,
     };
-    let targets = targets(state, caller, refs, |j| asked(j.status) && j.requeue.is_none());
+    let targets = targets(state, caller, (refs, None), |j| asked(j.status) && j.requeue.is_none());
     each(state, caller, targets, |state, id, shown, status| {
         if matches!(status, JobStatus::Pend | JobStatus::Psusp) {
             return Err(format!("Job <{shown}>: Job has not started yet"));

@@ -42,6 +42,11 @@ pub fn writes(request: &Request) -> bool {
             | Request::Reconfig
             | Request::QueueControl { .. }
             | Request::HostControl { .. }
+            | Request::JobGroup(
+                allot_proto::job_groups::JobGroupRequest::Add { .. }
+                    | allot_proto::job_groups::JobGroupRequest::Modify { .. }
+                    | allot_proto::job_groups::JobGroupRequest::Delete(_)
+            )
     )
 }
 

@@ -308,6 +308,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         | Record::HostReach { .. }
         | Record::QueueChanged { .. }
         | Record::Reconfigured { .. }
+        | Record::JobGroup(_)
         | Record::Usage { .. }
         | Record::Killed { .. }
         | Record::Scheduled { .. } => return None,

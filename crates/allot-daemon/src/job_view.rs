@@ -141,6 +141,7 @@ impl State {
             resize_notify: x.resize_notify.clone(),
             limits: x.limits,
             warning: x.warning.clone(),
+            job_group: r.spec.job_group.clone(),
         }
     }
 }

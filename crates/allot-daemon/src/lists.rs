@@ -105,12 +105,19 @@ fn listed<'a>(
     q: &'a JobQuery,
     t: Time,
 ) -> Box<dyn Iterator<Item = JobInfoRef<'a>> + 'a> {
+    // `-g`: a group's jobs and its subgroups'.
+    let in_group = move |j: &crate::state::DaemonJob| {
+        q.job_group.as_deref().is_none_or(|g| {
+            let g = allot_engine::job_groups::normal(g);
+            j.record.spec.job_group.as_deref().is_some_and(|jg| allot_engine::job_groups::is_within(jg, g))
+        })
+    };
     if !q.jobs.is_empty() {
         return Box::new(
             q.jobs
                 .iter()
                 .flat_map(|&r| state.resolve(r))
-                .filter_map(move |id| state.jobs.get(&id).map(|j| state.info_ref(id, j, t, q))),
+                .filter_map(move |id| state.jobs.get(&id).filter(|j| in_group(j)).map(|j| state.info_ref(id, j, t, q))),
         );
     }
     let user = q.user.as_deref().unwrap_or(&caller.user);
@@ -118,6 +125,7 @@ fn listed<'a>(
         (user == "all" || j.record.spec.user == user)
             && (q.finished || j.status.unfinished())
             && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
+            && in_group(j)
     };
     Box::new(state.jobs.iter().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_ref(*id, j, t, q)))
 }

@@ -14,6 +14,7 @@ mod degraded;
 #[cfg(test)]
 mod fixture_check;
 mod history;
+mod job_groups;
 mod job_view;
 mod lists;
 mod metrics;

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use allot_engine::{JobId, Time};
 use allot_exec::ExitReport;
+use allot_proto::job_groups::JobGroupRequest;
 use allot_proto::{Changes, JobQuery, JobRef, Request, RequeueStates, Submit};
 use proptest::prelude::*;
 use tokio::sync::{mpsc, oneshot};
@@ -70,6 +71,8 @@ enum Op {
     Switch(usize, u8),
     Modify(usize, u32),
     ArrayLimit(usize, u32),
+    /// A job group's limit (`bgadd -L` the first time, `bgmod -L` then).
+    GroupLimit(u8, u32),
     Requeue(usize, bool),
     End(usize, i32),
     QueueControl(u8, bool),
@@ -83,7 +86,7 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0u8..3, 0u32..4, 0u32..3, prop::option::of(60u64..600), prop::option::of((0u8..3, 0usize..64)), 0u8..4, 0u8..8)
+        6 => (0u8..3, 0u32..4, 0u32..3, prop::option::of(60u64..600), prop::option::of((0u8..3, 0usize..64)), 0u8..4, 0u8..16)
             .prop_map(|(queue, slots, max, limit, dep, array, flags)| Op::Submit { queue, slots, max, limit, dep, array, flags }),
         1 => (0usize..64).prop_map(Op::Kill),
         1 => (0usize..64).prop_map(Op::Stop),
@@ -91,6 +94,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..64, 0u8..3).prop_map(|(k, q)| Op::Switch(k, q)),
         1 => (0usize..64, 1u32..4).prop_map(|(k, n)| Op::Modify(k, n)),
         1 => (0usize..64, 1u32..3).prop_map(|(k, n)| Op::ArrayLimit(k, n)),
+        1 => (0u8..3, 0u32..3).prop_map(|(g, n)| Op::GroupLimit(g, n)),
         1 => (0usize..64, any::<bool>()).prop_map(|(k, h)| Op::Requeue(k, h)),
         5 => (0usize..64, prop_oneof![Just(0), Just(1), Just(99)]).prop_map(|(k, e)| Op::End(k, e)),
         1 => (0u8..3, any::<bool>()).prop_map(|(q, o)| Op::QueueControl(q, o)),
@@ -103,6 +107,8 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 const QUEUE_NAMES: [&str; 3] = ["normal", "short", "wide"];
+/// Job groups, one under another.
+const GROUPS: [&str; 3] = ["/g", "/g/a", "/h"];
 
 /// One dispatcher with its state directory.
 pub(crate) struct Twin {
@@ -261,6 +267,7 @@ fn submission(state: &State, op: &Op, cwd: &Path) -> Option<Submit> {
         env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         depends,
         exclusive: flags & 4 == 4,
+        job_group: (flags & 8 == 8).then(|| GROUPS[queue as usize].to_string()),
         ..Submit::default()
     })
 }
@@ -316,11 +323,15 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             for twin in &mut twins {
                 let request = match *op {
                     Op::Submit { .. } => submission(&twin.state, op, &root).map(|s| Request::Submit(Box::new(s))),
-                    Op::Kill(k) => pick(&twin.state, k)
-                        .map(|id| Request::Kill { jobs: vec![twin.state.job_ref(id)], signal: None }),
+                    Op::Kill(k) => pick(&twin.state, k).map(|id| Request::Kill {
+                        jobs: vec![twin.state.job_ref(id)],
+                        signal: None,
+                        job_group: None,
+                    }),
                     Op::Stop(k) | Op::Resume(k) => pick(&twin.state, k).map(|id| Request::Suspend {
                         jobs: vec![twin.state.job_ref(id)],
                         stop: matches!(op, Op::Stop(_)),
+                        job_group: None,
                     }),
                     Op::Switch(k, q) => pick(&twin.state, k).map(|id| Request::Switch {
                         jobs: vec![twin.state.job_ref(id)],
@@ -336,6 +347,13 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                         ),
                         changes: Box::new(Changes { array_limit: Some(n), ..Changes::default() }),
                     }),
+                    Op::GroupLimit(g, n) => {
+                        let group = GROUPS[g as usize].to_string();
+                        Some(Request::JobGroup(match twin.state.engine.job_group(&group) {
+                            Some(_) => JobGroupRequest::Modify { group, limit: Some(Some(n)), owner: None },
+                            None => JobGroupRequest::Add { group, limit: Some(n) },
+                        }))
+                    }
                     Op::Requeue(k, hold) => pick(&twin.state, k).map(|id| Request::Requeue {
                         jobs: vec![twin.state.job_ref(id)],
                         states: all(),

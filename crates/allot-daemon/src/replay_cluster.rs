@@ -188,7 +188,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 for (twin, _) in &mut twins {
                     if let Some(id) = pick(&twin.state, k) {
                         let jobs = vec![twin.state.job_ref(id)];
-                        answers.push(twin.request(Request::Kill { jobs, signal: None }, t));
+                        answers.push(twin.request(Request::Kill { jobs, signal: None, job_group: None }, t));
                     }
                 }
             }

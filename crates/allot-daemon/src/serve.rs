@@ -248,7 +248,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
 
 /// Root, the user allotd runs as, and the `[daemon] admins` of its
 /// configuration.
-fn is_admin(state: &State, caller: &Caller) -> bool {
+pub(crate) fn is_admin(state: &State, caller: &Caller) -> bool {
     let daemon_uid = nix::unistd::Uid::effective().as_raw();
     caller.uid == 0 || caller.uid == daemon_uid || state.admins.contains(&caller.user)
 }
@@ -300,8 +300,12 @@ pub(crate) fn handle_batch(
                 lists.push(JobList { reply, caller, query });
                 continue;
             }
-            Request::Kill { jobs, signal } => control::kill(state, &caller, &jobs, signal.as_deref(), t, &mut records),
-            Request::Suspend { jobs, stop } => control::suspend(state, &caller, &jobs, stop, t, &mut records),
+            Request::Kill { jobs, signal, job_group } => {
+                control::kill(state, &caller, (&jobs, job_group.as_deref()), signal.as_deref(), t, &mut records)
+            }
+            Request::Suspend { jobs, stop, job_group } => {
+                control::suspend(state, &caller, (&jobs, job_group.as_deref()), stop, t, &mut records)
+            }
             Request::Resize { job, action } => crate::resize::request(state, &caller, job, action, t, &mut records),
             Request::Switch { jobs, queue } => control::switch(state, &caller, &jobs, &queue, t, &mut records),
             Request::Modify { job, changes } => control::modify(state, &caller, job, &changes, t, &mut records),
@@ -355,6 +359,7 @@ pub(crate) fn handle_batch(
             Request::Users { users } => Response::Users(views::users(state, &caller.user, &users)),
             Request::Limits { all } => Response::Limits(views::limits(&state.engine, all)),
             Request::SharedResources => Response::SharedResources(views::shared_resources(&state.engine)),
+            Request::JobGroup(r) => crate::job_groups::request(state, &caller, r, t, &mut records),
             Request::Reconfig | Request::QueueControl { .. } | Request::HostControl { .. } | Request::Shutdown
                 if !is_admin(state, &caller) =>
             {

@@ -125,6 +125,9 @@ pub enum ApplyError {
     /// the jobs.
     #[error("{0}")]
     Config(String),
+    /// The engine refused a change to the job groups.
+    #[error("{0}")]
+    Group(String),
 }
 
 impl ApplyError {
@@ -132,7 +135,7 @@ impl ApplyError {
     pub fn reason(&self) -> &str {
         match self {
             ApplyError::Job { reason, .. } | ApplyError::Later { reason, .. } => reason,
-            ApplyError::Config(text) => text,
+            ApplyError::Config(text) | ApplyError::Group(text) => text,
         }
     }
 
@@ -327,6 +330,12 @@ impl State {
                 self.engine
                     .apply(t, &Event::ArrayLimit { array: *job, limit: *limit })
                     .map_err(|e| refused(*job, e))?;
+            }
+            Record::JobGroup(change) => {
+                self.engine.apply(t, &Event::JobGroup(change.clone())).map_err(|e| match e {
+                    allot_engine::Rejection::JobGroup(e) => ApplyError::Group(e.to_string()),
+                    e => ApplyError::Group(e.to_string()),
+                })?;
             }
             Record::Started { job, alloc, .. } => {
                 let idx: Option<Vec<(HostIdx, Slots)>> =

@@ -133,7 +133,7 @@ pub fn normal(path: &str) -> &str {
 
 /// `path` and every group above it but the root, top first:
 /// `/A/B` gives `/A`, `/A/B`.
-fn lineage(path: &str) -> impl Iterator<Item = &str> {
+pub fn lineage(path: &str) -> impl Iterator<Item = &str> {
     path.match_indices('/').skip(1).map(|(i, _)| &path[..i]).chain((path != "/").then_some(path))
 }
 

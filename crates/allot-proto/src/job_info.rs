@@ -110,6 +110,9 @@ pub struct JobDetail {
     pub limits: crate::ProcessLimits,
     /// `-wa` and `-wt` (seconds).
     pub warning: Option<(String, u64)>,
+    /// `-g`: the job group's path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_group: Option<String>,
 }
 
 impl JobDetail {
@@ -126,6 +129,7 @@ impl JobDetail {
             pre_exec: opt(self.pre_exec),
             post_exec: opt(self.post_exec),
             resize_notify: opt(self.resize_notify),
+            job_group: opt(self.job_group),
             warning: self.warning.map(|(s, t)| (shown(s), t)),
             ..self
         }

@@ -10,6 +10,7 @@ pub mod acct;
 pub mod cluster;
 pub mod frame;
 pub mod hosts;
+pub mod job_groups;
 pub mod job_info;
 pub mod limits;
 pub mod messages;

@@ -185,6 +185,9 @@ pub struct JobQuery {
     /// -o`'s fields beyond the lists').
     #[serde(default)]
     pub detail: bool,
+    /// `-g`: jobs of this job group and its subgroups only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_group: Option<String>,
 }
 
 /// How allotd's refusal of terminal input typed faster than it passes it
@@ -199,6 +202,9 @@ pub enum Request {
     Kill {
         jobs: Vec<JobRef>,
         signal: Option<String>,
+        /// `-g`: only jobs of this job group (not of its subgroups).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job_group: Option<String>,
     },
     Queues,
     Hosts,
@@ -226,6 +232,9 @@ pub enum Request {
     Suspend {
         jobs: Vec<JobRef>,
         stop: bool,
+        /// `-g`: only jobs of this job group (not of its subgroups).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job_group: Option<String>,
     },
     /// `bresize release` and `bresize cancel` of a running resizable job.
     Resize {
@@ -285,6 +294,8 @@ pub enum Request {
     },
     /// `bhosts -s`, `lsload -s`: the numeric resources hosts share.
     SharedResources,
+    /// `bgadd`, `bgmod`, `bgdel`, `bjgroup`.
+    JobGroup(crate::job_groups::JobGroupRequest),
     /// `bjobs -p -l`, `allot explain`: everything that holds a pending job.
     Explain {
         job: JobRef,
@@ -681,6 +692,8 @@ pub enum Response {
     Groups(Vec<GroupInfo>),
     Users(Vec<UserInfo>),
     Limits(Vec<LimitInfo>),
+    /// `bjgroup`'s groups, or the groups `bgdel` deleted.
+    JobGroups(Vec<crate::job_groups::JobGroupInfo>),
     SharedResources(Vec<SharedResourceInfo>),
     /// `Explain`: the engine's explanation (`allot_engine::explain::
     /// Explanation`), as JSON: the engine's type does not cross the wire.

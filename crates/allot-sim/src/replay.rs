@@ -349,6 +349,11 @@ impl Replay<'_> {
             Record::ArrayLimit { job, limit } => {
                 let _ = self.engine.apply(Time(t), &Event::ArrayLimit { array: *job, limit: *limit });
             }
+            Record::JobGroup(change) => {
+                if let Err(e) = self.engine.apply(Time(t), &Event::JobGroup(change.clone())) {
+                    self.note(format!("a job group change is refused here: {e}"));
+                }
+            }
         }
     }
 

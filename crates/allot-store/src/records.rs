@@ -227,6 +227,9 @@ pub enum Record {
     /// A job array's running element limit changed (`bmod -J "%n"`);
     /// `job` is its first element, `None` lifts the limit.
     ArrayLimit { job: JobId, limit: Option<u32> },
+    /// A job group was added, changed or deleted (`bgadd`, `bgmod`,
+    /// `bgdel`).
+    JobGroup(allot_engine::job_groups::JobGroupChange),
     /// What a running job uses, as last measured: CPU seconds in all and
     /// resident memory, KB.
     Usage { job: JobId, cpu_time: f64, mem_kb: u64 },
@@ -313,6 +316,7 @@ impl Record {
             Record::Modified { .. } => "Modified",
             Record::Requeued { .. } => "Requeued",
             Record::ArrayLimit { .. } => "ArrayLimit",
+            Record::JobGroup(_) => "JobGroup",
             Record::Usage { .. } => "Usage",
             Record::Killed { .. } => "Killed",
             Record::Scheduled { .. } => "Scheduled",
@@ -350,6 +354,7 @@ impl Record {
             | Record::HostReach { .. }
             | Record::QueueChanged { .. }
             | Record::Reconfigured { .. }
+            | Record::JobGroup(_)
             | Record::Scheduled { .. } => None,
         }
     }

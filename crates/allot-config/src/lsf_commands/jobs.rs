@@ -18,6 +18,7 @@ pub(super) const BJOBS: CommandDoc = CommandDoc {
         flag("-p", "state", "Pending jobs only, each with why it waits."),
         valued("-u", "user_name | all", "filter", "Jobs of this user, or of every user."),
         valued("-q", "queue_name", "filter", "Jobs of this queue."),
+        valued("-g", "job_group_name", "filter", "Jobs of this job group and of the groups under it."),
         valued("-J", "job_name", "filter", "Jobs of this name (`*' matches any text)."),
         flag("-w", "format", "Wide: no name is cut."),
         flag("-l", "format", "Long: every detail of each job, with why it waits if it does."),
@@ -34,7 +35,7 @@ pub(super) const BJOBS: CommandDoc = CommandDoc {
     operands_end: false,
     synopsis_has_options: false,
     not_known: &[
-        "-aps", "-app", "-cname", "-env", "-fwd", "-G", "-g", "-gpu", "-hms", "-m", "-N", "-P", "-pe", "-pei", "-pi",
+        "-aps", "-app", "-cname", "-env", "-fwd", "-G", "-gpu", "-hms", "-m", "-N", "-P", "-pe", "-pei", "-pi",
         "-plan", "-prio", "-psum", "-rusage", "-script", "-sla", "-ss", "-sum", "-UF", "-W", "-WF", "-WL", "-WP", "-X",
         "-x",
     ],
@@ -47,10 +48,18 @@ pub(super) const BKILL: CommandDoc = CommandDoc {
     description: "Kills the named jobs (0: all of the caller's): SIGINT, SIGTERM, then SIGKILL to a running \
                   job's processes, JOB_TERMINATE_INTERVAL (10 s) apart; a pending job ends at once. With -s, sends that signal only. An \
                   administrator may name anyone's jobs.",
-    options: &[valued("-s", "signal", "", "Send this signal (a name such as STOP or KILL, or a number) instead.")],
+    options: &[
+        valued("-s", "signal", "", "Send this signal (a name such as STOP or KILL, or a number) instead."),
+        valued(
+            "-g",
+            "job_group_name",
+            "",
+            "Only jobs of this job group (not of the groups under it); 0 names them all.",
+        ),
+    ],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-app", "-b", "-C", "-d", "-g", "-J", "-l", "-m", "-q", "-r", "-sla", "-stat", "-u"],
+    not_known: &["-app", "-b", "-C", "-d", "-J", "-l", "-m", "-q", "-r", "-sla", "-stat", "-u"],
 };
 
 pub(super) const BSTOP: CommandDoc = CommandDoc {
@@ -59,10 +68,15 @@ pub(super) const BSTOP: CommandDoc = CommandDoc {
     synopsis: &["job_ID ... | 0"],
     description: "Suspends the named jobs (0: all of the caller's): a pending job is held (PSUSP), a \
                   running one stopped (USUSP) with SIGSTOP.",
-    options: &[],
+    options: &[valued(
+        "-g",
+        "job_group_name",
+        "",
+        "Only jobs of this job group (not of the groups under it); 0 names them all.",
+    )],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-a", "-app", "-C", "-d", "-g", "-J", "-m", "-q", "-sla", "-u"],
+    not_known: &["-a", "-app", "-C", "-d", "-J", "-m", "-q", "-sla", "-u"],
 };
 
 pub(super) const BRESUME: CommandDoc = CommandDoc {
@@ -71,10 +85,15 @@ pub(super) const BRESUME: CommandDoc = CommandDoc {
     synopsis: &["job_ID ... | 0"],
     description: "Resumes the named jobs (0: all of the caller's): a held one (PSUSP, or submitted with -H) \
                   goes back to pending, a stopped one (USUSP) runs on with SIGCONT.",
-    options: &[],
+    options: &[valued(
+        "-g",
+        "job_group_name",
+        "",
+        "Only jobs of this job group (not of the groups under it); 0 names them all.",
+    )],
     operands_end: false,
     synopsis_has_options: false,
-    not_known: &["-app", "-C", "-g", "-J", "-m", "-q", "-sla", "-u"],
+    not_known: &["-app", "-C", "-J", "-m", "-q", "-sla", "-u"],
 };
 
 pub(super) const BSWITCH: CommandDoc = CommandDoc {

@@ -10,6 +10,7 @@
 
 mod bsub;
 mod cluster;
+mod groups;
 mod jobs;
 
 pub use bsub::{BMOD, BSUB};
@@ -187,6 +188,10 @@ const ALL: &[CommandDoc] = &[
     cluster::LSCLUSTERS,
     jobs::BACCT,
     cluster::BLIMITS,
+    groups::BGADD,
+    groups::BGMOD,
+    groups::BGDEL,
+    groups::BJGROUP,
 ];
 
 #[cfg(test)]
