@@ -9,8 +9,10 @@
 //! allocation limits (per user of a queue, jobs per host, slots per
 //! project, licenses per user), a license count the hosts share,
 //! reserved for the whole run or for a duration, a slot pool of two
-//! queues, and autoresizable jobs that grow as slots free (compared by
-//! the hosts they hold at their end).
+//! queues, autoresizable jobs that grow as slots free (compared by the
+//! hosts they hold at their end), and a queue whose jobs preempt two
+//! others' (a suspended job's end moves by the time it spent suspended,
+//! in both).
 //!
 //! allotd's jobs do not run: their supervisors are only noted, and a job
 //! ends when the test writes its exit report at the time the simulator
@@ -69,6 +71,12 @@ PRIORITY = 24
 SLOT_POOL = p
 SLOT_SHARE = 40
 HOSTS = h1 h2
+End Queue
+
+Begin Queue
+QUEUE_NAME = urgent
+PRIORITY = 50
+PREEMPTION = PREEMPTIVE[normal par]
 End Queue
 ";
 
@@ -132,7 +140,9 @@ fn workload(n: usize, seed: u64) -> String {
         let user = USERS[next(3) as usize];
         let runtime = 30 + next(400);
         let theirs: Vec<usize> = named.iter().filter(|(u, _)| *u == user).map(|&(_, j)| j).collect();
-        let bsub = match next(21) {
+        let bsub = match next(22) {
+            // Jobs that preempt the normal and par queues' jobs.
+            21 => format!("-q urgent -n {}", 2 + next(5)),
             // Small jobs of the reserving queue, with limits: what backfills.
             14 | 15 => format!("-q wide -n {} -W {}", 1 + next(2), runtime + 10),
             11 => {
@@ -226,8 +236,9 @@ fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
 type Key = (u64, u32);
 
 /// Each job's (start, hosts as jobs.csv writes them: a job that grew
-/// with all it held): through the simulator; and how many grows it made.
-fn through_sim(config: &std::path::Path, text: &str) -> (BTreeMap<Key, (u64, String)>, usize) {
+/// with all it held): through the simulator; and how many grows and
+/// preemptions it made.
+fn through_sim(config: &std::path::Path, text: &str) -> (BTreeMap<Key, (u64, String)>, (usize, usize)) {
     let files = allot_config::load::read_dir(config).expect("config");
     let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let mut engine = allot_sim::testing::engine_from(&refs);
@@ -236,8 +247,10 @@ fn through_sim(config: &std::path::Path, text: &str) -> (BTreeMap<Key, (u64, Str
     let opts = SimOptions { let_go_each_pass: true, record_events: true, ..SimOptions::default() };
     let out = allot_sim::sim::run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     assert!(out.rejected.is_empty(), "{:?}", out.rejected);
-    let grows = out.events.iter().filter(|e| matches!(e.1, allot_sim::sim::SimEvent::Grow { .. })).count();
-    (out.records.iter().map(|r| ((r.id, r.index), (r.start, r.hosts.clone()))).collect(), grows)
+    let count = |what: fn(&allot_sim::sim::SimEvent) -> bool| out.events.iter().filter(|e| what(&e.1)).count();
+    let grows = count(|e| matches!(e, allot_sim::sim::SimEvent::Grow { .. }));
+    let suspends = count(|e| matches!(e, allot_sim::sim::SimEvent::Suspend { .. }));
+    (out.records.iter().map(|r| ((r.id, r.index), (r.start, r.hosts.clone()))).collect(), (grows, suspends))
 }
 
 /// The same through allotd, moving its clock from event to event as the
@@ -253,6 +266,10 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
     let mut key_of: BTreeMap<JobId, Key> = BTreeMap::new();
     let mut first_id: BTreeMap<u64, u64> = BTreeMap::new();
     let mut ends: BTreeSet<(u64, JobId)> = BTreeSet::new();
+    // A running job's planned end, and since when a suspended one is
+    // (its end moves by the time it spends suspended, as the simulator's).
+    let mut planned: BTreeMap<JobId, u64> = BTreeMap::new();
+    let mut suspended: BTreeMap<JobId, u64> = BTreeMap::new();
     let mut started: BTreeMap<Key, (u64, String)> = BTreeMap::new();
     let mut next = 0;
     let mut last = 0;
@@ -305,7 +322,25 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
                 let hosts: Vec<String> = j.alloc.iter().map(|(h, n)| format!("{h}*{n}")).collect();
                 if started.insert(key, (start, hosts.join(" "))).is_none() {
                     ends.insert((start + runtime[&key.0], id));
+                    planned.insert(id, start + runtime[&key.0]);
                 }
+            }
+            let preempted = j.status == allot_proto::JobStatus::Ssusp;
+            match (preempted, suspended.get(&id).copied()) {
+                (true, None) => {
+                    suspended.insert(id, t);
+                    if let Some(&end) = planned.get(&id) {
+                        ends.remove(&(end, id));
+                    }
+                }
+                (false, Some(since)) => {
+                    suspended.remove(&id);
+                    if let Some(end) = planned.get_mut(&id) {
+                        *end += t - since;
+                        ends.insert((*end, id));
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -314,9 +349,9 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
 
 /// Compares the two on a workload of `n` jobs from `seed`; whether a job
 /// of the reserving queue passed an earlier one (backfilled), whether the
-/// limits changed a decision (the simulator without them differs), and
-/// whether an autoresizable job grew.
-fn compare(n: usize, seed: u64) -> (bool, bool, bool) {
+/// limits changed a decision (the simulator without them differs),
+/// whether an autoresizable job grew, and whether a job was preempted.
+fn compare(n: usize, seed: u64) -> Compared {
     let root = std::env::temp_dir().join(format!("allot-sim-compare-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let config = root.join("config");
@@ -327,7 +362,7 @@ fn compare(n: usize, seed: u64) -> (bool, bool, bool) {
     std::fs::write(config.join("lsf.cluster.cmp"), LICENSES).expect("lsf.cluster.cmp");
     std::fs::write(config.join("lsb.applications"), APPS).expect("lsb.applications");
     let text = workload(n, seed);
-    let (sim, grows) = through_sim(&config, &text);
+    let (sim, (grows, suspends)) = through_sim(&config, &text);
     let daemon = through_allotd(&root, &config, &text);
     std::fs::remove_file(config.join("lsb.resources")).expect("lsb.resources");
     let limited = through_sim(&config, &text).0 != sim;
@@ -346,16 +381,27 @@ fn compare(n: usize, seed: u64) -> (bool, bool, bool) {
         assert_eq!(Some(s), daemon.get(key), "seed {seed}, job {key:?}: the simulator, then allotd\n{text}");
     }
     assert_eq!(sim, daemon, "seed {seed}");
-    (wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1)), limited, grows > 0)
+    let backfilled = wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1));
+    Compared { backfilled, limited, grew: grows > 0, preempted: suspends > 0 }
+}
+
+/// What a comparison's workload met.
+struct Compared {
+    backfilled: bool,
+    limited: bool,
+    grew: bool,
+    preempted: bool,
 }
 
 #[test]
 fn allotd_and_the_simulator_make_the_same_decisions() {
-    let runs: Vec<(bool, bool, bool)> = (1..=16).map(|seed| compare(150, seed)).collect();
-    let backfilled = runs.iter().filter(|r| r.0).count();
+    let runs: Vec<Compared> = (1..=16).map(|seed| compare(150, seed)).collect();
+    let backfilled = runs.iter().filter(|r| r.backfilled).count();
     assert!(backfilled >= 8, "the workloads exercise backfill: {backfilled} of 16");
-    let limited = runs.iter().filter(|r| r.1).count();
+    let limited = runs.iter().filter(|r| r.limited).count();
     assert!(limited >= 8, "the workloads meet the limits: {limited} of 16");
-    let grew = runs.iter().filter(|r| r.2).count();
+    let grew = runs.iter().filter(|r| r.grew).count();
     assert!(grew >= 4, "autoresizable jobs grow: in {grew} of 16");
+    let preempted = runs.iter().filter(|r| r.preempted).count();
+    assert!(preempted >= 8, "urgent jobs preempt: in {preempted} of 16");
 }

@@ -173,6 +173,14 @@ pub fn run(
     // tables, and lets go first all the same).
     engine.set_keep_parked(!opts.let_go_each_pass);
     loop {
+        // An end that moved (its job was suspended, or ended otherwise)
+        // is no event: no pass runs for it, as none runs in allotd.
+        while let Some(&Reverse((end, id))) = ends.peek() {
+            match running.get(&id).is_none_or(|r| r.end != end || r.suspended.is_some()) {
+                true => ends.pop(),
+                false => break,
+            };
+        }
         let t_submit = w.jobs.get(next).map(|j| j.submit);
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let t_wake = engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
