@@ -61,31 +61,40 @@ impl Sampling {
     }
 
     /// The tasks' usage added to their jobs': each run's from its tasks'
-    /// cgroup where it has one, else from its tasks' process groups now.
+    /// cgroup where it has one, else from its tasks' process groups now;
+    /// the memory of a run whose cgroup has no memory controller (a
+    /// hybrid hierarchy) from its process groups too.
     fn add_tasks(&self, per_job: &mut BTreeMap<u64, (f64, u64)>) {
         let runs: std::collections::BTreeSet<(u64, u32)> =
             self.tasks.iter().map(|t| (t.run.job, t.run.attempt)).collect();
-        let mut measured = std::collections::BTreeSet::new();
+        // Runs whose cgroup measured their CPU time, and their memory.
+        let (mut cpu_done, mut mem_done) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
         for run in runs {
             let dir = self.cgroups.as_ref().map(|b| crate::tasks::cgroup_of(b, run));
             if let Some(u) = dir.and_then(|d| allot_exec::cgroup::read_usage(&d)) {
                 let e = per_job.entry(run.0).or_default();
                 e.0 += u.cpu_time;
-                e.1 += u.memory_kb.unwrap_or(0);
-                measured.insert(run);
+                cpu_done.insert(run);
+                if let Some(kb) = u.memory_kb {
+                    e.1 += kb;
+                    mem_done.insert(run);
+                }
             }
         }
-        let unmeasured: Vec<(i32, u64)> = self
+        let unmeasured: Vec<(i32, (u64, u32))> = self
             .tasks
             .iter()
-            .filter(|t| !measured.contains(&(t.run.job, t.run.attempt)))
-            .filter_map(|t| Some((t.pgid(&self.state_dir)?, t.run.job)))
+            .map(|t| (t, (t.run.job, t.run.attempt)))
+            .filter(|(_, run)| !mem_done.contains(run))
+            .filter_map(|(t, run)| Some((t.pgid(&self.state_dir)?, run)))
             .collect();
         let sampled = allot_exec::sample_groups(&unmeasured.iter().map(|t| t.0).collect());
-        for (pgid, job) in unmeasured {
+        for (pgid, run) in unmeasured {
             if let Some(u) = sampled.get(&pgid) {
-                let e = per_job.entry(job).or_default();
-                e.0 += u.cpu_time;
+                let e = per_job.entry(run.0).or_default();
+                if !cpu_done.contains(&run) {
+                    e.0 += u.cpu_time;
+                }
                 e.1 += u.rss_kb;
             }
         }
