@@ -177,10 +177,8 @@ mod tests {
         assert!(plain.starts_with("Usage: bsub [-n min_tasks[,max_tasks]]"), "{plain}");
         assert!(plain.contains("bsub: submits a job to allot.\n"), "{plain}");
         assert!(plain.contains("one category (resource, schedule, limit, properties,\nio, notify)"), "{plain}");
-        assert!(
-            plain.contains("\n  -hl\n        Enforce the memory limit per host rather than per job. Not supported"),
-            "{plain}"
-        );
+        let bmod = super::text(command("bmod").expect("bmod"), &[]).expect("bmod");
+        assert!(bmod.contains("\n  -R res_req\n        The resource requirement. Not supported"), "{bmod}");
         let app = text(&["-app"]).expect("-app");
         assert_eq!(app, "  -app application_profile\n        An application profile of lsb.applications.\n");
         let io = text(&["io"]).expect("io");

@@ -281,6 +281,7 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         user_factor: o.user_factor,
         request: Some(request_id()),
         mem_limit_kb,
+        host_mem_limit: o.host_mem_limit,
         limits,
         rerunnable: o.rerunnable,
         auto_resize: o.auto_resize,

@@ -210,10 +210,12 @@ mod tests {
         assert!(bsub.contains(".TP\n\\fB\\-n\\fR \\fImin_tasks[,max_tasks]\\fR\nSlots to run on"), "{bsub}");
         assert!(bsub.contains(".SH NOT SUPPORTED\n"), "{bsub}");
         let refused = &bsub[bsub.find(".SH NOT SUPPORTED").expect("section")..];
-        assert!(refused.contains("\\fB\\-hl\\fR\n"), "{refused}");
         assert!(refused.contains("\\-pack"), "{refused}");
-        let options = &bsub[bsub.find(".SH OPTIONS").expect("options")..bsub.find(".SH NOT").expect("not")];
-        assert!(!options.contains("\\fB\\-hl\\fR"), "a refused option is not among what bsub does");
+        let bmod = super::page(command("bmod").expect("bmod"), "1.2.3");
+        let refused = &bmod[bmod.find(".SH NOT SUPPORTED").expect("section")..];
+        assert!(refused.contains("\\fB\\-R\\fR \\fIres_req\\fR\n"), "{refused}");
+        let options = &bmod[bmod.find(".SH OPTIONS").expect("options")..bmod.find(".SH NOT").expect("not")];
+        assert!(!options.contains("\\fB\\-R\\fR"), "a refused option is not among what bmod does");
         // No line begins as a roff request by accident.
         for page in allot_config::lsf_commands::all().iter().map(|c| super::page(c, "1")) {
             for line in page.lines().filter(|l| l.starts_with('.') || l.starts_with('\'')) {

@@ -123,7 +123,7 @@ fn every_command_answers_h_and_v_and_shows_its_usage_after_an_unknown_option() {
     assert_eq!(bad_topic.status.code(), Some(1));
     assert_eq!(text(&bad_topic.stderr), "bsub: -h -nosuch: no such option or category\n");
     // A refused option says so, and submits nothing (no allotd is asked).
-    let refused = run(allot, &["bsub", "-hl", "true"]);
+    let refused = run(allot, &["bmod", "-R", "select[mem>1]", "1"]);
     assert_eq!(refused.status.code(), Some(1));
-    assert_eq!(text(&refused.stderr), "bsub: -hl: not supported by this allot yet. Job not submitted.\n");
+    assert_eq!(text(&refused.stderr), "bmod: -R: not supported by this allot yet. Job not modified.\n");
 }

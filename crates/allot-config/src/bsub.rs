@@ -99,6 +99,8 @@ pub struct BsubOptions {
     pub error: Option<(String, bool)>,
     /// `-x`.
     pub exclusive: bool,
+    /// `-hl`: the memory limit per host.
+    pub host_mem_limit: bool,
     /// `-app`: the application profile.
     pub app: Option<String>,
     /// `-cwd`.
@@ -264,6 +266,7 @@ pub fn parse(args: &[String]) -> Result<BsubOptions, BsubError> {
             match arg {
                 _ if !opt.supported => o.other.push((arg.to_string(), None)),
                 "-x" => o.exclusive = true,
+                "-hl" => o.host_mem_limit = true,
                 "-K" => o.wait = true,
                 "-r" => o.rerunnable = Some(true),
                 "-rn" => o.rerunnable = Some(false),
@@ -467,6 +470,7 @@ impl BsubOptions {
             output: self.output.or(script.output),
             error: self.error.or(script.error),
             exclusive: self.exclusive || script.exclusive,
+            host_mem_limit: self.host_mem_limit || script.host_mem_limit,
             app: self.app.or(script.app),
             cwd: self.cwd.or(script.cwd),
             wait: self.wait || script.wait,

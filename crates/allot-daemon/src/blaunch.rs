@@ -61,7 +61,9 @@ fn send_tasks(state: &mut State, origin: &str, Launch { tag, request: l }: Launc
             run_as: None,
             create_cwd: false,
             cgroup: None,
-            memory_limit_kb: None,
+            // `-hl`: each host's tasks are held to the job's memory limit
+            // (the ceiling of their cgroup there).
+            memory_limit_kb: j.record.extras().mem_limit_kb.filter(|_| j.record.extras().host_mem_limit),
             attempt: l.attempt,
             report: None,
             limits,

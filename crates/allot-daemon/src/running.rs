@@ -1,6 +1,8 @@
 //! Running jobs: starting their supervisors, measuring them while they
 //! run, and taking them back after a restart.
 
+use std::collections::BTreeMap;
+
 use allot_engine::{JobId, Time};
 use allot_exec::ExecSpec;
 use allot_store::{PreExecEnd, Record};
@@ -135,7 +137,9 @@ pub(crate) fn terminate(state: &mut State) {
     }
 }
 
-/// The running jobs over their memory limit (`-M`), as last measured.
+/// The running jobs over their memory limit (`-M`), as last measured:
+/// the job's memory on all its hosts together, or with `-hl` each host's
+/// part ([`measured_kb`]).
 fn over_memory(state: &State) -> Vec<JobId> {
     state
         .running
@@ -143,10 +147,29 @@ fn over_memory(state: &State) -> Vec<JobId> {
         .copied()
         .filter(|id| {
             state.jobs.get(id).is_some_and(|j| {
-                j.record.extras().mem_limit_kb.is_some_and(|limit| j.usage.is_some_and(|(_, mem)| mem > limit))
+                let x = j.record.extras();
+                let per_host = state.cluster.as_ref().and_then(|c| c.usage.get(id));
+                x.mem_limit_kb.is_some_and(|limit| measured_kb(j.usage, per_host, x.host_mem_limit) > limit)
             })
         })
         .collect()
+}
+
+/// The memory a job's `-M` is held to: its resident memory on all its
+/// hosts together (`total`), or with `-hl` (`host_based`) the most any one
+/// host's part of it uses, as each host's agent measured it (`per_host`;
+/// without agents the job has one host, whose part is all of it). LSF
+/// enforces `-hl` through each host's cgroup; allotd does both: the
+/// ceiling in each host's cgroups, and this measure between.
+pub(crate) fn measured_kb(
+    total: Option<(f64, u64)>,
+    per_host: Option<&BTreeMap<String, (f64, u64)>>,
+    host_based: bool,
+) -> u64 {
+    match per_host.filter(|_| host_based) {
+        Some(hosts) => hosts.values().map(|u| u.1).max().unwrap_or(0),
+        None => total.map_or(0, |u| u.1),
+    }
 }
 
 /// After a restart, the jobs the log says are running: a job with an exit
@@ -421,4 +444,18 @@ pub(crate) fn owner_ids(user: &str) -> Option<(u32, u32)> {
     // An owner gone: nobody's, which no file is.
     let u = nix::unistd::User::from_name(user).ok().flatten();
     Some(u.map_or((u32::MAX - 1, u32::MAX - 1), |u| (u.uid.as_raw(), u.gid.as_raw())))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_host_based_limit_holds_each_hosts_part() {
+        let hosts: std::collections::BTreeMap<String, (f64, u64)> =
+            [("h1".to_string(), (0.0, 120_000)), ("h2".to_string(), (0.0, 130_000))].into();
+        let total = Some((0.0, 250_000));
+        assert_eq!(super::measured_kb(total, Some(&hosts), false), 250_000, "-M alone: the job in all");
+        assert_eq!(super::measured_kb(total, Some(&hosts), true), 130_000, "-hl: the largest host's part");
+        assert_eq!(super::measured_kb(total, None, true), 250_000, "one host: its part is all of it");
+        assert_eq!(super::measured_kb(None, None, false), 0, "not measured yet");
+    }
 }

@@ -128,6 +128,7 @@ pub(crate) fn submit(
                 let extras = JobExtras {
                     request: s.request,
                     mem_limit_kb: s.mem_limit_kb,
+                    host_mem_limit: s.host_mem_limit,
                     warning: s.warning,
                     rerunnable: s.rerunnable,
                     resize_notify: s.resize_notify,

@@ -78,6 +78,26 @@ fn blaunch_runs_a_task_on_each_host_named_and_its_output_is_the_jobs() {
     assert!(stderr(&outside).contains("blaunch: not within a job"), "{}", stderr(&outside));
 }
 
+/// `-M` holds a job's memory on all its hosts together; with `-hl`, each
+/// host's part: two hosts' 120 MB each pass a 200 MB limit per host, and
+/// not one of 200 MB for the job.
+#[test]
+fn with_hl_the_memory_limit_is_each_hosts() {
+    let dir = tempdir("blaunch-hl");
+    let c = TestCluster::start(&dir, 2, (1, 30, 60));
+    let d = c.daemon();
+    let bin = links(&dir);
+    let hog = "python3 -c 'import time; x = bytearray(120 << 20); time.sleep(12)'";
+    let script = format!("blaunch host2 \"{hog}\" & {hog}; wait");
+    let spread = ["-n", "2", "-R", "span[ptile=1]", "-M", "200MB", "-o", "/dev/null"];
+    let whole = bsub_with(d, &bin, &dir, &[&spread[..], &[script.as_str()]].concat());
+    let per_host = bsub_with(d, &bin, &dir, &[&spread[..], &["-hl", script.as_str()]].concat());
+    d.wait_for(whole, "EXIT", &dir);
+    let long = stdout(&d.cmd(&["bjobs", "-l", &whole.to_string()], &dir));
+    assert!(long.contains("TERM_MEMLIMIT"), "{long}");
+    d.wait_for(per_host, "DONE", &dir);
+}
+
 /// spec 004's `bsub -n 10 'lsgrun -p -m "$LSB_HOSTS" myjob'`: `lsgrun`
 /// runs its command once per host named (each slot with `$LSB_HOSTS`),
 /// all at once with `-p`, one after another without, through the agents;

@@ -42,6 +42,10 @@ pub struct TaskFile {
     pub limits: allot_proto::ProcessLimits,
     /// The cgroup it is born in, when the agent has them.
     pub cgroup: Option<PathBuf>,
+    /// The memory ceiling of that cgroup, KB (`bsub -M` with `-hl`: what
+    /// the job's tasks on this host may use together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_kb: Option<u64>,
     /// At most this many bytes of each of its streams are spooled.
     #[serde(default = "default_spool_max")]
     pub spool_max: u64,
@@ -73,8 +77,13 @@ pub fn supervise(dir: &Path, name: &str) -> Result<i32, ExecError> {
     // As a job's own supervisor does (`JobFiles::supervise`).
     inherit::lsf_commands(&mut spec.env);
     if let Some(dir) = &spec.cgroup {
-        if let Err(e) = cgroup::enter(dir) {
-            eprintln!("allot-supervise: task {name}: not in its cgroup {}: {e}", dir.display());
+        match cgroup::enter(dir) {
+            Ok(()) => {
+                if let Some(kb) = spec.memory_limit_kb {
+                    cgroup::limit_memory(dir, kb);
+                }
+            }
+            Err(e) => eprintln!("allot-supervise: task {name}: not in its cgroup {}: {e}", dir.display()),
         }
     }
     let spool =

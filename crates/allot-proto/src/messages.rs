@@ -75,6 +75,9 @@ pub struct Submit {
     /// `-M`: the memory limit, KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_limit_kb: Option<u64>,
+    /// `-hl`: the memory limit is each host's, not the job's in all.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_mem_limit: bool,
     /// The submitter's LSB_DEFAULTQUEUE, which `bsub` reads whatever
     /// `-env` passes on to the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]

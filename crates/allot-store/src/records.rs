@@ -111,6 +111,9 @@ pub struct JobExtras {
     /// `-L`: the login shell its command runs under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub login_shell: Option<String>,
+    /// `-hl`: `mem_limit_kb` is each host's part's, not the job's in all.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_mem_limit: bool,
 }
 
 impl JobRecord {
@@ -131,6 +134,7 @@ impl JobRecord {
             umask: None,
             description: None,
             login_shell: None,
+            host_mem_limit: false,
         };
         self.extras.as_deref().unwrap_or(&NONE)
     }

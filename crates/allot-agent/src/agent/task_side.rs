@@ -51,6 +51,7 @@ impl Agent {
                 nice: spec.nice,
                 limits: spec.limits,
                 cgroup,
+                memory_limit_kb: spec.memory_limit_kb,
                 spool_max: self.opts.task_spool_max,
             };
             let tx = tx.clone();

@@ -227,7 +227,12 @@ const OPTIONS: &[super::Opt] = &[
         "Run the job's command under this login shell (an absolute path), which sets up its environment as a \
          login does.",
     ),
-    refused(flag("-hl", "limit", "Enforce the memory limit per host rather than per job.")),
+    flag(
+        "-hl",
+        "limit",
+        "The memory limit (-M) per host: each host's part of the job (its processes there and its blaunch tasks) \
+         may use that much, where without -hl the job's memory on all its hosts together may.",
+    ),
 ];
 
 pub const BMOD: CommandDoc = CommandDoc {
