@@ -233,6 +233,7 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
             ("-Wen", _) => c.estimated_run_time = Some(None),
             ("-Pn", _) => c.project = Some(None),
             ("-Gn", _) => c.group = Some(None),
+            ("-gn", _) => c.job_group = Some(None),
             ("-on", _) => c.output = Some(None),
             ("-en", _) => c.error = Some(None),
             ("-spn", _) => c.priority = Some(None),
@@ -266,6 +267,9 @@ fn parse_bmod(args: &[String]) -> anyhow::Result<(Changes, JobRef)> {
     }
     if o.project.is_some() {
         c.project = Some(o.project);
+    }
+    if o.job_group.is_some() {
+        c.job_group = Some(o.job_group);
     }
     if o.output.is_some() {
         c.output = Some(o.output);

@@ -334,6 +334,9 @@ fn apply_changes(r: &mut JobRecord, c: &Changes) {
     if let Some(f) = c.user_factor {
         r.spec.user_factor = Some(f);
     }
+    if let Some(g) = &c.job_group {
+        r.spec.job_group = g.as_deref().map(|g| allot_engine::job_groups::normal(g).to_string());
+    }
 }
 
 /// `brequeue`: a running (or stopped) job is killed and goes back to

@@ -52,6 +52,10 @@ fn a_job_groups_limit_through_the_commands_and_a_restart() {
     assert_eq!(in_sub.lines().count(), 1, "{in_sub}");
     let long = stdout(&as_ann(&["bjobs", "-l", &sub.to_string()]));
     assert!(long.contains("Job Group </user1/sub>"), "{long}");
+    // bmod -g: the fourth job, pending, to a group without a limit, runs.
+    let moved = as_ann(&["bmod", "-g", "/free", &jobs[3].to_string()]);
+    assert!(moved.status.success(), "{}", stderr(&moved));
+    eventually("the moved job runs", || status(jobs[3]) == "RUN");
     // Kill -9: the group, its limit and its counts come back from the log.
     d.kill9();
     let d = Daemon::start_with(&state, Some(&config));
@@ -63,7 +67,7 @@ fn a_job_groups_limit_through_the_commands_and_a_restart() {
     assert!(stderr(&deleted).contains("unfinished job(s): it cannot be deleted"), "{}", stderr(&deleted));
     // bkill -g: the group's own jobs, not its subgroup's.
     let killed = stdout(&as_ann(&["bkill", "-g", "/user1", "0"]));
-    assert_eq!(killed.lines().count(), 4, "{killed}");
+    assert_eq!(killed.lines().count(), 3, "{killed}");
     let status = |job: u64| {
         let out = stdout(&d.cmd(&["bjobs", "-noheader", &job.to_string()], &dir));
         out.split_whitespace().nth(2).unwrap_or_default().to_string()
@@ -73,6 +77,11 @@ fn a_job_groups_limit_through_the_commands_and_a_restart() {
     eventually("it ended", || status(sub) == "EXIT");
     let deleted = as_ann(&["bgdel", "/user1"]);
     assert_eq!(stdout(&deleted), "Job group /user1 is deleted.\n", "{}", stderr(&deleted));
+    // bgdel 0: the caller's empty groups.
+    assert!(d.cmd(&["bkill", &jobs[3].to_string()], &dir).status.success());
+    eventually("the moved job ended", || status(jobs[3]) == "EXIT");
+    let emptied = as_ann(&["bgdel", "0"]);
+    assert_eq!(stdout(&emptied), "Job group /free is deleted.\n", "{}", stderr(&emptied));
     let none = as_ann(&["bjgroup"]);
     assert_eq!(stdout(&none), "No job group found\n");
 }

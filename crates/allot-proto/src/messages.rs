@@ -378,6 +378,9 @@ pub struct Changes {
     /// `-uf`: another user factor, 0 to 1 (multifactor policies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_factor: Option<f64>,
+    /// `-g`: another job group; `-gn` (`Some(None)`): none.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub job_group: Option<Option<String>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
