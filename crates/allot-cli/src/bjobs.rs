@@ -11,6 +11,7 @@ use allot_proto::{JobInfo, JobQuery, JobStatus, Request, Response};
 use anyhow::{anyhow, bail};
 
 use crate::bjobs_format::{DEFAULT_FIELDS, Field, Format, custom, json, parse_format};
+use crate::bjobs_wide::RunColumn;
 use crate::job_long::long;
 use crate::lsf::{call, cut, emit, exec_host, push_column, push_lsf_time};
 
@@ -31,6 +32,10 @@ struct Args {
     arrays: bool,
     /// `-a` as given (the query may ask for finished jobs for itself).
     all: bool,
+    /// `-W`: the resource usage columns, names whole.
+    usage: bool,
+    /// `-WL`, `-WF`, `-WP`: a run time column.
+    run: Option<RunColumn>,
 }
 
 /// The state filters, as LSF names what they show.
@@ -78,6 +83,11 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
             "-s" => a.states = Some(States::Suspended),
             "-d" => a.states = Some(States::Finished),
             "-w" => a.wide = true,
+            "-W" => {
+                a.usage = true;
+                a.wide = true;
+            }
+            o @ ("-WL" | "-WF" | "-WP") => a.run = RunColumn::of(o),
             "-p" => a.reasons = true,
             "-l" => a.long = true,
             "-json" => a.json = true,
@@ -125,7 +135,8 @@ fn parse(args: &[String]) -> anyhow::Result<Args> {
         a.query.finished = true;
     }
     a.query.arrays = a.arrays;
-    a.query.brief = !a.long && a.format.is_none() && !a.arrays;
+    // `-W` and the run columns show the project, usage and limits.
+    a.query.brief = !a.long && a.format.is_none() && !a.arrays && !a.usage && a.run.is_none();
     let asks = |want: &dyn Fn(Field) -> bool| a.format.as_ref().is_some_and(|f| f.fields.iter().any(|g| want(g.0)));
     a.query.reasons = a.reasons || a.long || asks(&|g| matches!(g, Field::PendReason | Field::EstimatedStartTime));
     // `-l` shows the job group.
@@ -260,7 +271,15 @@ fn rows(a: &Args, jobs: &[JobInfo], header: bool) -> String {
 fn default(a: &Args, jobs: &[JobInfo], header: bool) -> String {
     let mut out = String::new();
     if header {
-        out.push_str("JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n");
+        out.push_str(&crate::bjobs_wide::header(a.usage, a.run));
+    }
+    let now = crate::bjobs_wide::now();
+    if a.usage {
+        for j in jobs {
+            crate::bjobs_wide::row(&mut out, j, a.run, now);
+            push_reason(&mut out, a, j);
+        }
+        return out;
     }
     let wide = a.wide;
     out.reserve(jobs.len() * 90);
@@ -279,18 +298,27 @@ fn default(a: &Args, jobs: &[JobInfo], header: bool) -> String {
         // `*` and the end of a long name, as LSF shows it.
         crate::lsf::push_padded(&mut out, &crate::lsf::cut_name(&j.name, 10, wide), 10);
         push_lsf_time(&mut out, j.submit_time);
+        if let Some(r) = a.run {
+            out.push_str("   ");
+            out.push_str(&r.value(j, now));
+        }
         out.push('\n');
         for h in j.exec_hosts.iter().skip(1) {
             let _ =
                 writeln!(out, "{:<7} {:<7} {:<5} {:<10} {:<11} {}", "", "", "", "", "", cut(&exec_host(h), 11, wide));
         }
-        if a.reasons {
-            if let Some(r) = &j.pending_reason {
-                let _ = writeln!(out, " {r};");
-            }
-        }
+        push_reason(&mut out, a, j);
     }
     out
+}
+
+/// `-p`: a pending job's reason under its row.
+fn push_reason(out: &mut String, a: &Args, j: &JobInfo) {
+    if a.reasons {
+        if let Some(r) = &j.pending_reason {
+            let _ = writeln!(out, " {r};");
+        }
+    }
 }
 
 /// `bjobs -A`: per job array, its elements by state. Arrays with an

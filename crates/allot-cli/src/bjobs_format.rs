@@ -74,6 +74,12 @@ pub(crate) enum Field {
     StackLimit,
     WarningAction,
     ActionWarningTime,
+    TimeLeft,
+    Complete,
+    AllocSlot,
+    Dependency,
+    Exclusive,
+    Interactive,
 }
 
 impl Field {
@@ -103,6 +109,9 @@ impl Field {
                 | WarningAction
                 | ActionWarningTime
                 | JobGroup
+                | Dependency
+                | Exclusive
+                | Interactive
         )
     }
 }
@@ -180,6 +189,12 @@ const FIELDS: &[(&str, Field, &str)] = &[
     ("warn_act", Field::WarningAction, "WARNING_ACTION"),
     ("action_warning_time", Field::ActionWarningTime, "ACTION_WARNING_TIME"),
     ("warn_time", Field::ActionWarningTime, "ACTION_WARNING_TIME"),
+    ("time_left", Field::TimeLeft, "TIME_LEFT"),
+    ("%complete", Field::Complete, "%COMPLETE"),
+    ("alloc_slot", Field::AllocSlot, "ALLOC_SLOT"),
+    ("dependency", Field::Dependency, "DEPENDENCY"),
+    ("exclusive", Field::Exclusive, "EXCLUSIVE"),
+    ("interactive", Field::Interactive, "INTERACTIVE"),
 ];
 
 /// Fields LSF's `bjobs -o` documents whose values allot does not keep
@@ -210,7 +225,6 @@ const NOT_KEPT: &[&str] = &[
     "gpu_mode",
     "gpu_alloc",
     "host_file",
-    "dependency",
     "processlimit",
     "threadlimit",
     "plimit",
@@ -222,17 +236,12 @@ const NOT_KEPT: &[&str] = &[
     "ependtime",
     "ipendtime",
     "pendstate",
-    "time_left",
-    "%complete",
     "ru_utime",
     "ru_stime",
-    "alloc_slot",
     "ask_hosts",
     "exec_home",
     "output_dir",
     "network_req",
-    "interactive",
-    "exclusive",
     "charged_saap",
     "block",
 ];
@@ -330,14 +339,18 @@ pub(crate) fn value(j: &JobInfo, f: Field) -> String {
             .start_time
             .map_or_else(dash, |s| format!("{} second(s)", j.end_time.unwrap_or_else(now).saturating_sub(s))),
         Field::PendTime => j.start_time.unwrap_or_else(now).saturating_sub(j.submit_time).to_string(),
+        Field::TimeLeft => crate::bjobs_wide::time_left(j, now()),
+        Field::Complete => crate::bjobs_wide::complete(j, now()),
+        // Each host's slots, as `bjobs -l` names them: `2*hostA 1*hostB`.
+        Field::AllocSlot => match j.exec_hosts.is_empty() {
+            true => dash(),
+            false => j.exec_hosts.iter().map(|(h, n)| format!("{n}*{h}")).collect::<Vec<_>>().join(" "),
+        },
         f => detail_value(j, f).unwrap_or_else(dash),
     }
 }
 
-/// Seconds since the epoch now.
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
+use crate::bjobs_wide::now;
 
 /// A field of the job's submission options ([`Field::detail`]).
 fn detail_value(j: &JobInfo, f: Field) -> Option<String> {
@@ -363,6 +376,9 @@ fn detail_value(j: &JobInfo, f: Field) -> Option<String> {
         Field::WarningAction => d.warning.as_ref().map(|w| w.0.clone()),
         Field::ActionWarningTime => d.warning.as_ref().map(|w| minutes(w.1)),
         Field::JobGroup => d.job_group.clone(),
+        Field::Dependency => d.dependency.clone(),
+        Field::Exclusive => Some(if d.exclusive { "Y" } else { "N" }.to_string()),
+        Field::Interactive => Some(if d.interactive { "Y" } else { "N" }.to_string()),
         _ => None,
     }
 }

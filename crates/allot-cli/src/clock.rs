@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use jiff::tz::TimeZone;
 
-pub use allot_exec::clock::{long_in, minute_in};
+pub use allot_exec::clock::{long_in, minute_in, numeric_in};
 
 /// The local time zone, read once. The crate's own unit tests run in UTC,
 /// whatever the machine's zone, so their expected dates hold anywhere.

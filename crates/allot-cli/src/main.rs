@@ -6,6 +6,7 @@ mod bench_restart;
 mod bhist;
 mod bjobs;
 mod bjobs_format;
+mod bjobs_wide;
 mod blaunch;
 mod blimits;
 mod bslots;

@@ -142,6 +142,9 @@ impl State {
             limits: x.limits,
             warning: x.warning.clone(),
             job_group: r.spec.job_group.clone(),
+            dependency: r.spec.depends.as_ref().map(|d| crate::dep_text::text(self, d)),
+            exclusive: r.spec.exclusive,
+            interactive: x.interactive.is_some(),
         }
     }
 }

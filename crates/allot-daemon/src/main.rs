@@ -11,6 +11,7 @@ mod config;
 mod confirm;
 mod control;
 mod degraded;
+mod dep_text;
 #[cfg(test)]
 mod fixture_check;
 mod history;

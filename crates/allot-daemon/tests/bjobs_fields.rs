@@ -71,3 +71,52 @@ fn bjobs_o_shows_the_submissions_options() {
     assert!(stderr(&refused).contains("field `pids`: allot does not keep it"), "{}", stderr(&refused));
     let _ = d.cmd(&["bkill", &job.to_string()], &dir);
 }
+
+/// `bjobs -u all -a -w -W`, as Open OnDemand's LSF adapter runs it: a
+/// header of its 15 columns and 15 fields a line (`-` for what a job does
+/// not have); `-WL` adds the run time left; `-o` shows a dependency by
+/// job numbers (an array by its own), the slots on each host, `-x`.
+#[test]
+fn bjobs_w_has_the_columns_tools_split() {
+    let dir = tempdir("bjobs-w");
+    let queues = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEXCLUSIVE = Y\nEnd Queue\n";
+    let config =
+        config_dir(&dir, &[("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 2\n"), ("lsb.queues", queues)]);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let running = submitted_id(&d.cmd(&["bsub", "-W", "60", "-P", "climate", "-x", "sleep", "60"], &dir));
+    let array = submitted_id(&d.cmd(&["bsub", "-J", "a[1-3]", "-H", "true"], &dir));
+    let waiting =
+        submitted_id(&d.cmd(&["bsub", "-w", &format!("done({running}) && ended({array})"), "sleep", "1"], &dir));
+    d.wait_for(running, "RUN", &dir);
+    let out = stdout(&d.cmd(&["bjobs", "-u", "all", "-a", "-w", "-W"], &dir));
+    // Split as the adapter splits: a job name with spaces is what lies
+    // between the 6 fields before it and the 8 after.
+    let lines: Vec<Vec<String>> = out
+        .lines()
+        .map(|l| {
+            let w: Vec<String> = l.split_whitespace().map(str::to_string).collect();
+            match w.len() > 15 {
+                true => [&w[..6], &[w[6..w.len() - 8].join(" ")], &w[w.len() - 8..]].concat(),
+                false => w,
+            }
+        })
+        .collect();
+    let expected = "JOBID USER STAT QUEUE FROM_HOST EXEC_HOST JOB_NAME SUBMIT_TIME PROJ_NAME CPU_USED MEM SWAP PIDS \
+                    START_TIME FINISH_TIME";
+    assert_eq!(lines[0], expected.split(' ').collect::<Vec<_>>(), "{out}");
+    assert!(lines[1..].iter().all(|l| l.len() == 15), "{out}");
+    let row = lines.iter().find(|l| l[0] == running.to_string()).expect("the running job");
+    assert_eq!((&row[2][..], &row[6][..], &row[8][..], &row[14][..]), ("RUN", "sleep 60", "climate", "-"), "{out}");
+    let stamp = |s: &str| s.len() == 14 && s.as_bytes()[2] == b'/' && s.as_bytes()[5] == b'-';
+    assert!(stamp(&row[7]) && stamp(&row[13]), "{out}");
+    let left = stdout(&d.cmd(&["bjobs", "-WL", "-noheader", &running.to_string()], &dir));
+    assert!(left.contains(" 0:59 L") || left.contains(" 1:00 L"), "{left}");
+    let fields = "dependency exclusive interactive alloc_slot delimiter='|'";
+    let shown = stdout(&d.cmd(&["bjobs", "-noheader", "-o", fields, &waiting.to_string()], &dir));
+    assert_eq!(shown.trim_end(), format!("done({running}) && ended({array})|N|N|-"), "{shown}");
+    let x = stdout(&d.cmd(&["bjobs", "-noheader", "-o", "exclusive alloc_slot", &running.to_string()], &dir));
+    assert!(x.split_whitespace().eq(["Y", &format!("1*{}", row[5])[..]]), "{x}");
+    for j in [running, array, waiting] {
+        let _ = d.cmd(&["bkill", &j.to_string()], &dir);
+    }
+}

@@ -28,6 +28,13 @@ pub fn minute_in(secs: u64, tz: &TimeZone) -> String {
     format!("{} {:>2} {:02}:{:02}", MONTHS[(d.month() - 1) as usize], d.day(), d.hour(), d.minute())
 }
 
+/// `11/21-20:55:01`: the second of `secs` in `tz`, as `bjobs -W` shows
+/// it.
+pub fn numeric_in(secs: u64, tz: &TimeZone) -> String {
+    let d = civil(secs, tz);
+    format!("{:02}/{:02}-{:02}:{:02}:{:02}", d.month(), d.day(), d.hour(), d.minute(), d.second())
+}
+
 /// `Sat Nov 21 20:55:01`: the second of `secs` in `tz`, with its weekday.
 pub fn long_in(secs: u64, tz: &TimeZone) -> String {
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -56,6 +63,7 @@ mod tests {
         assert_eq!(minute_in(1_795_294_501, &tokyo), "Nov 22 05:55");
         let new_york = TimeZone::fixed(jiff::tz::offset(-5));
         assert_eq!(minute_in(0, &new_york), "Dec 31 19:00");
+        assert_eq!(numeric_in(1_795_294_501, &tokyo), "11/22-05:55:01");
         assert_eq!(full_in(0, &new_york), "Wed Dec 31 19:00:00 1969");
         assert_eq!((offset_in(0, &tokyo), offset_in(0, &new_york)), (9 * 3600, -5 * 3600));
     }

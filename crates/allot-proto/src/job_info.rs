@@ -113,6 +113,14 @@ pub struct JobDetail {
     /// `-g`: the job group's path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_group: Option<String>,
+    /// `-w`: the condition, each job by its number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependency: Option<String>,
+    /// `-x`, and `-I`/`-Ip`/`-Is`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interactive: bool,
 }
 
 impl JobDetail {

@@ -21,6 +21,15 @@ pub(super) const BJOBS: CommandDoc = CommandDoc {
         valued("-g", "job_group_name", "filter", "Jobs of this job group and of the groups under it."),
         valued("-J", "job_name", "filter", "Jobs of this name (`*' matches any text)."),
         flag("-w", "format", "Wide: no name is cut."),
+        flag(
+            "-W",
+            "format",
+            "Wide, with PROJ_NAME CPU_USED MEM SWAP PIDS START_TIME FINISH_TIME (times as 11/21-20:55:01, MEM and \
+             SWAP in KB).",
+        ),
+        flag("-WL", "format", "With TIME_LEFT: a running job's run time left (L: to its run limit, E: its estimate)."),
+        flag("-WF", "format", "With FINISH_TIME: when it ended, or (L, E) is expected to."),
+        flag("-WP", "format", "With %COMPLETE: how much of its run limit (L) or estimate (E) it has run."),
         flag("-l", "format", "Long: every detail of each job, with why it waits if it does."),
         flag("-A", "format", "One summary line per job array, counting its elements by state."),
         valued(
@@ -36,8 +45,7 @@ pub(super) const BJOBS: CommandDoc = CommandDoc {
     synopsis_has_options: false,
     not_known: &[
         "-aps", "-app", "-cname", "-env", "-fwd", "-G", "-gpu", "-hms", "-m", "-N", "-P", "-pe", "-pei", "-pi",
-        "-plan", "-prio", "-psum", "-rusage", "-script", "-sla", "-ss", "-sum", "-UF", "-W", "-WF", "-WL", "-WP", "-X",
-        "-x",
+        "-plan", "-prio", "-psum", "-rusage", "-script", "-sla", "-ss", "-sum", "-UF", "-X", "-x",
     ],
 };
 
