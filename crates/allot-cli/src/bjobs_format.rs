@@ -80,6 +80,8 @@ pub(crate) enum Field {
     Dependency,
     Exclusive,
     Interactive,
+    /// A field allot does not keep ([`NOT_KEPT`]): `-`.
+    Unkept,
 }
 
 impl Field {
@@ -199,60 +201,57 @@ const FIELDS: &[(&str, Field, &str)] = &[
 
 /// Fields LSF's `bjobs -o` documents whose values allot does not keep
 /// (process ids, swap, CPU peaks and efficiencies, what a forwarding
-/// cluster, a GPU, an energy meter or a license scheduler would say):
-/// named, they are refused by name rather than shown empty.
-const NOT_KEPT: &[&str] = &[
-    "pids",
-    "swap",
-    "swaplimit",
-    "avg_mem",
-    "cpu_peak",
-    "cpu_efficiency",
-    "mem_efficiency",
-    "average_cpu_efficiency",
-    "cpu_peak_reached_duration",
-    "idle_factor",
-    "exception_status",
-    "forward_cluster",
-    "forward_time",
-    "srcjobid",
-    "dstjobid",
-    "source_cluster",
-    "energy",
-    "gpfsio",
-    "licproject",
-    "gpu_num",
-    "gpu_mode",
-    "gpu_alloc",
-    "host_file",
-    "processlimit",
-    "threadlimit",
-    "plimit",
-    "eplimit",
-    "effective_plimit",
-    "effective_eplimit",
-    "plimit_remain",
-    "eplimit_remain",
-    "ependtime",
-    "ipendtime",
-    "pendstate",
-    "ru_utime",
-    "ru_stime",
-    "ask_hosts",
-    "exec_home",
-    "output_dir",
-    "network_req",
-    "charged_saap",
-    "block",
+/// cluster, a GPU, an energy meter or a license scheduler would say),
+/// with their headers: taken, and shown as `-`, as LSF shows a field with
+/// no value, so that a tool that asks for them all goes on.
+const NOT_KEPT: &[(&str, &str)] = &[
+    ("pids", "PIDS"),
+    ("swap", "SWAP"),
+    ("swaplimit", "SWAPLIMIT"),
+    ("avg_mem", "AVG_MEM"),
+    ("cpu_peak", "CPU_PEAK"),
+    ("cpu_efficiency", "CPU_EFFICIENCY"),
+    ("mem_efficiency", "MEM_EFFICIENCY"),
+    ("average_cpu_efficiency", "AVERAGE_CPU_EFFICIENCY"),
+    ("cpu_peak_reached_duration", "CPU_PEAK_REACHED_DURATION"),
+    ("idle_factor", "IDLE_FACTOR"),
+    ("exception_status", "EXCEPTION_STATUS"),
+    ("forward_cluster", "FORWARD_CLUSTER"),
+    ("forward_time", "FORWARD_TIME"),
+    ("srcjobid", "SRCJOBID"),
+    ("dstjobid", "DSTJOBID"),
+    ("source_cluster", "SOURCE_CLUSTER"),
+    ("energy", "ENERGY"),
+    ("gpfsio", "GPFSIO"),
+    ("licproject", "LICPROJECT"),
+    ("gpu_num", "GPU_NUM"),
+    ("gpu_mode", "GPU_MODE"),
+    ("gpu_alloc", "GPU_ALLOC"),
+    ("host_file", "HOST_FILE"),
+    ("processlimit", "PROCESSLIMIT"),
+    ("threadlimit", "THREADLIMIT"),
+    ("plimit", "PLIMIT"),
+    ("eplimit", "EPLIMIT"),
+    ("effective_plimit", "EFFECTIVE_PLIMIT"),
+    ("effective_eplimit", "EFFECTIVE_EPLIMIT"),
+    ("plimit_remain", "PLIMIT_REMAIN"),
+    ("eplimit_remain", "EPLIMIT_REMAIN"),
+    ("ependtime", "EPENDTIME"),
+    ("ipendtime", "IPENDTIME"),
+    ("pendstate", "PENDSTATE"),
+    ("ru_utime", "RU_UTIME"),
+    ("ru_stime", "RU_STIME"),
+    ("ask_hosts", "ASK_HOSTS"),
+    ("exec_home", "EXEC_HOME"),
+    ("output_dir", "OUTPUT_DIR"),
+    ("network_req", "NETWORK_REQ"),
+    ("charged_saap", "CHARGED_SAAP"),
+    ("block", "BLOCK"),
 ];
 
 /// The fields of `bjobs -json` without `-o`.
 pub(crate) const DEFAULT_FIELDS: &[&str] =
     &["jobid", "user", "stat", "queue", "from_host", "exec_host", "job_name", "submit_time"];
-
-fn header_of(name: &str) -> &'static str {
-    FIELDS.iter().find(|(n, _, _)| *n == name).map_or("", |(_, _, h)| h)
-}
 
 pub(crate) fn parse_format(text: &str) -> anyhow::Result<Format> {
     let mut fields = Vec::new();
@@ -265,19 +264,16 @@ pub(crate) fn parse_format(text: &str) -> anyhow::Result<Format> {
         }
         let mut parts = spec.split(':');
         let name = parts.next().unwrap_or("").to_ascii_lowercase();
-        let field = FIELDS.iter().find(|(n, _, _)| *n == name).map(|(_, f, _)| *f).ok_or_else(|| {
-            match NOT_KEPT.contains(&name.as_str()) {
-                true => anyhow!("bjobs: -o: field `{name}`: allot does not keep it"),
-                false => anyhow!("bjobs: -o: unknown field `{name}`"),
-            }
-        })?;
+        let known = FIELDS.iter().find(|(n, _, _)| *n == name).map(|(_, f, h)| (*f, *h));
+        let unkept = || NOT_KEPT.iter().find(|(n, _)| *n == name).map(|(_, h)| (Field::Unkept, *h));
+        let (field, header) = known.or_else(unkept).ok_or_else(|| anyhow!("bjobs: -o: unknown field `{name}`"))?;
         let width = match parts.next() {
             Some(w) if !w.is_empty() => {
                 Some(w.parse::<usize>().map_err(|_| anyhow!("bjobs: -o: {spec}: expected a width after `:`"))?)
             }
             _ => None,
         };
-        fields.push((field, header_of(&name), width));
+        fields.push((field, header, width));
     }
     if fields.is_empty() {
         bail!("bjobs: -o: name at least one field");

@@ -8,7 +8,7 @@ use common::*;
 /// `bjobs -o` and `-json` show a job's submission options by LSF's field
 /// names (and aliases): files, slots asked, times given, commands, the
 /// requirement it is placed by, its limits and warning; a field LSF has
-/// and allot does not keep is refused by name.
+/// and allot does not keep is `-`, one LSF does not have refused by name.
 #[test]
 fn bjobs_o_shows_the_submissions_options() {
     let dir = tempdir("bjobs-o");
@@ -66,9 +66,17 @@ fn bjobs_o_shows_the_submissions_options() {
         (Some("-"), Some("-"), Some("-"))
     );
     assert!(r["PEND_TIME"].as_str().is_some_and(|t| t.parse::<u64>().is_ok()), "{out}");
-    let refused = d.cmd(&["bjobs", "-o", "jobid pids"], &dir);
+    // A field allot does not keep is `-`, as LSF shows a field without a
+    // value; one LSF does not have is refused by name.
+    let unkept = stdout(&d.cmd(&["bjobs", "-o", "jobid pids gpu_num", &job.to_string()], &dir));
+    assert_eq!(
+        unkept.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).collect::<Vec<_>>(),
+        [vec!["JOBID", "PIDS", "GPU_NUM"], vec![&job.to_string()[..], "-", "-"]],
+        "{unkept}"
+    );
+    let refused = d.cmd(&["bjobs", "-o", "jobid nosuch"], &dir);
     assert!(!refused.status.success());
-    assert!(stderr(&refused).contains("field `pids`: allot does not keep it"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("unknown field `nosuch`"), "{}", stderr(&refused));
     let _ = d.cmd(&["bkill", &job.to_string()], &dir);
 }
 
