@@ -223,10 +223,14 @@ mod tests {
     #[test]
     fn usage_lists_the_supported_options() {
         let bkill = command("bkill").expect("bkill");
-        assert_eq!(bkill.usage(), "Usage: bkill [-s signal] [job_ID ... | 0]\n       bkill -h | -V\n");
+        assert_eq!(
+            bkill.usage(),
+            "Usage: bkill [-s signal] [-g job_group_name] [job_ID ... | 0]\n       bkill -h | -V\n"
+        );
         let bsub = command("bsub").expect("bsub").usage();
         assert!(bsub.starts_with("Usage: bsub [-n min_tasks[,max_tasks]] [-q queue_name]"), "{bsub}");
-        assert!(!bsub.contains("[-g "), "refused options are not offered: {bsub}");
+        let bmod = command("bmod").expect("bmod").usage();
+        assert!(!bmod.contains("[-R "), "refused options are not offered: {bmod}");
         assert!(bsub.contains("[-Is]"), "{bsub}");
         assert!(bsub.contains("[arguments]\n       bsub [options] < job_script\n"), "{bsub}");
         assert!(bsub.lines().all(|l| l.len() <= 80), "{bsub}");
