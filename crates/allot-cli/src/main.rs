@@ -2,6 +2,7 @@
 
 mod bacct;
 mod bench_cmd;
+mod bench_dispatch;
 mod bench_restart;
 mod bhist;
 mod bjobs;
@@ -267,6 +268,21 @@ enum BenchCommand {
         #[arg(long)]
         keep: bool,
     },
+    /// The dispatch pass at issue 3's scale, as `cargo bench -p
+    /// allot-engine --bench dispatch` runs it, in this binary: a pass that
+    /// starts every job that fits on an empty cluster, one after a job
+    /// ends, and one with nothing new (median of `--samples`).
+    Dispatch {
+        #[arg(long, default_value_t = 100_000)]
+        jobs: usize,
+        /// Users (a multiple of 100).
+        #[arg(long, default_value_t = 10_000)]
+        users: usize,
+        #[arg(long, default_value_t = 5_000)]
+        hosts: usize,
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -338,6 +354,9 @@ fn main() -> ExitCode {
         }
         Command::Bench { command: BenchCommand::Daemon { jobs, connections, keep } } => {
             bench_cmd::daemon(jobs, connections, keep)
+        }
+        Command::Bench { command: BenchCommand::Dispatch { jobs, users, hosts, samples } } => {
+            bench_dispatch::dispatch(allot_engine::bench_scenario::Scale { jobs, users, hosts }, samples)
         }
         Command::InstallLinks { dir } => install_cmd::install_links(&dir),
         Command::Install { prefix } => install_cmd::install(&prefix, &completion(clap_complete::Shell::Bash)),

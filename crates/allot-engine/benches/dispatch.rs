@@ -7,59 +7,28 @@
 //! --toggle-collect='*schedule*' target/release/deps/dispatch-<hash>
 //! --bench full_pass`.
 
-use allot_engine::model::{EngineConfig, HostSpec, QueueSpec};
-#[path = "common.rs"]
-mod common;
-
-use allot_engine::shares::{FairshareSet, LsfFactors, PolicyState, Scope, ShareTree};
+use allot_engine::bench_scenario::{Scale, dispatch_config, user};
 use allot_engine::{Decision, Engine, Event, JobSpec, Time};
 use divan::{AllocProfiler, Bencher, black_box};
 
 #[global_allocator]
 static ALLOC: AllocProfiler = AllocProfiler::system();
 
-const HOSTS: usize = 5_000;
-const SLOTS_PER_HOST: u32 = 32;
-const USERS: usize = 10_000;
-const JOBS: usize = 100_000;
+const JOBS: usize = Scale::ISSUE_3.jobs;
+const USERS: usize = Scale::ISSUE_3.users;
 
 fn main() {
     divan::main();
 }
 
-fn user(i: usize) -> String {
-    format!("u{i}")
+fn config() -> allot_engine::EngineConfig {
+    dispatch_config(Scale::ISSUE_3)
 }
 
-fn config() -> EngineConfig {
-    let (top, groups, users) = common::deep_tree(10, 10, 100, |div, dep, u| user(div * 1000 + dep * 100 + u));
-    assert_eq!(users.len(), USERS);
-    let tree = ShareTree::new("batch", &top, groups.clone(), LsfFactors::default(), users);
-    let mut queue = QueueSpec::new("batch", 30);
-    queue.policy = Some("batch".into());
-    EngineConfig {
-        hosts: (0..HOSTS).map(|i| HostSpec::new(format!("h{i:04}"), SLOTS_PER_HOST, SLOTS_PER_HOST)).collect(),
-        queues: vec![queue],
-        fairshare: FairshareSet { policies: vec![PolicyState { scope: Scope::Queues(vec!["batch".into()]), tree }] },
-        groups,
-        mbd_sleep_time: 60,
-        hist_hours: 5.0,
-        default_queues: vec!["batch".into()],
-        user_max_jobs: Default::default(),
-        max_job_array_size: 1000,
-        max_user_priority: None,
-        ..EngineConfig::default()
-    }
-}
-
-/// An engine with `JOBS` pending jobs, 10 per user, of 1 to 4 slots.
+/// An engine with `JOBS` pending jobs, 10 per user, of 1 to 4 slots
+/// (`allot_engine::bench_scenario`).
 fn loaded() -> Engine {
-    let mut e = Engine::new(config());
-    for j in 0..JOBS {
-        let spec = JobSpec { user: user(j % USERS), slots: 1 + (j % 4) as u32, ..JobSpec::default() };
-        e.apply(Time(0), &Event::Submit(spec)).expect("accepted");
-    }
-    e
+    allot_engine::bench_scenario::loaded(Scale::ISSUE_3)
 }
 
 /// The cluster starts empty: the pass starts every job that fits (the

@@ -5,8 +5,6 @@
 //! `cargo bench -p allot-engine --bench shares`
 
 use allot_engine::Time;
-#[path = "common.rs"]
-mod common;
 
 use allot_engine::shares::priority::PriorityInputs;
 use allot_engine::shares::{GroupTable, JobCharge, LsfFactors, Selector, ShareAssignment, ShareTarget, ShareTree};
@@ -27,9 +25,9 @@ fn user(div: usize, dep: usize, u: usize) -> String {
     format!("u{div}_{dep}_{u}")
 }
 
-/// The deep configuration (see `common.rs`).
+/// The deep configuration (`allot_engine::bench_scenario::deep_tree`).
 fn deep() -> (Vec<ShareAssignment>, GroupTable, Vec<String>) {
-    common::deep_tree(DIVISIONS, DEPARTMENTS, USERS_PER_DEPARTMENT, user)
+    allot_engine::bench_scenario::deep_tree(DIVISIONS, DEPARTMENTS, USERS_PER_DEPARTMENT, user)
 }
 
 fn deep_tree() -> (ShareTree, Vec<String>) {

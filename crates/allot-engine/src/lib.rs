@@ -26,6 +26,7 @@
 mod admission;
 pub mod alloc_limits;
 mod arrays;
+pub mod bench_scenario;
 mod compound;
 mod control;
 mod cu;
