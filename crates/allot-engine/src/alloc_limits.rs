@@ -358,6 +358,9 @@ impl Engine {
     /// A running job's charges under the limits, from its state now: added
     /// (`add`) or taken away. Around every change of what it holds.
     pub(crate) fn book_limits(&mut self, id: JobId, add: bool) {
+        if self.alloc_limits.rules.is_empty() {
+            return;
+        }
         let Some(job) = self.jobs.get(&id) else { return };
         let JobState::Running { alloc, suspended, .. } = &job.state else { return };
         let uses = self.uses_of(job, alloc, suspended.is_some());
@@ -366,6 +369,9 @@ impl Engine {
 
     /// [`Engine::book_limits`] for a job whose state was taken out of it.
     pub(crate) fn unbook_limits(&mut self, job: &Job, alloc: &[(u32, u32)], suspended: bool) {
+        if self.alloc_limits.rules.is_empty() {
+            return;
+        }
         let uses = self.uses_of(job, alloc, suspended);
         self.book_uses(uses, false);
     }
@@ -453,6 +459,9 @@ impl Engine {
     /// Whether `job` on `alloc` stays within every limit; the first it
     /// would pass, if not.
     pub(crate) fn alloc_within_limits(&self, job: &Job, alloc: &[(u32, u32)]) -> Result<(), PendingReason> {
+        if self.alloc_limits.rules.is_empty() {
+            return Ok(());
+        }
         for (key, u) in self.uses_of(job, alloc, false) {
             if let Some(what) = self.limit_passed(&key, &u) {
                 return Err(self.limit_pending(&key, what));

@@ -20,6 +20,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::engine::{Alloc, Engine, Job};
 use crate::reserve::Ask;
 use crate::resreq::ResReq;
@@ -67,8 +69,10 @@ impl Engine {
     /// MB each entry of `alloc` holds under `res`'s `rusage[mem]`: per host
     /// (or per slot), and for a compound requirement each term's on the
     /// entries of its slots, in order (module docs).
-    pub(crate) fn rusage_by_entry(&self, res: Option<&ResReq>, alloc: &[(u32, u32)]) -> Vec<f64> {
-        let Some(res) = res else { return vec![0.0; alloc.len()] };
+    pub(crate) fn rusage_by_entry(&self, res: Option<&ResReq>, alloc: &[(u32, u32)]) -> SmallVec<[f64; 2]> {
+        // Most jobs ask no memory: nothing to look up, nothing allocated.
+        let asks = |r: &ResReq| r.rusage_mem.is_some() || r.terms.iter().any(|t| t.res.rusage_mem.is_some());
+        let Some(res) = res.filter(|r| asks(r)) else { return SmallVec::from_elem(0.0, alloc.len()) };
         alloc
             .iter()
             .zip(entry_terms(res, alloc))

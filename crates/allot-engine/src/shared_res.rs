@@ -295,6 +295,9 @@ impl Engine {
     /// due when a duration ends.
     pub(crate) fn hold_resources(&mut self, id: JobId, t: Time) {
         self.release_resources(id);
+        if self.resources.insts.is_empty() {
+            return;
+        }
         let Some(job) = self.jobs.get(&id) else { return };
         let JobState::Running { alloc, .. } = &job.state else { return };
         let Some(needs) = self.needs(job.res.as_deref(), alloc) else { return };
