@@ -14,7 +14,7 @@ pub use allot_exec::clock::{long_in, minute_in, numeric_in};
 /// whatever the machine's zone, so their expected dates hold anywhere.
 pub fn zone() -> &'static TimeZone {
     static ZONE: OnceLock<TimeZone> = OnceLock::new();
-    ZONE.get_or_init(|| if cfg!(test) { TimeZone::UTC } else { TimeZone::system() })
+    ZONE.get_or_init(|| if cfg!(test) { TimeZone::UTC } else { allot_exec::clock::local_zone() })
 }
 
 /// The local time zone's offset from UTC at `secs`, seconds east: what

@@ -9,6 +9,24 @@ use jiff::tz::TimeZone;
 
 const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
+/// This machine's local time zone, as the C library reads it: `TZ` when
+/// set, else `/etc/localtime`, else UTC. `/etc/localtime` is read as the
+/// zone file it is, named after its link's target; jiff's own
+/// `TimeZone::system` looks that name up in its database instead, which
+/// first lists the whole of `/usr/share/zoneinfo` (some 40 directory
+/// reads), and every job's supervisor asks for the zone.
+pub fn local_zone() -> TimeZone {
+    if std::env::var_os("TZ").is_some() {
+        return TimeZone::system();
+    }
+    let path = "/etc/localtime";
+    let name = std::fs::read_link(path)
+        .ok()
+        .and_then(|t| t.to_str().and_then(|t| t.rsplit_once("zoneinfo/")).map(|(_, n)| n.to_string()))
+        .unwrap_or_else(|| "Local".to_string());
+    std::fs::read(path).ok().and_then(|bytes| TimeZone::tzif(&name, &bytes).ok()).unwrap_or(TimeZone::UTC)
+}
+
 /// The zone's offset from UTC at `secs`, seconds east.
 pub fn offset_in(secs: u64, tz: &TimeZone) -> i64 {
     i64::from(tz.to_offset(timestamp(secs)).seconds())
@@ -64,6 +82,14 @@ mod tests {
         let new_york = TimeZone::fixed(jiff::tz::offset(-5));
         assert_eq!(minute_in(0, &new_york), "Dec 31 19:00");
         assert_eq!(numeric_in(1_795_294_501, &tokyo), "11/22-05:55:01");
+        // The local zone read from its file tells the same offsets as
+        // jiff's lookup by name.
+        if std::env::var_os("TZ").is_none() && std::path::Path::new("/etc/localtime").exists() {
+            let (read, looked_up) = (local_zone(), TimeZone::system());
+            for t in [0, 1_795_294_501, 1_800_000_000] {
+                assert_eq!(offset_in(t, &read), offset_in(t, &looked_up));
+            }
+        }
         assert_eq!(full_in(0, &new_york), "Wed Dec 31 19:00:00 1969");
         assert_eq!((offset_in(0, &tokyo), offset_in(0, &new_york)), (9 * 3600, -5 * 3600));
     }

@@ -480,7 +480,7 @@ mod tests {
         assert!(report.contains("\nExited with exit code 2.\n"), "{report}");
         assert!(report.ends_with("The output (if any) is above this job summary.\n\n"), "{report}");
         let started = report.lines().find_map(|l| l.strip_prefix("Started at ")).expect("a start");
-        let zone = jiff::tz::TimeZone::system();
+        let zone = clock::local_zone();
         assert!([before, before + 1].iter().any(|&t| clock::full_in(t, &zone) == started), "{started}");
         assert_eq!(std::fs::read_to_string(dir.join("err")).expect("err"), "oops\n");
         // Without one (no `-o`, or `-N`), the output is the job's alone.

@@ -253,7 +253,7 @@ pub fn run(
             let _ = writeln!(&stderr, "allot: job {}: mail to {} not sent: {why}", spec.job, m.to);
         }
     };
-    let zone = jiff::tz::TimeZone::system();
+    let zone = crate::clock::local_zone();
     let started_at = now_secs();
     if let Some(m) = spec.mail.as_ref().filter(|m| m.begin) {
         mail(crate::mail::begin_message(m, started_at, &zone));
