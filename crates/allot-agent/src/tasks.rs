@@ -197,13 +197,19 @@ pub async fn end_cgroup(base: PathBuf, run: (u64, u32)) {
 pub fn write_hostfile(state_dir: &Path, job: u64, hosts: &str) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     let dir = state_dir.join("hostfiles");
-    std::fs::DirBuilder::new().recursive(true).mode(0o755).create(&dir)?;
     let path = dir.join(job.to_string());
     let mut text: String = hosts.split_whitespace().map(|h| format!("{h}\n")).collect();
     if text.is_empty() {
         text.push('\n');
     }
-    std::fs::write(&path, text)?;
+    // The directory is made when it is missing, not looked for every job.
+    if let Err(e) = std::fs::write(&path, &text) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e);
+        }
+        std::fs::DirBuilder::new().recursive(true).mode(0o755).create(&dir)?;
+        std::fs::write(&path, &text)?;
+    }
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
     Ok(path)
 }

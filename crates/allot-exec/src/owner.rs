@@ -52,6 +52,18 @@ pub fn is_root() -> bool {
     Uid::effective().is_root()
 }
 
+/// This process's own supplementary groups, read once: only `as_owner`
+/// changes them, and it puts them back (reading them costs a file read
+/// and two system calls, and a job's supervisor switches several times).
+fn own_groups() -> nix::Result<Vec<Gid>> {
+    static OWN: std::sync::OnceLock<Vec<Gid>> = std::sync::OnceLock::new();
+    if let Some(g) = OWN.get() {
+        return Ok(g.clone());
+    }
+    let groups = getgroups()?;
+    Ok(OWN.get_or_init(|| groups).clone())
+}
+
 /// Runs `f` with `owner`'s credentials, then takes root's back. Without an
 /// owner, or when this process is not root (it then runs as the job's
 /// owner already), `f` runs as it is. A process that cannot take root's
@@ -62,7 +74,7 @@ pub fn is_root() -> bool {
 pub fn as_owner<T>(owner: Option<&Owner>, f: impl FnOnce() -> T) -> Result<T, ExecError> {
     let Some(owner) = owner.filter(|_| is_root()) else { return Ok(f()) };
     let fail = |what: &str, e: nix::Error| ExecError::Spec(format!("cannot {what}: {e}"));
-    let saved = getgroups().map_err(|e| fail("read this process's groups", e))?;
+    let saved = own_groups().map_err(|e| fail("read this process's groups", e))?;
     let (uid, gid) = (Uid::from_raw(owner.uid), Gid::from_raw(owner.gid));
     let root = (Uid::from_raw(0), Gid::from_raw(0));
     // Each step back as soon as a later one fails: never half switched.
