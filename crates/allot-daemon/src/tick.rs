@@ -47,10 +47,13 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         heard.iter().copied().filter(|id| state.running.contains(id)).collect()
     };
     let mut ends: Vec<(Time, Record)> = crate::cluster::collect(state, t);
+    let mut heard = heard;
     for id in look.into_iter().filter(|_| state.cluster.is_none()) {
         if let Some(report) = state.files.read_exit(id.0) {
             let ended = report.ended_at;
             crate::running::ended(state, id, report, ended, t, &mut ends);
+            // Reported: no orphan (its files need no second look).
+            heard.remove(&id);
         }
     }
     ends.extend(orphans(state, heard).into_iter().map(|r| (t.max(state.clock), r)));
