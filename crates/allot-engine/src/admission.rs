@@ -91,6 +91,18 @@ impl Engine {
         Ok(first)
     }
 
+    /// The engine's number for user `name`, given at the user's first job.
+    pub(crate) fn user_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.user_ids.get(name) {
+            return id;
+        }
+        let id = self.users.len() as u32;
+        self.users.push(name.to_string());
+        self.user_ids.insert(name.to_string(), id);
+        self.user_used.push(0);
+        id
+    }
+
     /// The checks of a submission, and the job they admit.
     pub(crate) fn admit(&mut self, spec: &JobSpec) -> Result<Job, Rejection> {
         let asked = asked_slots(spec)?;

@@ -728,17 +728,6 @@ impl Engine {
         }
     }
 
-    pub(crate) fn user_id(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.user_ids.get(name) {
-            return id;
-        }
-        let id = self.users.len() as u32;
-        self.users.push(name.to_string());
-        self.user_ids.insert(name.to_string(), id);
-        self.user_used.push(0);
-        id
-    }
-
     /// A pending job joins its queue: dispatchable, or held, or waiting
     /// for its dependency or for room under its array's limit.
     pub(crate) fn add_pending(&mut self, id: JobId, job: &Job) {
