@@ -123,6 +123,16 @@ pub fn check_path(path: &str) -> Result<(), JobGroupError> {
     Ok(())
 }
 
+/// A group's path as kept, checked: not the root, which has no limit and
+/// is neither made, changed nor deleted.
+fn kept_path(path: &str) -> Result<&str, JobGroupError> {
+    check_path(path)?;
+    match normal(path) {
+        "/" => Err(JobGroupError::Root),
+        p => Ok(p),
+    }
+}
+
 /// A path as kept: without a trailing `/` (but the root's).
 pub fn normal(path: &str) -> &str {
     match path.trim_end_matches('/') {
@@ -155,12 +165,19 @@ impl JobGroups {
         self.groups.values().filter(|g| g.owner == owner).count()
     }
 
-    /// Makes every missing group of `path`'s lineage, owned by `owner`.
-    fn make(&mut self, path: &str, owner: &str) -> Result<(), JobGroupError> {
+    /// Whether `owner` may hold the groups of `path`'s lineage that are
+    /// missing ([`MAX_PER_OWNER`]).
+    fn room(&self, path: &str, owner: &str) -> Result<(), JobGroupError> {
         let missing = lineage(path).filter(|p| !self.groups.contains_key(*p)).count();
         if missing > 0 && self.owned_by(owner) + missing > MAX_PER_OWNER {
             return Err(JobGroupError::TooMany(owner.to_string()));
         }
+        Ok(())
+    }
+
+    /// Makes every missing group of `path`'s lineage, owned by `owner`.
+    fn make(&mut self, path: &str, owner: &str) -> Result<(), JobGroupError> {
+        self.room(path, owner)?;
         for p in lineage(path) {
             self.groups.entry(p.to_string()).or_insert_with(|| GroupState {
                 owner: owner.to_string(),
@@ -210,11 +227,7 @@ impl Engine {
     pub(crate) fn change_job_group(&mut self, change: &JobGroupChange) -> Result<(), JobGroupError> {
         match change {
             JobGroupChange::Add { path, owner, limit } => {
-                check_path(path)?;
-                let path = normal(path);
-                if path == "/" {
-                    return Err(JobGroupError::Root);
-                }
+                let path = kept_path(path)?;
                 if self.job_groups.groups.contains_key(path) {
                     return Err(JobGroupError::Exists(path.to_string()));
                 }
@@ -246,11 +259,8 @@ impl Engine {
             }
             JobGroupChange::Delete { path } => {
                 let path = self.existing_group(path)?;
-                let jobs = self
-                    .jobs
-                    .iter()
-                    .filter(|(_, j)| j.job_group.as_deref().is_some_and(|g| is_within(g, &path)))
-                    .count();
+                let jobs =
+                    self.job_groups_in_use().into_iter().filter(|(g, _)| is_within(g, &path)).map(|(_, n)| n).sum();
                 if jobs > 0 {
                     return Err(JobGroupError::NotEmpty { path, jobs });
                 }
@@ -265,11 +275,7 @@ impl Engine {
 
     /// A group that exists, by its kept path; not the root.
     fn existing_group(&self, path: &str) -> Result<String, JobGroupError> {
-        check_path(path)?;
-        let path = normal(path);
-        if path == "/" {
-            return Err(JobGroupError::Root);
-        }
+        let path = kept_path(path)?;
         match self.job_groups.groups.contains_key(path) {
             true => Ok(path.to_string()),
             false => Err(JobGroupError::NoSuchGroup(path.to_string())),
@@ -280,11 +286,20 @@ impl Engine {
     /// is good and, if it makes groups, the owner may hold them.
     pub(crate) fn may_join_group(&self, path: &str, owner: &str) -> Result<(), JobGroupError> {
         check_path(path)?;
-        let missing = lineage(normal(path)).filter(|p| !self.job_groups.groups.contains_key(*p)).count();
-        if missing > 0 && self.job_groups.owned_by(owner) + missing > MAX_PER_OWNER {
-            return Err(JobGroupError::TooMany(owner.to_string()));
+        self.job_groups.room(normal(path), owner)
+    }
+
+    /// The groups this engine's jobs (pending and running, so unfinished)
+    /// name, with how many name each: a group that holds one, or whose
+    /// subgroup does, is not deleted.
+    pub fn job_groups_in_use(&self) -> BTreeMap<&str, usize> {
+        let mut out = BTreeMap::new();
+        for (_, j) in self.jobs.iter() {
+            if let Some(g) = j.job_group.as_deref() {
+                *out.entry(g).or_default() += 1;
+            }
         }
-        Ok(())
+        out
     }
 
     /// A job admitted to a group joins it: the group is made if it is
@@ -314,17 +329,14 @@ impl Engine {
     /// The counts of started jobs again, from the running jobs (after a
     /// reconfiguration, which adopts every job anew).
     pub(crate) fn recount_job_groups(&mut self) {
-        for g in self.job_groups.groups.values_mut() {
+        let Engine { jobs, job_groups, .. } = self;
+        for g in job_groups.groups.values_mut() {
             g.started = 0;
         }
-        let running: Vec<String> = self
-            .jobs
-            .iter()
-            .filter(|(_, j)| matches!(j.state, JobState::Running { .. }))
-            .filter_map(|(_, j)| j.job_group.clone())
-            .collect();
-        for path in running {
-            self.job_groups.count(&path, true);
+        for (_, j) in jobs.iter().filter(|(_, j)| matches!(j.state, JobState::Running { .. })) {
+            if let Some(path) = j.job_group.as_deref() {
+                job_groups.count(path, true);
+            }
         }
     }
 
