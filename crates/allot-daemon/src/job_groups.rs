@@ -54,28 +54,31 @@ fn may_change(state: &State, caller: &Caller, path: &str) -> Result<(), String> 
     let Some(g) = state.engine.job_group(path) else {
         return Err(format!("Job group <{path}> does not exist"));
     };
-    let owns_above = state.engine.job_groups().iter().any(|a| is_within(path, &a.path) && a.owner == caller.user);
-    match g.owner == caller.user || owns_above {
+    // The group itself is the last of its lineage.
+    let owns = lineage(path).any(|p| state.engine.job_group(p).is_some_and(|a| a.owner == caller.user));
+    match owns {
         true => Ok(()),
-        false => Err(format!("Job group <{path}>: User permission denied (its owner is {})", g.owner)),
+        false => Err(denied(path, &g.owner)),
     }
+}
+
+fn denied(path: &str, owner: &str) -> String {
+    format!("Job group <{path}>: User permission denied (its owner is {owner})")
 }
 
 /// `bgdel`: the groups deleted, or why none was.
 fn delete(state: &mut State, caller: &Caller, which: GroupDeletion, t: Time, records: &mut Vec<Record>) -> Response {
     let admin = is_admin(state, caller);
-    let unfinished = unfinished_by_group(state);
-    let empty = |path: &str| unfinished.iter().all(|(g, _)| !is_within(g, path));
+    // As the engine judges it: a group is empty when no unfinished job
+    // names it or a group under it.
+    let in_use = state.engine.job_groups_in_use();
+    let empty =
+        |path: &str| !in_use.range(path..).take_while(|(g, _)| g.starts_with(path)).any(|(g, _)| is_within(g, path));
     let doomed: Vec<String> = match &which {
         GroupDeletion::Group(path) => {
             let path = normal(path);
             match state.engine.job_group(path) {
-                Some(g) if !admin && g.owner != caller.user => {
-                    return Response::Error(format!(
-                        "Job group <{path}>: User permission denied (its owner is {})",
-                        g.owner
-                    ));
-                }
+                Some(g) if !admin && g.owner != caller.user => return Response::Error(denied(path, &g.owner)),
                 _ => vec![path.to_string()],
             }
         }
@@ -112,17 +115,6 @@ fn outermost(state: &State, chosen: impl Fn(&str, &str) -> bool) -> Vec<String> 
         let held = out.last().is_some_and(|last| is_within(&g.path, last));
         if !held && chosen(&g.path, &g.owner) {
             out.push(g.path);
-        }
-    }
-    out
-}
-
-/// How many unfinished jobs name each group.
-fn unfinished_by_group(state: &State) -> BTreeMap<&str, u64> {
-    let mut out = BTreeMap::new();
-    for j in state.jobs.values().filter(|j| j.status.unfinished()) {
-        if let Some(g) = j.record.spec.job_group.as_deref() {
-            *out.entry(g).or_default() += 1;
         }
     }
     out
