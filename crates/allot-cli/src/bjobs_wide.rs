@@ -50,7 +50,7 @@ impl RunColumn {
     pub(crate) fn value(self, j: &JobInfo, now: u64) -> String {
         match self {
             RunColumn::TimeLeft => time_left(j, now),
-            RunColumn::FinishTime => finish_time(j),
+            RunColumn::FinishTime => finish_time(j, now),
             RunColumn::Complete => complete(j, now),
         }
     }
@@ -85,11 +85,11 @@ pub(crate) fn time_left(j: &JobInfo, now: u64) -> String {
 
 /// `-WF`: a finished job's end; a running job's expected end, and its
 /// basis.
-fn finish_time(j: &JobInfo) -> String {
+fn finish_time(j: &JobInfo, now: u64) -> String {
     if let Some(end) = j.end_time {
         return crate::lsf::lsf_time(end);
     }
-    match (j.start_time, basis(j, now())) {
+    match (j.start_time, basis(j, now)) {
         (Some(start), Some((of, mark))) => format!("{} {mark}", crate::lsf::lsf_time(start + of)),
         _ => "-".into(),
     }
