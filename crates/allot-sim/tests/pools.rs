@@ -31,6 +31,27 @@ fn assert_averages(out: &Outcome, window: (u64, u64), expected: &[(&str, f64)], 
     }
 }
 
+/// `jobs` jobs of user `u` in each of `queues`, all submitted at 0, each
+/// running `base` seconds and up to `spread` more (varied by job and
+/// queue): queues that keep work pending while jobs end and start.
+fn backlog(queues: &[&str], jobs: u64, (base, spread): (u64, u64)) -> String {
+    let mut lines = String::new();
+    for (qi, q) in queues.iter().enumerate() {
+        for i in 0..jobs {
+            let runtime = base + (i * 37 + qi as u64 * 101) % spread;
+            lines +=
+                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
+        }
+    }
+    lines
+}
+
+/// A workload's run through the simulator on `e`.
+fn simulate(e: &mut Engine, lines: &str) -> Outcome {
+    let w = jsonl::read(lines);
+    run(e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {})
+}
+
 fn queue(name: &str, priority: i32, pool: &str, share: u32, hosts: &str) -> String {
     format!(
         "Begin Queue\nQUEUE_NAME = {name}\nPRIORITY = {priority}\nSLOT_POOL = {pool}\nSLOT_SHARE = {share}\nHOSTS = {hosts}\nEnd Queue\n"
@@ -226,22 +247,8 @@ fn phase_two_settles_at_11_and_4_as_jobs_come_and_go() {
     // and 4 (the last slot to Roma "again"), so after the first hour
     // Roma runs 11 on average and Genova 4, not the 10.5 and 4.5 of a
     // slot traded back and forth.
-    let mut lines = String::new();
-    for (qi, q) in ["Roma", "Genova"].iter().enumerate() {
-        for i in 0..1500u64 {
-            let runtime = 120 + (i * 37 + qi as u64 * 101) % 480;
-            lines +=
-                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
-        }
-    }
-    let w = jsonl::read(&lines);
-    let mut e = roma_verona_genova();
-    let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
-    let (w0, w1) = (3_600u64, 20_000u64);
-    for (q, expect) in [("Roma", 11.0), ("Genova", 4.0)] {
-        let average = average_slots(&out, q, (w0, w1));
-        assert!((average - expect).abs() <= 0.1, "{q}: {average:.2} slots on average, {expect} expected");
-    }
+    let out = simulate(&mut roma_verona_genova(), &backlog(&["Roma", "Genova"], 1500, (120, 480)));
+    assert_averages(&out, (3_600, 20_000), &[("Roma", 11.0), ("Genova", 4.0)], 0.1);
 }
 
 /// spec 000, "2 pools, 30 job slots, and 2 queues out of any pool": poolA
@@ -321,14 +328,7 @@ fn a_pools_queue_above_the_queues_out_of_it_keeps_its_share_over_time() {
         + "Begin Queue\nQUEUE_NAME = Parma\nPRIORITY = 43\nHOSTS = groupB\nEnd Queue\n"
         + &queue("Venezia", 43, "poolB", 30, "groupB")
         + &queue("Bologna", 43, "poolB", 30, "groupB");
-    let mut lines = String::new();
-    for (qi, q) in ["Pisa", "Venezia", "Bologna"].iter().enumerate() {
-        for i in 0..400u64 {
-            let runtime = 300 + (i * 37 + qi as u64 * 101) % 600;
-            lines +=
-                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
-        }
-    }
+    let mut lines = backlog(&["Pisa", "Venezia", "Bologna"], 400, (300, 600));
     // Milano and Parma: three jobs each at once, every 10 minutes.
     for burst in 0..60u64 {
         for q in ["Milano", "Parma"] {
@@ -341,9 +341,7 @@ fn a_pools_queue_above_the_queues_out_of_it_keeps_its_share_over_time() {
             }
         }
     }
-    let w = jsonl::read(&lines);
-    let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
-    let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
+    let out = simulate(&mut engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]), &lines);
     assert_averages(
         &out,
         (3_600u64, 30_000u64),
@@ -360,16 +358,6 @@ fn a_pools_queue_above_the_queues_out_of_it_keeps_its_share_over_time() {
 /// queues of equal shares.
 #[test]
 fn phase_one_settles_at_8_5_2_as_jobs_come_and_go() {
-    let mut lines = String::new();
-    for (qi, q) in ["Roma", "Verona", "Genova"].iter().enumerate() {
-        for i in 0..1500u64 {
-            let runtime = 120 + (i * 37 + qi as u64 * 101) % 480;
-            lines +=
-                &format!("{{\"submit\": 0, \"user\": \"u\", \"runtime\": {runtime}, \"bsub\": \"-q {q} ./job\"}}\n");
-        }
-    }
-    let w = jsonl::read(&lines);
-    let mut e = roma_verona_genova();
-    let out = run(&mut e, &w, &SimOptions::default(), &|_: &Engine, _| serde_json::Value::Null, &mut |_| {});
+    let out = simulate(&mut roma_verona_genova(), &backlog(&["Roma", "Verona", "Genova"], 1500, (120, 480)));
     assert_averages(&out, (3_600u64, 20_000u64), &[("Roma", 8.0), ("Verona", 5.0), ("Genova", 2.0)], 0.2);
 }
