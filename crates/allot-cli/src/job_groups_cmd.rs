@@ -176,9 +176,12 @@ pub(crate) fn table(groups: &[JobGroupInfo], slots: bool) -> String {
     let mut out = String::new();
     let row = |out: &mut String, name: &str, cells: &[String]| {
         let _ = write!(out, "{name:<width$}");
-        for (i, c) in cells.iter().enumerate() {
-            let w = if i + 1 == cells.len() { 0 } else { 7 };
-            let _ = write!(out, "{c:<w$} ");
+        // Columns of 7 and a space, the last (the owner) as it is.
+        if let Some((last, rest)) = cells.split_last() {
+            for c in rest {
+                let _ = write!(out, "{c:<7} ");
+            }
+            let _ = write!(out, "{last}");
         }
         let _ = writeln!(out);
     };
