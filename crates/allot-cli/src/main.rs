@@ -125,7 +125,7 @@ enum Command {
         /// users and administrators did. Without --config, under the
         /// configuration it recorded, making again every decision allotd
         /// made (exit 3 when one differs, listed in problems.txt).
-        #[arg(long, conflicts_with_all = ["workload", "policy", "kill_at_limit", "backfill", "reserve", "report_at"])]
+        #[arg(long, conflicts_with_all = ["workload", "policy", "kill_at_limit", "backfill", "reserve", "time_reserve", "plan", "report_at"])]
         from: Option<PathBuf>,
         /// Configuration directory; without it, the machine of the SWF header
         /// and one queue `normal` (with --from: the configuration recorded).
@@ -158,6 +158,15 @@ enum Command {
         /// against.
         #[arg(long, conflicts_with = "backfill")]
         reserve: bool,
+        /// With --backfill or --reserve: time-based slot reservation for at
+        /// most N jobs at once (LSB_TIME_RESERVE_NUMJOBS=N in lsf.conf).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        time_reserve: Option<u32>,
+        /// Without --config: plan-based reservation (ALLOCATION_PLANNER=Y)
+        /// with the queue's PLAN, `Y` or `"DELAY[minutes] MAX_JOBS[n]"`;
+        /// with --backfill the queue backfills too.
+        #[arg(long, value_name = "PLAN", conflicts_with_all = ["reserve", "time_reserve"])]
+        plan: Option<String>,
         /// SWF: send each job to the queue named after its queue number
         /// (`queue1`, ...; field 15) or its partition number (`partition1`,
         /// ...; field 16); by default every job goes to the default queue.
@@ -386,6 +395,8 @@ fn main() -> ExitCode {
             kill_at_limit,
             backfill,
             reserve,
+            time_reserve,
+            plan,
             swf_queues,
             ..
         } => sim_cmd::run(sim_cmd::SimArgs {
@@ -410,6 +421,8 @@ fn main() -> ExitCode {
             kill_at_limit,
             backfill,
             reserve,
+            time_reserve,
+            plan,
             swf_queues: match swf_queues {
                 SwfQueuesArg::None => allot_sim::swf::QueueField::None,
                 SwfQueuesArg::Queue => allot_sim::swf::QueueField::Queue,

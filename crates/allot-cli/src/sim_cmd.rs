@@ -23,6 +23,10 @@ pub struct SimArgs {
     pub kill_at_limit: bool,
     pub backfill: bool,
     pub reserve: bool,
+    /// `--time-reserve N`: LSB_TIME_RESERVE_NUMJOBS.
+    pub time_reserve: Option<u32>,
+    /// `--plan PLAN`: ALLOCATION_PLANNER with the queue's PLAN.
+    pub plan: Option<String>,
     pub swf_queues: allot_sim::swf::QueueField,
 }
 
@@ -69,6 +73,33 @@ pub(crate) fn unused(name: &str) -> PathBuf {
     candidate
 }
 
+/// The default queue's reservation and backfill as the options ask, and
+/// the run's name for it.
+fn reservation(config: &mut allot_engine::EngineConfig, args: &SimArgs, policy: &str) -> anyhow::Result<String> {
+    use allot_sim::machine;
+    let with = if args.backfill { " and backfill" } else { "" };
+    if let Some(text) = &args.plan {
+        let value = allot_config::lsf::values::parse_all(allot_config::lsf::values::plan, text)
+            .map_err(|e| anyhow!("--plan: {}", e.message))?;
+        machine::plan(config, allot_config::plan::planner_queue(value), args.backfill);
+        return Ok(format!("{policy} with planned reservation (PLAN = {}){with}", text.trim()));
+    }
+    if args.time_reserve.is_some() && !(args.backfill || args.reserve) {
+        bail!("--time-reserve: plans slot reservation: give --backfill or --reserve");
+    }
+    if args.backfill || args.reserve {
+        machine::reserve(config, args.backfill);
+    }
+    if let Some(n) = args.time_reserve {
+        machine::time_reserve(config, n);
+    }
+    Ok(match (args.backfill || args.reserve, args.time_reserve) {
+        (true, Some(n)) => format!("{policy} with time-based slot reservation ({n} jobs){with}"),
+        (true, None) => format!("{policy} with slot reservation{with}"),
+        (false, _) => policy.into(),
+    })
+}
+
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let wall = Instant::now();
     if args.config.is_none() && allot_sim::input::is_json_lines(&args.workload) {
@@ -77,9 +108,17 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let workload = read_workload(&args.workload, &ReadOptions { swf_queues: args.swf_queues })?;
     let (engine_config, policy_name) = match (&args.config, args.policy) {
         (Some(_), Some(_)) => bail!("--policy: applies only without --config (the configuration sets the policy)"),
-        (Some(_), None) if args.backfill || args.reserve => {
-            let option = if args.backfill { "--backfill" } else { "--reserve" };
-            bail!("{option}: applies only without --config (set BACKFILL and SLOT_RESERVE in lsb.queues)")
+        (Some(_), None) if args.backfill || args.reserve || args.time_reserve.is_some() || args.plan.is_some() => {
+            let option = match (args.backfill, args.reserve, args.time_reserve) {
+                (true, ..) => "--backfill",
+                (_, true, _) => "--reserve",
+                (_, _, Some(_)) => "--time-reserve",
+                _ => "--plan",
+            };
+            bail!(
+                "{option}: applies only without --config (set BACKFILL, SLOT_RESERVE and PLAN in lsb.queues, \
+                 ALLOCATION_PLANNER in lsb.params, LSB_TIME_RESERVE_NUMJOBS in lsf.conf)"
+            )
         }
         (Some(dir), None) => match allot_config::load_dir(dir) {
             Ok((config, warnings)) => {
@@ -98,14 +137,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             workload.machine.check().map_err(|(line, e)| anyhow!("{}:{line}: {e}", args.workload.display()))?;
             let policy = policy.unwrap_or(Policy::Fairshare);
             let mut config = default_engine(&workload, policy);
-            if args.backfill || args.reserve {
-                allot_sim::machine::reserve(&mut config, args.backfill);
-            }
-            let name = match (args.backfill, args.reserve) {
-                (true, _) => format!("{} with slot reservation and backfill", policy.name()),
-                (false, true) => format!("{} with slot reservation", policy.name()),
-                _ => policy.name().into(),
-            };
+            let name = reservation(&mut config, &args, policy.name())?;
             (config, name)
         }
     };

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use allot_engine::model::{
-    ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, Reserve, RunLimitSpec,
+    ComputeUnitSpec, EngineConfig, HostAttrs, HostSpec, ProcLimit, QueueLimits, QueueSpec, RunLimitSpec,
 };
 use allot_engine::pend_limits::{PendLimit, UserPendLimits};
 use allot_engine::resreq::Resource;
@@ -86,11 +86,8 @@ impl Config {
                         // An empty list would resolve to every host.
                         if firsts.is_empty() { Vec::new() } else { self.resolve_hosts(&firsts) }
                     },
-                    reserve: match (q.resource_reserve, q.slot_reserve) {
-                        (Some(cycles), _) => Some(Reserve { cycles, memory: true }),
-                        (None, Some(cycles)) => Some(Reserve { cycles, memory: false }),
-                        (None, None) => None,
-                    },
+                    reserve: self.reservation_of(q).0,
+                    plan: self.reservation_of(q).1,
                     backfill: q.backfill,
                     interruptible: q
                         .interruptible_backfill
@@ -123,6 +120,7 @@ impl Config {
             fairshare: self.fairshare_set(),
             groups: self.groups.clone(),
             mbd_sleep_time: self.params.mbd_sleep_time,
+            plan_max_jobs: self.plan_max_jobs(),
             hist_hours: self.params.factors.hist_hours,
             default_queues,
             user_max_jobs: self.user_limits.iter().filter_map(|u| Some((u.name.clone(), u.max_jobs?))).collect(),

@@ -9,6 +9,7 @@ pub mod model;
 
 pub use diag::{Diagnostic, Diagnostics, Location, Severity};
 pub mod load;
+pub mod plan;
 pub mod policy;
 pub mod settings;
 pub mod validate;

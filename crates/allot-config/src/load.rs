@@ -191,9 +191,10 @@ pub fn from_texts(texts: &[(String, String)], diags: &mut Diagnostics) -> Config
         config.params = params::read(&src, diags);
     }
     if let Some(src) = get("lsf.conf") {
-        let (enforce, mail) = read_lsf_conf(&src, diags);
-        config.params.ncpu_enforce |= enforce;
-        config.mail_prog = mail;
+        let conf = read_lsf_conf(&src, diags);
+        config.params.ncpu_enforce |= conf.ncpu_enforce;
+        config.params.time_reserve_numjobs = conf.time_reserve_numjobs;
+        config.mail_prog = conf.mail;
     }
     if let Some(src) = get("lsb.users") {
         let (groups, limits) = users::read(&src, diags);
@@ -316,24 +317,42 @@ fn default_queues(fairshare: bool) -> String {
 /// counts a host's `ncpus`, else the logical CPUs its agent finds).
 const LSF_CONF_NOT_APPLIED: &[&str] = &["LSB_BIND_JOB", "LSB_BIND_CPU_LIST", "EGO_DEFINE_NCPUS"];
 
+/// What allot reads of `lsf.conf`.
+#[derive(Default)]
+struct LsfConf {
+    ncpu_enforce: bool,
+    mail: Option<String>,
+    time_reserve_numjobs: Option<u32>,
+}
+
 /// `lsf.conf` is `KEY=VALUE` lines with no sections; allot reads
-/// LSB_NCPU_ENFORCE and LSB_MAILPROG (the mail program, as written) from
-/// it, warns about the parameters of the specification it does not apply,
-/// and passes over the rest (a site's `lsf.conf` holds hundreds of
-/// settings of LSF's own daemons).
-fn read_lsf_conf(src: &Source<'_>, diags: &mut Diagnostics) -> (bool, Option<String>) {
+/// LSB_NCPU_ENFORCE, LSB_MAILPROG (the mail program, as written) and
+/// LSB_TIME_RESERVE_NUMJOBS (a positive whole number) from it, warns
+/// about the parameters of the specification it does not apply, and
+/// passes over the rest (a site's `lsf.conf` holds hundreds of settings
+/// of LSF's own daemons).
+fn read_lsf_conf(src: &Source<'_>, diags: &mut Diagnostics) -> LsfConf {
     let lines = logical_lines(src);
-    let Some(first) = lines.first().cloned() else { return (false, None) };
+    let Some(first) = lines.first().cloned() else { return LsfConf::default() };
     let section = crate::lsf::text::Section { name: "lsf.conf".into(), begin: first, lines };
-    let (mut enforce, mut mail) = (false, None);
+    let mut conf = LsfConf::default();
     for (line, kv) in key_values(&section, diags) {
+        let v = crate::lsf::text::unquote(kv.value).trim();
         if kv.key == "LSB_NCPU_ENFORCE" {
-            enforce |= crate::lsf::text::unquote(kv.value).trim() == "1";
+            conf.ncpu_enforce |= v == "1";
         } else if kv.key == "LSB_MAILPROG" {
-            mail = Some(crate::lsf::text::unquote(kv.value).trim().to_string()).filter(|m| !m.is_empty());
+            conf.mail = Some(v.to_string()).filter(|m| !m.is_empty());
+        } else if kv.key == "LSB_TIME_RESERVE_NUMJOBS" {
+            match v.parse::<u32>() {
+                Ok(n) if n > 0 => conf.time_reserve_numjobs = Some(n),
+                _ => diags.error(
+                    crate::lsf::read::at(line, kv.value),
+                    format!("LSB_TIME_RESERVE_NUMJOBS: expected a positive whole number, found `{v}`"),
+                ),
+            }
         } else if LSF_CONF_NOT_APPLIED.contains(&kv.key) {
             diags.warning(crate::lsf::read::at(line, kv.key), format!("`{}` is not applied by allot, ignored", kv.key));
         }
     }
-    (enforce, mail)
+    conf
 }

@@ -41,6 +41,14 @@ pub struct Params {
     pub default_compute_unit_type: Option<String>,
     /// LSB_NCPU_ENFORCE=1: parallel fairshare for queue-level fairshare.
     pub ncpu_enforce: bool,
+    /// ALLOCATION_PLANNER=Y: reservations are planned, the queues'
+    /// SLOT_RESERVE and RESOURCE_RESERVE ignored, and PLAN applies.
+    pub allocation_planner: bool,
+    /// PLAN of `lsb.params`: the cluster's, for queues without their own.
+    pub plan: Option<crate::lsf::values::PlanValue>,
+    /// LSB_TIME_RESERVE_NUMJOBS of `lsf.conf`: time-based slot
+    /// reservation for so many jobs at most.
+    pub time_reserve_numjobs: Option<u32>,
     /// MAX_JOB_ARRAY_SIZE (1000): the most elements of a job array, and
     /// its largest index.
     pub max_job_array_size: u32,
@@ -85,6 +93,9 @@ impl Default for Params {
             compute_unit_types: Vec::new(),
             default_compute_unit_type: None,
             ncpu_enforce: false,
+            allocation_planner: false,
+            plan: None,
+            time_reserve_numjobs: None,
             max_job_array_size: crate::array::DEFAULT_MAX_ARRAY_SIZE,
             max_user_priority: None,
             max_pend_jobs: None,
@@ -153,6 +164,8 @@ pub struct Queue {
     /// SLOT_RESERVE = MAX_RESERVE_TIME[n], in MBD_SLEEP_TIME cycles.
     pub slot_reserve: Option<u32>,
     pub resource_reserve: Option<u32>,
+    /// PLAN of the queue (over `lsb.params`' under ALLOCATION_PLANNER).
+    pub plan: Option<crate::lsf::values::PlanValue>,
     pub interruptible_backfill: Option<u32>,
     pub res_req: Option<allot_engine::ResReq>,
     pub exclusive: Exclusive,
@@ -202,6 +215,7 @@ impl Queue {
             backfill: false,
             slot_reserve: None,
             resource_reserve: None,
+            plan: None,
             interruptible_backfill: None,
             res_req: None,
             exclusive: Exclusive::No,

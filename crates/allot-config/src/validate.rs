@@ -149,6 +149,7 @@ pub fn validate(config: &mut Config, diags: &mut Diagnostics) {
     compute_units(config, diags);
     queue_misc(config, diags);
     preemption(config, diags);
+    crate::plan::plans(config, diags);
 }
 
 fn duplicate_names(config: &Config, diags: &mut Diagnostics) {

@@ -220,6 +220,7 @@ impl Engine {
     }
 
     pub(crate) fn enqueue(&mut self, id: JobId, job: &Job) {
+        self.plan_wakeup(job);
         let account = self.unit_account(job);
         let place = Place::of(id, job);
         let plain = self.is_plain(job);
@@ -269,6 +270,7 @@ impl Engine {
     }
 
     pub fn schedule(&mut self, t: Time) -> Vec<Decision> {
+        self.count_reserved_time(t);
         let mut out = Vec::new();
         while let Some(&(deadline, id)) = self.deadlines.first() {
             if deadline > t {
@@ -340,6 +342,7 @@ impl Engine {
         self.scratch = scratch;
         self.resume_suspended(t, &mut out);
         self.counters.rsv_standing += self.reservations.len() as u64;
+        self.note_reserved(t);
         if !self.switches.keep_parked {
             self.settle();
         }

@@ -8,6 +8,7 @@ use crate::shares::NodeId;
 /// What the engine counts, for reports and benchmarks: nothing is decided
 /// by them. Kept across a reconfiguration.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct Counters {
     /// Passes that considered jobs (not those that found nothing changed).
     pub(crate) passes: u64,
@@ -21,6 +22,14 @@ pub(crate) struct Counters {
     pub(crate) rsv_expired: u64,
     /// Reservations standing at the end of each pass, summed.
     pub(crate) rsv_standing: u64,
+    /// Reserved slots × seconds, each pass's reserved slots counted until
+    /// the next call of the pass; and of those, the slots of reservations
+    /// known to have no predicted start, which no backfill job may use
+    /// ([`Engine::reserved_slot_seconds`]).
+    pub(crate) rsv_slot_seconds: f64,
+    pub(crate) rsv_unpredicted_slot_seconds: f64,
+    /// When the last pass ended, with its reserved and unpredicted slots.
+    pub(crate) rsv_last: Option<(crate::time::Time, u64, u64)>,
 }
 
 /// Where the engine may work two ways to the same decisions: the faster

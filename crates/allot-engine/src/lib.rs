@@ -46,6 +46,7 @@ pub mod model;
 pub mod multifactor;
 pub mod pend_limits;
 pub(crate) mod placement;
+mod plan;
 pub mod pools;
 mod predict;
 mod preempt;

@@ -98,6 +98,11 @@ pub struct QueueSpec {
     /// SLOT_RESERVE or RESOURCE_RESERVE = MAX_RESERVE_TIME[n]: how a
     /// pending job of this queue reserves what it needs ([`crate::reserve`]).
     pub reserve: Option<Reserve>,
+    /// How the queue's reservations are planned: time-based slot
+    /// reservation (`LSB_TIME_RESERVE_NUMJOBS`) or the allocation
+    /// planner's PLAN ([`crate::plan`]); `None`, greedy reservation.
+    #[serde(default)]
+    pub plan: Option<Plan>,
     /// BACKFILL=Y: jobs of this queue with a run limit may use slots and
     /// memory reserved by others until the reservation needs them.
     pub backfill: bool,
@@ -170,7 +175,35 @@ pub struct Reserve {
     pub memory: bool,
 }
 
+/// A queue's planned reservation ([`crate::plan`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Plan {
+    /// PLAN = DELAY[minutes], in seconds: how long after its submission a
+    /// job waits before it may plan.
+    pub delay: u64,
+    /// PLAN = MAX_JOBS[n] of the queue: at most this many of its jobs hold
+    /// a plan at once (the cluster's own is
+    /// [`EngineConfig::plan_max_jobs`]).
+    pub max_jobs: Option<u32>,
+    /// Every job may plan (the planner's PLAN replaces SLOT_RESERVE and
+    /// RESOURCE_RESERVE), not only those the queue's reservation policy
+    /// reserves for (time-based slot reservation).
+    pub every_job: bool,
+}
+
+impl Reserve {
+    /// MAX_RESERVE_TIME of a planner's queue: a plan lives until its job
+    /// starts (LSF ignores the old reservation parameters under
+    /// ALLOCATION_PLANNER).
+    pub const NEVER: u32 = u32::MAX;
+}
+
 impl QueueSpec {
+    /// Whether sequential jobs of the queue plan too ([`Plan::every_job`]).
+    pub fn plans_every_job(&self) -> bool {
+        self.plan.is_some_and(|p| p.every_job)
+    }
+
     /// JOB_ACCEPT_INTERVAL when it holds hosts back: set and not 0.
     pub fn accept_interval(&self) -> Option<u32> {
         self.job_accept_interval.filter(|&n| n > 0)
@@ -194,6 +227,7 @@ impl QueueSpec {
             exclusive_cu: None,
             first_hosts: Vec::new(),
             reserve: None,
+            plan: None,
             backfill: false,
             interruptible: None,
             requeue_exit: Vec::new(),
@@ -214,6 +248,10 @@ pub struct EngineConfig {
     pub groups: GroupTable,
     /// MBD_SLEEP_TIME, seconds.
     pub mbd_sleep_time: u32,
+    /// LSB_TIME_RESERVE_NUMJOBS, or the cluster's PLAN = MAX_JOBS[n]: at
+    /// most this many jobs hold a plan at once ([`crate::plan`]).
+    #[serde(default)]
+    pub plan_max_jobs: Option<u32>,
     /// HIST_HOURS: how fast slot pools forget a queue's slot usage (1 hour
     /// of use is worth 0.1 hour after HIST_HOURS).
     pub hist_hours: f64,
@@ -340,6 +378,7 @@ impl EngineConfig {
             fairshare: set,
             groups: GroupTable::default(),
             mbd_sleep_time: 60,
+            plan_max_jobs: None,
             hist_hours: factors.hist_hours,
             default_queues: vec!["normal".into()],
             user_max_jobs: BTreeMap::new(),

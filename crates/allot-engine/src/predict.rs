@@ -74,6 +74,28 @@ impl Engine {
         self.caches.rsv_index.total
     }
 
+    /// At a call of the pass: the slots the last pass left reserved are
+    /// counted for the time since ([`Engine::reserved_slot_seconds`]).
+    pub(crate) fn count_reserved_time(&mut self, t: Time) {
+        let c = &mut self.counters;
+        if let Some((at, slots, unpredicted)) = c.rsv_last.filter(|l| l.0 < t) {
+            let secs = (t.0 - at.0) as f64;
+            c.rsv_slot_seconds += slots as f64 * secs;
+            c.rsv_unpredicted_slot_seconds += unpredicted as f64 * secs;
+            c.rsv_last = Some((t, slots, unpredicted));
+        }
+    }
+
+    /// At the end of a pass: what it leaves reserved, and how much of it
+    /// is known to have no predicted start (predictions are made only as
+    /// backfill asks for them; one not made is not counted).
+    pub(crate) fn note_reserved(&mut self, t: Time) {
+        let slots = self.reserved_total();
+        let unpredicted =
+            self.reservations.values().filter(|r| r.predicted == Some(None)).map(|r| u64::from(r.slots())).sum();
+        self.counters.rsv_last = Some((t, slots, unpredicted));
+    }
+
     /// `taken` slots that were free to all are taken until `end` (`None`:
     /// for good) by a job placed without requirements. A cached predicted
     /// start stays where they come back by then, or where the hosts could
@@ -192,12 +214,7 @@ impl Engine {
         let spare = |total: u64| Some(u32::try_from(total - u64::from(job.slots)).unwrap_or(u32::MAX));
         let q = &self.queues[job.queue];
         let in_set = |h: u32| self.hosts[h as usize].in_sets.iter().any(|s| s.0 == q.host_set);
-        // Whether every host of the queue gives what is free there, the
-        // job's own and what is released: then sums tell all.
-        let sums = self.caches.hosts_blocked == 0
-            && !q.per_host_limits
-            && q.partitions.is_empty()
-            && (!self.cpus_bound(job) || self.caches.slots_within_cpus);
+        let sums = self.sums_tell(job);
         // First fit takes what each host can give: the job fits once the
         // hosts can give its minimum in all.
         let own = Ask { min: job.slots, max: job.slots, view: View::Own(id), released: None, taken: None };
@@ -259,6 +276,17 @@ impl Engine {
             Some(p) => (Some(p.max(t)), spare(total)),
             None => (None, None),
         }
+    }
+
+    /// Whether every host of `job`'s queue gives a job placed without
+    /// requirements what is free there, its own reservation and what is
+    /// released: then sums over the queue's hosts tell when it fits.
+    pub(crate) fn sums_tell(&self, job: &crate::engine::Job) -> bool {
+        let q = &self.queues[job.queue];
+        self.caches.hosts_blocked == 0
+            && !q.per_host_limits
+            && q.partitions.is_empty()
+            && (!self.cpus_bound(job) || self.caches.slots_within_cpus)
     }
 
     /// [`Engine::predicted_start`] by placing the job on what is free and

@@ -25,6 +25,14 @@ impl Engine {
         (self.counters.rsv_made, self.counters.rsv_expired, self.counters.rsv_standing)
     }
 
+    /// Reserved slots × seconds since the first pass, and of those the
+    /// slots of reservations that had no predicted start (which no
+    /// backfill job may use): what reservations held idle, as counted at
+    /// the end of each pass until the next call of the pass.
+    pub fn reserved_slot_seconds(&self) -> (f64, f64) {
+        (self.counters.rsv_slot_seconds, self.counters.rsv_unpredicted_slot_seconds)
+    }
+
     /// How many passes considered jobs: those that found nothing changed
     /// since the last one returned at once and are not counted.
     pub fn passes(&self) -> u64 {

@@ -207,9 +207,10 @@ impl Reservation {
 impl Engine {
     /// Whether `job` reserves when it cannot start (module docs).
     pub(crate) fn reserves(&self, job: &Job) -> bool {
-        match self.queues[job.queue].spec.reserve {
+        let spec = &self.queues[job.queue].spec;
+        match spec.reserve {
             None => false,
-            Some(r) => job.slots > 1 || (r.memory && rusage_mem(job) > 0.0),
+            Some(r) => job.slots > 1 || (r.memory && rusage_mem(job) > 0.0) || spec.plans_every_job(),
         }
     }
 
@@ -355,6 +356,10 @@ impl Engine {
         if !self.reserves(job) || self.rsv_cooldown.contains(&id) {
             return;
         }
+        if let Some(plan) = self.queues[job.queue].spec.plan {
+            self.reserve_planned(id, plan, t);
+            return;
+        }
         let nothing_free = self.free_in(self.queues[job.queue].host_set) == 0;
         let held = self.reservations.get(&id);
         if nothing_free && held.is_none() {
@@ -368,12 +373,21 @@ impl Engine {
         // A job holding nothing takes the free slots the same way.
         let stays = |r: &Reservation| r.hosts.iter().all(|&(h, _, _)| !self.hosts[h as usize].blocked());
         let simple = !job.constrained() && !self.queues[job.queue].per_host_limits && rusage_mem(job) <= 0.0;
+        let slots = job.slots;
         if simple && held.is_none_or(stays) && (nothing_free || self.grow(id, t)) {
             return;
         }
+        self.reserve_placed(id, slots, t);
+    }
+
+    /// `id` holds what a placement of up to `max` slots over what is free
+    /// to it (its own reservation included) gives, in place of what it
+    /// held: on each host, the memory its `rusage[mem]` needs there, or all
+    /// that is free when less is.
+    pub(crate) fn reserve_placed(&mut self, id: JobId, max: u32, t: Time) {
         self.settle();
         let Some(job) = self.jobs.get(&id) else { return };
-        let ask = Ask { min: 1, max: job.slots, view: View::Reserve(id), released: None, taken: None };
+        let ask = Ask { min: 1, max, view: View::Reserve(id), released: None, taken: None };
         let alloc = self.place(job, t, &ask).unwrap_or_default();
         let mem = rusage_mem(job);
         let hosts: SmallVec<[(u32, u32, f64); 4]> = alloc

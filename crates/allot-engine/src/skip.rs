@@ -227,7 +227,7 @@ impl Engine {
             let spec = &self.queues[q].spec;
             let free = self.free_in(self.queues[q].host_set);
             let no_start = u64::from(least) > free || least >= failed.start[q];
-            let no_reserve = spec.reserve.is_none() || free == 0 || most <= 1;
+            let no_reserve = spec.reserve.is_none() || free == 0 || (most <= 1 && !spec.plans_every_job());
             if !(no_start && no_reserve) {
                 return false;
             }
@@ -342,7 +342,7 @@ impl Engine {
             return true;
         }
         let spec = &self.queues[q].spec;
-        if free > 0 && spec.reserve.is_some() && slots > 1 {
+        if free > 0 && spec.reserve.is_some() && (slots > 1 || spec.plans_every_job()) {
             return true;
         }
         let backfills = spec.backfill && self.holds_reserved_hosts();

@@ -8,7 +8,7 @@
 //! example ([`multifactor`]). With no MaxProcs either, one host as large
 //! as the largest job.
 
-use allot_engine::model::{EngineConfig, HostSpec, MultifactorSpec, Reserve};
+use allot_engine::model::{EngineConfig, HostSpec, MultifactorSpec, Plan, Reserve};
 use allot_engine::multifactor::ledger::{Billing, ResetPeriod};
 use allot_engine::multifactor::priority::{PriorityParams, Weights};
 use allot_engine::multifactor::{AccountTree, AssocId, FairsharePolicy, RawShares};
@@ -96,6 +96,26 @@ pub fn reserve(config: &mut EngineConfig, backfill: bool) {
     for q in config.queues.iter_mut().filter(|q| Some(&q.name) == default.as_ref()) {
         q.reserve = Some(Reserve { cycles: BACKFILL_RESERVE_CYCLES, memory: false });
         q.backfill = backfill;
+    }
+}
+
+/// `allot sim --time-reserve N`: LSB_TIME_RESERVE_NUMJOBS=N, the queues
+/// that reserve (`--backfill`, `--reserve`) planning their reservations
+/// for N jobs at most ([`allot_engine::model::Plan`]).
+pub fn time_reserve(config: &mut EngineConfig, n: u32) {
+    config.plan_max_jobs = Some(n);
+    for q in config.queues.iter_mut().filter(|q| q.reserve.is_some()) {
+        q.plan = Some(Plan::default());
+    }
+}
+
+/// `allot sim --plan PLAN`: the default queue's reservation and plan as
+/// the allocation planner has them (`allot_config::plan::planner_queue`),
+/// backfilling or not.
+pub fn plan(config: &mut EngineConfig, (reserve, plan): (Option<Reserve>, Option<Plan>), backfill: bool) {
+    let default = config.default_queues.first().cloned();
+    for q in config.queues.iter_mut().filter(|q| Some(&q.name) == default.as_ref()) {
+        (q.reserve, q.plan, q.backfill) = (reserve, plan, backfill);
     }
 }
 

@@ -141,6 +141,7 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
         *never_reasons.entry(r.reason.as_str()).or_default() += 1;
     }
     let (made, expired, standing) = engine.reservation_counts();
+    let (reserved, unpredicted) = engine.reserved_slot_seconds();
     json!({
         "policy": policy,
         "jobs": records.len(),
@@ -159,6 +160,8 @@ pub fn summary_of(policy: &str, first_submit: u64, skipped: usize, out: &Outcome
             "made": made,
             "expired": expired,
             "mean_standing": standing as f64 / out.passes.max(1) as f64,
+            "reserved_share": if capacity > 0.0 { reserved / capacity } else { 0.0 },
+            "unpredicted_share": if capacity > 0.0 { unpredicted / capacity } else { 0.0 },
         },
         "requeued": out.requeued,
         "preempted": out.preempted,

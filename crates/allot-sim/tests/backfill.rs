@@ -261,9 +261,6 @@ fn no_reservation_without_a_first_execution_host_slot() {
 
 // --- Backfill on memory: one host, 10 CPUs, 1 GB free ---
 
-const ONE_GB: &str = "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\n\
-    hostA ! LINUX 1 () 10 1000\nEnd Host\n";
-
 fn memory_engine() -> Engine {
     let queues =
         queue("reservation", 40, "RESOURCE_RESERVE = MAX_RESERVE_TIME[20]") + &queue("backfill", 30, "BACKFILL = y");

@@ -92,6 +92,8 @@ pub fn read(src: &Source<'_>, diags: &mut Diagnostics) -> Params {
                     Some(n) => p.sub_try_interval = n,
                     None => {}
                 },
+                "ALLOCATION_PLANNER" => p.allocation_planner = value(diags, line, &key, v, yes_no).unwrap_or(false),
+                "PLAN" => p.plan = value(diags, line, &key, v, super::values::plan),
                 "LSB_NCPU_ENFORCE" => {
                     p.ncpu_enforce = value(diags, line, &key, v, uint).is_some_and(|n| n == 1);
                 }

@@ -164,6 +164,7 @@ fn set(q: &mut Queue, key: &str, line: &Line, v: &str, raw_key: &str, diags: &mu
         "BACKFILL" => q.backfill = value(diags, line, key, v, yes_no).unwrap_or(false),
         "SLOT_RESERVE" => q.slot_reserve = value(diags, line, key, v, max_reserve_time),
         "RESOURCE_RESERVE" => q.resource_reserve = value(diags, line, key, v, max_reserve_time),
+        "PLAN" => q.plan = value(diags, line, key, v, super::values::plan),
         "INTERRUPTIBLE_BACKFILL" => q.interruptible_backfill = value(diags, line, key, v, uint),
         "RES_REQ" => {
             let text = unquote(v);

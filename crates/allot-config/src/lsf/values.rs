@@ -114,6 +114,68 @@ pub fn yes_no(input: &mut &str) -> ModalResult<bool> {
     .parse_next(input)
 }
 
+/// PLAN (`lsb.params`, `lsb.queues`): `Y`, `N`, or keys in any order,
+/// quoted or not, `DELAY[minutes] MAX_JOBS[n] RSCHED_TIME[minutes]`,
+/// which plan with those settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanValue {
+    pub on: bool,
+    pub delay: Option<u32>,
+    pub max_jobs: Option<u32>,
+    pub rsched_time: Option<u32>,
+}
+
+pub fn plan(input: &mut &str) -> ModalResult<PlanValue> {
+    let quoted = opt('"').parse_next(input)?.is_some();
+    let _ = multispace0.parse_next(input)?;
+    let keys = separated(1.., plan_key, multispace1).map(|keys: Vec<(&str, u32)>| {
+        let mut v = PlanValue { on: true, ..PlanValue::default() };
+        for (k, n) in keys {
+            match k {
+                "DELAY" => v.delay = Some(n),
+                "MAX_JOBS" => v.max_jobs = Some(n),
+                _ => v.rsched_time = Some(n),
+            }
+        }
+        v
+    });
+    let v = alt((
+        yes_no.map(|on| PlanValue { on, ..PlanValue::default() }),
+        keys,
+        winnow::combinator::fail.context(exp("`Y`, `N` or `DELAY[minutes] MAX_JOBS[n] RSCHED_TIME[minutes]`")),
+    ))
+    .parse_next(input)?;
+    if quoted {
+        let _ = multispace0.parse_next(input)?;
+        cut_err('"'.context(StrContext::Expected(StrContextValue::CharLiteral('"')))).parse_next(input)?;
+    }
+    Ok(v)
+}
+
+/// One key of PLAN with its number: DELAY and MAX_JOBS at least 1,
+/// RSCHED_TIME at least 0.
+fn plan_key<'a>(input: &mut &'a str) -> ModalResult<(&'a str, u32)> {
+    let key = alt((literal(Caseless("DELAY")), literal(Caseless("MAX_JOBS")), literal(Caseless("RSCHED_TIME"))))
+        .map(|k: &str| match k.to_ascii_uppercase().as_str() {
+            "DELAY" => "DELAY",
+            "MAX_JOBS" => "MAX_JOBS",
+            _ => "RSCHED_TIME",
+        })
+        .parse_next(input)?;
+    let least = u32::from(key != "RSCHED_TIME");
+    let n = cut_err(delimited(
+        (multispace0, '[').context(StrContext::Expected(StrContextValue::CharLiteral('['))),
+        delimited(multispace0, uint, multispace0).verify(|n| *n >= least).context(exp(if least == 1 {
+            "a positive whole number"
+        } else {
+            "a whole number"
+        })),
+        ']'.context(StrContext::Expected(StrContextValue::CharLiteral(']'))),
+    ))
+    .parse_next(input)?;
+    Ok((key, n))
+}
+
 /// `MAX_RESERVE_TIME[n]` (SLOT_RESERVE, RESOURCE_RESERVE).
 pub fn max_reserve_time(input: &mut &str) -> ModalResult<u32> {
     literal(Caseless("MAX_RESERVE_TIME")).context(exp("`MAX_RESERVE_TIME[n]`")).parse_next(input)?;

@@ -66,6 +66,10 @@ pub fn queue(name: &str, priority: u32, extra: &str) -> String {
     format!("Begin Queue\nQUEUE_NAME = {name}\nPRIORITY = {priority}\n{extra}\nEnd Queue\n")
 }
 
+/// One host of 10 CPUs and 1 GB free.
+pub const ONE_GB: &str = "Begin Host\nHOSTNAME model type server RESOURCES ncpus maxmem\n\
+    hostA ! LINUX 1 () 10 1000\nEnd Host\n";
+
 pub const FOUR_CPUS: &str = "Begin Host\nHOST_NAME MXJ\nhostA 4\nEnd Host\n";
 
 pub fn four_cpu_engine() -> Engine {
