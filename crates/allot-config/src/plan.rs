@@ -192,6 +192,25 @@ mod tests {
         assert!(warnings.contains("RSCHED_TIME is not applied"), "{warnings}");
     }
 
+    /// `bparams -a` shows them as written, and what it shows reads back.
+    #[test]
+    fn plans_are_shown_as_written() {
+        let files =
+            files("ALLOCATION_PLANNER = Y\nPLAN = \"MAX_JOBS[2] DELAY[5]\"", "", "LSB_TIME_RESERVE_NUMJOBS=3\n");
+        let (config, _) = load_texts(&files).expect("a valid configuration");
+        let shown = crate::lsf::params::shown(&config.params);
+        let get = |k: &str| shown.iter().find(|s| s.0 == k).map(|s| s.1.as_str());
+        assert_eq!(get("ALLOCATION_PLANNER"), Some("Y"));
+        assert_eq!(get("PLAN"), Some("DELAY[5] MAX_JOBS[2]"));
+        assert_eq!(get("LSB_TIME_RESERVE_NUMJOBS"), Some("3"));
+        for text in ["Y", "N", "DELAY[5] MAX_JOBS[2]", "RSCHED_TIME[0]"] {
+            let v = crate::lsf::values::parse_all(crate::lsf::values::plan, text).expect("a plan");
+            assert_eq!(v.to_string(), text);
+        }
+        let shown = crate::lsf::params::shown(&crate::model::Params::default());
+        assert!(!shown.iter().any(|s| s.0 == "PLAN" || s.0 == "ALLOCATION_PLANNER"), "shown only when set");
+    }
+
     #[test]
     fn bad_plans_are_refused_where_they_are_written() {
         for (text, col, what) in [

@@ -275,6 +275,9 @@ pub fn shown(p: &Params) -> Vec<(&'static str, String)> {
         ("NO_PREEMPT_RUN_TIME", p.no_preempt_run_time.map(time)),
         ("PREEMPT_FOR", (!p.preempt_for.is_empty()).then(|| p.preempt_for.join(" "))),
         ("PREEMPT_JOBTYPE", p.preempt_backfill.then(|| "BACKFILL".to_string())),
+        ("ALLOCATION_PLANNER", p.allocation_planner.then(|| "Y".to_string())),
+        ("PLAN", p.plan.map(|v| v.to_string())),
+        ("LSB_TIME_RESERVE_NUMJOBS", p.time_reserve_numjobs.map(|n| n.to_string())),
     ];
     out.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
     out.sort_by_key(|(k, _)| *k);

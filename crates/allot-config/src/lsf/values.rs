@@ -125,6 +125,19 @@ pub struct PlanValue {
     pub rsched_time: Option<u32>,
 }
 
+impl std::fmt::Display for PlanValue {
+    /// As written in the files: `N`, `Y`, or its keys.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys = [("DELAY", self.delay), ("MAX_JOBS", self.max_jobs), ("RSCHED_TIME", self.rsched_time)];
+        let keys: Vec<String> = keys.iter().filter_map(|(k, v)| v.map(|v| format!("{k}[{v}]"))).collect();
+        match (self.on, keys.is_empty()) {
+            (false, _) => f.write_str("N"),
+            (true, true) => f.write_str("Y"),
+            (true, false) => f.write_str(&keys.join(" ")),
+        }
+    }
+}
+
 pub fn plan(input: &mut &str) -> ModalResult<PlanValue> {
     let quoted = opt('"').parse_next(input)?.is_some();
     let _ = multispace0.parse_next(input)?;
