@@ -140,14 +140,33 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The usage in a job's cgroup; `None` when it has no `cpu.stat`.
+/// A cgroup's file, read whole into one page-sized buffer: the kernel
+/// gives its size as 0, so `std::fs::read_to_string` would ask its size
+/// and then read it 32 bytes at a time (each a system call, for every
+/// job's end).
+pub(crate) fn read_small(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let (mut page, mut bytes) = ([0u8; 4096], Vec::new());
+    loop {
+        match file.read(&mut page)? {
+            0 => break,
+            n => bytes.extend_from_slice(&page[..n]),
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The usage in a job's cgroup; `None` when it has no `cpu.stat`. Without
+/// `memory.current` the memory controller does not reach the cgroup, and
+/// `memory.peak` is not looked for.
 pub fn read_usage(dir: &Path) -> Option<CgroupUsage> {
-    let cpu = std::fs::read_to_string(dir.join("cpu.stat")).ok()?;
+    let cpu = read_small(&dir.join("cpu.stat")).ok()?;
     let usec = cpu.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse::<u64>().ok()?;
-    let kb = |file: &str| {
-        std::fs::read_to_string(dir.join(file)).ok().and_then(|v| v.trim().parse::<u64>().ok()).map(|b| b / 1024)
-    };
-    Some(CgroupUsage { cpu_time: usec as f64 / 1e6, memory_kb: kb("memory.current"), peak_kb: kb("memory.peak") })
+    let kb = |file: &str| read_small(&dir.join(file)).ok().and_then(|v| v.trim().parse::<u64>().ok()).map(|b| b / 1024);
+    let memory_kb = kb("memory.current");
+    let peak_kb = memory_kb.and_then(|_| kb("memory.peak"));
+    Some(CgroupUsage { cpu_time: usec as f64 / 1e6, memory_kb, peak_kb })
 }
 
 /// Sets a job cgroup's memory ceiling (`memory.max`, bytes) to `kb`,
@@ -161,7 +180,7 @@ pub fn limit_memory(dir: &Path, kb: u64) -> bool {
 /// Whether the kernel ended a process of the cgroup for its memory
 /// ceiling (`memory.events`' `oom_kill`).
 pub fn oom_killed(dir: &Path) -> bool {
-    let events = std::fs::read_to_string(dir.join("memory.events")).unwrap_or_default();
+    let events = read_small(&dir.join("memory.events")).unwrap_or_default();
     events.lines().filter_map(|l| l.strip_prefix("oom_kill ")).any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
 }
 
@@ -196,7 +215,8 @@ pub fn enter_job(dir: &Path) -> std::io::Result<()> {
 /// cgroup is in it. Where this process cannot leave, nothing is killed
 /// (it would be killed too), and the cgroup stays while processes do.
 pub fn leave_job(dir: &Path, home: &Path) {
-    if enter(home).is_err() {
+    // `home` is where this process was: it is there to go back to.
+    if std::fs::write(home.join("cgroup.procs"), "0").is_err() {
         eprintln!("allot-supervise: cannot leave the job's cgroup {}: what is left of the job runs on", dir.display());
         return;
     }

@@ -27,6 +27,26 @@ pub fn local_zone() -> TimeZone {
     std::fs::read(path).ok().and_then(|bytes| TimeZone::tzif(&name, &bytes).ok()).unwrap_or(TimeZone::UTC)
 }
 
+/// [`local_zone`], read once in this process: what a job's supervisor
+/// dates its report in. The zygote reads it before it forks the first
+/// supervisor ([`warm`]), so each supervisor has it without reading
+/// `/etc/localtime` again (six system calls a job); a zone changed while
+/// allotd runs reaches the reports when allotd, and its zygote, restart,
+/// as LSF's daemons read theirs when they start.
+pub fn process_zone() -> TimeZone {
+    static ZONE: std::sync::OnceLock<TimeZone> = std::sync::OnceLock::new();
+    ZONE.get_or_init(local_zone).clone()
+}
+
+/// What a forked supervisor would otherwise read for itself, read once
+/// before the forks: the zone, this process's groups and where the LSF
+/// commands are.
+pub(crate) fn warm() {
+    let _ = process_zone();
+    crate::owner::warm();
+    crate::inherit::warm();
+}
+
 /// The zone's offset from UTC at `secs`, seconds east.
 pub fn offset_in(secs: u64, tz: &TimeZone) -> i64 {
     i64::from(tz.to_offset(timestamp(secs)).seconds())

@@ -49,11 +49,14 @@ impl JobFiles {
     /// Writes a job file whole or not at all (a reader never sees half of
     /// it); with `durable`, it also survives a crash of the machine.
     fn write_atomic(&self, job: u64, ext: &str, bytes: &[u8], durable: Durable) -> std::io::Result<()> {
+        use std::io::Write;
         let tmp = self.path(job, &format!("{ext}.tmp"));
-        std::fs::write(&tmp, bytes)?;
+        let mut file = File::create(&tmp)?;
+        file.write_all(bytes)?;
         if durable == Durable::Yes {
-            File::open(&tmp)?.sync_all()?;
+            file.sync_all()?;
         }
+        drop(file);
         std::fs::rename(tmp, self.path(job, ext))
     }
 

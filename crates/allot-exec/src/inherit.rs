@@ -70,16 +70,39 @@ pub fn current_umask() -> u32 {
 /// from a build directory without the commands' links) the environment
 /// stays as submitted.
 pub fn lsf_commands(env: &mut Vec<(String, String)>) {
-    let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(std::path::Path::to_path_buf)) else {
-        return;
-    };
-    lsf_commands_in(env, &dir);
+    if let Some(dir) = commands_dir() {
+        put_commands(env, dir);
+    }
 }
 
+/// The directory of this program, where the LSF commands are when
+/// `blaunch` is there: looked for once in this process (the zygote does
+/// before its forks, [`warm`]).
+fn commands_dir() -> Option<&'static std::path::Path> {
+    static DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+        dir.join("blaunch").exists().then_some(dir)
+    })
+    .as_deref()
+}
+
+/// Looks for the LSF commands now ([`commands_dir`]).
+pub(crate) fn warm() {
+    let _ = commands_dir();
+}
+
+/// [`lsf_commands`] for the commands' directory `dir` (what
+/// [`commands_dir`] finds for this program's).
+#[cfg(test)]
 fn lsf_commands_in(env: &mut Vec<(String, String)>, dir: &std::path::Path) {
-    if !dir.join("blaunch").exists() {
-        return;
+    if dir.join("blaunch").exists() {
+        put_commands(env, dir);
     }
+}
+
+/// `LSF_BINDIR` and the end of `PATH` name `dir`, where `blaunch` is.
+fn put_commands(env: &mut Vec<(String, String)>, dir: &std::path::Path) {
     let Some(dir) = dir.to_str() else { return };
     env.retain(|(k, _)| k != "LSF_BINDIR");
     env.push(("LSF_BINDIR".into(), dir.to_string()));

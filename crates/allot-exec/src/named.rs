@@ -217,12 +217,20 @@ fn ready_file(file: File) -> std::io::Result<File> {
 /// The job's output and error files, each opened as [`open_output`] says:
 /// one the user named with the owner's credentials, allotd's own as allotd
 /// and then given to the owner. With `-o` and no `-e` both are one file,
-/// shared through one handle so neither writes over the other.
-pub(crate) fn open_outputs(spec: &ExecSpec) -> Result<(File, File), ExecError> {
+/// shared through one handle so neither writes over the other. With
+/// `as_owner_now` the caller has taken the owner's credentials already,
+/// and both files are named ([`both_named`]): they are opened as they are.
+pub(crate) fn open_outputs(spec: &ExecSpec, as_owner_now: bool) -> Result<(File, File), ExecError> {
     let owner = spec.run_as.as_ref();
     let open = |out: &OutputFile| -> Result<File, ExecError> {
-        if out.named {
-            return as_owner(owner, || open_output(spec.job, out, false))?;
+        match (out.named, as_owner_now) {
+            (true, true) => return open_output(spec.job, out, false),
+            (true, false) => return as_owner(owner, || open_output(spec.job, out, false))?,
+            // allotd's own file is never opened with the owner's credentials.
+            (false, true) => {
+                return Err(ExecError::Spec(format!("job {}: allotd's output file opened as its owner", spec.job)));
+            }
+            (false, false) => {}
         }
         let file = open_output(spec.job, out, false)?;
         if let Some(o) = owner.filter(|_| owner::is_root()) {
@@ -247,4 +255,11 @@ pub(crate) fn open_outputs(spec: &ExecSpec) -> Result<(File, File), ExecError> {
         open(&spec.stderr)?
     };
     Ok((stdout, stderr))
+}
+
+/// Whether both of the job's output files are ones its user named (`-o`
+/// and `-e`, or `-o` alone for both): then all [`open_outputs`] opens is
+/// opened with the owner's credentials.
+pub(crate) fn both_named(spec: &ExecSpec) -> bool {
+    spec.stdout.named && (spec.stderr.named || spec.stderr.path == spec.stdout.path)
 }

@@ -64,6 +64,14 @@ fn own_groups() -> nix::Result<Vec<Gid>> {
     Ok(OWN.get_or_init(|| groups).clone())
 }
 
+/// Reads this process's groups now, where it may switch to owners later
+/// (the zygote, before it forks supervisors that inherit what it read).
+pub(crate) fn warm() {
+    if is_root() {
+        let _ = own_groups();
+    }
+}
+
 /// Runs `f` with `owner`'s credentials, then takes root's back. Without an
 /// owner, or when this process is not root (it then runs as the job's
 /// owner already), `f` runs as it is. A process that cannot take root's

@@ -194,8 +194,18 @@ pub fn run(
     other_hosts: impl Fn() -> (f64, u64),
 ) -> Result<ExitReport, ExecError> {
     let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
-    let cwd = as_owner(owner, || working_directory(spec))??;
-    let (stdout, stderr) = open_outputs(spec)?;
+    // One switch to the owner for the working directory and the files
+    // the user named, where every file is one (two switches cost seven
+    // system calls more a job).
+    let (cwd, (stdout, stderr)) = match crate::named::both_named(spec) {
+        true => {
+            // The files only once the directory is there, as before.
+            let opened =
+                as_owner(owner, || working_directory(spec).map(|cwd| (cwd, open_outputs(spec, owner.is_some()))))??;
+            (opened.0, opened.1?)
+        }
+        false => (as_owner(owner, || working_directory(spec))??, open_outputs(spec, false)?),
+    };
     let outputs = (&stdout, &stderr);
     // Into the job's cgroup first, so the job is born in it; back out once
     // it ended, so the cgroup can go.
@@ -253,7 +263,7 @@ pub fn run(
             let _ = writeln!(&stderr, "allot: job {}: mail to {} not sent: {why}", spec.job, m.to);
         }
     };
-    let zone = crate::clock::local_zone();
+    let zone = crate::clock::process_zone();
     let started_at = now_secs();
     if let Some(m) = spec.mail.as_ref().filter(|m| m.begin) {
         mail(crate::mail::begin_message(m, started_at, &zone));
@@ -288,7 +298,8 @@ pub fn run(
         .and_then(|cmd| spawn_and_wait(spec.job, cmd, &mut started));
     drop(terminal);
     let measured = in_cgroup.and_then(cgroup::read_usage);
-    let oom_killed = in_cgroup.is_some_and(cgroup::oom_killed);
+    // `memory.events` is there only where `memory.current` is.
+    let oom_killed = measured.is_some_and(|m| m.memory_kb.is_some()) && in_cgroup.is_some_and(cgroup::oom_killed);
     let status = match status {
         Ok(status) => status,
         Err(e) => {

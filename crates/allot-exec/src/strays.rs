@@ -24,6 +24,12 @@ const EMPTIED_WITHIN: Duration = Duration::from_secs(5);
 /// and waits until none is left; `false` if some were still there after
 /// [`EMPTIED_WITHIN`] (a process stuck in the kernel, say).
 pub fn kill_cgroup(dir: &Path) -> bool {
+    // Already empty (the usual end: the job left nothing behind), there
+    // is nothing to kill; and an empty cgroup gains no process, as
+    // nothing in it is left to fork one.
+    if emptied(dir) {
+        return true;
+    }
     if std::fs::write(dir.join("cgroup.kill"), "1").is_err() {
         let frozen = std::fs::write(dir.join("cgroup.freeze"), "1").is_ok();
         // A process forked between the list and the kill is in the next
@@ -71,7 +77,7 @@ fn procs(dir: &Path) -> Vec<Pid> {
 /// `cgroup.events`' `populated 0`, or, where that file is missing, an
 /// empty `cgroup.procs`. A cgroup already gone is empty.
 fn emptied(dir: &Path) -> bool {
-    match std::fs::read_to_string(dir.join("cgroup.events")) {
+    match crate::cgroup::read_small(&dir.join("cgroup.events")) {
         Ok(events) => events.lines().any(|l| l.trim() == "populated 0"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.exists() => true,
         Err(_) => procs(dir).is_empty(),

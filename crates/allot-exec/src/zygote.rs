@@ -31,6 +31,7 @@ fn sys(what: &str) -> impl Fn(nix::errno::Errno) -> ExecError + '_ {
 
 /// Runs the zygote until its input ends.
 pub fn zygote(files: &JobFiles) -> Result<(), ExecError> {
+    crate::clock::warm();
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
     chld.thread_block().map_err(sys("blocking SIGCHLD"))?;
