@@ -50,9 +50,11 @@ pub fn zygote(files: &JobFiles) -> Result<(), ExecError> {
         let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
         let (input, reaped) = (ready(&fds[0]), ready(&fds[1]));
         if reaped {
-            while let Ok(Some(_)) = ended.read_signal() {}
+            // SIGCHLD does not queue: one pending at most, and one read
+            // takes it (a read more would only say there is none).
+            let _ = ended.read_signal();
             // Every child that ended, not one per signal: signals merge.
-            loop {
+            while !children.is_empty() {
                 match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
                     Ok(WaitStatus::Exited(pid, _) | WaitStatus::Signaled(pid, _, _)) => {
                         if let Some(job) = children.remove(&pid) {
