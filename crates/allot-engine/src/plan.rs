@@ -32,6 +32,10 @@
 //!   allocation needs: its size less what the running jobs release by its
 //!   predicted start. Any other (requirements, memory, host limits) holds
 //!   what greedy reservation would, while it has a predicted start.
+//! - A job holding as many slots as its allocation needs keeps the hosts
+//!   it holds them on while they stay up ("the planned allocation becomes
+//!   sticky ... once it starts reserving"); only a change in how many it
+//!   needs places it again, first fit.
 //! - At most `LSB_TIME_RESERVE_NUMJOBS` (or the cluster's PLAN =
 //!   MAX_JOBS[n]) jobs hold a plan at once, and at most the queue's
 //!   MAX_JOBS of one queue. As under greedy reservation, jobs holding a
@@ -79,6 +83,9 @@ impl Engine {
             Hold::Nothing | Hold::Slots(0) => {
                 self.drop_reservation(id);
             }
+            // Holding just that on hosts that still give it, it keeps
+            // them (as greedy reservation keeps what it holds).
+            Hold::Slots(n) if self.holds_in_place(id, n) => {}
             Hold::Slots(n) => self.reserve_placed(id, n, t),
             Hold::Greedy => {
                 self.reserve_placed(id, slots, t);
@@ -119,6 +126,14 @@ impl Engine {
             Some((_, back)) => Hold::Slots(u32::try_from(need.saturating_sub(back)).unwrap_or(u32::MAX)),
             None => Hold::Nothing,
         }
+    }
+
+    /// Whether `id` holds `n` slots, all on hosts that are up and take
+    /// work (it holds no memory: it is placed without requirements).
+    fn holds_in_place(&self, id: JobId, n: u32) -> bool {
+        self.reservations
+            .get(&id)
+            .is_some_and(|r| r.slots() == n && r.hosts.iter().all(|&(h, _, _)| !self.hosts[h as usize].blocked()))
     }
 
     /// At a job's entry into the queue: a queue's PLAN = DELAY wakes the
