@@ -49,8 +49,19 @@ impl Engine {
 
     /// When a job started at `start` is expected to end: after its
     /// [`Engine::job_duration`], or at its termination deadline if sooner.
+    /// Where reservations are planned ([`crate::plan`]), a job with
+    /// neither a run limit nor an estimate is expected to end when its CPU
+    /// limit would be used up on all its processors (LSF: "If a run limit
+    /// or a run time estimate is not defined, the scheduler will try to use
+    /// CPU limit instead"; the CPU limit over its slots, as for a deadline,
+    /// [`Engine::meets_deadline`]). A job may run longer than that, idle;
+    /// past it, its end is no longer counted on, as for an estimate.
     pub(crate) fn expected_end(&self, job: &Job, start: Time) -> Option<Time> {
-        ends_by(start, self.job_duration(job), job.term_time)
+        let duration = self.job_duration(job).or_else(|| {
+            let planned = self.queues.iter().any(|q| q.spec.plan.is_some());
+            job.cpu_limit.filter(|_| planned).map(|cpu| cpu.div_ceil(u64::from(job.slots.max(1))))
+        });
+        ends_by(start, duration, job.term_time)
     }
 
     /// A job's own run limit (`-W`) within its queue's RUNLIMIT maximum, as

@@ -43,6 +43,9 @@
 //!   a plan is kept by its job ("the planned allocation becomes sticky")
 //!   until it starts, cannot be predicted, or its reservation time runs
 //!   out; a job that holds none plans at its turn while fewer are held.
+//! - A running job with neither a run limit nor an estimate is expected
+//!   to end when its CPU limit is used up on all its slots, as LSF's
+//!   time-based reservation documents ([`Engine::expected_end`]).
 //! - PLAN = DELAY[minutes]: a job plans only once it has been pending that
 //!   long since its submission; the engine wakes at that time.
 //! - Time-based reservation keeps the queue's MAX_RESERVE_TIME; under the

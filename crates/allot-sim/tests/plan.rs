@@ -167,3 +167,23 @@ fn the_planner_plans_sequential_jobs() {
     assert!(e.reserved_memory(waits) > 0.0, "it holds the memory that is free");
     assert_eq!(e.predicted_start(waits, Time(0)), Some(hm(1, 0)));
 }
+
+/// A running job with a CPU limit and no run limit: where reservations
+/// are planned, it is expected to end when its limit is used up on all
+/// its processors (4 CPU hours on 4 slots: an hour), so the wide job has
+/// a predicted start and plans; greedy reservation predicts none.
+#[test]
+fn a_cpu_limit_stands_in_for_a_run_limit_where_reservations_are_planned() {
+    for (n, predicted) in [(Some(1), Some(hm(1, 0))), (None, None)] {
+        let mut e = time_based(n, 1000);
+        let spec = allot_engine::JobSpec { cpu_limit: Some(4 * 3600), ..job("normal", 4, None, None) };
+        let a = submit(&mut e, Time(0), spec);
+        assert_eq!(pass(&mut e, Time(0)), [a.0]);
+        let big = submit(&mut e, Time(0), job("normal", 6, None, None));
+        pass(&mut e, Time(0));
+        assert_eq!(e.predicted_start(big, Time(0)), predicted, "{n:?}");
+        // Planned: the 4 come back at 1:00, and 2 of the 4 free slots
+        // are what the plan needs now.
+        assert_eq!(reserved_slots(&e, big), if n.is_some() { 2 } else { 4 }, "{n:?}");
+    }
+}
