@@ -54,6 +54,7 @@ impl Config {
             .map(|q| {
                 let policy = self.policy_of_queue(&q.name);
                 let master = policy.as_ref().and_then(|p| self.queue(&p.name));
+                let (reserve, plan) = self.reservation_of(q);
                 QueueSpec {
                     name: q.name.clone(),
                     priority: q.priority,
@@ -86,8 +87,8 @@ impl Config {
                         // An empty list would resolve to every host.
                         if firsts.is_empty() { Vec::new() } else { self.resolve_hosts(&firsts) }
                     },
-                    reserve: self.reservation_of(q).0,
-                    plan: self.reservation_of(q).1,
+                    reserve,
+                    plan,
                     backfill: q.backfill,
                     interruptible: q
                         .interruptible_backfill

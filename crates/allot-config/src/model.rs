@@ -77,6 +77,14 @@ pub struct Params {
 /// MAX_PREEXEC_RETRY when lsb.params does not set it.
 pub const DEFAULT_MAX_PREEXEC_RETRY: u32 = 5;
 
+impl Params {
+    /// Where `key` is set in `lsb.params`, else the file's start (a
+    /// parameter left at its default).
+    pub fn loc_of(&self, key: &str) -> Location {
+        self.keys.get(key).cloned().unwrap_or(Location { file: "lsb.params".into(), line: 1, col: 1 })
+    }
+}
+
 impl Default for Params {
     fn default() -> Self {
         Params {

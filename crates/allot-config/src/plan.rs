@@ -16,7 +16,7 @@
 
 use allot_engine::model::{Plan, Reserve};
 
-use crate::diag::{Diagnostics, Location};
+use crate::diag::Diagnostics;
 use crate::lsf::values::PlanValue;
 use crate::model::{Config, Queue};
 
@@ -63,9 +63,7 @@ pub fn planner_queue(v: PlanValue) -> (Option<Reserve>, Option<Plan>) {
 
 /// Warnings for settings that the others make void (module docs).
 pub(crate) fn plans(config: &Config, diags: &mut Diagnostics) {
-    let params_at = |key: &str| {
-        config.params.keys.get(key).cloned().unwrap_or(Location { file: "lsb.params".into(), line: 1, col: 1 })
-    };
+    let params_at = |key: &str| config.params.loc_of(key);
     let planner = config.params.allocation_planner;
     if !planner && config.params.plan.is_some() {
         diags.warning(params_at("PLAN"), "PLAN applies only with ALLOCATION_PLANNER=Y; ignored");

@@ -443,12 +443,10 @@ fn compute_units(config: &Config, diags: &mut Diagnostics) {
 fn queue_misc(config: &Config, diags: &mut Diagnostics) {
     for name in &config.params.default_queue {
         if config.queue(name).is_none() {
-            let loc = config.params.keys.get("DEFAULT_QUEUE").cloned().unwrap_or(Location {
-                file: "lsb.params".into(),
-                line: 1,
-                col: 1,
-            });
-            diags.error(loc, format!("DEFAULT_QUEUE: queue `{name}` is not defined in lsb.queues"));
+            diags.error(
+                config.params.loc_of("DEFAULT_QUEUE"),
+                format!("DEFAULT_QUEUE: queue `{name}` is not defined in lsb.queues"),
+            );
         }
     }
     for q in &config.queues {

@@ -598,6 +598,7 @@ impl Engine {
         let (units, queue_unit) = build_units(&queues, &host_sets, &hosts, &fairshare, config.multifactor.is_some());
         let cus = crate::cu::build(&config, &hosts);
         let slots_within_cpus = hosts.iter().all(|h| h.slots <= h.cpus);
+        let planned = config.queues.iter().any(|q| q.plan.is_some());
         let slot_memory = crate::shares::priority::ClusterMemory::slot_memory_of(&config.hosts);
         let mf = config.multifactor.as_ref().map(|spec| crate::multifactor::live::MfState::new(&config, spec));
         let alloc_limits = crate::alloc_limits::AllocLimits::new(
@@ -666,7 +667,7 @@ impl Engine {
             loans: BTreeMap::new(),
             cooldown_ends: None,
             mf,
-            caches: Caches::new(slots_within_cpus),
+            caches: Caches::new(slots_within_cpus, planned),
             scratch: Scratch::new(policies),
         }
     }

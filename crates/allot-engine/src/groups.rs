@@ -118,10 +118,15 @@ pub(crate) struct Caches {
     /// Whether no host has more slots than CPUs (so the CPU cap of
     /// parallel jobs never binds).
     pub(crate) slots_within_cpus: bool,
+    /// Whether a queue plans its reservations ([`crate::plan`]): then a
+    /// running job's CPU limit stands in for a missing run limit
+    /// ([`crate::Engine`]'s `expected_end`). Set with the configuration.
+    #[serde(default)]
+    pub(crate) planned: bool,
 }
 
 impl Caches {
-    pub(crate) fn new(slots_within_cpus: bool) -> Caches {
+    pub(crate) fn new(slots_within_cpus: bool, planned: bool) -> Caches {
         Caches {
             rsv_freed: 0,
             rsv_epoch: 0,
@@ -130,6 +135,7 @@ impl Caches {
             share_touched: Vec::new(),
             hosts_blocked: 0,
             slots_within_cpus,
+            planned,
         }
     }
 }

@@ -58,8 +58,7 @@ impl Engine {
     /// past it, its end is no longer counted on, as for an estimate.
     pub(crate) fn expected_end(&self, job: &Job, start: Time) -> Option<Time> {
         let duration = self.job_duration(job).or_else(|| {
-            let planned = self.queues.iter().any(|q| q.spec.plan.is_some());
-            job.cpu_limit.filter(|_| planned).map(|cpu| cpu.div_ceil(u64::from(job.slots.max(1))))
+            job.cpu_limit.filter(|_| self.caches.planned).map(|cpu| cpu.div_ceil(u64::from(job.slots.max(1))))
         });
         ends_by(start, duration, job.term_time)
     }

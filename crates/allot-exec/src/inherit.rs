@@ -80,11 +80,12 @@ pub fn lsf_commands(env: &mut Vec<(String, String)>) {
 /// before its forks, [`warm`]).
 fn commands_dir() -> Option<&'static std::path::Path> {
     static DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
-        dir.join("blaunch").exists().then_some(dir)
-    })
-    .as_deref()
+    DIR.get_or_init(|| commands_in(std::env::current_exe().ok()?.parent()?.to_path_buf())).as_deref()
+}
+
+/// `dir`, when the LSF commands are there (`blaunch` is).
+fn commands_in(dir: std::path::PathBuf) -> Option<std::path::PathBuf> {
+    dir.join("blaunch").exists().then_some(dir)
 }
 
 /// Looks for the LSF commands now ([`commands_dir`]).
@@ -96,8 +97,8 @@ pub(crate) fn warm() {
 /// [`commands_dir`] finds for this program's).
 #[cfg(test)]
 fn lsf_commands_in(env: &mut Vec<(String, String)>, dir: &std::path::Path) {
-    if dir.join("blaunch").exists() {
-        put_commands(env, dir);
+    if let Some(dir) = commands_in(dir.to_path_buf()) {
+        put_commands(env, &dir);
     }
 }
 

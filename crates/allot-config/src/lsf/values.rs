@@ -141,13 +141,13 @@ impl std::fmt::Display for PlanValue {
 pub fn plan(input: &mut &str) -> ModalResult<PlanValue> {
     let quoted = opt('"').parse_next(input)?.is_some();
     let _ = multispace0.parse_next(input)?;
-    let keys = separated(1.., plan_key, multispace1).map(|keys: Vec<(&str, u32)>| {
+    let keys = separated(1.., plan_key, multispace1).map(|keys: Vec<(PlanKey, u32)>| {
         let mut v = PlanValue { on: true, ..PlanValue::default() };
         for (k, n) in keys {
             match k {
-                "DELAY" => v.delay = Some(n),
-                "MAX_JOBS" => v.max_jobs = Some(n),
-                _ => v.rsched_time = Some(n),
+                PlanKey::Delay => v.delay = Some(n),
+                PlanKey::MaxJobs => v.max_jobs = Some(n),
+                PlanKey::RschedTime => v.rsched_time = Some(n),
             }
         }
         v
@@ -165,17 +165,23 @@ pub fn plan(input: &mut &str) -> ModalResult<PlanValue> {
     Ok(v)
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PlanKey {
+    Delay,
+    MaxJobs,
+    RschedTime,
+}
+
 /// One key of PLAN with its number: DELAY and MAX_JOBS at least 1,
 /// RSCHED_TIME at least 0.
-fn plan_key<'a>(input: &mut &'a str) -> ModalResult<(&'a str, u32)> {
-    let key = alt((literal(Caseless("DELAY")), literal(Caseless("MAX_JOBS")), literal(Caseless("RSCHED_TIME"))))
-        .map(|k: &str| match k.to_ascii_uppercase().as_str() {
-            "DELAY" => "DELAY",
-            "MAX_JOBS" => "MAX_JOBS",
-            _ => "RSCHED_TIME",
-        })
-        .parse_next(input)?;
-    let least = u32::from(key != "RSCHED_TIME");
+fn plan_key(input: &mut &str) -> ModalResult<(PlanKey, u32)> {
+    let key = alt((
+        literal(Caseless("DELAY")).value(PlanKey::Delay),
+        literal(Caseless("MAX_JOBS")).value(PlanKey::MaxJobs),
+        literal(Caseless("RSCHED_TIME")).value(PlanKey::RschedTime),
+    ))
+    .parse_next(input)?;
+    let least = u32::from(key != PlanKey::RschedTime);
     let n = cut_err(delimited(
         (multispace0, '[').context(StrContext::Expected(StrContextValue::CharLiteral('['))),
         delimited(multispace0, uint, multispace0).verify(|n| *n >= least).context(exp(if least == 1 {
