@@ -37,8 +37,7 @@ impl Config {
             (None, Some(cycles)) => Some(Reserve { cycles, memory: false }),
             (None, None) => None,
         };
-        let plan = self.params.time_reserve_numjobs.and(reserve).map(|_| Plan::default());
-        (reserve, plan)
+        (reserve, self.params.time_reserve_numjobs.and_then(|_| time_based(reserve)))
     }
 
     /// The cluster's cap on jobs holding a plan at once.
@@ -59,6 +58,14 @@ pub fn planner_queue(v: PlanValue) -> (Option<Reserve>, Option<Plan>) {
     }
     let plan = Plan { delay: u64::from(v.delay.unwrap_or(0)) * 60, max_jobs: v.max_jobs, every_job: true };
     (Some(Reserve { cycles: Reserve::NEVER, memory: true }), Some(plan))
+}
+
+/// The plan of a queue reserving as `reserve` says, under time-based slot
+/// reservation (LSB_TIME_RESERVE_NUMJOBS): a queue that reserves plans,
+/// with its own MAX_RESERVE_TIME, no delay, and only for the jobs it
+/// reserves for.
+pub fn time_based(reserve: Option<Reserve>) -> Option<Plan> {
+    reserve.map(|_| Plan::default())
 }
 
 /// Warnings for settings that the others make void (module docs).

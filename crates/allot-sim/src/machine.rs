@@ -101,11 +101,12 @@ pub fn reserve(config: &mut EngineConfig, backfill: bool) {
 
 /// `allot sim --time-reserve N`: LSB_TIME_RESERVE_NUMJOBS=N, the queues
 /// that reserve (`--backfill`, `--reserve`) planning their reservations
-/// for N jobs at most ([`allot_engine::model::Plan`]).
+/// for N jobs at most, as the configuration has it
+/// (`allot_config::plan::time_based`).
 pub fn time_reserve(config: &mut EngineConfig, n: u32) {
     config.plan_max_jobs = Some(n);
-    for q in config.queues.iter_mut().filter(|q| q.reserve.is_some()) {
-        q.plan = Some(Plan::default());
+    for q in &mut config.queues {
+        q.plan = allot_config::plan::time_based(q.reserve);
     }
 }
 
