@@ -161,6 +161,14 @@ pub fn bjobs(args: &[String]) -> anyhow::Result<ExitCode> {
         emit(&explained(&jobs)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let whole = a.query.jobs.iter().all(|r| r.index == 0);
+    if a.arrays && whole && a.states.is_none() && a.name.is_none() && !a.reasons {
+        // Counted by allotd, without a list of every element.
+        let query = JobQuery { summary: true, ..a.query.clone() };
+        let Response::Arrays(counts) = call(Request::Jobs(query))? else { bail!("bjobs: unexpected answer") };
+        emit(&array_rows(&a, counts.into_iter().map(|c| (c.id, (c.spec, c.user, c.counts))).collect()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if a.long || a.json || a.arrays {
         let Response::Jobs(mut jobs) = call(Request::Jobs(a.query.clone()))? else { bail!("bjobs: unexpected answer") };
         jobs.retain(keep);
@@ -325,22 +333,20 @@ fn push_reason(out: &mut String, a: &Args, j: &JobInfo) {
 /// unfinished element, or every array with `-a` or named by its ID (as
 /// `bjobs ID` shows a finished job it still knows).
 fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
-    // Arrays in id order, each with its spec and owner and counts of
-    // PEND DONE RUN EXIT SSUSP USUSP PSUSP.
-    let mut rows: std::collections::BTreeMap<u64, (&str, &str, [u32; 7])> = std::collections::BTreeMap::new();
+    let mut rows: ArrayRows = std::collections::BTreeMap::new();
     for j in jobs.iter().filter(|j| j.index > 0) {
-        let row = rows.entry(j.id).or_insert((j.array.as_deref().unwrap_or(""), j.user.as_str(), [0; 7]));
-        let col = match j.status {
-            JobStatus::Pend => 0,
-            JobStatus::Done => 1,
-            JobStatus::Run | JobStatus::Unkwn => 2,
-            JobStatus::Exit => 3,
-            JobStatus::Ssusp => 4,
-            JobStatus::Ususp => 5,
-            JobStatus::Psusp => 6,
-        };
-        row.2[col] += 1;
+        let row = rows.entry(j.id).or_insert((j.array.clone().unwrap_or_default(), j.user.clone(), [0; 7]));
+        row.2[allot_proto::ArrayCount::column(j.status)] += 1;
     }
+    array_rows(a, rows)
+}
+
+/// Arrays by job number, each with its spec and owner and counts of
+/// PEND DONE RUN EXIT SSUSP USUSP PSUSP.
+type ArrayRows = std::collections::BTreeMap<u64, (String, String, [u32; 7])>;
+
+/// `bjobs -A`'s table.
+fn array_rows(a: &Args, mut rows: ArrayRows) -> String {
     let named = !a.query.jobs.is_empty();
     rows.retain(|_, (_, _, n)| a.all || named || n[0] + n[2] + n[4] + n[5] + n[6] > 0);
     if rows.is_empty() {
@@ -355,8 +361,8 @@ fn arrays(a: &Args, jobs: &[JobInfo]) -> String {
         let _ = writeln!(
             out,
             "{id:<7} {:<11} {:<6} {total:>5} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5}",
-            cut(spec, 11, a.wide),
-            cut(owner, 6, a.wide),
+            cut(&spec, 11, a.wide),
+            cut(&owner, 6, a.wide),
             n[0],
             n[1],
             n[2],

@@ -22,14 +22,14 @@ pub(crate) fn cluster(state: &State) -> ClusterInfo {
     }
     let mut jobs = JobCounts::default();
     let (mut users, mut active) = (BTreeSet::new(), BTreeSet::new());
-    for j in state.jobs.values() {
+    for (_, j, n) in state.jobs_counted() {
         let count = match j.status {
             JobStatus::Run | JobStatus::Unkwn => &mut jobs.running,
             JobStatus::Ususp | JobStatus::Ssusp => &mut jobs.suspended,
             JobStatus::Pend | JobStatus::Psusp => &mut jobs.pending,
             JobStatus::Done | JobStatus::Exit => &mut jobs.finished,
         };
-        *count += 1;
+        *count += n;
         users.insert(j.record.spec.user.as_str());
         if j.status.unfinished() {
             active.insert(j.record.spec.user.as_str());

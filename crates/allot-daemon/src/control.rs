@@ -28,16 +28,15 @@ fn targets(
     let in_group = |j: &DaemonJob| group.is_none_or(|g| j.record.spec.job_group.as_deref() == Some(g));
     if refs == [JobRef::job(0)] {
         return state
-            .jobs
-            .iter()
+            .each_job()
             .filter(|(_, j)| j.record.spec.user == caller.user && mine(j) && in_group(j))
-            .map(|(id, j)| (j.job_ref(), Some(*id)))
+            .map(|(id, _)| (state.job_ref(id), Some(id)))
             .collect();
     }
     let mut out = Vec::with_capacity(refs.len());
     for &r in refs {
         let ids: Vec<JobId> =
-            state.resolve(r).into_iter().filter(|id| state.jobs.get(id).is_some_and(in_group)).collect();
+            state.resolve(r).into_iter().filter(|&id| state.job_or_template(id).is_some_and(in_group)).collect();
         if ids.is_empty() {
             out.push((r, None));
         }
@@ -59,7 +58,7 @@ fn each(
 ) -> Response {
     let mut out = Vec::with_capacity(targets.len());
     for (shown, id) in targets {
-        let result = match id.and_then(|id| state.jobs.get(&id).map(|j| (id, j))) {
+        let result = match id.and_then(|id| state.job_or_template(id).map(|j| (id, j))) {
             None => Err(format!("Job <{shown}>: No matching job found")),
             Some((_, j)) if !may_act(state, caller, &j.record.spec.user) => {
                 Err(format!("Job <{shown}>: User permission denied"))
@@ -127,7 +126,7 @@ pub fn kill(
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
             if sig.is_none_or(|s| matches!(s, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT)) {
-                let owner = state.jobs.get(&id).is_some_and(|j| j.record.spec.user == by);
+                let owner = state.job_or_template(id).is_some_and(|j| j.record.spec.user == by);
                 let term = if owner { Term::Owner } else { Term::Admin };
                 keep(state, t, records, Record::Killed { job: id, term }).map_err(|e| format!("Job <{shown}>: {e}"))?;
             }
@@ -214,7 +213,7 @@ fn modify_job(
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => true,
         JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{shown}>: {FINISHED}")),
     };
-    let Some(j) = state.jobs.get(&id) else { return Err(format!("Job <{shown}>: No matching job found")) };
+    let Some(j) = state.job_or_template(id) else { return Err(format!("Job <{shown}>: No matching job found")) };
     let mut record = j.record.clone();
     change(&mut record);
     let mut rest = record.clone();

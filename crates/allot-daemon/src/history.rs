@@ -153,13 +153,13 @@ pub(crate) fn ask(
     };
     let mut jobs = Vec::with_capacity(ids.len());
     for id in ids {
-        let Some(j) = state.jobs.get(&id) else {
+        let Some(j) = state.job(id) else {
             return Err(Response::Error(format!("Job <{}>: No matching job found", state.job_ref(id))));
         };
         jobs.push(AskedJob {
             id,
             first: j.array.map(|(first, _)| first).filter(|&first| first != id),
-            info: state.info(id, j, t, &allot_proto::JobQuery::default()),
+            info: state.info(id, &j, t, &allot_proto::JobQuery::default()),
             spans: j.unknown.clone(),
         });
     }

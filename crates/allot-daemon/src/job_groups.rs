@@ -137,13 +137,14 @@ fn list(state: &State) -> Vec<JobGroupInfo> {
             (g.path, info)
         })
         .collect();
-    for j in state.jobs.values() {
+    for (_, j, n) in state.jobs_counted() {
         let Some(path) = j.record.spec.job_group.as_deref() else { continue };
         let slots = u64::from(j.record.spec.slots.max(1)).max(j.alloc.iter().map(|a| u64::from(a.1)).sum());
+        let n = u64::from(n);
         for group in lineage(path) {
             if let Some(info) = infos.get_mut(group) {
-                count(&mut info.jobs, j.status, 1);
-                count(&mut info.slots, j.status, slots);
+                count(&mut info.jobs, j.status, n);
+                count(&mut info.slots, j.status, n * slots);
             }
         }
     }

@@ -113,12 +113,9 @@ fn listed<'a>(
         })
     };
     if !q.jobs.is_empty() {
-        return Box::new(
-            q.jobs
-                .iter()
-                .flat_map(|&r| state.resolve(r))
-                .filter_map(move |id| state.jobs.get(&id).filter(|j| in_group(j)).map(|j| state.info_ref(id, j, t, q))),
-        );
+        return Box::new(q.jobs.iter().flat_map(|&r| state.resolve(r)).filter_map(move |id| {
+            state.job_or_template(id).filter(|j| in_group(j)).map(|j| state.info_of(id, j, t, q))
+        }));
     }
     let user = q.user.as_deref().unwrap_or(&caller.user);
     let wanted = move |j: &crate::state::DaemonJob| {
@@ -127,7 +124,7 @@ fn listed<'a>(
             && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
             && in_group(j)
     };
-    Box::new(state.jobs.iter().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_ref(*id, j, t, q)))
+    Box::new(state.each_job().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_of(id, j, t, q)))
 }
 
 #[cfg(test)]

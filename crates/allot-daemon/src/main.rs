@@ -4,6 +4,7 @@
 
 mod acct;
 mod agents;
+mod array_tail;
 mod blaunch;
 mod cluster;
 mod cluster_view;

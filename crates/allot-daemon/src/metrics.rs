@@ -100,6 +100,12 @@ pub fn render(state: &State) -> String {
         let queue = state.engine.job_queue(id).unwrap_or("");
         *counted.entry((queue, j.record.spec.user.as_str(), what)).or_default() += 1;
     }
+    // Elements of arrays not made yet: pending, as the template is.
+    for t in state.tails.values() {
+        let Some(id) = t.unmade.first() else { continue };
+        let queue = state.engine.job_queue(id).unwrap_or("");
+        *counted.entry((queue, t.template.record.spec.user.as_str(), "pending")).or_default() += t.unmade.len() as i64;
+    }
     for ((queue, user, what), n) in counted {
         let labels = vec![("queue", queue.to_string()), ("user", user.to_string()), ("state", what.to_string())];
         jobs.get_or_create(&labels).set(n);

@@ -77,7 +77,14 @@ impl Numbers {
 impl State {
     /// How job `id` is named to its user.
     pub fn job_ref(&self, id: JobId) -> JobRef {
-        self.jobs.get(&id).map_or(JobRef::job(id.0), |j| j.job_ref())
+        if let Some(j) = self.jobs.get(&id) {
+            return j.job_ref();
+        }
+        // An element not made yet ([`crate::array_tail`]).
+        match (self.job_or_template(id), self.element_index(id)) {
+            (Some(j), Some(index)) => JobRef { id: j.number, index },
+            _ => JobRef::job(id.0),
+        }
     }
 
     /// The jobs a reference names, by id: a job, every element of an

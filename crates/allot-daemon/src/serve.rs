@@ -296,6 +296,9 @@ pub(crate) fn handle_batch(
         let before = records.len();
         let response = match request {
             Request::Submit(s) => submit(state, &caller, *s, t, &mut records),
+            Request::Jobs(query) if query.summary => {
+                Response::Arrays(crate::array_tail::array_counts(state, &caller.user, &query))
+            }
             Request::Jobs(query) => {
                 lists.push(JobList { reply, caller, query });
                 continue;

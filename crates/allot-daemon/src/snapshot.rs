@@ -51,6 +51,10 @@ pub(crate) struct Saved {
     envs: Vec<Env>,
     jobs: Vec<(JobId, u32, DaemonJob)>,
     arrays: BTreeMap<JobId, Vec<u32>>,
+    /// The arrays' elements not made yet, each template's environment by
+    /// position as a job's.
+    #[serde(default)]
+    tails: Vec<(JobId, u32, crate::array_tail::Tail)>,
     numbers: Numbers,
     running: BTreeSet<JobId>,
     pending_kills: Vec<(JobId, i32)>,
@@ -142,6 +146,7 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
         envs: Vec::new(),
         jobs: state.jobs.iter().map(|(&id, j)| (id, 0, j.clone())).collect(),
         arrays: state.arrays.clone(),
+        tails: state.tails.iter().map(|(&id, t)| (id, 0, t.clone())).collect(),
         numbers: state.numbers.clone(),
         running: state.running.clone(),
         pending_kills: state.pending_kills.iter().map(|(&id, &s)| (id, s as i32)).collect(),
@@ -169,7 +174,9 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     let none: Env = Env::from(Vec::new());
     let mut position: BTreeMap<usize, u32> = BTreeMap::new();
     let mut envs = Vec::new();
-    for (_, at, j) in &mut saved.jobs {
+    let Saved { jobs, tails, .. } = &mut *saved;
+    let templates = tails.iter_mut().map(|(_, at, t)| (at, &mut t.template));
+    for (at, j) in jobs.iter_mut().map(|(_, at, j)| (at, j)).chain(templates) {
         let env = std::mem::replace(&mut j.record.env, none.clone());
         *at = *position.entry(std::sync::Arc::as_ptr(&env) as *const () as usize).or_insert_with(|| {
             envs.push(env);
@@ -275,6 +282,11 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
         state.jobs.insert(id, job);
     }
     state.arrays = saved.arrays;
+    for (id, env, mut tail) in saved.tails {
+        let shared = shared.get(env as usize).cloned();
+        tail.template.record.env = shared.ok_or_else(|| format!("job array {id}: no environment {env}"))?;
+        state.tails.insert(id, tail);
+    }
     state.numbers = saved.numbers;
     state.running = saved.running;
     for (id, s) in saved.pending_kills {

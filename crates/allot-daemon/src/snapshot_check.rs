@@ -16,7 +16,8 @@ use crate::fixture_check::{HOSTS, QUEUES, end, submit};
 
 /// Both twins live through the same: jobs that end (fairshare usage), a
 /// wide job's reservation, an array, a dependency, a held job, a closed
-/// host.
+/// host, a held array of more elements than are made at submission (one
+/// of those not made killed).
 fn live(twins: &mut [Twin; 2], wake: &mpsc::Sender<Input>, t0: u64) {
     let q = |name: &str| Some(name.to_string());
     for twin in twins.iter_mut() {
@@ -32,6 +33,9 @@ fn live(twins: &mut [Twin; 2], wake: &mpsc::Sender<Input>, t0: u64) {
         submit(twin, Time(t0 + 13), Submit { name: q("sweep[1-4]"), ..Submit::default() });
         submit(twin, Time(t0 + 13), Submit { depends: q("done(3)"), ..Submit::default() });
         submit(twin, Time(t0 + 13), Submit { hold: true, ..Submit::default() });
+        submit(twin, Time(t0 + 13), Submit { name: q("big[1-1200]"), hold: true, ..Submit::default() });
+        let element = allot_proto::JobRef { id: 8, index: 1100 };
+        twin.request(Request::Kill { jobs: vec![element], signal: None, job_group: None }, Time(t0 + 13));
         twin.request(Request::HostControl { host: "hostB".into(), open: false }, Time(t0 + 14));
         twin.tick(Time(t0 + 14), wake);
     }
@@ -44,6 +48,8 @@ fn root(name: &str) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(&config).expect("config");
     std::fs::write(config.join("allot.toml"), HOSTS).expect("allot.toml");
     std::fs::write(config.join("lsb.queues"), QUEUES).expect("lsb.queues");
+    let params = "Begin Parameters\nMAX_JOB_ARRAY_SIZE = 2000\nEnd Parameters\n";
+    std::fs::write(config.join("lsb.params"), params).expect("lsb.params");
     (root, config)
 }
 
@@ -71,6 +77,9 @@ fn same_after_restart(twins: &mut [Twin; 2], config: &Path, wake: &mpsc::Sender<
     // What was at stake: the wide job's reservation and the usage charged.
     assert!(a.contains(r#""name":"wide","priority":20"#) && a.contains(r#""rsv":2"#), "{a}");
     assert!(a.contains(r#""cpu_time":4.4"#), "three jobs of 1.5 s, decayed a little: {a}");
+    // Its elements 11 to 1010 made; 1110 (index 1100) made to be killed.
+    let tail = "unmade=[(JobId(11), JobSet { runs: [(JobId(1011), JobId(1109)), (JobId(1111), JobId(1210))] })]";
+    assert!(a.contains(tail), "the big array's tail: {a}");
 }
 
 /// The twins after [`live`], in `root(name)`, the restarted one with a
@@ -115,7 +124,11 @@ fn a_snapshot_this_allotd_cannot_read_is_passed_over_for_the_whole_log() {
 #[test]
 fn the_log_is_archived_after_max_job_num_jobs_and_read_back_whole() {
     let (root, config) = root("archive");
-    std::fs::write(config.join("lsb.params"), "Begin Parameters\nMAX_JOB_NUM = 2\nEnd Parameters\n").expect("params");
+    std::fs::write(
+        config.join("lsb.params"),
+        "Begin Parameters\nMAX_JOB_NUM = 2\nMAX_JOB_ARRAY_SIZE = 2000\nEnd Parameters\n",
+    )
+    .expect("params");
     let (wake, _heard) = mpsc::channel::<Input>(1 << 12);
     let t0 = 1_700_000_000;
     let mut twins = twins(&root, &config, Time(t0), &wake);

@@ -90,6 +90,7 @@ pub(crate) fn open_state(
         cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(state_dir)),
         jobs: BTreeMap::new(),
         arrays: BTreeMap::new(),
+        tails: BTreeMap::new(),
         numbers: Default::default(),
         running: Default::default(),
         pending_kills: BTreeMap::new(),

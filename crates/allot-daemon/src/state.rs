@@ -176,6 +176,9 @@ pub struct State {
     /// Job arrays by id (their first element's): their indices in
     /// ascending order, element `k` having id `id + k`.
     pub arrays: BTreeMap<JobId, Vec<u32>>,
+    /// The elements of large arrays not made yet ([`crate::array_tail`]),
+    /// by array.
+    pub tails: BTreeMap<JobId, crate::array_tail::Tail>,
     /// The job numbers given, to the engine's ids.
     pub numbers: crate::numbers::Numbers,
     /// The jobs running now, so a pass need not walk every job ever run.
@@ -299,6 +302,9 @@ impl State {
     }
 
     fn apply_record(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
+        if let Some(job) = record.job().filter(|_| !matches!(record, Record::Submitted { .. })) {
+            self.make(job);
+        }
         match record {
             Record::Submitted { job, number, record, .. } => {
                 let indices = match &record.array {
@@ -661,9 +667,15 @@ impl State {
     pub fn register(&mut self, job: JobId, number: u64, record: &JobRecord, t: Time, indices: Option<Vec<u32>>) {
         let env = self.intern(&record.env);
         let elements: Vec<(JobId, Option<(JobId, u32)>)> = match &indices {
-            Some(ix) => ix.iter().enumerate().map(|(k, &i)| (job.offset(k as u64), Some((job, i)))).collect(),
+            Some(ix) => ix
+                .iter()
+                .take(crate::array_tail::MADE_AHEAD)
+                .enumerate()
+                .map(|(k, &i)| (job.offset(k as u64), Some((job, i))))
+                .collect(),
             None => vec![(job, None)],
         };
+        let mut template = None;
         for (id, array) in elements {
             let info = DaemonJob {
                 record: JobRecord { env: env.clone(), ..record.clone() },
@@ -687,9 +699,13 @@ impl State {
                 unknown: None,
             };
             self.names.insert(&record.spec.user, &record.name, id);
+            template.get_or_insert_with(|| DaemonJob { array: Some((job, 0)), ..info.clone() });
             self.jobs.insert(id, info);
         }
         if let Some(indices) = indices {
+            if let Some(t) = template {
+                self.keep_tail(job, indices.len(), t);
+            }
             self.arrays.insert(job, indices);
         }
         // Checked by `apply` before the engine took the job.
@@ -728,8 +744,12 @@ impl State {
                     forgot = true;
                 }
                 Some((first, _)) => {
+                    // The last elements end last: looked at first, the
+                    // look stops at once while the array runs.
                     let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
-                    if (0..size).all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone)) {
+                    let ended = !self.tails.contains_key(&first)
+                        && (0..size).rev().all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone));
+                    if ended {
                         for k in 0..size {
                             self.forget(first.offset(k));
                         }

@@ -223,6 +223,27 @@ fn mail_warning(state: &State, mail: Option<&allot_proto::MailAsked>) -> Option<
     })
 }
 
+/// The elements not made yet ([`crate::array_tail`]) a `-w` name
+/// stands for, while there is room: every one of an array by its name,
+/// one by `name[index]`.
+fn unmade_named(state: &State, user: &str, name: &str, room: usize, ids: &mut Vec<JobId>) {
+    let element = name
+        .strip_suffix(']')
+        .and_then(|n| n.rsplit_once('['))
+        .and_then(|(base, i)| Some((base, i.parse::<u32>().ok()?)));
+    for (first, t) in state.tails.iter().filter(|(_, t)| t.template.record.spec.user == user) {
+        let left = room.saturating_sub(ids.len());
+        if allot_config::deps::name_matches(name, &t.template.record.name) {
+            ids.extend(t.unmade.iter().take(left));
+        } else if let Some((_, index)) =
+            element.filter(|(base, _)| allot_config::deps::name_matches(base, &t.template.record.name))
+        {
+            let k = state.arrays.get(first).and_then(|ix| ix.binary_search(&index).ok());
+            ids.extend(k.map(|k| first.offset(k as u64)).filter(|&id| t.unmade.contains(id)).into_iter().take(left));
+        }
+    }
+}
+
 /// A `-w` target's jobs: a name stands for every job of the caller with
 /// that name (`*` matching any text), as LSF resolves it; an array's id or
 /// name for every element of it, and `id[index]` or `name[index]` for one
@@ -251,6 +272,7 @@ fn resolve_target(state: &State, user: &str, target: DepTarget, room: usize) -> 
                 .filter(|id| state.jobs.get(id).is_some_and(&matches))
                 .take(room)
                 .collect();
+            unmade_named(state, user, &name, room, &mut ids);
             ids.sort_unstable();
             if ids.is_empty() { Err(format!("-w: no job of yours is named `{name}`")) } else { Ok(ids) }
         }

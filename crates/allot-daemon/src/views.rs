@@ -22,7 +22,7 @@ fn slots_by_state<'a>(
     key: impl Fn(&'a crate::state::DaemonJob) -> &'a str,
 ) -> BTreeMap<&'a str, [u32; 5]> {
     let mut slots: BTreeMap<&str, [u32; 5]> = BTreeMap::new();
-    for (&id, j) in state.jobs.iter() {
+    for (id, j, n) in state.jobs_counted() {
         let column = match j.status {
             JobStatus::Pend | JobStatus::Psusp => 0,
             JobStatus::Run | JobStatus::Unkwn => 1,
@@ -30,7 +30,7 @@ fn slots_by_state<'a>(
             JobStatus::Ssusp => 4,
             JobStatus::Done | JobStatus::Exit => continue,
         };
-        slots.entry(key(j)).or_default()[column] += state.slots_of(id, j);
+        slots.entry(key(j)).or_default()[column] += n * state.slots_of(id, j);
     }
     for (id, n) in state.engine.reservations_held() {
         if let Some(j) = state.jobs.get(&id) {

@@ -82,12 +82,15 @@ impl Engine {
         if let Some(shape) = spec.array {
             self.arrays.insert(first, crate::arrays::ArrayState::new(shape.size, shape.limit));
         }
-        for _ in 0..spec.array.map_or(1, |a| a.size) {
+        let size = spec.array.map_or(1, |a| a.size);
+        for _ in 0..size.min(crate::array_tail::MADE_AHEAD) {
             let id = JobId(self.next_id);
             self.next_id += 1;
             self.add_pending(id, &job);
             self.jobs.insert(id, job.clone());
         }
+        self.keep_tail(first, size, &job);
+        self.next_id = first.0 + u64::from(size);
         Ok(first)
     }
 

@@ -28,11 +28,28 @@ pub(crate) struct ArrayState {
     pub(crate) admitted: u32,
     /// Dispatchable pending elements waiting for room under the limit.
     pub(crate) parked: BTreeSet<JobId>,
+    /// Late materialization ([`crate::array_tail`]): the elements not made
+    /// yet, what each is made from, and how many made ones are pending.
+    #[serde(default)]
+    pub(crate) unmade: crate::job_set::JobSet,
+    #[serde(default)]
+    pub(crate) template: Option<Box<crate::engine::Job>>,
+    #[serde(default)]
+    pub(crate) made_pending: u32,
 }
 
 impl ArrayState {
     pub(crate) fn new(size: u32, limit: Option<u32>) -> Self {
-        ArrayState { size, limit, running: 0, admitted: 0, parked: BTreeSet::new() }
+        ArrayState {
+            size,
+            limit,
+            running: 0,
+            admitted: 0,
+            parked: BTreeSet::new(),
+            unmade: crate::job_set::JobSet::default(),
+            template: None,
+            made_pending: 0,
+        }
     }
 
     fn has_room(&self) -> bool {
@@ -77,6 +94,7 @@ impl Engine {
 
     /// An admitted element starts running.
     pub(crate) fn array_starts(&mut self, id: JobId) {
+        self.array_pending(id, false);
         if let Some(a) = self.array_of(id).and_then(|f| self.arrays.get_mut(&f)) {
             a.admitted = a.admitted.saturating_sub(1);
             a.running += 1;
@@ -170,6 +188,12 @@ impl Engine {
     /// Whether pending job `id` waits for room under its array's limit.
     pub(crate) fn is_parked(&self, id: JobId) -> bool {
         self.array_of(id).is_some_and(|f| self.arrays[&f].parked.contains(&id))
+    }
+
+    /// Whether the array of element `id` has no room under its running
+    /// element limit.
+    pub(crate) fn array_at_limit(&self, id: JobId) -> bool {
+        self.array_of(id).and_then(|f| self.arrays.get(&f)).is_some_and(|a| !a.has_room() || !a.parked.is_empty())
     }
 
     /// An array's size and running element limit, by its first element.

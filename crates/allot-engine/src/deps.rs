@@ -118,7 +118,7 @@ impl Engine {
     /// What a dependency sees of job `id`; `None` for a job the engine
     /// never had.
     pub(crate) fn seen(&self, id: JobId) -> Option<Seen> {
-        match self.jobs.get(&id) {
+        match self.job_or_template(id) {
             Some(j) => Some(match j.state {
                 JobState::Pending => Seen::Pending,
                 JobState::Running { .. } => Seen::Running,

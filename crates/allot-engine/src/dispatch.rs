@@ -295,6 +295,7 @@ impl Engine {
             self.wakeups.pop_first();
             self.dirty = true;
         }
+        self.make_due();
         self.refresh_dependents();
         self.resource_clock(t);
         let expired = self.expire_reservations(t);

@@ -438,6 +438,9 @@ pub struct Engine {
     pub(crate) growing: BTreeSet<JobId>,
     /// Job arrays by their first element ([`crate::arrays`]).
     pub(crate) arrays: BTreeMap<JobId, crate::arrays::ArrayState>,
+    /// Arrays whose next elements the next pass makes ([`crate::array_tail`]).
+    #[serde(default)]
+    pub(crate) to_make: BTreeSet<JobId>,
     /// Exit codes of the jobs that ended, for dependencies.
     pub(crate) ended: BTreeMap<JobId, i32>,
     /// Real ends of runs heard late ([`crate::run_end`]).
@@ -654,6 +657,7 @@ impl Engine {
             dependents: BTreeMap::new(),
             dep_changed: Vec::new(),
             arrays: BTreeMap::new(),
+            to_make: BTreeSet::new(),
             cus,
             reservations: BTreeMap::new(),
             rsv_hosts: crate::slots::HostBits::default(),
@@ -679,6 +683,7 @@ impl Engine {
         if !matches!(event, Event::Submit(_)) {
             self.settle();
         }
+        self.make_named(event);
         match event {
             Event::Submit(spec) => self.submit_at(spec, t).map(Some),
             Event::Finish { job, cpu_time, exit } => {
@@ -736,6 +741,7 @@ impl Engine {
             self.dependents.entry(target).or_default().insert(id);
         }
         self.count_pending(job.user, job.queue, job.slots, true);
+        self.array_pending(id, true);
         if job.held || job.waiting || !self.array_admits(id) {
             self.queues[job.queue].held += 1;
         } else {
@@ -750,6 +756,7 @@ impl Engine {
     /// A pending job leaves its queue.
     pub(crate) fn remove_pending(&mut self, id: JobId, job: &Job) {
         self.count_pending(job.user, job.queue, job.slots, false);
+        self.array_pending(id, false);
         if job.held || job.waiting {
             let q = &mut self.queues[job.queue];
             q.held = q.held.saturating_sub(1);

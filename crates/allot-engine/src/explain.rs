@@ -84,7 +84,7 @@ impl Engine {
     /// [`Engine::explain`], the jobs named by `name` (allotd names them by
     /// their job numbers, `5[3]`; a simulation by its workload's).
     pub fn explain_named(&self, id: JobId, t: Time, name: &dyn Fn(JobId) -> String) -> Option<Explanation> {
-        let job = self.jobs.get(&id)?;
+        let job = self.job_or_template(id)?;
         if !matches!(job.state, JobState::Pending) {
             return None;
         }
@@ -178,7 +178,7 @@ impl Engine {
     /// The job's account and its ancestors, top level first, each with its
     /// dynamic priority and the sibling with pending jobs that goes first.
     fn share_levels(&self, id: JobId, t: Time) -> Vec<ShareLevel> {
-        let Some(job) = self.jobs.get(&id) else { return Vec::new() };
+        let Some(job) = self.job_or_template(id) else { return Vec::new() };
         let unit = &self.units[self.queue_unit[job.queue]];
         let UnitKind::Fairshare { policy } = unit.kind else { return Vec::new() };
         let tree = &self.fairshare.policies[policy].tree;

@@ -59,6 +59,38 @@ impl JobSet {
     pub fn iter(&self) -> impl Iterator<Item = JobId> + '_ {
         self.runs.iter().flat_map(|&(a, b)| (a.0..=b.0).map(JobId))
     }
+
+    /// The ids `first..=last` (none when `last < first`).
+    pub fn run(first: JobId, last: JobId) -> Self {
+        JobSet { runs: if last < first { Vec::new() } else { vec![(first, last)] } }
+    }
+
+    pub fn contains(&self, id: JobId) -> bool {
+        let i = self.runs.partition_point(|&(_, last)| last < id);
+        self.runs.get(i).is_some_and(|&(first, _)| first <= id)
+    }
+
+    pub fn first(&self) -> Option<JobId> {
+        self.runs.first().map(|r| r.0)
+    }
+
+    /// Takes `id` out: whether it was in (a run it splits becomes two).
+    pub fn remove(&mut self, id: JobId) -> bool {
+        let i = self.runs.partition_point(|&(_, last)| last < id);
+        let Some(&(first, last)) = self.runs.get(i).filter(|r| r.0 <= id) else { return false };
+        match (first == id, last == id) {
+            (true, true) => {
+                self.runs.remove(i);
+            }
+            (true, false) => self.runs[i].0 = id.offset(1),
+            (false, true) => self.runs[i].1 = JobId(id.0 - 1),
+            (false, false) => {
+                self.runs[i].1 = JobId(id.0 - 1);
+                self.runs.insert(i + 1, (id.offset(1), last));
+            }
+        }
+        true
+    }
 }
 
 impl<'a> IntoIterator for &'a JobSet {
@@ -152,5 +184,19 @@ mod tests {
         assert!(serde_json::from_str::<JobSet>("[[9,3]]").is_err(), "a run that goes down is refused");
         let overlapping: JobSet = serde_json::from_str("[[5,9],[1,6],12,[10,11]]").expect("json");
         assert_eq!(serde_json::to_string(&overlapping).expect("json"), "[[1,12]]");
+    }
+
+    #[test]
+    fn ids_are_taken_out_of_a_run_one_at_a_time_and_counted_within_bounds() {
+        let mut set = JobSet::run(JobId(10), JobId(1_000_009));
+        assert_eq!((set.len(), set.runs(), set.first()), (1_000_000, 1, Some(JobId(10))));
+        assert!(set.contains(JobId(500)) && !set.contains(JobId(9)) && !set.contains(JobId(1_000_010)));
+        assert!(set.remove(JobId(10)), "the first");
+        assert!(set.remove(JobId(500)), "one inside splits the run");
+        assert!(set.remove(JobId(1_000_009)), "the last");
+        assert!(!set.remove(JobId(500)), "once only");
+        assert_eq!(serde_json::to_string(&set).expect("json"), "[[11,499],[501,1000008]]");
+        assert_eq!((set.len(), set.first()), (999_997, Some(JobId(11))));
+        assert!(JobSet::run(JobId(5), JobId(4)).is_empty());
     }
 }

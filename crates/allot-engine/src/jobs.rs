@@ -1,7 +1,9 @@
 //! The jobs the engine holds, by id. Ids are given in order from 1, so the
 //! table is a deque indexed by `id - base`: O(1) lookups, iteration in id
 //! order, and the front is dropped as the oldest jobs finish. (The replay
-//! keeps its own account of each job in one too.)
+//! keeps its own account of each job in one too.) Each job is boxed, so an
+//! id the table does not hold costs a pointer: the elements of a large
+//! job array not made yet ([`crate::arrays`]) leave a long run of them.
 
 use std::collections::VecDeque;
 
@@ -11,7 +13,7 @@ use crate::engine::JobId;
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct JobTable<T> {
     base: u64,
-    slots: VecDeque<Option<T>>,
+    slots: VecDeque<Option<Box<T>>>,
     len: usize,
 }
 
@@ -39,11 +41,11 @@ impl<T> JobTable<T> {
     }
 
     pub fn get(&self, id: &JobId) -> Option<&T> {
-        self.index(*id).and_then(|i| self.slots[i].as_ref())
+        self.index(*id).and_then(|i| self.slots[i].as_deref())
     }
 
     pub fn get_mut(&mut self, id: &JobId) -> Option<&mut T> {
-        self.index(*id).and_then(|i| self.slots[i].as_mut())
+        self.index(*id).and_then(|i| self.slots[i].as_deref_mut())
     }
 
     /// Adds a job. Ids come in order but for a requeued finished job,
@@ -63,7 +65,7 @@ impl<T> JobTable<T> {
         if slot.is_none() {
             self.len += 1;
         }
-        *slot = Some(job);
+        *slot = Some(Box::new(job));
     }
 
     pub fn remove(&mut self, id: &JobId) -> Option<T> {
@@ -74,12 +76,12 @@ impl<T> JobTable<T> {
             self.slots.pop_front();
             self.base += 1;
         }
-        Some(job)
+        Some(*job)
     }
 
     /// Jobs in id order.
     pub fn iter(&self) -> impl Iterator<Item = (JobId, &T)> {
-        self.slots.iter().enumerate().filter_map(|(i, j)| j.as_ref().map(|j| (JobId(self.base + i as u64), j)))
+        self.slots.iter().enumerate().filter_map(|(i, j)| j.as_deref().map(|j| (JobId(self.base + i as u64), j)))
     }
 
     pub fn len(&self) -> usize {

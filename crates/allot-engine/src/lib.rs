@@ -25,6 +25,7 @@
 
 mod admission;
 pub mod alloc_limits;
+mod array_tail;
 mod arrays;
 pub mod bench_scenario;
 mod compound;
@@ -68,6 +69,7 @@ mod switch;
 pub mod time;
 mod windows;
 
+pub use array_tail::MADE_AHEAD;
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection, Slots};
 pub use job_set::JobSet;

@@ -96,13 +96,18 @@ impl Engine {
     /// A job of `user` in `queue` asking `slots` became pending (`up`)
     /// or stopped being pending (it started, ended, or was changed).
     pub(crate) fn count_pending(&mut self, user: u32, queue: usize, slots: u32, up: bool) {
-        let slots = u64::from(slots);
+        self.count_pending_n(user, queue, slots, 1, up);
+    }
+
+    /// [`Engine::count_pending`] for `n` jobs alike.
+    pub(crate) fn count_pending_n(&mut self, user: u32, queue: usize, slots: u32, n: u64, up: bool) {
+        let slots = u64::from(slots) * n;
         let change = |p: &mut Pend| {
             if up {
-                p.jobs += 1;
+                p.jobs += n;
                 p.slots += slots;
             } else {
-                p.jobs = p.jobs.saturating_sub(1);
+                p.jobs = p.jobs.saturating_sub(n);
                 p.slots = p.slots.saturating_sub(slots);
             }
         };

@@ -103,21 +103,21 @@ impl Engine {
         &self.fairshare
     }
     pub fn is_pending(&self, id: JobId) -> bool {
-        self.jobs.get(&id).is_some_and(|j| matches!(j.state, JobState::Pending))
+        self.job_or_template(id).is_some_and(|j| matches!(j.state, JobState::Pending))
     }
     /// A pending or running job's user-assigned priority (`bsub -sp`).
     pub fn job_priority(&self, id: JobId) -> Option<u32> {
-        self.jobs.get(&id).map(|j| j.priority)
+        self.job_or_template(id).map(|j| j.priority)
     }
     /// The slots a pending or running job asks for: its `-n` minimum and
     /// maximum after PROCLIMIT (a running job holds its allocation).
     pub fn job_slots(&self, id: JobId) -> Option<(u32, u32)> {
-        self.jobs.get(&id).map(|j| (j.slots, j.max_slots))
+        self.job_or_template(id).map(|j| (j.slots, j.max_slots))
     }
     /// The run limit a job has, in seconds: what an interruptible backfill
     /// start cut it to, else its own or its queue's (see `Engine::job_limit`).
     pub fn job_run_limit(&self, id: JobId) -> Option<u64> {
-        self.jobs.get(&id).and_then(|j| self.job_limit(j))
+        self.job_or_template(id).and_then(|j| self.job_limit(j))
     }
     /// The run limit an interruptible backfill start cut a running job's
     /// to, seconds (`None`: it was not cut).
@@ -132,7 +132,7 @@ impl Engine {
     }
     /// A pending job held by `bstop`.
     pub fn is_held(&self, id: JobId) -> bool {
-        self.jobs.get(&id).is_some_and(|j| j.held)
+        self.job_or_template(id).is_some_and(|j| j.held)
     }
     /// The id the next submission gets (an array's first element's).
     pub fn next_job_id(&self) -> JobId {
@@ -162,11 +162,11 @@ impl Engine {
     /// The resource requirement a job in the engine is placed by (its
     /// own with its queue's), as written.
     pub fn job_res_text(&self, id: JobId) -> Option<String> {
-        self.jobs.get(&id)?.res.as_ref().map(|r| r.text.clone())
+        self.job_or_template(id)?.res.as_ref().map(|r| r.text.clone())
     }
 
     pub fn job_queue(&self, id: JobId) -> Option<&str> {
-        self.jobs.get(&id).map(|j| self.queues[j.queue].spec.name.as_str())
+        self.job_or_template(id).map(|j| self.queues[j.queue].spec.name.as_str())
     }
     /// Jobs pending or running.
     pub fn job_count(&self) -> usize {

@@ -126,18 +126,22 @@ impl std::fmt::Display for PendingReason {
 impl Engine {
     /// Why pending job `id` is not running now; `None` if it is not pending.
     pub fn pending_reason(&self, id: JobId, t: Time) -> Option<PendingReason> {
-        let job = self.jobs.get(&id)?;
+        // An element not made yet has its array's template's reasons, its
+        // dependency as it stands now ([`crate::array_tail`]).
+        let job = self.job_or_template(id)?;
+        let unmade = self.jobs.get(&id).is_none();
         if !matches!(job.state, JobState::Pending) {
             return None;
         }
         if job.held {
             return Some(PendingReason::Held);
         }
-        if let (true, Some(d)) = (job.waiting, &job.depends) {
+        let waiting = if unmade { job.depends.as_ref().is_some_and(|d| !self.satisfied(d)) } else { job.waiting };
+        if let (true, Some(d)) = (waiting, &job.depends) {
             let never = self.never_satisfied(d);
             return Some(if never { PendingReason::DependencyNever } else { PendingReason::Dependency });
         }
-        if self.is_parked(id) {
+        if self.is_parked(id) || (unmade && self.array_at_limit(id)) {
             return Some(PendingReason::ArrayLimit);
         }
         if job.begin.is_some_and(|b| b > t) {

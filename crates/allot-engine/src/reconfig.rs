@@ -37,6 +37,11 @@ impl Engine {
         for (_, job) in self.jobs.iter() {
             *jobs_in.entry(self.queues[job.queue].spec.name.clone()).or_default() += 1;
         }
+        for a in self.arrays.values() {
+            if let Some(t) = &a.template {
+                *jobs_in.entry(self.queues[t.queue].spec.name.clone()).or_default() += a.unmade.len();
+            }
+        }
         for (queue, jobs) in jobs_in {
             if !config.queues.iter().any(|q| q.name == queue) {
                 return Err(ReconfigError::QueueInUse { queue, jobs });
@@ -52,10 +57,9 @@ impl Engine {
         next.ended = std::mem::take(&mut self.ended);
         next.dependents = std::mem::take(&mut self.dependents);
         next.dep_changed = std::mem::take(&mut self.dep_changed);
-        next.arrays = std::mem::take(&mut self.arrays)
-            .into_iter()
-            .map(|(first, a)| (first, crate::arrays::ArrayState::new(a.size, a.limit)))
-            .collect();
+        let old_arrays = std::mem::take(&mut self.arrays);
+        next.arrays =
+            old_arrays.iter().map(|(&first, a)| (first, crate::arrays::ArrayState::new(a.size, a.limit))).collect();
         self.move_usage(&mut next, t);
         let old_hosts: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
         let old_queues: Vec<String> = self.queues.iter().map(|q| q.spec.name.clone()).collect();
@@ -68,6 +72,15 @@ impl Engine {
         }
         for (id, job) in old_jobs.iter().filter(|(_, j)| !running(j)) {
             next.adopt(id, job.clone(), &old_hosts, &old_queues);
+        }
+        // The elements not made yet, from their template admitted again.
+        for (first, a) in old_arrays {
+            let Some(template) = a.template.and_then(|t| next.carry(*t, &old_queues)) else { continue };
+            next.count_tail(&template, a.unmade.len() as u64, true);
+            if let Some(n) = next.arrays.get_mut(&first) {
+                (n.unmade, n.template) = (a.unmade, Some(Box::new(template)));
+            }
+            next.to_make.insert(first);
         }
         next.job_groups = std::mem::take(&mut self.job_groups);
         next.recount_job_groups();
@@ -120,9 +133,33 @@ impl Engine {
     }
 
     /// Takes over a job of the previous configuration.
-    fn adopt(&mut self, id: JobId, mut job: Job, old_hosts: &[String], old_queues: &[String]) {
+    fn adopt(&mut self, id: JobId, job: Job, old_hosts: &[String], old_queues: &[String]) {
+        let Some(mut job) = self.carry(job, old_queues) else { return };
+        match std::mem::replace(&mut job.state, JobState::Pending) {
+            JobState::Pending => {
+                self.add_pending(id, &job);
+                self.jobs.insert(id, job);
+            }
+            JobState::Running { start, alloc, cpu_reported, charges: _, memory, suspended, paused } => {
+                let alloc: crate::engine::Alloc = alloc
+                    .iter()
+                    .filter_map(|&(h, n)| {
+                        let name = &old_hosts[h as usize];
+                        self.hosts.iter().position(|x| x.name == *name).map(|nh| (nh as u32, n))
+                    })
+                    .collect();
+                let running = Running { start, alloc, cpu_reported, memory, suspended, paused };
+                self.adopt_running(id, job, running);
+            }
+        }
+    }
+
+    /// A job of the previous configuration in this one: its queue (by
+    /// name; `None` if it is gone), accounts and association again, and a
+    /// pending job's slots, requirement and hosts.
+    fn carry(&mut self, mut job: Job, old_queues: &[String]) -> Option<Job> {
         let queue_name = &old_queues[job.queue];
-        let Some(queue) = self.queues.iter().position(|q| q.spec.name == *queue_name) else { return };
+        let queue = self.queues.iter().position(|q| q.spec.name == *queue_name)?;
         job.queue = queue;
         let user = self.users[job.user as usize].clone();
         let q = &self.queues[queue];
@@ -135,78 +172,81 @@ impl Engine {
         self.mf_place(&user);
         job.assoc = self.mf_assoc(&user, job.account.as_deref()).ok().flatten();
         job.host_limited = self.host_limited(&job);
-        match std::mem::replace(&mut job.state, JobState::Pending) {
-            JobState::Pending => {
-                // "Pending jobs with no processor requirements use the new
-                // default PROCLIMIT value"; one the new PROCLIMIT refuses
-                // stays pending, saying so.
-                match self.slots_for(queue, job.app.as_deref(), job.asked, job.qos.1) {
-                    Ok((min, max)) => {
-                        (job.slots, job.max_slots, job.outside_proclimit) = (min, max, false);
-                    }
-                    Err(_) => job.outside_proclimit = true,
+        if matches!(job.state, JobState::Pending) {
+            // "Pending jobs with no processor requirements use the new
+            // default PROCLIMIT value"; one the new PROCLIMIT refuses
+            // stays pending, saying so.
+            match self.slots_for(queue, job.app.as_deref(), job.asked, job.qos.1) {
+                Ok((min, max)) => {
+                    (job.slots, job.max_slots, job.outside_proclimit) = (min, max, false);
                 }
-                job.res =
-                    self.job_res(job.own_res.as_deref(), queue).filter(ResReq::constrains).map(std::sync::Arc::new);
-                // `-m` names hosts again; a job whose hosts are gone (or
-                // left its queue) may use none until they come back.
-                let given = job.picks.as_ref().map(|p| p.given.clone()).unwrap_or_default();
-                job.picks = match self.resolve_picks(&given, queue) {
-                    Ok(p) => p.map(std::sync::Arc::new),
-                    Err(_) => Some(std::sync::Arc::new(crate::placement::Picks {
-                        given,
-                        allowed: Some(Vec::new()),
-                        first: Vec::new(),
-                    })),
-                };
-                self.add_pending(id, &job);
-                self.jobs.insert(id, job);
+                Err(_) => job.outside_proclimit = true,
             }
-            JobState::Running { start, alloc, cpu_reported, charges: _, memory, suspended, paused } => {
-                let alloc: crate::engine::Alloc = alloc
-                    .iter()
-                    .filter_map(|&(h, n)| {
-                        let name = &old_hosts[h as usize];
-                        self.hosts.iter().position(|x| x.name == *name).map(|nh| (nh as u32, n))
-                    })
-                    .collect();
-                self.hold_hosts(job.res.as_deref(), job.exclusive, &alloc, true);
-                let (user, slots) = (job.user, alloc.iter().map(|a| a.1).sum::<u32>());
-                let q = &mut self.queues[queue];
-                q.used += slots;
-                if q.user_used.len() <= user as usize {
-                    q.user_used.resize(user as usize + 1, 0);
-                }
-                q.user_used[user as usize] += slots;
-                self.user_used[user as usize] += slots;
-                let limit = self.job_limit(&job);
-                let origin = start.after(paused);
-                if suspended.is_none() {
-                    if let Some(end) = self.job_end(&job, origin) {
-                        self.deadlines.insert((end, id));
-                    }
-                    if let Some(end) = self.expected_end(&job, origin) {
-                        let by_set = self.slots_by_set(&alloc);
-                        self.expected_ends.insert((end, id), by_set);
-                    }
-                }
-                self.jobs.insert(id, job);
-                self.array_runs(id);
-                // Booked from the job's own start: its run time goes on
-                // (a suspended job's, once it is resumed).
-                let charges = match suspended {
-                    None => self.charge_start(id, &alloc, start, limit),
-                    Some(_) => crate::engine::Charges::new(),
-                };
-                if suspended.is_some() {
-                    self.book_suspension(id, &alloc, user);
-                }
-                if let Some(j) = self.jobs.get_mut(&id) {
-                    j.state = JobState::Running { start, alloc, charges, cpu_reported, memory: 0.0, suspended, paused };
-                }
-                self.set_memory(id, memory);
-                self.track_growth(id);
+            job.res = self.job_res(job.own_res.as_deref(), queue).filter(ResReq::constrains).map(std::sync::Arc::new);
+            // `-m` names hosts again; a job whose hosts are gone (or
+            // left its queue) may use none until they come back.
+            let given = job.picks.as_ref().map(|p| p.given.clone()).unwrap_or_default();
+            job.picks = match self.resolve_picks(&given, queue) {
+                Ok(p) => p.map(std::sync::Arc::new),
+                Err(_) => Some(std::sync::Arc::new(crate::placement::Picks {
+                    given,
+                    allowed: Some(Vec::new()),
+                    first: Vec::new(),
+                })),
+            };
+        }
+        Some(job)
+    }
+
+    /// A running job of the previous configuration booked again on the
+    /// hosts of its allocation that still exist, from its own start.
+    fn adopt_running(&mut self, id: JobId, job: Job, r: Running) {
+        let Running { start, alloc, cpu_reported, memory, suspended, paused } = r;
+        self.hold_hosts(job.res.as_deref(), job.exclusive, &alloc, true);
+        let (user, slots) = (job.user, alloc.iter().map(|a| a.1).sum::<u32>());
+        let q = &mut self.queues[job.queue];
+        q.used += slots;
+        if q.user_used.len() <= user as usize {
+            q.user_used.resize(user as usize + 1, 0);
+        }
+        q.user_used[user as usize] += slots;
+        self.user_used[user as usize] += slots;
+        let limit = self.job_limit(&job);
+        let origin = start.after(paused);
+        if suspended.is_none() {
+            if let Some(end) = self.job_end(&job, origin) {
+                self.deadlines.insert((end, id));
+            }
+            if let Some(end) = self.expected_end(&job, origin) {
+                let by_set = self.slots_by_set(&alloc);
+                self.expected_ends.insert((end, id), by_set);
             }
         }
+        self.jobs.insert(id, job);
+        self.array_runs(id);
+        // Booked from the job's own start: its run time goes on
+        // (a suspended job's, once it is resumed).
+        let charges = match suspended {
+            None => self.charge_start(id, &alloc, start, limit),
+            Some(_) => crate::engine::Charges::new(),
+        };
+        if suspended.is_some() {
+            self.book_suspension(id, &alloc, user);
+        }
+        if let Some(j) = self.jobs.get_mut(&id) {
+            j.state = JobState::Running { start, alloc, charges, cpu_reported, memory: 0.0, suspended, paused };
+        }
+        self.set_memory(id, memory);
+        self.track_growth(id);
     }
+}
+
+/// What a running job carries across a reconfiguration.
+struct Running {
+    start: Time,
+    alloc: crate::engine::Alloc,
+    cpu_reported: f64,
+    memory: f64,
+    suspended: Option<crate::preempt::Suspension>,
+    paused: u64,
 }

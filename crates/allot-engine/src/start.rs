@@ -28,6 +28,7 @@ impl Engine {
         // of the jobs whose dependencies changed; a replay, which runs no
         // pass, does it here, so a start recorded live replays.
         self.refresh_dependents();
+        self.make_element(id);
         let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
         if !matches!(job.state, JobState::Pending) || job.held || job.waiting {
             return Err(format!("job {id} is not pending, or is held"));

@@ -471,3 +471,30 @@ mod tests {
         assert_eq!(serde_json::to_string(&owned_names).expect("json"), text, "borrowed or not, the same bytes");
     }
 }
+
+/// One job array's elements by state, as `bjobs -A` shows them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArrayCount {
+    /// Its job number.
+    pub id: u64,
+    /// `name[indices]` as submitted.
+    pub spec: String,
+    pub user: String,
+    /// PEND DONE RUN EXIT SSUSP USUSP PSUSP.
+    pub counts: [u32; 7],
+}
+
+impl ArrayCount {
+    /// The column of [`ArrayCount::counts`] an element in `status` counts in.
+    pub fn column(status: JobStatus) -> usize {
+        match status {
+            JobStatus::Pend => 0,
+            JobStatus::Done => 1,
+            JobStatus::Run | JobStatus::Unkwn => 2,
+            JobStatus::Exit => 3,
+            JobStatus::Ssusp => 4,
+            JobStatus::Ususp => 5,
+            JobStatus::Psusp => 6,
+        }
+    }
+}

@@ -191,6 +191,10 @@ pub struct JobQuery {
     /// `-g`: jobs of this job group and its subgroups only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_group: Option<String>,
+    /// `bjobs -A`: each array's elements counted by state
+    /// ([`Response::Arrays`]), not listed.
+    #[serde(default)]
+    pub summary: bool,
 }
 
 /// How allotd's refusal of terminal input typed faster than it passes it
@@ -672,6 +676,8 @@ pub enum Response {
         warning: Option<String>,
     },
     Jobs(Vec<JobInfo>),
+    /// `bjobs -A`: the arrays a [`JobQuery`] with `summary` lists.
+    Arrays(Vec<crate::ArrayCount>),
     /// Part of a long job list: more frames follow, the last a `Jobs`.
     /// [`crate::Client::call`] joins them, so callers see one `Jobs`.
     JobsPart(Vec<JobInfo>),

@@ -1,0 +1,173 @@
+//! The elements of a large job array allotd has not made yet: what the
+//! commands see of them, and how each is made when a record names it.
+//!
+//! As the engine does (`allot_engine`'s `array_tail`), the job table holds
+//! an array's first `MADE_AHEAD` elements from submission; the others are
+//! its tail, one [`DaemonJob`] (the template, pending or held as
+//! submitted) and the ids not made. An element is made (given its own
+//! entry, as every element had before) when a record names it: its start,
+//! a kill, a hold, a change. Until then the commands see it as its
+//! template with its own index ([`State::job`]), `bjobs` lists it, and
+//! `bjobs -A` counts it pending without a look at each ([`array_counts`]).
+//! So a million-element array costs allotd what a thousand-element one
+//! does until its elements run.
+
+use std::borrow::Cow;
+
+use allot_engine::{JobId, JobSet, Time};
+use allot_proto::{ArrayCount, JobInfoRef, JobQuery};
+
+use crate::state::{DaemonJob, State};
+
+/// How many of an array's elements the job table holds from submission.
+pub const MADE_AHEAD: usize = allot_engine::MADE_AHEAD as usize;
+
+/// An array's elements not made yet, and what each is made from (its
+/// `array` is the array's, with index 0).
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct Tail {
+    pub template: DaemonJob,
+    pub unmade: JobSet,
+}
+
+impl State {
+    /// Job `id` as the commands see it: from the job table, or, for an
+    /// element not made yet, its array's template with its own index.
+    pub fn job(&self, id: JobId) -> Option<Cow<'_, DaemonJob>> {
+        if let Some(j) = self.jobs.get(&id) {
+            return Some(Cow::Borrowed(j));
+        }
+        let (&first, tail) = self.tails.range(..=id).next_back()?;
+        if !tail.unmade.contains(id) {
+            return None;
+        }
+        let mut j = tail.template.clone();
+        j.array = Some((first, self.element_index(id)?));
+        Some(Cow::Owned(j))
+    }
+
+    /// The index of element `id` of an array.
+    pub(crate) fn element_index(&self, id: JobId) -> Option<u32> {
+        let (first, indices) = self.arrays.range(..=id).next_back()?;
+        indices.get((id.0 - first.0) as usize).copied()
+    }
+
+    /// Makes element `id` if it is not made yet: it gets its own entry in
+    /// the job table, as its template says.
+    pub(crate) fn make(&mut self, id: JobId) {
+        if self.jobs.contains_key(&id) {
+            return;
+        }
+        let Some((&first, tail)) = self.tails.range_mut(..=id).next_back() else { return };
+        if !tail.unmade.remove(id) {
+            return;
+        }
+        let mut j = tail.template.clone();
+        if tail.unmade.is_empty() {
+            self.tails.remove(&first);
+        }
+        let index = self.arrays.get(&first).and_then(|ix| ix.get((id.0 - first.0) as usize).copied());
+        j.array = Some((first, index.unwrap_or_default()));
+        self.names.insert(&j.record.spec.user, &j.record.name, id);
+        self.jobs.insert(id, j);
+    }
+
+    /// Holds back the elements of an array past the first [`MADE_AHEAD`]
+    /// (called as it is registered, with its first elements made).
+    pub(crate) fn keep_tail(&mut self, first: JobId, size: usize, template: DaemonJob) {
+        if size <= MADE_AHEAD {
+            return;
+        }
+        let unmade = JobSet::run(first.offset(MADE_AHEAD as u64), first.offset(size as u64 - 1));
+        self.tails.insert(first, Tail { template, unmade });
+    }
+
+    /// A job of the table, or for an element not made yet its array's
+    /// template (whose index is 0): what filters look at.
+    pub fn job_or_template(&self, id: JobId) -> Option<&DaemonJob> {
+        if let Some(j) = self.jobs.get(&id) {
+            return Some(j);
+        }
+        let (_, tail) = self.tails.range(..=id).next_back()?;
+        tail.unmade.contains(id).then_some(&tail.template)
+    }
+
+    /// Every job of the table and every element not made yet (as its
+    /// template, [`State::job_or_template`]), in id order.
+    pub fn each_job(&self) -> impl Iterator<Item = (JobId, &DaemonJob)> + '_ {
+        let mut made = self.jobs.iter().peekable();
+        let mut unmade = self.tails.values().flat_map(|t| t.unmade.iter().map(move |id| (id, &t.template))).peekable();
+        std::iter::from_fn(move || {
+            let take_made = match (made.peek(), unmade.peek()) {
+                (None, None) => return None,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((m, _)), Some((u, _))) => *m < u,
+            };
+            if take_made { made.next().map(|(&id, j)| (id, j)) } else { unmade.next() }
+        })
+    }
+
+    /// [`State::info_ref`] of a job as [`State::each_job`] gives it: an
+    /// element not made yet shows its template's, with its own index and
+    /// name.
+    pub fn info_of<'a>(&'a self, id: JobId, j: &'a DaemonJob, t: Time, q: &JobQuery) -> JobInfoRef<'a> {
+        let mut info = self.info_ref(id, j, t, q);
+        if !self.jobs.contains_key(&id) {
+            if let Some(index) = self.element_index(id) {
+                info.index = index;
+                info.name = Cow::Owned(format!("{}[{index}]", j.record.name));
+            }
+        }
+        info
+    }
+
+    /// The job table's jobs, each once, then each array's elements not
+    /// made yet as one entry: an id of one of them, the template, and how
+    /// many. What counts by state add up from, without a look at each.
+    pub fn jobs_counted(&self) -> impl Iterator<Item = (JobId, &DaemonJob, u32)> + '_ {
+        let made = self.jobs.iter().map(|(&id, j)| (id, j, 1));
+        let unmade = self
+            .tails
+            .values()
+            .filter_map(|t| Some((t.unmade.first()?, &t.template, u32::try_from(t.unmade.len()).unwrap_or(u32::MAX))));
+        made.chain(unmade)
+    }
+}
+
+/// `bjobs -A`: each array's elements by state, of the arrays `q` lists
+/// (its jobs, or its user's and queue's), counted without a look at each
+/// element not made yet.
+pub fn array_counts(state: &State, caller_user: &str, q: &JobQuery) -> Vec<ArrayCount> {
+    let named: Option<std::collections::BTreeSet<JobId>> = (!q.jobs.is_empty()).then(|| {
+        q.jobs.iter().filter_map(|&r| state.resolve(allot_proto::JobRef::job(r.id)).first().copied()).collect()
+    });
+    let user = q.user.as_deref().unwrap_or(caller_user);
+    let mut out = Vec::new();
+    for (&first, indices) in &state.arrays {
+        if named.as_ref().is_some_and(|n| !n.contains(&first)) {
+            continue;
+        }
+        let Some(head) = state.job(first) else { continue };
+        if named.is_none() && user != "all" && head.record.spec.user != user {
+            continue;
+        }
+        let last = first.offset(indices.len() as u64 - 1);
+        let mut counts = [0u32; 7];
+        let in_queue = |j: &DaemonJob| q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq));
+        for (_, j) in state.jobs.range(first..=last).filter(|(_, j)| in_queue(j)) {
+            counts[ArrayCount::column(j.status)] += 1;
+        }
+        if let Some(t) = state.tails.get(&first).filter(|t| in_queue(&t.template)) {
+            counts[ArrayCount::column(t.template.status)] += t.unmade.len() as u32;
+        }
+        let r = &head.record;
+        out.push(ArrayCount {
+            id: head.number,
+            spec: format!("{}[{}]", r.name, r.array.as_deref().unwrap_or_default()),
+            user: r.spec.user.clone(),
+            counts,
+        });
+    }
+    out
+}

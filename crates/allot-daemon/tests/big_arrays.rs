@@ -1,0 +1,83 @@
+//! Job arrays past MAX_JOB_ARRAY_SIZE's default, on the real daemon: the
+//! elements past the first thousand are made as they come near their turn
+//! (late materialization), and until then the commands see, count and act
+//! on each as on any element; every one runs once, with its own index.
+
+mod common;
+
+use common::*;
+
+fn config(dir: &std::path::Path, ncpus: u32) -> std::path::PathBuf {
+    config_dir(
+        dir,
+        &[
+            ("allot.toml", &format!("[[hosts]]\nname = \"hostA\"\nncpus = {ncpus}\n")),
+            ("lsb.params", "Begin Parameters\nMAX_JOB_ARRAY_SIZE = 100000\nEnd Parameters\n"),
+        ],
+    )
+}
+
+/// `bjobs -A -a`'s row of the array: NJOBS PEND DONE RUN EXIT SSUSP USUSP PSUSP.
+fn counts(d: &Daemon, dir: &std::path::Path) -> Vec<u32> {
+    let text = stdout(&d.cmd(&["bjobs", "-A", "-a"], dir));
+    let row = text.lines().nth(1).unwrap_or_else(|| panic!("no array row: {text}"));
+    row.split_whitespace().skip(3).map(|n| n.parse().expect("a count")).collect()
+}
+
+#[test]
+fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
+    let dir = tempdir("big-array");
+    let config = config(&dir, 1);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    assert!(d.cmd(&["badmin", "hclose", "hostA"], &dir).status.success());
+    let id = submitted_id(&d.cmd(&["bsub", "-J", "big[1-100000]", "-o", "/dev/null", "true"], &dir));
+    assert_eq!(counts(&d, &dir), [100_000, 100_000, 0, 0, 0, 0, 0, 0]);
+    // Far past the first thousand: pending, named and shown as any.
+    let far = format!("{id}[99999]");
+    let shown = lines(&d, &far, &dir, &[]);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(shown[0].contains(" PEND ") && shown[0].contains("big[99999]"), "{shown:?}");
+    let long = stdout(&d.cmd(&["bjobs", "-l", &far], &dir));
+    assert!(long.contains(&format!("Job <{far}>, Job Name <big[99999]>")), "{long}");
+    // Killed, stopped and depended on, one element at a time.
+    let killed = d.cmd(&["bkill", &format!("{id}[99990]")], &dir);
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    assert!(d.cmd(&["bstop", &format!("{id}[99991]")], &dir).status.success());
+    let after = submitted_id(&d.cmd(&["bsub", "-w", &format!("done({id}[99992])"), "true"], &dir));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
+    assert!(why.contains("Job dependency condition not satisfied"), "{why}");
+    let by_name = submitted_id(&d.cmd(&["bsub", "-w", "done(big[99993])", "true"], &dir));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &by_name.to_string()], &dir));
+    assert!(why.contains("Job dependency condition not satisfied"), "an element by its name: {why}");
+    assert_eq!(counts(&d, &dir), [100_000, 99_998, 0, 0, 1, 0, 0, 1]);
+    let all = stdout(&d.cmd(&["bjobs", "-a", "-w", &id.to_string()], &dir));
+    assert_eq!(all.lines().count(), 100_001, "each element listed");
+    let last = all.lines().last().unwrap_or_default();
+    assert!(last.contains(" big[100000] "), "in index order: {last}");
+
+    // The log keeps it all across a kill -9.
+    d.kill9();
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    assert_eq!(counts(&d, &dir), [100_000, 99_998, 0, 0, 1, 0, 0, 1]);
+    let stopped = lines(&d, &format!("{id}[99991]"), &dir, &[]);
+    assert!(stopped[0].contains(" PSUSP "), "{stopped:?}");
+    let next = submitted_id(&d.cmd(&["bsub", "true"], &dir));
+    assert_eq!(next, by_name + 1, "an array takes one job number");
+}
+
+#[test]
+fn every_element_of_an_array_past_the_first_thousand_runs_once_with_its_index() {
+    let dir = tempdir("big-array-run");
+    let config = config(&dir, 4);
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let list = dir.join("ran");
+    let cmd = format!("echo $LSB_JOBINDEX >> {}", list.display());
+    let id = submitted_id(&d.cmd(&["bsub", "-J", "run[1-1500]", "-o", "/dev/null", &cmd], &dir));
+    eventually_within("every element ran", std::time::Duration::from_secs(300), || counts(&d, &dir)[2] == 1500);
+    let mut ran: Vec<u32> =
+        std::fs::read_to_string(&list).expect("ran").lines().map(|l| l.parse().expect("an index")).collect();
+    ran.sort_unstable();
+    assert_eq!(ran, (1..=1500).collect::<Vec<_>>(), "each once");
+    let last = lines(&d, &format!("{id}[1500]"), &dir, &[]);
+    assert!(last[0].contains(" DONE "), "{last:?}");
+}

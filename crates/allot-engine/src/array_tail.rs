@@ -1,0 +1,127 @@
+//! Late materialization of job arrays (HTCondor's): an array's elements
+//! become jobs of the engine, in their queue, as they come near their
+//! turn, not all at submission. At most [`MADE_AHEAD`] of an array's
+//! elements are made and pending at once; the others are its tail, kept as
+//! one job (the array's template, from which every element is made) and a
+//! run of ids ([`ArrayState::unmade`]). A million-element array costs the
+//! engine what a thousand-element one does.
+//!
+//! - When made elements start or leave pending, the next ones are made at
+//!   the next pass, before it decides anything (so a restart's replay of
+//!   the same passes makes the same ones); an event that names an unmade
+//!   element (`bkill 5[999999]`, a replayed start) makes it first.
+//! - Elements of one array have the same queue, user, size and priority,
+//!   so a queue tries them in id order: the unmade ones would come after
+//!   every made one anyway. A pass starts at most `MADE_AHEAD` elements of
+//!   one array; the next pass, at once, the next ones.
+//! - An unmade element is pending: it counts towards the pending
+//!   thresholds (MAX_PEND_JOBS, MAX_PEND_SLOTS) from submission, and in its
+//!   queue's pending jobs not yet dispatchable, as the elements parked under
+//!   an array's running element limit do. It is made with the template's
+//!   state as it is then (a dependency is evaluated then).
+//! - The queries answer for an unmade element from the template
+//!   ([`Engine::job_or_template`]).
+//!
+//! Arrays of at most `MADE_AHEAD` elements (every array under LSF's
+//! default MAX_JOB_ARRAY_SIZE of 1,000) are made whole at submission.
+
+use crate::engine::{Engine, Job, JobId, JobState};
+
+/// How many of an array's elements are made and pending at most.
+pub const MADE_AHEAD: u32 = 1000;
+
+impl Engine {
+    /// A pending or running job, or for an element not made yet its
+    /// array's template: what the queries answer from.
+    pub(crate) fn job_or_template(&self, id: JobId) -> Option<&Job> {
+        if let Some(job) = self.jobs.get(&id) {
+            return Some(job);
+        }
+        let a = self.arrays.get(&self.array_of(id)?)?;
+        a.template.as_deref().filter(|_| a.unmade.contains(id))
+    }
+
+    /// Holds back the elements of the array starting at `first` past the
+    /// first [`MADE_AHEAD`], `job` being what each is made from. Called at
+    /// submission with the array in `arrays` and its made elements added.
+    pub(crate) fn keep_tail(&mut self, first: JobId, size: u32, job: &Job) {
+        if size <= MADE_AHEAD {
+            return;
+        }
+        let tail = crate::job_set::JobSet::run(first.offset(u64::from(MADE_AHEAD)), first.offset(u64::from(size) - 1));
+        self.count_tail(job, tail.len() as u64, true);
+        if let Some(a) = self.arrays.get_mut(&first) {
+            a.unmade = tail;
+            a.template = Some(Box::new(Job { state: JobState::Pending, ..job.clone() }));
+        }
+    }
+
+    /// `n` unmade elements like `job` come (`up`) or go: pending, in their
+    /// queue's count of pending jobs not dispatchable.
+    pub(crate) fn count_tail(&mut self, job: &Job, n: u64, up: bool) {
+        self.count_pending_n(job.user, job.queue, job.slots, n, up);
+        let q = &mut self.queues[job.queue];
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        q.held = if up { q.held.saturating_add(n) } else { q.held.saturating_sub(n) };
+    }
+
+    /// Makes element `id` if it is not made yet: it joins the engine as a
+    /// pending job like any, its dependency evaluated now. Whether it was
+    /// made.
+    pub(crate) fn make_element(&mut self, id: JobId) -> bool {
+        let Some(first) = self.array_of(id) else { return false };
+        let Some(a) = self.arrays.get_mut(&first) else { return false };
+        if !a.unmade.remove(id) {
+            return false;
+        }
+        let Some(mut job) = a.template.as_deref().cloned() else { return false };
+        if a.unmade.is_empty() {
+            a.template = None;
+        }
+        self.count_tail(&job, 1, false);
+        job.waiting = job.depends.as_ref().is_some_and(|d| !self.satisfied(d));
+        self.add_pending(id, &job);
+        self.jobs.insert(id, job);
+        true
+    }
+
+    /// A made element becomes pending (`up`) or leaves pending: once
+    /// fewer than [`MADE_AHEAD`] are, the next pass makes more.
+    pub(crate) fn array_pending(&mut self, id: JobId, up: bool) {
+        let Some(first) = self.array_of(id) else { return };
+        let Some(a) = self.arrays.get_mut(&first) else { return };
+        a.made_pending = if up { a.made_pending + 1 } else { a.made_pending.saturating_sub(1) };
+        if a.made_pending < MADE_AHEAD && !a.unmade.is_empty() {
+            self.to_make.insert(first);
+        }
+    }
+
+    /// Before a pass: each array short of made pending elements has its
+    /// next ones made, in id order, arrays in id order.
+    pub(crate) fn make_due(&mut self) {
+        while let Some(first) = self.to_make.pop_first() {
+            let next = |e: &Engine| {
+                e.arrays.get(&first)?.unmade.first().filter(|_| e.arrays[&first].made_pending < MADE_AHEAD)
+            };
+            while let Some(id) = next(self) {
+                self.make_element(id);
+            }
+        }
+    }
+
+    /// An event that names an element not made yet makes it first.
+    pub(crate) fn make_named(&mut self, event: &crate::engine::Event) {
+        use crate::engine::Event;
+        if let Event::Finish { job, .. }
+        | Event::Hold(job)
+        | Event::Release(job)
+        | Event::Modify { job, .. }
+        | Event::RunLimit { job, .. }
+        | Event::Switch { job, .. }
+        | Event::Requeue { job, .. }
+        | Event::Resubmit { job, .. } = event
+        {
+            self.make_element(*job);
+        }
+    }
+}
