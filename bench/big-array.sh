@@ -5,8 +5,9 @@
 #     resident memory before and after;
 #   - how long `bjobs -A` takes;
 #   - after `hopen`, the rate at which the first RUN elements run
-#     (/bin/true), against RUN separate /bin/true jobs submitted the same
-#     way while the host was closed, drained in the same allotd after.
+#     (/bin/true), against RUN separate /bin/true jobs submitted while the
+#     host was closed, drained in a fresh allotd before;
+#   - how long `bkill` of the array takes (the rest of its elements).
 #   usage: bench/big-array.sh [ALLOT_BIN_DIR] [SIZE] [RUN]
 # ALLOT_BIN_DIR holds allot, allotd and allot-supervise (default: the
 # `cargo dist` build).
@@ -65,6 +66,10 @@ array_ms=$(ms "$t0")
 "$BIN/allot" badmin hclose "$host" >/dev/null
 echo "allotd after $(done_elements) elements ran: $(rss) MiB resident"
 "$BIN/allot" bjobs -A
+t0=$(date +%s%N)
+"$BIN/allot" bkill 1 >/dev/null 2>&1 || true
+echo "bkill of the array: $(ms "$t0") ms; allotd $(rss) MiB resident"
+"$BIN/allot" bjobs -A -a
 python3 - "$RUN" "$array_ms" "$jobs_ms" <<'PY'
 import sys
 n, a, j = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

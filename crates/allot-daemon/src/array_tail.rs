@@ -13,21 +13,50 @@
 //! does until its elements run.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use allot_engine::{JobId, JobSet, Time};
-use allot_proto::{ArrayCount, JobInfoRef, JobQuery};
+use allot_proto::{ArrayCount, JobInfoRef, JobQuery, JobRef};
 
-use crate::state::{DaemonJob, State};
+use allot_engine::Event;
+use allot_proto::JobStatus;
+
+use crate::state::{ApplyError, DaemonJob, State};
 
 /// How many of an array's elements the job table holds from submission.
 pub const MADE_AHEAD: usize = allot_engine::MADE_AHEAD as usize;
 
 /// An array's elements not made yet, and what each is made from (its
-/// `array` is the array's, with index 0).
+/// `array` is the array's, with index 0); and those removed before they
+/// were made (`bkill`), each batch with what it shows (ended with 130, at
+/// its removal).
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Tail {
     pub template: DaemonJob,
     pub unmade: JobSet,
+    #[serde(default)]
+    pub removed: Vec<(JobSet, DaemonJob)>,
+}
+
+impl Tail {
+    /// Its elements as sets, each with what its elements show: the ones
+    /// not made, then each batch removed.
+    pub fn parts(&self) -> impl Iterator<Item = (&JobSet, &DaemonJob)> {
+        std::iter::once((&self.unmade, &self.template)).chain(self.removed.iter().map(|(set, j)| (set, j)))
+    }
+
+    /// What element `id` shows, if the tail holds it.
+    fn holding(&self, id: JobId) -> Option<&DaemonJob> {
+        self.parts().find(|(set, _)| set.contains(id)).map(|(_, j)| j)
+    }
+
+    /// Its elements in id order, each with what it shows.
+    fn each(&self) -> impl Iterator<Item = (JobId, &DaemonJob)> {
+        let mut runs: Vec<(JobId, JobId, &DaemonJob)> =
+            self.parts().flat_map(|(set, j)| set.each_run().map(move |(a, b)| (a, b, j))).collect();
+        runs.sort_unstable_by_key(|r| r.0);
+        runs.into_iter().flat_map(|(a, b, j)| (a.0..=b.0).map(move |id| (JobId(id), j)))
+    }
 }
 
 impl State {
@@ -38,10 +67,7 @@ impl State {
             return Some(Cow::Borrowed(j));
         }
         let (&first, tail) = self.tails.range(..=id).next_back()?;
-        if !tail.unmade.contains(id) {
-            return None;
-        }
-        let mut j = tail.template.clone();
+        let mut j = tail.holding(id)?.clone();
         j.array = Some((first, self.element_index(id)?));
         Some(Cow::Owned(j))
     }
@@ -63,7 +89,7 @@ impl State {
             return;
         }
         let mut j = tail.template.clone();
-        if tail.unmade.is_empty() {
+        if tail.unmade.is_empty() && tail.removed.is_empty() {
             self.tails.remove(&first);
         }
         let index = self.arrays.get(&first).and_then(|ix| ix.get((id.0 - first.0) as usize).copied());
@@ -79,7 +105,7 @@ impl State {
             return;
         }
         let unmade = JobSet::run(first.offset(MADE_AHEAD as u64), first.offset(size as u64 - 1));
-        self.tails.insert(first, Tail { template, unmade });
+        self.tails.insert(first, Tail { template, unmade, removed: Vec::new() });
     }
 
     /// A job of the table, or for an element not made yet its array's
@@ -88,15 +114,14 @@ impl State {
         if let Some(j) = self.jobs.get(&id) {
             return Some(j);
         }
-        let (_, tail) = self.tails.range(..=id).next_back()?;
-        tail.unmade.contains(id).then_some(&tail.template)
+        self.tails.range(..=id).next_back()?.1.holding(id)
     }
 
     /// Every job of the table and every element not made yet (as its
     /// template, [`State::job_or_template`]), in id order.
     pub fn each_job(&self) -> impl Iterator<Item = (JobId, &DaemonJob)> + '_ {
         let mut made = self.jobs.iter().peekable();
-        let mut unmade = self.tails.values().flat_map(|t| t.unmade.iter().map(move |id| (id, &t.template))).peekable();
+        let mut unmade = self.tails.values().flat_map(Tail::each).peekable();
         std::iter::from_fn(move || {
             let take_made = match (made.peek(), unmade.peek()) {
                 (None, None) => return None,
@@ -122,17 +147,82 @@ impl State {
         info
     }
 
-    /// The job table's jobs, each once, then each array's elements not
-    /// made yet as one entry: an id of one of them, the template, and how
+    /// The job table's jobs, each once, then each part of each array's
+    /// tail as one entry: an id of it, what its elements show, and how
     /// many. What counts by state add up from, without a look at each.
     pub fn jobs_counted(&self) -> impl Iterator<Item = (JobId, &DaemonJob, u32)> + '_ {
         let made = self.jobs.iter().map(|(&id, j)| (id, j, 1));
-        let unmade = self
-            .tails
-            .values()
-            .filter_map(|t| Some((t.unmade.first()?, &t.template, u32::try_from(t.unmade.len()).unwrap_or(u32::MAX))));
+        let tails = self.tails.values().flat_map(Tail::parts);
+        let unmade = tails.filter_map(|(set, j)| Some((set.first()?, j, u32::try_from(set.len()).unwrap_or(u32::MAX))));
         made.chain(unmade)
     }
+
+    /// The pending ones of `elements` of the array `first` are removed
+    /// ([`Record::RemovedElements`]): each kept in the table as a removed
+    /// job is, the tail's at once, as one batch.
+    pub(crate) fn remove_elements(&mut self, t: Time, first: JobId, elements: &JobSet) -> Result<(), ApplyError> {
+        let ev = Event::RemoveElements { array: first, elements: elements.clone() };
+        self.engine.apply(t, &ev).map_err(|e| ApplyError::Job { job: first, reason: e.to_string() })?;
+        let last = first.offset(self.arrays.get(&first).map_or(1, |ix| ix.len() as u64).max(1) - 1);
+        let pending = |j: &DaemonJob| matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
+        let made: Vec<JobId> = self
+            .jobs
+            .range(first..=last)
+            .filter(|(id, j)| elements.contains(**id) && pending(j))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in made {
+            if let Some(j) = self.jobs.get_mut(&id) {
+                (j.status, j.end_time, j.exit) = (JobStatus::Exit, Some(t.0), Some(130));
+                self.finished.insert((t.0, id));
+            }
+        }
+        let Some(tail) = self.tails.get_mut(&first) else { return Ok(()) };
+        let gone = tail.unmade.take(elements);
+        let Some(at) = gone.first() else { return Ok(()) };
+        let mut shown = tail.template.clone();
+        (shown.status, shown.end_time, shown.exit) = (JobStatus::Exit, Some(t.0), Some(130));
+        tail.removed.push((gone, shown));
+        self.finished.insert((t.0, at));
+        Ok(())
+    }
+
+    /// Whether every element of the array `first` ended CLEAN_PERIOD or
+    /// more before `now` (`gone`), those of its tail too.
+    pub(crate) fn array_gone(&self, first: JobId, gone: &dyn Fn(&DaemonJob) -> bool) -> bool {
+        let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
+        let tail_gone =
+            self.tails.get(&first).is_none_or(|t| t.unmade.is_empty() && t.removed.iter().all(|(_, j)| gone(j)));
+        // The last elements end last: looked at first, the look stops at
+        // once while the array runs.
+        tail_gone && (0..size).rev().all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone))
+    }
+}
+
+/// A command's targets in large arrays' tails, by array: those not made
+/// yet, and those removed before they were made.
+pub(crate) type TailTargets = BTreeMap<JobId, (Vec<JobId>, Vec<JobId>)>;
+
+/// Splits a command's targets ([`crate::control`]) into the elements of
+/// large arrays' tails and the rest, each to be acted on alone.
+pub(crate) fn split_tails(
+    state: &State,
+    targets: Vec<(JobRef, Option<JobId>)>,
+) -> (TailTargets, Vec<(JobRef, Option<JobId>)>) {
+    let mut tails = TailTargets::new();
+    let mut rest = Vec::with_capacity(targets.len().min(1 << 16));
+    for (shown, id) in targets {
+        let tail = id.filter(|id| !state.jobs.contains_key(id)).and_then(|id| {
+            let (&first, t) = state.tails.range(..=id).next_back()?;
+            Some((first, id, t.unmade.contains(id)))
+        });
+        match tail {
+            Some((first, id, true)) => tails.entry(first).or_default().0.push(id),
+            Some((first, id, false)) => tails.entry(first).or_default().1.push(id),
+            None => rest.push((shown, id)),
+        }
+    }
+    (tails, rest)
 }
 
 /// `bjobs -A`: each array's elements by state, of the arrays `q` lists
@@ -158,8 +248,8 @@ pub fn array_counts(state: &State, caller_user: &str, q: &JobQuery) -> Vec<Array
         for (_, j) in state.jobs.range(first..=last).filter(|(_, j)| in_queue(j)) {
             counts[ArrayCount::column(j.status)] += 1;
         }
-        if let Some(t) = state.tails.get(&first).filter(|t| in_queue(&t.template)) {
-            counts[ArrayCount::column(t.template.status)] += t.unmade.len() as u32;
+        for (set, j) in state.tails.get(&first).into_iter().flat_map(Tail::parts).filter(|(_, j)| in_queue(j)) {
+            counts[ArrayCount::column(j.status)] += set.len() as u32;
         }
         let r = &head.record;
         out.push(ArrayCount {

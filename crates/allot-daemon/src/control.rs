@@ -5,7 +5,7 @@
 //! does not exist or does not admit the user, too many slots) is refused
 //! before anything is recorded.
 
-use allot_engine::{JobId, Time};
+use allot_engine::{JobId, JobSet, Time};
 use allot_proto::{Changes, JobRef, JobStatus, RequeueStates, Response};
 use allot_store::{JobRecord, Record, Term};
 use nix::sys::signal::Signal;
@@ -118,8 +118,34 @@ pub fn kill(
         Err(e) => return Response::Error(e),
     };
     let targets = targets(state, caller, refs, |j| j.status.unfinished());
+    // A large array's elements not made yet go in one record each array.
+    let (tails, targets) = crate::array_tail::split_tails(state, targets);
+    let mut bulk = Vec::new();
+    for (first, (unmade, removed)) in tails {
+        // One element by its own name; more by their array's.
+        let shown = |ids: &[JobId]| match ids {
+            [one] => state.job_ref(*one),
+            _ => JobRef::job(state.job_ref(first).id),
+        };
+        if !removed.is_empty() {
+            let shown = shown(&removed);
+            bulk.push((shown, Err(format!("Job <{shown}>: {FINISHED}"))));
+        }
+        if unmade.is_empty() {
+            continue;
+        }
+        let shown = shown(&unmade);
+        let owner = state.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
+        let result = if may_act(state, caller, &owner) {
+            let record = Record::RemovedElements { array: first, elements: JobSet::from_ids(unmade) };
+            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+        } else {
+            Err(format!("Job <{shown}>: User permission denied"))
+        };
+        bulk.push((shown, result));
+    }
     let by = caller.user.clone();
-    each(state, caller, targets, |state, id, shown, status| match status {
+    let each = each(state, caller, targets, |state, id, shown, status| match status {
         JobStatus::Pend | JobStatus::Psusp => {
             keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))
         }
@@ -140,7 +166,14 @@ pub fn kill(
             }
         }
         JobStatus::Done | JobStatus::Exit => Err(format!("Job <{shown}>: {FINISHED}")),
-    })
+    });
+    match each {
+        Response::Each(mut out) if !bulk.is_empty() => {
+            out.extend(bulk);
+            Response::Each(out)
+        }
+        other => other,
+    }
 }
 
 /// `bstop` and `bresume`. A pending job is held (PSUSP) or released; a

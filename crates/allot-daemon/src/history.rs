@@ -202,15 +202,18 @@ fn read(asked: Asked, tx: &tokio::sync::mpsc::Sender<crate::serve::Input>) -> Re
     let mut preemptors = Vec::new();
     for job in &asked.jobs {
         let mut records = Vec::new();
-        // An element's submission, and its limit's changes, are its array's
-        // records.
+        // An element's submission, its limit's changes and its removal with
+        // others are its array's records.
         if let Some(first) = job.first {
             let r = records_of(first)?;
-            records.extend(
-                r.into_iter().filter(|(_, r)| matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. })),
-            );
+            let of_array = |r: &Record| {
+                matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. } | Record::RemovedElements { .. })
+            };
+            records.extend(r.into_iter().filter(|(_, r)| of_array(r)));
         }
         records.extend(records_of(job.id)?);
+        records.retain(|(_, r)| !matches!(r, Record::RemovedElements { elements, .. } if !elements.contains(job.id)));
+        records.sort_by_key(|(t, _)| *t);
         let events = events(records);
         preemptors.extend(events.iter().filter_map(|e| match e {
             Read::PreemptedBy(_, by) => Some(*by),
@@ -291,7 +294,7 @@ fn event(r: Record) -> Option<HistoryEvent> {
         Record::Finished { exit, cpu_time, reason, .. } => {
             HistoryEvent::Finished { exit, cpu_time, reason, term: None }
         }
-        Record::Removed { .. } => HistoryEvent::Removed,
+        Record::Removed { .. } | Record::RemovedElements { .. } => HistoryEvent::Removed,
         Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
         Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
         Record::Resumed { .. } => HistoryEvent::ResumedBySystem,

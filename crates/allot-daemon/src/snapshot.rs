@@ -175,6 +175,12 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     let mut position: BTreeMap<usize, u32> = BTreeMap::new();
     let mut envs = Vec::new();
     let Saved { jobs, tails, .. } = &mut *saved;
+    // A tail's removed batches show its template's environment.
+    for (_, _, t) in tails.iter_mut() {
+        for (_, j) in &mut t.removed {
+            j.record.env = none.clone();
+        }
+    }
     let templates = tails.iter_mut().map(|(_, at, t)| (at, &mut t.template));
     for (at, j) in jobs.iter_mut().map(|(_, at, j)| (at, j)).chain(templates) {
         let env = std::mem::replace(&mut j.record.env, none.clone());
@@ -285,6 +291,9 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
     for (id, env, mut tail) in saved.tails {
         let shared = shared.get(env as usize).cloned();
         tail.template.record.env = shared.ok_or_else(|| format!("job array {id}: no environment {env}"))?;
+        for (_, j) in &mut tail.removed {
+            j.record.env = tail.template.record.env.clone();
+        }
         state.tails.insert(id, tail);
     }
     state.numbers = saved.numbers;

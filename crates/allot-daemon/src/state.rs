@@ -294,7 +294,7 @@ impl State {
     pub fn apply(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
         self.confirm(record);
         self.apply_record(t, record)?;
-        if matches!(record, Record::Finished { .. } | Record::Removed { .. }) {
+        if matches!(record, Record::Finished { .. } | Record::Removed { .. } | Record::RemovedElements { .. }) {
             crate::snapshot::finished(self);
         }
         self.clock = self.clock.max(t);
@@ -302,7 +302,8 @@ impl State {
     }
 
     fn apply_record(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
-        if let Some(job) = record.job().filter(|_| !matches!(record, Record::Submitted { .. })) {
+        let whole = matches!(record, Record::Submitted { .. } | Record::RemovedElements { .. });
+        if let Some(job) = record.job().filter(|_| !whole) {
             self.make(job);
         }
         match record {
@@ -410,6 +411,7 @@ impl State {
                     self.finished.insert((t.0, *job));
                 }
             }
+            Record::RemovedElements { array, elements } => self.remove_elements(t, *array, elements)?,
             Record::HostChanged { host, up } => {
                 if *up {
                     self.closed_hosts.remove(host);
@@ -737,26 +739,35 @@ impl State {
                 break;
             }
             self.finished.pop_first();
-            let Some(job) = self.jobs.get(&id).filter(|j| gone(j)) else { continue };
-            match job.array {
+            // A job of the table, or an element removed before it was made.
+            let array = match self.jobs.get(&id) {
+                Some(j) if gone(j) => j.array.map(|a| a.0),
+                Some(_) => continue,
+                None => match self
+                    .tails
+                    .range(..=id)
+                    .next_back()
+                    .filter(|(_, t)| t.removed.iter().any(|r| r.0.contains(id)))
+                {
+                    Some((&first, _)) => Some(first),
+                    None => continue,
+                },
+            };
+            match array {
                 None => {
                     self.forget(id);
                     forgot = true;
                 }
-                Some((first, _)) => {
-                    // The last elements end last: looked at first, the
-                    // look stops at once while the array runs.
+                Some(first) if self.array_gone(first, &gone) => {
                     let size = self.arrays.get(&first).map_or(0, |ix| ix.len() as u64);
-                    let ended = !self.tails.contains_key(&first)
-                        && (0..size).rev().all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone));
-                    if ended {
-                        for k in 0..size {
-                            self.forget(first.offset(k));
-                        }
-                        self.arrays.remove(&first);
-                        forgot = true;
+                    for k in 0..size {
+                        self.forget(first.offset(k));
                     }
+                    self.arrays.remove(&first);
+                    self.tails.remove(&first);
+                    forgot = true;
                 }
+                Some(_) => {}
             }
         }
         if forgot {

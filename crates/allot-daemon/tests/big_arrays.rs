@@ -41,7 +41,7 @@ fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
     assert!(long.contains(&format!("Job <{far}>, Job Name <big[99999]>")), "{long}");
     // Killed, stopped and depended on, one element at a time.
     let killed = d.cmd(&["bkill", &format!("{id}[99990]")], &dir);
-    assert!(killed.status.success(), "{}", stderr(&killed));
+    assert_eq!(stdout(&killed), format!("Job <{id}[99990]> is being terminated\n"), "{}", stderr(&killed));
     assert!(d.cmd(&["bstop", &format!("{id}[99991]")], &dir).status.success());
     let after = submitted_id(&d.cmd(&["bsub", "-w", &format!("done({id}[99992])"), "true"], &dir));
     let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
@@ -63,6 +63,26 @@ fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
     assert!(stopped[0].contains(" PSUSP "), "{stopped:?}");
     let next = submitted_id(&d.cmd(&["bsub", "true"], &dir));
     assert_eq!(next, by_name + 1, "an array takes one job number");
+
+    // The whole array killed: its tail in one record, its elements made
+    // (the first thousand and those named before) one by one.
+    let killed = d.cmd(&["bkill", &id.to_string()], &dir);
+    let said = stdout(&killed);
+    assert_eq!(said.lines().count(), 1000 + 1 + 1, "{}", stderr(&killed));
+    assert!(said.ends_with(&format!("Job <{id}> is being terminated\n")), "the tail: {said}");
+    assert_eq!(stderr(&killed), format!("Job <{id}[99990]>: Job has already finished\n"), "{said}");
+    assert_eq!(counts(&d, &dir), [100_000, 0, 0, 0, 100_000, 0, 0, 0]);
+    let far = lines(&d, &format!("{id}[99999]"), &dir, &[]);
+    assert!(far[0].contains(" EXIT "), "{far:?}");
+    let hist = stdout(&d.cmd(&["bhist", "-l", &format!("{id}[99999]")], &dir));
+    assert!(hist.contains("Exited; job was killed while pending"), "{hist}");
+    let again = d.cmd(&["bkill", &id.to_string()], &dir);
+    assert!(stderr(&again).ends_with(&format!("Job <{id}>: Job has already finished\n")), "{}", stderr(&again));
+    let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
+    assert!(why.contains("Dependency condition invalid or never satisfied"), "done() of a removed element: {why}");
+    d.kill9();
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    assert_eq!(counts(&d, &dir), [100_000, 0, 0, 0, 100_000, 0, 0, 0], "the same after a restart");
 }
 
 #[test]

@@ -109,6 +109,44 @@ impl Engine {
         }
     }
 
+    /// `elements` of the array `first` that are pending leave (`bkill` of
+    /// a whole array, or a range of it): each made one as a removed job
+    /// does, those not made at once, remembered as ended with 130 (for
+    /// dependencies), never made.
+    pub(crate) fn remove_elements(
+        &mut self,
+        first: JobId,
+        elements: &crate::job_set::JobSet,
+        t: crate::time::Time,
+    ) -> Result<(), crate::Rejection> {
+        let Some(a) = self.arrays.get(&first) else { return Err(crate::Rejection::NotAnArray(first)) };
+        let last = first.offset(u64::from(a.size) - 1);
+        let made: Vec<JobId> = elements
+            .each_run()
+            .flat_map(|(from, to)| (from.max(first).0..=to.min(last).0).map(JobId))
+            .filter(|id| self.jobs.get(id).is_some_and(|j| matches!(j.state, JobState::Pending)))
+            .collect();
+        for id in made {
+            self.finish(id, t, 0.0, 130);
+        }
+        let Some(a) = self.arrays.get_mut(&first) else { return Ok(()) };
+        let gone = a.unmade.take(elements);
+        if gone.is_empty() {
+            return Ok(());
+        }
+        let template = if a.unmade.is_empty() { a.template.take() } else { a.template.clone() };
+        let removed = a.removed.each_run().chain(gone.each_run()).collect();
+        a.removed = crate::job_set::JobSet::from_runs(removed);
+        if let Some(job) = template {
+            self.count_tail(&job, gone.len() as u64, false);
+        }
+        // Their dependents are looked at again.
+        let waiting: Vec<JobId> = self.dependents.range(first..=last).map(|(&id, _)| id).collect();
+        self.dep_changed.extend(waiting.into_iter().filter(|&id| gone.contains(id)));
+        self.dirty = true;
+        Ok(())
+    }
+
     /// An event that names an element not made yet makes it first.
     pub(crate) fn make_named(&mut self, event: &crate::engine::Event) {
         use crate::engine::Event;

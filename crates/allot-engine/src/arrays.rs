@@ -36,6 +36,9 @@ pub(crate) struct ArrayState {
     pub(crate) template: Option<Box<crate::engine::Job>>,
     #[serde(default)]
     pub(crate) made_pending: u32,
+    /// Elements removed before they were made (ended with 130).
+    #[serde(default)]
+    pub(crate) removed: crate::job_set::JobSet,
 }
 
 impl ArrayState {
@@ -49,6 +52,7 @@ impl ArrayState {
             unmade: crate::job_set::JobSet::default(),
             template: None,
             made_pending: 0,
+            removed: crate::job_set::JobSet::default(),
         }
     }
 

@@ -123,7 +123,11 @@ impl Engine {
                 JobState::Pending => Seen::Pending,
                 JobState::Running { .. } => Seen::Running,
             }),
-            None => self.ended.get(&id).map(|&code| Seen::Ended(code)),
+            None => self.ended.get(&id).map(|&code| Seen::Ended(code)).or_else(|| {
+                // An element removed before it was made ([`crate::array_tail`]).
+                let a = self.arrays.get(&self.array_of(id)?)?;
+                a.removed.contains(id).then_some(Seen::Ended(130))
+            }),
         }
     }
 

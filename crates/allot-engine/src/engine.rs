@@ -197,6 +197,12 @@ pub enum Event {
         array: JobId,
         limit: Option<u32>,
     },
+    /// `bkill` of many elements of the array `array`: those pending leave,
+    /// as [`Event::Finish`] with 130 takes one ([`crate::array_tail`]).
+    RemoveElements {
+        array: JobId,
+        elements: crate::job_set::JobSet,
+    },
     /// `bresize release`: a resizable job gives up slots, on each host
     /// named so many (`None`: all of them there); `cancel` cancels its
     /// pending resize request first (`-c`).
@@ -727,6 +733,7 @@ impl Engine {
             Event::Requeue { job, cpu_time, hold } => self.requeue(*job, t, *cpu_time, *hold).map(|()| None),
             Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold, t).map(|()| None),
             Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),
+            Event::RemoveElements { array, elements } => self.remove_elements(*array, elements, t).map(|()| None),
             Event::Shrink { job, release, cancel } => self.shrink(*job, release, *cancel, t).map(|()| None),
             Event::ResizeCancel(job) => self.cancel_resize(*job).map(|()| None),
             Event::GrowFailed { job, alloc } => self.grow_failed(*job, alloc, t).map(|()| None),

@@ -29,7 +29,7 @@ impl JobSet {
 
     /// The set of the runs `first..=last`, in any order, overlapping,
     /// touching or not: sorted, and merged where they meet.
-    fn from_runs(mut runs: Vec<(JobId, JobId)>) -> Self {
+    pub(crate) fn from_runs(mut runs: Vec<(JobId, JobId)>) -> Self {
         runs.sort_unstable();
         let mut set = JobSet::default();
         for (first, last) in runs {
@@ -72,6 +72,45 @@ impl JobSet {
 
     pub fn first(&self) -> Option<JobId> {
         self.runs.first().map(|r| r.0)
+    }
+
+    /// The runs, `(first, last)` each, in order.
+    pub fn each_run(&self) -> impl Iterator<Item = (JobId, JobId)> + '_ {
+        self.runs.iter().copied()
+    }
+
+    /// Takes out the ids `other` holds too, and returns them.
+    pub fn take(&mut self, other: &JobSet) -> JobSet {
+        let (mut kept, mut taken) = (Vec::new(), Vec::new());
+        let mut cut = other.runs.iter().peekable();
+        for &(first, last) in &self.runs {
+            let mut from = first;
+            while let Some(&&(a, b)) = cut.peek() {
+                if b < from {
+                    cut.next();
+                    continue;
+                }
+                if a > last {
+                    break;
+                }
+                if a > from {
+                    kept.push((from, JobId(a.0 - 1)));
+                }
+                let end = b.min(last);
+                taken.push((a.max(from), end));
+                if end == last {
+                    from = last.offset(1);
+                    break;
+                }
+                from = end.offset(1);
+                cut.next();
+            }
+            if from <= last {
+                kept.push((from, last));
+            }
+        }
+        self.runs = kept;
+        JobSet { runs: taken }
     }
 
     /// Takes `id` out: whether it was in (a run it splits becomes two).
@@ -198,5 +237,18 @@ mod tests {
         assert_eq!(serde_json::to_string(&set).expect("json"), "[[11,499],[501,1000008]]");
         assert_eq!((set.len(), set.first()), (999_997, Some(JobId(11))));
         assert!(JobSet::run(JobId(5), JobId(4)).is_empty());
+    }
+
+    #[test]
+    fn taking_a_set_out_keeps_the_rest_and_returns_what_both_held() {
+        let mut set = JobSet::from_runs(vec![(JobId(1), JobId(10)), (JobId(20), JobId(30)), (JobId(40), JobId(40))]);
+        let other = JobSet::from_runs(vec![(JobId(5), JobId(22)), (JobId(25), JobId(25)), (JobId(29), JobId(45))]);
+        let taken = set.take(&other);
+        assert_eq!(serde_json::to_string(&taken).expect("json"), "[[5,10],[20,22],25,29,30,40]");
+        assert_eq!(serde_json::to_string(&set).expect("json"), "[[1,4],23,24,[26,28]]");
+        assert_eq!(set.take(&JobSet::default()), JobSet::default());
+        let mut all = JobSet::run(JobId(1), JobId(1_000_000));
+        assert_eq!(all.take(&JobSet::run(JobId(0), JobId(2_000_000))).len(), 1_000_000);
+        assert!(all.is_empty());
     }
 }

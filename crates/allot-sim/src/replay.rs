@@ -275,6 +275,15 @@ impl Replay<'_> {
             }
             Record::Killed { job, term } => self.killed(t, job.0, *term),
             Record::Removed { job } => self.remove(t, job.0),
+            Record::RemovedElements { array, elements } => {
+                for id in elements.iter() {
+                    if let Some(j) = self.jobs.get_mut(&id) {
+                        j.pending = false;
+                    }
+                }
+                let ev = Event::RemoveElements { array: *array, elements: elements.clone() };
+                let _ = self.engine.apply(Time(t), &ev);
+            }
             Record::HostChanged { host, up } => {
                 if *up {
                     self.closed_hosts.remove(host);

@@ -127,3 +127,29 @@ fn a_reconfiguration_keeps_the_elements_not_made() {
     let s = started(&e.schedule(Time(2)));
     assert_eq!(s, (1001..=2000).collect::<Vec<_>>(), "the tail goes on in id order");
 }
+
+#[test]
+fn elements_are_removed_at_once_made_or_not_and_count_as_ended() {
+    let mut e = Engine::new(config(4, ""));
+    submit(&mut e, array(10_000, None)).expect("accepted");
+    assert_eq!(started(&e.schedule(Time(0))), [1, 2, 3, 4]);
+    let exit = DepKind::Exit(Some((allot_engine::CmpOp::Eq, 130)));
+    let dep = Dependency::Cond { kind: exit, target: JobSet::from_ids([JobId(9000)]) };
+    let after = submit(&mut e, JobSpec { user: "a".into(), depends: Some(dep), ..JobSpec::default() }).expect("ok");
+    // bkill of elements 3 to 9,999: two running (not removed here), 996
+    // made, 9,001 not made.
+    let elements = JobSet::from_ids((3..=9_999).map(JobId));
+    e.apply(Time(1), &Event::RemoveElements { array: JobId(1), elements }).expect("removed");
+    assert!(e.is_running(JobId(3)) && e.is_running(JobId(4)), "running ones are killed otherwise");
+    assert!(!e.is_pending(JobId(5)) && !e.is_pending(JobId(9000)));
+    assert!(e.is_pending(JobId(10_000)), "the last was not named");
+    assert_eq!(load(&e), (0, 4, 2), "the last not made yet, the dependent waiting until the pass");
+    assert_eq!(e.job_count(), 4 + 1, "four running and the dependent");
+    let s = started(&e.schedule(Time(2)));
+    assert!(s.is_empty(), "no slot free: {s:?}");
+    assert_eq!(load(&e), (2, 4, 0), "the last made, the dependent's condition met");
+    assert_eq!(e.job_count(), 4 + 1 + 1);
+    end(&mut e, 3, 1);
+    end(&mut e, 3, 2);
+    assert_eq!(started(&e.schedule(Time(3))), [10_000, after.0], "exit(9000 == 130) holds: it ended with 130");
+}

@@ -195,6 +195,10 @@ pub enum Record {
     },
     /// A pending job was removed (`bkill` before it started).
     Removed { job: JobId },
+    /// The pending ones of these elements of the job array `array` were
+    /// removed at once (`bkill` of a large array; each element kept by
+    /// allotd has a [`Record::Removed`] of its own before it).
+    RemovedElements { array: JobId, elements: allot_engine::JobSet },
     /// An administrator closed (`up: false`, `badmin hclose`) or opened a
     /// host: a closed host takes no new jobs; its running jobs go on.
     HostChanged { host: String, up: bool },
@@ -306,6 +310,7 @@ impl Record {
             Record::Started { .. } => "Started",
             Record::Finished { .. } => "Finished",
             Record::Removed { .. } => "Removed",
+            Record::RemovedElements { .. } => "RemovedElements",
             Record::HostChanged { .. } => "HostChanged",
             Record::HostReach { .. } => "HostReach",
             Record::QueueChanged { .. } => "QueueChanged",
@@ -342,6 +347,7 @@ impl Record {
             | Record::Started { job, .. }
             | Record::Finished { job, .. }
             | Record::Removed { job }
+            | Record::RemovedElements { array: job, .. }
             | Record::Suspended { job, .. }
             | Record::Preempted { job, .. }
             | Record::Resumed { job }
