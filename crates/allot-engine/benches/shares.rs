@@ -85,7 +85,7 @@ fn choose_and_charge_deep_100k(bencher: Bencher) {
     }
     let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(1000), shift: 0.0 };
     bencher.bench_local(|| {
-        let leaf = sel.next().expect("pending work");
+        let leaf = sel.choose().expect("pending work");
         tree.start_job(leaf, &job);
         sel.refresh_path(&tree, leaf, &inputs);
     });

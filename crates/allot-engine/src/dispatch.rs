@@ -571,7 +571,7 @@ impl Engine {
         // the check above with nothing changed since.
         let mut checked = true;
         verdicts.reset();
-        while let Some(leaf) = sel.next() {
+        while let Some(leaf) = sel.choose() {
             let tried = cursors[leaf.0 as usize].filter(|c| c.0 == turn).map(|c| c.1);
             if !std::mem::take(&mut checked)
                 && !preempts

@@ -157,7 +157,7 @@ proptest! {
         for _ in 0..rounds {
             let snapshot = counts.clone();
             let expect = brute_force_next(&tree, &sel, &|n| subtree_has(&tree, n, &snapshot));
-            let got = sel.next();
+            let got = sel.choose();
             prop_assert_eq!(got, expect);
             let Some(leaf) = got else { break };
             let job = JobCharge { slots: 1, run_weight: 1, committed: None, memory: 0.0, start: Time(0), shift: 0.0 };

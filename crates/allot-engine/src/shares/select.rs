@@ -13,7 +13,8 @@
 //! the configuration, and for users placed through `default` or `group@`
 //! the order in which they were placed.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use super::priority::PriorityInputs;
 use super::tree::{NodeId, ShareTree};
@@ -35,15 +36,21 @@ fn node_of(key: Key) -> NodeId {
     NodeId(key as u32)
 }
 
-/// Above this many ready siblings, a B-tree; below, a sorted vector,
-/// which is faster to update for the small sibling sets most trees have.
+/// Above this many ready siblings, a heap; below, a sorted vector, which
+/// is faster to update for the small sibling sets most trees have.
 const SMALL: usize = 64;
 
-/// The ready children of one node, best first.
+/// The ready children of one node, best first. A large set is a binary
+/// heap of keys (smallest first) whose entries go stale rather than being
+/// taken out: a key whose node has another key now, or no pending work,
+/// is dropped when it comes to the top ([`Selector::best`]). A start
+/// lowers its user's priority, so its new key goes in near the bottom and
+/// its old one, the top, comes off at once: one push and one pop where a
+/// B-tree removed and inserted.
 #[derive(Clone, Debug)]
 enum Siblings {
     Small(Vec<Key>),
-    Large(BTreeSet<Key>),
+    Large(BinaryHeap<Reverse<Key>>),
 }
 
 impl Default for Siblings {
@@ -60,32 +67,19 @@ impl Siblings {
                     v.insert(at, key);
                 }
                 if v.len() > SMALL {
-                    *self = Siblings::Large(v.drain(..).collect());
+                    *self = Siblings::Large(v.drain(..).map(Reverse).collect());
                 }
             }
-            Siblings::Large(set) => {
-                set.insert(key);
-            }
+            Siblings::Large(heap) => heap.push(Reverse(key)),
         }
     }
 
+    /// Takes `key` out of a small set; in a large one it goes stale.
     fn remove(&mut self, key: &Key) {
-        match self {
-            Siblings::Small(v) => {
-                if let Ok(at) = v.binary_search(key) {
-                    v.remove(at);
-                }
+        if let Siblings::Small(v) = self {
+            if let Ok(at) = v.binary_search(key) {
+                v.remove(at);
             }
-            Siblings::Large(set) => {
-                set.remove(key);
-            }
-        }
-    }
-
-    fn first(&self) -> Option<&Key> {
-        match self {
-            Siblings::Small(v) => v.first(),
-            Siblings::Large(set) => set.first(),
         }
     }
 }
@@ -223,7 +217,7 @@ impl Selector {
             let keys = run.iter().map(|r| r.1);
             let parent = run[0].0 as usize;
             sel.ready[parent] = match std::mem::take(&mut sel.ready[parent]) {
-                _ if run.len() > SMALL => Siblings::Large(keys.collect()),
+                _ if run.len() > SMALL => Siblings::Large(keys.map(Reverse).collect()),
                 Siblings::Small(mut v) => {
                     v.extend(keys);
                     Siblings::Small(v)
@@ -320,12 +314,30 @@ impl Selector {
     }
 
     /// The account to serve next: a user's account or a collective leaf.
-    pub fn next(&self) -> Option<NodeId> {
+    pub fn choose(&mut self) -> Option<NodeId> {
         let mut node = NodeId::ROOT;
-        while let Some(&best) = self.ready[node.0 as usize].first() {
+        while let Some(best) = self.best(node) {
             node = node_of(best);
         }
         (node != NodeId::ROOT).then_some(node)
+    }
+
+    /// The best ready child of `parent`: in a large set, the stale keys
+    /// above it dropped on the way ([`Siblings`]).
+    fn best(&mut self, parent: NodeId) -> Option<Key> {
+        let Selector { ready, prio, pos, pending, .. } = self;
+        match &mut ready[parent.0 as usize] {
+            Siblings::Small(v) => v.first().copied(),
+            Siblings::Large(heap) => loop {
+                let &Reverse(key) = heap.peek()?;
+                let n = node_of(key);
+                let i = n.0 as usize;
+                if pending[i] > 0 && key_of(prio[i], pos[i], n) == key {
+                    return Some(key);
+                }
+                heap.pop();
+            },
+        }
     }
 
     /// Recomputes the priorities on the path of `leaf` after its usage
@@ -385,13 +397,13 @@ mod tests {
         let mut sel = Selector::new(&tree, Time(0), &inputs);
         sel.set_pending(&tree, a, 3);
         sel.set_pending(&tree, b, 3);
-        assert_eq!(sel.next(), Some(a), "tie: configuration order");
+        assert_eq!(sel.choose(), Some(a), "tie: configuration order");
         tree.start_job(a, &job(0));
         sel.refresh_path(&tree, a, &inputs);
-        assert_eq!(sel.next(), Some(b), "a's started slot lowers a below b");
+        assert_eq!(sel.choose(), Some(b), "a's started slot lowers a below b");
         tree.start_job(b, &job(0));
         sel.refresh_path(&tree, b, &inputs);
-        assert_eq!(sel.next(), Some(a));
+        assert_eq!(sel.choose(), Some(a));
     }
 
     /// Computing only the waiting accounts' paths chooses as computing all.
@@ -414,7 +426,7 @@ mod tests {
         let mut some = Selector::for_accounts(&tree, Time(500), &inputs, waiting);
         let mut order = (Vec::new(), Vec::new());
         for (sel, out) in [(&mut all, &mut order.0), (&mut some, &mut order.1)] {
-            while let Some(leaf) = sel.next() {
+            while let Some(leaf) = sel.choose() {
                 out.push((leaf, sel.priority(leaf)));
                 sel.set_pending(&tree, leaf, 0);
             }
@@ -449,7 +461,7 @@ mod tests {
         let mut at_once = Selector::for_accounts(&tree, Time(700), &inputs, waiting.iter().copied());
         let mut order = (Vec::new(), Vec::new());
         for (sel, out) in [(&mut one_by_one, &mut order.0), (&mut at_once, &mut order.1)] {
-            while let Some(leaf) = sel.next() {
+            while let Some(leaf) = sel.choose() {
                 out.push(leaf);
                 sel.set_pending(&tree, leaf, 0);
             }
@@ -467,7 +479,7 @@ mod tests {
         let inputs = PriorityInputs::default();
         let leaves: Vec<NodeId> = users[..4].iter().map(|u| tree.leaves_for_test(u)).collect();
         let mut old = Selector::for_accounts(&tree, Time(0), &inputs, [(leaves[0], 3), (leaves[2], 1)]);
-        while let Some(leaf) = old.next() {
+        while let Some(leaf) = old.choose() {
             tree.start_job(leaf, &job(0));
             old.refresh_path(&tree, leaf, &inputs);
             old.set_pending(&tree, leaf, 0);
@@ -478,7 +490,7 @@ mod tests {
         let reused = old.reuse(&tree, Time(900), &inputs, waiting);
         let mut order = (Vec::new(), Vec::new());
         for (mut sel, out) in [(fresh, &mut order.0), (reused, &mut order.1)] {
-            while let Some(leaf) = sel.next() {
+            while let Some(leaf) = sel.choose() {
                 out.push((leaf, sel.priority(leaf)));
                 sel.set_pending(&tree, leaf, 0);
             }
@@ -513,15 +525,15 @@ mod tests {
         let inputs = PriorityInputs::default();
         let (a, b) = (tree.leaves_for_test("a"), tree.leaves_for_test("b"));
         let mut sel = Selector::new(&tree, Time(0), &inputs);
-        assert_eq!(sel.next(), None);
+        assert_eq!(sel.choose(), None);
         sel.set_pending(&tree, b, 1);
-        assert_eq!(sel.next(), Some(b));
+        assert_eq!(sel.choose(), Some(b));
         sel.set_pending(&tree, a, 1);
-        assert_eq!(sel.next(), Some(a));
+        assert_eq!(sel.choose(), Some(a));
         sel.set_pending(&tree, a, 0);
-        assert_eq!(sel.next(), Some(b));
+        assert_eq!(sel.choose(), Some(b));
         sel.set_pending(&tree, b, 0);
-        assert_eq!(sel.next(), None);
+        assert_eq!(sel.choose(), None);
     }
 
     #[test]
@@ -531,12 +543,50 @@ mod tests {
         let mut sel = Selector::new(&tree, Time(0), &inputs);
         let late = tree.place("late")[0];
         sel.set_pending(&tree, late, 1);
-        assert_eq!(sel.next(), Some(late));
+        assert_eq!(sel.choose(), Some(late));
     }
 
     impl ShareTree {
         fn leaves_for_test(&self, user: &str) -> NodeId {
             self.child(NodeId::ROOT, user).expect("user placed")
+        }
+    }
+
+    /// Past SMALL ready siblings (a heap whose keys go stale): every
+    /// choice is the best by priority then configuration order, checked
+    /// against a look at every user, through starts, accounts emptied and
+    /// filled again.
+    #[test]
+    fn a_large_sibling_set_chooses_the_best_through_every_change() {
+        let names: Vec<String> = (0..200).map(|i| format!("u{i:03}")).collect();
+        let assign: Vec<(&str, u32)> =
+            names.iter().enumerate().map(|(i, n)| (n.as_str(), 1 + (i as u32 % 7))).collect();
+        let mut tree = flat(&assign, &names.iter().map(String::as_str).collect::<Vec<_>>());
+        let inputs = PriorityInputs::default();
+        let leaves: Vec<NodeId> = names.iter().map(|n| tree.place(n)[0]).collect();
+        let mut pending: Vec<u64> = (0..200).map(|i| 1 + i % 5).collect();
+        let mut sel = Selector::new(&tree, Time(0), &inputs);
+        for (&leaf, &n) in leaves.iter().zip(&pending) {
+            sel.set_pending(&tree, leaf, n);
+        }
+        let mut seed = 7u64;
+        for round in 0..2_000 {
+            let best = (0..200)
+                .filter(|&i| pending[i] > 0)
+                .max_by(|&a, &b| sel.priority(leaves[a]).total_cmp(&sel.priority(leaves[b])).then(b.cmp(&a)));
+            assert_eq!(sel.choose(), best.map(|i| leaves[i]), "round {round}");
+            let Some(i) = best else { break };
+            tree.start_job(leaves[i], &job(0));
+            sel.refresh_path(&tree, leaves[i], &inputs);
+            pending[i] -= 1;
+            sel.set_pending(&tree, leaves[i], pending[i]);
+            // Now and then an emptied account gets work again.
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let j = (seed >> 33) as usize % 200;
+            if pending[j] == 0 && round % 3 == 0 {
+                pending[j] = 2;
+                sel.set_pending(&tree, leaves[j], 2);
+            }
         }
     }
 }
