@@ -304,7 +304,7 @@ pub(crate) fn start_job(
     };
     let reason = launched.err()?;
     eprintln!("allotd: job {job} cannot start: {reason}");
-    state.files.clean(job.0);
+    state.files.clean_alone(job.0);
     Some(finished_unrun(job, 1, reason))
 }
 
@@ -328,9 +328,9 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
         spec.env.push(("LSB_DJOB_HOSTFILE".into(), path.display().to_string()));
     }
     state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
-    if let Some(c) = &state.cgroups {
-        c.ensure();
-    }
+    // `allot-<tag>` gone (the last job removed it as it left, or allotd
+    // while idle) is made again by the supervisor as it enters its job's
+    // cgroup (`allot_exec::cgroup::enter_job`), not looked for here.
     let supervisors = &mut state.supervisors;
     supervisors.start(job.0, wake).map_err(|e| {
         format!("cannot start its supervisor {}: {}", supervisors.exe().display(), allot_exec::os_message(&e))

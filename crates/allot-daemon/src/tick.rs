@@ -172,7 +172,7 @@ pub(crate) fn after_written(
     let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
     crate::cluster::acknowledge(state, &ended);
     for id in ended {
-        state.files.clean(id.0);
+        state.files.clean_alone(id.0);
         allot_agent::tasks::remove_hostfile(&state.state_dir, id.0);
     }
     if let Some(c) = state.cgroups.as_ref().filter(|_| idle) {

@@ -143,7 +143,8 @@ fn unescape(s: &str) -> String {
 /// A cgroup's file, read whole into one page-sized buffer: the kernel
 /// gives its size as 0, so `std::fs::read_to_string` would ask its size
 /// and then read it 32 bytes at a time (each a system call, for every
-/// job's end).
+/// job's end). The kernel gives a cgroup file's content in one read when
+/// the buffer holds it: a read short of the page is the whole file.
 pub(crate) fn read_small(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;
@@ -151,7 +152,12 @@ pub(crate) fn read_small(path: &Path) -> std::io::Result<String> {
     loop {
         match file.read(&mut page)? {
             0 => break,
-            n => bytes.extend_from_slice(&page[..n]),
+            n => {
+                bytes.extend_from_slice(&page[..n]);
+                if n < page.len() {
+                    break;
+                }
+            }
         }
     }
     String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))

@@ -22,6 +22,33 @@ pub fn default_output(state_dir: &Path, job: u64, ext: &str) -> PathBuf {
     state_dir.join("output").join(format!("{job}.{ext}"))
 }
 
+/// A job file, read whole. Each is written whole before it is renamed
+/// into place ([`JobFiles::write_atomic`]), so a read that does not fill
+/// the buffer has reached its end: no look at its size first and no read
+/// that returns nothing after (`std::fs::read` makes both, for every job).
+fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = File::open(path)?;
+    let mut bytes = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        match file.read(&mut bytes[len..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                len += n;
+                if len < bytes.len() {
+                    break;
+                }
+                bytes.resize(bytes.len() * 2, 0);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(len);
+    Ok(bytes)
+}
+
 /// Files of the jobs in the state directory.
 #[derive(Clone, Debug)]
 pub struct JobFiles {
@@ -69,7 +96,7 @@ impl JobFiles {
 
     pub fn read_spec(&self, job: u64) -> Result<ExecSpec, ExecError> {
         let path = self.path(job, "spec");
-        let bytes = std::fs::read(&path).map_err(|source| ExecError::File {
+        let bytes = read_whole(&path).map_err(|source| ExecError::File {
             job,
             what: "cannot read",
             path: path.display().to_string(),
@@ -80,7 +107,7 @@ impl JobFiles {
 
     /// The job's exit report, once the supervisor wrote it.
     pub fn read_exit(&self, job: u64) -> Option<ExitReport> {
-        serde_json::from_slice(&std::fs::read(self.path(job, "exit")).ok()?).ok()
+        serde_json::from_slice(&read_whole(&self.path(job, "exit")).ok()?).ok()
     }
 
     /// The job's process group, once it started.
@@ -107,6 +134,14 @@ impl JobFiles {
     /// Removes a finished job's files (its output files stay).
     pub fn clean(&self, job: u64) {
         for ext in ["spec", "pgid", "exit", "lock", "others"] {
+            let _ = std::fs::remove_file(self.path(job, ext));
+        }
+    }
+
+    /// [`JobFiles::clean`] where no job has other hosts to be told of
+    /// (allotd's own files, without agents): there is no `others` file.
+    pub fn clean_alone(&self, job: u64) {
+        for ext in ["spec", "pgid", "exit", "lock"] {
             let _ = std::fs::remove_file(self.path(job, ext));
         }
     }
@@ -204,7 +239,11 @@ impl JobFiles {
             // job ran, so it is not run again. The job runs meanwhile.
             self.write_atomic(job, "pgid", pgid.to_string().as_bytes(), Durable::Yes).is_ok()
         };
-        let report = run(&spec, started, || self.read_other_hosts(job));
+        // Only a job on several hosts has others to be told of
+        // (`LSB_MCPU_HOSTS`, "host n" per host, is allotd's to set).
+        let hosts =
+            spec.env.iter().find(|(k, _)| k == "LSB_MCPU_HOSTS").map_or(0, |(_, v)| v.split_whitespace().count());
+        let report = run(&spec, started, || if hosts > 2 { self.read_other_hosts(job) } else { (0.0, 0) });
         let report = report.unwrap_or_else(|e| {
             // Said on the job's standard error too, where it can be
             // opened as it would have been for the job.
@@ -237,5 +276,26 @@ impl JobFiles {
             path: self.path(job, "exit").display().to_string(),
             source,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever its size, a job file comes back whole: empty, within the
+    /// first buffer, exactly one buffer, and past several.
+    #[test]
+    fn a_job_file_is_read_whole_in_as_few_reads_as_it_takes() {
+        let dir = std::env::temp_dir().join(format!("allot-read-whole-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        for size in [0usize, 70, 4096, 10_000, 70_000] {
+            let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let path = dir.join(format!("{size}.spec"));
+            std::fs::write(&path, &bytes).expect("written");
+            assert_eq!(read_whole(&path).expect("read"), bytes, "{size} bytes");
+        }
+        assert!(read_whole(&dir.join("none")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

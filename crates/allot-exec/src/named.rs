@@ -133,10 +133,11 @@ pub(crate) fn open_output(job: u64, out: &OutputFile, append: bool) -> Result<Fi
     use std::os::unix::fs::OpenOptionsExt;
     let mut o = OpenOptions::new();
     o.create(true).write(true);
-    if out.overwrite && !append {
-        o.truncate(true);
-    } else {
+    let appends = !out.overwrite || append;
+    if appends {
         o.append(true);
+    } else {
+        o.truncate(true);
     }
     let unblocked = nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY;
     if out.named {
@@ -151,7 +152,7 @@ pub(crate) fn open_output(job: u64, out: &OutputFile, append: bool) -> Result<Fi
         source,
     };
     not_pinning(&out.path).map_err(failed)?;
-    o.open(&out.path).and_then(ready_file).map_err(failed)
+    o.open(&out.path).and_then(|f| ready_file(f, appends)).map_err(failed)
 }
 
 /// Opens a job's `-i` file to read, as [`open_output`] opens an output:
@@ -160,7 +161,7 @@ pub(crate) fn open_input(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     not_pinning(path)?;
     let flags = nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY;
-    OpenOptions::new().read(true).custom_flags(flags.bits()).open(path).and_then(ready_file)
+    OpenOptions::new().read(true).custom_flags(flags.bits()).open(path).and_then(|f| ready_file(f, false))
 }
 
 /// A FIFO, a socket or a device as a job's `-o`, `-e` or `-i` would pin
@@ -205,11 +206,12 @@ fn usable(m: &std::fs::Metadata) -> std::io::Result<()> {
 }
 
 /// A file just opened without blocking: checked as [`not_pinning`] checks
-/// its path, then made blocking again for the job.
-fn ready_file(file: File) -> std::io::Result<File> {
+/// its path, then made blocking again for the job. Of the flags `F_SETFL`
+/// changes, it was opened with `O_NONBLOCK` and, where it `appends`,
+/// `O_APPEND`: set to the latter alone, with no look at them first.
+fn ready_file(file: File, appends: bool) -> std::io::Result<File> {
     usable(&file.metadata()?)?;
-    let flags = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_GETFL)?;
-    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) & !nix::fcntl::OFlag::O_NONBLOCK;
+    let flags = if appends { nix::fcntl::OFlag::O_APPEND } else { nix::fcntl::OFlag::empty() };
     nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(flags))?;
     Ok(file)
 }
@@ -262,4 +264,31 @@ pub(crate) fn open_outputs(spec: &ExecSpec, as_owner_now: bool) -> Result<(File,
 /// opened with the owner's credentials.
 pub(crate) fn both_named(spec: &ExecSpec) -> bool {
     spec.stdout.named && (spec.stderr.named || spec.stderr.path == spec.stdout.path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An output is opened without blocking and handed to the job
+    /// blocking: appended to, or overwritten (`-oo`), as asked.
+    #[test]
+    fn an_output_is_blocking_for_the_job_and_appends_only_when_asked() {
+        let dir = std::env::temp_dir().join(format!("allot-named-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let flags = |f: &File| {
+            nix::fcntl::OFlag::from_bits_truncate(nix::fcntl::fcntl(f, nix::fcntl::FcntlArg::F_GETFL).expect("flags"))
+        };
+        for (overwrite, append, appends) in [(false, false, true), (true, false, false), (true, true, true)] {
+            let out = OutputFile { path: dir.join(format!("out.{overwrite}.{append}")), overwrite, named: true };
+            let f = open_output(1, &out, append).expect("opened");
+            let got = flags(&f);
+            assert!(!got.contains(nix::fcntl::OFlag::O_NONBLOCK), "{got:?}");
+            assert_eq!(got.contains(nix::fcntl::OFlag::O_APPEND), appends, "{overwrite} {append}: {got:?}");
+            assert_eq!(got & nix::fcntl::OFlag::O_ACCMODE, nix::fcntl::OFlag::O_WRONLY);
+        }
+        let input = open_input(&dir.join("out.false.false")).expect("an input");
+        assert!(!flags(&input).intersects(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_APPEND));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -67,9 +67,19 @@ fn own_groups() -> nix::Result<Vec<Gid>> {
 /// Reads this process's groups now, where it may switch to owners later
 /// (the zygote, before it forks supervisors that inherit what it read).
 pub(crate) fn warm() {
-    if is_root() {
+    if started_root() {
         let _ = own_groups();
     }
+}
+
+/// Whether this process runs as root, asked once: a process that switches
+/// to an owner always switches back ([`as_owner`]), so its credentials out
+/// of a switch are the ones it started with. The zygote asks it before it
+/// forks the supervisors, which then need not. (Inside a switch, use
+/// [`is_root`].)
+pub(crate) fn started_root() -> bool {
+    static ROOT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ROOT.get_or_init(is_root)
 }
 
 /// Runs `f` with `owner`'s credentials, then takes root's back. Without an

@@ -193,7 +193,7 @@ pub fn run(
     mut started: impl FnMut(i32) -> bool,
     other_hosts: impl Fn() -> (f64, u64),
 ) -> Result<ExitReport, ExecError> {
-    let owner = spec.run_as.as_ref().filter(|_| owner::is_root());
+    let owner = spec.run_as.as_ref().filter(|_| owner::started_root());
     // One switch to the owner for the working directory and the files
     // the user named, where every file is one (two switches cost seven
     // system calls more a job).
