@@ -64,6 +64,15 @@ fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
     let next = submitted_id(&d.cmd(&["bsub", "true"], &dir));
     assert_eq!(next, by_name + 1, "an array takes one job number");
 
+    // Another user may not kill it, its tail no more than its elements.
+    let other = Throwaway::new("elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart", "bigar");
+    let refused = d.cmd_as(other.ids(), &["bkill", &id.to_string()], "/".as_ref());
+    let said = stderr(&refused);
+    assert!(said.ends_with(&format!("Job <{id}>: User permission denied\n")), "{said}");
+    let shown = said.lines().count();
+    assert_eq!(shown, 1000 + 3, "the first thousand, the one stopped, the one removed, and the tail: {said}");
+    assert_eq!(counts(&d, &dir), [100_000, 99_998, 0, 0, 1, 0, 0, 1]);
+
     // The whole array killed: its tail in one record, its elements made
     // (the first thousand and those named before) one by one.
     let killed = d.cmd(&["bkill", &id.to_string()], &dir);
