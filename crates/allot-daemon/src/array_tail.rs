@@ -187,6 +187,51 @@ impl State {
         Ok(())
     }
 
+    /// The pending ones of `elements` of the array `first` are held
+    /// (`stop`) or released ([`Record::SuspendedElements`]): each kept in
+    /// the table as [`Record::Suspended`] does it; the tail's through its
+    /// template where `elements` holds all of it (as `bstop` names them),
+    /// else each made first.
+    pub(crate) fn hold_elements(
+        &mut self,
+        t: Time,
+        first: JobId,
+        elements: &JobSet,
+        stop: bool,
+    ) -> Result<(), ApplyError> {
+        let ev = Event::HoldElements { array: first, elements: elements.clone(), hold: stop };
+        self.engine.apply(t, &ev).map_err(|e| ApplyError::Job { job: first, reason: e.to_string() })?;
+        let whole = self.tails.get(&first).is_some_and(|tail| {
+            let mut left = tail.unmade.clone();
+            left.take(elements);
+            left.is_empty()
+        });
+        if !whole {
+            let named: Vec<JobId> = elements.iter().filter(|&id| self.is_unmade(id)).collect();
+            for id in named {
+                self.make(id);
+            }
+        }
+        let (from, to) = if stop { (JobStatus::Pend, JobStatus::Psusp) } else { (JobStatus::Psusp, JobStatus::Pend) };
+        let last = first.offset(self.arrays.get(&first).map_or(1, |ix| ix.len() as u64).max(1) - 1);
+        for (&id, j) in self.jobs.range_mut(first..=last) {
+            if j.status == from && elements.contains(id) {
+                j.status = to;
+            }
+        }
+        if let Some(tail) = self.tails.get_mut(&first).filter(|_| whole) {
+            if tail.template.status == from {
+                tail.template.status = to;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether an element of an array is not made yet.
+    fn is_unmade(&self, id: JobId) -> bool {
+        self.tails.range(..=id).next_back().is_some_and(|(_, t)| t.unmade.contains(id))
+    }
+
     /// Whether every element of the array `first` ended CLEAN_PERIOD or
     /// more before `now` (`gone`), those of its tail too.
     pub(crate) fn array_gone(&self, first: JobId, gone: &dyn Fn(&DaemonJob) -> bool) -> bool {

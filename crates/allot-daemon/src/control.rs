@@ -167,6 +167,15 @@ pub fn kill(
         }
         JobStatus::Done | JobStatus::Exit => Err(format!("Job <{shown}>: {FINISHED}")),
     });
+    with_bulk(each, bulk)
+}
+
+/// A job's answer: done, or why not.
+type Answer = (JobRef, Result<(), String>);
+
+/// The answer of the jobs acted on one by one, then of those acted on at
+/// once ([`crate::array_tail::split_tails`]).
+fn with_bulk(each: Response, bulk: Vec<Answer>) -> Response {
     match each {
         Response::Each(mut out) if !bulk.is_empty() => {
             out.extend(bulk);
@@ -196,8 +205,9 @@ pub fn suspend(
         }
     };
     let targets = targets(state, caller, refs, wanted);
+    let (bulk, targets) = suspend_tails(state, caller, targets, stop, t, records);
     let by = caller.user.clone();
-    each(state, caller, targets, |state, id, shown, status| {
+    let each = each(state, caller, targets, |state, id, shown, status| {
         let record = Record::Suspended { job: id, stop, by: by.clone() };
         match (status, stop) {
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
@@ -221,7 +231,49 @@ pub fn suspend(
             }
             (JobStatus::Done | JobStatus::Exit, _) => Err(format!("Job <{shown}>: {FINISHED}")),
         }
-    })
+    });
+    with_bulk(each, bulk)
+}
+
+/// `bstop` or `bresume` of a large array: its elements not made yet, when
+/// every one is named, held or released in one record; named some only,
+/// or removed, each is acted on alone. Returns the answers of those acted
+/// on at once, and the targets left.
+fn suspend_tails(
+    state: &mut State,
+    caller: &Caller,
+    targets: Vec<(JobRef, Option<JobId>)>,
+    stop: bool,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> (Vec<Answer>, Vec<(JobRef, Option<JobId>)>) {
+    let (tails, mut rest) = crate::array_tail::split_tails(state, targets);
+    let mut bulk = Vec::new();
+    for (first, (unmade, removed)) in tails {
+        let alone = |ids: Vec<JobId>, state: &State| {
+            ids.into_iter().map(|id| (state.job_ref(id), Some(id))).collect::<Vec<_>>()
+        };
+        rest.extend(alone(removed, state));
+        let Some(tail) = state.tails.get(&first).filter(|t| t.unmade.len() == unmade.len() && !unmade.is_empty())
+        else {
+            rest.extend(alone(unmade, state));
+            continue;
+        };
+        let shown = JobRef::job(state.job_ref(first).id);
+        let (owner, status) = (tail.template.record.spec.user.clone(), tail.template.status);
+        let result = match (status, stop) {
+            _ if !may_act(state, caller, &owner) => Err(format!("Job <{shown}>: User permission denied")),
+            (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
+                let elements = JobSet::from_ids(unmade);
+                let record = Record::SuspendedElements { array: first, elements, stop, by: caller.user.clone() };
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+            }
+            (_, true) => Err(format!("Job <{shown}>: Job has already been suspended")),
+            (_, false) => Err(format!("Job <{shown}>: Job is not suspended")),
+        };
+        bulk.push((shown, result));
+    }
+    (bulk, rest)
 }
 
 /// Records a pending job's new record if the engine accepts it; otherwise

@@ -202,17 +202,28 @@ fn read(asked: Asked, tx: &tokio::sync::mpsc::Sender<crate::serve::Input>) -> Re
     let mut preemptors = Vec::new();
     for job in &asked.jobs {
         let mut records = Vec::new();
-        // An element's submission, its limit's changes and its removal with
-        // others are its array's records.
+        // An element's submission, its limit's changes, and its removal,
+        // hold or release with others are its array's records.
         if let Some(first) = job.first {
             let r = records_of(first)?;
             let of_array = |r: &Record| {
-                matches!(r, Record::Submitted { .. } | Record::ArrayLimit { .. } | Record::RemovedElements { .. })
+                matches!(
+                    r,
+                    Record::Submitted { .. }
+                        | Record::ArrayLimit { .. }
+                        | Record::RemovedElements { .. }
+                        | Record::SuspendedElements { .. }
+                )
             };
             records.extend(r.into_iter().filter(|(_, r)| of_array(r)));
         }
         records.extend(records_of(job.id)?);
-        records.retain(|(_, r)| !matches!(r, Record::RemovedElements { elements, .. } if !elements.contains(job.id)));
+        records.retain(|(_, r)| match r {
+            Record::RemovedElements { elements, .. } | Record::SuspendedElements { elements, .. } => {
+                elements.contains(job.id)
+            }
+            _ => true,
+        });
         records.sort_by_key(|(t, _)| *t);
         let events = events(records);
         preemptors.extend(events.iter().filter_map(|e| match e {
@@ -295,8 +306,12 @@ fn event(r: Record) -> Option<HistoryEvent> {
             HistoryEvent::Finished { exit, cpu_time, reason, term: None }
         }
         Record::Removed { .. } | Record::RemovedElements { .. } => HistoryEvent::Removed,
-        Record::Suspended { stop: true, by, .. } => HistoryEvent::Suspended { by },
-        Record::Suspended { stop: false, by, .. } => HistoryEvent::Resumed { by },
+        Record::Suspended { stop: true, by, .. } | Record::SuspendedElements { stop: true, by, .. } => {
+            HistoryEvent::Suspended { by }
+        }
+        Record::Suspended { stop: false, by, .. } | Record::SuspendedElements { stop: false, by, .. } => {
+            HistoryEvent::Resumed { by }
+        }
         Record::Resumed { .. } => HistoryEvent::ResumedBySystem,
         Record::Grown { alloc, .. } => HistoryEvent::Grown { hosts: alloc },
         Record::GrowFailed { alloc, .. } => HistoryEvent::GrowFailed { hosts: alloc },

@@ -302,7 +302,10 @@ impl State {
     }
 
     fn apply_record(&mut self, t: Time, record: &Record) -> Result<(), ApplyError> {
-        let whole = matches!(record, Record::Submitted { .. } | Record::RemovedElements { .. });
+        let whole = matches!(
+            record,
+            Record::Submitted { .. } | Record::RemovedElements { .. } | Record::SuspendedElements { .. }
+        );
         if let Some(job) = record.job().filter(|_| !whole) {
             self.make(job);
         }
@@ -412,6 +415,9 @@ impl State {
                 }
             }
             Record::RemovedElements { array, elements } => self.remove_elements(t, *array, elements)?,
+            Record::SuspendedElements { array, elements, stop, .. } => {
+                self.hold_elements(t, *array, elements, *stop)?;
+            }
             Record::HostChanged { host, up } => {
                 if *up {
                     self.closed_hosts.remove(host);

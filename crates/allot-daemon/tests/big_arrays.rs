@@ -64,6 +64,20 @@ fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
     let next = submitted_id(&d.cmd(&["bsub", "true"], &dir));
     assert_eq!(next, by_name + 1, "an array takes one job number");
 
+    // Stopped and resumed whole: its tail in one record each.
+    let stopped = d.cmd(&["bstop", &id.to_string()], &dir);
+    assert!(stdout(&stopped).ends_with(&format!("Job <{id}> is being stopped\n")), "{}", stderr(&stopped));
+    assert_eq!(stdout(&stopped).lines().count(), 1000 + 1, "the first thousand, and the tail");
+    assert_eq!(counts(&d, &dir), [100_000, 0, 0, 0, 1, 0, 0, 99_999]);
+    let far = lines(&d, &format!("{id}[99998]"), &dir, &[]);
+    assert!(far[0].contains(" PSUSP "), "{far:?}");
+    let resumed = d.cmd(&["bresume", &id.to_string()], &dir);
+    assert_eq!(stdout(&resumed).lines().count(), 1000 + 1 + 1, "with the one stopped before: {}", stderr(&resumed));
+    assert_eq!(counts(&d, &dir), [100_000, 99_999, 0, 0, 1, 0, 0, 0]);
+    let hist = stdout(&d.cmd(&["bhist", "-l", &format!("{id}[99998]")], &dir));
+    assert!(hist.contains("Suspended by the user or administrator <root>"), "{hist}");
+    assert!(hist.contains("Resumed by the user or administrator <root>"), "{hist}");
+
     // Another user may not kill it, its tail no more than its elements.
     let other = Throwaway::new("elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart", "bigar");
     let refused = d.cmd_as(other.ids(), &["bkill", &id.to_string()], "/".as_ref());
@@ -71,7 +85,7 @@ fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
     assert!(said.ends_with(&format!("Job <{id}>: User permission denied\n")), "{said}");
     let shown = said.lines().count();
     assert_eq!(shown, 1000 + 3, "the first thousand, the one stopped, the one removed, and the tail: {said}");
-    assert_eq!(counts(&d, &dir), [100_000, 99_998, 0, 0, 1, 0, 0, 1]);
+    assert_eq!(counts(&d, &dir), [100_000, 99_999, 0, 0, 1, 0, 0, 0]);
 
     // The whole array killed: its tail in one record, its elements made
     // (the first thousand and those named before) one by one.

@@ -147,6 +147,45 @@ impl Engine {
         Ok(())
     }
 
+    /// `elements` of the array `first` that are pending are held (`hold`)
+    /// or released: each made one as [`Engine::set_held`] does, those not
+    /// made through the template they are made from, where `elements` holds
+    /// every one of them (as allotd names them: it makes an element only
+    /// when a record names it, so what it has not made the engine has
+    /// not either); otherwise they are made, then held, one by one.
+    pub(crate) fn hold_elements(
+        &mut self,
+        first: JobId,
+        elements: &crate::job_set::JobSet,
+        hold: bool,
+    ) -> Result<(), crate::Rejection> {
+        let Some(a) = self.arrays.get(&first) else { return Err(crate::Rejection::NotAnArray(first)) };
+        let last = first.offset(u64::from(a.size) - 1);
+        let mut left = a.unmade.clone();
+        left.take(elements);
+        let whole = left.is_empty();
+        if whole {
+            if let Some(t) = self.arrays.get_mut(&first).and_then(|a| a.template.as_mut()) {
+                t.held = hold;
+            }
+        } else {
+            let named: Vec<JobId> = elements.iter().filter(|&id| self.arrays[&first].unmade.contains(id)).collect();
+            for id in named {
+                self.make_element(id);
+            }
+        }
+        let made: Vec<JobId> = elements
+            .each_run()
+            .flat_map(|(from, to)| (from.max(first).0..=to.min(last).0).map(JobId))
+            .filter(|id| self.jobs.get(id).is_some_and(|j| matches!(j.state, JobState::Pending) && j.held != hold))
+            .collect();
+        for id in made {
+            self.set_held(id, hold)?;
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
     /// An event that names an element not made yet makes it first.
     pub(crate) fn make_named(&mut self, event: &crate::engine::Event) {
         use crate::engine::Event;

@@ -203,6 +203,14 @@ pub enum Event {
         array: JobId,
         elements: crate::job_set::JobSet,
     },
+    /// `bstop` (`hold`) or `bresume` of many elements of the array
+    /// `array`: those pending are held or released, as [`Event::Hold`]
+    /// and [`Event::Release`] do one ([`crate::array_tail`]).
+    HoldElements {
+        array: JobId,
+        elements: crate::job_set::JobSet,
+        hold: bool,
+    },
     /// `bresize release`: a resizable job gives up slots, on each host
     /// named so many (`None`: all of them there); `cancel` cancels its
     /// pending resize request first (`-c`).
@@ -734,6 +742,7 @@ impl Engine {
             Event::Resubmit { job, spec, hold } => self.resubmit(*job, spec, *hold, t).map(|()| None),
             Event::ArrayLimit { array, limit } => self.set_array_limit(*array, *limit).map(|()| None),
             Event::RemoveElements { array, elements } => self.remove_elements(*array, elements, t).map(|()| None),
+            Event::HoldElements { array, elements, hold } => self.hold_elements(*array, elements, *hold).map(|()| None),
             Event::Shrink { job, release, cancel } => self.shrink(*job, release, *cancel, t).map(|()| None),
             Event::ResizeCancel(job) => self.cancel_resize(*job).map(|()| None),
             Event::GrowFailed { job, alloc } => self.grow_failed(*job, alloc, t).map(|()| None),

@@ -275,6 +275,10 @@ impl Replay<'_> {
             }
             Record::Killed { job, term } => self.killed(t, job.0, *term),
             Record::Removed { job } => self.remove(t, job.0),
+            Record::SuspendedElements { array, elements, stop, .. } => {
+                let ev = Event::HoldElements { array: *array, elements: elements.clone(), hold: *stop };
+                let _ = self.engine.apply(Time(t), &ev);
+            }
             Record::RemovedElements { array, elements } => {
                 for id in elements.iter() {
                     if let Some(j) = self.jobs.get_mut(&id) {

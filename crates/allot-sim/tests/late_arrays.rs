@@ -153,3 +153,26 @@ fn elements_are_removed_at_once_made_or_not_and_count_as_ended() {
     end(&mut e, 3, 2);
     assert_eq!(started(&e.schedule(Time(3))), [10_000, after.0], "exit(9000 == 130) holds: it ended with 130");
 }
+
+#[test]
+fn elements_are_held_and_released_at_once_made_or_not() {
+    let mut e = Engine::new(config(4, ""));
+    submit(&mut e, array(5_000, None)).expect("accepted");
+    let all = JobSet::from_ids((1..=5_000).map(JobId));
+    e.apply(Time(0), &Event::HoldElements { array: JobId(1), elements: all.clone(), hold: true }).expect("held");
+    assert!(e.is_held(JobId(2)) && e.is_held(JobId(4_000)), "made and not made alike");
+    assert_eq!(e.pending_reason(JobId(4_000), Time(0)), Some(PendingReason::Held));
+    assert!(started(&e.schedule(Time(0))).is_empty());
+    e.apply(Time(1), &Event::HoldElements { array: JobId(1), elements: all, hold: false }).expect("released");
+    assert!(!e.is_held(JobId(4_000)));
+    assert_eq!(started(&e.schedule(Time(1))), [1, 2, 3, 4]);
+    for job in 1..=1_200 {
+        end(&mut e, 2, job);
+        let s = started(&e.schedule(Time(2)));
+        assert_eq!(s, [job + 4], "each released element in turn, made ones and then the tail");
+    }
+    // Some only named: each is made and held; the rest go on.
+    let some = JobSet::from_ids([JobId(4_500), JobId(4_501)]);
+    e.apply(Time(3), &Event::HoldElements { array: JobId(1), elements: some, hold: true }).expect("held");
+    assert!(e.is_held(JobId(4_500)) && !e.is_held(JobId(4_502)));
+}

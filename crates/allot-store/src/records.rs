@@ -211,6 +211,11 @@ pub enum Record {
     /// `bstop` (`stop`) or `bresume` of a job, asked by user `by`: a
     /// pending job is held or released, a running one stopped or continued.
     Suspended { job: JobId, stop: bool, by: String },
+    /// [`Record::Suspended`] of the pending ones of these elements of the
+    /// job array `array` at once (`bstop` or `bresume` of a large array:
+    /// every element allotd has not made yet; each it has made has a
+    /// record of its own before it).
+    SuspendedElements { array: JobId, elements: allot_engine::JobSet, stop: bool, by: String },
     /// A running job was suspended (SSUSP), preempted by job `by`; a
     /// replay's pass suspends it again.
     Preempted { job: JobId, by: JobId },
@@ -316,6 +321,7 @@ impl Record {
             Record::QueueChanged { .. } => "QueueChanged",
             Record::Reconfigured { .. } => "Reconfigured",
             Record::Suspended { .. } => "Suspended",
+            Record::SuspendedElements { .. } => "SuspendedElements",
             Record::Preempted { .. } => "Preempted",
             Record::Resumed { .. } => "Resumed",
             Record::Grown { .. } => "Grown",
@@ -349,6 +355,7 @@ impl Record {
             | Record::Removed { job }
             | Record::RemovedElements { array: job, .. }
             | Record::Suspended { job, .. }
+            | Record::SuspendedElements { array: job, .. }
             | Record::Preempted { job, .. }
             | Record::Resumed { job }
             | Record::Grown { job, .. }
