@@ -287,8 +287,7 @@ mod tests {
     /// first buffer, exactly one buffer, and past several.
     #[test]
     fn a_job_file_is_read_whole_in_as_few_reads_as_it_takes() {
-        let dir = std::env::temp_dir().join(format!("allot-read-whole-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = crate::tests::temp("read-whole");
         for size in [0usize, 70, 4096, 10_000, 70_000] {
             let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
             let path = dir.join(format!("{size}.spec"));
@@ -296,6 +295,5 @@ mod tests {
             assert_eq!(read_whole(&path).expect("read"), bytes, "{size} bytes");
         }
         assert!(read_whole(&dir.join("none")).is_err());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

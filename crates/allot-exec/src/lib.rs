@@ -353,8 +353,8 @@ mod tests {
     use crate::run::plain_words;
 
     /// A test's own directory, removed when the test passes (a failed
-    /// test's stays, to look at).
-    struct Scratch(PathBuf);
+    /// test's stays, to look at); the crate's modules' tests use it too.
+    pub(crate) struct Scratch(PathBuf);
 
     impl std::ops::Deref for Scratch {
         type Target = Path;
@@ -372,7 +372,7 @@ mod tests {
         }
     }
 
-    fn temp(name: &str) -> Scratch {
+    pub(crate) fn temp(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("allot-exec-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");

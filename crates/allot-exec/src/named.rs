@@ -274,8 +274,7 @@ mod tests {
     /// blocking: appended to, or overwritten (`-oo`), as asked.
     #[test]
     fn an_output_is_blocking_for_the_job_and_appends_only_when_asked() {
-        let dir = std::env::temp_dir().join(format!("allot-named-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = crate::tests::temp("named");
         let flags = |f: &File| {
             nix::fcntl::OFlag::from_bits_truncate(nix::fcntl::fcntl(f, nix::fcntl::FcntlArg::F_GETFL).expect("flags"))
         };
@@ -289,6 +288,5 @@ mod tests {
         }
         let input = open_input(&dir.join("out.false.false")).expect("an input");
         assert!(!flags(&input).intersects(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_APPEND));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
