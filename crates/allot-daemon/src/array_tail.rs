@@ -15,11 +15,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use allot_engine::{JobId, JobSet, Time};
-use allot_proto::{ArrayCount, JobInfoRef, JobQuery, JobRef};
-
-use allot_engine::Event;
-use allot_proto::JobStatus;
+use allot_engine::{Event, JobId, JobSet, Time};
+use allot_proto::{ArrayCount, JobInfoRef, JobQuery, JobRef, JobStatus};
 
 use crate::state::{ApplyError, DaemonJob, State};
 
@@ -84,6 +81,7 @@ impl State {
         if self.jobs.contains_key(&id) {
             return;
         }
+        let index = self.element_index(id).unwrap_or_default();
         let Some((&first, tail)) = self.tails.range_mut(..=id).next_back() else { return };
         if !tail.unmade.remove(id) {
             return;
@@ -92,8 +90,7 @@ impl State {
         if tail.unmade.is_empty() && tail.removed.is_empty() {
             self.tails.remove(&first);
         }
-        let index = self.arrays.get(&first).and_then(|ix| ix.get((id.0 - first.0) as usize).copied());
-        j.array = Some((first, index.unwrap_or_default()));
+        j.array = Some((first, index));
         self.names.insert(&j.record.spec.user, &j.record.name, id);
         self.jobs.insert(id, j);
     }
@@ -163,11 +160,10 @@ impl State {
     pub(crate) fn remove_elements(&mut self, t: Time, first: JobId, elements: &JobSet) -> Result<(), ApplyError> {
         let ev = Event::RemoveElements { array: first, elements: elements.clone() };
         self.engine.apply(t, &ev).map_err(|e| ApplyError::Job { job: first, reason: e.to_string() })?;
-        let last = first.offset(self.arrays.get(&first).map_or(1, |ix| ix.len() as u64).max(1) - 1);
         let pending = |j: &DaemonJob| matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
         let made: Vec<JobId> = self
             .jobs
-            .range(first..=last)
+            .range(first..=self.array_last(first))
             .filter(|(id, j)| elements.contains(**id) && pending(j))
             .map(|(&id, _)| id)
             .collect();
@@ -201,19 +197,21 @@ impl State {
     ) -> Result<(), ApplyError> {
         let ev = Event::HoldElements { array: first, elements: elements.clone(), hold: stop };
         self.engine.apply(t, &ev).map_err(|e| ApplyError::Job { job: first, reason: e.to_string() })?;
-        let whole = self.tails.get(&first).is_some_and(|tail| {
-            let mut left = tail.unmade.clone();
-            left.take(elements);
-            left.is_empty()
-        });
+        // Those of the tail it names; all of it, or only some (each made).
+        let (named, whole) = match self.tails.get(&first) {
+            Some(tail) => {
+                let mut left = tail.unmade.clone();
+                (left.take(elements), left.is_empty())
+            }
+            None => (JobSet::default(), false),
+        };
         if !whole {
-            let named: Vec<JobId> = elements.iter().filter(|&id| self.is_unmade(id)).collect();
-            for id in named {
+            for id in named.iter() {
                 self.make(id);
             }
         }
         let (from, to) = if stop { (JobStatus::Pend, JobStatus::Psusp) } else { (JobStatus::Psusp, JobStatus::Pend) };
-        let last = first.offset(self.arrays.get(&first).map_or(1, |ix| ix.len() as u64).max(1) - 1);
+        let last = self.array_last(first);
         for (&id, j) in self.jobs.range_mut(first..=last) {
             if j.status == from && elements.contains(id) {
                 j.status = to;
@@ -227,9 +225,10 @@ impl State {
         Ok(())
     }
 
-    /// Whether an element of an array is not made yet.
-    fn is_unmade(&self, id: JobId) -> bool {
-        self.tails.range(..=id).next_back().is_some_and(|(_, t)| t.unmade.contains(id))
+    /// The last element of the array `first` (`first` itself where there
+    /// is no such array).
+    fn array_last(&self, first: JobId) -> JobId {
+        first.offset(self.arrays.get(&first).map_or(1, |ix| ix.len() as u64).max(1) - 1)
     }
 
     /// Whether every element of the array `first` ended CLEAN_PERIOD or
@@ -274,8 +273,10 @@ pub(crate) fn split_tails(
 /// (its jobs, or its user's and queue's), counted without a look at each
 /// element not made yet.
 pub fn array_counts(state: &State, caller_user: &str, q: &JobQuery) -> Vec<ArrayCount> {
+    // An array by its number: its first element (not a list of them all).
     let named: Option<std::collections::BTreeSet<JobId>> = (!q.jobs.is_empty()).then(|| {
-        q.jobs.iter().filter_map(|&r| state.resolve(allot_proto::JobRef::job(r.id)).first().copied()).collect()
+        let first = |n: u64| state.numbers.first_id(n).filter(|id| state.job(*id).is_some_and(|j| j.number == n));
+        q.jobs.iter().filter_map(|r| first(r.id)).collect()
     });
     let user = q.user.as_deref().unwrap_or(caller_user);
     let mut out = Vec::new();

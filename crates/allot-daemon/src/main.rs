@@ -11,6 +11,7 @@ mod cluster_view;
 mod config;
 mod confirm;
 mod control;
+mod daemon_job;
 mod degraded;
 mod dep_text;
 #[cfg(test)]

@@ -119,13 +119,7 @@ impl Engine {
         elements: &crate::job_set::JobSet,
         t: crate::time::Time,
     ) -> Result<(), crate::Rejection> {
-        let Some(a) = self.arrays.get(&first) else { return Err(crate::Rejection::NotAnArray(first)) };
-        let last = first.offset(u64::from(a.size) - 1);
-        let made: Vec<JobId> = elements
-            .each_run()
-            .flat_map(|(from, to)| (from.max(first).0..=to.min(last).0).map(JobId))
-            .filter(|id| self.jobs.get(id).is_some_and(|j| matches!(j.state, JobState::Pending)))
-            .collect();
+        let (made, last) = self.made_among(first, elements, |_| true)?;
         for id in made {
             self.finish(id, t, 0.0, 130);
         }
@@ -134,17 +128,38 @@ impl Engine {
         if gone.is_empty() {
             return Ok(());
         }
-        let template = if a.unmade.is_empty() { a.template.take() } else { a.template.clone() };
         let removed = a.removed.each_run().chain(gone.each_run()).collect();
         a.removed = crate::job_set::JobSet::from_runs(removed);
-        if let Some(job) = template {
+        // Uncounted through the template, which stays while elements do.
+        if let Some(job) = a.template.take() {
             self.count_tail(&job, gone.len() as u64, false);
+            if let Some(a) = self.arrays.get_mut(&first).filter(|a| !a.unmade.is_empty()) {
+                a.template = Some(job);
+            }
         }
         // Their dependents are looked at again.
         let waiting: Vec<JobId> = self.dependents.range(first..=last).map(|(&id, _)| id).collect();
         self.dep_changed.extend(waiting.into_iter().filter(|&id| gone.contains(id)));
         self.dirty = true;
         Ok(())
+    }
+
+    /// The made pending elements of the array `first` among `elements`
+    /// that `take` takes, in id order, and the array's last element.
+    fn made_among(
+        &self,
+        first: JobId,
+        elements: &crate::job_set::JobSet,
+        take: impl Fn(&Job) -> bool,
+    ) -> Result<(Vec<JobId>, JobId), crate::Rejection> {
+        let a = self.arrays.get(&first).ok_or(crate::Rejection::NotAnArray(first))?;
+        let last = first.offset(u64::from(a.size) - 1);
+        let made = elements
+            .each_run()
+            .flat_map(|(from, to)| (from.max(first).0..=to.min(last).0).map(JobId))
+            .filter(|id| self.jobs.get(id).is_some_and(|j| matches!(j.state, JobState::Pending) && take(j)))
+            .collect();
+        Ok((made, last))
     }
 
     /// `elements` of the array `first` that are pending are held (`hold`)
@@ -159,26 +174,19 @@ impl Engine {
         elements: &crate::job_set::JobSet,
         hold: bool,
     ) -> Result<(), crate::Rejection> {
-        let Some(a) = self.arrays.get(&first) else { return Err(crate::Rejection::NotAnArray(first)) };
-        let last = first.offset(u64::from(a.size) - 1);
+        let a = self.arrays.get_mut(&first).ok_or(crate::Rejection::NotAnArray(first))?;
         let mut left = a.unmade.clone();
-        left.take(elements);
-        let whole = left.is_empty();
-        if whole {
-            if let Some(t) = self.arrays.get_mut(&first).and_then(|a| a.template.as_mut()) {
+        let named = left.take(elements);
+        if left.is_empty() {
+            if let Some(t) = a.template.as_mut() {
                 t.held = hold;
             }
         } else {
-            let named: Vec<JobId> = elements.iter().filter(|&id| self.arrays[&first].unmade.contains(id)).collect();
-            for id in named {
+            for id in named.iter() {
                 self.make_element(id);
             }
         }
-        let made: Vec<JobId> = elements
-            .each_run()
-            .flat_map(|(from, to)| (from.max(first).0..=to.min(last).0).map(JobId))
-            .filter(|id| self.jobs.get(id).is_some_and(|j| matches!(j.state, JobState::Pending) && j.held != hold))
-            .collect();
+        let (made, _) = self.made_among(first, elements, |j| j.held != hold)?;
         for id in made {
             self.set_held(id, hold)?;
         }

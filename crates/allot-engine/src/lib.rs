@@ -35,6 +35,7 @@ pub mod deps;
 pub mod dispatch;
 mod ends;
 pub mod engine;
+mod event;
 pub mod explain;
 mod groups;
 mod handover;

@@ -1,0 +1,131 @@
+//! The events that change the engine's state ([`Engine::apply`]): what
+//! its drivers (allotd, a restart's replay, the simulator) tell it.
+//!
+//! [`Engine::apply`]: crate::engine::Engine::apply
+
+use crate::engine::{HostIdx, JobId, Slots};
+use crate::model::JobSpec;
+use crate::time::Time;
+
+/// The events that change the engine's state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    Submit(JobSpec),
+    /// A running job ended (or a pending job was removed), with the CPU
+    /// time it used in all, seconds, and its exit code (0 is DONE, any
+    /// other EXIT; what `bsub -w` conditions see).
+    Finish {
+        job: JobId,
+        cpu_time: f64,
+        exit: i32,
+    },
+    /// CPU time a running job used since it was last reported.
+    Cpu {
+        job: JobId,
+        seconds: f64,
+    },
+    /// The memory a running job holds now, MB (what the memory-based
+    /// fairshare adjustment counts, and what a multifactor policy bills).
+    Memory {
+        job: JobId,
+        mb: f64,
+    },
+    /// The GPUs a running job holds now (what a multifactor policy bills;
+    /// allot places no GPUs itself, a workload says what its jobs held).
+    Gpus {
+        job: JobId,
+        count: u32,
+    },
+    /// Energy a job used since it last reported, joules (a multifactor
+    /// policy bills it at once; for a job that ran, at its end).
+    Energy {
+        job: JobId,
+        joules: f64,
+    },
+    /// A running job really ended at this time, before the `Finish` or
+    /// `Requeue` that follows (heard late): see [`crate::run_end`].
+    RanUntil {
+        job: JobId,
+        at: Time,
+    },
+    HostDown(HostIdx),
+    HostUp(HostIdx),
+    /// A pending job is held (`bstop`, LSF's PSUSP): it is not dispatched
+    /// until it is released, and counts in no limit or pool meanwhile.
+    Hold(JobId),
+    /// A held job may be dispatched again (`bresume`).
+    Release(JobId),
+    /// A pending job's spec is replaced (`bmod`, `bswitch`), validated as
+    /// a submission is; the job keeps its id, its place in submission
+    /// order and its hold.
+    Modify {
+        job: JobId,
+        spec: JobSpec,
+    },
+    /// A running job changes queue (`bswitch`; `spec` is its spec with
+    /// the new queue): see `switch.rs` for what moves with it.
+    Switch {
+        job: JobId,
+        spec: JobSpec,
+    },
+    /// A running job's run limit changes (`bmod -W`, which LSF allows on
+    /// a running job; `None`: its queue's): it ends at the new one.
+    RunLimit {
+        job: JobId,
+        limit: Option<u64>,
+    },
+    /// A running job goes back to pending with its id (`brequeue`),
+    /// charged for what it used as if it had finished. It keeps its place
+    /// in submission order: LSF requeues to the top of the queue by
+    /// default. `hold` requeues it held (`brequeue -H`).
+    Requeue {
+        job: JobId,
+        cpu_time: f64,
+        hold: bool,
+    },
+    /// A job that finished comes back with its id (`brequeue` of a DONE or
+    /// EXIT job), validated as a submission is.
+    Resubmit {
+        job: JobId,
+        spec: JobSpec,
+        hold: bool,
+    },
+    /// A job array's running element limit changes (`bmod -J "%n"`),
+    /// named by the array's first element; `None` lifts it.
+    ArrayLimit {
+        array: JobId,
+        limit: Option<u32>,
+    },
+    /// `bkill` of many elements of the array `array`: those pending leave,
+    /// as [`Event::Finish`] with 130 takes one ([`crate::array_tail`]).
+    RemoveElements {
+        array: JobId,
+        elements: crate::job_set::JobSet,
+    },
+    /// `bstop` (`hold`) or `bresume` of many elements of the array
+    /// `array`: those pending are held or released, as [`Event::Hold`]
+    /// and [`Event::Release`] do one ([`crate::array_tail`]).
+    HoldElements {
+        array: JobId,
+        elements: crate::job_set::JobSet,
+        hold: bool,
+    },
+    /// `bresize release`: a resizable job gives up slots, on each host
+    /// named so many (`None`: all of them there); `cancel` cancels its
+    /// pending resize request first (`-c`).
+    Shrink {
+        job: JobId,
+        release: Vec<(HostIdx, Option<Slots>)>,
+        cancel: bool,
+    },
+    /// `bresize cancel`: a resizable job's pending resize request goes.
+    ResizeCancel(JobId),
+    /// `bgadd`, `bgmod`, `bgdel` ([`crate::job_groups`]).
+    JobGroup(crate::job_groups::JobGroupChange),
+    /// A grow ([`crate::Decision::Grow`]) whose notification command failed: its
+    /// slots go back and the request is tried again later.
+    GrowFailed {
+        job: JobId,
+        alloc: Vec<(HostIdx, Slots)>,
+    },
+}
