@@ -118,32 +118,7 @@ pub fn kill(
         Err(e) => return Response::Error(e),
     };
     let targets = targets(state, caller, refs, |j| j.status.unfinished());
-    // A large array's elements not made yet go in one record each array.
-    let (tails, targets) = crate::array_tail::split_tails(state, targets);
-    let mut bulk = Vec::new();
-    for (first, (unmade, removed)) in tails {
-        // One element by its own name; more by their array's.
-        let shown = |ids: &[JobId]| match ids {
-            [one] => state.job_ref(*one),
-            _ => JobRef::job(state.job_ref(first).id),
-        };
-        if !removed.is_empty() {
-            let shown = shown(&removed);
-            bulk.push((shown, Err(format!("Job <{shown}>: {FINISHED}"))));
-        }
-        if unmade.is_empty() {
-            continue;
-        }
-        let shown = shown(&unmade);
-        let owner = state.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
-        let result = if may_act(state, caller, &owner) {
-            let record = Record::RemovedElements { array: first, elements: JobSet::from_ids(unmade) };
-            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
-        } else {
-            Err(format!("Job <{shown}>: User permission denied"))
-        };
-        bulk.push((shown, result));
-    }
+    let (bulk, targets) = kill_tails(state, caller, targets, t, records);
     let by = caller.user.clone();
     let each = each(state, caller, targets, |state, id, shown, status| match status {
         JobStatus::Pend | JobStatus::Psusp => {
@@ -168,6 +143,44 @@ pub fn kill(
         JobStatus::Done | JobStatus::Exit => Err(format!("Job <{shown}>: {FINISHED}")),
     });
     with_bulk(each, bulk)
+}
+
+/// `bkill` of a large array: its elements not made yet go in one record
+/// each array. Returns the answers of those acted on at once, and the
+/// targets left.
+fn kill_tails(
+    state: &mut State,
+    caller: &Caller,
+    targets: Vec<(JobRef, Option<JobId>)>,
+    t: Time,
+    records: &mut Vec<Record>,
+) -> (Vec<Answer>, Vec<(JobRef, Option<JobId>)>) {
+    let (tails, rest) = crate::array_tail::split_tails(state, targets);
+    let mut bulk = Vec::new();
+    for (first, (unmade, removed)) in tails {
+        // One element by its own name; more by their array's.
+        let shown = |ids: &[JobId]| match ids {
+            [one] => state.job_ref(*one),
+            _ => JobRef::job(state.job_ref(first).id),
+        };
+        if !removed.is_empty() {
+            let shown = shown(&removed);
+            bulk.push((shown, Err(format!("Job <{shown}>: {FINISHED}"))));
+        }
+        if unmade.is_empty() {
+            continue;
+        }
+        let shown = shown(&unmade);
+        let owner = state.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
+        let result = if may_act(state, caller, &owner) {
+            let record = Record::RemovedElements { array: first, elements: JobSet::from_ids(unmade) };
+            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+        } else {
+            Err(format!("Job <{shown}>: User permission denied"))
+        };
+        bulk.push((shown, result));
+    }
+    (bulk, rest)
 }
 
 /// A job's answer: done, or why not.

@@ -133,15 +133,17 @@ impl JobFiles {
 
     /// Removes a finished job's files (its output files stay).
     pub fn clean(&self, job: u64) {
-        for ext in ["spec", "pgid", "exit", "lock", "others"] {
-            let _ = std::fs::remove_file(self.path(job, ext));
-        }
+        self.remove(job, &["spec", "pgid", "exit", "lock", "others"]);
     }
 
     /// [`JobFiles::clean`] where no job has other hosts to be told of
     /// (allotd's own files, without agents): there is no `others` file.
     pub fn clean_alone(&self, job: u64) {
-        for ext in ["spec", "pgid", "exit", "lock"] {
+        self.remove(job, &["spec", "pgid", "exit", "lock"]);
+    }
+
+    fn remove(&self, job: u64, exts: &[&str]) {
+        for ext in exts {
             let _ = std::fs::remove_file(self.path(job, ext));
         }
     }
