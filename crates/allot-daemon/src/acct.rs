@@ -152,8 +152,15 @@ fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response,
             }
             Record::Removed { job } => {
                 if let Some(l) = live.remove(&job) {
-                    let run = AcctRun { ended: t.0, exit: 130, started: None, ..l };
-                    account(&run, &mut answer);
+                    account(&removed(l, t), &mut answer);
+                }
+            }
+            // A large array's elements removed at once, as each alone.
+            Record::RemovedElements { elements, .. } => {
+                for job in elements.iter() {
+                    if let Some(l) = live.remove(&job) {
+                        account(&removed(l, t), &mut answer);
+                    }
                 }
             }
             _ => {}
@@ -166,6 +173,12 @@ fn scan(path: &std::path::Path, caller: &str, q: &AcctQuery) -> Result<Response,
         ));
     }
     Ok(Response::Acct(Box::new(answer)))
+}
+
+/// A pending job's run as its removal (`bkill`) ends it: never started,
+/// exit 130.
+fn removed(run: AcctRun, t: allot_engine::Time) -> AcctRun {
+    AcctRun { ended: t.0, exit: 130, started: None, ..run }
 }
 
 #[cfg(test)]

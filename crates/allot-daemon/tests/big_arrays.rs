@@ -99,6 +99,8 @@ fn elements_not_made_yet_are_listed_counted_and_acted_on_across_a_restart() {
     assert!(far[0].contains(" EXIT "), "{far:?}");
     let hist = stdout(&d.cmd(&["bhist", "-l", &format!("{id}[99999]")], &dir));
     assert!(hist.contains("Exited; job was killed while pending"), "{hist}");
+    let acct = stdout(&d.cmd(&["bacct", &id.to_string()], &dir));
+    assert!(acct.contains("Total number of exited jobs:  100000\n"), "each element accounted: {acct}");
     let again = d.cmd(&["bkill", &id.to_string()], &dir);
     assert!(stderr(&again).ends_with(&format!("Job <{id}>: Job has already finished\n")), "{}", stderr(&again));
     let why = stdout(&d.cmd(&["bjobs", "-p", &after.to_string()], &dir));
