@@ -266,8 +266,13 @@ fn a_job_that_ends_while_allotd_is_down_ends_when_it_did() {
 fn a_job_whose_end_is_heard_late_ends_when_it_did() {
     let dir = tempdir("cluster-late-end");
     let c = TestCluster::start(&dir, 2, (1, 30, 60));
-    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", "sleep 2"], &dir));
+    let cmd = "touch started && sleep 2";
+    let id = submitted_id(&c.daemon().cmd(&["bsub", "-m", "host1", "-o", "/dev/null", cmd], &dir));
     c.daemon().wait_for(id, "RUN", &dir);
+    // Its command running, not only its start logged: an agent stopped
+    // before it launched the job would start it late, and rightly charge
+    // it from then.
+    eventually("the job's command runs", || dir.join("started").exists());
     c.signal_agent("host1", Signal::SIGSTOP);
     std::thread::sleep(Duration::from_secs(5));
     // allotd goes on: the log's clock passes the job's end.
