@@ -126,7 +126,13 @@ impl Unit {
     /// What stands in a unit's place while it is dispatched: allocates
     /// nothing.
     fn placeholder() -> Self {
-        Unit::new(UnitKind::Fcfs, 0)
+        Unit {
+            queues: Vec::new(),
+            kind: UnitKind::Fcfs,
+            fcfs: BTreeSet::new(),
+            by_account: BTreeMap::new(),
+            backlogs: BTreeMap::new(),
+        }
     }
 
     fn new(kind: UnitKind, queue: usize) -> Self {
