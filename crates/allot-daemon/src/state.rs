@@ -281,7 +281,7 @@ impl State {
                 let end = allot_store::effects::RunEnd {
                     exit: *exit,
                     cpu_time: *cpu_time,
-                    killed: j.killed.is_some(),
+                    killed: j.killed,
                     unrun: reason.is_some(),
                     requeue: j.requeue.take(),
                     pre_exec: *pre_exec,

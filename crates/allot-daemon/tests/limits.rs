@@ -151,6 +151,51 @@ fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
     });
 }
 
+/// A job killed at its run limit ends with 137 (SIGKILL, 128 + 9) and,
+/// that value listed in its queue's REQUEUE_EXIT_VALUES, goes back to
+/// pending and runs again, as an interruptible backfill queue's jobs do
+/// (spec 004); the second run ends by itself. One its owner kills with a
+/// listed value is not requeued (`jobs_exiting_with_a_requeue_value_run_again`).
+#[test]
+fn a_job_killed_at_its_run_limit_is_requeued_by_its_exit_value() {
+    use allot_proto::{Client, Request, Response, Submit};
+    let dir = tempdir("limits-requeue");
+    let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nREQUEUE_EXIT_VALUES = 137\nEnd Queue\n";
+    let config = config_dir(
+        &dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
+            ("lsb.queues", queue),
+            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
+        ],
+    );
+    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let marker = dir.join("ran-once");
+    // The first run ignores SIGINT and SIGTERM until SIGKILL ends it.
+    let command = format!(
+        "if [ -e {0} ]; then exit 0; fi; touch {0}; trap '' INT TERM; while :; do sleep 0.2; done",
+        marker.display()
+    );
+    let submit = Submit {
+        command,
+        cwd: dir.display().to_string(),
+        output: Some(("/dev/null".into(), false)),
+        run_limit: Some(2),
+        ..Submit::default()
+    };
+    let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");
+    let Response::Submitted { job, .. } = client.call(Request::Submit(Box::new(submit))).expect("answer") else {
+        panic!()
+    };
+    d.wait_for(job, "DONE", &dir);
+    assert!(marker.exists(), "the first run started");
+    let history = stdout(&d.cmd(&["bhist", "-l", &job.to_string()], &dir));
+    assert!(
+        history.contains("Exited with exit code 137") && history.contains("Done successfully"),
+        "killed at its limit, requeued, then done: {history}"
+    );
+}
+
 /// `bkill` ends a running job as LSF's does: SIGINT, then SIGTERM, then
 /// SIGKILL, JOB_TERMINATE_INTERVAL apart, so that a job catching the first
 /// two has the time to clean up; `bkill -s KILL` kills at once.

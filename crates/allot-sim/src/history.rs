@@ -378,10 +378,3 @@ impl Recorded {
         })
     }
 }
-
-/// Whether a kill is a user's (`bkill` by its owner or an administrator),
-/// which happens at its time whenever the job runs, or allotd's own at a
-/// limit, which a replay decides again.
-pub fn by_user(term: Term) -> bool {
-    matches!(term, Term::Owner | Term::Admin)
-}

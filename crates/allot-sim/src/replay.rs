@@ -49,7 +49,7 @@ mod resized;
 
 pub use replayed::{Replayed, Starts, Waiting};
 
-use crate::history::{History, HistoryError, Recorded, RecordedRun, Records, by_user, hosts_text};
+use crate::history::{History, HistoryError, Recorded, RecordedRun, Records, hosts_text};
 use crate::sim::{JobRecord, KILLED_EXIT, Outcome, Rejected};
 
 /// A job's run in the replay.
@@ -68,7 +68,8 @@ struct Live {
     paused: u64,
     left: Option<u64>,
     exit: i32,
-    killed: bool,
+    /// Killed, in the log or here: by whom, or at which limit.
+    killed: Option<Term>,
     hosts: String,
     slots: u32,
     queue: String,
@@ -501,7 +502,7 @@ impl Replay<'_> {
             paused: 0,
             left: None,
             exit: run.map_or(0, |r| r.exit),
-            killed: run.is_some_and(|r| r.killed.is_some()),
+            killed: run.and_then(|r| r.killed).map(|k| k.1),
             hosts,
             slots,
             queue,
@@ -556,11 +557,10 @@ impl Replay<'_> {
         let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let Some(live) = j.run.take() else { return };
         let recorded = live.recorded.and_then(|k| self.h.run(job, k));
-        let killed = j.killed.is_some() || live.killed;
         let end = RunEnd {
             exit: live.exit,
             cpu_time: recorded.map_or(0.0, |r| r.cpu_time),
-            killed,
+            killed: j.killed.or(live.killed),
             unrun: recorded.is_some_and(|r| r.unrun),
             requeue: j.requeue.take(),
             pre_exec: recorded.and_then(|r| r.pre_exec),
@@ -610,17 +610,17 @@ impl Replay<'_> {
         live.in_sync = false;
         self.diverged = true;
         let at = t.saturating_add(recorded.map_or(0, RecordedRun::kill_latency));
-        self.end_by(job, at, Some(KILLED_EXIT));
+        self.end_by(job, at, term, Some(KILLED_EXIT));
     }
 
-    /// A moved run of `job` killed: it ends at `at` unless it ends before,
-    /// with exit code `exit` (else its own).
-    fn end_by(&mut self, job: u64, at: u64, exit: Option<i32>) {
+    /// A moved run of `job` killed (`term`): it ends at `at` unless it
+    /// ends before, with exit code `exit` (else its own).
+    fn end_by(&mut self, job: u64, at: u64, term: Term, exit: Option<i32>) {
         let Some(j) = self.jobs.get_mut(&JobId(job)) else { return };
         let attempt = j.attempts.saturating_sub(1);
         let Some(live) = j.run.as_mut().filter(|l| l.end_at.is_none_or(|e| e > at)) else { return };
         live.end_at = Some(at);
-        live.killed = true;
+        live.killed = Some(term);
         if let Some(exit) = exit {
             live.exit = exit;
         }
@@ -638,7 +638,7 @@ impl Replay<'_> {
             j.killed = Some(term);
             return;
         }
-        if !by_user(term) {
+        if !term.by_request() {
             return;
         }
         if j.pending {
@@ -648,7 +648,7 @@ impl Replay<'_> {
         j.killed = Some(term);
         let recorded = last.and_then(|k| self.h.run(job, k));
         let at = t.saturating_add(recorded.map_or(0, RecordedRun::kill_latency));
-        self.end_by(job, at, None);
+        self.end_by(job, at, term, None);
     }
 
     /// `bkill` of a job pending in the replay: it ends without running.

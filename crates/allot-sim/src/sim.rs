@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Slots, Time};
+use allot_store::effects::{RunEnd, end_event};
 
 use crate::report::push_decimal;
 use crate::workload::{Workload, WorkloadJob};
@@ -207,22 +208,33 @@ pub fn run(
                 if opts.record_events {
                     out.events.push((t, SimEvent::End { job: id.0, exit }));
                 }
-                // A queue's REQUEUE_EXIT_VALUES sends it back to pending. It
+                // Ended as allotd ends a run (`effects::end_event`): a
+                // queue's REQUEUE_EXIT_VALUES sends it back to pending. It
                 // resumes where it stopped, as the interruptible backfill
                 // jobs the spec describes checkpoint (a time slice "must be
                 // longer than at least one useful iteration of the job"):
                 // every run makes progress, and a replay ends.
-                if engine.requeues_on_exit(id, exit) {
-                    let _ = engine.apply(Time(t), &Event::Requeue { job: id, cpu_time: job.cpu_time, hold: false });
+                let killed = r.killed.then_some(allot_store::Term::RunLimit);
+                let end = RunEnd {
+                    exit,
+                    cpu_time: job.cpu_time,
+                    killed,
+                    unrun: false,
+                    requeue: None,
+                    pre_exec: None,
+                    unheard: 0,
+                };
+                let ends = end_event(engine, id, end, Time(t));
+                if ends.requeued.is_some() {
                     let runtime = left.get(&id).copied().unwrap_or(job.runtime);
                     left.insert(id, runtime.saturating_sub((t - r.start).saturating_sub(r.paused)).max(1));
                     pending.insert(id, (r.job, r.index));
                     out.requeued += 1;
-                } else {
-                    if job.energy > 0.0 {
-                        let _ = engine.apply(Time(t), &Event::Energy { job: id, joules: job.energy });
-                    }
-                    let _ = engine.apply(Time(t), &Event::Finish { job: id, cpu_time: job.cpu_time, exit });
+                } else if job.energy > 0.0 {
+                    let _ = engine.apply(Time(t), &Event::Energy { job: id, joules: job.energy });
+                }
+                for event in ends.events() {
+                    let _ = engine.apply(Time(t), event);
                 }
             }
         }

@@ -5,15 +5,16 @@
 
 use allot_engine::{Engine, Event, JobId, Time};
 
-use crate::Reach;
+use crate::{Reach, Term};
 
 /// How a job's run ended, as far as what comes next depends on it.
 #[derive(Clone, Copy, Debug)]
 pub struct RunEnd {
     pub exit: i32,
     pub cpu_time: f64,
-    /// allotd or a user killed it (`bkill`, a limit).
-    pub killed: bool,
+    /// Who or what killed it, if anything did: its owner or an
+    /// administrator (`bkill`), or allotd at a limit.
+    pub killed: Option<Term>,
     /// It never ran its command (an output file its owner may not write,
     /// an owner gone).
     pub unrun: bool,
@@ -46,13 +47,24 @@ impl EndEvents {
 /// The engine's event for a run's end: pending again (`Requeue`) when
 /// `brequeue` asked, when its pre-execution command failed and it was not
 /// killed (held once it failed MAX_PREEXEC_RETRY times), or when its
-/// queue's REQUEUE_EXIT_VALUES takes its exit code and it was neither
-/// killed nor unable to start (it would fail the same way again); else
-/// `Finish`; before it, for an end heard late, `RanUntil` its real end
-/// (`t` is when the end is applied).
+/// queue's REQUEUE_EXIT_VALUES takes its exit code; else `Finish`; before
+/// it, for an end heard late, `RanUntil` its real end (`t` is when the end
+/// is applied).
+///
+/// By exit code, a job killed at a limit is requeued as one that ended
+/// by itself: LSF documents that a job killed by a signal ends with 128
+/// plus the signal, that such a value may be listed (`137` for SIGKILL),
+/// and that an interruptible backfill queue needs it so ("killed upon
+/// reaching its runtime limit, and requeued for the next run"; spec 004).
+/// Not one its owner or an administrator killed (`bkill` asks for its
+/// end, and would otherwise be unable to end a job whose code is listed;
+/// `brequeue` asks for another run), nor one that could not start (it
+/// would fail the same way again). allotd, its restart, the history
+/// replay and the workload simulator all end runs here.
 pub fn end_event(engine: &Engine, job: JobId, end: RunEnd, t: Time) -> EndEvents {
-    let by_exit = !end.killed && !end.unrun && engine.requeues_on_exit(job, end.exit);
-    let by_pre_exec = end.pre_exec.filter(|_| !end.killed).map(|p| p == crate::PreExecEnd::Hold);
+    let asked = end.killed.is_some_and(Term::by_request);
+    let by_exit = !asked && !end.unrun && engine.requeues_on_exit(job, end.exit);
+    let by_pre_exec = end.pre_exec.filter(|_| end.killed.is_none()).map(|p| p == crate::PreExecEnd::Hold);
     let ran_until = (end.unheard > 0).then(|| Event::RanUntil { job, at: Time(t.0.saturating_sub(end.unheard)) });
     match end.requeue.or(by_pre_exec).or(by_exit.then_some(false)) {
         Some(hold) => {
@@ -117,12 +129,23 @@ mod tests {
         let job = engine.submit(&allot_engine::JobSpec { user: "u".into(), slots: 1, ..Default::default() });
         let job = job.expect("submitted");
         let end =
-            RunEnd { exit: 99, cpu_time: 1.0, killed: false, unrun: false, requeue: None, pre_exec: None, unheard: 0 };
-        assert!(matches!(
-            end_event(&engine, job, end, Time(0)),
-            EndEvents { end: Event::Requeue { hold: false, .. }, requeued: Some(false), ran_until: None }
-        ));
-        for end in [RunEnd { killed: true, ..end }, RunEnd { unrun: true, ..end }, RunEnd { exit: 1, ..end }] {
+            RunEnd { exit: 99, cpu_time: 1.0, killed: None, unrun: false, requeue: None, pre_exec: None, unheard: 0 };
+        for end in [end, RunEnd { killed: Some(Term::RunLimit), ..end }, RunEnd { killed: Some(Term::MemLimit), ..end }]
+        {
+            assert!(
+                matches!(
+                    end_event(&engine, job, end, Time(0)),
+                    EndEvents { end: Event::Requeue { hold: false, .. }, requeued: Some(false), ran_until: None }
+                ),
+                "{end:?}"
+            );
+        }
+        for end in [
+            RunEnd { killed: Some(Term::Owner), ..end },
+            RunEnd { killed: Some(Term::Admin), ..end },
+            RunEnd { unrun: true, ..end },
+            RunEnd { exit: 1, ..end },
+        ] {
             assert!(
                 matches!(
                     end_event(&engine, job, end, Time(0)),
@@ -131,7 +154,7 @@ mod tests {
                 "{end:?}"
             );
         }
-        let asked = RunEnd { exit: 1, killed: true, requeue: Some(true), ..end };
+        let asked = RunEnd { exit: 1, killed: Some(Term::Owner), requeue: Some(true), ..end };
         assert!(matches!(
             end_event(&engine, job, asked, Time(0)),
             EndEvents { end: Event::Requeue { hold: true, .. }, requeued: Some(true), ran_until: None }
@@ -149,7 +172,7 @@ mod tests {
         let retry = RunEnd {
             exit: 1,
             cpu_time: 0.0,
-            killed: false,
+            killed: None,
             unrun: true,
             requeue: None,
             pre_exec: Some(crate::PreExecEnd::Retry),
@@ -164,7 +187,7 @@ mod tests {
             end_event(&engine, job, hold, Time(0)),
             EndEvents { end: Event::Requeue { hold: true, .. }, requeued: Some(true), ran_until: None }
         ));
-        let killed = RunEnd { killed: true, ..retry };
+        let killed = RunEnd { killed: Some(Term::RunLimit), ..retry };
         assert!(matches!(
             end_event(&engine, job, killed, Time(0)),
             EndEvents { end: Event::Finish { exit: 1, .. }, requeued: None, ran_until: None }
@@ -177,7 +200,7 @@ mod tests {
     fn an_end_heard_late_says_when_the_run_really_ended() {
         let engine = Engine::new(EngineConfig::one_queue(vec![HostSpec::new("h", 1, 1)], false));
         let end =
-            RunEnd { exit: 0, cpu_time: 1.0, killed: false, unrun: false, requeue: None, pre_exec: None, unheard: 30 };
+            RunEnd { exit: 0, cpu_time: 1.0, killed: None, unrun: false, requeue: None, pre_exec: None, unheard: 30 };
         let events = end_event(&engine, JobId(1), end, Time(100));
         let order: Vec<&Event> = events.events().collect();
         assert!(matches!(order[..], [Event::RanUntil { at: Time(70), .. }, Event::Finish { .. }]), "{order:?}");

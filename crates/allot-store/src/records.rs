@@ -17,6 +17,13 @@ pub enum Term {
 }
 
 impl Term {
+    /// Killed because someone asked (`bkill` by its owner or an
+    /// administrator), not by allotd at a limit: a replay kills such a job
+    /// at its time whenever it runs, and decides a limit's kill again.
+    pub fn by_request(self) -> bool {
+        matches!(self, Term::Owner | Term::Admin)
+    }
+
     /// `TERM_RUNLIMIT: job killed after reaching LSF run time limit`, as
     /// LSF words it.
     pub fn describe(self) -> &'static str {
