@@ -24,7 +24,7 @@ use allot_agent::wire::{FromAgent, Hello, Load, Resources, ToAgent};
 use allot_config::cluster::ClusterSettings;
 use allot_engine::{JobId, Time};
 use allot_exec::ExitReport;
-use allot_store::{Reach, Record};
+use allot_store::{Book, Reach, Record};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::state::State;
@@ -53,8 +53,6 @@ pub enum AgentInput {
 /// One configured host, as its agent is heard.
 #[derive(Default)]
 pub struct Live {
-    /// As logged ([`Record::HostReach`]); `Unavail` until a hello.
-    pub reach: Option<Reach>,
     /// The connection to its agent.
     pub link: Option<(u64, UnboundedSender<ToAgent>)>,
     /// When its agent was last heard from (or, after allotd's start, when
@@ -71,10 +69,6 @@ pub struct Live {
 const SKEW_SAMPLES: usize = 8;
 
 impl Live {
-    pub fn reach(&self) -> Reach {
-        self.reach.unwrap_or(Reach::Unavail)
-    }
-
     /// A measure of its clock: `clock` as its agent sent it, heard at
     /// `now`. A message's time on the way (a stopped agent's heartbeat
     /// sent seconds after it was stamped, a slow link) can only make a
@@ -180,15 +174,15 @@ impl Cluster {
     }
 
     /// Whether `host` will be `reach` once what was heard is applied: the
-    /// last change queued for it, else its state.
-    fn will_be(&self, host: &str) -> Reach {
-        self.reach_changes.iter().rev().find(|(h, _)| h == host).map_or_else(|| self.reach(host), |(_, r)| *r)
+    /// last change queued for it, else its state as logged (`book`).
+    fn will_be(&self, book: &Book, host: &str) -> Reach {
+        self.reach_changes.iter().rev().find(|(h, _)| h == host).map_or_else(|| book.reach(host), |(_, r)| *r)
     }
 
     /// Queues a change of `host`'s state to `to` when its state as it will
     /// be satisfies `when`.
-    fn change(&mut self, host: &str, to: Reach, when: impl Fn(Reach) -> bool) {
-        if when(self.will_be(host)) {
+    fn change(&mut self, book: &Book, host: &str, to: Reach, when: impl Fn(Reach) -> bool) {
+        if when(self.will_be(book, host)) {
             self.reach_changes.push((host.to_string(), to));
         }
     }
@@ -203,10 +197,6 @@ impl Cluster {
                 let _ = reply.send(crate::serve::Answer::Response(allot_proto::Response::Error(why)));
             }
         }
-    }
-
-    pub fn reach(&self, host: &str) -> Reach {
-        self.hosts.get(host).map_or(Reach::Unavail, Live::reach)
     }
 
     pub(crate) fn send(&self, host: &str, message: ToAgent) -> bool {
@@ -233,11 +223,12 @@ pub(crate) fn started(state: &mut State) {
         .flat_map(|j| j.alloc.iter().map(|(h, _)| h.clone()))
         .collect();
     let Some(c) = &mut state.cluster else { return };
+    let book = &state.book;
     let now = Instant::now();
-    for live in c.hosts.values_mut().filter(|l| l.reach() != Reach::Unavail) {
+    for (_, live) in c.hosts.iter_mut().filter(|(h, _)| book.reach(h) != Reach::Unavail) {
         live.heard = Some(now);
     }
-    c.awaiting = running.into_iter().filter(|h| c.hosts.get(h).is_some_and(|l| l.reach() != Reach::Unavail)).collect();
+    c.awaiting = running.into_iter().filter(|h| c.hosts.contains_key(h) && book.reach(h) != Reach::Unavail).collect();
     c.awaiting_until = Some(now + Duration::from_secs(c.settings.unreach_after));
 }
 
@@ -265,7 +256,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 live.link = None;
                 // No new work until it is back; its jobs run on (their
                 // lease is `unavail_after` from its last word).
-                c.change(&host, Reach::Unreach, |now| now == Reach::Ok);
+                c.change(&state.book, &host, Reach::Unreach, |now| now == Reach::Ok);
                 c.fail_peeks(&host);
             }
         }
@@ -275,7 +266,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
                 return;
             };
             live.heard = Some(Instant::now());
-            c.change(&host, Reach::Ok, |now| now != Reach::Ok);
+            c.change(&state.book, &host, Reach::Ok, |now| now != Reach::Ok);
             let Some(live) = c.hosts.get_mut(&host) else { return };
             match message {
                 // Commands are taken by the connection's reader (`remote`).
@@ -419,7 +410,7 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     }
     live.resources = Some(hello.resources);
     c.awaiting.remove(&host);
-    c.change(&host, Reach::Ok, |now| now != Reach::Ok);
+    c.change(&state.book, &host, Reach::Ok, |now| now != Reach::Ok);
     eprintln!("allotd: host {host}: agent connected, {} jobs held", hello.jobs.len());
     let held: BTreeMap<JobId, u32> = hello.jobs.iter().map(|h| (JobId(h.job), h.attempt)).collect();
     // Tasks of runs that are over.
@@ -561,7 +552,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
         will_be.insert(host, reach);
     }
     for (host, &reach) in &will_be {
-        if c.reach(host) != reach {
+        if state.book.reach(host) != reach {
             out.push((t, Record::HostReach { host: host.clone(), reach }));
         }
     }
@@ -569,7 +560,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     let mut lost_links = Vec::new();
     for (host, live) in &mut c.hosts {
         let silent = live.heard.map_or(Duration::MAX, |h| h.elapsed());
-        let reach = will_be.get(host).copied().unwrap_or_else(|| live.reach());
+        let reach = will_be.get(host).copied().unwrap_or_else(|| state.book.reach(host));
         if reach != Reach::Unavail && silent >= unavail {
             eprintln!("allotd: host {host}: unavail (its agent silent for {} s); its jobs are lost", silent.as_secs());
             out.push((t, Record::HostReach { host: host.clone(), reach: Reach::Unavail }));
@@ -682,13 +673,14 @@ pub(crate) fn host_loads(state: &State) -> Vec<allot_proto::hosts::HostLoad> {
             match &state.cluster {
                 Some(c) => {
                     let live = c.hosts.get(&h.name);
-                    out.status = c.reach(&h.name).name().into();
+                    let reach = state.book.reach(&h.name);
+                    out.status = reach.name().into();
                     if let Some(r) = live.and_then(|l| l.resources.as_ref()) {
                         out.host_type = out.host_type.or(Some(r.host_type.clone()));
                         out.maxmem = out.maxmem.or(Some(r.maxmem));
                         out.maxswp = Some(r.maxswp);
                     }
-                    out.load = live.filter(|l| l.reach() == Reach::Ok).and_then(|l| l.load.as_ref()).map(shown);
+                    out.load = live.filter(|_| reach == Reach::Ok).and_then(|l| l.load.as_ref()).map(shown);
                 }
                 None if h.name == state.host => out.load = here.as_ref().map(shown),
                 None => {}

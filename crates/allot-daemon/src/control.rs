@@ -323,7 +323,7 @@ fn modify_job(
         return Err(format!("Job <{shown}>: Job has already started; only its run limit (-W) changes a running job"));
     }
     if let Some(q) = record.spec.queue.as_ref().filter(|&q| j.record.spec.queue.as_ref() != Some(q)) {
-        if state.closed_queues.contains(q) {
+        if state.book.closed_queues.contains(q) {
             return Err(format!("Job <{shown}>: Queue <{q}> is closed"));
         }
     }

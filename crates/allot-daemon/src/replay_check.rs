@@ -175,10 +175,9 @@ impl Twin {
         out.push_str(&serde_json::to_string(&crate::views::hosts(s)).expect("json"));
         out.push_str(&serde_json::to_string(&crate::views::shares(&s.engine, t)).expect("json"));
         out.push_str(&format!(
-            "\nrunning={:?} closed={:?} {:?} arrays={:?} unmade={:?} next={} number={}",
+            "\nrunning={:?} book={:?} arrays={:?} unmade={:?} next={} number={}",
             s.running,
-            s.closed_queues,
-            s.closed_hosts,
+            s.book,
             s.arrays,
             s.tails.iter().map(|(id, t)| (id, &t.unmade)).collect::<Vec<_>>(),
             s.engine.next_job_id(),

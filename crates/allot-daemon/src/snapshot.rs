@@ -133,16 +133,13 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
     let at = EVERY_RECORDS.max(state.jobs.len() as u64);
     state.snapshots = Due { since: 0, at, finished, max_job_num: state.snapshots.max_job_num };
     let began = std::time::Instant::now();
-    let reach = match &state.cluster {
-        Some(c) => c.hosts.iter().map(|(h, live)| (h.clone(), live.reach)).collect(),
-        None => Vec::new(),
-    };
+    let reach = state.book.reaches().map(|(h, r)| (h.to_string(), Some(r))).collect();
     let mut saved = Box::new(Saved {
         engine: state.engine.clone(),
         source: state.source.clone(),
         configured_at: state.configured_at,
-        closed_queues: state.closed_queues.clone(),
-        closed_hosts: state.closed_hosts.clone(),
+        closed_queues: state.book.closed_queues.clone(),
+        closed_hosts: state.book.closed_hosts.clone(),
         envs: Vec::new(),
         jobs: state.jobs.iter().map(|(&id, j)| (id, 0, j.clone())).collect(),
         arrays: state.arrays.clone(),
@@ -279,8 +276,8 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
     }
     state.engine = saved.engine.restored();
     state.configured_at = saved.configured_at;
-    state.closed_queues = saved.closed_queues;
-    state.closed_hosts = saved.closed_hosts;
+    state.book.closed_queues = saved.closed_queues;
+    state.book.closed_hosts = saved.closed_hosts;
     let shared: Vec<Env> = saved.envs.iter().map(|e| state.intern(e)).collect();
     for (id, env, mut job) in saved.jobs {
         job.record.env = shared.get(env as usize).cloned().ok_or_else(|| format!("job {id}: no environment {env}"))?;
@@ -309,11 +306,9 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
     state.pass_was_full = saved.pass_was_full;
     state.unconfirmed = saved.unconfirmed;
     state.requests = saved.requests;
-    if let Some(c) = &mut state.cluster {
-        for (host, reach) in saved.reach {
-            if let Some(live) = c.hosts.get_mut(&host) {
-                live.reach = reach;
-            }
+    for (host, reach) in saved.reach {
+        if let Some(reach) = reach.filter(|_| state.engine.host_index(&host).is_some()) {
+            state.book.restore_reach(host, reach);
         }
     }
     Ok(())

@@ -80,8 +80,7 @@ pub(crate) fn open_state(
         admins: loaded.admins.into_iter().collect(),
         cluster_name: loaded.cluster_name.clone(),
         conf_dirs: loaded.conf_dirs.clone(),
-        closed_queues: Default::default(),
-        closed_hosts: Default::default(),
+        book: allot_store::Book::new(cluster.is_some()),
         store,
         files,
         state_dir: state_dir.to_path_buf(),
@@ -151,7 +150,7 @@ pub(crate) fn open_state(
             })?;
         }
         // Hosts with agents take no work until their agent says hello.
-        None => state.sync_hosts(batch.first().map_or(t, |(t0, _)| *t0)),
+        None => state.book.sync_hosts(&mut state.engine, batch.first().map_or(t, |(t0, _)| *t0)),
     }
     let mut replayed = 0u64;
     let mut cleaned = 0u64;

@@ -62,9 +62,9 @@ pub struct State {
     pub cluster_name: String,
     /// Where the configuration is, by LSF's names (`Loaded::conf_dirs`).
     pub conf_dirs: Vec<(String, String)>,
-    /// Queues and hosts an administrator closed.
-    pub closed_queues: BTreeSet<String>,
-    pub closed_hosts: BTreeSet<String>,
+    /// Hosts and queues as the log leaves them: closed by an
+    /// administrator, agents heard (the history replay keeps the same).
+    pub book: allot_store::Book,
     pub store: Store,
     pub files: JobFiles,
     pub state_dir: PathBuf,
@@ -321,27 +321,12 @@ impl State {
             Record::SuspendedElements { array, elements, stop, .. } => {
                 self.hold_elements(t, *array, elements, *stop)?;
             }
-            Record::HostChanged { host, up } => {
-                if *up {
-                    self.closed_hosts.remove(host);
-                } else {
-                    self.closed_hosts.insert(host.clone());
-                }
-                self.sync_host(t, host);
+            Record::HostChanged { .. } | Record::QueueChanged { .. } => {
+                self.book.apply(&mut self.engine, t, record);
             }
-            Record::HostReach { host, reach } => {
-                if let Some(live) = self.cluster.as_mut().and_then(|c| c.hosts.get_mut(host)) {
-                    live.reach = Some(*reach);
-                }
-                self.sync_host(t, host);
+            Record::HostReach { host, .. } => {
+                self.book.apply(&mut self.engine, t, record);
                 crate::unknown::host_changed(self, t, host);
-            }
-            Record::QueueChanged { queue, open } => {
-                if *open {
-                    self.closed_queues.remove(queue);
-                } else {
-                    self.closed_queues.insert(queue.clone());
-                }
             }
             Record::Reconfigured { config_dir, files } => {
                 let source = Source { dir: config_dir.clone(), files: files.clone() };
@@ -463,7 +448,6 @@ impl State {
         }
         let loaded = source.load()?;
         self.engine.reconfigure(t, loaded.engine).map_err(|e| e.to_string())?;
-        self.closed_hosts.retain(|h| self.engine.host_index(h).is_some());
         let hosts: Vec<String> = self.engine.hosts().map(|h| h.0.to_string()).collect();
         self.cluster = match (self.cluster.take(), loaded.cluster) {
             (_, None) => None,
@@ -473,9 +457,7 @@ impl State {
         if let Some(c) = &mut self.cluster {
             c.cpus_open = loaded.cpus_found_for.clone();
         }
-        self.sync_hosts(t);
-        let queues: BTreeSet<String> = self.engine.queue_names().map(str::to_string).collect();
-        self.closed_queues.retain(|q| queues.contains(q));
+        self.book.reconfigured(&mut self.engine, self.cluster.is_some(), t);
         self.admins = loaded.admins.into_iter().collect();
         self.cluster_name = loaded.cluster_name;
         self.conf_dirs = loaded.conf_dirs;
@@ -508,35 +490,7 @@ impl State {
     /// Whether a running job's hosts include one whose agent allotd cannot
     /// hear (`unreach`): LSF shows such a job UNKWN.
     pub(crate) fn unheard(&self, alloc: &[(String, u32)]) -> bool {
-        self.cluster.as_ref().is_some_and(|c| alloc.iter().any(|(h, _)| c.reach(h) == allot_store::Reach::Unreach))
-    }
-
-    /// Whether a host takes new work: not closed by an administrator, and
-    /// (with agents) its agent heard from.
-    pub fn host_open(&self, host: &str) -> bool {
-        let reach = self.cluster.as_ref().map(|c| c.reach(host));
-        allot_store::effects::takes_work(self.closed_hosts.contains(host), self.cluster.is_some(), reach)
-    }
-
-    /// Tells the engine whether `host` takes new work.
-    fn sync_host(&mut self, t: Time, host: &str) {
-        if let Some(h) = self.engine.host_index(host) {
-            let ev = if self.host_open(host) { Event::HostUp(h) } else { Event::HostDown(h) };
-            let _ = self.engine.apply(t, &ev);
-        }
-    }
-
-    /// Tells the engine which hosts take no new work: after a start or a
-    /// reconfiguration (hosts with agents are down until they say hello).
-    /// By index: one walk of the hosts, not a search for each.
-    pub fn sync_hosts(&mut self, t: Time) {
-        let down: Vec<HostIdx> = (self.engine.hosts().enumerate())
-            .filter(|(_, h)| !self.host_open(h.0))
-            .map(|(i, _)| HostIdx(i as u32))
-            .collect();
-        for h in down {
-            let _ = self.engine.apply(t, &Event::HostDown(h));
-        }
+        self.book.agents && alloc.iter().any(|(h, _)| self.book.reach(h) == allot_store::Reach::Unreach)
     }
 
     /// A job the engine started, as the commands see it.

@@ -80,7 +80,7 @@ pub(crate) fn submit(
             .map(|v| v.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
     };
-    let closed = |q: &str| state.closed_queues.contains(q);
+    let closed = |q: &str| state.book.closed_queues.contains(q);
     let (mut terms, mut named) = (0usize, 0usize);
     let resolved = allot_config::submission::resolve(&submission, &state.engine, &closed, &mut |target| {
         terms += 1;

@@ -53,7 +53,7 @@ pub fn queues(state: &State) -> Vec<QueueInfo> {
             QueueInfo {
                 name: q.name.clone(),
                 priority: q.priority,
-                status: if state.closed_queues.contains(&q.name) {
+                status: if state.book.closed_queues.contains(&q.name) {
                     "Closed:Active".into()
                 } else {
                     "Open:Active".into()
@@ -124,10 +124,10 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
                 // As LSF orders them: a host whose agent is not heard
                 // from shows that first.
                 status: if let Some(reach) =
-                    state.cluster.as_ref().map(|c| c.reach(name)).filter(|r| *r != allot_store::Reach::Ok)
+                    Some(state.book.reach(name)).filter(|r| state.book.agents && *r != allot_store::Reach::Ok)
                 {
                     reach.name().into()
-                } else if state.closed_hosts.contains(name) {
+                } else if state.book.closed_hosts.contains(name) {
                     "closed_Adm".into()
                 } else if used + rsv >= max {
                     "closed_Full".into()

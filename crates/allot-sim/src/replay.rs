@@ -38,11 +38,11 @@
 //! the replay runs until the end of the history.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeSet, BinaryHeap};
 
 use allot_engine::{Decision, Engine, Event, HostIdx, JobId, JobSpec, JobTable, Slots, Time};
-use allot_store::effects::{RunEnd, end_event, takes_work, usage_events};
-use allot_store::{Reach, Record, Term};
+use allot_store::effects::{RunEnd, end_event, usage_events};
+use allot_store::{Book, Record, Term};
 
 mod replayed;
 mod resized;
@@ -130,13 +130,11 @@ impl Dues {
 struct Replay<'h> {
     h: &'h History,
     engine: Engine,
-    agents: bool,
+    /// Hosts and queues as the log leaves them, as allotd's.
+    book: Book,
     recorded_config: bool,
     jobs: JobTable<Job>,
     due: Dues,
-    closed_hosts: BTreeSet<String>,
-    reach: BTreeMap<String, Reach>,
-    closed_queues: BTreeSet<String>,
     source: (Option<String>, Vec<(String, String)>),
     out: Replayed,
     last: u64,
@@ -163,13 +161,10 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
     let mut r = Replay {
         h,
         engine: Engine::new(config.engine),
-        agents: config.agents,
+        book: Book::new(config.agents),
         recorded_config,
         jobs: JobTable::new(1),
         due: Dues::default(),
-        closed_hosts: BTreeSet::new(),
-        reach: BTreeMap::new(),
-        closed_queues: BTreeSet::new(),
         source,
         out: Replayed {
             outcome: Outcome::default(),
@@ -187,7 +182,7 @@ pub fn replay(h: &History, under: Option<Recorded>) -> Result<(Replayed, Engine)
         diverged: false,
         woke: None,
     };
-    r.sync_hosts(h.first.0.0);
+    r.book.sync_hosts(&mut r.engine, h.first.0);
     r.run(&mut h.records()?)?;
     Ok(r.finish())
 }
@@ -289,24 +284,8 @@ impl Replay<'_> {
                 let ev = Event::RemoveElements { array: *array, elements: elements.clone() };
                 let _ = self.engine.apply(Time(t), &ev);
             }
-            Record::HostChanged { host, up } => {
-                if *up {
-                    self.closed_hosts.remove(host);
-                } else {
-                    self.closed_hosts.insert(host.clone());
-                }
-                self.sync_host(t, host);
-            }
-            Record::HostReach { host, reach } => {
-                self.reach.insert(host.clone(), *reach);
-                self.sync_host(t, host);
-            }
-            Record::QueueChanged { queue, open } => {
-                if *open {
-                    self.closed_queues.remove(queue);
-                } else {
-                    self.closed_queues.insert(queue.clone());
-                }
+            Record::HostChanged { .. } | Record::HostReach { .. } | Record::QueueChanged { .. } => {
+                self.book.apply(&mut self.engine, Time(t), record);
             }
             Record::Reconfigured { config_dir, files } => self.reconfigured(t, config_dir, files),
             Record::Suspended { job, stop, .. } => {
@@ -405,7 +384,7 @@ impl Replay<'_> {
                         &without_depends
                     }
                 };
-                let closed = |q: &str| self.closed_queues.contains(q);
+                let closed = |q: &str| self.book.closed_queues.contains(q);
                 match allot_config::submission::resolve(typed, &self.engine, &closed, &mut |_| Ok(Vec::new())) {
                     Ok(r) => JobSpec { depends: record.spec.depends.clone(), ..r.spec },
                     Err(reason) => return self.refused(number, reason),
@@ -686,32 +665,8 @@ impl Replay<'_> {
             Err(e) => return self.note(e.to_string()),
         };
         match self.engine.reconfigure(Time(t), loaded.engine) {
-            Ok(()) => {
-                self.agents = loaded.agents;
-                self.sync_hosts(t);
-            }
+            Ok(()) => self.book.reconfigured(&mut self.engine, loaded.agents, Time(t)),
             Err(e) => self.note(format!("a reconfiguration at {t} is refused here: {e}")),
-        }
-    }
-
-    fn host_takes_work(&self, host: &str) -> bool {
-        takes_work(self.closed_hosts.contains(host), self.agents, self.reach.get(host).copied())
-    }
-
-    fn sync_host(&mut self, t: u64, host: &str) {
-        if let Some(h) = self.engine.host_index(host) {
-            let ev = if self.host_takes_work(host) { Event::HostUp(h) } else { Event::HostDown(h) };
-            let _ = self.engine.apply(Time(t), &ev);
-        }
-    }
-
-    fn sync_hosts(&mut self, t: u64) {
-        let down: Vec<HostIdx> = (self.engine.hosts().enumerate())
-            .filter(|(_, h)| !self.host_takes_work(h.0))
-            .map(|(i, _)| HostIdx(i as u32))
-            .collect();
-        for h in down {
-            let _ = self.engine.apply(Time(t), &Event::HostDown(h));
         }
     }
 

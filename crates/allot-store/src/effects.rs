@@ -2,10 +2,11 @@
 //! into the engine's events, written once for allotd's state (live and on
 //! a restart's replay) and for the simulator's replay of a state
 //! directory's history (`allot sim --from`), which must hear the same.
+//! (Records about hosts and queues are the [`crate::Book`]'s.)
 
 use allot_engine::{Engine, Event, JobId, Time};
 
-use crate::{Reach, Term};
+use crate::Term;
 
 /// How a job's run ended, as far as what comes next depends on it.
 #[derive(Clone, Copy, Debug)]
@@ -109,13 +110,6 @@ pub fn usage_events(job: JobId, charged: f64, cpu_time: f64, mem_kb: u64) -> (Ve
     (events, cpu_time.max(charged))
 }
 
-/// Whether a host takes new work: not closed by an administrator and,
-/// where hosts have agents (`reach` is known), its agent heard from. A
-/// host whose agent never said hello is `unavail`.
-pub fn takes_work(closed: bool, agents: bool, reach: Option<Reach>) -> bool {
-    !closed && (!agents || reach == Some(Reach::Ok))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,14 +208,5 @@ mod tests {
         assert!(matches!(events[1], Event::Memory { mb, .. } if mb == 2.0));
         let (events, charged) = usage_events(JobId(1), 10.0, 9.0, 0);
         assert_eq!((events.len(), charged), (1, 10.0));
-    }
-
-    #[test]
-    fn a_host_takes_work_when_open_and_heard() {
-        assert!(takes_work(false, false, None));
-        assert!(!takes_work(true, false, None));
-        assert!(!takes_work(false, true, None), "never heard: unavail");
-        assert!(takes_work(false, true, Some(Reach::Ok)));
-        assert!(!takes_work(false, true, Some(Reach::Unreach)));
     }
 }

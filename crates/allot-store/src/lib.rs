@@ -11,12 +11,14 @@
 //! power.
 
 mod archive;
+mod book;
 pub mod effects;
 mod read;
 mod records;
 mod snapshots;
 
 pub use archive::{LogReader, history_dir, log_files};
+pub use book::Book;
 pub use read::{Glance, RecordStream};
 pub use records::{Env, JobExtras, JobRecord, PreExecEnd, Reach, Record, Term};
 pub use snapshots::Snapshot;
