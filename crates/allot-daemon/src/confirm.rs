@@ -7,7 +7,7 @@
 //!
 //! - a start, suspension or resumption the log records that this pass did
 //!   not make is forced on the engine where its record is applied
-//!   (`force_start`, `force_suspend`, `force_resume` in `state.rs`);
+//!   (the engine's `Event::Started`, `Preempted`, `Resumed` in `state.rs`);
 //! - one this pass made that the log does not record is undone as soon as
 //!   a record of another kind comes (or the replay ends): the job is
 //!   pending again, or running again, as the log has it.
@@ -16,7 +16,7 @@
 //! no way back from a grant but the job's own release; a pass of another
 //! release that grows a job the log did not is said in allotd's log.
 
-use allot_engine::{Decision, JobId, Time};
+use allot_engine::{Decision, Event, JobId, Time};
 use allot_store::Record;
 
 use crate::state::State;
@@ -71,16 +71,20 @@ impl State {
     pub(crate) fn undo_unconfirmed(&mut self) {
         let Unconfirmed { at, decisions, suspended_before } = std::mem::take(&mut self.unconfirmed);
         for d in decisions {
-            let undone = match d {
-                Decision::Start { job, .. } => self.engine.unstart(job, at),
-                Decision::Suspend { job, .. } => self.engine.force_resume(job, at),
+            let undo = match d {
+                Decision::Start { job, .. } => Ok(Some(Event::Unstarted(job))),
+                Decision::Suspend { job, .. } => Ok(Some(Event::Resumed(job))),
                 Decision::Resume { job } => match suspended_before.iter().find(|(j, _)| *j == job) {
-                    Some(&(_, by)) => self.engine.force_suspend(job, by, at),
+                    Some(&(_, by)) => Ok(Some(Event::Preempted { job, by })),
                     None => Err(format!("job {job} was not suspended before the pass")),
                 },
                 Decision::Grow { job, .. } => Err(format!("job {job} grew in the pass, not in the log")),
-                Decision::Kill { .. } => Ok(()),
+                Decision::Kill { .. } => Ok(None),
             };
+            let undone = undo.and_then(|event| match event {
+                Some(event) => self.engine.apply(at, &event).map(|_| ()).map_err(|e| e.to_string()),
+                None => Ok(()),
+            });
             match undone {
                 Ok(()) => eprintln!("allotd: the pass at {at} decided {d:?}, which the log does not say: undone"),
                 Err(e) => eprintln!("allotd: the pass at {at} decided {d:?}, which the log does not say: {e}"),

@@ -230,11 +230,12 @@ impl State {
                 if number < self.numbers.next() {
                     return Err(refused(*job, format!("job number {number} was given before")));
                 }
-                let id = self.engine.submit_at(&record.spec, t).map_err(|e| match e.retry_later() {
+                let submitted = self.engine.apply(t, &Event::Submit(record.spec.clone()));
+                let id = submitted.map_err(|e| match e.retry_later() {
                     true => ApplyError::Later { job: *job, reason: e.to_string() },
                     false => refused(*job, e),
                 })?;
-                if id != *job {
+                if let Some(id) = id.filter(|id| id != job) {
                     return Err(refused(*job, format!("replayed as job {id}")));
                 }
                 self.register(*job, number, record, t, indices);
@@ -255,7 +256,7 @@ impl State {
                     alloc.iter().map(|(h, n)| self.engine.host_index(h).map(|i| (i, Slots(*n)))).collect();
                 let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
                 if !self.engine.is_running(*job) {
-                    self.engine.force_start(*job, idx, t).map_err(|e| refused(*job, e))?;
+                    self.engine.apply(t, &Event::Started { job: *job, alloc: idx }).map_err(|e| refused(*job, e))?;
                 }
                 self.mark_running(*job, t, alloc);
             }
@@ -352,7 +353,7 @@ impl State {
             // again); a log whose pass did not is carried out here.
             Record::Preempted { job, by } => {
                 if self.engine.preempted_by(*job).is_none() {
-                    self.engine.force_suspend(*job, *by, t).map_err(|e| refused(*job, e))?;
+                    self.engine.apply(t, &Event::Preempted { job: *job, by: *by }).map_err(|e| refused(*job, e))?;
                 }
                 if let Some(j) = self.jobs.get_mut(job).filter(|j| j.status == JobStatus::Run) {
                     j.status = JobStatus::Ssusp;
@@ -360,7 +361,7 @@ impl State {
             }
             Record::Resumed { job } => {
                 if self.engine.preempted_by(*job).is_some() {
-                    self.engine.force_resume(*job, t).map_err(|e| refused(*job, e))?;
+                    self.engine.apply(t, &Event::Resumed(*job)).map_err(|e| refused(*job, e))?;
                 }
                 if let Some(j) = self.jobs.get_mut(job).filter(|j| j.status == JobStatus::Ssusp) {
                     j.status = JobStatus::Run;

@@ -35,8 +35,8 @@ fn engine() -> (Engine, Vec<JobId>) {
     for i in 0..HOSTS * SLOTS as usize {
         // Run limits from 10 minutes to about a day, spread over the hosts.
         let id = submit(&mut e, 0, 1, 600 + (i as u64 * 7_919) % 86_000);
-        e.force_start(id, vec![(allot_engine::HostIdx((i / SLOTS as usize) as u32), allot_engine::Slots(1))], Time(0))
-            .expect("started");
+        let alloc = vec![(allot_engine::HostIdx((i / SLOTS as usize) as u32), allot_engine::Slots(1))];
+        e.apply(Time(0), &allot_engine::Event::Started { job: id, alloc }).expect("started");
         running.push(id);
     }
     let big = submit(&mut e, 0, 1_024, 3_600);

@@ -34,7 +34,8 @@ fn engine() -> Engine {
     for i in (0..HOSTS).step_by(3) {
         let spec = JobSpec { user: "busy".into(), slots: 8, ..JobSpec::default() };
         let id = e.apply(Time(0), &Event::Submit(spec)).expect("accepted").expect("id");
-        e.force_start(id, vec![(allot_engine::HostIdx(i as u32), allot_engine::Slots(8))], Time(0)).expect("started");
+        let alloc = vec![(allot_engine::HostIdx(i as u32), allot_engine::Slots(8))];
+        e.apply(Time(0), &allot_engine::Event::Started { job: id, alloc }).expect("started");
     }
     e.schedule(Time(0));
     e

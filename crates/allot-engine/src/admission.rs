@@ -55,13 +55,15 @@ impl Engine {
     /// Validates and queues a job: the queue exists and admits the user
     /// (USERS), the user has shares where the queue's fairshare needs them,
     /// the job can ever fit, and `-W` is within RUNLIMIT. A job array's
-    /// elements take consecutive ids; the first is returned.
+    /// elements take consecutive ids; the first is returned. At time 0:
+    /// [`crate::Event::Submit`] through [`Engine::apply`] at that time.
     pub fn submit(&mut self, spec: &JobSpec) -> Result<JobId, Rejection> {
-        self.submit_at(spec, crate::time::Time(0))
+        let id = self.apply(crate::time::Time(0), &crate::Event::Submit(spec.clone()))?;
+        Ok(id.expect("a submission names its job"))
     }
 
-    /// [`Engine::submit`] at `t`: the time its wait counts from.
-    pub fn submit_at(&mut self, spec: &JobSpec, t: crate::time::Time) -> Result<JobId, Rejection> {
+    /// [`crate::Event::Submit`] at `t`: the time its wait counts from.
+    pub(crate) fn submit_at(&mut self, spec: &JobSpec, t: crate::time::Time) -> Result<JobId, Rejection> {
         if let Some(shape) = spec.array {
             let max = self.config.max_job_array_size;
             if shape.size == 0 {

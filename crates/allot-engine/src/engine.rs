@@ -625,6 +625,10 @@ impl Engine {
             Event::ResizeCancel(job) => self.cancel_resize(*job).map(|()| None),
             Event::GrowFailed { job, alloc } => self.grow_failed(*job, alloc, t).map(|()| None),
             Event::JobGroup(change) => self.change_job_group(change).map(|()| None).map_err(Rejection::from),
+            Event::Started { job, alloc } => self.force_start(*job, alloc, t).map(|()| None),
+            Event::Preempted { job, by } => self.force_suspend(*job, *by, t).map(|()| None),
+            Event::Resumed(job) => self.force_resume(*job, t).map(|()| None),
+            Event::Unstarted(job) => self.unstart(*job, t).map(|()| None),
         }
     }
 

@@ -128,4 +128,26 @@ pub enum Event {
         job: JobId,
         alloc: Vec<(HostIdx, Slots)>,
     },
+    /// A start the log records (a restart's replay): the pending job
+    /// starts on `alloc` as the pass that wrote it placed it, with the
+    /// same booking as a start decided here, whether or not a pass here
+    /// would start it.
+    Started {
+        job: JobId,
+        alloc: Vec<(HostIdx, Slots)>,
+    },
+    /// A preemption the log records where this engine's pass made none:
+    /// the running job is suspended for `by`, booked as a pass does.
+    Preempted {
+        job: JobId,
+        by: JobId,
+    },
+    /// The log's pass resumed a job suspended by preemption.
+    Resumed(JobId),
+    /// A start this engine's pass made that the replayed log never
+    /// recorded (a later release's pass deciding otherwise than the one
+    /// that wrote the log) is undone: the job is pending again, having
+    /// run for no time, with what it had before the start (its
+    /// preemptions).
+    Unstarted(JobId),
 }

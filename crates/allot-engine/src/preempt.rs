@@ -59,6 +59,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::Rejection;
 use crate::engine::{Alloc, Decision, Engine, Job, JobId, JobState};
 use crate::model::QueueSpec;
 use crate::reserve::{Ask, Released};
@@ -383,22 +384,24 @@ impl Engine {
     }
 
     /// Suspends a running job as a replayed log says the pass did, where
-    /// this engine's pass did not: the same booking. Refused if it is not
-    /// running or is suspended already.
-    pub fn force_suspend(&mut self, id: JobId, by: JobId, t: Time) -> Result<(), String> {
+    /// this engine's pass did not ([`crate::Event::Preempted`]): the same
+    /// booking. Refused if it is not running or is suspended already.
+    pub(crate) fn force_suspend(&mut self, id: JobId, by: JobId, t: Time) -> Result<(), Rejection> {
         match self.jobs.get(&id).map(|j| &j.state) {
             Some(JobState::Running { suspended: None, .. }) => {
                 self.suspend(id, by, t);
                 Ok(())
             }
-            _ => Err(format!("job {id} is not running, or is suspended already")),
+            Some(JobState::Running { .. }) => Err(Rejection::Suspended(id)),
+            _ => Err(Rejection::NotRunning(id)),
         }
     }
 
-    /// Resumes a suspended job as a replayed log says the pass did.
-    pub fn force_resume(&mut self, id: JobId, t: Time) -> Result<(), String> {
+    /// Resumes a suspended job as a replayed log says the pass did
+    /// ([`crate::Event::Resumed`]).
+    pub(crate) fn force_resume(&mut self, id: JobId, t: Time) -> Result<(), Rejection> {
         if self.preempted_by(id).is_none() {
-            return Err(format!("job {id} is not suspended by preemption"));
+            return Err(Rejection::NotPreempted(id));
         }
         self.resume(id, t);
         Ok(())

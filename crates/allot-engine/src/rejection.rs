@@ -58,6 +58,14 @@ pub enum Rejection {
     NotPending(JobId),
     #[error("job {0} is not running")]
     NotRunning(JobId),
+    #[error("job {0} is not pending, or is held or waiting for its dependency")]
+    NotDispatchable(JobId),
+    #[error("job {job}: host {host} of its allocation is not configured")]
+    UnknownHost { job: JobId, host: u32 },
+    #[error("job {0} is suspended already")]
+    Suspended(JobId),
+    #[error("job {0} is not suspended by preemption")]
+    NotPreempted(JobId),
     #[error("it runs on host `{host}`, which queue `{queue}` does not use")]
     HostNotInQueue { host: String, queue: String },
     #[error("job {0} is still pending or running")]

@@ -3,6 +3,7 @@
 //! multifactor ledger), the same whether the dispatch pass decided it or a
 //! replayed log says it happened ([`Engine::force_start`]).
 
+use crate::Rejection;
 use crate::engine::{Alloc, Charges, Decision, Engine, HostIdx, Job, JobId, JobState, Slots};
 use crate::shares::{JobCharge, NodeId};
 use crate::time::Time;
@@ -20,38 +21,35 @@ impl Engine {
     }
 
     /// Starts a pending job on a given allocation, as a replayed log says
-    /// it started: the same booking as a start decided here, without
-    /// placement. Refused if the job is not pending or a host is unknown.
-    pub fn force_start(&mut self, id: JobId, alloc: Vec<(HostIdx, Slots)>, t: Time) -> Result<(), String> {
-        self.settle();
+    /// it started ([`crate::Event::Started`]): the same booking as a start
+    /// decided here, without placement. Refused if the job is not pending
+    /// or a host is unknown.
+    pub(crate) fn force_start(&mut self, id: JobId, alloc: &[(HostIdx, Slots)], t: Time) -> Result<(), Rejection> {
         // The pass that made this start had evaluated the dependencies
         // of the jobs whose dependencies changed; a replay, which runs no
         // pass, does it here, so a start recorded live replays.
         self.refresh_dependents();
         self.make_element(id);
-        let Some(job) = self.jobs.get(&id) else { return Err(format!("job {id} is not in the engine")) };
+        let Some(job) = self.jobs.get(&id) else { return Err(Rejection::NoSuchJob(id)) };
         if !matches!(job.state, JobState::Pending) || job.held || job.waiting {
-            return Err(format!("job {id} is not pending, or is held"));
+            return Err(Rejection::NotDispatchable(id));
         }
-        if alloc.iter().any(|&(h, _)| h.0 as usize >= self.hosts.len()) {
-            return Err(format!("job {id}: a host of its allocation is unknown"));
+        if let Some(&(h, _)) = alloc.iter().find(|&&(h, _)| h.0 as usize >= self.hosts.len()) {
+            return Err(Rejection::UnknownHost { job: id, host: h.0 });
         }
         let job = job.clone();
         self.array_unpark_for_start(id);
         self.dequeue(id, &job);
-        self.commit(id, alloc.into_iter().map(|(h, n)| (h.0, n.0)).collect(), t, false);
+        self.commit(id, alloc.iter().map(|&(h, n)| (h.0, n.0)).collect(), t, false);
         self.dirty = true;
         Ok(())
     }
 
     /// Undoes a start this engine's pass made that the replayed log never
-    /// recorded (a later release's pass deciding otherwise than the one
-    /// that wrote the log): the job is pending again, having run for no
-    /// time, with what it had before the start (its preemptions).
-    pub fn unstart(&mut self, id: JobId, t: Time) -> Result<(), String> {
-        self.settle();
+    /// recorded ([`crate::Event::Unstarted`]).
+    pub(crate) fn unstart(&mut self, id: JobId, t: Time) -> Result<(), Rejection> {
         let preempted = self.jobs.get(&id).map(|j| j.preempted);
-        self.requeue(id, t, 0.0, false).map_err(|e| e.to_string())?;
+        self.requeue(id, t, 0.0, false)?;
         if let (Some(j), Some(p)) = (self.jobs.get_mut(&id), preempted) {
             j.preempted = p;
         }

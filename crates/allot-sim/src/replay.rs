@@ -395,8 +395,8 @@ impl Replay<'_> {
                 record.spec.clone()
             }
         };
-        let first = match self.engine.submit_at(&spec, Time(t)) {
-            Ok(id) => id.0,
+        let first = match self.engine.apply(Time(t), &Event::Submit(spec.clone())) {
+            Ok(id) => id.map_or(0, |id| id.0),
             Err(e) => return self.refused(number, e.to_string()),
         };
         if first != job {

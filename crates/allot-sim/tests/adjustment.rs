@@ -29,7 +29,7 @@ fn engine(adjust: bool) -> Engine {
 
 fn submit(e: &mut Engine, user: &str, t: u64) -> JobId {
     let spec = JobSpec { user: user.into(), queue: Some("q".into()), slots: 1, ..JobSpec::default() };
-    e.submit_at(&spec, Time(t)).expect("submitted")
+    e.apply(Time(t), &Event::Submit(spec)).expect("submitted").expect("a job")
 }
 
 /// Alice and Bob each run one job, Alice's measured at 315 MB and Bob's

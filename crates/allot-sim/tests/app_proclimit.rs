@@ -2,7 +2,7 @@
 //! parameter in lsb.queues or lsb.applications"): the profile's limit
 //! refines what the job asked, the queue's bounds the result.
 
-use allot_engine::{Engine, JobId, JobSpec, Rejection, Time};
+use allot_engine::{Engine, Event, JobId, JobSpec, Rejection, Time};
 use allot_sim::testing::engine_from;
 
 const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nh1 8\nh2 8\nEnd Host\n";
@@ -34,7 +34,7 @@ fn job(queue: &str, app: &str, n: Option<(u32, u32)>) -> JobSpec {
 }
 
 fn slots(e: &mut Engine, spec: JobSpec) -> Result<(u32, u32), Rejection> {
-    let id: JobId = e.submit_at(&spec, Time(0))?;
+    let id: JobId = e.apply(Time(0), &Event::Submit(spec))?.expect("a job");
     Ok(e.job_slots(id).expect("a job"))
 }
 

@@ -156,7 +156,8 @@ fn a_replayed_start_of_a_waiting_element_is_honoured() {
     // would have parked: the log is the truth, and the counts stay right.
     let mut e = Engine::new(config());
     submit(&mut e, array("a", "q", 3, Some(1)));
-    e.force_start(JobId(3), vec![(HostIdx(0), allot_engine::Slots(1))], Time(0)).expect("pending");
+    e.apply(Time(0), &Event::Started { job: JobId(3), alloc: vec![(HostIdx(0), allot_engine::Slots(1))] })
+        .expect("pending");
     assert_eq!(load(&e, "q"), (1, 1, 1));
     assert!(started(&e.schedule(Time(0))).is_empty(), "one runs: the limit is reached");
     end(&mut e, 1, 3);

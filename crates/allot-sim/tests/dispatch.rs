@@ -324,13 +324,28 @@ fn a_replayed_start_books_the_job_as_a_decided_one() {
     let decisions = live.schedule(Time(5));
     for d in &decisions {
         if let Decision::Start { job, alloc } = d {
-            replay.force_start(*job, alloc.clone(), Time(5)).expect("pending");
+            replay.apply(Time(5), &Event::Started { job: *job, alloc: alloc.clone() }).expect("pending");
         }
     }
-    assert!(
-        replay.force_start(JobId(1), vec![(allot_engine::HostIdx(0), allot_engine::Slots(1))], Time(5)).is_err(),
+    let one = |h: u32| vec![(allot_engine::HostIdx(h), allot_engine::Slots(1))];
+    assert_eq!(
+        replay.apply(Time(5), &Event::Started { job: JobId(1), alloc: one(0) }),
+        Err(Rejection::NotDispatchable(JobId(1))),
         "already running"
     );
+    // What a log says that this engine cannot do is refused, naming why.
+    let third = submit(&mut replay, job("u1", "q", 1));
+    assert_eq!(
+        replay.apply(Time(5), &Event::Started { job: third, alloc: one(7) }),
+        Err(Rejection::UnknownHost { job: third, host: 7 })
+    );
+    assert_eq!(
+        replay.apply(Time(5), &Event::Preempted { job: third, by: JobId(1) }),
+        Err(Rejection::NotRunning(third))
+    );
+    assert_eq!(replay.apply(Time(5), &Event::Resumed(JobId(1))), Err(Rejection::NotPreempted(JobId(1))));
+    assert_eq!(replay.apply(Time(5), &Event::Unstarted(third)), Err(Rejection::NotRunning(third)));
+    assert_eq!(replay.apply(Time(5), &Event::Finish { job: third, cpu_time: 0.0, exit: 130 }), Ok(None));
     assert_eq!(live.queue_load("q"), replay.queue_load("q"));
     assert_eq!(live.used_slots(), replay.used_slots());
     let tree = |e: &Engine| format!("{:?}", e.fairshare().policies[0].tree.share_tables(Time(9), &Default::default()));

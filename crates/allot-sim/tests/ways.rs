@@ -242,7 +242,7 @@ fn job_accept_interval_of_lsb_params_and_a_parallel_jobs_hosts() {
     // jobs for h2's 2 free slots: h2 waits out the interval too, and then
     // takes one job per interval.
     let spec = JobSpec { user: "u".into(), queue: Some("q".into()), slots: 6, ..JobSpec::default() };
-    e.submit_at(&spec, Time(0)).expect("accepted");
+    e.apply(Time(0), &Event::Submit(spec)).expect("accepted");
     assert_eq!(e.schedule(Time(0)).len(), 1);
     submit(&mut e, "u", "q");
     submit(&mut e, "u", "q");
