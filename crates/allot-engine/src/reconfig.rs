@@ -16,7 +16,6 @@
 use std::collections::BTreeMap;
 
 use crate::engine::{Engine, Job, JobId, JobState};
-use crate::jobs::JobTable;
 use crate::model::EngineConfig;
 use crate::resreq::ResReq;
 use crate::shares::Usage;
@@ -48,47 +47,103 @@ impl Engine {
             }
         }
         let mut next = Engine::new(config);
-        next.users = std::mem::take(&mut self.users);
-        next.user_ids = std::mem::take(&mut self.user_ids);
-        next.user_used = vec![0; next.users.len()];
-        next.next_id = self.next_id;
-        next.switches = self.switches;
-        next.counters = self.counters;
-        next.ended = std::mem::take(&mut self.ended);
-        next.dependents = std::mem::take(&mut self.dependents);
-        next.dep_changed = std::mem::take(&mut self.dep_changed);
-        let old_arrays = std::mem::take(&mut self.arrays);
-        next.arrays =
-            old_arrays.iter().map(|(&first, a)| (first, crate::arrays::ArrayState::new(a.size, a.limit))).collect();
         self.move_usage(&mut next, t);
-        let old_hosts: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
-        let old_queues: Vec<String> = self.queues.iter().map(|q| q.spec.name.clone()).collect();
-        let old_jobs = std::mem::replace(&mut self.jobs, JobTable::new(1));
+        let old = std::mem::replace(self, next);
+        self.take_over(old);
+        Ok(())
+    }
+
+    /// What this engine, new from the configuration, takes of the one
+    /// before it. Every field is named, none left to `..`: a field added
+    /// to the engine does not compile here until it is said whether it
+    /// carries over, is built again from the jobs, or starts afresh.
+    fn take_over(&mut self, old: Engine) {
+        let Engine {
+            // The cluster: the new configuration's (usage history moved
+            // by `move_usage`).
+            config: _,
+            hosts,
+            host_sets: _,
+            cus: _,
+            queues,
+            units: _,
+            queue_unit: _,
+            pools: _,
+            pool_lambda: _,
+            fairshare: _,
+            slot_memory: _,
+            mf: _,
+            // Carried whole: who and what was seen, what ended, what waits
+            // on what, what the engine must wake for (a `-b` begin time).
+            users,
+            user_ids,
+            next_id,
+            ended,
+            ran_until,
+            dependents,
+            dep_changed,
+            wakeups,
+            job_groups,
+            counters,
+            switches,
+            // Built again as the jobs are taken over below.
+            jobs,
+            arrays,
+            user_used: _,
+            pend: _,
+            memory_in_use: _,
+            suspended: _,
+            growing: _,
+            to_make: _,
+            deadlines: _,
+            expected_ends: _,
+            alloc_limits: _,
+            resources: _,
+            dirty: _,
+            // Reservations start afresh: the next pass makes them again.
+            reservations: _,
+            rsv_hosts: _,
+            rsv_expiry: _,
+            rsv_cooldown: _,
+            loans: _,
+            cooldown_ends: _,
+            parked: _,
+            // Derived, deciding nothing.
+            caches: _,
+            scratch: _,
+        } = old;
+        self.user_used = vec![0; users.len()];
+        (self.users, self.user_ids, self.next_id) = (users, user_ids, next_id);
+        (self.ended, self.ran_until, self.dependents, self.dep_changed) = (ended, ran_until, dependents, dep_changed);
+        self.wakeups.extend(wakeups);
+        (self.counters, self.switches) = (counters, switches);
+        self.arrays =
+            arrays.iter().map(|(&first, a)| (first, crate::arrays::ArrayState::new(a.size, a.limit))).collect();
+        let old_hosts: Vec<String> = hosts.iter().map(|h| h.name.clone()).collect();
+        let old_queues: Vec<String> = queues.iter().map(|q| q.spec.name.clone()).collect();
         // Running jobs first: an array's running elements take their room
         // under its limit before its pending ones are admitted.
         let running = |j: &Job| matches!(j.state, JobState::Running { .. });
-        for (id, job) in old_jobs.iter().filter(|(_, j)| running(j)) {
-            next.adopt(id, job.clone(), &old_hosts, &old_queues);
+        for (id, job) in jobs.iter().filter(|(_, j)| running(j)) {
+            self.adopt(id, job.clone(), &old_hosts, &old_queues);
         }
-        for (id, job) in old_jobs.iter().filter(|(_, j)| !running(j)) {
-            next.adopt(id, job.clone(), &old_hosts, &old_queues);
+        for (id, job) in jobs.iter().filter(|(_, j)| !running(j)) {
+            self.adopt(id, job.clone(), &old_hosts, &old_queues);
         }
         // The elements not made yet, from their template admitted again.
-        for (first, a) in old_arrays {
-            let Some(template) = a.template.and_then(|t| next.carry(*t, &old_queues)) else { continue };
-            next.count_tail(&template, a.unmade.len() as u64, true);
-            if let Some(n) = next.arrays.get_mut(&first) {
+        for (first, a) in arrays {
+            let Some(template) = a.template.and_then(|t| self.carry(*t, &old_queues)) else { continue };
+            self.count_tail(&template, a.unmade.len() as u64, true);
+            if let Some(n) = self.arrays.get_mut(&first) {
                 (n.unmade, n.template) = (a.unmade, Some(Box::new(template)));
             }
-            next.to_make.insert(first);
+            self.to_make.insert(first);
         }
-        next.job_groups = std::mem::take(&mut self.job_groups);
-        next.recount_job_groups();
-        next.rebook_limits();
-        next.rehold_resources();
-        next.dirty = true;
-        *self = next;
-        Ok(())
+        self.job_groups = job_groups;
+        self.recount_job_groups();
+        self.rebook_limits();
+        self.rehold_resources();
+        self.dirty = true;
     }
 
     /// Usage history, policy by policy and account by account path; the

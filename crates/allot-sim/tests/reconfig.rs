@@ -74,3 +74,19 @@ fn a_user_who_loses_their_shares_keeps_their_pending_job() {
     e.reconfigure(Time(2), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q1)])).expect("valid");
     assert_eq!(e.schedule(Time(2)).len(), 1, "shares back: the job starts");
 }
+
+/// What the engine waits for carries over a reconfiguration: a job that
+/// may begin at 100 (`bsub -b`) still gets a pass then, and starts.
+#[test]
+fn a_begin_time_still_wakes_the_engine_after_a_reconfiguration() {
+    let q = queues("[a, 1]", "");
+    let mut e = engine_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q)]);
+    let spec =
+        JobSpec { user: "a".into(), queue: Some("q".into()), slots: 1, begin_time: Some(100), ..JobSpec::default() };
+    let job = e.apply(Time(0), &Event::Submit(spec)).expect("accepted").expect("id");
+    assert!(e.schedule(Time(0)).is_empty(), "not before its begin time");
+    e.reconfigure(Time(10), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q)])).expect("valid");
+    e.schedule(Time(10));
+    assert_eq!(e.next_wakeup(), Some(Time(100)), "its begin time is still due");
+    assert!(matches!(e.schedule(Time(100))[..], [Decision::Start { job: j, .. }] if j == job));
+}
