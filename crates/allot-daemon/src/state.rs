@@ -448,7 +448,7 @@ impl State {
             return Ok(String::new());
         }
         let loaded = source.load()?;
-        self.engine.reconfigure(t, loaded.engine).map_err(|e| e.to_string())?;
+        self.engine.apply(t, &Event::Reconfigure(Box::new(loaded.engine))).map_err(|e| e.to_string())?;
         let hosts: Vec<String> = self.engine.hosts().map(|h| h.0.to_string()).collect();
         self.cluster = match (self.cluster.take(), loaded.cluster) {
             (_, None) => None,

@@ -380,13 +380,6 @@ impl Engine {
         self.forget_started(unit, started);
     }
 
-    /// Whether FCFS and fairshare units visit only the jobs whose ask may
-    /// succeed ([`Engine::next_live`]; on by default). Off, every job is
-    /// tried in turn: the same decisions, for tests that check just that.
-    pub fn set_ask_index(&mut self, on: bool) {
-        self.switches.ask_index = on;
-    }
-
     /// Tries the jobs of an FCFS unit in [`Place`] order, as
     /// [`Engine::try_in_order`] would, but visits only those that may do
     /// something ([`Engine::next_live`]). A job passed over would fail and

@@ -11,7 +11,7 @@ use smallvec::SmallVec;
 
 use crate::deps::Dependency;
 use crate::dispatch::{Unit, build_units};
-pub use crate::event::Event;
+pub use crate::event::{Event, Setting};
 pub(crate) use crate::groups::{Caches, Counters, Scratch, Switches};
 use crate::hosts::HostState;
 use crate::jobs::JobTable;
@@ -571,7 +571,7 @@ impl Engine {
     /// Applies an event at `t`. A submission returns the new job's id.
     pub fn apply(&mut self, t: Time, event: &Event) -> Result<Option<JobId>, Rejection> {
         // A job submitted changes no host; anything else may
-        // ([`Engine::set_keep_parked`]).
+        // ([`Setting::KeepParked`]).
         if !matches!(event, Event::Submit(_)) {
             self.settle();
         }
@@ -629,6 +629,23 @@ impl Engine {
             Event::Preempted { job, by } => self.force_suspend(*job, *by, t).map(|()| None),
             Event::Resumed(job) => self.force_resume(*job, t).map(|()| None),
             Event::Unstarted(job) => self.unstart(*job, t).map(|()| None),
+            Event::SkipIdsTo(id) => {
+                self.next_id = self.next_id.max(id.0);
+                Ok(None)
+            }
+            // Let go above, as before any event but a submission.
+            Event::LetGoParked => Ok(None),
+            Event::Setting(setting) => {
+                match *setting {
+                    Setting::Handover(on) => self.switches.handover = on,
+                    Setting::KeepParked(on) => self.switches.keep_parked = on,
+                    Setting::AskIndex(on) => self.switches.ask_index = on,
+                }
+                Ok(None)
+            }
+            Event::Reconfigure(config) => {
+                self.reconfigure(t, (**config).clone()).map(|()| None).map_err(Rejection::from)
+            }
         }
     }
 

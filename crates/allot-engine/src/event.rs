@@ -8,7 +8,7 @@ use crate::model::JobSpec;
 use crate::time::Time;
 
 /// The events that change the engine's state.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Event {
     Submit(JobSpec),
     /// A running job ended (or a pending job was removed), with the CPU
@@ -144,10 +144,49 @@ pub enum Event {
     },
     /// The log's pass resumed a job suspended by preemption.
     Resumed(JobId),
+    /// The next submission gets this id at least, the ids before it never
+    /// given: a replay keeps the log's ids where its configuration
+    /// refuses a job the log's took.
+    SkipIdsTo(JobId),
+    /// A reservation kept parked between passes lets go now
+    /// ([`Setting::KeepParked`]): for a host query between passes.
+    LetGoParked,
+    /// How the engine reaches its decisions ([`Setting`]).
+    Setting(Setting),
+    /// A new configuration (`badmin reconfig`), taken as
+    /// [`crate::reconfig`] says: refused, changing nothing, if a queue
+    /// that holds jobs is gone.
+    Reconfigure(Box<crate::model::EngineConfig>),
     /// A start this engine's pass made that the replayed log never
     /// recorded (a later release's pass deciding otherwise than the one
     /// that wrote the log) is undone: the job is pending again, having
     /// run for no time, with what it had before the start (its
     /// preemptions).
     Unstarted(JobId),
+}
+
+/// Second ways to the same decisions, each on by default but
+/// `KeepParked`: tests turn one off to check that it decides as the
+/// other way does, and the workload simulator keeps parked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// Whether expiring reservations may be handed over where they are
+    /// ([`crate::handover`]). Off, every one lets go at once.
+    Handover(bool),
+    /// Whether a reservation parked in a pass may stay parked after it,
+    /// until the next pass or event that looks at its hosts (off by
+    /// default: every pass ends with its hosts let go). Taken back at the
+    /// cycle after its expiry by the job that gave it up, or by the next
+    /// job to reserve, it is handed over where it is instead of let go and
+    /// reserved again host by host: the same decisions, as parking within
+    /// a pass. While one is parked the hosts' own records still count it,
+    /// so the host queries (reserved slots of a host, backfill windows,
+    /// predicted starts) are wrong until it lets go
+    /// ([`Event::LetGoParked`]): only a caller that asks none between
+    /// passes, as the workload simulator, turns this on. Off, what is
+    /// parked lets go at once.
+    KeepParked(bool),
+    /// Whether FCFS and fairshare units visit only the jobs whose ask may
+    /// succeed (`skip.rs`). Off, every job is tried in turn.
+    AskIndex(bool),
 }

@@ -38,13 +38,13 @@ pub(crate) struct Counters {
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Switches {
     /// Expiring reservations park ([`crate::handover`]) rather than let
-    /// go at once ([`Engine::set_handover`]).
+    /// go at once ([`crate::event::Setting::Handover`]).
     pub(crate) handover: bool,
     /// A parked reservation may stay parked between passes
-    /// ([`Engine::set_keep_parked`]).
+    /// ([`crate::event::Setting::KeepParked`]).
     pub(crate) keep_parked: bool,
     /// Passes visit only the jobs whose ask may succeed rather than every
-    /// job ([`Engine::set_ask_index`]).
+    /// job ([`crate::event::Setting::AskIndex`]).
     pub(crate) ask_index: bool,
 }
 

@@ -11,7 +11,7 @@
 //! exactly those hosts takes them over where they are; anything else that
 //! looks at the hosts makes them let go first, and so does the pass's end
 //! unless the caller keeps it parked between passes
-//! ([`Engine::set_keep_parked`]; a replay does): then the next event but
+//! ([`crate::event::Setting::KeepParked`]; the workload simulator does): then the next event but
 //! a submission makes them let go, and the job that gave it up takes it
 //! back where it is at its next turn. Either way the pass decides what it
 //! would have decided had they let go at once.
@@ -134,36 +134,6 @@ impl Engine {
         self.record_reservation(id, r);
         self.counters.handovers += 1;
         true
-    }
-
-    /// Whether expiring reservations may be handed over where they are
-    /// (module docs; on by default). Off, every one lets
-    /// go at once: the same decisions, for tests that check just that.
-    pub fn set_handover(&mut self, on: bool) {
-        self.settle();
-        self.switches.handover = on;
-    }
-
-    /// Whether a reservation parked in a pass (module docs)
-    /// may stay parked after it, until the next pass or event that looks
-    /// at its hosts (off by default: every pass ends with its hosts let
-    /// go). Taken back at the cycle after its expiry by the job that gave
-    /// it up, or by the next job to reserve, it is handed over where it is
-    /// instead of let go and reserved again host by host: the same
-    /// decisions, as parking within a pass. While one is parked the hosts'
-    /// own records still count it, so the host queries (reserved slots of a
-    /// host, backfill windows, predicted starts) are wrong until it lets
-    /// go: only a caller that asks none between passes, as a replay does,
-    /// turns this on. Off, what is parked lets go at once.
-    pub fn set_keep_parked(&mut self, on: bool) {
-        self.settle();
-        self.switches.keep_parked = on;
-    }
-
-    /// Lets a reservation kept parked go now: for a host query between
-    /// passes ([`Engine::set_keep_parked`]).
-    pub fn let_go_parked(&mut self) {
-        self.settle();
     }
 
     /// How many reservations were handed over where they were.

@@ -73,6 +73,7 @@ mod windows;
 pub use array_tail::MADE_AHEAD;
 pub use deps::{CmpOp, DepKind, Dependency};
 pub use engine::{Decision, Engine, Event, HostIdx, JobId, KillReason, Rejection, Slots};
+pub use event::Setting;
 pub use job_set::JobSet;
 pub use jobs::JobTable;
 pub use model::{

@@ -138,12 +138,6 @@ impl Engine {
     pub fn next_job_id(&self) -> JobId {
         JobId(self.next_id)
     }
-    /// The next submission gets `id` at least: the ids before it are never
-    /// given. A replay of allotd's log keeps the log's ids this way when
-    /// another configuration refuses a job allotd took.
-    pub fn skip_job_ids_to(&mut self, id: JobId) {
-        self.next_id = self.next_id.max(id.0);
-    }
     /// Where a running job runs now (each host once, first host first):
     /// what it started on, as resizes changed it.
     pub fn job_alloc(&self, id: JobId) -> Option<Vec<(HostIdx, Slots)>> {

@@ -30,7 +30,7 @@ pub enum ReconfigError {
 impl Engine {
     /// Replaces the configuration at `t`, keeping every job and the usage
     /// history (module docs).
-    pub fn reconfigure(&mut self, t: Time, config: EngineConfig) -> Result<(), ReconfigError> {
+    pub(crate) fn reconfigure(&mut self, t: Time, config: EngineConfig) -> Result<(), ReconfigError> {
         self.settle();
         let mut jobs_in: BTreeMap<String, usize> = BTreeMap::new();
         for (_, job) in self.jobs.iter() {

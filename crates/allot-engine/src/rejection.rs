@@ -66,6 +66,8 @@ pub enum Rejection {
     Suspended(JobId),
     #[error("job {0} is not suspended by preemption")]
     NotPreempted(JobId),
+    #[error(transparent)]
+    Reconfig(#[from] crate::reconfig::ReconfigError),
     #[error("it runs on host `{host}`, which queue `{queue}` does not use")]
     HostNotInQueue { host: String, queue: String },
     #[error("job {0} is still pending or running")]

@@ -372,7 +372,7 @@ impl Replay<'_> {
         record: &allot_store::JobRecord,
         typed: Option<&allot_config::submission::Submission>,
     ) {
-        self.engine.skip_job_ids_to(JobId(job));
+        let _ = self.engine.apply(Time(t), &Event::SkipIdsTo(JobId(job)));
         let spec = match typed {
             // Submitted again as typed, `-w` as allotd resolved it.
             Some(s) => {
@@ -664,8 +664,8 @@ impl Replay<'_> {
             Ok(c) => c,
             Err(e) => return self.note(e.to_string()),
         };
-        match self.engine.reconfigure(Time(t), loaded.engine) {
-            Ok(()) => self.book.reconfigured(&mut self.engine, loaded.agents, Time(t)),
+        match self.engine.apply(Time(t), &Event::Reconfigure(Box::new(loaded.engine))) {
+            Ok(_) => self.book.reconfigured(&mut self.engine, loaded.agents, Time(t)),
             Err(e) => self.note(format!("a reconfiguration at {t} is refused here: {e}")),
         }
     }

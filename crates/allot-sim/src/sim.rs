@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Slots, Time};
+use allot_engine::{Decision, Engine, Event, HostIdx, JobId, Setting, Slots, Time};
 use allot_store::effects::{RunEnd, end_event};
 
 use crate::report::push_decimal;
@@ -29,7 +29,7 @@ pub struct SimOptions {
     pub explain: Option<(u64, u32)>,
     /// Every pass ends with a parked reservation let go, as in the daemon
     /// (for tests: the same decisions as keeping it,
-    /// [`Engine::set_keep_parked`]).
+    /// [`allot_engine::Setting::KeepParked`]).
     pub let_go_each_pass: bool,
 }
 
@@ -172,7 +172,7 @@ pub fn run(
     };
     // The replay asks no host query between passes (a report asks share
     // tables, and lets go first all the same).
-    engine.set_keep_parked(!opts.let_go_each_pass);
+    let _ = engine.apply(Time(0), &Event::Setting(Setting::KeepParked(!opts.let_go_each_pass)));
     loop {
         // An end that moved (its job was suspended, or ended otherwise)
         // is no event: no pass runs for it, as none runs in allotd.
@@ -188,7 +188,7 @@ pub fn run(
         let t_retry = retries.first().map(|&(t, _)| t);
         let Some(t) = [t_submit, t_end, t_wake, t_retry].into_iter().flatten().min() else { break };
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
-            engine.let_go_parked();
+            let _ = engine.apply(Time(r), &Event::LetGoParked);
             report_at(engine, r, &named, &mut out);
             reports.next();
         }
@@ -360,7 +360,7 @@ pub fn run(
             );
         }
     }
-    engine.set_keep_parked(false);
+    let _ = engine.apply(Time(last), &Event::Setting(Setting::KeepParked(false)));
     for r in reports {
         report_at(engine, r, &named, &mut out);
     }

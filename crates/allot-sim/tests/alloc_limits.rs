@@ -198,7 +198,7 @@ fn a_new_limit_counts_the_running_jobs() {
         ("lsb.queues", &queues),
         ("lsb.resources", "Begin Limit\nNAME = two\nSLOTS = 2\nEnd Limit\n"),
     ]);
-    e.reconfigure(Time(5), config).expect("reconfigured");
+    e.apply(Time(5), &Event::Reconfigure(Box::new(config))).expect("reconfigured");
     let more = submit(&mut e, spec("bob", 1));
     pass(&mut e, Time(5));
     assert!(e.job_alloc(more).is_none());

@@ -143,7 +143,7 @@ fn reconfiguration_keeps_the_limit_and_the_running_elements() {
     let mut e = Engine::new(config());
     submit(&mut e, array("a", "q", 5, Some(2)));
     assert_eq!(started(&e.schedule(Time(0))), vec![1, 2]);
-    e.reconfigure(Time(1), config()).expect("same queues");
+    e.apply(Time(1), &Event::Reconfigure(Box::new(config()))).expect("same queues");
     assert!(started(&e.schedule(Time(1))).is_empty(), "two run: the limit holds across a reconfiguration");
     assert_eq!(load(&e, "q"), (0, 2, 3));
     end(&mut e, 2, 2);

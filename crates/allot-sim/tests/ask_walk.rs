@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 
-use allot_engine::Engine;
+use allot_engine::{Engine, Event, Setting, Time};
 use allot_sim::machine::{Policy, default_engine, reserve};
 use allot_sim::sim::{Outcome, SimOptions, run};
 use allot_sim::workload::{Machine, Workload, WorkloadJob};
@@ -33,7 +33,7 @@ fn replay(w: &Workload, policy: Policy, queue: Queue, kill_at_limit: bool, index
         Queue::Backfill => reserve(&mut config, true),
     }
     let mut e = Engine::new(config);
-    e.set_ask_index(index);
+    e.apply(Time(0), &Event::Setting(Setting::AskIndex(index))).expect("set");
     let opts = SimOptions { kill_at_limit, ..SimOptions::default() };
     let out = run(&mut e, w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     (out, e.tries())

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 
-use allot_engine::{Engine, HostIdx, Time};
+use allot_engine::{Engine, Event, HostIdx, Setting, Time};
 use allot_sim::machine::{Policy, default_engine, reserve};
 use allot_sim::sim::{Outcome, SimOptions, run};
 use allot_sim::testing::engine_from;
@@ -33,7 +33,7 @@ fn replay(w: &Workload, policy: Policy, backfill: bool, expiry: Expiry) -> (Outc
     let mut config = default_engine(w, policy);
     reserve(&mut config, backfill);
     let mut e = Engine::new(config);
-    e.set_handover(expiry != Expiry::LetGo);
+    e.apply(Time(0), &Event::Setting(Setting::Handover(expiry != Expiry::LetGo))).expect("set");
     let opts = SimOptions { let_go_each_pass: expiry != Expiry::Keep, ..SimOptions::default() };
     let out = run(&mut e, w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     (out, e.handovers())
@@ -118,7 +118,7 @@ fn a_host_the_next_job_may_not_use_stays_free() {
     let queues = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]\nBACKFILL = Y");
     for handover in [true, false] {
         let mut e = engine_from(&[("lsb.hosts", hosts), ("lsb.queues", &queues)]);
-        e.set_handover(handover);
+        e.apply(Time(0), &Event::Setting(Setting::Handover(handover))).expect("set");
         let as_user = |user: &str, slots: u32, minutes: Option<u64>| allot_engine::JobSpec {
             user: user.into(),
             ..job("normal", slots, minutes, None)
@@ -160,7 +160,7 @@ fn a_host_event_lets_a_kept_reservation_go() {
             ("lsb.hosts", "Begin Host\nHOST_NAME MXJ\nh1 1\nh2 1\nh3 1\nh4 1\nEnd Host\n"),
             ("lsb.queues", &queues),
         ]);
-        e.set_keep_parked(keep);
+        e.apply(Time(0), &Event::Setting(Setting::KeepParked(keep))).expect("set");
         let as_user = |user: &str, slots: u32| allot_engine::JobSpec {
             user: user.into(),
             ..job("normal", slots, Some(100), None)
@@ -199,7 +199,7 @@ fn the_next_job_holds_the_hosts_in_its_own_order() {
     let queues = queue("normal", 30, "SLOT_RESERVE = MAX_RESERVE_TIME[5]\nBACKFILL = Y");
     for handover in [true, false] {
         let mut e = engine_from(&[("lsf.cluster.c", cluster), ("lsb.queues", &queues)]);
-        e.set_handover(handover);
+        e.apply(Time(0), &Event::Setting(Setting::Handover(handover))).expect("set");
         let as_user = |user: &str, slots: u32, r: Option<&str>| allot_engine::JobSpec {
             user: user.into(),
             ..job("normal", slots, Some(10), r)

@@ -167,7 +167,11 @@ fn a_hold_survives_a_reconfiguration() {
     let mut e = engine();
     let job = submit(&mut e, "a", 1);
     e.apply(Time(1), &Event::Hold(job)).expect("pending");
-    e.reconfigure(Time(2), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", QUEUES)])).expect("valid");
+    e.apply(
+        Time(2),
+        &Event::Reconfigure(Box::new(engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", QUEUES)]))),
+    )
+    .expect("valid");
     assert!(e.is_held(job));
     assert_eq!(load(&e, "q"), (0, 0, 1));
     assert_eq!(started(&e.schedule(Time(2))), Vec::<u64>::new());
@@ -291,7 +295,7 @@ fn running_jobs_report_cpu_and_memory_as_they_go() {
     assert!((usage(&e, 30).cpu_time - 9.98).abs() < 0.005, "only the unreported 2 s are added at the end");
     e.apply(Time(30), &Event::Memory { job: a2, mb: 75.0 }).expect("applies");
     let same = engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", QUEUES)]);
-    e.reconfigure(Time(31), same).expect("same configuration");
+    e.apply(Time(31), &Event::Reconfigure(Box::new(same))).expect("same configuration");
     assert_eq!(usage(&e, 31).memory, 75.0, "a running job's memory is kept across a reconfiguration");
     e.apply(Time(32), &Event::Memory { job: a2, mb: 50.0 }).expect("applies");
     assert_eq!(usage(&e, 32).memory, 50.0);

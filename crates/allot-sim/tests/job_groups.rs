@@ -139,7 +139,7 @@ fn a_reconfiguration_keeps_groups_and_their_counts() {
         submit(&mut e, job("/G", 1));
     }
     assert_eq!(started(&e.schedule(Time(0))).len(), 2);
-    e.reconfigure(Time(1), config()).expect("same configuration");
+    e.apply(Time(1), &Event::Reconfigure(Box::new(config()))).expect("same configuration");
     assert_eq!(e.job_group("/G").map(|g| (g.started, g.limit)), Some((2, Some(2))));
     assert!(started(&e.schedule(Time(1))).is_empty());
     let snapshot = serde_json::to_string(&e).expect("serialized");

@@ -121,7 +121,7 @@ fn a_reconfiguration_keeps_the_elements_not_made() {
     let mut e = Engine::new(config(1500, ""));
     submit(&mut e, array(3000, None)).expect("accepted");
     assert_eq!(started(&e.schedule(Time(0))).len(), 1000);
-    e.reconfigure(Time(1), config(2000, "")).expect("reconfigured");
+    e.apply(Time(1), &Event::Reconfigure(Box::new(config(2000, "")))).expect("reconfigured");
     let (p, u, h) = load(&e);
     assert_eq!((p + h, u), (2000, 1000));
     let s = started(&e.schedule(Time(2)));

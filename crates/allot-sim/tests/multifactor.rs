@@ -124,7 +124,7 @@ fn a_reconfiguration_keeps_the_usage() {
         ),
         ("assoc.cfg", DUMP),
     ]);
-    e.reconfigure(Time(1000), next).expect("reconfigured");
+    e.apply(Time(1000), &Event::Reconfigure(Box::new(next))).expect("reconfigured");
     let hold = submit(&mut e, Time(1000), by("carol", None));
     assert_eq!(pass(&mut e, Time(1000)), [hold.0]);
     let a = submit(&mut e, Time(1001), by("alice", None));
@@ -355,7 +355,8 @@ fn default_in_the_share_tree_gives_every_user_an_association() {
     assert!(p_new > p_root, "the one without usage first: newcomer {p_new}, root {p_root}");
     end(&mut e, Time(1000), long);
     assert_eq!(pass(&mut e, Time(1000)), [other.0]);
-    e.reconfigure(Time(1001), allot_sim::testing::engine_config_from(&files)).expect("reconfigured");
+    e.apply(Time(1001), &Event::Reconfigure(Box::new(allot_sim::testing::engine_config_from(&files))))
+        .expect("reconfigured");
     assert_eq!(pass(&mut e, Time(1002)), Vec::<u64>::new(), "newcomer's job holds the slot");
     assert!(e.multifactor_priority(again).is_some(), "root's pending job keeps its association");
     // A named account file is all there is: a user it lacks is refused.

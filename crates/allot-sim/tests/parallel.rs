@@ -165,7 +165,7 @@ fn a_new_proclimit_applies_to_pending_jobs() {
     let no_n = submit(&mut e, job("q", 0, None));
     let four = submit(&mut e, job("q", 4, None));
     assert_eq!(e.job_slots(no_n), Some((2, 2)));
-    e.reconfigure(Time(1), cfg("1 3 3")).expect("reconfigured");
+    e.apply(Time(1), &Event::Reconfigure(Box::new(cfg("1 3 3")))).expect("reconfigured");
     assert_eq!(e.job_slots(no_n), Some((3, 3)), "the new default");
     assert_eq!(e.pending_reason(four, Time(1)), Some(PendingReason::ProcLimit));
     assert_eq!(PendingReason::ProcLimit.to_string(), "Job no longer satisfies PROCLIMIT configuration");

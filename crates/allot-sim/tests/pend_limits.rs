@@ -122,7 +122,7 @@ fn a_reconfiguration_counts_the_pending_jobs_again() {
         ("lsb.users", USERS),
         ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
     ]);
-    e.reconfigure(Time(5), again).expect("reconfigured");
+    e.apply(Time(5), &Event::Reconfigure(Box::new(again))).expect("reconfigured");
     submit(&mut e, &spec("eve", 1)).expect("two");
     assert!(submit(&mut e, &spec("eve", 1)).is_err(), "the job from before counts");
 }

@@ -2,7 +2,7 @@
 
 use allot_engine::shares::NodeId;
 use allot_engine::shares::priority::PriorityInputs;
-use allot_engine::{Decision, Engine, Event, JobId, JobSpec, PendingReason, ReconfigError, Slots, Time};
+use allot_engine::{Decision, Engine, Event, JobId, JobSpec, PendingReason, ReconfigError, Rejection, Slots, Time};
 use allot_sim::testing::{engine_config_from, engine_from};
 
 const HOSTS: &str = "Begin Host\nHOST_NAME MXJ\nh1 1\nh2 1\nEnd Host\n";
@@ -27,7 +27,8 @@ fn jobs_and_usage_survive_a_reconfiguration() {
     e.apply(Time(10), &Event::Cpu { job: a1, seconds: 3600.0 }).expect("cpu");
     // A new queue, and b gets more shares.
     let q2 = queues("[a, 1] [b, 5]", "Begin Queue\nQUEUE_NAME = other\nPRIORITY = 5\nEnd Queue\n");
-    e.reconfigure(Time(100), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q2)])).expect("valid");
+    e.apply(Time(100), &Event::Reconfigure(Box::new(engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q2)]))))
+        .expect("valid");
     assert!(e.is_running(a1) && e.is_running(b1) && e.is_pending(a2));
     assert_eq!(e.queue_load("q"), Some((1, Slots(2))));
     assert_eq!(e.queue_load("other"), Some((0, Slots(0))));
@@ -56,8 +57,11 @@ fn removing_a_queue_that_holds_jobs_is_refused_and_changes_nothing() {
     let spec = JobSpec { user: "a".into(), queue: Some("other".into()), slots: 1, ..JobSpec::default() };
     let j = e.submit(&spec).expect("accepted");
     let without = queues("[a, 1]", "");
-    let err = e.reconfigure(Time(1), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &without)]));
-    assert_eq!(err, Err(ReconfigError::QueueInUse { queue: "other".into(), jobs: 1 }));
+    let err = e.apply(
+        Time(1),
+        &Event::Reconfigure(Box::new(engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &without)]))),
+    );
+    assert_eq!(err, Err(Rejection::Reconfig(ReconfigError::QueueInUse { queue: "other".into(), jobs: 1 })));
     assert!(e.is_pending(j));
     assert_eq!(e.queue_load("other"), Some((1, Slots(0))));
 }
@@ -68,10 +72,12 @@ fn a_user_who_loses_their_shares_keeps_their_pending_job() {
     let mut e = engine_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q1)]);
     let b = submit(&mut e, "b");
     let q2 = queues("[a, 1]", "");
-    e.reconfigure(Time(1), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q2)])).expect("valid");
+    e.apply(Time(1), &Event::Reconfigure(Box::new(engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q2)]))))
+        .expect("valid");
     assert!(e.schedule(Time(1)).is_empty());
     assert_eq!(e.pending_reason(b, Time(1)), Some(PendingReason::NoShares));
-    e.reconfigure(Time(2), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q1)])).expect("valid");
+    e.apply(Time(2), &Event::Reconfigure(Box::new(engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q1)]))))
+        .expect("valid");
     assert_eq!(e.schedule(Time(2)).len(), 1, "shares back: the job starts");
 }
 
@@ -85,7 +91,8 @@ fn a_begin_time_still_wakes_the_engine_after_a_reconfiguration() {
         JobSpec { user: "a".into(), queue: Some("q".into()), slots: 1, begin_time: Some(100), ..JobSpec::default() };
     let job = e.apply(Time(0), &Event::Submit(spec)).expect("accepted").expect("id");
     assert!(e.schedule(Time(0)).is_empty(), "not before its begin time");
-    e.reconfigure(Time(10), engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q)])).expect("valid");
+    e.apply(Time(10), &Event::Reconfigure(Box::new(engine_config_from(&[("lsb.hosts", HOSTS), ("lsb.queues", &q)]))))
+        .expect("valid");
     e.schedule(Time(10));
     assert_eq!(e.next_wakeup(), Some(Time(100)), "its begin time is still due");
     assert!(matches!(e.schedule(Time(100))[..], [Decision::Start { job: j, .. }] if j == job));
