@@ -9,8 +9,12 @@ use std::time::{Duration, Instant};
 
 use super::{Daemon, config_dir, stdout};
 
+/// The `allot-agent` binary, built beside allotd by `cargo test
+/// --workspace` (it is the agent crate's).
 pub fn agent_exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_allot-agent"))
+    let path = super::allotd().with_file_name("allot-agent");
+    assert!(path.exists(), "{} is missing: run `cargo test --workspace`, which builds it", path.display());
+    path
 }
 
 /// Host state timeouts: heartbeat, unreach_after, unavail_after.
