@@ -12,7 +12,13 @@
 //! queues, autoresizable jobs that grow as slots free (compared by the
 //! hosts they hold at their end), and a queue whose jobs preempt two
 //! others' (a suspended job's end moves by the time it spent suspended,
-//! in both).
+//! in both), and jobs that outrun their run limit: killed at it (137),
+//! requeued by their queue's REQUEUE_EXIT_VALUES, and run again for what
+//! they had left, as the simulator's `--kill-at-limit` models them (each
+//! run compared). The simulator ends a killed run at its limit at once;
+//! here its exit report comes at that moment, before allotd's pass would
+//! decide the kill (a kill's own path to the same requeue is
+//! `tests/limits.rs`'s).
 //!
 //! allotd's jobs do not run: their supervisors are only noted, and a job
 //! ends when the test writes its exit report at the time the simulator
@@ -55,6 +61,7 @@ QUEUE_NAME = wide
 PRIORITY = 40
 SLOT_RESERVE = MAX_RESERVE_TIME[20]
 BACKFILL = Y
+REQUEUE_EXIT_VALUES = 137
 End Queue
 
 Begin Queue
@@ -140,7 +147,9 @@ fn workload(n: usize, seed: u64) -> String {
         let user = USERS[next(3) as usize];
         let runtime = 30 + next(400);
         let theirs: Vec<usize> = named.iter().filter(|(u, _)| *u == user).map(|&(_, j)| j).collect();
-        let bsub = match next(22) {
+        let bsub = match next(23) {
+            // One that outruns its minute: killed at it, requeued, again.
+            22 => "-q wide -W 1".to_string(),
             // Jobs that preempt the normal and par queues' jobs.
             21 => format!("-q urgent -n {}", 2 + next(5)),
             // Small jobs of the reserving queue, with limits: what backfills.
@@ -231,39 +240,54 @@ fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
     }
 }
 
-/// A job by its number in the workload and its index in its array (0:
-/// no array).
-type Key = (u64, u32);
+/// A job's run: its number in the workload, its index in its array (0:
+/// no array), and which of its runs (0: the first).
+type Key = (u64, u32, u32);
 
-/// Each job's (start, hosts as jobs.csv writes them: a job that grew
-/// with all it held): through the simulator; and how many grows and
-/// preemptions it made.
-fn through_sim(config: &std::path::Path, text: &str) -> (BTreeMap<Key, (u64, String)>, (usize, usize)) {
+/// Each run's start and hosts.
+type Runs = BTreeMap<Key, (u64, String)>;
+
+/// Each run's (start, hosts as jobs.csv writes them: a job that grew
+/// with all it held): through the simulator; and how many grows,
+/// preemptions and requeues it made.
+fn through_sim(config: &std::path::Path, text: &str) -> (Runs, (usize, usize, u64)) {
     let files = allot_config::load::read_dir(config).expect("config");
     let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let mut engine = allot_sim::testing::engine_from(&refs);
     let w = allot_sim::jsonl::read(text);
     assert!(w.skipped.is_empty(), "{:?}", w.skipped);
-    let opts = SimOptions { let_go_each_pass: true, record_events: true, ..SimOptions::default() };
+    let opts = SimOptions { let_go_each_pass: true, record_events: true, kill_at_limit: true, ..SimOptions::default() };
     let out = allot_sim::sim::run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     assert!(out.rejected.is_empty(), "{:?}", out.rejected);
     let count = |what: fn(&allot_sim::sim::SimEvent) -> bool| out.events.iter().filter(|e| what(&e.1)).count();
     let grows = count(|e| matches!(e, allot_sim::sim::SimEvent::Grow { .. }));
     let suspends = count(|e| matches!(e, allot_sim::sim::SimEvent::Suspend { .. }));
-    (out.records.iter().map(|r| ((r.id, r.index), (r.start, r.hosts.clone()))).collect(), (grows, suspends))
+    // Each job's runs in the order they ended: the order they started.
+    let mut runs: BTreeMap<(u64, u32), u32> = BTreeMap::new();
+    let mut starts = BTreeMap::new();
+    for r in &out.records {
+        let k = runs.entry((r.id, r.index)).or_default();
+        starts.insert((r.id, r.index, *k), (r.start, r.hosts.clone()));
+        *k += 1;
+    }
+    (starts, (grows, suspends, out.requeued))
 }
 
 /// The same through allotd, moving its clock from event to event as the
 /// simulator does: job ends, submissions, the engine's own wake-ups.
-fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) -> BTreeMap<Key, (u64, String)> {
+fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) -> Runs {
     let w = allot_sim::jsonl::read(text);
     let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
     let dir = root.join("allotd");
     std::fs::create_dir_all(&dir).expect("state dir");
     let mut twin = Twin { state: open(&dir, config, Time(0), &wake), dir };
     let runtime: BTreeMap<u64, u64> = w.jobs.iter().map(|j| (j.id, j.runtime)).collect();
+    // What each job has left to run, and how a run that outruns its limit
+    // ends: killed at it, with 137 (the simulator's `--kill-at-limit`).
+    let mut left: BTreeMap<JobId, u64> = BTreeMap::new();
+    let mut exits: BTreeMap<JobId, i32> = BTreeMap::new();
     // Each of allotd's jobs as the workload names it.
-    let mut key_of: BTreeMap<JobId, Key> = BTreeMap::new();
+    let mut key_of: BTreeMap<JobId, (u64, u32)> = BTreeMap::new();
     let mut first_id: BTreeMap<u64, u64> = BTreeMap::new();
     let mut ends: BTreeSet<(u64, JobId)> = BTreeSet::new();
     // A running job's planned end, and since when a suspended one is
@@ -281,7 +305,8 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
         last = t;
         while let Some(&(end, job)) = ends.first().filter(|e| e.0 == t) {
             ends.pop_first();
-            let report = ExitReport { exit: 0, cpu_time: 0.0, max_rss_kb: 0, ended_at: end, ..Default::default() };
+            let exit = exits.remove(&job).unwrap_or(0);
+            let report = ExitReport { exit, cpu_time: 0.0, max_rss_kb: 0, ended_at: end, ..Default::default() };
             twin.state.files.write_report(job.0, &report).expect("report");
             twin.state.supervisors_ended.insert(job);
         }
@@ -317,12 +342,22 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
         twin.tick(Time(t), &wake);
         for (&id, j) in &twin.state.jobs {
             if let (Some(start), true) = (j.start_time, twin.state.running.contains(&id)) {
-                let key = key_of[&id];
+                let (n, index) = key_of[&id];
+                let key = (n, index, j.attempt.saturating_sub(1));
                 // Its hosts as they are now: a job that grew holds more.
                 let hosts: Vec<String> = j.alloc.iter().map(|(h, n)| format!("{h}*{n}")).collect();
                 if started.insert(key, (start, hosts.join(" "))).is_none() {
-                    ends.insert((start + runtime[&key.0], id));
-                    planned.insert(id, start + runtime[&key.0]);
+                    let more = *left.entry(id).or_insert(runtime[&n]);
+                    let run = match twin.state.engine.job_run_limit(id).filter(|&l| more > l) {
+                        Some(limit) => {
+                            exits.insert(id, 137);
+                            left.insert(id, more - limit);
+                            limit
+                        }
+                        None => more,
+                    };
+                    ends.insert((start + run, id));
+                    planned.insert(id, start + run);
                 }
             }
             let preempted = j.status == allot_proto::JobStatus::Ssusp;
@@ -362,7 +397,7 @@ fn compare(n: usize, seed: u64) -> Compared {
     std::fs::write(config.join("lsf.cluster.cmp"), LICENSES).expect("lsf.cluster.cmp");
     std::fs::write(config.join("lsb.applications"), APPS).expect("lsb.applications");
     let text = workload(n, seed);
-    let (sim, (grows, suspends)) = through_sim(&config, &text);
+    let (sim, (grows, suspends, requeues)) = through_sim(&config, &text);
     let daemon = through_allotd(&root, &config, &text);
     std::fs::remove_file(config.join("lsb.resources")).expect("lsb.resources");
     let limited = through_sim(&config, &text).0 != sim;
@@ -375,14 +410,14 @@ fn compare(n: usize, seed: u64) -> Compared {
         .jobs
         .iter()
         .filter(|j| j.queue.as_deref() == Some("wide"))
-        .filter_map(|j| Some((j.submit, sim.get(&(j.id, 0))?.0)))
+        .filter_map(|j| Some((j.submit, sim.get(&(j.id, 0, 0))?.0)))
         .collect();
     for (key, s) in &sim {
         assert_eq!(Some(s), daemon.get(key), "seed {seed}, job {key:?}: the simulator, then allotd\n{text}");
     }
     assert_eq!(sim, daemon, "seed {seed}");
     let backfilled = wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1));
-    Compared { backfilled, limited, grew: grows > 0, preempted: suspends > 0 }
+    Compared { backfilled, limited, grew: grows > 0, preempted: suspends > 0, requeued: requeues > 0 }
 }
 
 /// What a comparison's workload met.
@@ -391,6 +426,7 @@ struct Compared {
     limited: bool,
     grew: bool,
     preempted: bool,
+    requeued: bool,
 }
 
 #[test]
@@ -404,4 +440,6 @@ fn allotd_and_the_simulator_make_the_same_decisions() {
     assert!(grew >= 4, "autoresizable jobs grow: in {grew} of 16");
     let preempted = runs.iter().filter(|r| r.preempted).count();
     assert!(preempted >= 8, "urgent jobs preempt: in {preempted} of 16");
+    let requeued = runs.iter().filter(|r| r.requeued).count();
+    assert!(requeued >= 8, "jobs killed at their limit are requeued: in {requeued} of 16");
 }
