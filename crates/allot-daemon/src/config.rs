@@ -125,6 +125,20 @@ impl QueueExtras {
     }
 }
 
+/// Why a configuration is not taken: what and where (file:line).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The directory or a file in it cannot be read.
+    #[error("{0}")]
+    Unreadable(allot_config::diag::Diagnostics),
+    /// The files have errors, each located, one per line.
+    #[error("{0}")]
+    Invalid(allot_config::diag::Diagnostics),
+    /// A queue's JOB_WARNING_ACTION names no signal allotd can send.
+    #[error("{at}: JOB_WARNING_ACTION: `{action}` is not a signal")]
+    WarningAction { at: allot_config::diag::Location, action: String },
+}
+
 impl Source {
     /// The embedded defaults.
     pub fn defaults() -> Source {
@@ -134,15 +148,15 @@ impl Source {
     /// Reads the files of `dir`; an unreadable file is an error, located.
     /// A directory that names no host runs on this machine, as the
     /// embedded defaults do (`allot_config::detected::this_machine`).
-    pub fn read(dir: &Path) -> Result<Source, String> {
-        let files = allot_config::load::read_dir(dir).map_err(|d| d.to_string())?;
+    pub fn read(dir: &Path) -> Result<Source, ConfigError> {
+        let files = allot_config::load::read_dir(dir).map_err(ConfigError::Unreadable)?;
         let files = allot_config::detected::this_machine(files);
         Ok(Source { dir: Some(dir.display().to_string()), files })
     }
 
     /// Parses and validates the texts: the configuration, or every
     /// diagnostic, located, one per line.
-    pub fn load(&self) -> Result<Loaded, String> {
+    pub fn load(&self) -> Result<Loaded, ConfigError> {
         if self.dir.is_none() {
             return Ok(Loaded {
                 engine: allot_config::defaults::engine_config(),
@@ -169,11 +183,11 @@ impl Source {
                 conf_dirs: Vec::new(),
             });
         }
-        let (config, warnings) = allot_config::load::load_texts(&self.files).map_err(|d| d.to_string())?;
+        let (config, warnings) = allot_config::load::load_texts(&self.files).map_err(ConfigError::Invalid)?;
         for q in &config.queues {
             if let Some(action) = q.job_warning_action.as_deref().filter(|a| crate::control::signal_named(a).is_err()) {
                 let at = q.loc_of("JOB_WARNING_ACTION");
-                return Err(format!("{at}: JOB_WARNING_ACTION: `{action}` is not a signal"));
+                return Err(ConfigError::WarningAction { at, action: action.to_string() });
             }
         }
         Ok(Loaded {

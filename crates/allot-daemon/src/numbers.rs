@@ -31,6 +31,14 @@ impl Default for Numbers {
     }
 }
 
+/// A job number that was given before: a log out of order.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("job number {number} was given before (the next is {next})")]
+pub struct GivenBefore {
+    pub number: u64,
+    pub next: u64,
+}
+
 impl Numbers {
     /// The number the next submission gets.
     pub fn next(&self) -> u64 {
@@ -39,9 +47,9 @@ impl Numbers {
 
     /// Submission `number` was given first id `first`. Numbers only grow:
     /// one given before is refused (a log out of order).
-    pub fn give(&mut self, number: u64, first: JobId) -> Result<(), String> {
+    pub fn give(&mut self, number: u64, first: JobId) -> Result<(), GivenBefore> {
         if number < self.next {
-            return Err(format!("job number {number} was given before (the next is {})", self.next));
+            return Err(GivenBefore { number, next: self.next });
         }
         let same_run =
             self.runs.last().is_some_and(|&(n, id)| first.0.checked_sub(id.0).is_some_and(|k| k == number - n));
@@ -123,7 +131,7 @@ mod tests {
         let firsts: Vec<_> = (1..=7).map(|k| n.first_id(k).expect("given").0).collect();
         assert_eq!(firsts, [1, 2, 3, 4, 5, 15, 16]);
         assert_eq!(n.next(), 8);
-        assert!(n.give(7, JobId(17)).is_err(), "a number given before");
+        assert_eq!(n.give(7, JobId(17)), Err(GivenBefore { number: 7, next: 8 }), "a number given before");
         assert_eq!(n.first_id(0), None);
     }
 

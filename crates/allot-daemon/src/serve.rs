@@ -428,13 +428,14 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
                 .into(),
         );
     };
-    let refused = |e: String| {
+    let refused = |e: &dyn std::fmt::Display| {
+        let e = e.to_string();
         let newline = if e.ends_with('\n') { "" } else { "\n" };
         Response::Error(format!("{e}{newline}No reconfiguration: the running configuration is kept."))
     };
     let source = match Source::read(Path::new(&dir)) {
         Ok(s) => s.keeping_found(&state.source),
-        Err(e) => return refused(e),
+        Err(e) => return refused(&e),
     };
     // The same files: nothing to do, and nothing to log (a replay skips
     // a configuration it already runs on, so doing anything here would
@@ -447,7 +448,7 @@ fn reconfig(state: &mut State, t: Time, records: &mut Vec<Record>) -> Response {
             records.push(Record::Reconfigured { config_dir: source.dir, files: source.files });
             Response::Reconfigured { warnings }
         }
-        Err(e) => refused(e),
+        Err(e) => refused(&e),
     }
 }
 

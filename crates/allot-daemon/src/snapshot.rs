@@ -259,20 +259,37 @@ pub(crate) fn archive_step(target: &mut Option<i64>, store: &mut allot_store::St
     }
 }
 
+/// Why a snapshot is not taken up (allotd then replays the whole log).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SnapshotError {
+    #[error("it is written in format {0}, this allotd reads {FORMAT}")]
+    Format(i64),
+    #[error("{0}")]
+    Unreadable(#[from] serde_json::Error),
+    #[error("its configuration is not the one it names")]
+    OtherConfiguration,
+    /// A job, or an array's elements not made yet, name an environment
+    /// the snapshot does not hold.
+    #[error("{what} {job}: no environment {env}")]
+    NoEnvironment { what: &'static str, job: JobId, env: u32 },
+    #[error("job {job}: signal {signal}: {why}")]
+    BadSignal { job: JobId, signal: i32, why: nix::Error },
+}
+
 /// A snapshot read, to take up once a state is made on its configuration
 /// (`source`); `Err` if this allotd cannot read it.
-pub(crate) fn read(snapshot: &Snapshot) -> Result<Saved, String> {
+pub(crate) fn read(snapshot: &Snapshot) -> Result<Saved, SnapshotError> {
     if snapshot.format != FORMAT {
-        return Err(format!("it is written in format {}, this allotd reads {FORMAT}", snapshot.format));
+        return Err(SnapshotError::Format(snapshot.format));
     }
-    serde_json::from_slice(&snapshot.body).map_err(|e| e.to_string())
+    Ok(serde_json::from_slice(&snapshot.body)?)
 }
 
 /// Takes up a snapshot into `state`, made on the snapshot's configuration
 /// with no jobs.
-pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
+pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), SnapshotError> {
     if saved.source != state.source {
-        return Err("its configuration is not the one it names".into());
+        return Err(SnapshotError::OtherConfiguration);
     }
     state.engine = saved.engine.restored();
     state.configured_at = saved.configured_at;
@@ -280,14 +297,15 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
     state.book.closed_hosts = saved.closed_hosts;
     let shared: Vec<Env> = saved.envs.iter().map(|e| state.intern(e)).collect();
     for (id, env, mut job) in saved.jobs {
-        job.record.env = shared.get(env as usize).cloned().ok_or_else(|| format!("job {id}: no environment {env}"))?;
+        let missing = SnapshotError::NoEnvironment { what: "job", job: id, env };
+        job.record.env = shared.get(env as usize).cloned().ok_or(missing)?;
         state.names.insert(&job.record.spec.user, &job.record.name, id);
         state.jobs.insert(id, job);
     }
     state.arrays = saved.arrays;
     for (id, env, mut tail) in saved.tails {
         let shared = shared.get(env as usize).cloned();
-        tail.template.record.env = shared.ok_or_else(|| format!("job array {id}: no environment {env}"))?;
+        tail.template.record.env = shared.ok_or(SnapshotError::NoEnvironment { what: "job array", job: id, env })?;
         for (_, j) in &mut tail.removed {
             j.record.env = tail.template.record.env.clone();
         }
@@ -296,7 +314,11 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), String> {
     state.numbers = saved.numbers;
     state.running = saved.running;
     for (id, s) in saved.pending_kills {
-        let signal = nix::sys::signal::Signal::try_from(s).map_err(|e| format!("job {id}: signal {s}: {e}"))?;
+        let signal = nix::sys::signal::Signal::try_from(s).map_err(|why| SnapshotError::BadSignal {
+            job: id,
+            signal: s,
+            why,
+        })?;
         state.pending_kills.insert(id, signal);
     }
     state.warnings = saved.warnings;

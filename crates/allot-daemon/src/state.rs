@@ -26,19 +26,31 @@ pub enum ApplyError {
     Later { job: JobId, reason: String },
     /// The configuration a record names does not load, or does not fit
     /// the jobs.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] ReconfigureError),
     /// The engine refused a change to the job groups.
     #[error("{0}")]
-    Group(String),
+    Group(allot_engine::Rejection),
+}
+
+/// Why allotd does not take another configuration: it changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconfigureError {
+    /// It does not load: errors located in its files.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// It does not fit the jobs: a queue that holds jobs would be gone.
+    #[error(transparent)]
+    Jobs(#[from] allot_engine::Rejection),
 }
 
 impl ApplyError {
     /// What was refused, without the job's id (for its own user).
-    pub fn reason(&self) -> &str {
+    pub fn reason(&self) -> String {
         match self {
-            ApplyError::Job { reason, .. } | ApplyError::Later { reason, .. } => reason,
-            ApplyError::Config(text) | ApplyError::Group(text) => text,
+            ApplyError::Job { reason, .. } | ApplyError::Later { reason, .. } => reason.clone(),
+            ApplyError::Config(e) => e.to_string(),
+            ApplyError::Group(e) => e.to_string(),
         }
     }
 
@@ -246,10 +258,7 @@ impl State {
                     .map_err(|e| refused(*job, e))?;
             }
             Record::JobGroup(change) => {
-                self.engine.apply(t, &Event::JobGroup(change.clone())).map_err(|e| match e {
-                    allot_engine::Rejection::JobGroup(e) => ApplyError::Group(e.to_string()),
-                    e => ApplyError::Group(e.to_string()),
-                })?;
+                self.engine.apply(t, &Event::JobGroup(change.clone())).map_err(ApplyError::Group)?;
             }
             Record::Started { job, alloc, .. } => {
                 let idx: Option<Vec<(HostIdx, Slots)>> =
@@ -332,7 +341,7 @@ impl State {
             Record::Reconfigured { config_dir, files } => {
                 let source = Source { dir: config_dir.clone(), files: files.clone() };
                 if source != self.source {
-                    self.reconfigure(t, source).map_err(ApplyError::Config)?;
+                    self.reconfigure(t, source)?;
                 }
             }
             Record::Suspended { job, stop, .. } => {
@@ -437,7 +446,7 @@ impl State {
     /// usage, or changes nothing and says why (located configuration
     /// errors, or a queue that holds jobs and would be gone). Closed hosts
     /// and queues that are still there stay closed. Returns the warnings.
-    pub fn reconfigure(&mut self, t: Time, source: Source) -> Result<String, String> {
+    pub fn reconfigure(&mut self, t: Time, source: Source) -> Result<String, ReconfigureError> {
         // The same files read from another directory (the configuration
         // moved, or a restart from another checkout): the same
         // configuration, so nothing the engine holds (reservations, its
@@ -448,7 +457,7 @@ impl State {
             return Ok(String::new());
         }
         let loaded = source.load()?;
-        self.engine.apply(t, &Event::Reconfigure(Box::new(loaded.engine))).map_err(|e| e.to_string())?;
+        self.engine.apply(t, &Event::Reconfigure(Box::new(loaded.engine)))?;
         let hosts: Vec<String> = self.engine.hosts().map(|h| h.0.to_string()).collect();
         self.cluster = match (self.cluster.take(), loaded.cluster) {
             (_, None) => None,

@@ -6,15 +6,26 @@
 use allot_engine::Time;
 use allot_store::Record;
 
-use crate::state::State;
+use crate::state::{ApplyError, State};
+
+/// Why records were not committed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// One was refused: it and those after it were not applied.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    /// The log could not be written.
+    #[error(transparent)]
+    Store(#[from] allot_store::StoreError),
+}
 
 impl State {
     /// Applies records and makes them durable in one commit.
-    pub fn commit(&mut self, t: Time, records: Vec<Record>) -> Result<(), String> {
+    pub fn commit(&mut self, t: Time, records: Vec<Record>) -> Result<(), CommitError> {
         for r in &records {
-            self.apply(t, r).map_err(|e| e.to_string())?;
+            self.apply(t, r)?;
         }
-        self.record(t, records).map_err(|e| e.to_string())
+        Ok(self.record(t, records)?)
     }
 
     /// Makes records (already applied) durable in one commit.
