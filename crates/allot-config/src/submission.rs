@@ -91,6 +91,94 @@ pub struct Submission {
     pub default_queues: Vec<String>,
 }
 
+impl Submission {
+    /// What `bsub`'s options ask of the scheduler, for `user`: the one way
+    /// from the parser's options to a submission, for a workload's lines
+    /// (the simulator). `-t` and `-b` name times of the submitter's clock
+    /// and zone: their caller resolves them. Options that are not the
+    /// scheduler's (output, mail, the command) stay with the caller.
+    pub fn from_bsub(user: String, opts: crate::bsub::BsubOptions) -> Submission {
+        // Every option named, none left to `..`: one added to the parser
+        // does not compile here until it is carried or said not to be the
+        // scheduler's.
+        let crate::bsub::BsubOptions {
+            slots,
+            queue,
+            run_limit,
+            group,
+            project,
+            job_group,
+            name,
+            res_req,
+            hosts,
+            exclusive,
+            app,
+            estimated_run_time,
+            depends,
+            priority,
+            cpu_limit,
+            qos,
+            user_factor,
+            auto_resize,
+            hold,
+            resize_notify,
+            // Times of the submitter's clock: the caller resolves them.
+            term_time: _,
+            begin_time: _,
+            // Not the scheduler's: how the job runs and what it says.
+            output: _,
+            error: _,
+            host_mem_limit: _,
+            cwd: _,
+            wait: _,
+            mem_limit: _,
+            process_limits: _,
+            mail_begin: _,
+            mail_end: _,
+            mail_user: _,
+            pre_exec: _,
+            post_exec: _,
+            description: _,
+            login_shell: _,
+            env: _,
+            warning_action: _,
+            warning_time: _,
+            rerunnable: _,
+            interactive: _,
+            input: _,
+            other: _,
+            command: _,
+        } = opts;
+        Submission {
+            user,
+            queue,
+            slots: slots.map_or(0, |s| s.min),
+            max_slots: slots.map(|s| s.max),
+            res_req,
+            hosts,
+            run_limit,
+            estimated_run_time,
+            group,
+            name,
+            depends,
+            priority,
+            term_time: None,
+            cpu_limit,
+            exclusive,
+            app,
+            qos,
+            user_factor,
+            project,
+            job_group,
+            auto_resize,
+            hold,
+            begin_time: None,
+            resize_notify,
+            default_queues: Vec::new(),
+        }
+    }
+}
+
 /// A submission resolved: the engine's job, its name (`-J` without an
 /// array's index list) and its array.
 #[derive(Clone, Debug, PartialEq)]
@@ -201,4 +289,49 @@ pub fn resolve(
         return Err(format!("Queue <{q}> is closed"));
     }
     Ok(Resolved { spec, name, array })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every scheduling option of a `bsub` line reaches the submission;
+    /// the others (output, mail) do not, and the times of the submitter's
+    /// clock are left to the caller.
+    #[test]
+    fn a_bsub_line_becomes_its_submission() {
+        let line = "-q short -n 2,4 -R 'select[mem>1]' -R 'span[hosts=1]' -m hostA -W 30 -We 20 -G g \
+                    -J 'a[1-3]' -w 'done(1)' -sp 5 -c 10 -x -app fluent -P proj -g /grp -ar -rnc /bin/true \
+                    -qos high -uf 0.5 -H -o out -B cmd";
+        let opts = crate::bsub::parse_line(line).expect("parses");
+        let s = Submission::from_bsub("u".into(), opts);
+        let want = Submission {
+            user: "u".into(),
+            queue: Some("short".into()),
+            slots: 2,
+            max_slots: Some(4),
+            res_req: vec!["select[mem>1]".into(), "span[hosts=1]".into()],
+            hosts: Some("hostA".into()),
+            run_limit: Some(1800),
+            estimated_run_time: Some(1200),
+            group: Some("g".into()),
+            name: Some("a[1-3]".into()),
+            depends: Some("done(1)".into()),
+            priority: Some(5),
+            term_time: None,
+            cpu_limit: Some(600),
+            exclusive: true,
+            app: Some("fluent".into()),
+            qos: Some("high".into()),
+            user_factor: Some(0.5),
+            project: Some("proj".into()),
+            job_group: Some("/grp".into()),
+            auto_resize: true,
+            hold: true,
+            begin_time: None,
+            resize_notify: Some("/bin/true".into()),
+            default_queues: Vec::new(),
+        };
+        assert_eq!(s, want);
+    }
 }

@@ -217,6 +217,7 @@ fn with_ids(w: &str, id_of: &BTreeMap<u64, u64>) -> String {
 
 /// What `allot bsub` sends for a workload job.
 fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
+    let j = &j.submission;
     Submit {
         queue: j.queue.clone(),
         slots: j.slots,
@@ -224,11 +225,11 @@ fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
         res_req: j.res_req.clone(),
         hosts: j.hosts.clone(),
         run_limit: j.run_limit,
-        group: j.charge_group.clone(),
+        group: j.group.clone(),
         name: j.name.clone(),
         command: "true".into(),
         cwd: cwd.into(),
-        estimated_run_time: j.run_estimate,
+        estimated_run_time: j.estimated_run_time,
         depends: j.depends.as_deref().map(|w| with_ids(w, id_of)),
         priority: j.priority,
         exclusive: j.exclusive,
@@ -311,7 +312,7 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
             twin.state.supervisors_ended.insert(job);
         }
         while let Some(j) = w.jobs.get(next).filter(|j| j.submit == t) {
-            let caller = Caller { uid: 0, user: j.user.clone(), known: true, from: None };
+            let caller = Caller { uid: 0, user: j.submission.user.clone(), known: true, from: None };
             let (reply, mut answer) = tokio::sync::oneshot::channel();
             let request = Request::Submit(Box::new(submit_of(j, &root.display().to_string(), &first_id)));
             let before = twin.state.engine.next_job_id();
@@ -409,7 +410,7 @@ fn compare(n: usize, seed: u64) -> Compared {
     let wide: Vec<(u64, u64)> = w
         .jobs
         .iter()
-        .filter(|j| j.queue.as_deref() == Some("wide"))
+        .filter(|j| j.submission.queue.as_deref() == Some("wide"))
         .filter_map(|j| Some((j.submit, sim.get(&(j.id, 0, 0))?.0)))
         .collect();
     for (key, s) in &sim {

@@ -57,7 +57,7 @@ pub fn multifactor(w: &Workload, policy: FairsharePolicy) -> MultifactorSpec {
 }
 
 pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
-    let largest = w.jobs.iter().map(|j| u64::from(j.slots)).max().unwrap_or(1);
+    let largest = w.jobs.iter().map(|j| u64::from(j.submission.slots)).max().unwrap_or(1);
     let procs = w.machine.max_procs.filter(|&p| p > 0).unwrap_or(largest);
     let nodes = w.machine.max_nodes.filter(|&n| n > 0 && n <= procs).unwrap_or(procs);
     // A header past what allot simulates is refused before this (see

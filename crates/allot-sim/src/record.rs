@@ -31,8 +31,8 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
             SimEvent::Submit { line, job: id } => {
                 let job = &w.jobs[*line];
                 line_of.insert(*id, *line);
-                let typed = job.submission();
-                let resolved = allot_config::submission::resolve(&typed, engine, &|_| false, &mut |_| Ok(Vec::new()));
+                let typed = &job.submission;
+                let resolved = allot_config::submission::resolve(typed, engine, &|_| false, &mut |_| Ok(Vec::new()));
                 let Ok(resolved) = resolved else { continue };
                 let record = JobRecord {
                     spec: resolved.spec,
@@ -44,7 +44,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                     env: Vec::new().into(),
                     from_host: "simulated".into(),
                     project: None,
-                    estimated_run_time: job.run_estimate,
+                    estimated_run_time: job.submission.estimated_run_time,
                     array: resolved.array.as_ref().map(|a| a.spec.clone()),
                     extras: None,
                 };
@@ -57,7 +57,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                         job: JobId(*id),
                         number: (number != *id).then_some(number),
                         record: Box::new(record),
-                        typed: Some(Box::new(typed)),
+                        typed: Some(Box::new(typed.clone())),
                     },
                 ));
             }

@@ -251,8 +251,8 @@ pub fn run(
         for i in batch {
             let job = &w.jobs[i];
             // As allotd's bsub resolves it; `-w` names jobs of this workload.
-            let resolved = allot_config::submission::resolve(&job.submission(), engine, &|_| false, &mut |target| {
-                named.target(&job.user, target)
+            let resolved = allot_config::submission::resolve(&job.submission, engine, &|_| false, &mut |target| {
+                named.target(&job.submission.user, target)
             });
             let submitted = resolved.map_err(|e| (e, false)).and_then(|r| {
                 let indices = r.array.map(|a| a.indices);
@@ -392,7 +392,7 @@ struct Named {
 impl Named {
     fn add(&mut self, job: &WorkloadJob, name: Option<String>, elements: Vec<(u32, JobId)>) {
         if let Some(name) = name {
-            self.by_name.extend(elements.iter().map(|&(_, id)| (job.user.clone(), name.clone(), id)));
+            self.by_name.extend(elements.iter().map(|&(_, id)| (job.submission.user.clone(), name.clone(), id)));
         }
         self.by_id.insert(job.id, elements);
     }
@@ -454,7 +454,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
     JobRecord {
         id: job.id,
         index: r.index,
-        user: job.user.clone(),
+        user: job.submission.user.clone(),
         queue: r.queue.clone(),
         submit: job.submit,
         start: r.start,

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 
 use crate::workload::{Machine, Skipped, Workload, WorkloadJob};
+use allot_config::submission::Submission;
 
 /// Which SWF field names a job's queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -254,30 +255,19 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
         id: id.max(0.0) as u64,
         line: line_no,
         submit: submit as u64,
-        user: names.get(Kind::User, user as i64),
-        group: (group >= 0.0).then(|| names.get(Kind::Group, group as i64)),
-        charge_group: None,
-        queue: match queues {
-            QueueField::Queue if queue >= 0.0 => Some(names.get(Kind::Queue, queue as i64)),
-            QueueField::Partition if partition >= 0.0 => Some(names.get(Kind::Partition, partition as i64)),
-            _ => None,
+        submission: Submission {
+            user: names.get(Kind::User, user as i64),
+            queue: match queues {
+                QueueField::Queue if queue >= 0.0 => Some(names.get(Kind::Queue, queue as i64)),
+                QueueField::Partition if partition >= 0.0 => Some(names.get(Kind::Partition, partition as i64)),
+                _ => None,
+            },
+            slots,
+            run_limit: (req_time > 0.0).then_some(req_time as u64),
+            ..Submission::default()
         },
-        slots,
-        max_slots: None,
-        res_req: Vec::new(),
-        hosts: None,
-        depends: None,
-        name: None,
+        group: (group >= 0.0).then(|| names.get(Kind::Group, group as i64)),
         runtime: runtime as u64,
-        run_limit: (req_time > 0.0).then_some(req_time as u64),
-        run_estimate: None,
-        exclusive: false,
-        auto_resize: false,
-        app: None,
-        project: None,
-        job_group: None,
-        qos: None,
-        user_factor: None,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },
         // Field 7 is KB per processor, on average.
         memory_mb: (used_kb > 0.0).then(|| used_kb * f64::from(slots) / 1024.0),
@@ -288,7 +278,6 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
             5 => 130,
             _ => 1,
         },
-        priority: None,
     })
 }
 
@@ -310,9 +299,9 @@ mod tests {
         assert_eq!((w.machine.max_procs, w.machine.max_nodes), (Some(100), Some(100)));
         assert_eq!(w.jobs.len(), 2);
         let j = &w.jobs[0];
-        assert_eq!((j.id, j.submit, j.slots, j.runtime, j.run_limit), (1, 0, 4, 100, Some(200)));
+        assert_eq!((j.id, j.submit, j.submission.slots, j.runtime, j.submission.run_limit), (1, 0, 4, 100, Some(200)));
         assert_eq!(
-            (j.user.as_str(), j.group.as_deref(), j.queue.as_deref()),
+            (j.submission.user.as_str(), j.group.as_deref(), j.submission.queue.as_deref()),
             ("user3", Some("group2"), Some("queue1"))
         );
         assert_eq!((j.cpu_time, j.exit), (200.0, 0));
@@ -320,7 +309,7 @@ mod tests {
         assert_eq!(j.memory_mb, Some(8.0));
         let k = &w.jobs[1];
         assert_eq!(
-            (k.slots, k.run_limit, k.exit, k.group.as_deref(), k.memory_mb),
+            (k.submission.slots, k.submission.run_limit, k.exit, k.group.as_deref(), k.memory_mb),
             (8, None, 130, None, None),
             "field 5 when 8 is unknown"
         );
@@ -405,10 +394,10 @@ mod tests {
     #[test]
     fn partitions_as_queues() {
         let w = read(SAMPLE.as_bytes(), QueueField::Partition).expect("read");
-        assert_eq!(w.jobs[0].queue, None, "partition -1: the default queue");
+        assert_eq!(w.jobs[0].submission.queue, None, "partition -1: the default queue");
         let line = "1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 7 -1 -1\n";
         let w = read(line.as_bytes(), QueueField::Partition).expect("read");
-        assert_eq!(w.jobs[0].queue.as_deref(), Some("partition7"));
+        assert_eq!(w.jobs[0].submission.queue.as_deref(), Some("partition7"));
     }
 
     #[test]

@@ -10,33 +10,15 @@ pub struct WorkloadJob {
     pub line: u64,
     /// Seconds from the workload's start.
     pub submit: u64,
-    pub user: String,
+    /// What it asks of the scheduler, as allotd takes a `bsub`'s: its user,
+    /// queue, slots, requirements, run limit (SWF: the requested time),
+    /// `-w`, `-J`... (a JSON-lines workload's `bsub` options, typed once by
+    /// `Submission::from_bsub`).
+    pub submission: allot_config::submission::Submission,
     /// The group the workload names (SWF field 13); informational.
     pub group: Option<String>,
-    /// The user group to charge through (`bsub -G`).
-    pub charge_group: Option<String>,
-    pub queue: Option<String>,
-    /// `-n min[,max]`: 0 when not given (the queue's PROCLIMIT default).
-    pub slots: u32,
-    pub max_slots: Option<u32>,
-    /// `-R` (each as written), `-m`, `-w` and `-J`, as a workload's `bsub`
-    /// options give them.
-    pub res_req: Vec<String>,
-    pub hosts: Option<String>,
-    pub depends: Option<String>,
-    pub name: Option<String>,
     /// Seconds it really runs.
     pub runtime: u64,
-    /// Its run limit for scheduling (SWF: the requested time; `-W`).
-    pub run_limit: Option<u64>,
-    /// `-We`: its estimated run time, for scheduling only.
-    pub run_estimate: Option<u64>,
-    /// `bsub -x`.
-    pub exclusive: bool,
-    /// `bsub -ar`.
-    pub auto_resize: bool,
-    /// `bsub -app`.
-    pub app: Option<String>,
     /// CPU seconds it uses in all.
     pub cpu_time: f64,
     /// What it reports while it runs, for a multifactor policy's billing
@@ -48,15 +30,6 @@ pub struct WorkloadJob {
     pub energy: f64,
     /// Exit code when it ends by itself.
     pub exit: i32,
-    /// `bsub -sp`.
-    pub priority: Option<u32>,
-    /// `bsub -P`.
-    pub project: Option<String>,
-    /// `bsub -g`.
-    pub job_group: Option<String>,
-    /// `bsub -qos` and `-uf` (multifactor policies).
-    pub qos: Option<String>,
-    pub user_factor: Option<f64>,
 }
 
 /// A line that is not a job, and why.
@@ -81,52 +54,21 @@ pub const MAX_HOSTS: u64 = 1_000_000;
 pub const MAX_PROCS: u64 = 1_000_000_000;
 
 impl WorkloadJob {
-    /// What its user submitted, as allotd's `bsub` takes it (see
-    /// `allot_config::submission`).
-    pub fn submission(&self) -> allot_config::submission::Submission {
-        allot_config::submission::Submission {
-            user: self.user.clone(),
-            queue: self.queue.clone(),
-            slots: self.slots,
-            max_slots: self.max_slots,
-            res_req: self.res_req.clone(),
-            hosts: self.hosts.clone(),
-            run_limit: self.run_limit,
-            estimated_run_time: self.run_estimate,
-            group: self.charge_group.clone(),
-            name: self.name.clone(),
-            depends: self.depends.clone(),
-            priority: self.priority,
-            term_time: None,
-            cpu_limit: None,
-            exclusive: self.exclusive,
-            app: self.app.clone(),
-            qos: self.qos.clone(),
-            user_factor: self.user_factor,
-            project: self.project.clone(),
-            job_group: self.job_group.clone(),
-            auto_resize: self.auto_resize,
-            hold: false,
-            begin_time: None,
-            resize_notify: None,
-            // A workload line has no submitter's environment (a replayed
-            // history keeps the LSB_DEFAULTQUEUE its submissions had).
-            default_queues: Vec::new(),
-        }
-    }
-
     /// Why the job is beyond what a simulation takes, if it is: a time
     /// past [`MAX_SECONDS`], or a measure that is not a number or past
     /// [`MAX_MEASURE`]. Both readers skip such a job with this reason.
     pub fn out_of_range(&self) -> Option<String> {
-        let times =
-            [("submit time", Some(self.submit)), ("run time", Some(self.runtime)), ("run limit", self.run_limit)];
+        let times = [
+            ("submit time", Some(self.submit)),
+            ("run time", Some(self.runtime)),
+            ("run limit", self.submission.run_limit),
+        ];
         for (what, t) in times {
             if let Some(t) = t.filter(|&t| t > MAX_SECONDS) {
                 return Some(format!("{what} {t} s is more than {MAX_SECONDS} s (317 years)"));
             }
         }
-        if let Some(t) = self.run_estimate.filter(|&t| t > MAX_SECONDS) {
+        if let Some(t) = self.submission.estimated_run_time.filter(|&t| t > MAX_SECONDS) {
             return Some(format!("estimated run time {t} s is more than {MAX_SECONDS} s (317 years)"));
         }
         let measures =
@@ -187,6 +129,6 @@ pub struct Workload {
 impl Workload {
     /// The users who submit its jobs, each once, in name order.
     pub fn users(&self) -> std::collections::BTreeSet<&str> {
-        self.jobs.iter().map(|j| j.user.as_str()).collect()
+        self.jobs.iter().map(|j| j.submission.user.as_str()).collect()
     }
 }

@@ -107,7 +107,7 @@ proptest! {
                 let slots = ((procs as f64 * share).ceil() as u32).max(1);
                 let limit = (limit > 0).then(|| runtime * u64::from(limit));
                 let mut j = wjob(i as u64 + 1, ["u0", "u1", "u2"][usize::from(u)], at, slots, runtime, limit);
-                j.run_estimate = estimate.then_some(runtime);
+                j.submission.estimated_run_time = estimate.then_some(runtime);
                 j
             })
             .collect();

@@ -33,7 +33,7 @@ proptest! {
         let w = swf::read(text.as_bytes(), swf::QueueField::Queue).expect("in memory");
         let n = lines.len() as u64;
         prop_assert!(w.skipped.iter().all(|s| s.line >= 1 && s.line <= n.max(1) && !s.reason.is_empty()));
-        prop_assert!(w.jobs.iter().all(|j| j.slots >= 1));
+        prop_assert!(w.jobs.iter().all(|j| j.submission.slots >= 1));
     }
 
     #[test]
