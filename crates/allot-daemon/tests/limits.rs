@@ -62,6 +62,20 @@ fn a_job_scripts_bsub_lines_are_applied_and_the_command_line_wins() {
     assert_eq!(job_output(&dir.join(format!("script.{file_job}"))).expect("out"), "ran as worker\n");
 }
 
+/// allotd on one host of one slot, with `queue` as its lsb.queues and a
+/// JOB_TERMINATE_INTERVAL of 1 s (its configuration in `dir/config`).
+fn one_host(dir: &std::path::Path, queue: &str) -> Daemon {
+    let config = config_dir(
+        dir,
+        &[
+            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
+            ("lsb.queues", queue),
+            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
+        ],
+    );
+    Daemon::start_with(&dir.join("state"), Some(&config))
+}
+
 /// A job that notes in `signals` each of USR1, USR2, INT and TERM it gets,
 /// with a run limit of `seconds` (the request takes seconds; `bsub -W`
 /// counts minutes).
@@ -111,15 +125,7 @@ fn a_job_over_its_memory_limit_is_ended_with_the_reason() {
 fn a_job_at_its_run_limit_is_warned_then_ended_with_the_reason() {
     use allot_proto::{Client, Request, Response, Submit};
     let dir = tempdir("limits-run");
-    let config = config_dir(
-        &dir,
-        &[
-            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
-            ("lsb.queues", "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n"),
-            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
-        ],
-    );
-    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let d = one_host(&dir, "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n");
     let signals = dir.join("signals");
     // A 3-second limit, warned 2 seconds before (bsub -W and -wt count
     // minutes; the request takes seconds).
@@ -161,15 +167,7 @@ fn a_job_killed_at_its_run_limit_is_requeued_by_its_exit_value() {
     use allot_proto::{Client, Request, Response, Submit};
     let dir = tempdir("limits-requeue");
     let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nREQUEUE_EXIT_VALUES = 137\nEnd Queue\n";
-    let config = config_dir(
-        &dir,
-        &[
-            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
-            ("lsb.queues", queue),
-            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
-        ],
-    );
-    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let d = one_host(&dir, queue);
     let marker = dir.join("ran-once");
     // The first run ignores SIGINT and SIGTERM until SIGKILL ends it.
     let command = format!(
@@ -247,15 +245,7 @@ fn a_queues_warning_action_warns_its_jobs() {
     let dir = tempdir("limits-queue-warning");
     let queue = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nJOB_WARNING_ACTION = USR2\n\
                  JOB_ACTION_WARNING_TIME = 1\nEnd Queue\n";
-    let config = config_dir(
-        &dir,
-        &[
-            ("allot.toml", "[[hosts]]\nname = \"hostA\"\nncpus = 1\n"),
-            ("lsb.queues", queue),
-            ("lsb.params", "Begin Parameters\nJOB_TERMINATE_INTERVAL = 1\nEnd Parameters\n"),
-        ],
-    );
-    let d = Daemon::start_with(&dir.join("state"), Some(&config));
+    let d = one_host(&dir, queue);
     let signals = dir.join("signals");
     // Its limit (3 s) is under the queue's warning time (1 min): warned
     // as it starts.
@@ -268,6 +258,7 @@ fn a_queues_warning_action_warns_its_jobs() {
     assert_eq!(std::fs::read_to_string(&signals).expect("trapped"), "USR2\nINT\nTERM\n");
     drop(d);
     let bad = queue.replace("USR2", "NOPE");
+    let config = dir.join("config");
     std::fs::write(config.join("lsb.queues"), bad).expect("bad queue");
     let out = Command::new(common::allotd())
         .arg("--config")
