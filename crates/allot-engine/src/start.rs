@@ -1,7 +1,7 @@
 //! Starting a job: the booking a start makes (slots, hosts, per-host and
 //! queue counts, limits and deadlines, charges to the share trees and the
 //! multifactor ledger), the same whether the dispatch pass decided it or a
-//! replayed log says it happened ([`Engine::force_start`]).
+//! replayed log says it happened ([`crate::Event::Started`]).
 
 use crate::Rejection;
 use crate::engine::{Alloc, Charges, Decision, Engine, HostIdx, Job, JobId, JobState, Slots};
