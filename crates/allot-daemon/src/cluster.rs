@@ -224,7 +224,7 @@ pub(crate) fn started(state: &mut State) {
         .collect();
     let Some(c) = &mut state.cluster else { return };
     let book = &state.book;
-    let now = Instant::now();
+    let now = state.now;
     for (_, live) in c.hosts.iter_mut().filter(|(h, _)| book.reach(h) != Reach::Unavail) {
         live.heard = Some(now);
     }
@@ -241,7 +241,7 @@ pub(crate) fn recovering(state: &State) -> bool {
     state
         .cluster
         .as_ref()
-        .is_some_and(|c| !c.awaiting.is_empty() && c.awaiting_until.is_some_and(|until| Instant::now() < until))
+        .is_some_and(|c| !c.awaiting.is_empty() && c.awaiting_until.is_some_and(|until| state.now < until))
 }
 
 /// Handles what an agent's connection says.
@@ -265,7 +265,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
             let Some(live) = c.hosts.get_mut(&host).filter(|l| l.link.as_ref().is_some_and(|l| l.0 == conn)) else {
                 return;
             };
-            live.heard = Some(Instant::now());
+            live.heard = Some(state.now);
             c.change(&state.book, &host, Reach::Ok, |now| now != Reach::Ok);
             let Some(live) = c.hosts.get_mut(&host) else { return };
             match message {
@@ -390,13 +390,13 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     };
     // A second agent for a connected host is refused; one whose link has
     // been silent past `unreach_after` is taken as that link's end.
-    if live.link.is_some() && live.heard.is_some_and(|h| h.elapsed() < unreach_after) {
+    if live.link.is_some() && live.heard.is_some_and(|h| state.now.saturating_duration_since(h) < unreach_after) {
         eprintln!("allotd: host {host}: a second agent refused (one is connected)");
         return refuse(&link, format!("host {host} already has a connected agent"));
     }
     let _ = link.send(ToAgent::Welcome { heartbeat });
     live.link = Some((conn, link));
-    live.heard = Some(Instant::now());
+    live.heard = Some(state.now);
     // A clock of 0 is none said.
     match hello.resources.clock {
         0 => live.skews.clear(),
@@ -559,7 +559,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     let mut gone = Vec::new();
     let mut lost_links = Vec::new();
     for (host, live) in &mut c.hosts {
-        let silent = live.heard.map_or(Duration::MAX, |h| h.elapsed());
+        let silent = live.heard.map_or(Duration::MAX, |h| state.now.saturating_duration_since(h));
         let reach = will_be.get(host).copied().unwrap_or_else(|| state.book.reach(host));
         if reach != Reach::Unavail && silent >= unavail {
             eprintln!("allotd: host {host}: unavail (its agent silent for {} s); its jobs are lost", silent.as_secs());

@@ -134,7 +134,7 @@ pub fn kill(
             match sig {
                 Some(sig) => signal(state, id, shown, sig),
                 None => {
-                    state.terminating.entry(id).or_insert((0, std::time::Instant::now()));
+                    state.terminating.entry(id).or_insert((0, state.now));
                     crate::running::terminate(state);
                     Ok(())
                 }

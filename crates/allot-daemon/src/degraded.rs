@@ -79,7 +79,7 @@ pub fn take_up_again(old: State, wake: &mpsc::Sender<Input>, t: Time, why: Strin
     if let Err(e) = recover_running(&mut state, wake, t) {
         eprintln!("allotd: running jobs are taken up once the log can be written: {e}");
     }
-    state.write_failure = Some(WriteFailure { why, next_probe: Instant::now() + PROBE_EVERY });
+    state.write_failure = Some(WriteFailure { why, next_probe: state.now + PROBE_EVERY });
     Ok(state)
 }
 
@@ -99,8 +99,9 @@ pub enum Check {
 /// supervisor never started (a launch that failed with the disk) are
 /// launched, as after a restart.
 pub fn check(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> Check {
+    let now = state.now;
     let Some(failure) = &mut state.write_failure else { return Check::Writable };
-    if Instant::now() < failure.next_probe {
+    if now < failure.next_probe {
         return Check::Failing;
     }
     match state.store.probe() {
@@ -114,7 +115,7 @@ pub fn check(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) -> Check {
         }
         Err(e) => {
             failure.why = e.why_not_written();
-            failure.next_probe = Instant::now() + PROBE_EVERY;
+            failure.next_probe = now + PROBE_EVERY;
             Check::Failing
         }
     }

@@ -228,3 +228,46 @@ fn an_end_after_a_restart_and_a_reconnect_replays() {
     ];
     check(&ops).expect("replays");
 }
+
+/// An agent's silence is measured on the dispatcher's clock (`State::now`),
+/// not read from the wall clock: moved past `unreach_after` (600 s) its
+/// host is `unreach`, past `unavail_after` (1,200 s) `unavail`, each
+/// logged, with no time waited.
+#[test]
+fn an_agents_silence_is_measured_on_the_dispatchers_clock() {
+    let root = std::env::temp_dir().join(format!("allot-silence-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), CONFIG).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n")
+        .expect("lsb.queues");
+    let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
+    let t = Time(1_000_000);
+    let [mut twin, _] = twins(&root, &config, t, &wake);
+    let hello = Hello {
+        version: VERSION,
+        host: "hostA".into(),
+        resources: Default::default(),
+        jobs: Vec::new(),
+        tasks: Vec::new(),
+    };
+    let (link, _sent) = mpsc::unbounded_channel();
+    crate::cluster::heard(&mut twin.state, AgentInput::Hello { conn: 1, hello: Box::new(hello), link });
+    twin.tick(t, &wake);
+    let reach = |twin: &Twin| twin.state.book.reach("hostA");
+    assert_eq!(reach(&twin), allot_store::Reach::Ok);
+    let heard_at = twin.state.now;
+    twin.state.now = heard_at + std::time::Duration::from_secs(599);
+    twin.tick(Time(t.0 + 599), &wake);
+    assert_eq!(reach(&twin), allot_store::Reach::Ok, "within unreach_after");
+    twin.state.now = heard_at + std::time::Duration::from_secs(601);
+    twin.tick(Time(t.0 + 601), &wake);
+    assert_eq!(reach(&twin), allot_store::Reach::Unreach);
+    twin.state.now = heard_at + std::time::Duration::from_secs(1201);
+    twin.tick(Time(t.0 + 1201), &wake);
+    assert_eq!(reach(&twin), allot_store::Reach::Unavail);
+    let logged = twin.log().iter().filter(|(_, r)| matches!(r, allot_store::Record::HostReach { .. })).count();
+    assert_eq!(logged, 3, "ok, unreach, unavail: each logged");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -105,7 +105,7 @@ pub(crate) fn notify(state: &mut State, job: JobId, change: Change, command: Opt
             ("shrink", release.iter().map(|(h, n)| format!("{h} {}", n.or_else(|| on(h)).unwrap_or(0))).collect())
         }
     };
-    let until = Instant::now() + NOTIFY_TIMEOUT;
+    let until = state.now + NOTIFY_TIMEOUT;
     if state.cluster.is_some() {
         let remote = send_task(state, job, &cmd, event, &hosts.join(" "));
         state.notifying.push(Notifying { job, change, child: None, remote, until });
@@ -190,7 +190,7 @@ fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> 
 /// records their outcomes make.
 pub(crate) fn poll(state: &mut State) -> Vec<Record> {
     let mut out = Vec::new();
-    let now = Instant::now();
+    let now = state.now;
     let mut still = Vec::with_capacity(state.notifying.len());
     for mut n in std::mem::take(&mut state.notifying) {
         let waited = n.child.as_mut().map(Child::try_wait);

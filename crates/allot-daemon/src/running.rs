@@ -30,11 +30,12 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
     if state.cluster.is_some() {
         return;
     }
-    let due = state.last_usage.is_none_or(|at| at.elapsed().as_secs() >= state.usage_interval);
+    let due =
+        state.last_usage.is_none_or(|at| state.now.saturating_duration_since(at).as_secs() >= state.usage_interval);
     if !due || state.running.is_empty() {
         return;
     }
-    state.last_usage = Some(std::time::Instant::now());
+    state.last_usage = Some(state.now);
     let plan = allot_agent::measure::Sampling {
         jobs: state.running.iter().map(|j| j.0).collect(),
         files: state.files.clone(),
@@ -90,7 +91,7 @@ pub(crate) fn start_terminating(state: &mut State, job: JobId, term: allot_store
         return;
     }
     records.push(Record::Killed { job, term });
-    state.terminating.insert(job, (0, std::time::Instant::now()));
+    state.terminating.insert(job, (0, state.now));
 }
 
 /// Sends the warning actions that are due (`-wa` at `-wt` before the run
@@ -117,7 +118,7 @@ pub(crate) fn warn(state: &mut State, t: allot_engine::Time) {
 /// A job whose process group is not known yet gets it when it is.
 pub(crate) fn terminate(state: &mut State) {
     let interval = std::time::Duration::from_secs(state.terminate_interval);
-    let now = std::time::Instant::now();
+    let now = state.now;
     let due: Vec<JobId> = state.terminating.iter().filter(|(_, (_, at))| *at <= now).map(|(&job, _)| job).collect();
     for job in due {
         if !state.running.contains(&job) {
@@ -215,8 +216,8 @@ pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTree
     if state.cluster.is_some() {
         return Vec::new();
     }
-    if state.last_sweep.is_none_or(|at| at.elapsed().as_secs() >= SWEEP_SECONDS) {
-        state.last_sweep = Some(std::time::Instant::now());
+    if state.last_sweep.is_none_or(|at| state.now.saturating_duration_since(at).as_secs() >= SWEEP_SECONDS) {
+        state.last_sweep = Some(state.now);
         candidates.extend(state.running.iter().copied());
     }
     let mut out = Vec::new();

@@ -9,7 +9,7 @@
 //! ([`crate::tick`]).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use allot_agent::supervisors::Heard;
 use allot_engine::Time;
@@ -157,6 +157,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
         tokio::select! {
             first = rx.recv() => {
                 let Some(first) = first else { break };
+                state.now = Instant::now();
                 let mut batch = Vec::new();
                 let mut inputs = vec![first];
                 while let Ok(m) = rx.try_recv() {
@@ -213,6 +214,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                 }
             }
             _ = tick.tick() => {
+                state.now = Instant::now();
                 if let Logged::Failed(why) = tick_once(&mut state, &tx, now()) {
                     state = crate::degraded::take_up_again(state, &tx, now(), why)?;
                 }

@@ -114,6 +114,7 @@ pub(crate) fn open_state(
         notifying: Vec::new(),
         finished: Default::default(),
         clock: Time(0),
+        now: std::time::Instant::now(),
         supervisors_ended: Default::default(),
         last_sweep: None,
         last_exit_look: None,

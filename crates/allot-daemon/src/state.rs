@@ -150,6 +150,17 @@ pub struct State {
     /// The latest time a record was applied at: nothing is applied before
     /// it, live or on replay.
     pub clock: Time,
+    /// The dispatcher's monotonic clock, as of the input or tick it
+    /// handles now (set by the dispatcher loop with the time it gives
+    /// `apply`): what allotd's timers read (a kill's next signal, the
+    /// next measure, an agent's silence, the next probe of a full disk, a
+    /// notification command's time-out, the sweeps for ended jobs), so
+    /// that the tests that drive the dispatcher move them as they move the
+    /// time, and no decision reads the wall clock on its own. The wall
+    /// clock is still read to measure (a pass's, a snapshot's time), to
+    /// rate what agents log and what a user types into an interactive job,
+    /// and by the wait for the state directory's lock at a start.
+    pub now: std::time::Instant,
     /// Jobs whose supervisor ended since the last tick: each has an exit
     /// report, or its supervisor died (see `running::orphans`).
     pub supervisors_ended: BTreeSet<JobId>,

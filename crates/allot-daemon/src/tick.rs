@@ -39,9 +39,11 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
     // running job once a second (supervisors of an allotd before a
     // restart are not heard): not every job at every tick.
     let heard = std::mem::take(&mut state.supervisors_ended);
-    let every = state.last_exit_look.is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(1));
+    let every = state
+        .last_exit_look
+        .is_none_or(|at| state.now.saturating_duration_since(at) >= std::time::Duration::from_secs(1));
     let look: Vec<JobId> = if every {
-        state.last_exit_look = Some(std::time::Instant::now());
+        state.last_exit_look = Some(state.now);
         state.running.iter().copied().collect()
     } else {
         heard.iter().copied().filter(|id| state.running.contains(id)).collect()
