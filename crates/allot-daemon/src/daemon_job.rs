@@ -25,9 +25,10 @@ pub struct DaemonJob {
     /// `brequeue` of the running job: when its end is collected it goes
     /// back to pending, held if `true`.
     pub requeue: Option<bool>,
-    /// Why it is being killed, when it is: `bkill`, or a limit. Its end is
-    /// then not requeued by its queue's REQUEUE_EXIT_VALUES, and shows the
-    /// reason (a [`allot_store::Record::Killed`], so a restart knows it too).
+    /// Why it is being killed, when it is: `bkill`, or a limit. Its end
+    /// shows the reason (a [`allot_store::Record::Killed`], so a restart
+    /// knows it too), and after a `bkill` is not requeued by its queue's
+    /// REQUEUE_EXIT_VALUES (`allot_store::effects::end_event`).
     pub killed: Option<allot_store::Term>,
     /// A job array's element: its array's id (its first element's) and its
     /// index.

@@ -77,18 +77,25 @@ fn lose(twin: &mut Twin, links: &mut Links, host: &str) {
     }
 }
 
+/// `root` made afresh, with the twins' configuration (CONFIG and one
+/// queue) in `root/config`, which is returned.
+fn cluster_config(root: &std::path::Path) -> std::path::PathBuf {
+    let _ = std::fs::remove_dir_all(root);
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    std::fs::write(config.join("allot.toml"), CONFIG).expect("allot.toml");
+    std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n")
+        .expect("lsb.queues");
+    config
+}
+
 fn check(ops: &[Op]) -> Result<(), TestCaseError> {
     let root = std::env::temp_dir().join(format!(
         "allot-replay-cluster-{}-{:?}",
         std::process::id(),
         std::thread::current().id()
     ));
-    let _ = std::fs::remove_dir_all(&root);
-    let config = root.join("config");
-    std::fs::create_dir_all(&config).expect("config");
-    std::fs::write(config.join("allot.toml"), CONFIG).expect("allot.toml");
-    std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n")
-        .expect("lsb.queues");
+    let config = cluster_config(&root);
     let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
     let mut t = Time(1_000_000);
     let mut twins: [(Twin, Links); 2] = twins(&root, &config, t, &wake).map(|t| (t, Links::new()));
@@ -236,12 +243,7 @@ fn an_end_after_a_restart_and_a_reconnect_replays() {
 #[test]
 fn an_agents_silence_is_measured_on_the_dispatchers_clock() {
     let root = std::env::temp_dir().join(format!("allot-silence-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let config = root.join("config");
-    std::fs::create_dir_all(&config).expect("config");
-    std::fs::write(config.join("allot.toml"), CONFIG).expect("allot.toml");
-    std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nEnd Queue\n")
-        .expect("lsb.queues");
+    let config = cluster_config(&root);
     let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
     let t = Time(1_000_000);
     let [mut twin, _] = twins(&root, &config, t, &wake);
