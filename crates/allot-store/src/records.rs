@@ -254,8 +254,9 @@ pub enum Record {
     /// resident memory, KB.
     Usage { job: JobId, cpu_time: f64, mem_kb: u64 },
     /// A running job is being killed, and why: `bkill` by its owner or an
-    /// administrator, or allotd at a limit. Its end is not requeued by its
-    /// queue's REQUEUE_EXIT_VALUES, and shows the reason.
+    /// administrator, or allotd at a limit. Its end shows the reason, and
+    /// after a `bkill` is not requeued by its queue's REQUEUE_EXIT_VALUES
+    /// ([`crate::effects::end_event`]).
     Killed { job: JobId, term: Term },
     /// A dispatch pass ran at this record's time and did something: it
     /// considered the jobs (`full`), or decided a kill. A replay runs the
