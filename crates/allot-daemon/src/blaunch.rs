@@ -30,15 +30,16 @@ fn send_tasks(state: &mut State, origin: &str, Launch { tag, request: l }: Launc
         }
     };
     let job = JobId(l.job);
-    let Some(j) = state.jobs.get(&job).filter(|j| state.running.contains(&job) && j.attempt == l.attempt) else {
-        return refuse(state, format!("job {} is not running", state.job_ref(job)));
+    let Some(j) = state.book.jobs.get(&job).filter(|j| state.book.running.contains(&job) && j.attempt == l.attempt)
+    else {
+        return refuse(state, format!("job {} is not running", state.book.job_ref(job)));
     };
     let in_alloc = |h: &str| j.alloc.iter().any(|(a, _)| a == h);
     if !in_alloc(origin) {
-        return refuse(state, format!("host {origin} is not of job {}'s allocation", state.job_ref(job)));
+        return refuse(state, format!("host {origin} is not of job {}'s allocation", state.book.job_ref(job)));
     }
     if let Some(h) = l.hosts.iter().find(|h| !in_alloc(h)) {
-        return refuse(state, format!("host {h} is not of job {}'s allocation", state.job_ref(job)));
+        return refuse(state, format!("host {h} is not of job {}'s allocation", state.book.job_ref(job)));
     }
     let Some(c) = &state.cluster else { return };
     let connected = |h: &str| c.hosts.get(h).is_some_and(|live| live.link.is_some());

@@ -209,7 +209,7 @@ impl Cluster {
 
 /// The host a job runs on: the first of its allocation.
 pub(crate) fn first_host(state: &State, job: JobId) -> Option<(String, u32)> {
-    let j = state.jobs.get(&job)?;
+    let j = state.book.jobs.get(&job)?;
     Some((j.alloc.first()?.0.clone(), j.attempt))
 }
 
@@ -217,9 +217,10 @@ pub(crate) fn first_host(state: &State, job: JobId) -> Option<(String, u32)> {
 /// gets a lease from now (its jobs run on while it reconnects).
 pub(crate) fn started(state: &mut State) {
     let running: BTreeSet<String> = state
+        .book
         .running
         .iter()
-        .filter_map(|id| state.jobs.get(id))
+        .filter_map(|id| state.book.jobs.get(id))
         .flat_map(|j| j.alloc.iter().map(|(h, _)| h.clone()))
         .collect();
     let Some(c) = &mut state.cluster else { return };
@@ -330,7 +331,7 @@ pub(crate) fn heard(state: &mut State, input: AgentInput) {
 /// agent is told to forget it.
 fn ended(state: &mut State, host: &str, job: JobId, attempt: u32, report: ExitReport) {
     let current =
-        state.running.contains(&job) && first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt);
+        state.book.running.contains(&job) && first_host(state, job).is_some_and(|(h, a)| h == host && a == attempt);
     let Some(c) = &mut state.cluster else { return };
     if current {
         if !c.ends.iter().any(|e| e.1 == job) {
@@ -416,7 +417,8 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     // Tasks of runs that are over.
     for (job, attempt) in hello.tasks {
         let id = JobId(job);
-        let current = state.running.contains(&id) && state.jobs.get(&id).is_some_and(|j| j.attempt == attempt);
+        let current =
+            state.book.running.contains(&id) && state.book.jobs.get(&id).is_some_and(|j| j.attempt == attempt);
         if !current {
             if let Some(c) = &state.cluster {
                 c.send(&host, ToAgent::EndTasks { job, attempt });
@@ -428,7 +430,7 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
         match h.ended {
             Some(report) => ended(state, &host, job, h.attempt, report),
             None => {
-                let current = state.running.contains(&job)
+                let current = state.book.running.contains(&job)
                     && first_host(state, job).is_some_and(|(f, a)| f == host && a == h.attempt);
                 let Some(c) = &mut state.cluster else { return };
                 if current {
@@ -441,6 +443,7 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
     }
     // Runs of this host the agent does not hold.
     let mine: Vec<JobId> = state
+        .book
         .running
         .iter()
         .copied()
@@ -468,7 +471,7 @@ fn refuse(link: &UnboundedSender<ToAgent>, why: String) {
 /// Sends a job's start to the agent of its first host; one whose agent is
 /// not connected is sent when it says hello. The error: why it cannot run.
 pub(crate) fn start(state: &mut State, job: JobId) -> Result<(), String> {
-    let Some(j) = state.jobs.get(&job) else { return Ok(()) };
+    let Some(j) = state.book.jobs.get(&job) else { return Ok(()) };
     let alloc = j.alloc.clone();
     let user = j.record.spec.user.clone();
     let Some((host, attempt)) = first_host(state, job) else { return Ok(()) };
@@ -581,15 +584,15 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     let ends = std::mem::take(&mut c.ends);
     let samples = std::mem::take(&mut c.samples);
     for host in &gone {
-        for &job in &state.running {
-            let on = state.jobs.get(&job).is_some_and(|j| j.alloc.iter().any(|(h, _)| h == host));
+        for &job in &state.book.running {
+            let on = state.book.jobs.get(&job).is_some_and(|j| j.alloc.iter().any(|(h, _)| h == host));
             if on {
                 lost.push((job, format!("lost: host {host} became unavailable")));
             }
         }
     }
     for (host, job, attempt, report) in ends {
-        if !state.running.contains(&job) {
+        if !state.book.running.contains(&job) {
             continue;
         }
         // Its host's time, made allotd's: a host whose clock is off by
@@ -608,7 +611,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
     }
     let mut seen = BTreeSet::new();
     for (job, why) in lost {
-        if state.running.contains(&job)
+        if state.book.running.contains(&job)
             && seen.insert(job)
             && !out.iter().any(|(_, r)| r.job() == Some(job) && matches!(r, Record::Finished { .. }))
         {
@@ -624,7 +627,7 @@ pub(crate) fn collect(state: &mut State, t: Time) -> Vec<(Time, Record)> {
                 out.push((t, Record::Requeued { job, hold: false }));
             }
             out.push((t, crate::running::finished_unrun(job, 255, why)));
-            let attempt = state.jobs.get(&job).map_or(0, |j| j.attempt);
+            let attempt = state.book.jobs.get(&job).map_or(0, |j| j.attempt);
             let hosts = hosts_of(state, job);
             if let Some(c) = &mut state.cluster {
                 c.ending.insert(job, (attempt, hosts));
@@ -692,7 +695,7 @@ pub(crate) fn host_loads(state: &State) -> Vec<allot_proto::hosts::HostLoad> {
 
 /// The hosts of a job's allocation.
 fn hosts_of(state: &State, job: JobId) -> Vec<String> {
-    state.jobs.get(&job).map(|j| j.alloc.iter().map(|(h, _)| h.clone()).collect()).unwrap_or_default()
+    state.book.jobs.get(&job).map(|j| j.alloc.iter().map(|(h, _)| h.clone()).collect()).unwrap_or_default()
 }
 
 /// Once ends are durable: each agent is told its end is had, and the

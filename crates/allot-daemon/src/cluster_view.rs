@@ -22,7 +22,7 @@ pub(crate) fn cluster(state: &State) -> ClusterInfo {
     }
     let mut jobs = JobCounts::default();
     let (mut users, mut active) = (BTreeSet::new(), BTreeSet::new());
-    for (_, j, n) in state.jobs_counted() {
+    for (_, j, n) in state.book.jobs_counted() {
         let count = match j.status {
             JobStatus::Run | JobStatus::Unkwn => &mut jobs.running,
             JobStatus::Ususp | JobStatus::Ssusp => &mut jobs.suspended,

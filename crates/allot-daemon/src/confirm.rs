@@ -114,7 +114,7 @@ mod tests {
     }
 
     fn status(twin: &Twin, job: u64) -> JobStatus {
-        twin.state.jobs.get(&JobId(job)).expect("job").status
+        twin.state.book.jobs.get(&JobId(job)).expect("job").status
     }
 
     /// Two jobs start in one pass. A log in which only the first started

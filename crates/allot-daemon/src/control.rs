@@ -11,7 +11,7 @@ use allot_store::{JobRecord, Record, Term};
 use nix::sys::signal::Signal;
 
 use crate::serve::{Caller, keep, may_act};
-use crate::state::{DaemonJob, State};
+use crate::state::{BookJob, State};
 
 /// The jobs a request names, each with the id it has here if there is
 /// one: a reference to an array names each of its elements; `0` names
@@ -22,25 +22,30 @@ fn targets(
     state: &State,
     caller: &Caller,
     (refs, group): (&[JobRef], Option<&str>),
-    mine: impl Fn(&DaemonJob) -> bool,
+    mine: impl Fn(&BookJob) -> bool,
 ) -> Vec<(JobRef, Option<JobId>)> {
     let group = group.map(allot_engine::job_groups::normal);
-    let in_group = |j: &DaemonJob| group.is_none_or(|g| j.record.spec.job_group.as_deref() == Some(g));
+    let in_group = |j: &BookJob| group.is_none_or(|g| j.record.spec.job_group.as_deref() == Some(g));
     if refs == [JobRef::job(0)] {
         return state
+            .book
             .each_job()
             .filter(|(_, j)| j.record.spec.user == caller.user && mine(j) && in_group(j))
-            .map(|(id, _)| (state.job_ref(id), Some(id)))
+            .map(|(id, _)| (state.book.job_ref(id), Some(id)))
             .collect();
     }
     let mut out = Vec::with_capacity(refs.len());
     for &r in refs {
-        let ids: Vec<JobId> =
-            state.resolve(r).into_iter().filter(|&id| state.job_or_template(id).is_some_and(in_group)).collect();
+        let ids: Vec<JobId> = state
+            .book
+            .resolve(r)
+            .into_iter()
+            .filter(|&id| state.book.job_or_template(id).is_some_and(in_group))
+            .collect();
         if ids.is_empty() {
             out.push((r, None));
         }
-        out.extend(ids.into_iter().map(|id| (state.job_ref(id), Some(id))));
+        out.extend(ids.into_iter().map(|id| (state.book.job_ref(id), Some(id))));
     }
     out
 }
@@ -58,7 +63,7 @@ fn each(
 ) -> Response {
     let mut out = Vec::with_capacity(targets.len());
     for (shown, id) in targets {
-        let result = match id.and_then(|id| state.job_or_template(id).map(|j| (id, j))) {
+        let result = match id.and_then(|id| state.book.job_or_template(id).map(|j| (id, j))) {
             None => Err(format!("Job <{shown}>: No matching job found")),
             Some((_, j)) if !may_act(state, caller, &j.record.spec.user) => {
                 Err(format!("Job <{shown}>: User permission denied"))
@@ -127,7 +132,7 @@ pub fn kill(
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
             if sig.is_none_or(|s| matches!(s, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT)) {
-                let owner = state.job_or_template(id).is_some_and(|j| j.record.spec.user == by);
+                let owner = state.book.job_or_template(id).is_some_and(|j| j.record.spec.user == by);
                 let term = if owner { Term::Owner } else { Term::Admin };
                 keep(state, t, records, Record::Killed { job: id, term }).map_err(|e| format!("Job <{shown}>: {e}"))?;
             }
@@ -160,8 +165,8 @@ fn kill_tails(
     for (first, (unmade, removed)) in tails {
         // One element by its own name; more by their array's.
         let shown = |ids: &[JobId]| match ids {
-            [one] => state.job_ref(*one),
-            _ => JobRef::job(state.job_ref(first).id),
+            [one] => state.book.job_ref(*one),
+            _ => JobRef::job(state.book.job_ref(first).id),
         };
         if !removed.is_empty() {
             let shown = shown(&removed);
@@ -171,7 +176,7 @@ fn kill_tails(
             continue;
         }
         let shown = shown(&unmade);
-        let owner = state.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
+        let owner = state.book.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
         let result = if may_act(state, caller, &owner) {
             let record = Record::RemovedElements { array: first, elements: JobSet::from_ids(unmade) };
             keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
@@ -210,7 +215,7 @@ pub fn suspend(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let wanted = |j: &DaemonJob| {
+    let wanted = |j: &BookJob| {
         if stop {
             matches!(j.status, JobStatus::Pend | JobStatus::Run | JobStatus::Ssusp)
         } else {
@@ -264,15 +269,15 @@ fn suspend_tails(
     let mut bulk = Vec::new();
     for (first, (unmade, removed)) in tails {
         let alone = |ids: Vec<JobId>, state: &State| {
-            ids.into_iter().map(|id| (state.job_ref(id), Some(id))).collect::<Vec<_>>()
+            ids.into_iter().map(|id| (state.book.job_ref(id), Some(id))).collect::<Vec<_>>()
         };
         rest.extend(alone(removed, state));
-        let Some(tail) = state.tails.get(&first).filter(|t| t.unmade.len() == unmade.len() && !unmade.is_empty())
+        let Some(tail) = state.book.tails.get(&first).filter(|t| t.unmade.len() == unmade.len() && !unmade.is_empty())
         else {
             rest.extend(alone(unmade, state));
             continue;
         };
-        let shown = JobRef::job(state.job_ref(first).id);
+        let shown = JobRef::job(state.book.job_ref(first).id);
         let (owner, status) = (tail.template.record.spec.user.clone(), tail.template.status);
         let result = match (status, stop) {
             _ if !may_act(state, caller, &owner) => Err(format!("Job <{shown}>: User permission denied")),
@@ -311,7 +316,7 @@ fn modify_job(
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => true,
         JobStatus::Done | JobStatus::Exit => return Err(format!("Job <{shown}>: {FINISHED}")),
     };
-    let Some(j) = state.job_or_template(id) else { return Err(format!("Job <{shown}>: No matching job found")) };
+    let Some(j) = state.book.job_or_template(id) else { return Err(format!("Job <{shown}>: No matching job found")) };
     let mut record = j.record.clone();
     change(&mut record);
     let mut rest = record.clone();
@@ -360,8 +365,9 @@ pub fn modify(
 ) -> Response {
     if let Some(limit) = changes.array_limit {
         // An array is its first element's job, named by the array's number.
-        let first = state.resolve(job).first().copied().filter(|id| job.index == 0 && state.arrays.contains_key(id));
-        let array = first.and_then(|id| state.jobs.get(&id).map(|j| (id, j)));
+        let first =
+            state.book.resolve(job).first().copied().filter(|id| job.index == 0 && state.book.arrays.contains_key(id));
+        let array = first.and_then(|id| state.book.jobs.get(&id).map(|j| (id, j)));
         let first = match array {
             None => Err("Not a job array"),
             Some((_, j)) if !may_act(state, caller, &j.record.spec.user) => Err("User permission denied"),
@@ -464,7 +470,7 @@ pub fn requeue(
         }
         let record = Record::Requeued { job: id, hold };
         if status.unfinished() {
-            if state.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
+            if state.book.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
                 return Err(format!("Job <{shown}>: Job is already being requeued"));
             }
             keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))?;

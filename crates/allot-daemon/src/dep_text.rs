@@ -57,12 +57,12 @@ fn cond(kind: DepKind, job: &str) -> String {
 fn refs(state: &State, set: &JobSet) -> Vec<String> {
     let mut by_number: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
     for id in set.iter() {
-        let r = state.job_ref(id);
+        let r = state.book.job_ref(id);
         by_number.entry(r.id).or_default().push(r.index);
     }
     let mut out = Vec::new();
     for (number, indices) in by_number {
-        let size = state.resolve(allot_proto::JobRef::job(number)).len();
+        let size = state.book.resolve(allot_proto::JobRef::job(number)).len();
         if indices.iter().all(|&i| i == 0) || indices.len() == size {
             out.push(number.to_string());
         } else {

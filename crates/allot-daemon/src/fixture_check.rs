@@ -40,7 +40,7 @@ fn fixture() -> PathBuf {
 /// Each job as the commands see it, and what the engine believes of it.
 fn jobs_of(state: &State) -> String {
     let mut out = String::new();
-    for (id, j) in &state.jobs {
+    for (id, j) in &state.book.jobs {
         let reserved = state.engine.reservation(*id).map(|(_, hosts)| {
             hosts.iter().map(|&(h, n)| format!("{}*{}", state.engine.host_name(h), n.0)).collect::<Vec<_>>().join(" ")
         });
@@ -144,9 +144,9 @@ fn this_release_takes_up_the_state_an_earlier_one_wrote() {
     // files, a new job taken and started.
     let (wake, _heard) = mpsc::channel::<Input>(1 << 10);
     let mut twin = Twin { state: open(&work, &config, t, &wake), dir: work.clone() };
-    let before = twin.state.jobs.len();
+    let before = twin.state.book.jobs.len();
     submit(&mut twin, Time(t.0 + 1), Submit { queue: Some("normal".into()), ..Submit::default() });
-    assert_eq!(twin.state.jobs.len(), before + 1);
+    assert_eq!(twin.state.book.jobs.len(), before + 1);
     twin.tick(Time(t.0 + 2), &wake);
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -46,13 +46,13 @@ pub fn peek(state: &State, caller: &Caller, job: Option<JobRef>) -> Peek {
 
 fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek, String> {
     let id = match job {
-        Some(r) => match state.resolve(r)[..] {
+        Some(r) => match state.book.resolve(r)[..] {
             [id] => id,
             [] => return Err(format!("Job <{r}>: No matching job found")),
             _ => return Err(format!("Job <{r}>: a job array; name one element, as {r}[1]")),
         },
         None => {
-            let mine = state.jobs.iter().rev().find(|(_, j)| {
+            let mine = state.book.jobs.iter().rev().find(|(_, j)| {
                 j.record.spec.user == caller.user
                     && matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp)
             });
@@ -62,8 +62,8 @@ fn peek_here(state: &State, caller: &Caller, job: Option<JobRef>) -> Result<Peek
             }
         }
     };
-    let Some(j) = state.jobs.get(&id) else {
-        return Err(format!("Job <{}>: No matching job found", state.job_ref(id)));
+    let Some(j) = state.book.jobs.get(&id) else {
+        return Err(format!("Job <{}>: No matching job found", state.book.job_ref(id)));
     };
     let id_shown = j.job_ref();
     if !may_act(state, caller, &j.record.spec.user) {
@@ -117,7 +117,7 @@ struct AskedJob {
     /// An element's array: its submission is the array's.
     first: Option<JobId>,
     info: allot_proto::JobInfo,
-    spans: Option<Box<crate::unknown::Spans>>,
+    spans: Option<Box<allot_store::Spans>>,
 }
 
 /// `bhist`: each job's events from the log. Without job ids, the jobs of
@@ -135,6 +135,7 @@ pub(crate) fn ask(
     let ids: Vec<JobId> = if refs.is_empty() {
         let user = user.unwrap_or(&caller.user);
         state
+            .book
             .jobs
             .iter()
             .filter(|(_, j)| (user == "all" || j.record.spec.user == user) && (finished || j.status.unfinished()))
@@ -143,7 +144,7 @@ pub(crate) fn ask(
     } else {
         let mut ids = Vec::new();
         for &r in refs {
-            let found = state.resolve(r);
+            let found = state.book.resolve(r);
             if found.is_empty() {
                 return Err(Response::Error(format!("Job <{r}>: No matching job found")));
             }
@@ -153,8 +154,8 @@ pub(crate) fn ask(
     };
     let mut jobs = Vec::with_capacity(ids.len());
     for id in ids {
-        let Some(j) = state.job(id) else {
-            return Err(Response::Error(format!("Job <{}>: No matching job found", state.job_ref(id))));
+        let Some(j) = state.book.job(id) else {
+            return Err(Response::Error(format!("Job <{}>: No matching job found", state.book.job_ref(id))));
         };
         jobs.push(AskedJob {
             id,

@@ -137,7 +137,7 @@ fn list(state: &State) -> Vec<JobGroupInfo> {
             (g.path, info)
         })
         .collect();
-    for (_, j, n) in state.jobs_counted() {
+    for (_, j, n) in state.book.jobs_counted() {
         let Some(path) = j.record.spec.job_group.as_deref() else { continue };
         let slots = u64::from(j.record.spec.slots.max(1)).max(j.alloc.iter().map(|a| u64::from(a.1)).sum());
         let n = u64::from(n);

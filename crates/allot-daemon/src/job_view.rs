@@ -7,7 +7,8 @@ use allot_engine::{JobId, Time};
 use allot_exec::OutputFile;
 use allot_proto::{JobInfo, JobInfoRef, JobQuery, JobStatus, ReservedInfo};
 
-use crate::state::{DaemonJob, State};
+use crate::daemon_job::JobPaths;
+use crate::state::{BookJob, State};
 
 impl State {
     /// Where a job's standard output and error go, and whether each is
@@ -15,7 +16,7 @@ impl State {
     /// directory, `%J` and `%I` expanded), else files of the state
     /// directory. With `-o` and no `-e` both go to the output file, as
     /// in LSF.
-    pub fn output_files(&self, job: JobId, j: &DaemonJob) -> (OutputFile, OutputFile) {
+    pub fn output_files(&self, job: JobId, j: &BookJob) -> (OutputFile, OutputFile) {
         let r = &j.record;
         let file = |given: &Option<(String, bool)>, ext: &str| match given {
             Some((name, overwrite)) => OutputFile { path: j.named_file(name), overwrite: *overwrite, named: true },
@@ -33,13 +34,13 @@ impl State {
     /// What the commands show of a job, as `q` asks: its pending reason
     /// only with `reasons`, its array's spec only with `arrays`, and none of
     /// what the default list does not show with `brief`.
-    pub fn info(&self, id: JobId, j: &DaemonJob, now: Time, q: &JobQuery) -> JobInfo {
+    pub fn info(&self, id: JobId, j: &BookJob, now: Time, q: &JobQuery) -> JobInfo {
         self.info_ref(id, j, now, q).to_owned()
     }
 
     /// The slots a job holds (running or ended: its allocation) or asks
     /// for (pending: its `-n` minimum, after PROCLIMIT).
-    pub fn slots_of(&self, id: JobId, j: &DaemonJob) -> u32 {
+    pub fn slots_of(&self, id: JobId, j: &BookJob) -> u32 {
         if !j.alloc.is_empty() && !matches!(j.status, JobStatus::Pend | JobStatus::Psusp) {
             return j.alloc.iter().map(|a| a.1).sum();
         }
@@ -48,14 +49,15 @@ impl State {
 
     /// [`State::info`] borrowed from the job table: what a long job list
     /// is written from.
-    pub fn info_ref<'a>(&'a self, id: JobId, j: &'a DaemonJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
+    pub fn info_ref<'a>(&'a self, id: JobId, j: &'a BookJob, now: Time, q: &JobQuery) -> JobInfoRef<'a> {
         let (reasons, arrays, brief) = (q.reasons, q.arrays, q.brief);
         let pending = reasons && matches!(j.status, JobStatus::Pend | JobStatus::Psusp);
         let pending_reason = match j.status {
             // A preempted job's reason is why it is suspended.
-            JobStatus::Ssusp if reasons => {
-                self.engine.preempted_by(id).map(|by| Cow::Owned(format!("Preempted by job <{}>", self.job_ref(by))))
-            }
+            JobStatus::Ssusp if reasons => self
+                .engine
+                .preempted_by(id)
+                .map(|by| Cow::Owned(format!("Preempted by job <{}>", self.book.job_ref(by)))),
             // Held by its pre-execution command's failures, not its user.
             JobStatus::Psusp if reasons && j.pre_exec_failures >= self.max_preexec_retry => {
                 j.exit_reason.as_deref().map(|why| {
@@ -83,7 +85,7 @@ impl State {
                 .then(|| Cow::Owned(format!("{}[{}]", r.name, r.array.as_deref().unwrap_or_default()))),
             user: &r.spec.user,
             status: match j.status {
-                JobStatus::Run | JobStatus::Ususp if self.unheard(&j.alloc) => JobStatus::Unkwn,
+                JobStatus::Run | JobStatus::Ususp if self.book.unheard(&j.alloc) => JobStatus::Unkwn,
                 status => status,
             },
             queue: self.engine.job_queue(id).or(r.spec.queue.as_deref()).unwrap_or_default(),
@@ -122,7 +124,7 @@ impl State {
     }
 
     /// A job's submission options, as `bjobs -o` shows them.
-    fn detail_of(&self, id: JobId, j: &DaemonJob) -> allot_proto::JobDetail {
+    fn detail_of(&self, id: JobId, j: &BookJob) -> allot_proto::JobDetail {
         let (r, x) = (&j.record, j.record.extras());
         let (min, max) = self.engine.job_slots(id).unwrap_or((r.spec.slots.max(1), r.spec.max_slots.unwrap_or(1)));
         allot_proto::JobDetail {

@@ -106,25 +106,25 @@ fn listed<'a>(
     t: Time,
 ) -> Box<dyn Iterator<Item = JobInfoRef<'a>> + 'a> {
     // `-g`: a group's jobs and its subgroups'.
-    let in_group = move |j: &crate::state::DaemonJob| {
+    let in_group = move |j: &crate::state::BookJob| {
         q.job_group.as_deref().is_none_or(|g| {
             let g = allot_engine::job_groups::normal(g);
             j.record.spec.job_group.as_deref().is_some_and(|jg| allot_engine::job_groups::is_within(jg, g))
         })
     };
     if !q.jobs.is_empty() {
-        return Box::new(q.jobs.iter().flat_map(|&r| state.resolve(r)).filter_map(move |id| {
-            state.job_or_template(id).filter(|j| in_group(j)).map(|j| state.info_of(id, j, t, q))
+        return Box::new(q.jobs.iter().flat_map(|&r| state.book.resolve(r)).filter_map(move |id| {
+            state.book.job_or_template(id).filter(|j| in_group(j)).map(|j| state.info_of(id, j, t, q))
         }));
     }
     let user = q.user.as_deref().unwrap_or(&caller.user);
-    let wanted = move |j: &crate::state::DaemonJob| {
+    let wanted = move |j: &crate::state::BookJob| {
         (user == "all" || j.record.spec.user == user)
             && (q.finished || j.status.unfinished())
             && q.queue.as_ref().is_none_or(|qq| j.record.spec.queue.as_deref() == Some(qq))
             && in_group(j)
     };
-    Box::new(state.each_job().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_of(id, j, t, q)))
+    Box::new(state.book.each_job().filter(move |(_, j)| wanted(j)).map(move |(id, j)| state.info_of(id, j, t, q)))
 }
 
 #[cfg(test)]

@@ -21,7 +21,6 @@ mod job_groups;
 mod job_view;
 mod lists;
 mod metrics;
-mod names;
 mod numbers;
 mod remote;
 #[cfg(test)]

@@ -94,14 +94,14 @@ pub fn render(state: &State) -> String {
     registry.register("allot_jobs", "Unfinished jobs by queue, user and state", jobs.clone());
     let mut counted: BTreeMap<(&str, &str, &str), i64> = BTreeMap::new();
     let pending = state.engine.pending_jobs().map(|id| (id, "pending"));
-    let running = state.running.iter().map(|&id| (id, "running"));
+    let running = state.book.running.iter().map(|&id| (id, "running"));
     for (id, what) in pending.chain(running) {
-        let Some(j) = state.jobs.get(&id) else { continue };
+        let Some(j) = state.book.jobs.get(&id) else { continue };
         let queue = state.engine.job_queue(id).unwrap_or("");
         *counted.entry((queue, j.record.spec.user.as_str(), what)).or_default() += 1;
     }
     // Elements of arrays not made yet: pending, as the template is.
-    for t in state.tails.values() {
+    for t in state.book.tails.values() {
         let Some(id) = t.unmade.first() else { continue };
         let queue = state.engine.job_queue(id).unwrap_or("");
         *counted.entry((queue, t.template.record.spec.user.as_str(), "pending")).or_default() += t.unmade.len() as i64;

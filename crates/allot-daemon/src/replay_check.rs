@@ -155,7 +155,7 @@ impl Twin {
         let s = &self.state;
         let query = JobQuery { reasons: true, arrays: true, ..JobQuery::default() };
         let mut out = String::new();
-        for (&id, j) in &s.jobs {
+        for (&id, j) in &s.book.jobs {
             let info = serde_json::to_string(&s.info(id, j, t, &query)).expect("json");
             let e = &s.engine;
             let job = id;
@@ -175,13 +175,16 @@ impl Twin {
         out.push_str(&serde_json::to_string(&crate::views::hosts(s)).expect("json"));
         out.push_str(&serde_json::to_string(&crate::views::shares(&s.engine, t)).expect("json"));
         out.push_str(&format!(
-            "\nrunning={:?} book={:?} arrays={:?} unmade={:?} next={} number={}",
-            s.running,
-            s.book,
-            s.arrays,
-            s.tails.iter().map(|(id, t)| (id, &t.unmade)).collect::<Vec<_>>(),
+            "\nrunning={:?} closed={:?} {:?} reach={:?} agents={} arrays={:?} unmade={:?} next={} number={}",
+            s.book.running,
+            s.book.closed_hosts,
+            s.book.closed_queues,
+            s.book.reaches().collect::<Vec<_>>(),
+            s.book.agents,
+            s.book.arrays,
+            s.book.tails.iter().map(|(id, t)| (id, &t.unmade)).collect::<Vec<_>>(),
             s.engine.next_job_id(),
-            s.numbers.next()
+            s.book.numbers.next()
         ));
         out
     }
@@ -244,7 +247,7 @@ pub(crate) fn differences(steady: &str, restarted: &str) -> String {
 
 /// The job the `k`-th pick names: one of the jobs there are, in id order.
 pub(crate) fn pick(state: &State, k: usize) -> Option<JobId> {
-    let ids: Vec<JobId> = state.jobs.keys().copied().collect();
+    let ids: Vec<JobId> = state.book.jobs.keys().copied().collect();
     (!ids.is_empty()).then(|| ids[k % ids.len()])
 }
 
@@ -252,7 +255,7 @@ fn submission(state: &State, op: &Op, cwd: &Path) -> Option<Submit> {
     let Op::Submit { queue, slots, max, limit, dep, array, flags } = *op else { return None };
     let depends = dep.and_then(|(kind, k)| {
         let id = pick(state, k)?;
-        Some(format!("{}({})", ["done", "ended", "exit"][kind as usize], state.job_ref(id)))
+        Some(format!("{}({})", ["done", "ended", "exit"][kind as usize], state.book.job_ref(id)))
     });
     Some(Submit {
         queue: Some(QUEUE_NAMES[queue as usize].to_string()),
@@ -308,7 +311,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
         } else if let Op::Wait(secs) = op {
             t = Time(t.0 + secs);
         } else if let Op::End(k, exit) = op {
-            let running: Vec<JobId> = twins[0].state.running.iter().copied().collect();
+            let running: Vec<JobId> = twins[0].state.book.running.iter().copied().collect();
             if !running.is_empty() {
                 let job = running[k % running.len()];
                 for twin in &mut twins {
@@ -324,26 +327,26 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 let request = match *op {
                     Op::Submit { .. } => submission(&twin.state, op, &root).map(|s| Request::Submit(Box::new(s))),
                     Op::Kill(k) => pick(&twin.state, k).map(|id| Request::Kill {
-                        jobs: vec![twin.state.job_ref(id)],
+                        jobs: vec![twin.state.book.job_ref(id)],
                         signal: None,
                         job_group: None,
                     }),
                     Op::Stop(k) | Op::Resume(k) => pick(&twin.state, k).map(|id| Request::Suspend {
-                        jobs: vec![twin.state.job_ref(id)],
+                        jobs: vec![twin.state.book.job_ref(id)],
                         stop: matches!(op, Op::Stop(_)),
                         job_group: None,
                     }),
                     Op::Switch(k, q) => pick(&twin.state, k).map(|id| Request::Switch {
-                        jobs: vec![twin.state.job_ref(id)],
+                        jobs: vec![twin.state.book.job_ref(id)],
                         queue: QUEUE_NAMES[q as usize].into(),
                     }),
                     Op::Modify(k, n) => pick(&twin.state, k).map(|id| Request::Modify {
-                        job: twin.state.job_ref(id),
+                        job: twin.state.book.job_ref(id),
                         changes: Box::new(Changes { slots: Some(n), ..Changes::default() }),
                     }),
                     Op::ArrayLimit(k, n) => pick(&twin.state, k).map(|id| Request::Modify {
                         job: JobRef::job(
-                            twin.state.jobs.get(&id).and_then(|j| j.array).map_or(id, |(first, _)| first).0,
+                            twin.state.book.jobs.get(&id).and_then(|j| j.array).map_or(id, |(first, _)| first).0,
                         ),
                         changes: Box::new(Changes { array_limit: Some(n), ..Changes::default() }),
                     }),
@@ -355,7 +358,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                         }))
                     }
                     Op::Requeue(k, hold) => pick(&twin.state, k).map(|id| Request::Requeue {
-                        jobs: vec![twin.state.job_ref(id)],
+                        jobs: vec![twin.state.book.job_ref(id)],
                         states: all(),
                         hold,
                     }),

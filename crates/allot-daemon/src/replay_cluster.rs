@@ -63,10 +63,11 @@ type Links = BTreeMap<String, (u64, mpsc::UnboundedReceiver<ToAgent>)>;
 /// The runs allotd says run on `host`: job and attempt.
 fn runs_on(twin: &Twin, host: &str) -> Vec<(JobId, u32)> {
     let s = &twin.state;
-    s.running
+    s.book
+        .running
         .iter()
         .filter_map(|id| {
-            s.jobs.get(id).filter(|j| j.alloc.first().is_some_and(|a| a.0 == host)).map(|j| (*id, j.attempt))
+            s.book.jobs.get(id).filter(|j| j.alloc.first().is_some_and(|a| a.0 == host)).map(|j| (*id, j.attempt))
         })
         .collect()
 }
@@ -157,10 +158,10 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
             }
             Op::End(k, exit) => {
-                let running: Vec<JobId> = twins[0].0.state.running.iter().copied().collect();
+                let running: Vec<JobId> = twins[0].0.state.book.running.iter().copied().collect();
                 let Some(&job) = running.get(k % running.len().max(1)) else { continue };
                 let Some((host, attempt)) =
-                    twins[0].0.state.jobs.get(&job).and_then(|j| Some((j.alloc.first()?.0.clone(), j.attempt)))
+                    twins[0].0.state.book.jobs.get(&job).and_then(|j| Some((j.alloc.first()?.0.clone(), j.attempt)))
                 else {
                     continue;
                 };
@@ -194,7 +195,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Kill(k) => {
                 for (twin, _) in &mut twins {
                     if let Some(id) = pick(&twin.state, k) {
-                        let jobs = vec![twin.state.job_ref(id)];
+                        let jobs = vec![twin.state.book.job_ref(id)];
                         answers.push(twin.request(Request::Kill { jobs, signal: None, job_group: None }, t));
                     }
                 }

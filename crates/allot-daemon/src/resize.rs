@@ -25,12 +25,13 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use allot_engine::{HostIdx, JobId, Slots, Time};
+use allot_engine::{JobId, Slots, Time};
 use allot_proto::{JobRef, JobStatus, ResizeAction, Response};
 use allot_store::Record;
 
+use crate::daemon_job::JobPaths;
 use crate::serve::{Caller, keep, may_act};
-use crate::state::{ApplyError, State};
+use crate::state::State;
 
 /// How long a notification command may run.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -59,36 +60,9 @@ pub(crate) struct Notifying {
     until: Instant,
 }
 
-impl State {
-    /// The job's allocation as the engine now has it, for the commands
-    /// and `blaunch`.
-    pub(crate) fn refresh_alloc(&mut self, job: JobId) {
-        let Some(alloc) = self.engine.job_alloc(job) else { return };
-        let named: Vec<(String, u32)> =
-            alloc.iter().map(|&(h, n)| (self.engine.host_name(h).to_string(), n.0)).collect();
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.alloc = named;
-        }
-    }
-
-    /// Host names with slots, as the engine names them.
-    pub(crate) fn host_slots(&self, job: JobId, named: &[(String, u32)]) -> Result<Vec<(HostIdx, Slots)>, ApplyError> {
-        named
-            .iter()
-            .map(|(h, n)| {
-                let i = self
-                    .engine
-                    .host_index(h)
-                    .ok_or_else(|| ApplyError::Job { job, reason: format!("host `{h}` is not configured") })?;
-                Ok((i, Slots(*n)))
-            })
-            .collect()
-    }
-}
-
 /// The job's notification command, if it has one.
 fn command_of(state: &State, job: JobId) -> Option<String> {
-    let j = state.jobs.get(&job)?;
+    let j = state.book.jobs.get(&job)?;
     j.record.extras().resize_notify.clone().or_else(|| state.resize_notify.get(j.record.spec.app.as_deref()?).cloned())
 }
 
@@ -101,7 +75,7 @@ pub(crate) fn notify(state: &mut State, job: JobId, change: Change, command: Opt
     let (event, hosts) = match &change {
         Change::Grow(alloc) => ("grow", alloc.iter().map(|(h, n)| format!("{h} {n}")).collect::<Vec<_>>()),
         Change::Shrink { release, .. } => {
-            let on = |h: &str| state.jobs.get(&job).and_then(|j| j.alloc.iter().find(|a| a.0 == h).map(|a| a.1));
+            let on = |h: &str| state.book.jobs.get(&job).and_then(|j| j.alloc.iter().find(|a| a.0 == h).map(|a| a.1));
             ("shrink", release.iter().map(|(h, n)| format!("{h} {}", n.or_else(|| on(h)).unwrap_or(0))).collect())
         }
     };
@@ -121,7 +95,7 @@ pub(crate) fn notify(state: &mut State, job: JobId, change: Change, command: Opt
 /// The command as a task of the job's run on its first execution host
 /// (with agents): its host and tag, `None` when it cannot be sent.
 fn send_task(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> Option<(String, u64, Option<i32>)> {
-    let j = state.jobs.get(&job)?;
+    let j = state.book.jobs.get(&job)?;
     let (first, attempt, user) = (j.alloc.first()?.0.clone(), j.attempt, j.record.spec.user.clone());
     let mut spec = crate::running::exec_spec(state, job, &j.alloc, None)?;
     spec.command = cmd.to_string();
@@ -162,9 +136,9 @@ pub(crate) fn remote_ended(state: &mut State, host: &str, tag: u64, exit: i32) {
 
 /// The command as the job's owner, in its working directory.
 fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> Result<Child, String> {
-    let user = state.jobs.get(&job).ok_or("no such job")?.record.spec.user.clone();
+    let user = state.book.jobs.get(&job).ok_or("no such job")?.record.spec.user.clone();
     let account = state.accounts.lookup(&user);
-    let j = state.jobs.get(&job).ok_or("no such job")?;
+    let j = state.book.jobs.get(&job).ok_or("no such job")?;
     let spec = crate::running::exec_spec(state, job, &j.alloc, account.clone()).ok_or("no such job")?;
     let mut c = Command::new("/bin/sh");
     c.arg("-c").arg(cmd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
@@ -215,7 +189,7 @@ pub(crate) fn poll(state: &mut State) -> Vec<Record> {
                 false
             }
         };
-        let running = state.jobs.get(&n.job).is_some_and(|j| j.status.unfinished() && !j.alloc.is_empty());
+        let running = state.book.jobs.get(&n.job).is_some_and(|j| j.status.unfinished() && !j.alloc.is_empty());
         match (n.change, ok, running) {
             (_, _, false) => {}
             (Change::Grow(_), true, _) => {}
@@ -245,12 +219,12 @@ pub(crate) fn request(
     records: &mut Vec<Record>,
 ) -> Response {
     let outcome = (|| {
-        let job = match state.resolve(r)[..] {
+        let job = match state.book.resolve(r)[..] {
             [id] => id,
             [] => return Err(format!("Job <{r}>: No matching job found")),
             _ => return Err(format!("Job <{r}>: a job array; name one element, as {r}[1]")),
         };
-        let j = state.jobs.get(&job).ok_or_else(|| format!("Job <{r}>: No matching job found"))?;
+        let j = state.book.jobs.get(&job).ok_or_else(|| format!("Job <{r}>: No matching job found"))?;
         if !may_act(state, caller, &j.record.spec.user) {
             return Err(format!("Job <{r}>: User permission denied"));
         }

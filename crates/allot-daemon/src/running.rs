@@ -9,6 +9,7 @@ use allot_store::{PreExecEnd, Record};
 use anyhow::anyhow;
 use tokio::sync::mpsc;
 
+use crate::daemon_job::JobPaths;
 use crate::serve::Input;
 use crate::state::State;
 
@@ -32,12 +33,12 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
     }
     let due =
         state.last_usage.is_none_or(|at| state.now.saturating_duration_since(at).as_secs() >= state.usage_interval);
-    if !due || state.running.is_empty() {
+    if !due || state.book.running.is_empty() {
         return;
     }
     state.last_usage = Some(state.now);
     let plan = allot_agent::measure::Sampling {
-        jobs: state.running.iter().map(|j| j.0).collect(),
+        jobs: state.book.running.iter().map(|j| j.0).collect(),
         files: state.files.clone(),
         cgroups: state.cgroups.as_ref().map(|c| c.base().to_path_buf()),
         tasks: Vec::new(),
@@ -61,10 +62,10 @@ pub(crate) fn measure(state: &mut State, wake: &mpsc::Sender<Input>, records: &m
 fn usage_records(state: &State, samples: &[allot_agent::measure::Sample], records: &mut Vec<Record>) {
     for &(job, cpu_time, mem_kb) in samples {
         let job = JobId(job);
-        if !state.running.contains(&job) {
+        if !state.book.running.contains(&job) {
             continue;
         }
-        let last = state.jobs.get(&job).and_then(|j| j.usage);
+        let last = state.book.jobs.get(&job).and_then(|j| j.usage);
         if last != Some((cpu_time, mem_kb)) {
             records.push(Record::Usage { job, cpu_time, mem_kb });
         }
@@ -87,7 +88,7 @@ const TERMINATE: [nix::sys::signal::Signal; 3] =
 /// Starts ending `job` at a limit: the kill is recorded with its reason
 /// (unless the job is being killed already) and the signals begin.
 pub(crate) fn start_terminating(state: &mut State, job: JobId, term: allot_store::Term, records: &mut Vec<Record>) {
-    if state.jobs.get(&job).is_none_or(|j| j.killed.is_some()) {
+    if state.book.jobs.get(&job).is_none_or(|j| j.killed.is_some()) {
         return;
     }
     records.push(Record::Killed { job, term });
@@ -100,7 +101,7 @@ pub(crate) fn start_terminating(state: &mut State, job: JobId, term: allot_store
 pub(crate) fn warn(state: &mut State, t: allot_engine::Time) {
     let due: Vec<JobId> = state.warnings.iter().filter(|(_, (at, _))| *at <= t.0).map(|(&job, _)| job).collect();
     for job in due {
-        if !state.running.contains(&job) {
+        if !state.book.running.contains(&job) {
             state.warnings.remove(&job);
             continue;
         }
@@ -121,7 +122,7 @@ pub(crate) fn terminate(state: &mut State) {
     let now = state.now;
     let due: Vec<JobId> = state.terminating.iter().filter(|(_, (_, at))| *at <= now).map(|(&job, _)| job).collect();
     for job in due {
-        if !state.running.contains(&job) {
+        if !state.book.running.contains(&job) {
             state.terminating.remove(&job);
             continue;
         }
@@ -143,11 +144,12 @@ pub(crate) fn terminate(state: &mut State) {
 /// part ([`measured_kb`]).
 fn over_memory(state: &State) -> Vec<JobId> {
     state
+        .book
         .running
         .iter()
         .copied()
         .filter(|id| {
-            state.jobs.get(id).is_some_and(|j| {
+            state.book.jobs.get(id).is_some_and(|j| {
                 let x = j.record.extras();
                 let per_host = state.cluster.as_ref().and_then(|c| c.usage.get(id));
                 x.mem_limit_kb.is_some_and(|limit| measured_kb(j.usage, per_host, x.host_mem_limit) > limit)
@@ -184,12 +186,12 @@ pub(crate) fn recover_running(state: &mut State, wake: &mpsc::Sender<Input>, t: 
         return Ok(());
     }
     let mut lost = Vec::new();
-    for id in state.running.clone() {
+    for id in state.book.running.clone() {
         if state.files.read_exit(id.0).is_some() {
             continue;
         }
         if !state.files.started(id.0) && state.files.try_lock(id.0)?.is_some() {
-            let alloc = state.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
+            let alloc = state.book.jobs.get(&id).map(|j| j.alloc.clone()).unwrap_or_default();
             lost.extend(start_job(state, id, &alloc, wake));
         }
     }
@@ -218,11 +220,11 @@ pub(crate) fn orphans(state: &mut State, mut candidates: std::collections::BTree
     }
     if state.last_sweep.is_none_or(|at| state.now.saturating_duration_since(at).as_secs() >= SWEEP_SECONDS) {
         state.last_sweep = Some(state.now);
-        candidates.extend(state.running.iter().copied());
+        candidates.extend(state.book.running.iter().copied());
     }
     let mut out = Vec::new();
     for id in candidates {
-        if !state.running.contains(&id) {
+        if !state.book.running.contains(&id) {
             continue;
         }
         if let Some((exit, reason)) = state.files.orphan_end(id.0) {
@@ -248,16 +250,16 @@ pub(crate) fn ended(
     out: &mut Vec<(Time, Record)>,
 ) {
     let at = Time(ended.clamp(state.clock.0, t.0.max(state.clock.0)));
-    if report.oom_killed && state.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
+    if report.oom_killed && state.book.jobs.get(&job).is_some_and(|j| j.killed.is_none()) {
         out.push((at, Record::Killed { job, term: allot_store::Term::MemLimit }));
     }
     // A failed pre-execution command: pending again, or held once it has
     // failed MAX_PREEXEC_RETRY times; its code 99 ends the job.
     let pre_exec = (report.pre_exec_failed && report.exit != allot_exec::PRE_EXEC_ABORT).then(|| {
-        let failures = state.jobs.get(&job).map_or(0, |j| j.pre_exec_failures) + 1;
+        let failures = state.book.jobs.get(&job).map_or(0, |j| j.pre_exec_failures) + 1;
         if failures >= state.max_preexec_retry { PreExecEnd::Hold } else { PreExecEnd::Retry }
     });
-    let started = state.jobs.get(&job).and_then(|j| j.start_time).unwrap_or(0);
+    let started = state.book.jobs.get(&job).and_then(|j| j.start_time).unwrap_or(0);
     let ran_until = Some(ended.max(started)).filter(|&e| e < at.0);
     let finished = Record::Finished {
         job,
@@ -312,7 +314,7 @@ pub(crate) fn start_job(
 /// Writes the job's spec and starts its supervisor; the error is why the
 /// job cannot start.
 fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> Result<(), String> {
-    let Some(user) = state.jobs.get(&job).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
+    let Some(user) = state.book.jobs.get(&job).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
     // As root, a job runs as its owner, and only as them: an owner who is
     // gone by now ends the job, never runs it as root.
     let account = state.accounts.lookup(&user);
@@ -349,7 +351,7 @@ pub(crate) fn exec_spec(
     alloc: &[(String, u32)],
     account: Option<allot_agent::accounts::Account>,
 ) -> Option<ExecSpec> {
-    let j = state.jobs.get(&job)?;
+    let j = state.book.jobs.get(&job)?;
     let r = &j.record;
     let user = &r.spec.user;
     let shown = j.job_ref();

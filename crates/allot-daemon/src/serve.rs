@@ -171,7 +171,7 @@ pub async fn run(config_dir: Option<PathBuf>) -> anyhow::Result<()> {
                             let _ = reply.send(crate::metrics::render(&state));
                         }
                         Input::JobRefs(ids, reply) => {
-                            let _ = reply.send(ids.iter().map(|&id| state.job_ref(id)).collect());
+                            let _ = reply.send(ids.iter().map(|&id| state.book.job_ref(id)).collect());
                         }
                         Input::Measured(samples) => state.measured = Some(samples),
                         Input::Committed(done) => {

@@ -329,20 +329,20 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
                 _ => "no answer".into(),
             };
             assert!(
-                twin.state.jobs.contains_key(&before),
+                twin.state.book.jobs.contains_key(&before),
                 "line {}: allotd refused what the simulator took: {said}",
                 j.line
             );
-            first_id.insert(j.id, twin.state.jobs[&before].number);
+            first_id.insert(j.id, twin.state.book.jobs[&before].number);
             for id in (before.0..twin.state.engine.next_job_id().0).map(JobId) {
-                let index = twin.state.jobs.get(&id).and_then(|d| d.array).map_or(0, |a| a.1);
+                let index = twin.state.book.jobs.get(&id).and_then(|d| d.array).map_or(0, |a| a.1);
                 key_of.insert(id, (j.id, index));
             }
             next += 1;
         }
         twin.tick(Time(t), &wake);
-        for (&id, j) in &twin.state.jobs {
-            if let (Some(start), true) = (j.start_time, twin.state.running.contains(&id)) {
+        for (&id, j) in &twin.state.book.jobs {
+            if let (Some(start), true) = (j.start_time, twin.state.book.running.contains(&id)) {
                 let (n, index) = key_of[&id];
                 let key = (n, index, j.attempt.saturating_sub(1));
                 // Its hosts as they are now: a job that grew holds more.

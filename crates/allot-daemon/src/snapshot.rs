@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Source;
 use crate::confirm::Unconfirmed;
-use crate::numbers::Numbers;
-use crate::state::{DaemonJob, State};
+use crate::state::{BookJob, State};
+use allot_store::Numbers;
 
 /// How a snapshot's body is written: JSON of [`Saved`]. A release that
 /// changes what it holds takes a new number; a restart on a snapshot of
@@ -49,12 +49,12 @@ pub(crate) struct Saved {
     closed_hosts: BTreeSet<String>,
     /// The jobs' environments, once each; a job names its by position.
     envs: Vec<Env>,
-    jobs: Vec<(JobId, u32, DaemonJob)>,
+    jobs: Vec<(JobId, u32, BookJob)>,
     arrays: BTreeMap<JobId, Vec<u32>>,
     /// The arrays' elements not made yet, each template's environment by
     /// position as a job's.
     #[serde(default)]
-    tails: Vec<(JobId, u32, crate::array_tail::Tail)>,
+    tails: Vec<(JobId, u32, allot_store::Tail)>,
     numbers: Numbers,
     running: BTreeSet<JobId>,
     pending_kills: Vec<(JobId, i32)>,
@@ -130,7 +130,7 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
     let finished = if archive { 0 } else { state.snapshots.finished };
     // The next after as many records as this one holds jobs, at least:
     // its cost, which grows with the jobs, spread over them.
-    let at = EVERY_RECORDS.max(state.jobs.len() as u64);
+    let at = EVERY_RECORDS.max(state.book.jobs.len() as u64);
     state.snapshots = Due { since: 0, at, finished, max_job_num: state.snapshots.max_job_num };
     let began = std::time::Instant::now();
     let reach = state.book.reaches().map(|(h, r)| (h.to_string(), Some(r))).collect();
@@ -141,19 +141,19 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
         closed_queues: state.book.closed_queues.clone(),
         closed_hosts: state.book.closed_hosts.clone(),
         envs: Vec::new(),
-        jobs: state.jobs.iter().map(|(&id, j)| (id, 0, j.clone())).collect(),
-        arrays: state.arrays.clone(),
-        tails: state.tails.iter().map(|(&id, t)| (id, 0, t.clone())).collect(),
-        numbers: state.numbers.clone(),
-        running: state.running.clone(),
+        jobs: state.book.jobs.iter().map(|(&id, j)| (id, 0, j.clone())).collect(),
+        arrays: state.book.arrays.clone(),
+        tails: state.book.tails.iter().map(|(&id, t)| (id, 0, t.clone())).collect(),
+        numbers: state.book.numbers.clone(),
+        running: state.book.running.clone(),
         pending_kills: state.pending_kills.iter().map(|(&id, &s)| (id, s as i32)).collect(),
         warnings: state.warnings.clone(),
-        finished: state.finished.clone(),
+        finished: state.book.finished.clone(),
         clock: state.clock,
         decisions: state.decisions.clone(),
         pass_was_full: state.pass_was_full,
         unconfirmed: state.unconfirmed.clone(),
-        requests: state.requests.clone(),
+        requests: state.book.requests.clone(),
         reach,
         copied_in: 0.0,
         archive,
@@ -295,24 +295,24 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), SnapshotErr
     state.configured_at = saved.configured_at;
     state.book.closed_queues = saved.closed_queues;
     state.book.closed_hosts = saved.closed_hosts;
-    let shared: Vec<Env> = saved.envs.iter().map(|e| state.intern(e)).collect();
+    let shared: Vec<Env> = saved.envs.iter().map(|e| state.book.intern(e)).collect();
     for (id, env, mut job) in saved.jobs {
         let missing = SnapshotError::NoEnvironment { what: "job", job: id, env };
         job.record.env = shared.get(env as usize).cloned().ok_or(missing)?;
-        state.names.insert(&job.record.spec.user, &job.record.name, id);
-        state.jobs.insert(id, job);
+        state.book.names.insert(&job.record.spec.user, &job.record.name, id);
+        state.book.jobs.insert(id, job);
     }
-    state.arrays = saved.arrays;
+    state.book.arrays = saved.arrays;
     for (id, env, mut tail) in saved.tails {
         let shared = shared.get(env as usize).cloned();
         tail.template.record.env = shared.ok_or(SnapshotError::NoEnvironment { what: "job array", job: id, env })?;
         for (_, j) in &mut tail.removed {
             j.record.env = tail.template.record.env.clone();
         }
-        state.tails.insert(id, tail);
+        state.book.tails.insert(id, tail);
     }
-    state.numbers = saved.numbers;
-    state.running = saved.running;
+    state.book.numbers = saved.numbers;
+    state.book.running = saved.running;
     for (id, s) in saved.pending_kills {
         let signal = nix::sys::signal::Signal::try_from(s).map_err(|why| SnapshotError::BadSignal {
             job: id,
@@ -322,12 +322,12 @@ pub(crate) fn restore(state: &mut State, saved: Saved) -> Result<(), SnapshotErr
         state.pending_kills.insert(id, signal);
     }
     state.warnings = saved.warnings;
-    state.finished = saved.finished;
+    state.book.finished = saved.finished;
     state.clock = saved.clock;
     state.decisions = saved.decisions;
     state.pass_was_full = saved.pass_was_full;
     state.unconfirmed = saved.unconfirmed;
-    state.requests = saved.requests;
+    state.book.requests = saved.requests;
     for (host, reach) in saved.reach {
         if let Some(reach) = reach.filter(|_| state.engine.host_index(&host).is_some()) {
             state.book.restore_reach(host, reach);

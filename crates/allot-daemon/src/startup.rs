@@ -87,13 +87,7 @@ pub(crate) fn open_state(
         host: allot_config::defaults::this_host(),
         supervisors,
         cgroups: allot_exec::cgroup::Cgroups::detect(&allot_exec::cgroup::tag_of(state_dir)),
-        jobs: BTreeMap::new(),
-        arrays: BTreeMap::new(),
-        tails: BTreeMap::new(),
-        numbers: Default::default(),
-        running: Default::default(),
         pending_kills: BTreeMap::new(),
-        envs: Default::default(),
         passes: Default::default(),
         usage_interval,
         last_usage: None,
@@ -112,7 +106,6 @@ pub(crate) fn open_state(
         queue_extras,
         resize_notify,
         notifying: Vec::new(),
-        finished: Default::default(),
         clock: Time(0),
         now: std::time::Instant::now(),
         supervisors_ended: Default::default(),
@@ -121,8 +114,6 @@ pub(crate) fn open_state(
         decisions: Vec::new(),
         pass_was_full: false,
         unconfirmed: Default::default(),
-        requests: Default::default(),
-        names: Default::default(),
         deferred: Vec::new(),
         measured: None,
         accounts: Default::default(),
@@ -162,7 +153,7 @@ pub(crate) fn open_state(
             // them, as the live daemon forgot them, but a day later than
             // it did: what a record names was known when it was written.
             if t.0 >= cleaned + 3600 {
-                state.clean(t.0.saturating_sub(REPLAY_CLEAN_LAG));
+                state.book.clean(t.0.saturating_sub(REPLAY_CLEAN_LAG), state.clean_period);
                 cleaned = t.0;
             }
             state.apply(*t, r).map_err(|e| {
@@ -184,9 +175,9 @@ pub(crate) fn open_state(
     match from_snapshot {
         Some(seq) => eprintln!(
             "allotd: the snapshot of the state at record {seq} taken up, {replayed} records after it replayed, {} jobs",
-            state.jobs.len()
+            state.book.jobs.len()
         ),
-        None => eprintln!("allotd: {replayed} records replayed, {} jobs", state.jobs.len()),
+        None => eprintln!("allotd: {replayed} records replayed, {} jobs", state.book.jobs.len()),
     }
     crate::cluster::started(&mut state);
     match &state.cgroups {
@@ -197,7 +188,7 @@ pub(crate) fn open_state(
         ),
     }
     // Made again at the next job's start.
-    if let Some(c) = state.cgroups.as_ref().filter(|_| state.running.is_empty()) {
+    if let Some(c) = state.cgroups.as_ref().filter(|_| state.book.running.is_empty()) {
         c.release();
     }
     // The CPUs the agents found stay (the files read again have none).

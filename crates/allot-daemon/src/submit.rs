@@ -19,8 +19,8 @@ pub(crate) fn submit(
     records: &mut Vec<Record>,
 ) -> Response {
     // The same request again (its answer was lost): the job it made.
-    if let Some(&job) = s.request.as_ref().and_then(|r| state.requests.get(r)) {
-        if let Some(j) = state.jobs.get(&job).filter(|j| j.record.spec.user == caller.user) {
+    if let Some(&job) = s.request.as_ref().and_then(|r| state.book.requests.get(r)) {
+        if let Some(j) = state.book.jobs.get(&job).filter(|j| j.record.spec.user == caller.user) {
             let queue = j.record.spec.queue.clone().unwrap_or_default();
             return Response::Submitted { job: j.number, queue, warning: None };
         }
@@ -102,7 +102,7 @@ pub(crate) fn submit(
     };
     // Through `apply`, as a restart replays it: what is refused here is
     // never logged.
-    let (job, number) = (state.engine.next_job_id(), state.numbers.next());
+    let (job, number) = (state.engine.next_job_id(), state.book.numbers.next());
     let warning = mail_warning(state, s.mail.as_ref());
     let record = Record::Submitted {
         job,
@@ -231,14 +231,14 @@ fn unmade_named(state: &State, user: &str, name: &str, room: usize, ids: &mut Ve
         .strip_suffix(']')
         .and_then(|n| n.rsplit_once('['))
         .and_then(|(base, i)| Some((base, i.parse::<u32>().ok()?)));
-    for (first, t) in state.tails.iter().filter(|(_, t)| t.template.record.spec.user == user) {
+    for (first, t) in state.book.tails.iter().filter(|(_, t)| t.template.record.spec.user == user) {
         let left = room.saturating_sub(ids.len());
         if allot_config::deps::name_matches(name, &t.template.record.name) {
             ids.extend(t.unmade.iter().take(left));
         } else if let Some((_, index)) =
             element.filter(|(base, _)| allot_config::deps::name_matches(base, &t.template.record.name))
         {
-            let k = state.arrays.get(first).and_then(|ix| ix.binary_search(&index).ok());
+            let k = state.book.arrays.get(first).and_then(|ix| ix.binary_search(&index).ok());
             ids.extend(k.map(|k| first.offset(k as u64)).filter(|&id| t.unmade.contains(id)).into_iter().take(left));
         }
     }
@@ -252,7 +252,7 @@ fn unmade_named(state: &State, user: &str, name: &str, room: usize, ids: &mut Ve
 /// `room` of them (past the bound, the caller refuses the expression).
 fn resolve_target(state: &State, user: &str, target: DepTarget, room: usize) -> Result<Vec<JobId>, String> {
     let by_ref = |r: JobRef| {
-        let ids = state.resolve(r);
+        let ids = state.book.resolve(r);
         if ids.is_empty() { Err(format!("-w: job <{r}> is not a job of this cluster")) } else { Ok(ids) }
     };
     match target {
@@ -261,15 +261,16 @@ fn resolve_target(state: &State, user: &str, target: DepTarget, room: usize) -> 
         DepTarget::Name(name) => {
             // Among the user's jobs under the pattern's prefix (`names`),
             // in id order as the job table lists them.
-            let matches = |j: &crate::state::DaemonJob| {
+            let matches = |j: &crate::state::BookJob| {
                 allot_config::deps::name_matches(&name, &j.record.name)
                     || (j.array.is_some() && allot_config::deps::name_matches(&name, &j.display_name()))
             };
             let mut ids: Vec<JobId> = state
+                .book
                 .names
                 .candidates(user, &name)
                 .map(|(_, id)| id)
-                .filter(|id| state.jobs.get(id).is_some_and(&matches))
+                .filter(|id| state.book.jobs.get(id).is_some_and(&matches))
                 .take(room)
                 .collect();
             unmade_named(state, user, &name, room, &mut ids);

@@ -45,10 +45,10 @@ pub struct TermLink {
 /// The job a request names, if it is the caller's interactive job.
 fn owned(state: &State, caller: &Caller, number: u64) -> Result<JobId, String> {
     let shown = JobRef::job(number);
-    let Some(id) = state.resolve(shown).first().copied() else {
+    let Some(id) = state.book.resolve(shown).first().copied() else {
         return Err(format!("Job <{shown}>: No matching job found"));
     };
-    let j = state.jobs.get(&id).ok_or_else(|| format!("Job <{shown}>: No matching job found"))?;
+    let j = state.book.jobs.get(&id).ok_or_else(|| format!("Job <{shown}>: No matching job found"))?;
     if caller.uid != 0 && caller.user != j.record.spec.user {
         return Err(format!("Job <{shown}>: User permission denied"));
     }
@@ -175,9 +175,12 @@ pub(crate) fn heard(state: &mut State, host: &str, message: FromAgent) {
 pub(crate) fn sweep(state: &mut State) {
     let now = std::time::Instant::now();
     let ended: Vec<JobId> = match &state.cluster {
-        Some(c) => {
-            c.terminals.keys().filter(|id| state.jobs.get(id).is_none_or(|j| !j.status.unfinished())).copied().collect()
-        }
+        Some(c) => c
+            .terminals
+            .keys()
+            .filter(|id| state.book.jobs.get(id).is_none_or(|j| !j.status.unfinished()))
+            .copied()
+            .collect(),
         None => return,
     };
     let Some(c) = &mut state.cluster else { return };

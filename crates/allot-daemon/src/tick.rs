@@ -30,7 +30,7 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         crate::degraded::Check::Failing => return Logged::Yes,
         crate::degraded::Check::Failed(why) => return Logged::Failed(why),
     }
-    state.clean(t.0);
+    state.book.clean(t.0, state.clean_period);
     let mut stamped: Vec<(Time, Record)> = Vec::new();
     // Each end at the time its supervisor saw it (a job that ended while
     // allotd was down is charged until then, not until now), never before
@@ -44,9 +44,9 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
         .is_none_or(|at| state.now.saturating_duration_since(at) >= std::time::Duration::from_secs(1));
     let look: Vec<JobId> = if every {
         state.last_exit_look = Some(state.now);
-        state.running.iter().copied().collect()
+        state.book.running.iter().copied().collect()
     } else {
-        heard.iter().copied().filter(|id| state.running.contains(id)).collect()
+        heard.iter().copied().filter(|id| state.book.running.contains(id)).collect()
     };
     let mut ends: Vec<(Time, Record)> = crate::cluster::collect(state, t);
     let mut heard = heard;
@@ -132,13 +132,13 @@ pub(crate) fn tick_once(state: &mut State, wake: &mpsc::Sender<Input>, t: Time) 
             // job: SIGSTOP and SIGCONT. A job its user or an
             // administrator stopped (USUSP) stays as they left it.
             Decision::Suspend { job, by } => {
-                if state.jobs.get(&job).is_some_and(|j| j.status == allot_proto::JobStatus::Run) {
+                if state.book.jobs.get(&job).is_some_and(|j| j.status == allot_proto::JobStatus::Run) {
                     system_signal(state, job, nix::sys::signal::Signal::SIGSTOP);
                 }
                 apply_all(state, vec![(t, Record::Preempted { job, by })], &mut stamped);
             }
             Decision::Resume { job } => {
-                if state.jobs.get(&job).is_some_and(|j| j.status == allot_proto::JobStatus::Ssusp) {
+                if state.book.jobs.get(&job).is_some_and(|j| j.status == allot_proto::JobStatus::Ssusp) {
                     system_signal(state, job, nix::sys::signal::Signal::SIGCONT);
                 }
                 apply_all(state, vec![(t, Record::Resumed { job })], &mut stamped);
@@ -171,7 +171,7 @@ pub(crate) fn after_written(
     t: Time,
     wake: &mpsc::Sender<Input>,
 ) -> Option<String> {
-    let idle = !ended.is_empty() && state.running.is_empty() && starts.is_empty();
+    let idle = !ended.is_empty() && state.book.running.is_empty() && starts.is_empty();
     crate::cluster::acknowledge(state, &ended);
     for id in ended {
         state.files.clean_alone(id.0);

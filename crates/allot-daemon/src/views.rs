@@ -19,10 +19,10 @@ use allot_config::submission::at_column;
 /// pending too).
 fn slots_by_state<'a>(
     state: &'a State,
-    key: impl Fn(&'a crate::state::DaemonJob) -> &'a str,
+    key: impl Fn(&'a crate::state::BookJob) -> &'a str,
 ) -> BTreeMap<&'a str, [u32; 5]> {
     let mut slots: BTreeMap<&str, [u32; 5]> = BTreeMap::new();
-    for (id, j, n) in state.jobs_counted() {
+    for (id, j, n) in state.book.jobs_counted() {
         let column = match j.status {
             JobStatus::Pend | JobStatus::Psusp => 0,
             JobStatus::Run | JobStatus::Unkwn => 1,
@@ -33,7 +33,7 @@ fn slots_by_state<'a>(
         slots.entry(key(j)).or_default()[column] += n * state.slots_of(id, j);
     }
     for (id, n) in state.engine.reservations_held() {
-        if let Some(j) = state.jobs.get(&id) {
+        if let Some(j) = state.book.jobs.get(&id) {
             slots.entry(key(j)).or_default()[3] += n.0;
         }
     }
@@ -94,7 +94,7 @@ pub fn hosts(state: &State) -> Vec<HostInfo> {
     // Slots of stopped jobs per host: few jobs run at once, so walking
     // them is cheap.
     let mut stopped: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
-    for j in state.running.iter().filter_map(|id| state.jobs.get(id)) {
+    for j in state.book.running.iter().filter_map(|id| state.book.jobs.get(id)) {
         let preempted = match j.status {
             JobStatus::Ususp => false,
             JobStatus::Ssusp => true,
@@ -394,10 +394,10 @@ pub(crate) fn slots(state: &State, t: Time, select: Option<&str>) -> Response {
 
 /// `bjobs -p -l`, `allot explain`: everything that holds a pending job.
 pub(crate) fn explain(state: &State, job: allot_proto::JobRef, t: allot_engine::Time) -> allot_proto::Response {
-    let Some(&id) = state.resolve(job).first() else {
+    let Some(&id) = state.book.resolve(job).first() else {
         return allot_proto::Response::Error(format!("Job <{job}> is not found"));
     };
-    match state.engine.explain_named(id, t, &|id| state.job_ref(id).to_string()) {
+    match state.engine.explain_named(id, t, &|id| state.book.job_ref(id).to_string()) {
         Some(x) => match serde_json::to_value(&x) {
             Ok(v) => allot_proto::Response::Explained(v),
             Err(e) => allot_proto::Response::Error(format!("Job <{job}>: {e}")),

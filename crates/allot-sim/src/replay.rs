@@ -284,8 +284,11 @@ impl Replay<'_> {
                 let ev = Event::RemoveElements { array: *array, elements: elements.clone() };
                 let _ = self.engine.apply(Time(t), &ev);
             }
+            // Hosts and queues: the book's, applied as allotd applies them.
             Record::HostChanged { .. } | Record::HostReach { .. } | Record::QueueChanged { .. } => {
-                self.book.apply(&mut self.engine, Time(t), record);
+                if let Err(e) = allot_store::apply(&mut self.engine, &mut self.book, Time(t), record) {
+                    self.note(format!("a change of hosts or queues is refused here: {e}"));
+                }
             }
             Record::Reconfigured { config_dir, files } => self.reconfigured(t, config_dir, files),
             Record::Suspended { job, stop, .. } => {

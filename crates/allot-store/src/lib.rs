@@ -18,7 +18,9 @@ mod records;
 mod snapshots;
 
 pub use archive::{LogReader, history_dir, log_files};
-pub use book::Book;
+pub use book::{
+    ApplyError, Book, BookJob, Effects, GivenBefore, MADE_AHEAD, Names, Numbers, Spans, Tail, apply, host_slots,
+};
 pub use read::{Glance, RecordStream};
 pub use records::{Env, JobExtras, JobRecord, PreExecEnd, Reach, Record, Term};
 pub use snapshots::Snapshot;

@@ -1,19 +1,34 @@
-//! The log's world as the records build it, kept by one type and changed
-//! by one function for allotd (live and on a restart's replay) and for
-//! the history replay (`allot sim --from`): so far what administrators
-//! and agents made of the hosts and queues (`badmin hclose`, `qclose`, a
-//! host's agent heard or lost) and whether the engine may use each host.
-//! (The jobs, their numbers and their runs are still each side's own.)
+//! The log's world as the records build it, kept by one type ([`Book`])
+//! and changed by one function ([`apply`]) for allotd, live and on a
+//! restart's replay: the jobs (their records, numbers, names, runs and
+//! ends, the arrays' elements not made yet), and what administrators and
+//! agents made of the hosts and queues (`badmin hclose`, `qclose`, a
+//! host's agent heard or lost), with whether the engine may use each host.
+//! The history replay (`allot sim --from`) keeps the hosts and queues in
+//! one too; its jobs are its own, as it decides their runs again.
+
+mod apply;
+mod job;
+mod names;
+mod numbers;
+mod table;
+mod tail;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use allot_engine::{Engine, Event, HostIdx, Time};
-use serde::{Deserialize, Serialize};
+use allot_engine::{Engine, Event, HostIdx, JobId, Time};
 
-use crate::{Reach, Record};
+use crate::{Env, Reach, Record};
 
-/// Hosts and queues as the log has left them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub use apply::{ApplyError, Effects, apply};
+pub use job::{BookJob, Spans};
+pub use names::Names;
+pub use numbers::{GivenBefore, Numbers};
+pub use table::host_slots;
+pub use tail::{MADE_AHEAD, Tail};
+
+/// The jobs, hosts and queues as the log has left them.
+#[derive(Clone, Default)]
 pub struct Book {
     /// Closed by an administrator (`badmin hclose`).
     pub closed_hosts: BTreeSet<String>,
@@ -25,6 +40,29 @@ pub struct Book {
     /// Whether hosts have agents (a `[cluster]` in the configuration):
     /// then a host takes work only while its agent is heard from.
     pub agents: bool,
+    /// The job table: every job submitted and not yet forgotten
+    /// ([`Book::clean`]), each element of an array made so far.
+    pub jobs: BTreeMap<JobId, BookJob>,
+    /// Job arrays by id (their first element's): their indices in
+    /// ascending order, element `k` having id `id + k`.
+    pub arrays: BTreeMap<JobId, Vec<u32>>,
+    /// The elements of large arrays not made yet ([`Tail`]), by array.
+    pub tails: BTreeMap<JobId, Tail>,
+    /// The job numbers given, to the engine's ids.
+    pub numbers: Numbers,
+    /// The jobs running now, so a pass need not walk every job ever run.
+    pub running: BTreeSet<JobId>,
+    /// Finished jobs by end time, for [`Book::clean`]; an entry whose job
+    /// ran again since is passed over.
+    pub finished: BTreeSet<(u64, JobId)>,
+    /// Submissions' request ids and the jobs they made, for as long as the
+    /// jobs are known (see [`Book::clean`]).
+    pub requests: BTreeMap<String, JobId>,
+    /// The job table's jobs by owner and name, for `-w`'s names.
+    pub names: Names,
+    /// The distinct environments of the jobs, one copy each: a backlog of
+    /// 100,000 jobs holds a handful.
+    pub envs: BTreeSet<Env>,
 }
 
 impl Book {
@@ -52,8 +90,9 @@ impl Book {
 
     /// Applies a record about hosts or queues (`HostChanged`,
     /// `HostReach`, `QueueChanged`), telling the engine whether the host
-    /// takes new work; false, having done nothing, for any other record.
-    pub fn apply(&mut self, engine: &mut Engine, t: Time, record: &Record) -> bool {
+    /// takes new work (and a running job on a host reached or lost whether
+    /// it is UNKWN); false, having done nothing, for any other record.
+    fn apply_hosts(&mut self, engine: &mut Engine, t: Time, record: &Record) -> bool {
         match record {
             Record::HostChanged { host, up } => {
                 match up {
@@ -65,6 +104,7 @@ impl Book {
             Record::HostReach { host, reach } => {
                 self.reach.insert(host.clone(), *reach);
                 self.sync_host(engine, t, host);
+                self.host_reached(t, host);
             }
             Record::QueueChanged { queue, open } => {
                 match open {
@@ -148,13 +188,13 @@ mod tests {
         let mut book = Book::new(true);
         book.sync_hosts(&mut e, Time(0));
         assert_eq!(e.hosts().filter(|h| h.3).count(), 0, "agents not heard: every host down");
-        assert!(book.apply(&mut e, Time(1), &Record::HostReach { host: "a".into(), reach: Reach::Ok }));
+        assert!(book.apply_hosts(&mut e, Time(1), &Record::HostReach { host: "a".into(), reach: Reach::Ok }));
         assert_eq!(e.hosts().filter(|h| h.3).map(|h| h.0.to_string()).collect::<Vec<_>>(), ["a"]);
-        assert!(book.apply(&mut e, Time(2), &Record::HostChanged { host: "a".into(), up: false }));
+        assert!(book.apply_hosts(&mut e, Time(2), &Record::HostChanged { host: "a".into(), up: false }));
         assert_eq!(e.hosts().filter(|h| h.3).count(), 0, "closed");
-        assert!(book.apply(&mut e, Time(3), &Record::QueueChanged { queue: "normal".into(), open: false }));
+        assert!(book.apply_hosts(&mut e, Time(3), &Record::QueueChanged { queue: "normal".into(), open: false }));
         assert!(book.closed_queues.contains("normal"));
-        assert!(!book.apply(&mut e, Time(4), &Record::Scheduled { full: false }));
+        assert!(!book.apply_hosts(&mut e, Time(4), &Record::Scheduled { full: false }));
     }
 
     /// A reconfiguration forgets what names hosts and queues gone.
@@ -163,10 +203,10 @@ mod tests {
         let mut e = engine();
         let mut book = Book::new(true);
         for h in ["a", "b", "gone"] {
-            book.apply(&mut e, Time(1), &Record::HostReach { host: h.into(), reach: Reach::Ok });
-            book.apply(&mut e, Time(1), &Record::HostChanged { host: h.into(), up: false });
+            book.apply_hosts(&mut e, Time(1), &Record::HostReach { host: h.into(), reach: Reach::Ok });
+            book.apply_hosts(&mut e, Time(1), &Record::HostChanged { host: h.into(), up: false });
         }
-        book.apply(&mut e, Time(1), &Record::QueueChanged { queue: "gone".into(), open: false });
+        book.apply_hosts(&mut e, Time(1), &Record::QueueChanged { queue: "gone".into(), open: false });
         book.reconfigured(&mut e, false, Time(2));
         assert_eq!(book.closed_hosts.iter().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(book.reaches().map(|r| r.0).collect::<Vec<_>>(), ["a", "b"]);
