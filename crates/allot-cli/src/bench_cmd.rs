@@ -68,7 +68,7 @@ fn measure(exe: &Path, state: &Path, pid: u32, jobs: u64, connections: u64) -> a
                 let mut client = Client::connect(&socket)?;
                 for _ in 0..n {
                     let submit = Submit {
-                        slots: 1,
+                        submission: allot_proto::Submission { slots: 1, ..Default::default() },
                         command: "sleep 100000".into(),
                         cwd: cwd.clone(),
                         output: Some(("/dev/null".into(), false)),

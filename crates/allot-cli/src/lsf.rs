@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use allot_proto::{Client, JobInfo, JobQuery, JobRef, JobStatus, Request, Response, Submit};
+use allot_proto::{Client, JobInfo, JobQuery, JobRef, JobStatus, Request, Response, Submission, Submit};
 use anyhow::{anyhow, bail};
 
 /// Whether this binary answers to `name` as an LSF command (called by
@@ -238,20 +238,22 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    // The scheduling options, typed once (allotd sets the owner from the
+    // connection); the times and LSB_DEFAULTQUEUE are this submitter's.
+    let submission = Submission {
+        term_time,
+        begin_time,
+        default_queues: std::env::var("LSB_DEFAULTQUEUE")
+            .map(|v| v.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
+        ..allot_config::submission::from_bsub(String::new(), o.clone())
+    };
     let submit = Submit {
-        queue: o.queue,
-        slots: o.slots.map_or(0, |s| s.min),
-        max_slots: o.slots.map(|s| s.max),
-        res_req: o.res_req.clone(),
-        hosts: o.hosts.clone(),
-        run_limit: o.run_limit,
-        group: o.group,
-        name: o.name,
+        submission,
         command,
         cwd,
         output: o.output,
         error: o.error,
-        default_queue: std::env::var("LSB_DEFAULTQUEUE").ok(),
         // `-u` without `-o`: the report goes by mail, where LSF sends it
         // for a job without an output file (allot keeps such a job's
         // output for bpeek, and mails no report otherwise).
@@ -268,26 +270,11 @@ fn bsub(args: &[String]) -> anyhow::Result<ExitCode> {
             Some(only) => only.apply(std::env::vars()),
             None => std::env::vars().collect(),
         },
-        project: o.project,
-        job_group: o.job_group,
-        estimated_run_time: o.estimated_run_time,
-        depends: o.depends.clone(),
-        priority: o.priority,
-        term_time,
-        cpu_limit: o.cpu_limit,
-        exclusive: o.exclusive,
-        app: o.app,
-        qos: o.qos,
-        user_factor: o.user_factor,
         request: Some(request_id()),
         mem_limit_kb,
         host_mem_limit: o.host_mem_limit,
         limits,
         rerunnable: o.rerunnable,
-        auto_resize: o.auto_resize,
-        hold: o.hold,
-        begin_time,
-        resize_notify: o.resize_notify.clone(),
         interactive: session.as_ref().map(crate::interactive::Session::asked),
         input: o.input.clone(),
         umask: Some(allot_exec::inherit::current_umask()),

@@ -11,171 +11,94 @@ use crate::array::JobArray;
 use crate::deps::DepTarget;
 use crate::lsf::values::ValueError;
 
-/// What a user submitted, as typed (already split into options).
-///
-/// allotd records it in its event log with the job it became, so that a
-/// replay (`allot sim --from`) can submit it again, as typed, under
-/// another configuration. Fields left at their defaults are not written.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Submission {
-    pub user: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queue: Option<String>,
-    /// `-n min[,max]`: 0 when `-n` is not given (the queue's PROCLIMIT
-    /// default applies).
-    pub slots: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_slots: Option<u32>,
-    /// `-R`, each occurrence as written.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub res_req: Vec<String>,
-    /// `-m`, as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<String>,
-    /// `-W` and `-We`, seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_limit: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub estimated_run_time: Option<u64>,
-    /// `-G`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// `-J`, as written (`name[1-10]%2` for an array).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `-w`, as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub depends: Option<String>,
-    /// `-sp`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub priority: Option<u32>,
-    /// `-t`, resolved to seconds since the epoch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub term_time: Option<u64>,
-    /// `-c`, seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu_limit: Option<u64>,
-    /// `-x`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub exclusive: bool,
-    /// `-app`, `-qos`, `-uf`, `-P`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub app: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub qos: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_factor: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-    /// `-g`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job_group: Option<String>,
-    /// `-ar`: autoresizable; `-rnc`: its resize notification command.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub auto_resize: bool,
-    /// `-H`: held at submission.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub hold: bool,
-    /// `-b`, resolved to seconds since the epoch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub begin_time: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resize_notify: Option<String>,
-    /// LSB_DEFAULTQUEUE of the submitter's environment, split at blanks:
-    /// with no `-q`, the candidates of automatic queue selection in place
-    /// of DEFAULT_QUEUE (LSF: "the queues listed in the DEFAULT_QUEUE
-    /// parameter in lsb.params or the LSB_DEFAULTQUEUE environment
-    /// variable"; the variable, when set, is the user's choice).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub default_queues: Vec<String>,
-}
+/// What a user submitted, as typed: `allot_proto`'s, which `bsub` sends
+/// and allotd logs with the job it became.
+pub use allot_proto::Submission;
 
-impl Submission {
-    /// What `bsub`'s options ask of the scheduler, for `user`: the one way
-    /// from the parser's options to a submission, for a workload's lines
-    /// (the simulator). `-t` and `-b` name times of the submitter's clock
-    /// and zone: their caller resolves them. Options that are not the
-    /// scheduler's (output, mail, the command) stay with the caller.
-    pub fn from_bsub(user: String, opts: crate::bsub::BsubOptions) -> Submission {
-        // Every option named, none left to `..`: one added to the parser
-        // does not compile here until it is carried or said not to be the
-        // scheduler's.
-        let crate::bsub::BsubOptions {
-            slots,
-            queue,
-            run_limit,
-            group,
-            project,
-            job_group,
-            name,
-            res_req,
-            hosts,
-            exclusive,
-            app,
-            estimated_run_time,
-            depends,
-            priority,
-            cpu_limit,
-            qos,
-            user_factor,
-            auto_resize,
-            hold,
-            resize_notify,
-            // Times of the submitter's clock: the caller resolves them.
-            term_time: _,
-            begin_time: _,
-            // Not the scheduler's: how the job runs and what it says.
-            output: _,
-            error: _,
-            host_mem_limit: _,
-            cwd: _,
-            wait: _,
-            mem_limit: _,
-            process_limits: _,
-            mail_begin: _,
-            mail_end: _,
-            mail_user: _,
-            pre_exec: _,
-            post_exec: _,
-            description: _,
-            login_shell: _,
-            env: _,
-            warning_action: _,
-            warning_time: _,
-            rerunnable: _,
-            interactive: _,
-            input: _,
-            other: _,
-            command: _,
-        } = opts;
-        Submission {
-            user,
-            queue,
-            slots: slots.map_or(0, |s| s.min),
-            max_slots: slots.map(|s| s.max),
-            res_req,
-            hosts,
-            run_limit,
-            estimated_run_time,
-            group,
-            name,
-            depends,
-            priority,
-            term_time: None,
-            cpu_limit,
-            exclusive,
-            app,
-            qos,
-            user_factor,
-            project,
-            job_group,
-            auto_resize,
-            hold,
-            begin_time: None,
-            resize_notify,
-            default_queues: Vec::new(),
-        }
+/// What `bsub`'s options ask of the scheduler, for `user`: the one way
+/// from the parser's options to a submission, for `bsub` (which sends it
+/// to allotd in `allot_proto::Submit`) and a workload's lines (the
+/// simulator). `-t` and `-b` name times of the submitter's clock and
+/// zone, and LSB_DEFAULTQUEUE is the submitter's: their caller sets them. Options that are not the
+/// scheduler's (output, mail, the command) stay with the caller.
+pub fn from_bsub(user: String, opts: crate::bsub::BsubOptions) -> Submission {
+    // Every option named, none left to `..`: one added to the parser
+    // does not compile here until it is carried or said not to be the
+    // scheduler's.
+    let crate::bsub::BsubOptions {
+        slots,
+        queue,
+        run_limit,
+        group,
+        project,
+        job_group,
+        name,
+        res_req,
+        hosts,
+        exclusive,
+        app,
+        estimated_run_time,
+        depends,
+        priority,
+        cpu_limit,
+        qos,
+        user_factor,
+        auto_resize,
+        hold,
+        resize_notify,
+        // Times of the submitter's clock: the caller resolves them.
+        term_time: _,
+        begin_time: _,
+        // Not the scheduler's: how the job runs and what it says.
+        output: _,
+        error: _,
+        host_mem_limit: _,
+        cwd: _,
+        wait: _,
+        mem_limit: _,
+        process_limits: _,
+        mail_begin: _,
+        mail_end: _,
+        mail_user: _,
+        pre_exec: _,
+        post_exec: _,
+        description: _,
+        login_shell: _,
+        env: _,
+        warning_action: _,
+        warning_time: _,
+        rerunnable: _,
+        interactive: _,
+        input: _,
+        other: _,
+        command: _,
+    } = opts;
+    Submission {
+        user,
+        queue,
+        slots: slots.map_or(0, |s| s.min),
+        max_slots: slots.map(|s| s.max),
+        res_req,
+        hosts,
+        run_limit,
+        estimated_run_time,
+        group,
+        name,
+        depends,
+        priority,
+        term_time: None,
+        cpu_limit,
+        exclusive,
+        app,
+        qos,
+        user_factor,
+        project,
+        job_group,
+        auto_resize,
+        hold,
+        begin_time: None,
+        resize_notify,
+        default_queues: Vec::new(),
     }
 }
 
@@ -304,7 +227,7 @@ mod tests {
                     -J 'a[1-3]' -w 'done(1)' -sp 5 -c 10 -x -app fluent -P proj -g /grp -ar -rnc /bin/true \
                     -qos high -uf 0.5 -H -o out -B cmd";
         let opts = crate::bsub::parse_line(line).expect("parses");
-        let s = Submission::from_bsub("u".into(), opts);
+        let s = from_bsub("u".into(), opts);
         let want = Submission {
             user: "u".into(),
             queue: Some("short".into()),

@@ -88,7 +88,14 @@ fn write_the_state_fixture() {
     let q = |name: &str| Some(name.to_string());
     let t = Time(T0 + 1);
     for _ in 0..3 {
-        submit(&mut twin, t, Submit { queue: q("normal"), ..Submit::default() });
+        submit(
+            &mut twin,
+            t,
+            Submit {
+                submission: allot_proto::Submission { queue: q("normal"), ..Default::default() },
+                ..Submit::default()
+            },
+        );
     }
     twin.tick(Time(T0 + 2), &wake);
     // Jobs 1 and 2 end, one done and one not: 3 runs on, and a wide job
@@ -96,12 +103,42 @@ fn write_the_state_fixture() {
     end(&mut twin, 1, 0, Time(T0 + 10));
     end(&mut twin, 2, 3, Time(T0 + 10));
     twin.tick(Time(T0 + 10), &wake);
-    submit(&mut twin, Time(T0 + 11), Submit { queue: q("wide"), slots: 4, run_limit: Some(600), ..Submit::default() });
+    submit(
+        &mut twin,
+        Time(T0 + 11),
+        Submit {
+            submission: allot_proto::Submission {
+                queue: q("wide"),
+                slots: 4,
+                run_limit: Some(600),
+                ..Default::default()
+            },
+            ..Submit::default()
+        },
+    );
     twin.tick(Time(T0 + 12), &wake);
     // An array behind the reservation, one job waiting on job 3, one held.
-    submit(&mut twin, Time(T0 + 13), Submit { name: q("sweep[1-4]"), ..Submit::default() });
-    submit(&mut twin, Time(T0 + 13), Submit { depends: q("done(3)"), ..Submit::default() });
-    submit(&mut twin, Time(T0 + 13), Submit { hold: true, ..Submit::default() });
+    submit(
+        &mut twin,
+        Time(T0 + 13),
+        Submit {
+            submission: allot_proto::Submission { name: q("sweep[1-4]"), ..Default::default() },
+            ..Submit::default()
+        },
+    );
+    submit(
+        &mut twin,
+        Time(T0 + 13),
+        Submit {
+            submission: allot_proto::Submission { depends: q("done(3)"), ..Default::default() },
+            ..Submit::default()
+        },
+    );
+    submit(
+        &mut twin,
+        Time(T0 + 13),
+        Submit { submission: allot_proto::Submission { hold: true, ..Default::default() }, ..Submit::default() },
+    );
     twin.tick(Time(T0 + 14), &wake);
     twin.state.flush().expect("flushed");
     let expected = jobs_of(&twin.state);
@@ -145,7 +182,14 @@ fn this_release_takes_up_the_state_an_earlier_one_wrote() {
     let (wake, _heard) = mpsc::channel::<Input>(1 << 10);
     let mut twin = Twin { state: open(&work, &config, t, &wake), dir: work.clone() };
     let before = twin.state.book.jobs.len();
-    submit(&mut twin, Time(t.0 + 1), Submit { queue: Some("normal".into()), ..Submit::default() });
+    submit(
+        &mut twin,
+        Time(t.0 + 1),
+        Submit {
+            submission: allot_proto::Submission { queue: Some("normal".into()), ..Default::default() },
+            ..Submit::default()
+        },
+    );
     assert_eq!(twin.state.book.jobs.len(), before + 1);
     twin.tick(Time(t.0 + 2), &wake);
     let _ = std::fs::remove_dir_all(&work);

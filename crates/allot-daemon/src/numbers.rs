@@ -15,8 +15,11 @@ mod log_tests {
 
     fn submit(twin: &mut Twin, name: Option<&str>, t: Time) -> String {
         let s = Submit {
-            name: name.map(str::to_string),
-            queue: Some("normal".into()),
+            submission: allot_proto::Submission {
+                name: name.map(str::to_string),
+                queue: Some("normal".into()),
+                ..Default::default()
+            },
             command: "true".into(),
             cwd: twin.dir.display().to_string(),
             env: vec![("PATH".into(), "/usr/bin:/bin".into())],

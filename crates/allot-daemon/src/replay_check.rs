@@ -257,7 +257,7 @@ fn submission(state: &State, op: &Op, cwd: &Path) -> Option<Submit> {
         let id = pick(state, k)?;
         Some(format!("{}({})", ["done", "ended", "exit"][kind as usize], state.book.job_ref(id)))
     });
-    Some(Submit {
+    let submission = allot_proto::Submission {
         queue: Some(QUEUE_NAMES[queue as usize].to_string()),
         slots,
         max_slots: (max > 0).then_some(slots.max(1) + max),
@@ -265,12 +265,16 @@ fn submission(state: &State, op: &Op, cwd: &Path) -> Option<Submit> {
         hosts: (flags & 2 == 2).then(|| "hostB! hostA".into()),
         run_limit: limit,
         name: (array > 0).then(|| format!("a[1-{array}]")),
-        command: "true".into(),
-        cwd: cwd.display().to_string(),
-        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         depends,
         exclusive: flags & 4 == 4,
         job_group: (flags & 8 == 8).then(|| GROUPS[queue as usize].to_string()),
+        ..Default::default()
+    };
+    Some(Submit {
+        submission,
+        command: "true".into(),
+        cwd: cwd.display().to_string(),
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         ..Submit::default()
     })
 }

@@ -183,8 +183,11 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Submit { slots, host } => {
                 for (twin, _) in &mut twins {
                     let submit = Submit {
-                        slots,
-                        hosts: host.map(|h| HOSTS[h as usize].to_string()),
+                        submission: allot_proto::Submission {
+                            slots,
+                            hosts: host.map(|h| HOSTS[h as usize].to_string()),
+                            ..Default::default()
+                        },
                         command: "true".into(),
                         cwd: root.display().to_string(),
                         ..Submit::default()

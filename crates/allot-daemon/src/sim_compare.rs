@@ -215,28 +215,15 @@ fn with_ids(w: &str, id_of: &BTreeMap<u64, u64>) -> String {
     out
 }
 
-/// What `allot bsub` sends for a workload job.
+/// What `allot bsub` sends for a workload job: its submission as typed,
+/// every option of it (`-w` naming the jobs by allotd's numbers).
 fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
     let j = &j.submission;
+    let depends = j.depends.as_deref().map(|w| with_ids(w, id_of));
     Submit {
-        queue: j.queue.clone(),
-        slots: j.slots,
-        max_slots: j.max_slots,
-        res_req: j.res_req.clone(),
-        hosts: j.hosts.clone(),
-        run_limit: j.run_limit,
-        group: j.group.clone(),
-        name: j.name.clone(),
+        submission: allot_proto::Submission { depends, ..j.clone() },
         command: "true".into(),
         cwd: cwd.into(),
-        estimated_run_time: j.estimated_run_time,
-        depends: j.depends.as_deref().map(|w| with_ids(w, id_of)),
-        priority: j.priority,
-        exclusive: j.exclusive,
-        app: j.app.clone(),
-        qos: j.qos.clone(),
-        user_factor: j.user_factor,
-        project: j.project.clone(),
         ..Submit::default()
     }
 }

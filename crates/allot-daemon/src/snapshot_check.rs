@@ -22,18 +22,62 @@ fn live(twins: &mut [Twin; 2], wake: &mpsc::Sender<Input>, t0: u64) {
     let q = |name: &str| Some(name.to_string());
     for twin in twins.iter_mut() {
         for _ in 0..3 {
-            submit(twin, Time(t0 + 1), Submit { queue: q("normal"), ..Submit::default() });
+            submit(
+                twin,
+                Time(t0 + 1),
+                Submit {
+                    submission: allot_proto::Submission { queue: q("normal"), ..Default::default() },
+                    ..Submit::default()
+                },
+            );
         }
         twin.tick(Time(t0 + 2), wake);
         end(twin, 1, 0, Time(t0 + 10));
         end(twin, 2, 3, Time(t0 + 10));
         twin.tick(Time(t0 + 10), wake);
-        submit(twin, Time(t0 + 11), Submit { queue: q("wide"), slots: 4, run_limit: Some(600), ..Submit::default() });
+        submit(
+            twin,
+            Time(t0 + 11),
+            Submit {
+                submission: allot_proto::Submission {
+                    queue: q("wide"),
+                    slots: 4,
+                    run_limit: Some(600),
+                    ..Default::default()
+                },
+                ..Submit::default()
+            },
+        );
         twin.tick(Time(t0 + 12), wake);
-        submit(twin, Time(t0 + 13), Submit { name: q("sweep[1-4]"), ..Submit::default() });
-        submit(twin, Time(t0 + 13), Submit { depends: q("done(3)"), ..Submit::default() });
-        submit(twin, Time(t0 + 13), Submit { hold: true, ..Submit::default() });
-        submit(twin, Time(t0 + 13), Submit { name: q("big[1-1200]"), hold: true, ..Submit::default() });
+        submit(
+            twin,
+            Time(t0 + 13),
+            Submit {
+                submission: allot_proto::Submission { name: q("sweep[1-4]"), ..Default::default() },
+                ..Submit::default()
+            },
+        );
+        submit(
+            twin,
+            Time(t0 + 13),
+            Submit {
+                submission: allot_proto::Submission { depends: q("done(3)"), ..Default::default() },
+                ..Submit::default()
+            },
+        );
+        submit(
+            twin,
+            Time(t0 + 13),
+            Submit { submission: allot_proto::Submission { hold: true, ..Default::default() }, ..Submit::default() },
+        );
+        submit(
+            twin,
+            Time(t0 + 13),
+            Submit {
+                submission: allot_proto::Submission { name: q("big[1-1200]"), hold: true, ..Default::default() },
+                ..Submit::default()
+            },
+        );
         let element = allot_proto::JobRef { id: 8, index: 1100 };
         twin.request(Request::Kill { jobs: vec![element], signal: None, job_group: None }, Time(t0 + 13));
         twin.request(Request::HostControl { host: "hostB".into(), open: false }, Time(t0 + 14));

@@ -49,37 +49,8 @@ pub(crate) fn submit(
             return Response::Error(format!("-wa {signal}: unknown signal. Job not submitted."));
         }
     }
-    let submission = Submission {
-        user: caller.user.clone(),
-        queue: s.queue.clone(),
-        slots: s.slots,
-        max_slots: s.max_slots,
-        res_req: s.res_req.clone(),
-        hosts: s.hosts.clone(),
-        run_limit: s.run_limit,
-        estimated_run_time: s.estimated_run_time,
-        group: s.group.clone(),
-        name: s.name.clone(),
-        depends: s.depends.clone(),
-        priority: s.priority,
-        term_time: s.term_time,
-        cpu_limit: s.cpu_limit,
-        exclusive: s.exclusive,
-        app: s.app.clone(),
-        qos: s.qos.clone(),
-        user_factor: s.user_factor,
-        project: s.project.clone(),
-        job_group: s.job_group.clone(),
-        auto_resize: s.auto_resize,
-        hold: s.hold,
-        begin_time: s.begin_time,
-        resize_notify: s.resize_notify.clone(),
-        default_queues: s
-            .default_queue
-            .as_deref()
-            .map(|v| v.split_whitespace().map(str::to_string).collect())
-            .unwrap_or_default(),
-    };
+    // The owner is whoever is connected, whatever the request says.
+    let submission = Submission { user: caller.user.clone(), ..s.submission };
     let closed = |q: &str| state.book.closed_queues.contains(q);
     let (mut terms, mut named) = (0usize, 0usize);
     let resolved = allot_config::submission::resolve(&submission, &state.engine, &closed, &mut |target| {
@@ -104,6 +75,9 @@ pub(crate) fn submit(
     // never logged.
     let (job, number) = (state.engine.next_job_id(), state.book.numbers.next());
     let warning = mail_warning(state, s.mail.as_ref());
+    // Kept with the job's record as well as in the submission as typed.
+    let project = submission.project.clone();
+    let (estimated_run_time, resize_notify) = (submission.estimated_run_time, submission.resize_notify.clone());
     let record = Record::Submitted {
         job,
         number: (number != job.0).then_some(number),
@@ -121,8 +95,8 @@ pub(crate) fn submit(
             error: s.error,
             env: s.env.into(),
             from_host: caller.from.clone().unwrap_or_else(|| state.host.clone()),
-            project: s.project,
-            estimated_run_time: s.estimated_run_time,
+            project,
+            estimated_run_time,
             array: array.as_ref().map(|a| a.spec.clone()),
             extras: {
                 let extras = JobExtras {
@@ -131,7 +105,7 @@ pub(crate) fn submit(
                     host_mem_limit: s.host_mem_limit,
                     warning: s.warning,
                     rerunnable: s.rerunnable,
-                    resize_notify: s.resize_notify,
+                    resize_notify,
                     limits: s.limits,
                     mail: s.mail,
                     pre_exec: s.pre_exec,

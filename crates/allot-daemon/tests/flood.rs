@@ -75,11 +75,14 @@ fn held_submission(name: &str, depends: Option<&str>, env_bytes: usize) -> Reque
         env.push(("BIG".into(), "x".repeat(env_bytes)));
     }
     Request::Submit(Box::new(Submit {
+        submission: allot_proto::Submission {
+            name: Some(name.into()),
+            depends: depends.map(str::to_string),
+            hold: true,
+            ..Default::default()
+        },
         command: "true".into(),
         cwd: "/".into(),
-        name: Some(name.into()),
-        depends: depends.map(str::to_string),
-        hold: true,
         output: Some(("/dev/null".into(), false)),
         env,
         ..Submit::default()

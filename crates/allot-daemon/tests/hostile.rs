@@ -270,7 +270,7 @@ fn oversized_submissions_are_refused_and_not_logged() {
         }
     };
     let base = allot_proto::Submit {
-        slots: 1,
+        submission: allot_proto::Submission { slots: 1, ..Default::default() },
         command: "true".into(),
         cwd: dir.to_string_lossy().into_owned(),
         ..Default::default()

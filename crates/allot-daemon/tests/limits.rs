@@ -88,7 +88,7 @@ fn trapping(signals: &std::path::Path, dir: &std::path::Path, seconds: u64) -> a
         command: format!("{traps}while :; do sleep 0.2; done"),
         cwd: dir.display().to_string(),
         output: Some(("/dev/null".into(), false)),
-        run_limit: Some(seconds),
+        submission: allot_proto::Submission { run_limit: Some(seconds), ..Default::default() },
         ..allot_proto::Submit::default()
     }
 }
@@ -175,10 +175,10 @@ fn a_job_killed_at_its_run_limit_is_requeued_by_its_exit_value() {
         marker.display()
     );
     let submit = Submit {
+        submission: allot_proto::Submission { run_limit: Some(2), ..Default::default() },
         command,
         cwd: dir.display().to_string(),
         output: Some(("/dev/null".into(), false)),
-        run_limit: Some(2),
         ..Submit::default()
     };
     let mut client = Client::connect(&d.state.join("allotd.sock")).expect("connect");

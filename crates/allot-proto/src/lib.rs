@@ -16,6 +16,7 @@ pub mod limits;
 pub mod messages;
 pub mod paths;
 pub mod shares;
+mod submission;
 pub mod text;
 
 pub use frame::{FrameError, MAX_FRAME, MAX_RESPONSE, read_frame, read_frame_up_to, write_frame};
@@ -23,6 +24,7 @@ pub use job_info::*;
 pub use limits::{Interactive, MailAsked, ProcessLimits};
 pub use messages::*;
 pub use shares::*;
+pub use submission::Submission;
 
 use std::os::unix::net::UnixStream;
 use std::path::Path;

@@ -5,27 +5,16 @@ use serde::{Deserialize, Serialize};
 use crate::job_info::JobInfo;
 use crate::shares::{LiveAssociations, LivePriorities, PolicyShares};
 
-/// A job submission, as `bsub` sends it: what the engine needs, and what
-/// running the job needs.
+/// A job submission, as `bsub` sends it: what the scheduler is asked (the
+/// typed options, one value from the parser on), and what running the
+/// job needs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Submit {
-    pub queue: Option<String>,
-    /// `-n min[,max]`; 0 when `-n` is not given (the queue's PROCLIMIT
-    /// default applies).
-    pub slots: u32,
-    pub max_slots: Option<u32>,
-    /// `-R`, each occurrence as written.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub res_req: Vec<String>,
-    /// `-m`, as written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<String>,
-    /// `-W`, seconds.
-    pub run_limit: Option<u64>,
-    /// `-G`.
-    pub group: Option<String>,
-    /// `-J`.
-    pub name: Option<String>,
+    /// The scheduling options as typed (`allot_config::submission::from_bsub`),
+    /// with `-t` and `-b` resolved on the submitter's clock and its
+    /// LSB_DEFAULTQUEUE. Its `user` is not read: allotd takes the owner
+    /// from the connection's credentials.
+    pub submission: crate::Submission,
     /// The command line, or the job script.
     pub command: String,
     /// The working directory (`-cwd`, or where `bsub` ran).
@@ -35,39 +24,6 @@ pub struct Submit {
     pub error: Option<(String, bool)>,
     /// The submission environment, passed on to the job.
     pub env: Vec<(String, String)>,
-    /// `-P`.
-    #[serde(default)]
-    pub project: Option<String>,
-    /// `-g`: the job group's path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job_group: Option<String>,
-    /// `-We`, seconds: the run time the user expects.
-    #[serde(default)]
-    pub estimated_run_time: Option<u64>,
-    /// `-w`: the dependency expression as written.
-    #[serde(default)]
-    pub depends: Option<String>,
-    /// `-sp`: the user-assigned job priority.
-    #[serde(default)]
-    pub priority: Option<u32>,
-    /// `-t`: the termination deadline, seconds since the epoch.
-    #[serde(default)]
-    pub term_time: Option<u64>,
-    /// `-c`: the CPU limit, seconds.
-    #[serde(default)]
-    pub cpu_limit: Option<u64>,
-    /// `-x`: exclusive execution.
-    #[serde(default)]
-    pub exclusive: bool,
-    /// `-app`: the application profile.
-    #[serde(default)]
-    pub app: Option<String>,
-    /// `-qos`: the QoS level (multifactor policies).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qos: Option<String>,
-    /// `-uf`: the user factor, 0 to 1 (multifactor policies).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_factor: Option<f64>,
     /// Names this submission: sent again after an answer was lost, it
     /// gets the job the first one made, not a second one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,10 +34,6 @@ pub struct Submit {
     /// `-hl`: the memory limit is each host's, not the job's in all.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub host_mem_limit: bool,
-    /// The submitter's LSB_DEFAULTQUEUE, which `bsub` reads whatever
-    /// `-env` passes on to the job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_queue: Option<String>,
     /// `-B`, `-N`, `-u`: mail about the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<crate::limits::MailAsked>,
@@ -108,17 +60,6 @@ pub struct Submit {
     /// `-r` (true) or `-rn` (false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerunnable: Option<bool>,
-    /// `-ar` and `-rnc`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub auto_resize: bool,
-    /// `-H`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub hold: bool,
-    /// `-b`, resolved to seconds since the epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub begin_time: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resize_notify: Option<String>,
     /// `-I`, `-Ip`, `-Is`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interactive: Option<crate::Interactive>,
@@ -748,7 +689,7 @@ mod tests {
         let req = Envelope {
             version: 1,
             body: Request::Submit(Box::new(Submit {
-                slots: 4,
+                submission: crate::Submission { slots: 4, queue: Some("normal".into()), ..Default::default() },
                 command: "sleep 1".into(),
                 cwd: "/tmp".into(),
                 ..Submit::default()

@@ -13,7 +13,7 @@ pub struct WorkloadJob {
     /// What it asks of the scheduler, as allotd takes a `bsub`'s: its user,
     /// queue, slots, requirements, run limit (SWF: the requested time),
     /// `-w`, `-J`... (a JSON-lines workload's `bsub` options, typed once by
-    /// `Submission::from_bsub`).
+    /// `allot_config::submission::from_bsub`).
     pub submission: allot_config::submission::Submission,
     /// The group the workload names (SWF field 13); informational.
     pub group: Option<String>,
