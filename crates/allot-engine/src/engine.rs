@@ -387,6 +387,11 @@ pub struct Engine {
     pub(crate) switches: Switches,
     #[serde(skip)]
     pub(crate) scratch: Scratch,
+    /// Each host's index by its name, for [`Engine::host_index`] (a log's
+    /// records name hosts: a restart's replay looks up every host of
+    /// every start). Made from `hosts`, never saved.
+    #[serde(skip)]
+    pub(crate) host_names: std::collections::BTreeMap<Box<str>, HostIdx>,
 }
 
 impl Engine {
@@ -519,7 +524,9 @@ impl Engine {
             })
             .collect();
         let resources = crate::shared_res::Instances::new(&config.shared_resources, &numbers, &config.not_consumable);
+        let host_names = host_names(&hosts);
         Engine {
+            host_names,
             hosts,
             host_sets,
             queues,
@@ -714,4 +721,14 @@ impl Engine {
             self.fairshare.policies[*p].tree.add_memory(*leaf, delta);
         }
     }
+}
+
+/// Each host's index by its name (the first host of a name, should two
+/// share one).
+pub(crate) fn host_names(hosts: &[HostState]) -> std::collections::BTreeMap<Box<str>, HostIdx> {
+    let mut names = std::collections::BTreeMap::new();
+    for (i, h) in hosts.iter().enumerate() {
+        names.entry(Box::from(h.name.as_str())).or_insert(HostIdx(i as u32));
+    }
+    names
 }

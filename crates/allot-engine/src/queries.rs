@@ -79,7 +79,7 @@ impl Engine {
         self.hosts.iter().map(|h| (h.name.as_str(), h.slots, h.used, h.up))
     }
     pub fn host_index(&self, name: &str) -> Option<HostIdx> {
-        self.hosts.iter().position(|h| h.name == name).map(|i| HostIdx(i as u32))
+        self.host_names.get(name).copied()
     }
     /// The fairshare adjustment every priority is computed with, and what
     /// the cluster tells it now: the memory the running jobs hold and the

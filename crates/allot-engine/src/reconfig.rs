@@ -111,6 +111,7 @@ impl Engine {
             // Derived, deciding nothing.
             caches: _,
             scratch: _,
+            host_names: _,
         } = old;
         self.user_used = vec![0; users.len()];
         (self.users, self.user_ids, self.next_id) = (users, user_ids, next_id);
