@@ -49,7 +49,7 @@ pub(crate) struct Saved {
     closed_hosts: BTreeSet<String>,
     /// The jobs' environments, once each; a job names its by position.
     envs: Vec<Env>,
-    jobs: Vec<(JobId, u32, BookJob)>,
+    jobs: Vec<(JobId, u32, Box<BookJob>)>,
     arrays: BTreeMap<JobId, Vec<u32>>,
     /// The arrays' elements not made yet, each template's environment by
     /// position as a job's.
@@ -179,7 +179,7 @@ pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
         }
     }
     let templates = tails.iter_mut().map(|(_, at, t)| (at, &mut t.template));
-    for (at, j) in jobs.iter_mut().map(|(_, at, j)| (at, j)).chain(templates) {
+    for (at, j) in jobs.iter_mut().map(|(_, at, j)| (at, &mut **j)).chain(templates) {
         let env = std::mem::replace(&mut j.record.env, none.clone());
         *at = *position.entry(std::sync::Arc::as_ptr(&env) as *const () as usize).or_insert_with(|| {
             envs.push(env);

@@ -244,7 +244,7 @@ fn resolve_target(state: &State, user: &str, target: DepTarget, room: usize) -> 
                 .names
                 .candidates(user, &name)
                 .map(|(_, id)| id)
-                .filter(|id| state.book.jobs.get(id).is_some_and(&matches))
+                .filter(|id| state.book.jobs.get(id).is_some_and(|j| matches(j)))
                 .take(room)
                 .collect();
             unmade_named(state, user, &name, room, &mut ids);

@@ -7,7 +7,7 @@ use allot_engine::{Engine, Event, HostIdx, JobId, Slots, Time};
 use allot_proto::JobStatus;
 
 use super::{Book, host_slots};
-use crate::effects::{RunEnd, end_event, modified_event, removed_event, usage_events};
+use crate::effects::{EndEvents, RunEnd, end_event, modified_event, removed_event, usage_events};
 use crate::{JobRecord, Record};
 
 /// Why [`apply`] refused a record: it then changed nothing.
@@ -71,10 +71,12 @@ pub fn apply(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) -> 
             engine.apply(t, &Event::JobGroup(change.clone())).map_err(ApplyError::Group)?;
         }
         Record::Started { job, alloc, .. } => {
-            let idx: Option<Vec<(HostIdx, Slots)>> =
-                alloc.iter().map(|(h, n)| engine.host_index(h).map(|i| (i, Slots(*n)))).collect();
-            let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
+            // The pass started it (live, or a restart's pass again); a log
+            // whose pass did not is carried out here.
             if !engine.is_running(*job) {
+                let idx: Option<Vec<(HostIdx, Slots)>> =
+                    alloc.iter().map(|(h, n)| engine.host_index(h).map(|i| (i, Slots(*n)))).collect();
+                let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
                 engine.apply(t, &Event::Started { job: *job, alloc: idx }).map_err(|e| refused(*job, e))?;
             }
             book.mark_running(*job, t, alloc);
@@ -154,7 +156,7 @@ pub fn apply(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) -> 
         }
         Record::Killed { job, term } => {
             let running =
-                |j: &&mut super::BookJob| matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp);
+                |j: &&mut Box<super::BookJob>| matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp);
             if let Some(j) = book.jobs.get_mut(job).filter(running) {
                 j.killed = Some(*term);
             }
@@ -216,20 +218,12 @@ fn submitted(
 fn finished(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) {
     let Record::Finished { job, exit, cpu_time, max_mem_kb, reason, pre_exec, ran_until } = record else { return };
     book.running.remove(job);
+    let Some(ends) = book.run_end(engine, t, record) else { return };
     let Some(j) = book.jobs.get_mut(job) else { return };
     j.max_mem_kb = j.max_mem_kb.max(*max_mem_kb);
     j.usage = None;
-    let end = RunEnd {
-        exit: *exit,
-        cpu_time: *cpu_time,
-        killed: j.killed,
-        unrun: reason.is_some(),
-        requeue: j.requeue.take(),
-        pre_exec: *pre_exec,
-        unheard: ran_until.map_or(0, |e| t.0.saturating_sub(e)),
-    };
+    j.requeue = None;
     j.pre_exec_failures += u32::from(pre_exec.is_some());
-    let ends = end_event(engine, *job, end, t);
     for event in ends.events() {
         let _ = engine.apply(t, event);
     }
@@ -248,6 +242,26 @@ fn finished(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) {
     j.cpu_time = Some(*cpu_time);
     j.exit_reason = reason.as_deref().map(Box::from);
     book.finished.insert((t.0, *job));
+}
+
+impl Book {
+    /// What a [`Record::Finished`] applied at `t` would do to the engine
+    /// (whether the run's job is requeued), changing nothing: `None` for
+    /// another record, or a job the table does not hold.
+    pub fn run_end(&self, engine: &Engine, t: Time, record: &Record) -> Option<EndEvents> {
+        let Record::Finished { job, exit, cpu_time, reason, pre_exec, ran_until, .. } = record else { return None };
+        let j = self.jobs.get(job)?;
+        let end = RunEnd {
+            exit: *exit,
+            cpu_time: *cpu_time,
+            killed: j.killed,
+            unrun: reason.is_some(),
+            requeue: j.requeue,
+            pre_exec: *pre_exec,
+            unheard: ran_until.map_or(0, |e| t.0.saturating_sub(e)),
+        };
+        Some(end_event(engine, *job, end, t))
+    }
 }
 
 /// `bstop`/`bresume` of one job: a pending one is held or released in the

@@ -41,8 +41,10 @@ pub struct Book {
     /// then a host takes work only while its agent is heard from.
     pub agents: bool,
     /// The job table: every job submitted and not yet forgotten
-    /// ([`Book::clean`]), each element of an array made so far.
-    pub jobs: BTreeMap<JobId, BookJob>,
+    /// ([`Book::clean`]), each element of an array made so far. Boxed: a
+    /// job is large, and the table's nodes move their entries as jobs
+    /// come and go.
+    pub jobs: BTreeMap<JobId, Box<BookJob>>,
     /// Job arrays by id (their first element's): their indices in
     /// ascending order, element `k` having id `id + k`.
     pub arrays: BTreeMap<JobId, Vec<u32>>,

@@ -4,21 +4,50 @@
 //! table. An array's elements are listed under the array's name (their
 //! own names are `name[index]`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use allot_engine::JobId;
 
-/// (user, name, job): every job of the job table.
+/// Every job of the job table, by owner, then by name, then by id. Each
+/// level apart: a job joins and leaves with one look-up of its owner and
+/// one of its name (no copy of either but the first), its id compared as
+/// a number among the jobs of the same name; a name term looks among its
+/// own user's jobs only.
 #[derive(Clone, Debug, Default)]
-pub struct Names(BTreeSet<(String, String, JobId)>);
+pub struct Names(BTreeMap<String, BTreeMap<Box<str>, BTreeSet<JobId>>>);
 
 impl Names {
+    /// Lists `job` of `user` under `name`. A job without a name is not
+    /// listed: no name term can name it (allotd names every job, by `-J`
+    /// or by its command; a workload's job without `-J` has none).
     pub fn insert(&mut self, user: &str, name: &str, job: JobId) {
-        self.0.insert((user.to_string(), name.to_string(), job));
+        if name.is_empty() {
+            return;
+        }
+        let names = match self.0.get_mut(user) {
+            Some(names) => names,
+            None => self.0.entry(user.to_string()).or_default(),
+        };
+        let jobs = match names.get_mut(name) {
+            Some(jobs) => jobs,
+            None => names.entry(Box::from(name)).or_default(),
+        };
+        jobs.insert(job);
     }
 
     pub fn remove(&mut self, user: &str, name: &str, job: JobId) {
-        self.0.remove(&(user.to_string(), name.to_string(), job));
+        if name.is_empty() {
+            return;
+        }
+        let Some(names) = self.0.get_mut(user) else { return };
+        let Some(jobs) = names.get_mut(name) else { return };
+        jobs.remove(&job);
+        if jobs.is_empty() {
+            names.remove(name);
+            if names.is_empty() {
+                self.0.remove(user);
+            }
+        }
     }
 
     /// The jobs of `user` whose names may match `pattern`: those whose
@@ -26,11 +55,12 @@ impl Names {
     /// of the matches, in name order), for the caller to match each.
     pub fn candidates<'a>(&'a self, user: &'a str, pattern: &'a str) -> impl Iterator<Item = (&'a str, JobId)> + 'a {
         let prefix = &pattern[..pattern.find(['*', '[']).unwrap_or(pattern.len())];
-        let from = (user.to_string(), prefix.to_string(), JobId(0));
-        self.0
-            .range(from..)
-            .take_while(move |(u, n, _)| u == user && n.starts_with(prefix))
-            .map(|(_, n, id)| (n.as_str(), *id))
+        (self.0.get(user).into_iter())
+            .flat_map(move |names| {
+                names.range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            })
+            .take_while(move |(n, _)| n.starts_with(prefix))
+            .flat_map(|(n, ids)| ids.iter().map(move |id| (&**n, *id)))
     }
 }
 
@@ -51,6 +81,8 @@ mod tests {
         assert_eq!(ids(&names, "sim-b"), [2]);
         assert_eq!(ids(&names, "many[3]"), [5], "an element by the array's name");
         assert_eq!(ids(&names, "*b"), [5, 3, 1, 2], "no prefix: every job of the user, in name order");
+        names.insert("u", "", JobId(6));
+        assert_eq!(ids(&names, "*"), [5, 3, 1, 2], "a job without a name is named by no pattern");
         names.remove("u", "sim-a", JobId(1));
         assert_eq!(ids(&names, "sim*"), [2]);
     }

@@ -46,8 +46,11 @@ impl Book {
                 unknown: None,
             };
             self.names.insert(&record.spec.user, &record.name, id);
-            template.get_or_insert_with(|| BookJob { array: Some((job, 0)), ..info.clone() });
-            self.jobs.insert(id, info);
+            // An array's template: what its elements not made yet show.
+            if indices.is_some() && template.is_none() {
+                template = Some(BookJob { array: Some((job, 0)), ..info.clone() });
+            }
+            self.jobs.insert(id, Box::new(info));
         }
         if let Some(indices) = indices {
             if let Some(t) = template {

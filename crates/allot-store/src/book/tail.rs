@@ -91,7 +91,7 @@ impl Book {
         }
         j.array = Some((first, index));
         self.names.insert(&j.record.spec.user, &j.record.name, id);
-        self.jobs.insert(id, j);
+        self.jobs.insert(id, Box::new(j));
     }
 
     /// Holds back the elements of an array past the first [`MADE_AHEAD`]
@@ -125,7 +125,7 @@ impl Book {
                 (None, Some(_)) => false,
                 (Some((m, _)), Some((u, _))) => *m < u,
             };
-            if take_made { made.next().map(|(&id, j)| (id, j)) } else { unmade.next() }
+            if take_made { made.next().map(|(&id, j)| (id, &**j)) } else { unmade.next() }
         })
     }
 
@@ -133,7 +133,7 @@ impl Book {
     /// tail as one entry: an id of it, what its elements show, and how
     /// many. What counts by state add up from, without a look at each.
     pub fn jobs_counted(&self) -> impl Iterator<Item = (JobId, &BookJob, u32)> + '_ {
-        let made = self.jobs.iter().map(|(&id, j)| (id, j, 1));
+        let made = self.jobs.iter().map(|(&id, j)| (id, &**j, 1));
         let tails = self.tails.values().flat_map(Tail::parts);
         let unmade = tails.filter_map(|(set, j)| Some((set.first()?, j, u32::try_from(set.len()).unwrap_or(u32::MAX))));
         made.chain(unmade)
@@ -231,6 +231,6 @@ impl Book {
             self.tails.get(&first).is_none_or(|t| t.unmade.is_empty() && t.removed.iter().all(|(_, j)| gone(j)));
         // The last elements end last: looked at first, the look stops at
         // once while the array runs.
-        tail_gone && (0..size).rev().all(|k| self.jobs.get(&first.offset(k)).is_none_or(gone))
+        tail_gone && (0..size).rev().all(|k| self.jobs.get(&first.offset(k)).is_none_or(|j| gone(j)))
     }
 }
