@@ -253,3 +253,48 @@ fn resolve_target(state: &State, user: &str, target: DepTarget, room: usize) -> 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use allot_engine::{JobId, Time};
+    use allot_proto::{Request, Submit};
+    use allot_store::Record;
+    use tokio::sync::mpsc;
+
+    use crate::replay_check::{Twin, caller, open};
+    use crate::serve::Input;
+
+    /// The owner of a job is whoever is connected: the submission's own
+    /// `user` (which a client other than bsub may fill in) is not read,
+    /// in the job table, in the engine, or in the log's submission.
+    #[test]
+    fn a_submission_names_no_owner_but_the_callers() {
+        let root = std::env::temp_dir().join(format!("allot-submit-owner-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let config = root.join("config");
+        std::fs::create_dir_all(&config).expect("config");
+        std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 1\n").expect("allot.toml");
+        let (wake, _heard) = mpsc::channel::<Input>(16);
+        let t = Time(1_000_000);
+        let dir = root.join("state");
+        std::fs::create_dir_all(&dir).expect("state dir");
+        let mut twin = Twin { state: open(&dir, &config, t, &wake), dir };
+        let s = Submit {
+            submission: allot_proto::Submission { user: "somebody-else".into(), slots: 1, ..Default::default() },
+            command: "true".into(),
+            cwd: "/".into(),
+            ..Submit::default()
+        };
+        let said = twin.request(Request::Submit(Box::new(s)), t);
+        assert!(said.contains("Submitted"), "{said}");
+        let me = caller().user;
+        let job = &twin.state.book.jobs[&JobId(1)];
+        assert_eq!(job.record.spec.user, me);
+        let typed = twin.log().into_iter().find_map(|(_, r)| match r {
+            Record::Submitted { typed, .. } => typed,
+            _ => None,
+        });
+        assert_eq!(typed.expect("the submission as typed").user, me);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
