@@ -456,10 +456,8 @@ fn hello_from(state: &mut State, conn: u64, hello: Hello, link: UnboundedSender<
             if let Some(c) = &mut state.cluster {
                 c.lost.push((job, why));
             }
-        } else if let Err(why) = start(state, job) {
-            if let Some(c) = &mut state.cluster {
-                c.lost.push((job, why));
-            }
+        } else {
+            start(state, job);
         }
     }
 }
@@ -469,27 +467,27 @@ fn refuse(link: &UnboundedSender<ToAgent>, why: String) {
 }
 
 /// Sends a job's start to the agent of its first host; one whose agent is
-/// not connected is sent when it says hello. The error: why it cannot run.
-pub(crate) fn start(state: &mut State, job: JobId) -> Result<(), String> {
-    let Some(j) = state.book.jobs.get(&job) else { return Ok(()) };
+/// not connected is sent when it says hello. (Its agent says why it cannot
+/// run, if it cannot: an owner unknown there, a spec it cannot write.)
+pub(crate) fn start(state: &mut State, job: JobId) {
+    let Some(j) = state.book.jobs.get(&job) else { return };
     let alloc = j.alloc.clone();
     let user = j.record.spec.user.clone();
-    let Some((host, attempt)) = first_host(state, job) else { return Ok(()) };
+    let Some((host, attempt)) = first_host(state, job) else { return };
     let account = state.accounts.lookup(&user);
-    let Some(mut spec) = crate::running::exec_spec(state, job, &alloc, account) else { return Ok(()) };
+    let Some(mut spec) = crate::running::exec_spec(state, job, &alloc, account) else { return };
     // An interactive job on another host than bsub's (allotd's): its
     // agent makes the terminal and relays it (see `terminal`).
     if let Some(asked) = spec.interactive.as_mut() {
         asked.relay = host != state.host;
     }
     if held_back() {
-        return Ok(());
+        return;
     }
     if let Some(c) = &mut state.cluster {
         let decided_us = c.decided_us;
         c.send(&host, ToAgent::Start { attempt, user, spec: Box::new(spec), decided_us });
     }
-    Ok(())
 }
 
 /// For the test of allotd killed between a start's record and its

@@ -301,19 +301,35 @@ pub(crate) fn start_job(
     alloc: &[(String, u32)],
     wake: &mpsc::Sender<Input>,
 ) -> Option<Record> {
-    let launched = match state.cluster {
-        Some(_) => crate::cluster::start(state, job),
-        None => launch(state, job, alloc, wake),
-    };
-    let reason = launched.err()?;
+    if state.cluster.is_some() {
+        crate::cluster::start(state, job);
+        return None;
+    }
+    let reason = launch(state, job, alloc, wake).err()?;
     eprintln!("allotd: job {job} cannot start: {reason}");
     state.files.clean_alone(job.0);
-    Some(finished_unrun(job, 1, reason))
+    Some(finished_unrun(job, 1, reason.to_string()))
 }
 
-/// Writes the job's spec and starts its supervisor; the error is why the
-/// job cannot start.
-fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::Sender<Input>) -> Result<(), String> {
+/// Why a job cannot be started on this machine: its end's reason (what
+/// `bjobs -l` and `bhist -l` show).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CannotStart {
+    #[error("user `{0}` does not exist on this host")]
+    NoAccount(String),
+    #[error("cannot write its spec: {}", allot_exec::os_message(.0))]
+    Spec(std::io::Error),
+    #[error("cannot start its supervisor {}: {}", .exe.display(), allot_exec::os_message(.error))]
+    Supervisor { exe: std::path::PathBuf, error: std::io::Error },
+}
+
+/// Writes the job's spec and starts its supervisor.
+fn launch(
+    state: &mut State,
+    job: JobId,
+    alloc: &[(String, u32)],
+    wake: &mpsc::Sender<Input>,
+) -> Result<(), CannotStart> {
     let Some(user) = state.book.jobs.get(&job).map(|j| j.record.spec.user.clone()) else { return Ok(()) };
     // As root, a job runs as its owner, and only as them: an owner who is
     // gone by now ends the job, never runs it as root.
@@ -321,7 +337,7 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     let run_as = match (allot_exec::owner::is_root(), &account) {
         (false, _) => None,
         (true, Some(a)) => Some(a.owner.clone()),
-        (true, None) => return Err(format!("user `{user}` does not exist on this host")),
+        (true, None) => return Err(CannotStart::NoAccount(user)),
     };
     let Some(mut spec) = exec_spec(state, job, alloc, account) else { return Ok(()) };
     spec.run_as = run_as;
@@ -330,14 +346,12 @@ fn launch(state: &mut State, job: JobId, alloc: &[(String, u32)], wake: &mpsc::S
     if let Ok(path) = allot_agent::tasks::write_hostfile(&state.state_dir, job.0, &hosts.join(" ")) {
         spec.env.push(("LSB_DJOB_HOSTFILE".into(), path.display().to_string()));
     }
-    state.files.write_spec(&spec).map_err(|e| format!("cannot write its spec: {}", allot_exec::os_message(&e)))?;
+    state.files.write_spec(&spec).map_err(CannotStart::Spec)?;
     // `allot-<tag>` gone (the last job removed it as it left, or allotd
     // while idle) is made again by the supervisor as it enters its job's
     // cgroup (`allot_exec::cgroup::enter_job`), not looked for here.
     let supervisors = &mut state.supervisors;
-    supervisors.start(job.0, wake).map_err(|e| {
-        format!("cannot start its supervisor {}: {}", supervisors.exe().display(), allot_exec::os_message(&e))
-    })
+    supervisors.start(job.0, wake).map_err(|error| CannotStart::Supervisor { exe: supervisors.exe().to_path_buf(), error })
 }
 
 /// What running job `job` on `alloc` takes, wherever it runs: its
