@@ -271,9 +271,20 @@ impl Replay<'_> {
             }
             Record::Killed { job, term } => self.killed(t, job.0, *term),
             Record::Removed { job } => self.remove(t, job.0),
-            Record::SuspendedElements { array, elements, stop, .. } => {
-                let ev = Event::HoldElements { array: *array, elements: elements.clone(), hold: *stop };
-                let _ = self.engine.apply(Time(t), &ev);
+            // What users and administrators did that is the engine's
+            // alone (no job of the replay's own is changed): as allotd
+            // applies it.
+            // (One the replay's engine refuses changes nothing: a job
+            // group change is noted, the others need not be: an array or a
+            // resize request that is gone here.)
+            Record::SuspendedElements { .. }
+            | Record::ArrayLimit { .. }
+            | Record::JobGroup(_)
+            | Record::ResizeCancelled { .. } => {
+                let applied = allot_store::apply(&mut self.engine, &mut self.book, Time(t), record);
+                if let (Err(e), Record::JobGroup(_)) = (applied, record) {
+                    self.note(format!("a job group change is refused here: {e}"));
+                }
             }
             Record::RemovedElements { array, elements } => {
                 for id in elements.iter() {
@@ -313,9 +324,6 @@ impl Replay<'_> {
                     self.note(format!("a release (bresize) of job {job} is refused here: {e}"));
                 }
             }
-            Record::ResizeCancelled { job } => {
-                let _ = self.engine.apply(Time(t), &Event::ResizeCancel(*job));
-            }
             // The log's pass suspended or resumed a job: so did the
             // replay's, if in step (else the replay's own decides).
             Record::Preempted { job, .. } => {
@@ -342,14 +350,6 @@ impl Replay<'_> {
                 }
             }
             Record::Requeued { job, hold } => self.requeued(t, job.0, *hold),
-            Record::ArrayLimit { job, limit } => {
-                let _ = self.engine.apply(Time(t), &Event::ArrayLimit { array: *job, limit: *limit });
-            }
-            Record::JobGroup(change) => {
-                if let Err(e) = self.engine.apply(Time(t), &Event::JobGroup(change.clone())) {
-                    self.note(format!("a job group change is refused here: {e}"));
-                }
-            }
         }
     }
 
