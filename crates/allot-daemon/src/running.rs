@@ -351,7 +351,9 @@ fn launch(
     // while idle) is made again by the supervisor as it enters its job's
     // cgroup (`allot_exec::cgroup::enter_job`), not looked for here.
     let supervisors = &mut state.supervisors;
-    supervisors.start(job.0, wake).map_err(|error| CannotStart::Supervisor { exe: supervisors.exe().to_path_buf(), error })
+    supervisors
+        .start(job.0, wake)
+        .map_err(|error| CannotStart::Supervisor { exe: supervisors.exe().to_path_buf(), error })
 }
 
 /// What running job `job` on `alloc` takes, wherever it runs: its
