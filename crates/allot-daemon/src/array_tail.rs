@@ -13,7 +13,7 @@ use allot_store::{BookJob, Tail};
 use crate::state::State;
 
 impl State {
-    /// [`State::info_ref`] of a job as [`State::each_job`] gives it: an
+    /// [`State::info_ref`] of a job as [`allot_store::Book::each_job`] gives it: an
     /// element not made yet shows its template's, with its own index and
     /// name.
     pub fn info_of<'a>(&'a self, id: JobId, j: &'a BookJob, t: Time, q: &JobQuery) -> JobInfoRef<'a> {

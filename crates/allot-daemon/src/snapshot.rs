@@ -166,7 +166,7 @@ pub(crate) fn take(state: &mut State) -> Box<Saved> {
 /// and the log goes on without.
 pub(crate) fn encode(mut saved: Box<Saved>) -> Option<Snapshot> {
     let began = std::time::Instant::now();
-    // Each job's environment is shared with its like ([`State::envs`]):
+    // Each job's environment is shared with its like (`Book::envs`):
     // written once, by position.
     let none: Env = Env::from(Vec::new());
     let mut position: BTreeMap<usize, u32> = BTreeMap::new();

@@ -83,7 +83,7 @@ pub struct State {
     pub usage_interval: u64,
     pub last_usage: Option<std::time::Instant>,
     /// CLEAN_PERIOD: finished jobs are forgotten this many seconds after
-    /// they end ([`State::clean`]).
+    /// they end ([`allot_store::Book::clean`]).
     pub clean_period: u64,
     /// JOB_TERMINATE_INTERVAL: seconds between the signals that end a job
     /// at a limit, and the jobs being ended so, each with its next signal
