@@ -3,10 +3,10 @@
 //! restart) and the history replay applies the log's hosts and queues
 //! with.
 
-use allot_engine::{Engine, Event, HostIdx, JobId, Slots, Time};
+use allot_engine::{Engine, Event, JobId, Slots, Time};
 use allot_proto::JobStatus;
 
-use super::{Book, host_slots};
+use super::{Book, BookJob, host_slots};
 use crate::effects::{EndEvents, RunEnd, end_event, modified_event, removed_event, usage_events};
 use crate::{JobRecord, Record};
 
@@ -74,10 +74,8 @@ pub fn apply(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) -> 
             // The pass started it (live, or a restart's pass again); a log
             // whose pass did not is carried out here.
             if !engine.is_running(*job) {
-                let idx: Option<Vec<(HostIdx, Slots)>> =
-                    alloc.iter().map(|(h, n)| engine.host_index(h).map(|i| (i, Slots(*n)))).collect();
-                let idx = idx.ok_or_else(|| refused(*job, "a host of its allocation is not configured"))?;
-                engine.apply(t, &Event::Started { job: *job, alloc: idx }).map_err(|e| refused(*job, e))?;
+                let alloc = host_slots(engine, *job, alloc)?;
+                engine.apply(t, &Event::Started { job: *job, alloc }).map_err(|e| refused(*job, e))?;
             }
             book.mark_running(*job, t, alloc);
             effects.limit_from = Some((*job, t.0));
@@ -156,7 +154,7 @@ pub fn apply(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) -> 
         }
         Record::Killed { job, term } => {
             let running =
-                |j: &&mut Box<super::BookJob>| matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp);
+                |j: &&mut Box<BookJob>| matches!(j.status, JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp);
             if let Some(j) = book.jobs.get_mut(job).filter(running) {
                 j.killed = Some(*term);
             }
