@@ -35,8 +35,10 @@ pub fn restart(trace: &Path, jobs: Option<usize>, restarts: u32, keep: bool) -> 
 }
 
 /// `w`'s jobs again and again, each round after the last one's
-/// submissions and a day, until there are `n`.
+/// submissions and a day, until there are `n`. Its users' commands are
+/// left out: they name the first round's jobs by number.
 fn repeated(mut w: Workload, n: usize) -> Workload {
+    w.actions.clear();
     let first = w.jobs.iter().map(|j| j.submit).min().unwrap_or(0);
     let span = w.jobs.iter().map(|j| j.submit).max().unwrap_or(0) - first + 86_400;
     let one = std::mem::take(&mut w.jobs);

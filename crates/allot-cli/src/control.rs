@@ -79,7 +79,7 @@ pub fn bresize(args: &[String]) -> anyhow::Result<ExitCode> {
     let (action, id) = match (sub.as_str(), &words[..]) {
         ("cancel", [id]) => (allot_proto::ResizeAction::Cancel, *id),
         ("release", [hosts, id]) => {
-            let hosts = release_hosts(hosts)?;
+            let hosts = allot_config::resize::release_hosts(hosts).map_err(|e| anyhow!("bresize release: {e}"))?;
             (allot_proto::ResizeAction::Release { hosts, cancel, notify, command }, *id)
         }
         _ => bail!(usage),
@@ -89,26 +89,6 @@ pub fn bresize(args: &[String]) -> anyhow::Result<ExitCode> {
         _ => bail!("bresize: name one job"),
     };
     report("bresize", call(Request::Resize { job, action })?, |id| format!("Job <{id}> is being resized"))
-}
-
-/// `1*hostA 2*hostB hostC`, as `bresize release` takes it.
-fn release_hosts(spec: &str) -> anyhow::Result<Vec<(String, Option<u32>)>> {
-    let mut out = Vec::new();
-    for w in spec.split_whitespace() {
-        match w.split_once('*') {
-            Some((n, h)) => {
-                let n: u32 = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                    anyhow!("bresize release: `{w}`: expected `slots*host`, slots a whole number of at least 1")
-                })?;
-                out.push((h.to_string(), Some(n)));
-            }
-            None => out.push((w.to_string(), None)),
-        }
-    }
-    if out.is_empty() {
-        bail!("bresize release: name the slots to release, as \"1*hostA 2*hostB hostC\"");
-    }
-    Ok(out)
 }
 
 /// bkill [-s signal] jobid ... | 0

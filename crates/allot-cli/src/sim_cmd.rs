@@ -207,7 +207,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         write(&format!("explain-{job}-{t}.txt"), text)?;
         write(&format!("explain-{job}-{t}.json"), json)?;
     }
-    // Every skipped or rejected line, in line order, in problems.txt; the
+    // Every skipped or rejected line (a job, or a command refused), in line
+    // order, in problems.txt; the
     // first few on stderr too.
     let mut problems: Vec<(u64, &str, &str)> = workload
         .skipped
@@ -215,6 +216,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         .map(|s| (s.line, "skipped", s.reason.as_str()))
         .chain(outcome.rejected.iter().map(|r| (r.line, "rejected", r.reason.as_str())))
         .chain(outcome.never_started.iter().map(|r| (r.line, "never started", r.reason.as_str())))
+        .chain(outcome.refused_actions.iter().map(|r| (r.line, "command refused", r.reason.as_str())))
         .collect();
     problems.sort_by_key(|p| p.0);
     let listed: String = problems

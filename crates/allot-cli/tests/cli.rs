@@ -344,7 +344,7 @@ fn sim_runs_a_real_trace_with_nothing_else() {
 fn sim_of_json_lines_needs_a_configuration() {
     let dir = tempdir("sim-jsonl");
     let w = dir.join("w.jsonl");
-    std::fs::write(&w, "{\"submit\": 0, \"user\": \"alice\", \"runtime\": 5, \"bsub\": \"-n 2 -q nosuch ./a\"}\nnot json\n{\"submit\": 1, \"user\": \"bob\", \"runtime\": 5, \"bsub\": \"./b\"}\n").expect("write");
+    std::fs::write(&w, "{\"submit\": 0, \"user\": \"alice\", \"runtime\": 5, \"bsub\": \"-n 2 -q nosuch ./a\"}\nnot json\n{\"submit\": 1, \"user\": \"bob\", \"runtime\": 5, \"bsub\": \"./b\"}\n{\"at\": 2, \"job\": 3, \"bswitch\": \"nosuch\"}\n").expect("write");
     let out = allot(&["sim", w.to_str().expect("path")]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("a JSON-lines workload names no machine: give --config DIR"), "{}", stderr(&out));
@@ -367,7 +367,11 @@ fn sim_of_json_lines_needs_a_configuration() {
     let problems = std::fs::read_to_string(outdir.join("problems.txt")).expect("problems.txt");
     assert_eq!(
         problems.lines().map(|l| l.rsplit_once(".jsonl:").map_or(l, |x| x.1)).collect::<Vec<_>>(),
-        ["1: rejected: queue `nosuch` does not exist", "2: skipped: column 2: expected ident",]
+        [
+            "1: rejected: queue `nosuch` does not exist",
+            "2: skipped: column 2: expected ident",
+            "4: command refused: queue `nosuch` does not exist"
+        ]
     );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(outdir.join("summary.json")).expect("summary")).expect("JSON");

@@ -30,6 +30,7 @@ pub mod env_option;
 pub mod getopt;
 pub mod lsf_commands;
 pub mod nesting;
+pub mod resize;
 pub mod resreq;
 pub mod sacctmgr;
 pub mod submission;

@@ -28,9 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use allot_engine::{JobId, Time};
 use allot_exec::ExitReport;
-use allot_proto::{Request, Submit};
+use allot_proto::{Request, ResizeAction, Response, Submit};
 use allot_sim::sim::SimOptions;
-use allot_sim::workload::WorkloadJob;
+use allot_sim::workload::{Action, ActionKind, WorkloadJob};
 use tokio::sync::mpsc;
 
 use crate::replay_check::{Twin, open};
@@ -142,6 +142,8 @@ fn workload(n: usize, seed: u64) -> String {
     // The job arrays so far (each has an element 1).
     let mut arrays: Vec<(&str, usize)> = Vec::new();
     let mut t = 0;
+    // Each job's submission time, whether it is resizable, whether an array.
+    let mut made: Vec<(u64, bool, bool)> = Vec::new();
     for k in 1..=n {
         t += next(40);
         let user = USERS[next(3) as usize];
@@ -188,10 +190,51 @@ fn workload(n: usize, seed: u64) -> String {
             13 => format!("-x -n {}", 1 + next(2)),
             _ => format!("-n {} -P p{}", 1 + next(4), next(3)),
         };
+        made.push((t, bsub.starts_with("-app grow"), bsub.starts_with("-J")));
         let bsub = bsub.replace('"', "\\\"");
         lines.push(format!(r#"{{"submit": {t}, "user": "{user}", "runtime": {runtime}, "bsub": "{bsub}"}}"#));
     }
+    lines.extend(commands(&made, seed));
     lines.join("\n")
+}
+
+/// Users' commands after their jobs' submissions: on each resizable job a
+/// `bresize` of each host (its slots there, or one of them, released; its
+/// first host's are refused, as those of a host it does not hold), and on
+/// one job in eight its pending grow cancelled; on one other job in five
+/// a `bswitch` (an array's, of each element, or of one). From a stream of
+/// their own, so that the jobs are those of the seed without them.
+fn commands(made: &[(u64, bool, bool)], seed: u64) -> Vec<String> {
+    let mut y = seed.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(3_037_000_493) | 1;
+    let mut next = |m: u64| {
+        y ^= y << 13;
+        y ^= y >> 7;
+        y ^= y << 17;
+        y % m
+    };
+    let mut lines = Vec::new();
+    let command = |t: u64, k: usize, what: String, lines: &mut Vec<String>| {
+        lines.push(format!(r#"{{"at": {t}, "job": {}, {what}}}"#, k + 1));
+    };
+    for (k, &(t, resizable, array)) in made.iter().enumerate() {
+        if resizable {
+            for h in 1..=4 {
+                let what = match next(2) {
+                    0 => format!(r#""bresize": "release -c 1*h{h}""#),
+                    _ => format!(r#""bresize": "release h{h}""#),
+                };
+                command(t + 1 + next(300), k, what, &mut lines);
+            }
+            if next(8) == 0 {
+                command(t + 1 + next(300), k, r#""bresize": "cancel""#.into(), &mut lines);
+            }
+        } else if next(5) == 0 {
+            let queue = ["normal", "par", "wide", "urgent", "pa", "pb"][next(6) as usize];
+            let index = if array && next(2) == 0 { r#", "index": 1"# } else { "" };
+            command(t + 1 + next(300), k, format!(r#""bswitch": "{queue}"{index}"#), &mut lines);
+        }
+    }
+    lines
 }
 
 /// A `-w` expression with the workload's job numbers (`done(12)`,
@@ -235,10 +278,22 @@ type Key = (u64, u32, u32);
 /// Each run's start and hosts.
 type Runs = BTreeMap<Key, (u64, String)>;
 
-/// Each run's (start, hosts as jobs.csv writes them: a job that grew
-/// with all it held): through the simulator; and how many grows,
-/// preemptions and requeues it made.
-fn through_sim(config: &std::path::Path, text: &str) -> (Runs, (usize, usize, u64)) {
+/// What a run through the simulator met: grows, preemptions, requeues,
+/// the users' commands it carried out (`bswitch`, `bresize`) and those it
+/// refused.
+#[derive(Default)]
+struct Met {
+    grows: usize,
+    suspends: usize,
+    requeues: u64,
+    switched: usize,
+    resized: usize,
+    refused: usize,
+}
+
+/// Each run's (start, hosts as jobs.csv writes them: what it held at its
+/// end, as it grew and shrank): through the simulator; and what it met.
+fn through_sim(config: &std::path::Path, text: &str) -> (Runs, Met) {
     let files = allot_config::load::read_dir(config).expect("config");
     let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let mut engine = allot_sim::testing::engine_from(&refs);
@@ -248,8 +303,19 @@ fn through_sim(config: &std::path::Path, text: &str) -> (Runs, (usize, usize, u6
     let out = allot_sim::sim::run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
     assert!(out.rejected.is_empty(), "{:?}", out.rejected);
     let count = |what: fn(&allot_sim::sim::SimEvent) -> bool| out.events.iter().filter(|e| what(&e.1)).count();
-    let grows = count(|e| matches!(e, allot_sim::sim::SimEvent::Grow { .. }));
-    let suspends = count(|e| matches!(e, allot_sim::sim::SimEvent::Suspend { .. }));
+    let acted = |e: &allot_sim::sim::SimEvent| match e {
+        allot_sim::sim::SimEvent::Act { action, .. } => Some(&w.actions[*action].what),
+        _ => None,
+    };
+    let switched = out.events.iter().filter_map(|e| acted(&e.1)).filter(|a| matches!(a, ActionKind::Switch(_))).count();
+    let met = Met {
+        grows: count(|e| matches!(e, allot_sim::sim::SimEvent::Grow { .. })),
+        suspends: count(|e| matches!(e, allot_sim::sim::SimEvent::Suspend { .. })),
+        requeues: out.requeued,
+        switched,
+        resized: out.events.iter().filter_map(|e| acted(&e.1)).count() - switched,
+        refused: out.refused_actions.len(),
+    };
     // Each job's runs in the order they ended: the order they started.
     let mut runs: BTreeMap<(u64, u32), u32> = BTreeMap::new();
     let mut starts = BTreeMap::new();
@@ -258,12 +324,41 @@ fn through_sim(config: &std::path::Path, text: &str) -> (Runs, (usize, usize, u6
         starts.insert((r.id, r.index, *k), (r.start, r.hosts.clone()));
         *k += 1;
     }
-    (starts, (grows, suspends, out.requeued))
+    (starts, met)
+}
+
+/// `request` from `user` handled by allotd at `t`: what it answered.
+fn ask(twin: &mut Twin, user: &str, request: Request, t: u64, wake: &mpsc::Sender<Input>) -> Option<Response> {
+    let caller = Caller { uid: 0, user: user.to_string(), known: true, from: None };
+    let (reply, mut answer) = tokio::sync::oneshot::channel();
+    let handled =
+        handle_batch(&mut twin.state, vec![Message { caller, request, reply }], &mut Vec::new(), Time(t), wake);
+    assert!(handled.failed.is_none());
+    match answer.try_recv() {
+        Ok(crate::serve::Answer::Response(r)) => Some(r),
+        _ => None,
+    }
+}
+
+/// A workload's command as its user types it to allotd (a release runs
+/// no notification command, as the simulator runs none), on allotd's
+/// number for the job.
+fn command_of(a: &Action, number: u64) -> Request {
+    let job = allot_proto::JobRef { id: number, index: a.index };
+    match &a.what {
+        ActionKind::Switch(queue) => Request::Switch { jobs: vec![job], queue: queue.clone() },
+        ActionKind::Release { hosts, cancel } => Request::Resize {
+            job,
+            action: ResizeAction::Release { hosts: hosts.clone(), cancel: *cancel, notify: false, command: None },
+        },
+        ActionKind::ResizeCancel => Request::Resize { job, action: ResizeAction::Cancel },
+    }
 }
 
 /// The same through allotd, moving its clock from event to event as the
-/// simulator does: job ends, submissions, the engine's own wake-ups.
-fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) -> Runs {
+/// simulator does: job ends, submissions, users' commands, the engine's
+/// own wake-ups; with how many commands allotd refused.
+fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) -> (Runs, usize) {
     let w = allot_sim::jsonl::read(text);
     let (wake, _heard) = mpsc::channel::<Input>(1 << 16);
     let dir = root.join("allotd");
@@ -284,12 +379,14 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
     let mut suspended: BTreeMap<JobId, u64> = BTreeMap::new();
     let mut started: BTreeMap<Key, (u64, String)> = BTreeMap::new();
     let mut next = 0;
+    let (mut next_action, mut refused) = (0, 0);
     let mut last = 0;
     loop {
         let t_submit = w.jobs.get(next).map(|j| j.submit);
         let t_end = ends.first().map(|e| e.0);
         let t_wake = twin.state.engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
-        let Some(t) = [t_submit, t_end, t_wake].into_iter().flatten().min() else { break };
+        let t_action = w.actions.get(next_action).map(|a| a.at);
+        let Some(t) = [t_submit, t_end, t_wake, t_action].into_iter().flatten().min() else { break };
         last = t;
         while let Some(&(end, job)) = ends.first().filter(|e| e.0 == t) {
             ends.pop_first();
@@ -299,25 +396,12 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
             twin.state.supervisors_ended.insert(job);
         }
         while let Some(j) = w.jobs.get(next).filter(|j| j.submit == t) {
-            let caller = Caller { uid: 0, user: j.submission.user.clone(), known: true, from: None };
-            let (reply, mut answer) = tokio::sync::oneshot::channel();
             let request = Request::Submit(Box::new(submit_of(j, &root.display().to_string(), &first_id)));
             let before = twin.state.engine.next_job_id();
-            let handled = handle_batch(
-                &mut twin.state,
-                vec![Message { caller, request, reply }],
-                &mut Vec::new(),
-                Time(t),
-                &wake,
-            );
-            assert!(handled.failed.is_none());
-            let said = match answer.try_recv() {
-                Ok(crate::serve::Answer::Response(r)) => format!("{r:?}"),
-                _ => "no answer".into(),
-            };
+            let said = ask(&mut twin, &j.submission.user, request, t, &wake);
             assert!(
                 twin.state.book.jobs.contains_key(&before),
-                "line {}: allotd refused what the simulator took: {said}",
+                "line {}: allotd refused what the simulator took: {said:?}",
                 j.line
             );
             first_id.insert(j.id, twin.state.book.jobs[&before].number);
@@ -327,12 +411,22 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
             }
             next += 1;
         }
+        while let Some(a) = w.actions.get(next_action).filter(|a| a.at == t) {
+            next_action += 1;
+            let owner = &w.jobs.iter().find(|j| j.id == a.job).expect("a job of the workload").submission.user;
+            let answer = ask(&mut twin, owner, command_of(a, first_id[&a.job]), t, &wake);
+            match answer {
+                Some(Response::Each(each)) if each.iter().any(|(_, r)| r.is_ok()) => {}
+                _ => refused += 1,
+            }
+        }
         twin.tick(Time(t), &wake);
         for (&id, j) in &twin.state.book.jobs {
             if let (Some(start), true) = (j.start_time, twin.state.book.running.contains(&id)) {
                 let (n, index) = key_of[&id];
                 let key = (n, index, j.attempt.saturating_sub(1));
-                // Its hosts as they are now: a job that grew holds more.
+                // Its hosts as they are now, to its end: a job that grew
+                // holds more, one that released fewer.
                 let hosts: Vec<String> = j.alloc.iter().map(|(h, n)| format!("{h}*{n}")).collect();
                 if started.insert(key, (start, hosts.join(" "))).is_none() {
                     let more = *left.entry(id).or_insert(runtime[&n]);
@@ -367,7 +461,7 @@ fn through_allotd(root: &std::path::Path, config: &std::path::Path, text: &str) 
             }
         }
     }
-    started
+    (started, refused)
 }
 
 /// Compares the two on a workload of `n` jobs from `seed`; whether a job
@@ -385,8 +479,8 @@ fn compare(n: usize, seed: u64) -> Compared {
     std::fs::write(config.join("lsf.cluster.cmp"), LICENSES).expect("lsf.cluster.cmp");
     std::fs::write(config.join("lsb.applications"), APPS).expect("lsb.applications");
     let text = workload(n, seed);
-    let (sim, (grows, suspends, requeues)) = through_sim(&config, &text);
-    let daemon = through_allotd(&root, &config, &text);
+    let (sim, met) = through_sim(&config, &text);
+    let (daemon, refused) = through_allotd(&root, &config, &text);
     std::fs::remove_file(config.join("lsb.resources")).expect("lsb.resources");
     let limited = through_sim(&config, &text).0 != sim;
     let _ = std::fs::remove_dir_all(&root);
@@ -404,17 +498,16 @@ fn compare(n: usize, seed: u64) -> Compared {
         assert_eq!(Some(s), daemon.get(key), "seed {seed}, job {key:?}: the simulator, then allotd\n{text}");
     }
     assert_eq!(sim, daemon, "seed {seed}");
+    assert_eq!(met.refused, refused, "seed {seed}: commands refused by the simulator, then allotd");
     let backfilled = wide.iter().any(|&(s1, t1)| wide.iter().any(|&(s2, t2)| s2 > s1 && t2 < t1));
-    Compared { backfilled, limited, grew: grows > 0, preempted: suspends > 0, requeued: requeues > 0 }
+    Compared { backfilled, limited, met }
 }
 
 /// What a comparison's workload met.
 struct Compared {
     backfilled: bool,
     limited: bool,
-    grew: bool,
-    preempted: bool,
-    requeued: bool,
+    met: Met,
 }
 
 #[test]
@@ -424,10 +517,17 @@ fn allotd_and_the_simulator_make_the_same_decisions() {
     assert!(backfilled >= 8, "the workloads exercise backfill: {backfilled} of 16");
     let limited = runs.iter().filter(|r| r.limited).count();
     assert!(limited >= 8, "the workloads meet the limits: {limited} of 16");
-    let grew = runs.iter().filter(|r| r.grew).count();
+    let met = |what: fn(&Met) -> bool| runs.iter().filter(|r| what(&r.met)).count();
+    let grew = met(|m| m.grows > 0);
     assert!(grew >= 4, "autoresizable jobs grow: in {grew} of 16");
-    let preempted = runs.iter().filter(|r| r.preempted).count();
+    let preempted = met(|m| m.suspends > 0);
     assert!(preempted >= 8, "urgent jobs preempt: in {preempted} of 16");
-    let requeued = runs.iter().filter(|r| r.requeued).count();
+    let requeued = met(|m| m.requeues > 0);
     assert!(requeued >= 8, "jobs killed at their limit are requeued: in {requeued} of 16");
+    let switched = met(|m| m.switched > 0);
+    assert!(switched >= 8, "bswitch moves jobs: in {switched} of 16");
+    let resized = met(|m| m.resized > 0);
+    assert!(resized >= 4, "bresize changes running jobs: in {resized} of 16");
+    let refused = met(|m| m.refused > 0);
+    assert!(refused >= 8, "some commands are refused, by both alike: in {refused} of 16");
 }

@@ -3,10 +3,15 @@
 //! `cpu_time`, what the job reports while it runs, `mem` (MB in all) and
 //! `gpus`, and at its end, `energy` (joules), and `bsub`, the options as a
 //! user types them after `bsub` (`"-n 4,8 -q short -W 30 -G groupB"`).
+//!
+//! A line with `at` is a user's command on a job of the workload instead:
+//! `{"at": 300, "job": 12, "bswitch": "night"}`, `{"at": 300, "job": 12,
+//! "index": 3, "bresize": "release -c 1*hostA hostB"}` or `"bresize":
+//! "cancel"`; `job` is the job's line, `index` an element of its array.
 
 use serde::Deserialize;
 
-use crate::workload::{Skipped, Workload, WorkloadJob};
+use crate::workload::{Action, ActionKind, Skipped, Workload, WorkloadJob};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,6 +31,56 @@ struct Line {
     bsub: String,
 }
 
+/// A user's command on a job.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionLine {
+    at: u64,
+    job: u64,
+    #[serde(default)]
+    index: u32,
+    #[serde(default)]
+    bswitch: Option<String>,
+    #[serde(default)]
+    bresize: Option<String>,
+}
+
+/// A line's JSON as `T`; the error names the column.
+fn parse<'a, T: Deserialize<'a>>(raw: &'a str) -> Result<T, String> {
+    serde_json::from_str(raw).map_err(|e| {
+        // serde_json says where within the line; the line is ours.
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(message.as_str(), |m| m.0);
+        format!("column {}: {message}", e.column())
+    })
+}
+
+/// An action line as the simulator takes it: one command, `bswitch` or
+/// `bresize` with what `bresize` takes after its name but the job.
+fn action(line: u64, a: ActionLine) -> Result<Action, String> {
+    let what = match (a.bswitch, a.bresize) {
+        (Some(queue), None) if !queue.trim().is_empty() && !queue.contains(char::is_whitespace) => {
+            ActionKind::Switch(queue)
+        }
+        (Some(queue), None) => return Err(format!("bswitch: `{queue}`: expected one queue's name")),
+        (None, Some(r)) => match r.split_once(char::is_whitespace).unwrap_or((r.as_str(), "")) {
+            ("cancel", "") => ActionKind::ResizeCancel,
+            ("release", rest) => {
+                let rest = rest.trim_start();
+                let (cancel, hosts) = match rest.strip_prefix("-c") {
+                    Some(h) if h.is_empty() || h.starts_with(char::is_whitespace) => (true, h),
+                    _ => (false, rest),
+                };
+                let hosts = allot_config::resize::release_hosts(hosts).map_err(|e| format!("bresize release: {e}"))?;
+                ActionKind::Release { hosts, cancel }
+            }
+            _ => return Err(format!("bresize: `{r}`: expected `release [-c] \"1*hostA hostB\"` or `cancel`")),
+        },
+        _ => return Err("an action (a line with `at`) is one of `bswitch` and `bresize`".into()),
+    };
+    Ok(Action { line, at: a.at, job: a.job, index: a.index, what })
+}
+
 pub fn read(text: &str) -> Workload {
     let mut w = Workload::default();
     for (i, raw) in text.lines().enumerate() {
@@ -33,13 +88,18 @@ pub fn read(text: &str) -> Workload {
         if raw.trim().is_empty() {
             continue;
         }
-        let parsed: Line = match serde_json::from_str(raw) {
+        let keys = || serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw);
+        if raw.contains("\"at\"") && keys().is_ok_and(|m| m.contains_key("at")) {
+            match parse::<ActionLine>(raw).and_then(|a| action(line, a)) {
+                Ok(a) => w.actions.push(a),
+                Err(reason) => w.skipped.push(Skipped { line, reason }),
+            }
+            continue;
+        }
+        let parsed: Line = match parse(raw) {
             Ok(l) => l,
-            Err(e) => {
-                // serde_json says where within the line; the line is ours.
-                let message = e.to_string();
-                let message = message.rsplit_once(" at line ").map_or(message.as_str(), |m| m.0);
-                w.skipped.push(Skipped { line, reason: format!("column {}: {message}", e.column()) });
+            Err(reason) => {
+                w.skipped.push(Skipped { line, reason });
                 continue;
             }
         };
@@ -84,5 +144,15 @@ pub fn read(text: &str) -> Workload {
         }
     }
     w.jobs.sort_by_key(|j| (j.submit, j.line));
+    // An action names a job of this workload by its line.
+    let lines: std::collections::BTreeSet<u64> = w.jobs.iter().map(|j| j.line).collect();
+    let (actions, stray): (Vec<Action>, Vec<Action>) = w.actions.drain(..).partition(|a| lines.contains(&a.job));
+    w.skipped.extend(stray.into_iter().map(|a| Skipped {
+        line: a.line,
+        reason: format!("job {}: no job of this workload is on line {}", a.job, a.job),
+    }));
+    w.skipped.sort_by_key(|s| s.line);
+    w.actions = actions;
+    w.actions.sort_by_key(|a| (a.at, a.line));
     w
 }

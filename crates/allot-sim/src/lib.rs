@@ -1,6 +1,7 @@
 //! The simulator: workloads replayed through the engine on a simulated
 //! clock.
 
+mod actions;
 pub mod history;
 pub mod input;
 pub mod jsonl;

@@ -11,7 +11,7 @@ use allot_engine::{Engine, JobId, Time};
 use allot_store::{JobRecord, Record};
 
 use crate::sim::{Outcome, SimEvent};
-use crate::workload::Workload;
+use crate::workload::{ActionKind, Workload};
 
 /// The log of `out`, a run of `w` with [`crate::sim::SimOptions::
 /// record_events`] on the configuration `files`; `engine` is a fresh
@@ -25,6 +25,10 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
     let first = out.events.first().map_or(0, |e| e.0);
     let mut log =
         vec![(Time(first), Record::Reconfigured { config_dir: Some("simulated".into()), files: files.to_vec() })];
+    // The records of the jobs a command switches, for its `Modified`.
+    let switched: std::collections::BTreeSet<u64> =
+        w.actions.iter().filter(|a| matches!(a.what, ActionKind::Switch(_))).map(|a| a.job).collect();
+    let mut kept: BTreeMap<u64, JobRecord> = BTreeMap::new();
     for (t, event) in &out.events {
         let t = Time(*t);
         match event {
@@ -48,6 +52,9 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                     array: resolved.array.as_ref().map(|a| a.spec.clone()),
                     extras: None,
                 };
+                if switched.contains(&job.id) {
+                    kept.insert(job.id, record.clone());
+                }
                 // Numbered as allotd numbers: one per submission.
                 let number = numbers;
                 numbers += 1;
@@ -74,6 +81,24 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
             SimEvent::Suspend { job, by } => log.push((t, Record::Preempted { job: JobId(*job), by: JobId(*by) })),
             SimEvent::Resume { job } => log.push((t, Record::Resumed { job: JobId(*job) })),
             SimEvent::Grow { .. } => {}
+            SimEvent::Act { action, jobs } => {
+                let a = &w.actions[*action];
+                for &job in jobs {
+                    let job = JobId(job);
+                    let record = match &a.what {
+                        ActionKind::Switch(queue) => {
+                            let Some(r) = kept.get_mut(&a.job) else { continue };
+                            r.spec.queue = Some(queue.clone());
+                            Record::Modified { job, record: Box::new(r.clone()) }
+                        }
+                        ActionKind::Release { hosts, cancel } => {
+                            Record::Shrunk { job, release: hosts.clone(), cancel: *cancel }
+                        }
+                        ActionKind::ResizeCancel => Record::ResizeCancelled { job },
+                    };
+                    log.push((t, record));
+                }
+            }
             SimEvent::End { job, exit } => {
                 let cpu_time = line_of.get(job).map_or(0.0, |&l| w.jobs[l].cpu_time);
                 log.push((

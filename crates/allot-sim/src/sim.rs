@@ -91,6 +91,9 @@ pub struct Outcome {
     pub retried: u64,
     /// Jobs suspended by preemption (each suspension once).
     pub preempted: u64,
+    /// The workload's commands on its jobs that changed nothing, each with
+    /// its line and why (as allotd would have answered it).
+    pub refused_actions: Vec<Rejected>,
 }
 
 /// What happened in a run, for [`SimOptions::record_events`].
@@ -112,6 +115,9 @@ pub enum SimEvent {
     Resume { job: u64 },
     /// An autoresizable job grew (the engine's pass decides it again).
     Grow { job: u64 },
+    /// The workload's command `action` (its place in
+    /// [`Workload::actions`]) changed these jobs.
+    Act { action: usize, jobs: Vec<u64> },
 }
 
 /// The exit code of a job killed at its run limit: 128 + SIGKILL, as
@@ -160,6 +166,8 @@ pub fn run(
     // Refused for now by a pending threshold: sent again then.
     let mut retries: BTreeSet<(u64, usize)> = BTreeSet::new();
     let mut named = Named::default();
+    let mut acting = crate::actions::Acting::new(&w.actions);
+    let mut next_action = 0;
     let mut last = 0u64;
     // At a report time: the share tables, and why the job asked about
     // waits.
@@ -186,13 +194,18 @@ pub fn run(
         let t_end = ends.peek().map(|Reverse((t, _))| *t);
         let t_wake = engine.next_wakeup().map(|t| t.0).filter(|&t| t >= last);
         let t_retry = retries.first().map(|&(t, _)| t);
-        let Some(t) = [t_submit, t_end, t_wake, t_retry].into_iter().flatten().min() else { break };
+        let t_action = w.actions.get(next_action).map(|a| a.at);
+        let Some(t) = [t_submit, t_end, t_wake, t_retry, t_action].into_iter().flatten().min() else { break };
         while let Some(&r) = reports.peek().filter(|&&r| r < t) {
             let _ = engine.apply(Time(r), &Event::LetGoParked);
             report_at(engine, r, &named, &mut out);
             reports.next();
         }
         last = t;
+        while w.actions.get(next_action).is_some_and(|a| a.at == t) {
+            act(engine, (&mut acting, &named), (t, next_action), w, opts, &mut running, &mut out);
+            next_action += 1;
+        }
         while let Some(&Reverse((end, id))) = ends.peek() {
             if end != t {
                 break;
@@ -256,13 +269,15 @@ pub fn run(
             });
             let submitted = resolved.map_err(|e| (e, false)).and_then(|r| {
                 let indices = r.array.map(|a| a.indices);
+                // Kept only for a job a command switches.
+                let kept = acting.wants(job.id).then(|| r.spec.clone());
                 engine
                     .apply(Time(t), &Event::Submit(r.spec))
                     .map_err(|e| (e.to_string(), e.retry_later()))
-                    .map(|id| (id, r.name, indices))
+                    .map(|id| (id, r.name, indices, kept))
             });
             match submitted {
-                Ok((Some(first), name, indices)) => {
+                Ok((Some(first), name, indices, kept)) => {
                     // An array's elements are its first id's successors.
                     let elements: Vec<(u32, JobId)> = match indices {
                         Some(ix) => ix.iter().enumerate().map(|(k, &i)| (i, JobId(first.0 + k as u64))).collect(),
@@ -270,6 +285,9 @@ pub fn run(
                     };
                     for &(index, id) in &elements {
                         pending.insert(id, (i, index));
+                    }
+                    if let Some(spec) = kept {
+                        acting.submitted(job.id, elements.iter().map(|e| e.1), &spec);
                     }
                     if opts.record_events {
                         out.events.push((t, SimEvent::Submit { line: i, job: first.0 }));
@@ -376,6 +394,40 @@ pub fn run(
     out.never_started = never;
     out.passes = engine.passes();
     out
+}
+
+/// Carries out the workload's command `w.actions[k]` at `t` on the jobs it
+/// names: a running job it changed is in the queue and on the hosts the
+/// engine has for it now; a command that changed nothing is refused with
+/// its line.
+fn act(
+    engine: &mut Engine,
+    (acting, named): (&mut crate::actions::Acting, &Named),
+    (t, k): (u64, usize),
+    w: &Workload,
+    opts: &SimOptions,
+    running: &mut BTreeMap<JobId, Running>,
+    out: &mut Outcome,
+) {
+    let a = &w.actions[k];
+    let done = match named.by_id.get(&a.job) {
+        Some(elements) => acting.act(engine, Time(t), a, elements),
+        None => Err(format!("job {} is not submitted yet", a.job)),
+    };
+    match done {
+        Ok(jobs) => {
+            for id in &jobs {
+                if let Some(r) = running.get_mut(id) {
+                    r.queue = engine.job_queue(*id).unwrap_or_default().to_string();
+                    r.alloc = engine.job_alloc(*id).unwrap_or_default();
+                }
+            }
+            if opts.record_events {
+                out.events.push((t, SimEvent::Act { action: k, jobs: jobs.iter().map(|j| j.0).collect() }));
+            }
+        }
+        Err(reason) => out.refused_actions.push(Rejected { id: a.job, line: a.line, reason }),
+    }
 }
 
 /// The workload's jobs as `-w` names them: by their number in the

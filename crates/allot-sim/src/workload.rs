@@ -32,6 +32,33 @@ pub struct WorkloadJob {
     pub exit: i32,
 }
 
+/// A user's command on a job of the workload at a time, as allotd takes
+/// it from `bswitch` and `bresize` (JSON lines only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    /// Line of the file it came from: its place among actions at one time.
+    pub line: u64,
+    /// Seconds from the workload's start.
+    pub at: u64,
+    /// The workload job it names (its number), and the element of an
+    /// array (0: the job, or every element of an array).
+    pub job: u64,
+    pub index: u32,
+    pub what: ActionKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActionKind {
+    /// `bswitch queue`: a pending or running job to another queue.
+    Switch(String),
+    /// `bresize release [-c] "1*hostA hostB"`: a running resizable job
+    /// gives up slots (`None`: all of its slots on that host); `cancel`:
+    /// its pending resize request first.
+    Release { hosts: Vec<(String, Option<u32>)>, cancel: bool },
+    /// `bresize cancel`: its pending resize request goes.
+    ResizeCancel,
+}
+
 /// A line that is not a job, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
@@ -122,6 +149,8 @@ impl Machine {
 #[derive(Clone, Debug, Default)]
 pub struct Workload {
     pub jobs: Vec<WorkloadJob>,
+    /// Users' commands on its jobs, in time order (then line order).
+    pub actions: Vec<Action>,
     pub skipped: Vec<Skipped>,
     pub machine: Machine,
 }

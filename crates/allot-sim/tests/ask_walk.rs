@@ -44,6 +44,7 @@ fn machine(jobs: Vec<WorkloadJob>, nodes: u64, per_node: u64) -> Workload {
     Workload {
         jobs,
         skipped: Vec::new(),
+        actions: Vec::new(),
         machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes), ..Machine::default() },
     }
 }

@@ -44,6 +44,7 @@ fn four_hosts(jobs: Vec<WorkloadJob>) -> Workload {
     Workload {
         jobs,
         skipped: Vec::new(),
+        actions: Vec::new(),
         machine: Machine { max_procs: Some(4), max_nodes: Some(4), ..Machine::default() },
     }
 }
@@ -263,6 +264,7 @@ proptest! {
         let w = Workload {
             jobs,
             skipped: Vec::new(),
+            actions: Vec::new(),
             machine: Machine { max_procs: Some(procs), max_nodes: Some(nodes), ..Machine::default() },
         };
         let policy = if fairshare { Policy::Fairshare } else { Policy::Fcfs };

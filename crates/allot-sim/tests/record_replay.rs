@@ -143,3 +143,45 @@ fn a_run_with_preemption_replays_from_its_log() {
     }
     assert!(preempted > 10, "the workload preempts: {preempted}");
 }
+
+/// With users' commands (`bswitch` between the queues, of pending and
+/// running jobs): the log has each as allotd's `Modified` record, and the
+/// replay moves the same jobs and starts every one when and where the run
+/// did.
+#[test]
+fn a_run_with_bswitch_replays_from_its_log() {
+    let files: Vec<(String, String)> =
+        [("allot.toml", HOSTS), ("lsb.queues", QUEUES)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    for seed in 1..=6 {
+        let text = workload(300, seed);
+        let w = allot_sim::jsonl::read(&text);
+        let switches: Vec<String> = w
+            .jobs
+            .iter()
+            .filter(|j| j.id % 4 == 0)
+            .map(|j| {
+                let queue = if j.submission.queue.as_deref() == Some("wide") { "normal" } else { "wide" };
+                format!(r#"{{"at": {}, "job": {}, "bswitch": "{queue}"}}"#, j.submit + 1 + j.id % 97, j.id)
+            })
+            .collect();
+        let w = allot_sim::jsonl::read(&format!("{text}\n{}", switches.join("\n")));
+        assert!(w.skipped.is_empty() && w.actions.len() == 75, "{:?}", w.skipped);
+        let mut engine = allot_engine::Engine::new(config.engine_config());
+        let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
+        let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+        let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(config.engine_config()));
+        let modified = log.iter().filter(|(_, r)| matches!(r, allot_store::Record::Modified { .. })).count();
+        assert!(modified >= 40, "seed {seed}: the jobs switched are in the log: {modified}");
+        let h = History::from_records("simulated".into(), log).expect("a history");
+        let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
+        let differences = replayed.differences();
+        assert!(differences.is_empty(), "seed {seed}: {differences:?}");
+        let key = |r: &allot_sim::sim::JobRecord| (r.start, r.index, r.end, r.hosts.clone());
+        let mut ran: Vec<_> = out.records.iter().map(key).collect();
+        let mut again: Vec<_> = replayed.outcome.records.iter().map(key).collect();
+        ran.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(ran, again, "seed {seed}");
+    }
+}

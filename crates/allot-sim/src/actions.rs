@@ -1,0 +1,115 @@
+//! Users' commands on a workload's jobs ([`crate::workload::Action`]):
+//! `bswitch` and `bresize`, applied to the engine as allotd applies the
+//! records those commands make. `bswitch` is a job's spec with the new
+//! queue through [`allot_store::effects::modified_event`] (a pending job
+//! is modified, a running one switched), as allotd's `Record::Modified`;
+//! `bresize` is the engine's shrink or resize cancel, as its
+//! `Record::Shrunk` and `Record::ResizeCancelled`.
+//!
+//! A command and a job's end at the same instant: the command acts first,
+//! as allotd answers a command when it comes and hears an end at its
+//! next tick.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use allot_engine::{Engine, Event, JobId, JobSpec, Slots, Time};
+
+use crate::workload::{Action, ActionKind};
+
+/// What the commands need of the jobs they name: the spec of each engine
+/// job a `bswitch` names (the engine keeps none), kept from its
+/// submission on and changed by each switch.
+#[derive(Default)]
+pub(crate) struct Acting {
+    switched: BTreeSet<u64>,
+    specs: BTreeMap<JobId, JobSpec>,
+}
+
+impl Acting {
+    pub(crate) fn new(actions: &[Action]) -> Acting {
+        let switched = actions.iter().filter(|a| matches!(a.what, ActionKind::Switch(_))).map(|a| a.job).collect();
+        Acting { switched, specs: BTreeMap::new() }
+    }
+
+    /// Whether workload job `job`'s spec is to be kept as it is submitted.
+    pub(crate) fn wants(&self, job: u64) -> bool {
+        self.switched.contains(&job)
+    }
+
+    /// Workload job `job` was submitted as `ids` with `spec`.
+    pub(crate) fn submitted(&mut self, job: u64, ids: impl Iterator<Item = JobId>, spec: &JobSpec) {
+        if self.wants(job) {
+            self.specs.extend(ids.map(|id| (id, spec.clone())));
+        }
+    }
+
+    /// Carries out `a` on `elements` (the workload job's engine jobs with
+    /// their indices in its array, 0 for a job that is none): the jobs it
+    /// changed, or why it changed none. A `bswitch` of an array moves each
+    /// unfinished element that the engine lets move; `bresize` names one
+    /// job, an array's element by its index.
+    pub(crate) fn act(
+        &mut self,
+        engine: &mut Engine,
+        t: Time,
+        a: &Action,
+        elements: &[(u32, JobId)],
+    ) -> Result<Vec<JobId>, String> {
+        let named: Vec<JobId> = match a.index {
+            0 => elements.iter().map(|e| e.1).collect(),
+            i => match elements.iter().find(|e| e.0 == i && i > 0) {
+                Some(&(_, id)) => vec![id],
+                None => return Err(format!("job {}[{i}]: no such element", a.job)),
+            },
+        };
+        let one = || match named[..] {
+            [id] => Ok(id),
+            _ => Err(format!("job {}: a job array; name one element", a.job)),
+        };
+        match &a.what {
+            ActionKind::Switch(queue) => self.switch(engine, t, &named, queue),
+            ActionKind::Release { hosts, cancel } => {
+                let job = one()?;
+                let mut release = Vec::with_capacity(hosts.len());
+                for (h, n) in hosts {
+                    let i = engine.host_index(h).ok_or_else(|| format!("host `{h}` is not configured"))?;
+                    release.push((i, n.map(Slots)));
+                }
+                let ev = Event::Shrink { job, release, cancel: *cancel };
+                engine.apply(t, &ev).map(|_| vec![job]).map_err(|e| e.to_string())
+            }
+            ActionKind::ResizeCancel => {
+                let job = one()?;
+                engine.apply(t, &Event::ResizeCancel(job)).map(|_| vec![job]).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Each of `named` still pending or running to `queue`, as allotd's
+    /// `bswitch` moves each: the first refusal is the answer when none
+    /// moved.
+    fn switch(&mut self, engine: &mut Engine, t: Time, named: &[JobId], queue: &str) -> Result<Vec<JobId>, String> {
+        let mut moved = Vec::new();
+        let mut refused = None;
+        for &id in named {
+            // Pending (made or not yet, in an array) or running.
+            if engine.job_queue(id).is_none() {
+                continue;
+            }
+            let Some(spec) = self.specs.get_mut(&id) else { continue };
+            let new = JobSpec { queue: Some(queue.to_string()), ..spec.clone() };
+            match engine.apply(t, &allot_store::effects::modified_event(engine, id, &new)) {
+                Ok(_) => {
+                    *spec = new;
+                    moved.push(id);
+                }
+                Err(e) => refused = refused.or(Some(e.to_string())),
+            }
+        }
+        match (moved.is_empty(), refused) {
+            (true, Some(why)) => Err(why),
+            (true, None) => Err("no job of it is pending or running".into()),
+            (false, _) => Ok(moved),
+        }
+    }
+}
