@@ -52,24 +52,37 @@ pub(crate) fn spawn(
                 }
                 answer(Vec::new(), true);
             }
-            Err(why) => answer(vec![allot_agent::commands::error_frame(&why)], true),
+            Err(why) => answer(vec![allot_agent::commands::error_frame(&why.to_string())], true),
         }
     });
 }
 
+/// Why a request relayed from another host is not handled.
+#[derive(Debug, thiserror::Error)]
+enum AskError {
+    #[error("malformed request: {0}")]
+    Malformed(serde_json::Error),
+    #[error("protocol version {0} is not {PROTOCOL_VERSION}")]
+    Version(u32),
+    #[error("cannot look the caller up: {0}")]
+    Lookup(tokio::task::JoinError),
+    #[error("allotd is stopping")]
+    Stopping,
+}
+
 /// The request, to the dispatcher as the caller `uid` of `host`.
-async fn ask(host: String, uid: u32, request: &str, tx: &mpsc::Sender<Input>) -> Result<Answer, String> {
-    let env = serde_json::from_str::<Envelope<Request>>(request).map_err(|e| format!("malformed request: {e}"))?;
+async fn ask(host: String, uid: u32, request: &str, tx: &mpsc::Sender<Input>) -> Result<Answer, AskError> {
+    let env = serde_json::from_str::<Envelope<Request>>(request).map_err(AskError::Malformed)?;
     if env.version != PROTOCOL_VERSION {
-        return Err(format!("protocol version {} is not {PROTOCOL_VERSION}", env.version));
+        return Err(AskError::Version(env.version));
     }
     let caller = tokio::task::spawn_blocking(move || crate::socket::caller_of(uid, Some(host)))
         .await
-        .map_err(|e| format!("cannot look the caller up: {e}"))?;
+        .map_err(AskError::Lookup)?;
     let (reply, answer) = oneshot::channel();
     let message = Message { caller, request: env.body, reply };
-    tx.send(Input::Request(Box::new(message))).await.map_err(|_| "allotd is stopping".to_string())?;
-    answer.await.map_err(|_| "allotd is stopping".to_string())
+    tx.send(Input::Request(Box::new(message))).await.map_err(|_| AskError::Stopping)?;
+    answer.await.map_err(|_| AskError::Stopping)
 }
 
 /// A response as one frame's JSON.

@@ -134,12 +134,25 @@ pub(crate) fn remote_ended(state: &mut State, host: &str, tag: u64, exit: i32) {
     }
 }
 
+/// Why a resize notification command could not start here.
+#[derive(Debug, thiserror::Error)]
+enum NotifyError {
+    #[error("no such job")]
+    NoJob,
+    #[error("user `{0}` does not exist on this host")]
+    NoAccount(String),
+    #[error("{}", .0.reason())]
+    Owner(allot_exec::ExecError),
+    #[error("{}", allot_exec::os_message(.0))]
+    Spawn(std::io::Error),
+}
+
 /// The command as the job's owner, in its working directory.
-fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> Result<Child, String> {
-    let user = state.book.jobs.get(&job).ok_or("no such job")?.record.spec.user.clone();
+fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> Result<Child, NotifyError> {
+    let user = state.book.jobs.get(&job).ok_or(NotifyError::NoJob)?.record.spec.user.clone();
     let account = state.accounts.lookup(&user);
-    let j = state.book.jobs.get(&job).ok_or("no such job")?;
-    let spec = crate::running::exec_spec(state, job, &j.alloc, account.clone()).ok_or("no such job")?;
+    let j = state.book.jobs.get(&job).ok_or(NotifyError::NoJob)?;
+    let spec = crate::running::exec_spec(state, job, &j.alloc, account.clone()).ok_or(NotifyError::NoJob)?;
     let mut c = Command::new("/bin/sh");
     c.arg("-c").arg(cmd).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     c.env("LSB_RESIZE_EVENT", event)
@@ -152,12 +165,12 @@ fn spawn(state: &mut State, job: JobId, cmd: &str, event: &str, hosts: &str) -> 
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     let cwd = j.cwd();
     if allot_exec::owner::is_root() {
-        let owner = account.ok_or_else(|| format!("user `{user}` does not exist on this host"))?.owner;
-        allot_exec::become_owner(&mut c, &owner, &cwd).map_err(|e| e.reason())?;
+        let owner = account.ok_or(NotifyError::NoAccount(user))?.owner;
+        allot_exec::become_owner(&mut c, &owner, &cwd).map_err(NotifyError::Owner)?;
     } else {
         c.current_dir(&cwd);
     }
-    c.spawn().map_err(|e| allot_exec::os_message(&e))
+    c.spawn().map_err(NotifyError::Spawn)
 }
 
 /// The notification commands that ended (or ran out of time): the

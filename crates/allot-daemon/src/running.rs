@@ -276,7 +276,7 @@ pub(crate) fn ended(
 /// Sends `sig` to a running job: through its host's agent, or here to its
 /// process group. `Ok(false)`: it cannot be sent yet (its command has not
 /// started here, or its host's agent is not connected); send it later.
-pub(crate) fn send_signal(state: &State, job: JobId, sig: nix::sys::signal::Signal) -> Result<bool, String> {
+pub(crate) fn send_signal(state: &State, job: JobId, sig: nix::sys::signal::Signal) -> Result<bool, nix::errno::Errno> {
     if state.cluster.is_some() {
         return Ok(crate::cluster::signal(state, job, sig));
     }

@@ -343,8 +343,8 @@ pub fn set_limits(cmd: &mut Command, limits: &allot_proto::ProcessLimits) {
 }
 
 /// Sends `signal` to a job's process group.
-pub fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) -> Result<(), String> {
-    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal).map_err(|e| e.to_string())
+pub fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) -> Result<(), nix::errno::Errno> {
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal)
 }
 
 #[cfg(test)]
