@@ -125,16 +125,21 @@ const LICENSES: &str = "Begin ResourceMap\nRESOURCENAME LOCATION\nlicA (3@[all])
 /// accounts when it launches their jobs.
 const USERS: [&str; 3] = ["bin", "daemon", "sys"];
 
-/// A workload of `n` jobs from `seed`: mixed sizes, placement strings,
-/// ranges, queues, users, run times, dependencies.
-fn workload(n: usize, seed: u64) -> String {
-    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407) | 1;
-    let mut next = |m: u64| {
+/// A stream of numbers from `seed` (xorshift): each call, one below `m`.
+fn stream(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed | 1;
+    move |m: u64| {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x % m
-    };
+    }
+}
+
+/// A workload of `n` jobs from `seed`: mixed sizes, placement strings,
+/// ranges, queues, users, run times, dependencies.
+fn workload(n: usize, seed: u64) -> String {
+    let mut next = stream(seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407));
     let mut lines = Vec::new();
     // The jobs named so far, with their users: `-w` names one of the
     // same user's.
@@ -205,13 +210,7 @@ fn workload(n: usize, seed: u64) -> String {
 /// a `bswitch` (an array's, of each element, or of one). From a stream of
 /// their own, so that the jobs are those of the seed without them.
 fn commands(made: &[(u64, bool, bool)], seed: u64) -> Vec<String> {
-    let mut y = seed.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(3_037_000_493) | 1;
-    let mut next = |m: u64| {
-        y ^= y << 13;
-        y ^= y >> 7;
-        y ^= y << 17;
-        y % m
-    };
+    let mut next = stream(seed.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(3_037_000_493));
     let mut lines = Vec::new();
     let command = |t: u64, k: usize, what: String, lines: &mut Vec<String>| {
         lines.push(format!(r#"{{"at": {t}, "job": {}, {what}}}"#, k + 1));
