@@ -16,13 +16,14 @@ use allot_engine::{Engine, Event, JobId, JobSpec, Slots, Time};
 
 use crate::workload::{Action, ActionKind};
 
-/// What the commands need of the jobs they name: the spec of each engine
-/// job a `bswitch` names (the engine keeps none), kept from its
-/// submission on and changed by each switch.
+/// What the commands need of the jobs they name: the spec each workload
+/// job a `bswitch` names was submitted with (the engine keeps none; an
+/// array's, once for all its elements). A switch changes only the queue,
+/// so the spec it gives the engine is that one in the new queue.
 #[derive(Default)]
 pub(crate) struct Acting {
     switched: BTreeSet<u64>,
-    specs: BTreeMap<JobId, JobSpec>,
+    specs: BTreeMap<u64, JobSpec>,
 }
 
 impl Acting {
@@ -36,11 +37,9 @@ impl Acting {
         self.switched.contains(&job)
     }
 
-    /// Workload job `job` was submitted as `ids` with `spec`.
-    pub(crate) fn submitted(&mut self, job: u64, ids: impl Iterator<Item = JobId>, spec: &JobSpec) {
-        if self.wants(job) {
-            self.specs.extend(ids.map(|id| (id, spec.clone())));
-        }
+    /// Workload job `job` was submitted with `spec`.
+    pub(crate) fn submitted(&mut self, job: u64, spec: JobSpec) {
+        self.specs.insert(job, spec);
     }
 
     /// Carries out `a` on `elements` (the workload job's engine jobs with
@@ -67,7 +66,10 @@ impl Acting {
             _ => Err(format!("job {}: a job array; name one element", a.job)),
         };
         match &a.what {
-            ActionKind::Switch(queue) => self.switch(engine, t, &named, queue),
+            ActionKind::Switch(queue) => {
+                let spec = self.specs.get(&a.job).ok_or_else(|| format!("job {} was not submitted", a.job))?;
+                switch(engine, t, &named, &JobSpec { queue: Some(queue.clone()), ..spec.clone() })
+            }
             ActionKind::Release { hosts, cancel } => {
                 let job = one()?;
                 let mut release = Vec::with_capacity(hosts.len());
@@ -84,32 +86,27 @@ impl Acting {
             }
         }
     }
+}
 
-    /// Each of `named` still pending or running to `queue`, as allotd's
-    /// `bswitch` moves each: the first refusal is the answer when none
-    /// moved.
-    fn switch(&mut self, engine: &mut Engine, t: Time, named: &[JobId], queue: &str) -> Result<Vec<JobId>, String> {
-        let mut moved = Vec::new();
-        let mut refused = None;
-        for &id in named {
-            // Pending (made or not yet, in an array) or running.
-            if engine.job_queue(id).is_none() {
-                continue;
-            }
-            let Some(spec) = self.specs.get_mut(&id) else { continue };
-            let new = JobSpec { queue: Some(queue.to_string()), ..spec.clone() };
-            match engine.apply(t, &allot_store::effects::modified_event(engine, id, &new)) {
-                Ok(_) => {
-                    *spec = new;
-                    moved.push(id);
-                }
-                Err(e) => refused = refused.or(Some(e.to_string())),
-            }
+/// Each of `named` still pending or running to the queue of `spec`, as
+/// allotd's `bswitch` moves each: the first refusal is the answer when
+/// none moved.
+fn switch(engine: &mut Engine, t: Time, named: &[JobId], spec: &JobSpec) -> Result<Vec<JobId>, String> {
+    let mut moved = Vec::new();
+    let mut refused = None;
+    for &id in named {
+        // Pending (made or not yet, in an array) or running.
+        if engine.job_queue(id).is_none() {
+            continue;
         }
-        match (moved.is_empty(), refused) {
-            (true, Some(why)) => Err(why),
-            (true, None) => Err("no job of it is pending or running".into()),
-            (false, _) => Ok(moved),
+        match engine.apply(t, &allot_store::effects::modified_event(engine, id, spec)) {
+            Ok(_) => moved.push(id),
+            Err(e) => refused = refused.or(Some(e.to_string())),
         }
+    }
+    match (moved.is_empty(), refused) {
+        (true, Some(why)) => Err(why),
+        (true, None) => Err("no job of it is pending or running".into()),
+        (false, _) => Ok(moved),
     }
 }

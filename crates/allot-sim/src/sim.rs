@@ -287,7 +287,7 @@ pub fn run(
                         pending.insert(id, (i, index));
                     }
                     if let Some(spec) = kept {
-                        acting.submitted(job.id, elements.iter().map(|e| e.1), &spec);
+                        acting.submitted(job.id, spec);
                     }
                     if opts.record_events {
                         out.events.push((t, SimEvent::Submit { line: i, job: first.0 }));
