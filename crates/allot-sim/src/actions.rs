@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use allot_engine::{Engine, Event, JobId, JobSpec, Slots, Time};
+use allot_engine::{Engine, Event, JobId, JobSpec, Time};
 
 use crate::workload::{Action, ActionKind};
 
@@ -72,11 +72,7 @@ impl Acting {
             }
             ActionKind::Release { hosts, cancel } => {
                 let job = one()?;
-                let mut release = Vec::with_capacity(hosts.len());
-                for (h, n) in hosts {
-                    let i = engine.host_index(h).ok_or_else(|| format!("host `{h}` is not configured"))?;
-                    release.push((i, n.map(Slots)));
-                }
+                let release = allot_store::release_slots(engine, job, hosts).map_err(|e| e.reason())?;
                 let ev = Event::Shrink { job, release, cancel: *cancel };
                 engine.apply(t, &ev).map(|_| vec![job]).map_err(|e| e.to_string())
             }

@@ -20,6 +20,7 @@ mod snapshots;
 pub use archive::{LogReader, history_dir, log_files};
 pub use book::{
     ApplyError, Book, BookJob, Effects, GivenBefore, MADE_AHEAD, Names, Numbers, Spans, Tail, apply, host_slots,
+    release_slots,
 };
 pub use read::{Glance, RecordStream};
 pub use records::{Env, JobExtras, JobRecord, PreExecEnd, Reach, Record, Term};

@@ -3,10 +3,10 @@
 //! restart) and the history replay applies the log's hosts and queues
 //! with.
 
-use allot_engine::{Engine, Event, JobId, Slots, Time};
+use allot_engine::{Engine, Event, JobId, Time};
 use allot_proto::JobStatus;
 
-use super::{Book, BookJob, host_slots};
+use super::{Book, BookJob, host_slots, release_slots};
 use crate::effects::{EndEvents, RunEnd, end_event, modified_event, removed_event, usage_events};
 use crate::{JobRecord, Record};
 
@@ -139,9 +139,7 @@ pub fn apply(engine: &mut Engine, book: &mut Book, t: Time, record: &Record) -> 
             book.refresh_alloc(engine, *job);
         }
         Record::Shrunk { job, release, cancel } => {
-            let names: Vec<(String, u32)> = release.iter().map(|(h, n)| (h.clone(), n.unwrap_or(0))).collect();
-            let hosts = host_slots(engine, *job, &names)?;
-            let release = hosts.iter().zip(release).map(|(&(h, _), (_, n))| (h, n.map(Slots))).collect();
+            let release = release_slots(engine, *job, release)?;
             let ev = Event::Shrink { job: *job, release, cancel: *cancel };
             engine.apply(t, &ev).map_err(|e| refused(*job, e))?;
             book.refresh_alloc(engine, *job);

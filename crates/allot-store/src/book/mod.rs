@@ -24,7 +24,7 @@ pub use apply::{ApplyError, Effects, apply};
 pub use job::{BookJob, Spans};
 pub use names::Names;
 pub use numbers::{GivenBefore, Numbers};
-pub use table::host_slots;
+pub use table::{host_slots, release_slots};
 pub use tail::{MADE_AHEAD, Tail};
 
 /// The jobs, hosts and queues as the log has left them.

@@ -216,13 +216,20 @@ impl Book {
 
 /// Host names with slots, as the engine names them.
 pub fn host_slots(engine: &Engine, job: JobId, named: &[(String, u32)]) -> Result<Vec<(HostIdx, Slots)>, ApplyError> {
-    named
-        .iter()
-        .map(|(h, n)| {
-            let i = engine
-                .host_index(h)
-                .ok_or_else(|| ApplyError::Job { job, reason: format!("host `{h}` is not configured") })?;
-            Ok((i, Slots(*n)))
-        })
-        .collect()
+    named.iter().map(|(h, n)| Ok((host_named(engine, job, h)?, Slots(*n)))).collect()
+}
+
+/// A `bresize release`'s hosts (`None`: all of the job's slots there), as
+/// the engine names them.
+pub fn release_slots(
+    engine: &Engine,
+    job: JobId,
+    release: &[(String, Option<u32>)],
+) -> Result<Vec<(HostIdx, Option<Slots>)>, ApplyError> {
+    release.iter().map(|(h, n)| Ok((host_named(engine, job, h)?, n.map(Slots)))).collect()
+}
+
+/// A host of `job`'s record, by name; refused if it is not configured.
+fn host_named(engine: &Engine, job: JobId, host: &str) -> Result<HostIdx, ApplyError> {
+    engine.host_index(host).ok_or_else(|| ApplyError::Job { job, reason: format!("host `{host}` is not configured") })
 }
