@@ -72,6 +72,32 @@ pub(crate) fn end(twin: &mut Twin, job: u64, exit: i32, t: Time) {
     twin.state.supervisors_ended.insert(JobId(job));
 }
 
+/// A request to submit with `typed`'s scheduling options ([`submit`]
+/// gives it its command and directory).
+pub(crate) fn with(typed: allot_proto::Submission) -> Submit {
+    Submit { submission: typed, ..Submit::default() }
+}
+
+/// Jobs of every kind, from `t0`: three that start, two of which end (one
+/// done, one not: fairshare usage), a wide job's reservation for the
+/// slots left, an array behind it, a job waiting on job 3, a held job.
+pub(crate) fn jobs_of_every_kind(twin: &mut Twin, wake: &mpsc::Sender<Input>, t0: u64) {
+    let q = |name: &str| Some(name.to_string());
+    for _ in 0..3 {
+        submit(twin, Time(t0 + 1), with(allot_proto::Submission { queue: q("normal"), ..Default::default() }));
+    }
+    twin.tick(Time(t0 + 2), wake);
+    end(twin, 1, 0, Time(t0 + 10));
+    end(twin, 2, 3, Time(t0 + 10));
+    twin.tick(Time(t0 + 10), wake);
+    let wide = allot_proto::Submission { queue: q("wide"), slots: 4, run_limit: Some(600), ..Default::default() };
+    submit(twin, Time(t0 + 11), with(wide));
+    twin.tick(Time(t0 + 12), wake);
+    submit(twin, Time(t0 + 13), with(allot_proto::Submission { name: q("sweep[1-4]"), ..Default::default() }));
+    submit(twin, Time(t0 + 13), with(allot_proto::Submission { depends: q("done(3)"), ..Default::default() }));
+    submit(twin, Time(t0 + 13), with(allot_proto::Submission { hold: true, ..Default::default() }));
+}
+
 #[test]
 #[ignore = "writes the fixture: run once for a new log format"]
 fn write_the_state_fixture() {
@@ -85,60 +111,7 @@ fn write_the_state_fixture() {
     std::fs::create_dir_all(&work).expect("work dir");
     let (wake, _heard) = mpsc::channel::<Input>(1 << 10);
     let mut twin = Twin { state: open(&work, &config, Time(T0), &wake), dir: work.clone() };
-    let q = |name: &str| Some(name.to_string());
-    let t = Time(T0 + 1);
-    for _ in 0..3 {
-        submit(
-            &mut twin,
-            t,
-            Submit {
-                submission: allot_proto::Submission { queue: q("normal"), ..Default::default() },
-                ..Submit::default()
-            },
-        );
-    }
-    twin.tick(Time(T0 + 2), &wake);
-    // Jobs 1 and 2 end, one done and one not: 3 runs on, and a wide job
-    // reserves the 3 slots left.
-    end(&mut twin, 1, 0, Time(T0 + 10));
-    end(&mut twin, 2, 3, Time(T0 + 10));
-    twin.tick(Time(T0 + 10), &wake);
-    submit(
-        &mut twin,
-        Time(T0 + 11),
-        Submit {
-            submission: allot_proto::Submission {
-                queue: q("wide"),
-                slots: 4,
-                run_limit: Some(600),
-                ..Default::default()
-            },
-            ..Submit::default()
-        },
-    );
-    twin.tick(Time(T0 + 12), &wake);
-    // An array behind the reservation, one job waiting on job 3, one held.
-    submit(
-        &mut twin,
-        Time(T0 + 13),
-        Submit {
-            submission: allot_proto::Submission { name: q("sweep[1-4]"), ..Default::default() },
-            ..Submit::default()
-        },
-    );
-    submit(
-        &mut twin,
-        Time(T0 + 13),
-        Submit {
-            submission: allot_proto::Submission { depends: q("done(3)"), ..Default::default() },
-            ..Submit::default()
-        },
-    );
-    submit(
-        &mut twin,
-        Time(T0 + 13),
-        Submit { submission: allot_proto::Submission { hold: true, ..Default::default() }, ..Submit::default() },
-    );
+    jobs_of_every_kind(&mut twin, &wake, T0);
     twin.tick(Time(T0 + 14), &wake);
     twin.state.flush().expect("flushed");
     let expected = jobs_of(&twin.state);

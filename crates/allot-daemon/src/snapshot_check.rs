@@ -6,78 +6,23 @@
 use std::path::{Path, PathBuf};
 
 use allot_engine::Time;
-use allot_proto::{Request, Submit};
+use allot_proto::Request;
 use tokio::sync::mpsc;
 
 use crate::replay_check::{Twin, open, twins};
 use crate::serve::Input;
 
-use crate::fixture_check::{HOSTS, QUEUES, end, submit};
+use crate::fixture_check::{HOSTS, QUEUES, end, jobs_of_every_kind, submit, with};
 
 /// Both twins live through the same: jobs that end (fairshare usage), a
 /// wide job's reservation, an array, a dependency, a held job, a closed
 /// host, a held array of more elements than are made at submission (one
 /// of those not made killed).
 fn live(twins: &mut [Twin; 2], wake: &mpsc::Sender<Input>, t0: u64) {
-    let q = |name: &str| Some(name.to_string());
     for twin in twins.iter_mut() {
-        for _ in 0..3 {
-            submit(
-                twin,
-                Time(t0 + 1),
-                Submit {
-                    submission: allot_proto::Submission { queue: q("normal"), ..Default::default() },
-                    ..Submit::default()
-                },
-            );
-        }
-        twin.tick(Time(t0 + 2), wake);
-        end(twin, 1, 0, Time(t0 + 10));
-        end(twin, 2, 3, Time(t0 + 10));
-        twin.tick(Time(t0 + 10), wake);
-        submit(
-            twin,
-            Time(t0 + 11),
-            Submit {
-                submission: allot_proto::Submission {
-                    queue: q("wide"),
-                    slots: 4,
-                    run_limit: Some(600),
-                    ..Default::default()
-                },
-                ..Submit::default()
-            },
-        );
-        twin.tick(Time(t0 + 12), wake);
-        submit(
-            twin,
-            Time(t0 + 13),
-            Submit {
-                submission: allot_proto::Submission { name: q("sweep[1-4]"), ..Default::default() },
-                ..Submit::default()
-            },
-        );
-        submit(
-            twin,
-            Time(t0 + 13),
-            Submit {
-                submission: allot_proto::Submission { depends: q("done(3)"), ..Default::default() },
-                ..Submit::default()
-            },
-        );
-        submit(
-            twin,
-            Time(t0 + 13),
-            Submit { submission: allot_proto::Submission { hold: true, ..Default::default() }, ..Submit::default() },
-        );
-        submit(
-            twin,
-            Time(t0 + 13),
-            Submit {
-                submission: allot_proto::Submission { name: q("big[1-1200]"), hold: true, ..Default::default() },
-                ..Submit::default()
-            },
-        );
+        jobs_of_every_kind(twin, wake, t0);
+        let big = allot_proto::Submission { name: Some("big[1-1200]".into()), hold: true, ..Default::default() };
+        submit(twin, Time(t0 + 13), with(big));
         let element = allot_proto::JobRef { id: 8, index: 1100 };
         twin.request(Request::Kill { jobs: vec![element], signal: None, job_group: None }, Time(t0 + 13));
         twin.request(Request::HostControl { host: "hostB".into(), open: false }, Time(t0 + 14));
