@@ -189,11 +189,7 @@ mod tests {
     /// count is not changed by the refusal.
     #[test]
     fn scans_beyond_the_bound_are_refused() {
-        let root = std::env::temp_dir().join(format!("allot-acct-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let config = root.join("config");
-        std::fs::create_dir_all(&config).expect("config");
-        std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 1\n").expect("allot.toml");
+        let (root, config) = crate::replay_check::one_host("acct", 1);
         let (wake, _heard) = tokio::sync::mpsc::channel(16);
         let dir = root.join("state");
         std::fs::create_dir_all(&dir).expect("state");

@@ -125,11 +125,7 @@ mod tests {
     /// job this one's would not) is taken up with that job running.
     #[test]
     fn the_logs_starts_are_what_a_restart_believes_in_both_directions() {
-        let root = std::env::temp_dir().join(format!("allot-confirm-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let config = root.join("config");
-        std::fs::create_dir_all(&config).expect("config");
-        std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 2\n").expect("toml");
+        let (root, config) = crate::replay_check::one_host("confirm", 2);
         let (wake, _heard) = mpsc::channel::<Input>(1 << 10);
         let t = Time(1_000_000);
         let dir = root.join("live");

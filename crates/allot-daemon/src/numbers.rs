@@ -34,11 +34,7 @@ mod log_tests {
 
     #[test]
     fn arrays_take_one_number_live_after_a_restart_and_in_an_old_log() {
-        let root = std::env::temp_dir().join(format!("allot-numbers-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let config = root.join("config");
-        std::fs::create_dir_all(&config).expect("config");
-        std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 2\n").expect("allot.toml");
+        let (root, config) = crate::replay_check::one_host("numbers", 2);
         std::fs::write(config.join("lsb.queues"), "Begin Queue\nQUEUE_NAME = normal\nEnd Queue\n").expect("queues");
         let (wake, _heard) = mpsc::channel::<Input>(1 << 10);
         let t = Time(1_000_000);

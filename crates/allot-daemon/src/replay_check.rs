@@ -122,6 +122,19 @@ pub(crate) fn caller() -> Caller {
     Caller { uid: uid.as_raw(), user, known: true, from: None }
 }
 
+/// A test's own fresh directory, `allot-{name}-{pid}` under the temporary
+/// one, with a configuration (`config/`) of one host, `hostA`, of `ncpus`:
+/// the directory and the configuration's.
+pub(crate) fn one_host(name: &str, ncpus: u32) -> (PathBuf, PathBuf) {
+    let root = std::env::temp_dir().join(format!("allot-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    let hosts = format!("[[hosts]]\nname = \"hostA\"\nncpus = {ncpus}\n");
+    std::fs::write(config.join("allot.toml"), hosts).expect("allot.toml");
+    (root, config)
+}
+
 pub(crate) fn open(dir: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input>) -> State {
     let current = Source::read(config).expect("configuration");
     let loaded = current.load().expect("loads");

@@ -261,7 +261,7 @@ mod tests {
     use allot_store::Record;
     use tokio::sync::mpsc;
 
-    use crate::replay_check::{Twin, caller, open};
+    use crate::replay_check::{Twin, caller, one_host, open};
     use crate::serve::Input;
 
     /// The owner of a job is whoever is connected: the submission's own
@@ -269,11 +269,7 @@ mod tests {
     /// in the job table, in the engine, or in the log's submission.
     #[test]
     fn a_submission_names_no_owner_but_the_callers() {
-        let root = std::env::temp_dir().join(format!("allot-submit-owner-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let config = root.join("config");
-        std::fs::create_dir_all(&config).expect("config");
-        std::fs::write(config.join("allot.toml"), "[[hosts]]\nname = \"hostA\"\nncpus = 1\n").expect("allot.toml");
+        let (root, config) = one_host("submit-owner", 1);
         let (wake, _heard) = mpsc::channel::<Input>(16);
         let t = Time(1_000_000);
         let dir = root.join("state");
