@@ -9,10 +9,13 @@
 # reading (allot reads the .gz, AccaSim its own reader over the plain
 # file it needs), the simulation, and the outputs each writes by default
 # (allot: jobs.csv, summary.json, two plots; AccaSim: its schedule and
-# statistics files). allot runs FCFS with slot reservation and backfill
-# (`--policy fcfs --backfill`: one reservation, for the first job that
-# cannot start, and backfill around it: EASY); AccaSim runs
-# EASYBackfilling with FirstFit. Both machines are the header's: MaxNodes
+# statistics files). Both run EASY backfill: allot FCFS with slot
+# reservation held until its job starts, and backfill (`--policy fcfs
+# --backfill --max-reserve-time never`: one reservation, for the first
+# job that cannot start, never given up, and backfill around it); AccaSim
+# EASYBackfilling with FirstFit. (Plain `--backfill` keeps LSF's
+# MAX_RESERVE_TIME[5]: the reservation is given up and made again every
+# 5 minutes, which EASY never does, and costs a pass each time.) Both machines are the header's: MaxNodes
 # nodes sharing MaxProcs cores.
 #
 # AccaSim 1.1.3 imports `collections.Mapping`, gone since Python 3.10:
@@ -57,7 +60,7 @@ now() { date +%s.%N; }
 ratios=()
 for i in $(seq 1 "$rounds"); do
     t0=$(now)
-    "$allot" sim "$trace" --policy fcfs --backfill --out "$work/allot-$i" > /dev/null 2>&1
+    "$allot" sim "$trace" --policy fcfs --backfill --max-reserve-time never --out "$work/allot-$i" > /dev/null 2>&1
     t1=$(now)
     "$venv/bin/python" "$work/accasim_run.py" "$work/trace.swf" "$work/system.json" "$work/accasim-$i" > /dev/null 2>&1
     t2=$(now)

@@ -125,7 +125,7 @@ enum Command {
         /// users and administrators did. Without --config, under the
         /// configuration it recorded, making again every decision allotd
         /// made (exit 3 when one differs, listed in problems.txt).
-        #[arg(long, conflicts_with_all = ["workload", "policy", "kill_at_limit", "backfill", "reserve", "time_reserve", "plan", "report_at"])]
+        #[arg(long, conflicts_with_all = ["workload", "policy", "kill_at_limit", "backfill", "reserve", "time_reserve", "max_reserve_time", "plan", "report_at"])]
         from: Option<PathBuf>,
         /// Configuration directory; without it, the machine of the SWF header
         /// and one queue `normal` (with --from: the configuration recorded).
@@ -162,10 +162,16 @@ enum Command {
         /// most N jobs at once (LSB_TIME_RESERVE_NUMJOBS=N in lsf.conf).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         time_reserve: Option<u32>,
+        /// With --backfill or --reserve: the reservation time,
+        /// MAX_RESERVE_TIME[CYCLES] in MBD_SLEEP_TIME cycles (default 5),
+        /// or `never`: a reservation held until its job starts, as EASY
+        /// backfill's is.
+        #[arg(long, value_name = "CYCLES", value_parser = sim_cmd::reserve_cycles)]
+        max_reserve_time: Option<u32>,
         /// Without --config: plan-based reservation (ALLOCATION_PLANNER=Y)
         /// with the queue's PLAN, `Y` or `"DELAY[minutes] MAX_JOBS[n]"`;
         /// with --backfill the queue backfills too.
-        #[arg(long, value_name = "PLAN", conflicts_with_all = ["reserve", "time_reserve"])]
+        #[arg(long, value_name = "PLAN", conflicts_with_all = ["reserve", "time_reserve", "max_reserve_time"])]
         plan: Option<String>,
         /// SWF: send each job to the queue named after its queue number
         /// (`queue1`, ...; field 15) or its partition number (`partition1`,
@@ -396,6 +402,7 @@ fn main() -> ExitCode {
             backfill,
             reserve,
             time_reserve,
+            max_reserve_time,
             plan,
             swf_queues,
             ..
@@ -422,6 +429,7 @@ fn main() -> ExitCode {
             backfill,
             reserve,
             time_reserve,
+            max_reserve_time,
             plan,
             swf_queues: match swf_queues {
                 SwfQueuesArg::None => allot_sim::swf::QueueField::None,

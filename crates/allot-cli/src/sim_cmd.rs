@@ -25,9 +25,29 @@ pub struct SimArgs {
     pub reserve: bool,
     /// `--time-reserve N`: LSB_TIME_RESERVE_NUMJOBS.
     pub time_reserve: Option<u32>,
+    /// `--max-reserve-time CYCLES`: MAX_RESERVE_TIME of the reservation
+    /// `--backfill` and `--reserve` make ([`NEVER`] for `never`).
+    pub max_reserve_time: Option<u32>,
     /// `--plan PLAN`: ALLOCATION_PLANNER with the queue's PLAN.
     pub plan: Option<String>,
     pub swf_queues: allot_sim::swf::QueueField,
+}
+
+/// `--max-reserve-time never`: so many MBD_SLEEP_TIME cycles that no
+/// reservation made in any workload expires (over 8,000 years at the
+/// default 60 s): held until its job starts, as EASY backfill holds the
+/// first waiting job's.
+pub const NEVER: u32 = u32::MAX;
+
+/// `--max-reserve-time`'s value: cycles (at least 1), or `never`.
+pub fn reserve_cycles(text: &str) -> Result<u32, String> {
+    match text {
+        "never" => Ok(NEVER),
+        _ => match text.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("`{text}` is neither a number of cycles (1 or more) nor `never`")),
+        },
+    }
 }
 
 /// `<workload name>.sim`, or `.sim-2`, `.sim-3`, ... when taken.
@@ -87,15 +107,24 @@ fn reservation(config: &mut allot_engine::EngineConfig, args: &SimArgs, policy: 
     if args.time_reserve.is_some() && !(args.backfill || args.reserve) {
         bail!("--time-reserve: plans slot reservation: give --backfill or --reserve");
     }
+    if args.max_reserve_time.is_some() && !(args.backfill || args.reserve) {
+        bail!("--max-reserve-time: times slot reservation: give --backfill or --reserve");
+    }
     if args.backfill || args.reserve {
-        machine::reserve(config, args.backfill);
+        let cycles = args.max_reserve_time.unwrap_or(machine::BACKFILL_RESERVE_CYCLES);
+        machine::reserve(config, args.backfill, cycles);
     }
     if let Some(n) = args.time_reserve {
         machine::time_reserve(config, n);
     }
+    let time = match args.max_reserve_time {
+        Some(NEVER) => " held until its job starts".to_string(),
+        Some(n) => format!(" (MAX_RESERVE_TIME[{n}])"),
+        None => String::new(),
+    };
     Ok(match (args.backfill || args.reserve, args.time_reserve) {
-        (true, Some(n)) => format!("{policy} with time-based slot reservation ({n} jobs){with}"),
-        (true, None) => format!("{policy} with slot reservation{with}"),
+        (true, Some(n)) => format!("{policy} with time-based slot reservation ({n} jobs){time}{with}"),
+        (true, None) => format!("{policy} with slot reservation{time}{with}"),
         (false, _) => policy.into(),
     })
 }
@@ -108,11 +137,18 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let workload = read_workload(&args.workload, &ReadOptions { swf_queues: args.swf_queues })?;
     let (engine_config, policy_name) = match (&args.config, args.policy) {
         (Some(_), Some(_)) => bail!("--policy: applies only without --config (the configuration sets the policy)"),
-        (Some(_), None) if args.backfill || args.reserve || args.time_reserve.is_some() || args.plan.is_some() => {
-            let option = match (args.backfill, args.reserve, args.time_reserve) {
+        (Some(_), None)
+            if args.backfill
+                || args.reserve
+                || args.time_reserve.is_some()
+                || args.max_reserve_time.is_some()
+                || args.plan.is_some() =>
+        {
+            let option = match (args.backfill, args.reserve, args.time_reserve, args.max_reserve_time) {
                 (true, ..) => "--backfill",
-                (_, true, _) => "--reserve",
-                (_, _, Some(_)) => "--time-reserve",
+                (_, true, ..) => "--reserve",
+                (_, _, Some(_), _) => "--time-reserve",
+                (.., Some(_)) => "--max-reserve-time",
                 _ => "--plan",
             };
             bail!(

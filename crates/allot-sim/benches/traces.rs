@@ -75,7 +75,7 @@ fn replay(path: &std::path::Path, policy: Policy, backfill: bool) -> usize {
     let w = read_workload(path, &ReadOptions::default()).expect("trace reads");
     let mut config = default_engine(&w, policy);
     if backfill {
-        allot_sim::machine::reserve(&mut config, true);
+        allot_sim::machine::reserve(&mut config, true, allot_sim::machine::BACKFILL_RESERVE_CYCLES);
     }
     let mut engine = Engine::new(config);
     let opts = SimOptions { kill_at_limit: backfill, ..SimOptions::default() };

@@ -88,13 +88,14 @@ pub fn default_engine(w: &Workload, policy: Policy) -> EngineConfig {
 pub const BACKFILL_RESERVE_CYCLES: u32 = 5;
 
 /// `allot sim --backfill` (`backfill`) and `--reserve`: the default queue
-/// reserves slots for parallel jobs (SLOT_RESERVE = MAX_RESERVE_TIME[5]),
-/// and backfills (BACKFILL=Y) or not, as the spec's examples configure a
-/// queue.
-pub fn reserve(config: &mut EngineConfig, backfill: bool) {
+/// reserves slots for parallel jobs (SLOT_RESERVE =
+/// MAX_RESERVE_TIME[cycles]: [`BACKFILL_RESERVE_CYCLES`] unless
+/// `--max-reserve-time` says), and backfills (BACKFILL=Y) or not, as the
+/// spec's examples configure a queue.
+pub fn reserve(config: &mut EngineConfig, backfill: bool, cycles: u32) {
     let default = config.default_queues.first().cloned();
     for q in config.queues.iter_mut().filter(|q| Some(&q.name) == default.as_ref()) {
-        q.reserve = Some(Reserve { cycles: BACKFILL_RESERVE_CYCLES, memory: false });
+        q.reserve = Some(Reserve { cycles, memory: false });
         q.backfill = backfill;
     }
 }
@@ -133,10 +134,10 @@ mod tests {
     fn backfill_makes_the_default_queue_reserve_and_backfill() {
         let mut c = default_engine(&machine(Some(4), None), Policy::Fairshare);
         assert_eq!((c.queues[0].reserve, c.queues[0].backfill), (None, false));
-        reserve(&mut c, true);
+        reserve(&mut c, true, BACKFILL_RESERVE_CYCLES);
         assert_eq!(c.queues[0].reserve, Some(Reserve { cycles: 5, memory: false }));
         assert!(c.queues[0].backfill);
-        reserve(&mut c, false);
+        reserve(&mut c, false, BACKFILL_RESERVE_CYCLES);
         assert!(!c.queues[0].backfill);
     }
 

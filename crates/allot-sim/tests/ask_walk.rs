@@ -9,7 +9,7 @@ mod common;
 use common::*;
 
 use allot_engine::{Engine, Event, Setting, Time};
-use allot_sim::machine::{Policy, default_engine, reserve};
+use allot_sim::machine::{BACKFILL_RESERVE_CYCLES, Policy, default_engine, reserve};
 use allot_sim::sim::{Outcome, SimOptions, run};
 use allot_sim::workload::{Machine, Workload, WorkloadJob};
 use proptest::prelude::*;
@@ -29,8 +29,8 @@ fn replay(w: &Workload, policy: Policy, queue: Queue, kill_at_limit: bool, index
     let mut config = default_engine(w, policy);
     match queue {
         Queue::Greedy => {}
-        Queue::Reserve => reserve(&mut config, false),
-        Queue::Backfill => reserve(&mut config, true),
+        Queue::Reserve => reserve(&mut config, false, BACKFILL_RESERVE_CYCLES),
+        Queue::Backfill => reserve(&mut config, true, BACKFILL_RESERVE_CYCLES),
     }
     let mut e = Engine::new(config);
     e.apply(Time(0), &Event::Setting(Setting::AskIndex(index))).expect("set");

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 
 use allot_engine::{Engine, Event, HostIdx, Setting, Time};
-use allot_sim::machine::{Policy, default_engine, reserve};
+use allot_sim::machine::{BACKFILL_RESERVE_CYCLES, Policy, default_engine, reserve};
 use allot_sim::sim::{Outcome, SimOptions, run};
 use allot_sim::testing::engine_from;
 use allot_sim::workload::{Machine, Workload, WorkloadJob};
@@ -31,7 +31,7 @@ enum Expiry {
 /// what happened and how many reservations were handed over.
 fn replay(w: &Workload, policy: Policy, backfill: bool, expiry: Expiry) -> (Outcome, u64) {
     let mut config = default_engine(w, policy);
-    reserve(&mut config, backfill);
+    reserve(&mut config, backfill, BACKFILL_RESERVE_CYCLES);
     let mut e = Engine::new(config);
     e.apply(Time(0), &Event::Setting(Setting::Handover(expiry != Expiry::LetGo))).expect("set");
     let opts = SimOptions { let_go_each_pass: expiry != Expiry::Keep, ..SimOptions::default() };

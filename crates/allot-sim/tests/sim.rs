@@ -160,7 +160,7 @@ fn backfill_beats_reservation_alone() {
     let w = swf::read(RESERVING.as_bytes(), swf::QueueField::None).expect("read");
     let replay = |backfill: bool| {
         let mut config = default_engine(&w, Policy::Fairshare);
-        allot_sim::machine::reserve(&mut config, backfill);
+        allot_sim::machine::reserve(&mut config, backfill, allot_sim::machine::BACKFILL_RESERVE_CYCLES);
         let mut e = Engine::new(config);
         let out = simulate(&mut e, &w, &SimOptions { kill_at_limit: true, ..SimOptions::default() });
         let starts: Vec<(u64, u64)> = out.records.iter().map(|r| (r.id, r.start)).collect();
