@@ -64,12 +64,20 @@ fn read_bytes(bytes: &[u8], queues: QueueField, parts: usize) -> Workload {
         })
     };
     let mut w = Workload::default();
-    w.jobs.reserve(read.iter().map(|p| p.jobs.len()).sum());
-    for part in read {
+    let total: usize = read.iter().map(|p| p.jobs.len()).sum();
+    for mut part in read {
         for (line, comment) in &part.headers {
             header(comment, *line, &mut w.machine);
         }
-        w.jobs.extend(part.jobs);
+        // The first part's jobs are the workload's, grown in place for the
+        // others': a large vector grows by remapping its pages, where a
+        // copy into a new one would touch (and fault in) every page twice.
+        if w.jobs.capacity() == 0 {
+            part.jobs.reserve_exact(total - part.jobs.len());
+            w.jobs = part.jobs;
+        } else {
+            w.jobs.append(&mut part.jobs);
+        }
         w.skipped.extend(part.skipped);
     }
     w.jobs.sort_by_key(|j| (j.submit, j.line));
