@@ -127,14 +127,15 @@ pub fn kill(
     let by = caller.user.clone();
     let each = each(state, caller, targets, |state, id, shown, status| match status {
         JobStatus::Pend | JobStatus::Psusp => {
-            keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {e}"))
+            keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
         }
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
             if sig.is_none_or(|s| matches!(s, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT)) {
                 let owner = state.book.job_or_template(id).is_some_and(|j| j.record.spec.user == by);
                 let term = if owner { Term::Owner } else { Term::Admin };
-                keep(state, t, records, Record::Killed { job: id, term }).map_err(|e| format!("Job <{shown}>: {e}"))?;
+                keep(state, t, records, Record::Killed { job: id, term })
+                    .map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
             }
             match sig {
                 Some(sig) => signal(state, id, shown, sig),
@@ -179,7 +180,7 @@ fn kill_tails(
         let owner = state.book.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
         let result = if may_act(state, caller, &owner) {
             let record = Record::RemovedElements { array: first, elements: JobSet::from_ids(unmade) };
-            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
         } else {
             Err(format!("Job <{shown}>: User permission denied"))
         };
@@ -229,15 +230,17 @@ pub fn suspend(
         let record = Record::Suspended { job: id, stop, by: by.clone() };
         match (status, stop) {
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
             }
             (JobStatus::Run | JobStatus::Unkwn, true) | (JobStatus::Ususp, false) => {
                 signal(state, id, shown, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
             }
             // Stopped already: from now on the user's, not resumed with
             // its slots ([`crate::tick`]).
-            (JobStatus::Ssusp, true) => keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}")),
+            (JobStatus::Ssusp, true) => {
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
+            }
             (JobStatus::Ssusp, false) => Err(format!(
                 "Job <{shown}>: Job was suspended by the system (preempted); it resumes when its slots are free"
             )),
@@ -284,7 +287,7 @@ fn suspend_tails(
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
                 let elements = JobSet::from_ids(unmade);
                 let record = Record::SuspendedElements { array: first, elements, stop, by: caller.user.clone() };
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))
+                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
             }
             (_, true) => Err(format!("Job <{shown}>: Job has already been suspended")),
             (_, false) => Err(format!("Job <{shown}>: Job is not suspended")),
@@ -473,7 +476,7 @@ pub fn requeue(
             if state.book.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
                 return Err(format!("Job <{shown}>: Job is already being requeued"));
             }
-            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {e}"))?;
+            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
             // A job already gone is requeued all the same when its end
             // is collected.
             let _ = signal(state, id, shown, Signal::SIGKILL);

@@ -16,7 +16,7 @@ use allot_proto::{JobStatus, Response};
 use allot_store::Record;
 
 use crate::serve::{Caller, is_admin, keep};
-use crate::state::State;
+use crate::state::{ApplyError, State};
 
 /// Answers a job group request.
 pub(crate) fn request(
@@ -26,7 +26,7 @@ pub(crate) fn request(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let done = |r: Result<(), String>| r.map_or_else(Response::Error, |()| Response::Done);
+    let done = |r: Result<(), ApplyError>| r.map_or_else(|e| Response::Error(e.reason()), |()| Response::Done);
     match request {
         JobGroupRequest::List => Response::JobGroups(list(state)),
         JobGroupRequest::Add { group, limit } => {
@@ -100,7 +100,7 @@ fn delete(state: &mut State, caller: &Caller, which: GroupDeletion, t: Time, rec
         let change = JobGroupChange::Delete { path: path.clone() };
         match keep(state, t, records, Record::JobGroup(change)) {
             Ok(()) => deleted.extend(info),
-            Err(e) if matches!(which, GroupDeletion::Group(_)) => return Response::Error(e),
+            Err(e) if matches!(which, GroupDeletion::Group(_)) => return Response::Error(e.reason()),
             Err(_) => {}
         }
     }

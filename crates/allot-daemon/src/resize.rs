@@ -250,7 +250,7 @@ pub(crate) fn request(
             return Err(format!("Job <{r}>: its resize notification command is still running; try again when it ends"));
         }
         match action {
-            ResizeAction::Cancel => keep(state, t, records, Record::ResizeCancelled { job }),
+            ResizeAction::Cancel => keep(state, t, records, Record::ResizeCancelled { job }).map_err(|e| e.reason()),
             ResizeAction::Release { hosts, cancel, notify: run, command } => {
                 let mut release = Vec::with_capacity(hosts.len());
                 for (h, n) in &hosts {
@@ -262,7 +262,7 @@ pub(crate) fn request(
                 if run && notify(state, job, Change::Shrink { release: hosts.clone(), cancel }, command) {
                     return Ok(());
                 }
-                keep(state, t, records, Record::Shrunk { job, release: hosts, cancel })
+                keep(state, t, records, Record::Shrunk { job, release: hosts, cancel }).map_err(|e| e.reason())
             }
         }
     })();

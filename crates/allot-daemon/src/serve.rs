@@ -24,7 +24,7 @@ use crate::lists::{JobList, write_job_list};
 use crate::running::recover_running;
 use crate::socket::accept_loop;
 use crate::startup::open_state;
-use crate::state::State;
+use crate::state::{ApplyError, State};
 use crate::submit::submit;
 use crate::tick::{Logged, tick_once};
 use crate::{control, history, views};
@@ -409,15 +409,18 @@ pub(crate) struct Handled {
 
 /// Applies a record now and keeps it for the batch's one commit (made
 /// before any answer goes out); a record `apply` refuses changes nothing
-/// and is never logged (it would stop a restart's replay).
-pub(crate) fn keep(state: &mut State, t: Time, records: &mut Vec<Record>, record: Record) -> Result<(), String> {
-    state.apply(t, &record).map_err(|e| e.reason().to_string())?;
+/// and is never logged (it would stop a restart's replay). The refusal is
+/// the caller's to word for its user ([`ApplyError::reason`]: what was
+/// refused, without the job's id, which the answer names its own way).
+pub(crate) fn keep(state: &mut State, t: Time, records: &mut Vec<Record>, record: Record) -> Result<(), ApplyError> {
+    state.apply(t, &record)?;
     records.push(record);
     Ok(())
 }
 
-fn done_or_error(r: Result<(), String>) -> Response {
-    r.map_or_else(Response::Error, |()| Response::Done)
+/// `Done`, or the refusal's reason as the answer's error.
+fn done_or_error(r: Result<(), ApplyError>) -> Response {
+    r.map_or_else(|e| Response::Error(e.reason()), |()| Response::Done)
 }
 
 /// `badmin reconfig`: reads the configuration directory again and runs on
