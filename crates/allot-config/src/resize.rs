@@ -3,10 +3,15 @@
 
 /// `1*hostA 2*hostB hostC`: slots to release on each host (`None`: all
 /// of the job's there, as LSF takes a host without `n*`). The error names
-/// the word at fault.
+/// the word at fault; a word that begins with `-` is an option out of
+/// place (no host name begins with one), not a host that is not
+/// configured.
 pub fn release_hosts(spec: &str) -> Result<Vec<(String, Option<u32>)>, String> {
     let mut out = Vec::new();
     for w in spec.split_whitespace() {
+        if w.starts_with('-') {
+            return Err(format!("`{w}`: an option where a host is expected"));
+        }
         match w.split_once('*') {
             Some((n, h)) => {
                 let n: u32 = n
@@ -42,5 +47,7 @@ mod tests {
             assert!(e.contains(&format!("`{bad}`")), "{e}");
         }
         assert!(release_hosts("  ").expect_err("empty").contains("name the slots"));
+        let e = release_hosts("hostA -rncn").expect_err("an option");
+        assert_eq!(e, "`-rncn`: an option where a host is expected");
     }
 }

@@ -94,7 +94,8 @@ fn action_lines_are_read_and_bad_ones_skipped_with_their_line() {
 {"at": 6, "job": 1, "bswitch": "two words"}
 {"at": 6, "job": 1, "bresize": "release 0*h1"}
 {"at": 6, "job": 1, "bswitch": "high", "bresize": "cancel"}
-{"at": 6, "job": 1, "bkill": ""}"#,
+{"at": 6, "job": 1, "bkill": ""}
+{"at": 6, "job": 1, "bresize": "release -rncn h1"}"#,
     );
     let what: Vec<(u64, u64, &ActionKind)> = w.actions.iter().map(|a| (a.at, a.line, &a.what)).collect();
     let release = ActionKind::Release { hosts: vec![("h1".into(), Some(1)), ("h2".into(), None)], cancel: true };
@@ -105,8 +106,11 @@ fn action_lines_are_read_and_bad_ones_skipped_with_their_line() {
     );
     assert_eq!(w.actions[1].index, 2);
     let skipped: Vec<u64> = w.skipped.iter().map(|s: &Skipped| s.line).collect();
-    assert_eq!(skipped, [5, 6, 7, 8, 9], "{:?}", w.skipped);
+    assert_eq!(skipped, [5, 6, 7, 8, 9, 10], "{:?}", w.skipped);
     assert!(w.skipped[0].reason.contains("line 9"), "{:?}", w.skipped[0]);
     assert!(w.skipped[2].reason.contains("`0*h1`"), "{:?}", w.skipped[2]);
     assert!(w.skipped[4].reason.contains("bkill"), "{:?}", w.skipped[4]);
+    // An option a workload's bresize does not take is named as one, not
+    // taken for a host.
+    assert!(w.skipped[5].reason.contains("`-rncn`: an option where a host is expected"), "{:?}", w.skipped[5]);
 }
