@@ -263,7 +263,7 @@ fn submit_of(j: &WorkloadJob, cwd: &str, id_of: &BTreeMap<u64, u64>) -> Submit {
     let j = &j.submission;
     let depends = j.depends.as_deref().map(|w| with_ids(w, id_of));
     Submit {
-        submission: allot_proto::Submission { depends, ..j.clone() },
+        submission: allot_proto::Submission { depends, ..(**j).clone() },
         command: "true".into(),
         cwd: cwd.into(),
         ..Submit::default()

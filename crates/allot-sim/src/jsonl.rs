@@ -126,7 +126,7 @@ pub fn read(text: &str) -> Workload {
                     id: line,
                     line,
                     submit: parsed.submit,
-                    submission: allot_config::submission::from_bsub(parsed.user, opts),
+                    submission: Box::new(allot_config::submission::from_bsub(parsed.user, opts)),
                     group: None,
                     runtime: parsed.runtime,
                     cpu_time: parsed.cpu_time,

@@ -64,7 +64,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
                         job: JobId(*id),
                         number: (number != *id).then_some(number),
                         record: Box::new(record),
-                        typed: Some(Box::new(typed.clone())),
+                        typed: Some(typed.clone()),
                     },
                 ));
             }

@@ -214,10 +214,10 @@ pub fn run(
             if running.get(&id).is_some_and(|r| r.end != t || r.suspended.is_some()) {
                 continue;
             }
-            if let Some(r) = running.remove(&id) {
+            if let Some(mut r) = running.remove(&id) {
                 let job = &w.jobs[r.job];
                 let exit = if r.killed { KILLED_EXIT } else { job.exit };
-                out.records.push(record(engine, job, &r, t));
+                out.records.push(record(engine, job, &mut r, t));
                 if opts.record_events {
                     out.events.push((t, SimEvent::End { job: id.0, exit }));
                 }
@@ -492,7 +492,9 @@ impl Named {
     }
 }
 
-fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecord {
+/// The record of `r`'s run, ended at `end`; the record takes its queue's
+/// name (the run is over).
+fn record(engine: &Engine, job: &WorkloadJob, r: &mut Running, end: u64) -> JobRecord {
     // Without `write!`: a record per job, an entry per host.
     let mut hosts = String::with_capacity(r.alloc.len() * 12);
     for &(h, n) in &r.alloc {
@@ -507,7 +509,7 @@ fn record(engine: &Engine, job: &WorkloadJob, r: &Running, end: u64) -> JobRecor
         id: job.id,
         index: r.index,
         user: job.submission.user.clone(),
-        queue: r.queue.clone(),
+        queue: std::mem::take(&mut r.queue),
         submit: job.submit,
         start: r.start,
         end,

@@ -154,9 +154,16 @@ fn read_part(text: &[u8], first: u64, ends: u64, queues: QueueField) -> Part {
 }
 
 /// The names made of numbers (`user3`, `group2`, `queue1`), each made
-/// once: a trace has many jobs per user.
+/// once: a trace has many jobs per user. The small numbers every trace
+/// uses are looked up by index, the others in a map.
 #[derive(Default)]
-struct Names(BTreeMap<(Kind, i64), String>);
+struct Names {
+    small: [Vec<Option<String>>; 4],
+    large: BTreeMap<(Kind, i64), String>,
+}
+
+/// Numbers below this are [`Names`]'s by index.
+const SMALL_NAMES: i64 = 1 << 16;
 
 /// What a number names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -175,7 +182,17 @@ impl Names {
             Kind::Queue => "queue",
             Kind::Partition => "partition",
         };
-        self.0.entry((kind, n)).or_insert_with(|| format!("{prefix}{n}")).clone()
+        let made = || format!("{prefix}{n}");
+        match usize::try_from(n) {
+            Ok(i) if n < SMALL_NAMES => {
+                let names = &mut self.small[kind as usize];
+                if names.len() <= i {
+                    names.resize(i + 1, None);
+                }
+                names[i].get_or_insert_with(made).clone()
+            }
+            _ => self.large.entry((kind, n)).or_insert_with(made).clone(),
+        }
     }
 }
 
@@ -192,6 +209,13 @@ fn number(field: &[u8]) -> Option<f64> {
     }
     // `inf` and `NaN` read as numbers, and are none.
     std::str::from_utf8(field).ok()?.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Why field `i` (from 0) stops its job: kept out of the way of the
+/// numbers that are numbers.
+#[cold]
+fn not_a_number(i: usize, field: &[u8]) -> String {
+    format!("field {} (`{}`) is not a number", i + 1, String::from_utf8_lossy(field))
 }
 
 /// A header comment that describes the machine; what it asks is checked
@@ -232,9 +256,7 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
     if count != 18 {
         return Err(format!("expected 18 fields, found {count}"));
     }
-    let num = |i: usize| -> Result<f64, String> {
-        number(f[i]).ok_or_else(|| format!("field {} (`{}`) is not a number", i + 1, String::from_utf8_lossy(f[i])))
-    };
+    let num = |i: usize| -> Result<f64, String> { number(f[i]).ok_or_else(|| not_a_number(i, f[i])) };
     let id = num(0)?;
     let submit = num(1)?;
     let runtime = num(3)?;
@@ -263,7 +285,7 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
         id: id.max(0.0) as u64,
         line: line_no,
         submit: submit as u64,
-        submission: Submission {
+        submission: Box::new(Submission {
             user: names.get(Kind::User, user as i64),
             queue: match queues {
                 QueueField::Queue if queue >= 0.0 => Some(names.get(Kind::Queue, queue as i64)),
@@ -273,7 +295,7 @@ fn job(line: &[u8], line_no: u64, queues: QueueField, names: &mut Names) -> Resu
             slots,
             run_limit: (req_time > 0.0).then_some(req_time as u64),
             ..Submission::default()
-        },
+        }),
         group: (group >= 0.0).then(|| names.get(Kind::Group, group as i64)),
         runtime: runtime as u64,
         cpu_time: if avg_cpu > 0.0 { avg_cpu * f64::from(slots) } else { 0.0 },

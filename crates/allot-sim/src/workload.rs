@@ -13,8 +13,10 @@ pub struct WorkloadJob {
     /// What it asks of the scheduler, as allotd takes a `bsub`'s: its user,
     /// queue, slots, requirements, run limit (SWF: the requested time),
     /// `-w`, `-J`... (a JSON-lines workload's `bsub` options, typed once by
-    /// `allot_config::submission::from_bsub`).
-    pub submission: allot_config::submission::Submission,
+    /// `allot_config::submission::from_bsub`). Boxed: a submission is
+    /// 432 bytes, nearly all of them options a trace's job does not use,
+    /// and a workload's jobs are moved as its reader builds them.
+    pub submission: Box<allot_config::submission::Submission>,
     /// The group the workload names (SWF field 13); informational.
     pub group: Option<String>,
     /// Seconds it really runs.

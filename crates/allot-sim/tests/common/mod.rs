@@ -95,12 +95,12 @@ pub fn wjob(n: u64, user: &str, submit: u64, slots: u32, runtime: u64, limit: Op
         id: n,
         line: n,
         submit,
-        submission: allot_config::submission::Submission {
+        submission: Box::new(allot_config::submission::Submission {
             user: user.to_string(),
             slots,
             run_limit: limit,
             ..Default::default()
-        },
+        }),
         group: None,
         runtime,
         cpu_time: runtime as f64,
