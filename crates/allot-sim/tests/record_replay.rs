@@ -5,8 +5,14 @@
 //! job arrays with limits, run limits, fairshare, and a queue that
 //! reserves and backfills.
 
+use allot_config::model::Config;
 use allot_sim::history::History;
-use allot_sim::sim::{SimOptions, run};
+use allot_sim::replay::Replayed;
+use allot_sim::sim::{JobRecord, Outcome, SimOptions, run};
+use allot_sim::workload::Workload;
+
+/// allotd's event log: records with their times.
+type Log = Vec<(allot_engine::Time, allot_store::Record)>;
 
 const HOSTS: &str = "[[hosts]]\nname = \"h1\"\nncpus = 4\ntype = \"X86_64\"\n\n\
                      [[hosts]]\nname = \"h2\"\nncpus = 4\ntype = \"X86_64\"\n\n\
@@ -16,6 +22,41 @@ const HOSTS: &str = "[[hosts]]\nname = \"h1\"\nncpus = 4\ntype = \"X86_64\"\n\n\
 const QUEUES: &str = "Begin Queue\nQUEUE_NAME = normal\nPRIORITY = 30\nFAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n\n\
                       Begin Queue\nQUEUE_NAME = wide\nPRIORITY = 40\nSLOT_RESERVE = MAX_RESERVE_TIME[5]\nBACKFILL = Y\n\
                       End Queue\n";
+
+/// The configuration of HOSTS and `queues`: its files, and what they load.
+fn configured(queues: &str) -> (Vec<(String, String)>, Config) {
+    let files: Vec<(String, String)> =
+        [("allot.toml", HOSTS), ("lsb.queues", queues)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    (files, config)
+}
+
+/// `w` simulated under `config` (run limits enforced), and the run
+/// written as allotd's log.
+fn simulated(files: &[(String, String)], config: &Config, w: &Workload) -> (Outcome, Log) {
+    let mut engine = allot_engine::Engine::new(config.engine_config());
+    let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
+    let out = run(&mut engine, w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+    let log = allot_sim::record::as_log(w, &out, files, &allot_engine::Engine::new(config.engine_config()));
+    (out, log)
+}
+
+/// `log` replayed under the configuration it recorded, which must make
+/// every decision the run made: its history, and the replay.
+fn replay_of(log: Log, seed: u64) -> (History, Replayed) {
+    let h = History::from_records("simulated".into(), log).expect("a history");
+    let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
+    let differences = replayed.differences();
+    assert!(differences.is_empty(), "seed {seed}: {differences:?}");
+    (h, replayed)
+}
+
+/// Each run of `records` by `key`, in order.
+fn runs<K: Ord>(records: &[JobRecord], key: impl Fn(&JobRecord) -> K) -> Vec<K> {
+    let mut runs: Vec<K> = records.iter().map(key).collect();
+    runs.sort_unstable();
+    runs
+}
 
 fn workload(n: usize, seed: u64) -> String {
     let mut x = seed.wrapping_mul(6_364_136_223_846_793_005) | 1;
@@ -50,31 +91,18 @@ fn workload(n: usize, seed: u64) -> String {
 
 #[test]
 fn a_simulated_run_replays_from_its_log_decision_for_decision() {
-    let files: Vec<(String, String)> =
-        [("allot.toml", HOSTS), ("lsb.queues", QUEUES)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
-    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    let (files, config) = configured(QUEUES);
     for seed in 1..=8 {
         let w = allot_sim::jsonl::read(&workload(300, seed));
         assert!(w.skipped.is_empty(), "{:?}", w.skipped);
-        let mut engine = allot_engine::Engine::new(config.engine_config());
-        let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
-        let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+        let (out, log) = simulated(&files, &config, &w);
         assert!(out.rejected.is_empty(), "{:?}", out.rejected);
-        let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(config.engine_config()));
-        let h = History::from_records("simulated".into(), log).expect("a history");
-        let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
+        let (h, replayed) = replay_of(log, seed);
         assert_eq!(replayed.recorded.len(), out.records.len(), "seed {seed}: every run is in the log");
-        let differences = replayed.differences();
-        assert!(differences.is_empty(), "seed {seed}: {differences:?}");
         // What the replay reports is what the run did: each element of an
         // array by its index, each run's end.
-        let mut ran: Vec<(u64, u32, u64, u64)> =
-            out.records.iter().map(|r| (r.start, r.index, r.end, r.slots as u64)).collect();
-        let mut again: Vec<(u64, u32, u64, u64)> =
-            replayed.outcome.records.iter().map(|r| (r.start, r.index, r.end, r.slots as u64)).collect();
-        ran.sort_unstable();
-        again.sort_unstable();
-        assert_eq!(ran, again, "seed {seed}");
+        let key = |r: &JobRecord| (r.start, r.index, r.end, r.slots as u64);
+        assert_eq!(runs(&out.records, key), runs(&replayed.outcome.records, key), "seed {seed}");
         // On another cluster (bigger, smaller) every run the log ended
         // ends again: nothing is left running or waiting (a run of under a
         // second started later in its second than in the log once ran on
@@ -105,9 +133,7 @@ fn a_run_with_preemption_replays_from_its_log() {
     let queues = format!(
         "{QUEUES}\nBegin Queue\nQUEUE_NAME = urgent\nPRIORITY = 50\nPREEMPTION = PREEMPTIVE[normal]\nEnd Queue\n"
     );
-    let files: Vec<(String, String)> =
-        [("allot.toml", HOSTS), ("lsb.queues", &queues)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
-    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    let (files, config) = configured(&queues);
     let mut preempted = 0;
     for seed in 1..=6 {
         // Every third plain job is urgent.
@@ -117,21 +143,11 @@ fn a_run_with_preemption_replays_from_its_log() {
             .map(|(i, l)| if i % 3 == 0 { l.replace(r#""bsub": "-n "#, r#""bsub": "-q urgent -n "#) } else { l.into() })
             .collect();
         let w = allot_sim::jsonl::read(&text.join("\n"));
-        let mut engine = allot_engine::Engine::new(config.engine_config());
-        let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
-        let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
+        let (out, log) = simulated(&files, &config, &w);
         preempted += out.preempted;
-        let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(config.engine_config()));
-        let h = History::from_records("simulated".into(), log).expect("a history");
-        let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
-        let differences = replayed.differences();
-        assert!(differences.is_empty(), "seed {seed}: {differences:?}");
-        let key = |r: &allot_sim::sim::JobRecord| (r.start, r.index, r.end, r.suspended);
-        let mut ran: Vec<_> = out.records.iter().map(key).collect();
-        let mut again: Vec<_> = replayed.outcome.records.iter().map(key).collect();
-        ran.sort_unstable();
-        again.sort_unstable();
-        assert_eq!(ran, again, "seed {seed}");
+        let (h, replayed) = replay_of(log, seed);
+        let key = |r: &JobRecord| (r.start, r.index, r.end, r.suspended);
+        assert_eq!(runs(&out.records, key), runs(&replayed.outcome.records, key), "seed {seed}");
         // Without preemption: the same runs, none suspended.
         let plain = queues.replace("PREEMPTION = PREEMPTIVE[normal]", "");
         let files: Vec<(String, String)> = vec![("allot.toml".into(), HOSTS.into()), ("lsb.queues".into(), plain)];
@@ -150,9 +166,7 @@ fn a_run_with_preemption_replays_from_its_log() {
 /// did.
 #[test]
 fn a_run_with_bswitch_replays_from_its_log() {
-    let files: Vec<(String, String)> =
-        [("allot.toml", HOSTS), ("lsb.queues", QUEUES)].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
-    let (config, _) = allot_config::load::load_texts(&files).expect("configuration");
+    let (files, config) = configured(QUEUES);
     for seed in 1..=6 {
         let text = workload(300, seed);
         let w = allot_sim::jsonl::read(&text);
@@ -167,21 +181,11 @@ fn a_run_with_bswitch_replays_from_its_log() {
             .collect();
         let w = allot_sim::jsonl::read(&format!("{text}\n{}", switches.join("\n")));
         assert!(w.skipped.is_empty() && w.actions.len() == 75, "{:?}", w.skipped);
-        let mut engine = allot_engine::Engine::new(config.engine_config());
-        let opts = SimOptions { kill_at_limit: true, record_events: true, ..SimOptions::default() };
-        let out = run(&mut engine, &w, &opts, &|_, _| serde_json::Value::Null, &mut |_| {});
-        let log = allot_sim::record::as_log(&w, &out, &files, &allot_engine::Engine::new(config.engine_config()));
+        let (out, log) = simulated(&files, &config, &w);
         let modified = log.iter().filter(|(_, r)| matches!(r, allot_store::Record::Modified { .. })).count();
         assert!(modified >= 40, "seed {seed}: the jobs switched are in the log: {modified}");
-        let h = History::from_records("simulated".into(), log).expect("a history");
-        let (replayed, _) = allot_sim::replay::replay(&h, None).expect("replays");
-        let differences = replayed.differences();
-        assert!(differences.is_empty(), "seed {seed}: {differences:?}");
-        let key = |r: &allot_sim::sim::JobRecord| (r.start, r.index, r.end, r.hosts.clone());
-        let mut ran: Vec<_> = out.records.iter().map(key).collect();
-        let mut again: Vec<_> = replayed.outcome.records.iter().map(key).collect();
-        ran.sort_unstable();
-        again.sort_unstable();
-        assert_eq!(ran, again, "seed {seed}");
+        let (_, replayed) = replay_of(log, seed);
+        let key = |r: &JobRecord| (r.start, r.index, r.end, r.hosts.clone());
+        assert_eq!(runs(&out.records, key), runs(&replayed.outcome.records, key), "seed {seed}");
     }
 }
