@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use allot_engine::{Engine, Event, JobId, JobSpec, Time};
 
-use crate::workload::{Action, ActionKind};
+use crate::workload::{Action, ActionKind, Workload};
 
 /// What the commands need of the jobs they name: the spec each workload
 /// job a `bswitch` names was submitted with (the engine keeps none; an
@@ -27,9 +27,8 @@ pub(crate) struct Acting {
 }
 
 impl Acting {
-    pub(crate) fn new(actions: &[Action]) -> Acting {
-        let switched = actions.iter().filter(|a| matches!(a.what, ActionKind::Switch(_))).map(|a| a.job).collect();
-        Acting { switched, specs: BTreeMap::new() }
+    pub(crate) fn new(w: &Workload) -> Acting {
+        Acting { switched: w.switched_jobs(), specs: BTreeMap::new() }
     }
 
     /// Whether workload job `job`'s spec is to be kept as it is submitted.

@@ -26,8 +26,7 @@ pub fn as_log(w: &Workload, out: &Outcome, files: &[(String, String)], engine: &
     let mut log =
         vec![(Time(first), Record::Reconfigured { config_dir: Some("simulated".into()), files: files.to_vec() })];
     // The records of the jobs a command switches, for its `Modified`.
-    let switched: std::collections::BTreeSet<u64> =
-        w.actions.iter().filter(|a| matches!(a.what, ActionKind::Switch(_))).map(|a| a.job).collect();
+    let switched = w.switched_jobs();
     let mut kept: BTreeMap<u64, JobRecord> = BTreeMap::new();
     for (t, event) in &out.events {
         let t = Time(*t);

@@ -166,7 +166,7 @@ pub fn run(
     // Refused for now by a pending threshold: sent again then.
     let mut retries: BTreeSet<(u64, usize)> = BTreeSet::new();
     let mut named = Named::default();
-    let mut acting = crate::actions::Acting::new(&w.actions);
+    let mut acting = crate::actions::Acting::new(w);
     let mut next_action = 0;
     let mut last = 0u64;
     // At a report time: the share tables, and why the job asked about

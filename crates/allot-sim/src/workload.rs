@@ -162,4 +162,11 @@ impl Workload {
     pub fn users(&self) -> std::collections::BTreeSet<&str> {
         self.jobs.iter().map(|j| j.submission.user.as_str()).collect()
     }
+
+    /// The jobs (their numbers) a `bswitch` names: what the simulator
+    /// keeps of them as submitted, and the log of a run keeps of their
+    /// records, for the spec each switch gives.
+    pub fn switched_jobs(&self) -> std::collections::BTreeSet<u64> {
+        self.actions.iter().filter(|a| matches!(a.what, ActionKind::Switch(_))).map(|a| a.job).collect()
+    }
 }
