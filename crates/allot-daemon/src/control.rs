@@ -78,6 +78,17 @@ fn each(
     Response::Each(out)
 }
 
+/// [`keep`] in a job's answer: a refusal is `Job <N>: reason`.
+fn keep_job(
+    state: &mut State,
+    t: Time,
+    records: &mut Vec<Record>,
+    shown: JobRef,
+    record: Record,
+) -> Result<(), String> {
+    keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
+}
+
 /// Sends a signal to a running job's process group, or (when its command
 /// has not started yet) as soon as it exists.
 fn signal(state: &mut State, id: JobId, shown: JobRef, sig: Signal) -> Result<(), String> {
@@ -126,16 +137,13 @@ pub fn kill(
     let (bulk, targets) = kill_tails(state, caller, targets, t, records);
     let by = caller.user.clone();
     let each = each(state, caller, targets, |state, id, shown, status| match status {
-        JobStatus::Pend | JobStatus::Psusp => {
-            keep(state, t, records, Record::Removed { job: id }).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
-        }
+        JobStatus::Pend | JobStatus::Psusp => keep_job(state, t, records, shown, Record::Removed { job: id }),
         JobStatus::Run | JobStatus::Ususp | JobStatus::Ssusp | JobStatus::Unkwn => {
             // A signal that only tells the job something leaves it as it was.
             if sig.is_none_or(|s| matches!(s, Signal::SIGKILL | Signal::SIGTERM | Signal::SIGINT)) {
                 let owner = state.book.job_or_template(id).is_some_and(|j| j.record.spec.user == by);
                 let term = if owner { Term::Owner } else { Term::Admin };
-                keep(state, t, records, Record::Killed { job: id, term })
-                    .map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
+                keep_job(state, t, records, shown, Record::Killed { job: id, term })?;
             }
             match sig {
                 Some(sig) => signal(state, id, shown, sig),
@@ -180,7 +188,7 @@ fn kill_tails(
         let owner = state.book.job_or_template(first).map(|j| j.record.spec.user.clone()).unwrap_or_default();
         let result = if may_act(state, caller, &owner) {
             let record = Record::RemovedElements { array: first, elements: JobSet::from_ids(unmade) };
-            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
+            keep_job(state, t, records, shown, record)
         } else {
             Err(format!("Job <{shown}>: User permission denied"))
         };
@@ -229,18 +237,14 @@ pub fn suspend(
     let each = each(state, caller, targets, |state, id, shown, status| {
         let record = Record::Suspended { job: id, stop, by: by.clone() };
         match (status, stop) {
-            (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
-            }
+            (JobStatus::Pend, true) | (JobStatus::Psusp, false) => keep_job(state, t, records, shown, record),
             (JobStatus::Run | JobStatus::Unkwn, true) | (JobStatus::Ususp, false) => {
                 signal(state, id, shown, if stop { Signal::SIGSTOP } else { Signal::SIGCONT })?;
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
+                keep_job(state, t, records, shown, record)
             }
             // Stopped already: from now on the user's, not resumed with
             // its slots ([`crate::tick`]).
-            (JobStatus::Ssusp, true) => {
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
-            }
+            (JobStatus::Ssusp, true) => keep_job(state, t, records, shown, record),
             (JobStatus::Ssusp, false) => Err(format!(
                 "Job <{shown}>: Job was suspended by the system (preempted); it resumes when its slots are free"
             )),
@@ -287,7 +291,7 @@ fn suspend_tails(
             (JobStatus::Pend, true) | (JobStatus::Psusp, false) => {
                 let elements = JobSet::from_ids(unmade);
                 let record = Record::SuspendedElements { array: first, elements, stop, by: caller.user.clone() };
-                keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))
+                keep_job(state, t, records, shown, record)
             }
             (_, true) => Err(format!("Job <{shown}>: Job has already been suspended")),
             (_, false) => Err(format!("Job <{shown}>: Job is not suspended")),
@@ -335,10 +339,7 @@ fn modify_job(
             return Err(format!("Job <{shown}>: Queue <{q}> is closed"));
         }
     }
-    let record = Record::Modified { job: id, record: Box::new(record) };
-    state.apply(t, &record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
-    records.push(record);
-    Ok(())
+    keep_job(state, t, records, shown, Record::Modified { job: id, record: Box::new(record) })
 }
 
 /// `bswitch`: unfinished jobs to another queue; a running one as the
@@ -476,14 +477,12 @@ pub fn requeue(
             if state.book.jobs.get(&id).is_some_and(|j| j.requeue.is_some()) {
                 return Err(format!("Job <{shown}>: Job is already being requeued"));
             }
-            keep(state, t, records, record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
+            keep_job(state, t, records, shown, record)?;
             // A job already gone is requeued all the same when its end
             // is collected.
             let _ = signal(state, id, shown, Signal::SIGKILL);
             return Ok(());
         }
-        state.apply(t, &record).map_err(|e| format!("Job <{shown}>: {}", e.reason()))?;
-        records.push(record);
-        Ok(())
+        keep_job(state, t, records, shown, record)
     })
 }

@@ -25,7 +25,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use allot_engine::{JobId, Slots, Time};
+use allot_engine::{JobId, Time};
 use allot_proto::{JobRef, JobStatus, ResizeAction, Response};
 use allot_store::Record;
 
@@ -252,12 +252,8 @@ pub(crate) fn request(
         match action {
             ResizeAction::Cancel => keep(state, t, records, Record::ResizeCancelled { job }).map_err(|e| e.reason()),
             ResizeAction::Release { hosts, cancel, notify: run, command } => {
-                let mut release = Vec::with_capacity(hosts.len());
-                for (h, n) in &hosts {
-                    let i =
-                        state.engine.host_index(h).ok_or_else(|| format!("Job <{r}>: host `{h}` is not configured"))?;
-                    release.push((i, n.map(Slots)));
-                }
+                let release = allot_store::release_slots(&state.engine, job, &hosts)
+                    .map_err(|e| format!("Job <{r}>: {}", e.reason()))?;
                 state.engine.check_shrink(job, &release, cancel).map_err(|e| format!("Job <{r}>: {e}"))?;
                 if run && notify(state, job, Change::Shrink { release: hosts.clone(), cancel }, command) {
                     return Ok(());

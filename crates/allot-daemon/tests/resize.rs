@@ -59,6 +59,11 @@ fn an_autoresizable_job_grows_and_a_release_shrinks_it() {
     let refused = d.cmd(&["bresize", "release", "hostA", &job.to_string()], &dir);
     assert!(!refused.status.success());
     assert!(stderr(&refused).contains("its first execution host `hostA` cannot be released"), "{}", stderr(&refused));
+    // A host that is not configured: refused, named.
+    let unknown = d.cmd(&["bresize", "release", "1*nosuch", &job.to_string()], &dir);
+    assert!(!unknown.status.success());
+    let said = stderr(&unknown);
+    assert!(said.contains(&format!("Job <{job}>: host `nosuch` is not configured")), "{said}");
     // 1 of hostB's: the command says yes, then it holds 2.
     let out = d.cmd(&["bresize", "release", "1*hostB", &job.to_string()], &dir);
     assert!(out.status.success(), "{}", stderr(&out));
