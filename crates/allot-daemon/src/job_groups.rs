@@ -15,8 +15,8 @@ use allot_proto::job_groups::{GroupCounts, GroupDeletion, JobGroupInfo, JobGroup
 use allot_proto::{JobStatus, Response};
 use allot_store::Record;
 
-use crate::serve::{Caller, is_admin, keep};
-use crate::state::{ApplyError, State};
+use crate::serve::{Caller, done_or_error, is_admin, keep};
+use crate::state::State;
 
 /// Answers a job group request.
 pub(crate) fn request(
@@ -26,19 +26,18 @@ pub(crate) fn request(
     t: Time,
     records: &mut Vec<Record>,
 ) -> Response {
-    let done = |r: Result<(), ApplyError>| r.map_or_else(|e| Response::Error(e.reason()), |()| Response::Done);
     match request {
         JobGroupRequest::List => Response::JobGroups(list(state)),
         JobGroupRequest::Add { group, limit } => {
             let change = JobGroupChange::Add { path: group, owner: caller.user.clone(), limit };
-            done(keep(state, t, records, Record::JobGroup(change)))
+            done_or_error(keep(state, t, records, Record::JobGroup(change)))
         }
         JobGroupRequest::Modify { group, limit, owner } => {
             if let Err(e) = may_change(state, caller, &group) {
                 return Response::Error(e);
             }
             let change = JobGroupChange::Modify { path: group, limit, owner };
-            done(keep(state, t, records, Record::JobGroup(change)))
+            done_or_error(keep(state, t, records, Record::JobGroup(change)))
         }
         JobGroupRequest::Delete(which) => delete(state, caller, which, t, records),
     }

@@ -419,7 +419,7 @@ pub(crate) fn keep(state: &mut State, t: Time, records: &mut Vec<Record>, record
 }
 
 /// `Done`, or the refusal's reason as the answer's error.
-fn done_or_error(r: Result<(), ApplyError>) -> Response {
+pub(crate) fn done_or_error(r: Result<(), ApplyError>) -> Response {
     r.map_or_else(|e| Response::Error(e.reason()), |()| Response::Done)
 }
 
