@@ -146,17 +146,31 @@ pub(crate) fn open(dir: &Path, config: &Path, t: Time, wake: &mpsc::Sender<Input
 }
 
 impl Twin {
+    /// `request` from this test's own user, handled at `t`: its answer,
+    /// as text.
     pub(crate) fn request(&mut self, request: Request, t: Time) -> String {
-        let (reply, answer) = oneshot::channel();
-        let batch = vec![Message { caller: caller(), request, reply }];
         let (wake, _heard) = mpsc::channel::<Input>(16);
-        let handled = handle_batch(&mut self.state, batch, &mut Vec::new(), t, &wake);
-        assert!(handled.failed.is_none(), "{:?}", handled.failed);
-        match answer.blocking_recv() {
-            Ok(Answer::Response(r)) => format!("{r:?}"),
-            Ok(Answer::Frames(_) | Answer::Stream(_)) => "frames".into(),
-            Err(_) => "no answer".into(),
+        match self.answer(caller(), request, t, &wake) {
+            Some(Answer::Response(r)) => format!("{r:?}"),
+            Some(Answer::Frames(_) | Answer::Stream(_)) => "frames".into(),
+            None => "no answer".into(),
         }
+    }
+
+    /// `request` from `caller`, handled by allotd at `t` in a batch of its
+    /// own: the answer, if one was given.
+    pub(crate) fn answer(
+        &mut self,
+        caller: Caller,
+        request: Request,
+        t: Time,
+        wake: &mpsc::Sender<Input>,
+    ) -> Option<Answer> {
+        let (reply, answer) = oneshot::channel();
+        let batch = vec![Message { caller, request, reply }];
+        let handled = handle_batch(&mut self.state, batch, &mut Vec::new(), t, wake);
+        assert!(handled.failed.is_none(), "{:?}", handled.failed);
+        answer.blocking_recv().ok()
     }
 
     pub(crate) fn tick(&mut self, t: Time, wake: &mpsc::Sender<Input>) {

@@ -34,7 +34,7 @@ use allot_sim::workload::{Action, ActionKind, WorkloadJob};
 use tokio::sync::mpsc;
 
 use crate::replay_check::{Twin, open};
-use crate::serve::{Caller, Input, Message, handle_batch};
+use crate::serve::{Caller, Input};
 
 const HOSTS: &str = "\
 [[hosts]]\nname = \"h1\"\nncpus = 4\ntype = \"X86_64\"\n
@@ -329,12 +329,8 @@ fn through_sim(config: &std::path::Path, text: &str) -> (Runs, Met) {
 /// `request` from `user` handled by allotd at `t`: what it answered.
 fn ask(twin: &mut Twin, user: &str, request: Request, t: u64, wake: &mpsc::Sender<Input>) -> Option<Response> {
     let caller = Caller { uid: 0, user: user.to_string(), known: true, from: None };
-    let (reply, mut answer) = tokio::sync::oneshot::channel();
-    let handled =
-        handle_batch(&mut twin.state, vec![Message { caller, request, reply }], &mut Vec::new(), Time(t), wake);
-    assert!(handled.failed.is_none());
-    match answer.try_recv() {
-        Ok(crate::serve::Answer::Response(r)) => Some(r),
+    match twin.answer(caller, request, Time(t), wake) {
+        Some(crate::serve::Answer::Response(r)) => Some(r),
         _ => None,
     }
 }
